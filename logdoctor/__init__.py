@@ -1,0 +1,6 @@
+"""logdoctor: diagnose machine-learning training logs, with evidence."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+__all__ = ["__version__"]

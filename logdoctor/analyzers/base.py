@@ -1,0 +1,37 @@
+"""The detector interface: a pure ``analyze(run) -> Detection`` with explicit keyword thresholds."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from logdoctor.model import Finding, Run
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """What one detector produced.
+
+    Attributes:
+        findings: the findings, each with its evidence.
+        artifacts: values for ``model.Artifacts`` fields (e.g. ``{"spike_steps": (...)}``) that
+            renderers may draw; keys must be Artifacts field names.
+    """
+
+    findings: tuple[Finding, ...] = ()
+    artifacts: Mapping[str, object] = field(default_factory=dict)
+
+
+class Analyzer(ABC):
+    """A detector. Thresholds are explicit keyword arguments of ``__init__`` with defaults;
+    ``analyze`` is pure (same run, same Detection) and never raises on thin data: it returns
+    no finding, or an LD006 "too-short" info finding, instead.
+    """
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    def analyze(self, run: Run) -> Detection:
+        """Examine the run and return findings with evidence."""

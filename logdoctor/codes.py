@@ -1,0 +1,130 @@
+"""The registry of finding codes: stable code, rule name, default severity and meaning.
+
+Blocks: LD0xx run structure and data integrity, LD1xx spikes, LD2xx periodicity, LD3xx regime
+changes, LD4xx metric trends and drops, LD5xx batching. Codes are never reused or renumbered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from logdoctor.model import Finding, Severity
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A documented finding kind."""
+
+    code: str
+    name: str
+    severity: Severity
+    meaning: str
+    action: str
+
+
+_RULES: tuple[Rule, ...] = (
+    Rule("LD001", "nonfinite-loss", Severity.ERROR,
+         "The training loss is NaN or infinite at one or more steps.",
+         "Check the learning rate, mixed-precision loss scaling and the batches at the first bad step."),
+    Rule("LD002", "divergence", Severity.ERROR,
+         "The loss climbed well above its earlier level and stayed there.",
+         "Lower the learning rate or add warm-up / gradient clipping; resume from a checkpoint before the rise."),
+    Rule("LD003", "resumed-run", Severity.INFO,
+         "The run restarted from an earlier step (a resume); later writes of a step replaced earlier ones.",
+         "Check that optimizer, scheduler and data-loader state were restored with the checkpoint."),
+    Rule("LD004", "resume-loss-jump", Severity.WARNING,
+         "The loss jumped right after a resume compared with before it.",
+         "Restore the optimizer/scheduler/data-sampler state, not just the weights."),
+    Rule("LD005", "nonmonotonic-steps", Severity.WARNING,
+         "Step numbers went backwards without a recognisable resume (interleaved ranks or files?).",
+         "Log one rank only, or give each rank its own file."),
+    Rule("LD006", "too-short", Severity.INFO,
+         "The run is too short for some analyses (periodicity, changepoints, batching).",
+         "Analyse again once the run has logged more steps."),
+    Rule("LD007", "degenerate-column", Severity.INFO,
+         "A column is constant or zero throughout and was ignored (e.g. a broken token counter).",
+         "Fix the logging of that field if you want it used as evidence."),
+    Rule("LD101", "loss-spike", Severity.WARNING,
+         "The loss rose far above its local level (robust z-score on a rolling median/MAD).",
+         "Look at the batches at these steps; spikes that recur with batch length point at batching."),
+    Rule("LD102", "grad-norm-spike", Severity.WARNING,
+         "The gradient norm spiked together with the loss: optimisation instability.",
+         "Lower the learning rate, add or tighten gradient clipping, check for bad samples."),
+    Rule("LD103", "frequent-spikes", Severity.WARNING,
+         "Loss spikes are frequent or regular in time rather than isolated.",
+         "Relate the spike times to epochs, batch lengths and the lr schedule (see the verdict)."),
+    Rule("LD201", "periodic-loss", Severity.WARNING,
+         "The detrended loss has a significant period.",
+         "A period equal to the epoch length points at data order; one matching the lr points at the schedule."),
+    Rule("LD202", "epoch-sawtooth", Severity.WARNING,
+         "The loss follows a sawtooth whose period is the epoch: it drifts within each epoch and jumps at the boundary.",
+         "Shuffle the data each epoch (a bucketed shuffle keeps the padding savings)."),
+    Rule("LD203", "epoch-staircase", Severity.INFO,
+         "The loss steps down at each epoch boundary (the model has seen the data before): memorisation, not a batching fault.",
+         "Watch validation loss for overfitting; this is expected for multi-epoch training on small data."),
+    Rule("LD204", "running-average-reset", Severity.INFO,
+         "The logged loss is a running average that resets every epoch (its noise shrinks through the epoch).",
+         "Log the per-step loss to see the real training signal; this pattern is a logging artifact."),
+    Rule("LD301", "loss-regime-change", Severity.INFO,
+         "The level of the loss changes abruptly (changepoint).",
+         "Match the step with lr schedule changes, resumes or data changes."),
+    Rule("LD302", "acc-regime-change", Severity.INFO,
+         "The level of the accuracy changes abruptly (changepoint).",
+         "Match the step with lr schedule changes, resumes or data changes."),
+    Rule("LD401", "acc-drop", Severity.WARNING,
+         "Accuracy fell significantly below its earlier level, beyond noise and the stage of the run.",
+         "Compare with the loss at the same steps and check the lr and data at that point."),
+    Rule("LD402", "loss-plateau", Severity.INFO,
+         "The loss stopped decreasing for a long stretch.",
+         "Consider the learning rate or schedule; this may be expected late in training."),
+    Rule("LD403", "loss-rise", Severity.WARNING,
+         "The loss rose significantly over a sustained stretch (not a single spike).",
+         "Check the lr schedule and data order over those steps."),
+    Rule("LD501", "sorted-batching", Severity.ERROR,
+         "Batches are fed in length order (fully or within windows) and the loss tracks it.",
+         "Shuffle each epoch; use a bucketed shuffle to keep the padding savings (`logdoctor buckets`)."),
+    Rule("LD502", "static-composition", Severity.ERROR,
+         "The same batches (same sample combinations) recur every epoch; only their order is shuffled.",
+         "Re-form batches every epoch: shuffle within length buckets, then batch, then shuffle batches."),
+    Rule("LD503", "loss-tracks-length", Severity.INFO,
+         "The loss correlates with batch length (expected under length-homogeneous batches).",
+         "Nothing by itself; it matters only with sorted order or static composition."),
+    Rule("LD504", "batching-undecidable", Severity.INFO,
+         "The log lacks the per-batch statistics needed to decide how batches are formed.",
+         "Log per-batch seqs, tokens, len_min/len_mean/len_max and a batch fingerprint (see logdoctor.emit)."),
+)
+
+RULES: Mapping[str, Rule] = {r.code: r for r in _RULES}
+RULES_BY_NAME: Mapping[str, Rule] = {r.name: r for r in _RULES}
+
+
+def rule(code: str) -> Rule:
+    """Look a rule up by code ("LD101") or name ("loss-spike"); KeyError if unknown."""
+    if code in RULES:
+        return RULES[code]
+    return RULES_BY_NAME[code]
+
+
+def finding(code: str, message: str, **kwargs: object) -> Finding:
+    """Build a Finding for a registered code, with its rule name and default severity.
+
+    Keyword arguments are passed to Finding (``severity`` may override the default).
+    """
+    r = RULES[code]
+    kwargs.setdefault("severity", r.severity)
+    kwargs.setdefault("hint", r.action)
+    return Finding(code=r.code, rule=r.name, message=message, **kwargs)  # type: ignore[arg-type]
+
+
+def select(findings: Iterable[Finding], select: Iterable[str] = (), ignore: Iterable[str] = ()) -> list[Finding]:
+    """Keep findings chosen by ``select`` (all when empty) and not named in ``ignore``.
+
+    Entries may be codes, code prefixes ("LD1") or rule names.
+    """
+    sel, ign = tuple(select), tuple(ignore)
+
+    def hit(f: Finding, pats: tuple[str, ...]) -> bool:
+        return any(f.code.startswith(p) or f.rule == p for p in pats)
+
+    return [f for f in findings if (not sel or hit(f, sel)) and not hit(f, ign)]

@@ -1,0 +1,33 @@
+"""Analysis configuration: thresholds per detector, rule selection, field map, epoch length."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from logdoctor.aliases import FieldMap
+from logdoctor.model import Severity
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisConfig:
+    """Everything that tunes ingest and analysis.
+
+    Attributes:
+        fields: source-field overrides (``--map``).
+        steps_per_epoch: overrides what the log states or ingest infers.
+        options: detector name -> keyword thresholds for that detector's ``__init__``.
+        select / ignore: codes, code prefixes or rule names to keep / drop.
+        fail_on: the severity at or above which ``check`` fails.
+    """
+
+    fields: FieldMap = field(default_factory=FieldMap)
+    steps_per_epoch: int | None = None
+    options: Mapping[str, Mapping[str, float | int | str | bool]] = field(default_factory=dict)
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    fail_on: Severity = Severity.WARNING
+
+    def options_for(self, name: str) -> Mapping[str, float | int | str | bool]:
+        """Keyword thresholds configured for the detector called ``name``."""
+        return self.options.get(name, {})

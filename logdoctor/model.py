@@ -1,0 +1,306 @@
+"""Data contracts between stages: the Run table schema, findings, verdicts and the Report."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Literal
+
+import polars as pl
+
+from logdoctor.errors import ParseError
+
+# --------------------------------------------------------------------------------------------
+# Run table schema. One row per training step, sorted by step, steps unique.
+# --------------------------------------------------------------------------------------------
+STEP = "step"
+LOSS = "loss"
+LINE_NO = "line_no"
+ACC = "acc"
+LR = "lr"
+GRAD_NORM = "grad_norm"
+THROUGHPUT = "throughput"
+EPOCH = "epoch"
+SEQS = "seqs"
+TOKENS = "tokens"
+LEN_MEAN = "len_mean"
+LEN_MIN = "len_min"
+LEN_MAX = "len_max"
+PAD_FRAC = "pad_frac"
+BATCH_FP = "batch_fp"
+
+#: Columns every Run has, with their dtypes.
+REQUIRED_COLUMNS: Mapping[str, pl.DataType] = {
+    STEP: pl.Int64(),
+    LOSS: pl.Float64(),
+    LINE_NO: pl.Int64(),
+}
+#: Canonical optional columns and their dtypes (nullable). ``epoch`` is a float: HF logs
+#: fractional epochs. ``batch_fp`` is the order-independent fingerprint of a batch's samples.
+OPTIONAL_COLUMNS: Mapping[str, pl.DataType] = {
+    ACC: pl.Float64(),
+    LR: pl.Float64(),
+    GRAD_NORM: pl.Float64(),
+    THROUGHPUT: pl.Float64(),
+    EPOCH: pl.Float64(),
+    SEQS: pl.Float64(),
+    TOKENS: pl.Float64(),
+    LEN_MEAN: pl.Float64(),
+    LEN_MIN: pl.Float64(),
+    LEN_MAX: pl.Float64(),
+    PAD_FRAC: pl.Float64(),
+    BATCH_FP: pl.String(),
+}
+CANONICAL_COLUMNS: tuple[str, ...] = (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS)
+#: Per-batch length statistics, the evidence for the batching diagnosis.
+LENGTH_COLUMNS: tuple[str, ...] = (SEQS, TOKENS, LEN_MEAN, LEN_MIN, LEN_MAX, PAD_FRAC)
+
+
+class Severity(IntEnum):
+    """How much a finding matters; ordered so that ``>=`` compares severities."""
+
+    INFO = 10
+    WARNING = 20
+    ERROR = 30
+
+    @property
+    def label(self) -> str:
+        """Lower-case name used in every output ("info", "warning", "error")."""
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        """Read a severity from its label; raises ValueError on anything else."""
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            raise ValueError(f"unknown severity {text!r} (expected info, warning or error)") from None
+
+
+EvidenceValue = float | int | str | bool | None
+Evidence = Mapping[str, EvidenceValue]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One thing a detector found, with the numbers behind it.
+
+    Attributes:
+        code: stable code such as ``"LD101"`` (see ``logdoctor.codes``).
+        rule: kebab-case rule name such as ``"loss-spike"``.
+        severity: how much it matters.
+        message: one sentence saying what was found, with the key numbers.
+        hint: one sentence saying what to do about it.
+        confidence: in [0, 1], how sure the detector is.
+        first_step / last_step: the steps involved (inclusive), or None for run-wide findings.
+        line: 1-based line number in the log where the finding starts, when known.
+        evidence: the statistics behind the claim, written out unchanged in JSON.
+    """
+
+    code: str
+    rule: str
+    severity: Severity
+    message: str
+    hint: str = ""
+    confidence: float = 1.0
+    first_step: int | None = None
+    last_step: int | None = None
+    line: int | None = None
+    evidence: Evidence = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not (len(self.code) == 5 and self.code.startswith("LD") and self.code[2:].isdigit()):
+            raise ValueError(f"invalid finding code {self.code!r}")
+        if not 0.0 <= self.confidence <= 1.0:
+            raise ValueError(f"confidence {self.confidence} outside [0, 1]")
+
+
+BatchingLabel = Literal["sorted", "static", "healthy", "not_batching", "inconclusive"]
+BATCHING_LABELS: tuple[BatchingLabel, ...] = (
+    "sorted",
+    "static",
+    "healthy",
+    "not_batching",
+    "inconclusive",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The batching diagnosis: the answer to "is my data pipeline feeding batches badly?".
+
+    Attributes:
+        batching: one of BATCHING_LABELS.
+        confidence: calibrated confidence in [0, 1].
+        cause: short text naming the likely cause ("length-sorted batches", "cyclic lr", ...).
+        summary: one sentence for humans.
+        hint: what to do next (a fix, or what to log to decide).
+        evidence: the numbers behind the verdict.
+    """
+
+    batching: BatchingLabel
+    confidence: float
+    cause: str
+    summary: str
+    hint: str = ""
+    evidence: Evidence = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.batching not in BATCHING_LABELS:
+            raise ValueError(f"invalid batching verdict {self.batching!r}")
+        if not 0.0 <= self.confidence <= 1.0:
+            raise ValueError(f"confidence {self.confidence} outside [0, 1]")
+
+
+@dataclass(frozen=True, slots=True)
+class RunMeta:
+    """What ingest learned about the log besides the table.
+
+    Attributes:
+        path: the input as the user named it ("-" for standard input).
+        format: name of the parser that read it.
+        lines_read: physical lines (or records) read.
+        lines_skipped: lines that held no training step (config dumps, warnings, eval lines...).
+        skip_reasons: counts of skipped lines by reason.
+        total_steps: the planned total when the log states it (``step 254/52000``).
+        steps_per_epoch: steps in one epoch, when known, inferred or given by the user.
+        resumes: how many times the run restarted from an earlier step.
+        overwritten_steps: step records replaced by a later write of the same step.
+        duplicate_steps: identical repeated step records dropped (no resume involved).
+        nonmonotonic_steps: records whose step went backwards for reasons other than a resume.
+        aliases: source key -> canonical column, for every renamed field.
+        notes: human-readable remarks from ingest ("reduced to 1 row per 10 steps", ...).
+    """
+
+    path: str
+    format: str
+    lines_read: int = 0
+    lines_skipped: int = 0
+    skip_reasons: Mapping[str, int] = field(default_factory=dict)
+    total_steps: int | None = None
+    steps_per_epoch: int | None = None
+    resumes: int = 0
+    overwritten_steps: int = 0
+    duplicate_steps: int = 0
+    nonmonotonic_steps: int = 0
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """A parsed training run: the step table, evaluation table and metadata.
+
+    Attributes:
+        table: one row per step, schema per REQUIRED_COLUMNS / OPTIONAL_COLUMNS plus any extra
+            numeric columns (Float64) under their own names. Sorted by step, steps unique.
+        meta: ingest metadata.
+        evals: evaluation records (``step`` nullable Int64, ``line_no``, metric columns).
+    """
+
+    table: pl.DataFrame
+    meta: RunMeta
+    evals: pl.DataFrame = field(default_factory=pl.DataFrame)
+
+    @property
+    def n_steps(self) -> int:
+        """Number of training-step rows."""
+        return self.table.height
+
+    def has(self, column: str) -> bool:
+        """True when the column exists and holds at least one non-null value."""
+        return column in self.table.columns and self.table[column].null_count() < self.table.height
+
+    @property
+    def has_length_stats(self) -> bool:
+        """True when the log carries any per-batch length statistic."""
+        return any(self.has(c) for c in LENGTH_COLUMNS)
+
+
+def validate_run(table: pl.DataFrame) -> pl.DataFrame:
+    """Enforce the Run schema and return the table with canonical dtypes and column order.
+
+    Raises:
+        ParseError: when required columns are missing, no step is present, or steps repeat.
+    """
+    missing = [c for c in REQUIRED_COLUMNS if c not in table.columns]
+    if missing:
+        raise ParseError(f"parsed table lacks required column(s): {', '.join(missing)}")
+    if table.height == 0:
+        raise ParseError("no training steps found")
+    casts = [pl.col(c).cast(t, strict=False) for c, t in REQUIRED_COLUMNS.items()]
+    casts += [pl.col(c).cast(t, strict=False) for c, t in OPTIONAL_COLUMNS.items() if c in table.columns]
+    extras = [c for c in table.columns if c not in CANONICAL_COLUMNS]
+    casts += [pl.col(c).cast(pl.Float64, strict=False) for c in extras]
+    out = table.with_columns(casts)
+    if out[STEP].null_count():
+        raise ParseError("some training rows have no step number")
+    if out[STEP].n_unique() != out.height:
+        raise ParseError("steps are not unique after normalisation")
+    if not out[STEP].is_sorted():
+        raise ParseError("steps are not sorted after normalisation")
+    ordered = [c for c in CANONICAL_COLUMNS if c in out.columns] + sorted(extras)
+    return out.select(ordered)
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesSummary:
+    """The run at a glance, as reported in the JSON ``series`` block."""
+
+    steps: int
+    first_step: int | None
+    last_step: int | None
+    has_acc: bool
+    has_length_stats: bool
+    steps_per_epoch: int | None
+    epochs: float | None
+    resumes: int
+    duplicate_steps: int
+    nonfinite_loss_steps: int
+    columns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Artifacts:
+    """Arrays the analysis computed that renderers may draw (never recompute).
+
+    Attributes:
+        periodogram_period: periods (in steps) of the loss periodogram.
+        periodogram_power: power at those periods.
+        period: the detected period in steps, if any.
+        changepoints: steps where the loss regime changes.
+        spike_steps: steps flagged as spikes.
+        epoch_boundaries: steps at which a new epoch starts.
+        recurrence_by_epoch: fraction of each epoch's batch signatures seen in an earlier epoch.
+    """
+
+    periodogram_period: tuple[float, ...] = ()
+    periodogram_power: tuple[float, ...] = ()
+    period: float | None = None
+    changepoints: tuple[int, ...] = ()
+    spike_steps: tuple[int, ...] = ()
+    epoch_boundaries: tuple[int, ...] = ()
+    recurrence_by_epoch: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """Everything a renderer needs: the run, its summary, the verdict and the findings."""
+
+    run: Run
+    series: SeriesSummary
+    verdict: Verdict
+    findings: tuple[Finding, ...] = ()
+    artifacts: Artifacts = field(default_factory=Artifacts)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def meta(self) -> RunMeta:
+        """Ingest metadata of the run."""
+        return self.run.meta
+
+    @property
+    def worst_severity(self) -> Severity | None:
+        """The highest severity among the findings, None when there are none."""
+        return max((f.severity for f in self.findings), default=None)

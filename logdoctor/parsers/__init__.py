@@ -1,0 +1,43 @@
+"""The ordered registry of parsers and format sniffing."""
+
+from __future__ import annotations
+
+from logdoctor.errors import InputError, ParseError
+from logdoctor.parsers.base import Parser, ParseResult
+from logdoctor.parsers.text import TextParser
+from logdoctor.sources import Source
+
+#: Ordered: the first parser whose ``sniff`` accepts the content reads it. Specific formats come
+#: before general ones; the free-form text parser is last.
+PARSERS: tuple[Parser, ...] = (TextParser(),)
+
+
+def get_parser(name: str) -> Parser:
+    """The registered parser called ``name``; ParseError names the known ones otherwise."""
+    for p in PARSERS:
+        if p.name == name:
+            return p
+    raise ParseError(f"unknown format {name!r} (known: {', '.join(p.name for p in PARSERS)})")
+
+
+def sniff(source: Source) -> Parser:
+    """Pick the parser for a source from its content.
+
+    Raises:
+        InputError: empty, binary or unrecognised content.
+    """
+    if not source.is_dir:
+        head = source.head_bytes()
+        if not head.strip():
+            raise InputError(f"{source.name}: file is empty")
+    for parser in PARSERS:
+        if parser.sniff(source):
+            return parser
+    if source.is_dir:
+        raise InputError(f"{source.name}: is a directory, and not an MLflow run or TensorBoard log dir")
+    if b"\x00" in source.head_bytes(8192):
+        raise InputError(f"{source.name}: binary file, not a training log")
+    raise ParseError(f"{source.name}: unrecognised log format")
+
+
+__all__ = ["PARSERS", "ParseResult", "Parser", "get_parser", "sniff"]

@@ -1,0 +1,33 @@
+"""The renderer interface: format a Report (never compute statistics)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import ClassVar
+
+from logdoctor.model import Report
+
+
+class Renderer(ABC):
+    """One output format. Subclasses declare ``name``, ``extension`` and ``is_binary``."""
+
+    name: ClassVar[str]
+    extension: ClassVar[str]
+    is_binary: ClassVar[bool] = False
+
+    def __init__(self, *, verbosity: int = 0, color: bool | None = None, width: int | None = None) -> None:
+        self.verbosity = verbosity
+        self.color = color
+        self.width = width
+
+    @abstractmethod
+    def render(self, report: Report) -> str | bytes:
+        """Format one report."""
+
+    def render_many(self, reports: Sequence[Report]) -> str | bytes:
+        """Format several reports; by default, each in turn separated by a blank line."""
+        parts = [self.render(r) for r in reports]
+        if self.is_binary:
+            return b"".join(p for p in parts if isinstance(p, bytes))
+        return "\n".join(p for p in parts if isinstance(p, str))

@@ -1,0 +1,102 @@
+"""The JSON report: the versioned machine-readable contract of ``analyze --format json``."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from logdoctor.model import Evidence, Finding, Report
+from logdoctor.renderers.base import Renderer
+
+#: Version of the JSON document. Changelog:
+#:   1 - first release: source, series, verdict, findings.
+FORMAT_VERSION = 1
+
+
+def _clean(value: Any) -> Any:
+    """JSON has no NaN/inf: write them as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _evidence(ev: Evidence) -> dict[str, Any]:
+    return {k: _clean(v) for k, v in ev.items()}
+
+
+def finding_dict(f: Finding) -> dict[str, Any]:
+    """One finding as the JSON contract spells it."""
+    return {
+        "code": f.code,
+        "rule": f.rule,
+        "severity": f.severity.label,
+        "confidence": round(f.confidence, 4),
+        "first_step": f.first_step,
+        "last_step": f.last_step,
+        "line": f.line,
+        "message": f.message,
+        "hint": f.hint,
+        "evidence": _evidence(f.evidence),
+    }
+
+
+def report_dict(report: Report) -> dict[str, Any]:
+    """The whole report as a JSON-ready dict."""
+    m, s, v = report.meta, report.series, report.verdict
+    return {
+        "format_version": FORMAT_VERSION,
+        "source": {
+            "path": m.path,
+            "format": m.format,
+            "lines_read": m.lines_read,
+            "lines_skipped": m.lines_skipped,
+            "skip_reasons": dict(m.skip_reasons),
+            "aliases": dict(m.aliases),
+            "notes": list(m.notes),
+        },
+        "series": {
+            "steps": s.steps,
+            "first_step": s.first_step,
+            "last_step": s.last_step,
+            "has_acc": s.has_acc,
+            "has_length_stats": s.has_length_stats,
+            "steps_per_epoch": s.steps_per_epoch,
+            "epochs": _clean(s.epochs),
+            "total_steps": m.total_steps,
+            "resumes": s.resumes,
+            "duplicate_steps": s.duplicate_steps,
+            "nonfinite_loss_steps": s.nonfinite_loss_steps,
+            "columns": list(s.columns),
+        },
+        "verdict": {
+            "batching": v.batching,
+            "confidence": round(v.confidence, 4),
+            "cause": v.cause,
+            "summary": v.summary,
+            "hint": v.hint,
+            "evidence": _evidence(v.evidence),
+        },
+        "findings": [finding_dict(f) for f in report.findings],
+    }
+
+
+class JsonRenderer(Renderer):
+    """``--format json``: one JSON document (a list of documents for several runs)."""
+
+    name = "json"
+    extension = ".json"
+
+    def render(self, report: Report) -> str:
+        return json.dumps(report_dict(report), indent=2, allow_nan=False) + "\n"
+
+    def render_many(self, reports: Sequence[Report]) -> str:
+        if len(reports) == 1:
+            return self.render(reports[0])
+        return json.dumps([report_dict(r) for r in reports], indent=2, allow_nan=False) + "\n"
+
+
+def loads(text: str) -> Mapping[str, Any]:
+    """Parse a JSON report back (for tests and tools)."""
+    return json.loads(text)  # type: ignore[no-any-return]

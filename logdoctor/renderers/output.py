@@ -1,0 +1,63 @@
+"""One helper owns output files: "-" is stdout, writes are atomic, inputs are never overwritten."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from logdoctor.errors import OutputError
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and a.samefile(b))
+    except OSError:
+        return False
+
+
+def write_output(content: str | bytes, dest: str, *, inputs: Iterable[str] = ()) -> None:
+    """Write ``content`` to ``dest`` ("-" for stdout).
+
+    Files are written to a temporary file in the target directory and renamed into place, so a
+    failure never leaves a partial file. The parent directory is created when missing.
+
+    Raises:
+        OutputError: ``dest`` is one of the inputs, binary output to a terminal, or unwritable.
+    """
+    if dest == "-":
+        if isinstance(content, bytes):
+            if sys.stdout.isatty():
+                raise OutputError("refusing to write binary output to a terminal; use -o FILE")
+            sys.stdout.buffer.write(content)
+            sys.stdout.buffer.flush()
+        else:
+            sys.stdout.write(content)
+            sys.stdout.flush()
+        return
+    target = Path(dest)
+    for name in inputs:
+        if name not in ("-", "<stdin>") and _same_file(Path(name), target):
+            raise OutputError(f"{dest}: refusing to overwrite an input file")
+    if target.is_dir():
+        raise OutputError(f"{dest}: is a directory")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as err:
+        raise OutputError(f"{dest}: cannot write ({err.strerror or err})") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(content if isinstance(content, bytes) else content.encode("utf-8"))
+        os.replace(tmp, target)
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise OutputError(f"{dest}: cannot write ({err.strerror or err})") from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

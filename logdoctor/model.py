@@ -166,6 +166,7 @@ class RunMeta:
         total_steps: the planned total when the log states it (``step 254/52000``).
         steps_per_epoch: steps in one epoch, when known, inferred or given by the user.
         resumes: how many times the run restarted from an earlier step.
+        resume_steps: the first step written after each restart (same length as ``resumes``).
         overwritten_steps: step records replaced by a later write of the same step.
         duplicate_steps: identical repeated step records dropped (no resume involved).
         nonmonotonic_steps: records whose step went backwards for reasons other than a resume.
@@ -181,6 +182,7 @@ class RunMeta:
     total_steps: int | None = None
     steps_per_epoch: int | None = None
     resumes: int = 0
+    resume_steps: tuple[int, ...] = ()
     overwritten_steps: int = 0
     duplicate_steps: int = 0
     nonmonotonic_steps: int = 0

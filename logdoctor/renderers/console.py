@@ -127,8 +127,8 @@ def _details(rows: Rows) -> list[RenderableType]:
     """Per-finding detail for ``-v``: evidence in words, what to do, confidence and log line."""
     out: list[RenderableType] = []
     for f in rows.findings:
-        where = f"steps {f.steps}" + (f", log line {f.line}" if f.line else "")
-        out.append(Text.assemble((f"{f.code} {f.rule}", "bold"), f" ({f.severity}, {where}, confidence {f.confidence})"))
+        loc = f.where + (f", log line {f.line}" if f.line else "")
+        out.append(Text.assemble((f"{f.code} {f.rule}", "bold"), f" ({f.severity}, {loc}, confidence {f.confidence})"))
         out.extend(_indented(f"- {e}") for e in f.evidence)
         if f.hint:
             out.append(_indented(f"What to do: {f.hint}"))

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from logdoctor.model import Finding, Outcome, Report, Severity
 from logdoctor.renderers.base import Renderer
-from logdoctor.renderers.rows import VERDICT_TITLES, step_range
+from logdoctor.renderers.rows import VERDICT_TITLES, where
 
 #: Finding severity -> workflow command.
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -31,7 +31,7 @@ def command(kind: str, message: str, **props: str | int | None) -> str:
 def annotation(path: str, f: Finding) -> str:
     """The workflow command for one finding."""
     title = f"{f.code} {f.rule}"
-    message = f"{f.message} (steps {step_range(f)}). {f.hint}".rstrip()
+    message = f"{f.message} ({where(f)}). {f.hint}".rstrip()
     return command(COMMANDS[f.severity], message, file=path, line=f.line, title=title)
 
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from logdoctor.codes import RULES
 from logdoctor.model import Outcome, Report
 from logdoctor.renderers.base import Renderer
-from logdoctor.renderers.rows import evidence_sentences, step_range
+from logdoctor.renderers.rows import evidence_sentences, where
 
 
 def _suite(report: Report) -> ET.Element:
@@ -27,11 +27,11 @@ def _suite(report: Report) -> ET.Element:
         worst = max(f.severity for f in found)
         first = found[0]
         fail = ET.SubElement(case, "failure", type=worst.label,
-                             message=f"{first.message} (steps {step_range(first)})")
+                             message=f"{first.message} ({where(first)})")
         details = []
         for f in found:
-            where = f"steps {step_range(f)}" + (f", log line {f.line}" if f.line else "")
-            details.append(f"[{f.severity.label}] {where}: {f.message}")
+            loc = where(f) + (f", log line {f.line}" if f.line else "")
+            details.append(f"[{f.severity.label}] {loc}: {f.message}")
             details += [f"  - {e}" for e in evidence_sentences(f.evidence)]
         details.append(f"What to do: {rule.action}")
         fail.text = "\n".join(details)

@@ -48,7 +48,7 @@ class MarkdownRenderer(Renderer):
             out += table(header, cells)
             if self.verbosity > 0:
                 for f in rows.findings:
-                    out += ["", f"**{f.code} {f.rule}** (steps {f.steps}): {f.hint}"]
+                    out += ["", f"**{f.code} {f.rule}** ({f.where}): {f.hint}"]
                     out += [f"- {e}" for e in f.evidence]
         else:
             out.append("No findings.")

@@ -61,6 +61,7 @@ class FindingRow:
     rule: str
     severity: str
     steps: str
+    where: str
     message: str
     hint: str
     line: str
@@ -138,10 +139,16 @@ def step_range(f: Finding) -> str:
     return f"{f.first_step}-{f.last_step}"
 
 
+def where(f: Finding) -> str:
+    """``"step 412"``, ``"steps 1-600"`` or ``"whole run"``, for sentences."""
+    rng = step_range(f)
+    return "whole run" if rng == "run" else ("steps " if "-" in rng else "step ") + rng
+
+
 def finding_row(f: Finding) -> FindingRow:
     """The text cells of one finding."""
     return FindingRow(
-        code=f.code, rule=f.rule, severity=f.severity.label, steps=step_range(f),
+        code=f.code, rule=f.rule, severity=f.severity.label, steps=step_range(f), where=where(f),
         message=f.message, hint=f.hint, line="" if f.line is None else str(f.line),
         confidence=f"{f.confidence:.0%}", evidence=tuple(evidence_sentences(f.evidence)),
     )

@@ -80,7 +80,8 @@ def _options(name: str, table: Any, where: str) -> dict[str, float | int | str |
         raise ConfigError(f"{where}: unknown key {name!r} (known: {', '.join([*TOP_KEYS, *known])})")
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: [{name}] must be a table of thresholds")
-    params = inspect.signature(known[name].__init__).parameters
+    init = known[name].__init__
+    params = {} if init is object.__init__ else dict(inspect.signature(init).parameters)
     open_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     allowed = [p for p in params if p != "self" and params[p].kind is not inspect.Parameter.VAR_POSITIONAL
                and params[p].kind is not inspect.Parameter.VAR_KEYWORD]

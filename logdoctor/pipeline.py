@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import glob
+import multiprocessing
 import os
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -168,5 +169,6 @@ def analyze_paths(paths: Sequence[str], cfg: AnalysisConfig | None = None, jobs:
     workers = min(jobs or os.cpu_count() or 1, len(inputs))
     if workers <= 1 or "-" in inputs:
         return [analyze_one(p, cfg) for p in inputs]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    # spawn, not fork: forking a process that has started polars' thread pool can deadlock
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         return list(pool.map(analyze_one, inputs, [cfg] * len(inputs)))

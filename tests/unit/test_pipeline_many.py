@@ -35,26 +35,20 @@ def test_expand_inputs(tmp_path: Path) -> None:
         str(runs / "empty"), str(runs / "*.nope"), "-"]
 
 
-def test_one_broken_file_does_not_stop_the_others(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_parallel_run_survives_broken_files_and_matches_serial(tmp_path: Path) -> None:
     (tmp_path / "good.log").write_text(GOOD)
     (tmp_path / "bad.log").write_text("no steps here\n")
     (tmp_path / "empty.log").write_text("")
-    outcomes = pipeline.analyze_paths([str(tmp_path / n) for n in ("good.log", "bad.log", "empty.log")], jobs=2)
+    paths = [str(tmp_path / n) for n in ("good.log", "bad.log", "empty.log")]
+    outcomes = pipeline.analyze_paths(paths, jobs=2)
+    assert [o.path for o in outcomes] == paths
     assert [o.exit_code for o in outcomes] == [0, 2, 2]
-    assert outcomes[0].report is not None and outcomes[0].report.series.steps == 40
     assert outcomes[1].error == f"{tmp_path / 'bad.log'}: no training steps found"
     assert outcomes[2].error == f"{tmp_path / 'empty.log'}: file is empty"
-
-
-def test_parallel_and_serial_agree(tmp_path: Path) -> None:
-    paths = []
-    for i in range(3):
-        (tmp_path / f"r{i}.log").write_text(GOOD)
-        paths.append(str(tmp_path / f"r{i}.log"))
     serial = pipeline.analyze_paths(paths, jobs=1)
-    parallel = pipeline.analyze_paths(paths, jobs=3)
-    assert [o.path for o in parallel] == paths
-    assert [o.report.series for o in serial] == [o.report.series for o in parallel]  # type: ignore[union-attr]
+    assert [(o.error, o.report and o.report.series) for o in serial] == [
+        (o.error, o.report and o.report.series) for o in outcomes]
 
 
 @pytest.mark.usefixtures("with_probe")

@@ -50,23 +50,42 @@ def _root(
     """Diagnose ML training logs: spikes, periodicity, regime changes and bad batching."""
 
 
-PathsArg = Annotated[list[str], typer.Argument(help="Training logs: files, globs, directories, or - for stdin.")]
+PathsArg = Annotated[
+    list[str], typer.Argument(help="Training logs: files, globs, directories, or - for stdin.")
+]
 FmtOpt = Annotated[str, typer.Option("--format", "-f", help=f"Output: {', '.join(RENDERERS)}.")]
 VerboseOpt = Annotated[int, typer.Option("--verbose", "-v", count=True, help="Per-finding detail.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the verdict line.")]
-JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Parallel processes (default: all cores).")]
-ConfigOpt = Annotated[str | None, typer.Option("--config", help="Config file (default: nearest logdoctor.toml "
-                                                                "or [tool.logdoctor] in pyproject.toml).")]
-SelectOpt = Annotated[list[str] | None, typer.Option("--select", help="Only these codes, prefixes or rule names.")]
-IgnoreOpt = Annotated[list[str] | None, typer.Option("--ignore", help="Drop these codes, prefixes or rule names.")]
+JobsOpt = Annotated[
+    int | None, typer.Option("--jobs", "-j", min=1, help="Parallel processes (default: all cores).")
+]
+ConfigOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--config",
+        help="Config file (default: nearest logdoctor.toml or [tool.logdoctor] in pyproject.toml).",
+    ),
+]
+SelectOpt = Annotated[
+    list[str] | None, typer.Option("--select", help="Only these codes, prefixes or rule names.")
+]
+IgnoreOpt = Annotated[
+    list[str] | None, typer.Option("--ignore", help="Drop these codes, prefixes or rule names.")
+]
 
 
 def _split(values: list[str] | None) -> tuple[str, ...]:
     return tuple(v.strip() for item in values or [] for v in item.split(",") if v.strip())
 
 
-def _config(config: str | None, field_map: list[str] | None, spe: int | None, select: list[str] | None,
-            ignore: list[str] | None, fail_on: str | None = None) -> AnalysisConfig:
+def _config(
+    config: str | None,
+    field_map: list[str] | None,
+    spe: int | None,
+    select: list[str] | None,
+    ignore: list[str] | None,
+    fail_on: str | None = None,
+) -> AnalysisConfig:
     try:
         severity = Severity.parse(fail_on) if fail_on else None
     except ValueError as err:
@@ -95,7 +114,9 @@ def analyze(
     steps_per_epoch: SpeOpt = None,
     verbose: VerboseOpt = 0,
     quiet: QuietOpt = False,
-    plot: Annotated[str | None, typer.Option("--plot", help="Also draw the figure to FILE (.png/.svg/.pdf).")] = None,
+    plot: Annotated[
+        str | None, typer.Option("--plot", help="Also draw the figure to FILE (.png/.svg/.pdf).")
+    ] = None,
     jobs: JobsOpt = None,
     config: ConfigOpt = None,
     select: SelectOpt = None,
@@ -117,11 +138,14 @@ def check(
     paths: PathsArg,
     fmt: FmtOpt = "text",
     output: OutOpt = "-",
-    fail_on: Annotated[str | None, typer.Option("--fail-on", help="info, warning or error (default warning).")] = None,
+    fail_on: Annotated[
+        str | None, typer.Option("--fail-on", help="info, warning or error (default warning).")
+    ] = None,
     select: SelectOpt = None,
     ignore: IgnoreOpt = None,
-    exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even with findings (input errors stay 2).")]
-    = False,
+    exit_zero: Annotated[
+        bool, typer.Option("--exit-zero", help="Exit 0 even with findings (input errors stay 2).")
+    ] = False,
     jobs: JobsOpt = None,
     config: ConfigOpt = None,
     field_map: MapOpt = None,
@@ -141,7 +165,9 @@ def check(
 @app.command()
 def plot(
     path: Annotated[str, typer.Argument(help="Training log (file, directory, or - for stdin).")],
-    output: Annotated[str | None, typer.Option("--output", "-o", help="Image file (.png/.svg/.pdf).")] = None,
+    output: Annotated[
+        str | None, typer.Option("--output", "-o", help="Image file (.png/.svg/.pdf).")
+    ] = None,
     field_map: MapOpt = None,
     steps_per_epoch: SpeOpt = None,
     config: ConfigOpt = None,
@@ -150,7 +176,8 @@ def plot(
     dest = output or (Path(path).name.split(".")[0] or "logdoctor") + ".png"
     renderer = plot_renderer_for(dest)()
     cfg = _config(config, field_map, steps_per_epoch, None, None)
-    report = pipeline.analyze(pipeline.load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch), cfg)
+    run = pipeline.load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch)
+    report = pipeline.analyze(run, cfg)
     write_output(renderer.render(report), dest, inputs=[path])
     typer.echo(f"logdoctor: wrote {dest}", err=True)
     return ExitCode.OK

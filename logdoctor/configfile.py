@@ -1,4 +1,4 @@
-"""Configuration files: ``[tool.logdoctor]`` in pyproject.toml or a ``logdoctor.toml``, validated."""
+"""Configuration files: ``[tool.logdoctor]`` in pyproject.toml or a ``logdoctor.toml``."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def detectors() -> dict[str, type]:
 
 
 def find_config(start: Path | None = None) -> Path | None:
-    """The nearest ``logdoctor.toml``, or ``pyproject.toml`` with ``[tool.logdoctor]``, walking up."""
+    """The nearest ``logdoctor.toml`` or ``pyproject.toml`` with ``[tool.logdoctor]``, upwards."""
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         if (folder / "logdoctor.toml").is_file():
@@ -56,7 +56,7 @@ def load_table(path: Path) -> tuple[dict[str, Any], str]:
 
 
 def check_patterns(patterns: Iterable[str], what: str) -> tuple[str, ...]:
-    """Validate ``select``/``ignore`` entries: a code, a code prefix such as ``LD1``, or a rule name."""
+    """Validate ``select``/``ignore`` entries: a code, a code prefix (``LD1``) or a rule name."""
     out = []
     for p in patterns:
         p = p.strip()
@@ -77,17 +77,23 @@ def _patterns(value: Any, what: str) -> tuple[str, ...]:
 def _options(name: str, table: Any, where: str) -> dict[str, float | int | str | bool]:
     known = detectors()
     if name not in known:
-        raise ConfigError(f"{where}: unknown key {name!r} (known: {', '.join([*TOP_KEYS, *known])})")
+        raise ConfigError(
+            f"{where}: unknown key {name!r} (known: {', '.join([*TOP_KEYS, *known])})"
+        )
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: [{name}] must be a table of thresholds")
-    init = known[name].__init__
-    params = {} if init is object.__init__ else dict(inspect.signature(init).parameters)
+    params = inspect.signature(known[name]).parameters  # the class: __init__ without self
     open_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    allowed = [p for p in params if p != "self" and params[p].kind is not inspect.Parameter.VAR_POSITIONAL
-               and params[p].kind is not inspect.Parameter.VAR_KEYWORD]
+    allowed = [
+        p
+        for p in params
+        if params[p].kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    ]
     for key, value in table.items():
         if key not in allowed and not open_kw:
-            raise ConfigError(f"{where}: unknown option {name}.{key} (known: {', '.join(allowed) or 'none'})")
+            raise ConfigError(
+                f"{where}: unknown option {name}.{key} (known: {', '.join(allowed) or 'none'})"
+            )
         if not isinstance(value, (int, float, str, bool)):
             raise ConfigError(f"{where}: {name}.{key} must be a number, string or boolean")
     return dict(table)
@@ -98,8 +104,10 @@ def config_from_table(table: Mapping[str, Any], where: str) -> AnalysisConfig:
     cfg = AnalysisConfig()
     options: dict[str, dict[str, float | int | str | bool]] = {}
     for key, value in table.items():
-        if key in ("select", "ignore"):
-            cfg = dataclasses.replace(cfg, **{key: _patterns(value, f"{where}: {key}")})
+        if key == "select":
+            cfg = dataclasses.replace(cfg, select=_patterns(value, f"{where}: select"))
+        elif key == "ignore":
+            cfg = dataclasses.replace(cfg, ignore=_patterns(value, f"{where}: ignore"))
         elif key == "fail-on":
             try:
                 cfg = dataclasses.replace(cfg, fail_on=Severity.parse(str(value)))
@@ -107,19 +115,25 @@ def config_from_table(table: Mapping[str, Any], where: str) -> AnalysisConfig:
                 raise ConfigError(f"{where}: fail-on: {err}") from None
         elif key == "map":
             if not isinstance(value, dict):
-                raise ConfigError(f"{where}: map must be a table of canonical = \"source\"")
-            cfg = dataclasses.replace(cfg, fields=FieldMap.parse(f"{k}={v}" for k, v in value.items()))
+                raise ConfigError(f'{where}: map must be a table of canonical = "source"')
+            cfg = dataclasses.replace(
+                cfg, fields=FieldMap.parse(f"{k}={v}" for k, v in value.items())
+            )
         elif key == "steps-per-epoch":
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ConfigError(f"{where}: steps-per-epoch must be a positive integer, got {value!r}")
+                raise ConfigError(
+                    f"{where}: steps-per-epoch must be a positive integer, got {value!r}"
+                )
             cfg = dataclasses.replace(cfg, steps_per_epoch=value)
         else:
             options[key] = _options(key, value, where)
     return dataclasses.replace(cfg, options=options)
 
 
-def resolve(config: str | None = None, *, start: Path | None = None, **overrides: Any) -> AnalysisConfig:
-    """The configuration in force: the file (``config`` or the nearest one), then command-line overrides.
+def resolve(
+    config: str | None = None, *, start: Path | None = None, **overrides: Any
+) -> AnalysisConfig:
+    """The configuration in force: the file (given or nearest), then command-line overrides.
 
     Args:
         config: an explicit config file (``--config``); None to search from ``start``/cwd.

@@ -19,7 +19,18 @@ from logdoctor.analyzers.batching import BatchingDiagnosis
 from logdoctor.config import AnalysisConfig
 from logdoctor.errors import ConfigError, LogdoctorError
 from logdoctor.exitcodes import ExitCode, should_fail
-from logdoctor.model import ACC, EPOCH, LOSS, STEP, Artifacts, Finding, Outcome, Report, Run, SeriesSummary
+from logdoctor.model import (
+    ACC,
+    EPOCH,
+    LOSS,
+    STEP,
+    Artifacts,
+    Finding,
+    Outcome,
+    Report,
+    Run,
+    SeriesSummary,
+)
 from logdoctor.parsers import PARSERS, get_parser, sniff
 from logdoctor.sources import Source, open_source
 from logdoctor.structure import build_run
@@ -135,7 +146,11 @@ def expand_inputs(paths: Sequence[str]) -> list[str]:
         for m in matches or [p]:
             path = Path(m)
             if m != "-" and path.is_dir() and not is_run_dir(path):
-                inside = [str(c) for c in sorted(path.iterdir()) if _is_log_file(c) or (c.is_dir() and is_run_dir(c))]
+                inside = [
+                    str(c)
+                    for c in sorted(path.iterdir())
+                    if _is_log_file(c) or (c.is_dir() and is_run_dir(c))
+                ]
                 out.extend(inside or [m])
             else:
                 out.append(m)
@@ -153,7 +168,9 @@ def analyze_one(path: str, cfg: AnalysisConfig) -> Outcome:
     return Outcome(path=path, report=report, exit_code=ExitCode.FINDINGS if failed else ExitCode.OK)
 
 
-def analyze_paths(paths: Sequence[str], cfg: AnalysisConfig | None = None, jobs: int | None = None) -> list[Outcome]:
+def analyze_paths(
+    paths: Sequence[str], cfg: AnalysisConfig | None = None, jobs: int | None = None
+) -> list[Outcome]:
     """Analyse many inputs (paths, globs, directories), in parallel across ``jobs`` processes.
 
     One broken input does not stop the others: it comes back as an Outcome holding its error.
@@ -170,5 +187,6 @@ def analyze_paths(paths: Sequence[str], cfg: AnalysisConfig | None = None, jobs:
     if workers <= 1 or "-" in inputs:
         return [analyze_one(p, cfg) for p in inputs]
     # spawn, not fork: forking a process that has started polars' thread pool can deadlock
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=spawn) as pool:
         return list(pool.map(analyze_one, inputs, [cfg] * len(inputs)))

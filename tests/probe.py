@@ -24,9 +24,14 @@ class NanProbe(Analyzer):
         if bad.size <= self.max_nan:
             return Detection()
         first = int(bad[0])
-        f = codes.finding("LD001", f"Loss is NaN at {bad.size} steps.",
-                          first_step=int(run.table[STEP][first]), last_step=int(run.table[STEP][int(bad[-1])]),
-                          line=int(run.table[LINE_NO][first]), evidence={"nonfinite_steps": int(bad.size)})
+        f = codes.finding(
+            "LD001",
+            f"Loss is NaN at {bad.size} steps.",
+            first_step=int(run.table[STEP][first]),
+            last_step=int(run.table[STEP][int(bad[-1])]),
+            line=int(run.table[LINE_NO][first]),
+            evidence={"nonfinite_steps": int(bad.size)},
+        )
         return Detection(findings=(f,))
 
 

@@ -33,5 +33,5 @@ class Renderer(ABC):
         return "\n".join(p for p in parts if isinstance(p, str))
 
     def render_outcomes(self, outcomes: Sequence[Outcome]) -> str | bytes:
-        """Format the outcomes of several inputs; by default the reports only (errors go to stderr)."""
+        """Format the outcomes of several inputs; by default the reports only (errors: stderr)."""
         return self.render_many([o.report for o in outcomes if o.report is not None])

@@ -7,21 +7,26 @@ import os
 import shutil
 import sys
 from collections.abc import Sequence
-
-from rich import box
-from rich.console import Console, Group, RenderableType
-from rich.padding import Padding
-from rich.panel import Panel
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from logdoctor.model import Outcome, Report
 from logdoctor.renderers.base import Renderer
 from logdoctor.renderers.rows import Rows, build_rows, sparkline, summary_rows
 
+if TYPE_CHECKING:  # rich is imported when a report is drawn, so `check --format json` starts fast
+    from rich.console import Console, RenderableType
+    from rich.padding import Padding
+    from rich.panel import Panel
+    from rich.table import Table
+
 # Named ANSI colours only: the terminal's palette maps them, so they read on light and dark themes.
-_VERDICT_STYLE = {"sorted": "bold red", "static": "bold red", "healthy": "bold green",
-                  "not_batching": "bold cyan", "inconclusive": "bold yellow"}
+_VERDICT_STYLE = {
+    "sorted": "bold red",
+    "static": "bold red",
+    "healthy": "bold green",
+    "not_batching": "bold cyan",
+    "inconclusive": "bold yellow",
+}
 _SEVERITY_STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
 
 
@@ -41,12 +46,22 @@ class ConsoleRenderer(Renderer):
     extension = ".txt"
 
     def _console(self) -> tuple[Console, io.StringIO]:
+        from rich.console import Console
+
         color = use_color() if self.color is None else self.color
         width = self.width or (min(shutil.get_terminal_size().columns, 120) if color else 80)
         buf = io.StringIO()
-        console = Console(file=buf, width=width, force_terminal=color, no_color=not color,
-                          color_system="standard" if color else None, highlight=False,
-                          emoji=False, markup=False, legacy_windows=False)
+        console = Console(
+            file=buf,
+            width=width,
+            force_terminal=color,
+            no_color=not color,
+            color_system="standard" if color else None,
+            highlight=False,
+            emoji=False,
+            markup=False,
+            legacy_windows=False,
+        )
         return console, buf
 
     def _print(self, parts: Sequence[RenderableType]) -> str:
@@ -56,6 +71,8 @@ class ConsoleRenderer(Renderer):
         return "\n".join(line.rstrip() for line in buf.getvalue().split("\n"))
 
     def render(self, report: Report) -> str:
+        from rich.text import Text
+
         rows = build_rows(report)
         if self.verbosity < 0:
             return rows.verdict_line + "\n"
@@ -74,12 +91,18 @@ class ConsoleRenderer(Renderer):
         return self._print(parts)
 
     def render_outcomes(self, outcomes: Sequence[Outcome]) -> str:
+        from rich import box
+        from rich.table import Table
+
         body = [self.render(o.report) for o in outcomes if o.report is not None]
         if len(outcomes) > 1 and self.verbosity >= 0:
-            table = Table(title="Summary", box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
+            table = Table(
+                title="Summary", box=box.SIMPLE_HEAD, title_justify="left", show_edge=False
+            )
             for col in ("run", "steps", "verdict", "worst finding", "exit"):
-                table.add_column(col, justify="right" if col in ("steps", "exit") else "left",
-                                 overflow="fold")
+                table.add_column(
+                    col, justify="right" if col in ("steps", "exit") else "left", overflow="fold"
+                )
             for row in summary_rows(outcomes):
                 table.add_row(*row, style="red" if row[2] == "error" else None)
             body.append(self._print([table]))
@@ -87,6 +110,11 @@ class ConsoleRenderer(Renderer):
 
 
 def _verdict_panel(rows: Rows, report: Report) -> Panel:
+    from rich import box
+    from rich.console import Group
+    from rich.panel import Panel
+    from rich.text import Text
+
     head = Text.assemble(
         (rows.verdict_title.upper(), _VERDICT_STYLE[report.verdict.batching]),
         f"  confidence {rows.confidence}",
@@ -96,10 +124,14 @@ def _verdict_panel(rows: Rows, report: Report) -> Panel:
         lines.append(Text(rows.summary))
     if rows.hint:
         lines.append(Text.assemble(("What to do: ", "bold"), rows.hint))
-    return Panel(Group(*lines), title=f"logdoctor: {rows.path}", title_align="left", box=box.ROUNDED)
+    return Panel(
+        Group(*lines), title=f"logdoctor: {rows.path}", title_align="left", box=box.ROUNDED
+    )
 
 
 def _facts(rows: Rows) -> Table:
+    from rich.table import Table
+
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")
@@ -109,6 +141,10 @@ def _facts(rows: Rows) -> Table:
 
 
 def _findings(rows: Rows) -> RenderableType:
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
     if not rows.findings:
         return Text("No findings.", style="green")
     table = Table(title="Findings", box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
@@ -119,16 +155,24 @@ def _findings(rows: Rows) -> RenderableType:
     table.add_column("message", overflow="fold", ratio=1)
     for f in rows.findings:
         style = _SEVERITY_STYLE[f.severity]
-        table.add_row(Text(f.severity, style=style), Text(f.code, style=style), f.rule, f.steps, f.message)
+        table.add_row(
+            Text(f.severity, style=style), Text(f.code, style=style), f.rule, f.steps, f.message
+        )
     return table
 
 
 def _details(rows: Rows) -> list[RenderableType]:
     """Per-finding detail for ``-v``: evidence in words, what to do, confidence and log line."""
+    from rich.text import Text
+
     out: list[RenderableType] = []
     for f in rows.findings:
         loc = f.where + (f", log line {f.line}" if f.line else "")
-        out.append(Text.assemble((f"{f.code} {f.rule}", "bold"), f" ({f.severity}, {loc}, confidence {f.confidence})"))
+        out.append(
+            Text.assemble(
+                (f"{f.code} {f.rule}", "bold"), f" ({f.severity}, {loc}, confidence {f.confidence})"
+            )
+        )
         out.extend(_indented(f"- {e}") for e in f.evidence)
         if f.hint:
             out.append(_indented(f"What to do: {f.hint}"))
@@ -136,4 +180,7 @@ def _details(rows: Rows) -> list[RenderableType]:
 
 
 def _indented(text: str) -> Padding:
+    from rich.padding import Padding
+    from rich.text import Text
+
     return Padding(Text(text), (0, 0, 0, 2))

@@ -25,7 +25,11 @@ def escape_property(text: str) -> str:
 def command(kind: str, message: str, **props: str | int | None) -> str:
     """One workflow command line, e.g. ``::warning file=a.log,line=3,title=T::message``."""
     given = ",".join(f"{k}={escape_property(str(v))}" for k, v in props.items() if v is not None)
-    return f"::{kind} {given}::{escape_data(message)}" if given else f"::{kind}::{escape_data(message)}"
+    return (
+        f"::{kind} {given}::{escape_data(message)}"
+        if given
+        else f"::{kind}::{escape_data(message)}"
+    )
 
 
 def annotation(path: str, f: Finding) -> str:
@@ -43,8 +47,14 @@ class GithubRenderer(Renderer):
 
     def render(self, report: Report) -> str:
         v, path = report.verdict, report.meta.path
-        lines = [command("notice", f"{VERDICT_TITLES[v.batching]} (confidence {v.confidence:.0%}): {v.summary}",
-                         file=path, title=f"logdoctor verdict: {v.batching}")]
+        lines = [
+            command(
+                "notice",
+                f"{VERDICT_TITLES[v.batching]} (confidence {v.confidence:.0%}): {v.summary}",
+                file=path,
+                title=f"logdoctor verdict: {v.batching}",
+            )
+        ]
         lines += [annotation(path, f) for f in report.findings]
         return "\n".join(lines) + "\n"
 
@@ -52,7 +62,10 @@ class GithubRenderer(Renderer):
         out = []
         for o in outcomes:
             if o.report is None:
-                out.append(command("error", o.error or "cannot analyse", file=o.path, title="logdoctor") + "\n")
+                out.append(
+                    command("error", o.error or "cannot analyse", file=o.path, title="logdoctor")
+                    + "\n"
+                )
             else:
                 out.append(self.render(o.report))
         return "".join(out)

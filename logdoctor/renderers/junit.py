@@ -16,18 +16,27 @@ def _suite(report: Report) -> ET.Element:
     fired: dict[str, list] = {}
     for f in report.findings:
         fired.setdefault(f.code, []).append(f)
-    suite = ET.Element("testsuite", name=name, tests=str(len(RULES)),
-                       failures=str(len(fired)), errors="0", skipped="0", time="0")
+    suite = ET.Element(
+        "testsuite",
+        name=name,
+        tests=str(len(RULES)),
+        failures=str(len(fired)),
+        errors="0",
+        skipped="0",
+        time="0",
+    )
     for code, rule in RULES.items():
-        case = ET.SubElement(suite, "testcase", classname=f"logdoctor.{name}",
-                             name=f"{code} {rule.name}", time="0")
+        case = ET.SubElement(
+            suite, "testcase", classname=f"logdoctor.{name}", name=f"{code} {rule.name}", time="0"
+        )
         found = fired.get(code)
         if not found:
             continue
         worst = max(f.severity for f in found)
         first = found[0]
-        fail = ET.SubElement(case, "failure", type=worst.label,
-                             message=f"{first.message} ({where(first)})")
+        fail = ET.SubElement(
+            case, "failure", type=worst.label, message=f"{first.message} ({where(first)})"
+        )
         details = []
         for f in found:
             loc = where(f) + (f", log line {f.line}" if f.line else "")
@@ -37,12 +46,16 @@ def _suite(report: Report) -> ET.Element:
         fail.text = "\n".join(details)
     out = ET.SubElement(suite, "system-out")
     v = report.verdict
-    out.text = f"batching verdict: {v.batching} (confidence {v.confidence:.2f}) - {v.cause}. {v.summary}"
+    out.text = (
+        f"batching verdict: {v.batching} (confidence {v.confidence:.2f}) - {v.cause}. {v.summary}"
+    )
     return suite
 
 
 def _error_suite(o: Outcome) -> ET.Element:
-    suite = ET.Element("testsuite", name=o.path, tests="1", failures="0", errors="1", skipped="0", time="0")
+    suite = ET.Element(
+        "testsuite", name=o.path, tests="1", failures="0", errors="1", skipped="0", time="0"
+    )
     case = ET.SubElement(suite, "testcase", classname=f"logdoctor.{o.path}", name="load", time="0")
     ET.SubElement(case, "error", type="input", message=o.error or "cannot analyse")
     return suite

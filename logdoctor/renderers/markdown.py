@@ -32,7 +32,9 @@ class MarkdownRenderer(Renderer):
         if self.verbosity < 0:
             return rows.verdict_line + "\n"
         out = [f"### logdoctor: `{rows.path}`", ""]
-        out.append(f"**Verdict: {rows.verdict_title}** (confidence {rows.confidence}) - {rows.cause}")
+        out.append(
+            f"**Verdict: {rows.verdict_title}** (confidence {rows.confidence}) - {rows.cause}"
+        )
         if rows.summary:
             out += ["", rows.summary]
         if rows.hint:
@@ -63,5 +65,8 @@ class MarkdownRenderer(Renderer):
         body = [self.render(o.report) for o in outcomes if o.report is not None]
         if len(outcomes) > 1 and self.verbosity >= 0:
             header = ("run", "steps", "verdict", "worst finding", "exit")
-            body.append("\n".join(["### logdoctor summary", "", *table(header, summary_rows(outcomes))]) + "\n")
+            body.append(
+                "\n".join(["### logdoctor summary", "", *table(header, summary_rows(outcomes))])
+                + "\n"
+            )
         return "\n".join(body)

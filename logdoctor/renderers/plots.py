@@ -38,8 +38,16 @@ def _loss_panel(ax: Axes, report: Report, steps: np.ndarray, loss: np.ndarray) -
     ax.plot(steps, loss, lw=0.8, color="tab:blue", label="loss")
     bad = ~np.isfinite(loss)
     if bad.any():  # NaN has no height: mark it along the bottom edge
-        ax.plot(steps[bad], np.full(bad.sum(), 0.04), "x", color="black", ms=7, mew=1.5,
-                transform=ax.get_xaxis_transform(), label="NaN/inf loss")
+        ax.plot(
+            steps[bad],
+            np.full(bad.sum(), 0.04),
+            "x",
+            color="black",
+            ms=7,
+            mew=1.5,
+            transform=ax.get_xaxis_transform(),
+            label="NaN/inf loss",
+        )
     if a.spike_steps:
         pos = np.searchsorted(steps, np.asarray(a.spike_steps)).clip(0, steps.size - 1)
         ax.plot(steps[pos], loss[pos], "o", mfc="none", mec="tab:red", ms=7, mew=1.5, label="spike")
@@ -85,7 +93,9 @@ def _periodogram_panel(ax: Axes, report: Report) -> None:
     ax.plot(a.periodogram_period, a.periodogram_power, lw=1, color="tab:blue")
     ax.set_xscale("log")
     if a.period:
-        ax.axvline(a.period, color="tab:red", ls="--", lw=1.3, label=f"detected period {a.period:g} steps")
+        ax.axvline(
+            a.period, color="tab:red", ls="--", lw=1.3, label=f"detected period {a.period:g} steps"
+        )
     spe = report.series.steps_per_epoch
     if spe:
         ax.axvline(spe, color="0.55", ls=":", lw=1.3, label=f"epoch length {spe} steps")
@@ -129,8 +139,10 @@ def figure(report: Report) -> Figure:
         draw(fig.add_subplot(grid[1, i]))
     v = report.verdict
     cause = "" if v.cause == VERDICT_TITLES[v.batching] else f" - {v.cause}"
-    fig.suptitle(f"{report.meta.path}: {VERDICT_TITLES[v.batching]} (confidence {v.confidence:.0%}){cause}",
-                 fontsize=12)
+    fig.suptitle(
+        f"{report.meta.path}: {VERDICT_TITLES[v.batching]} (confidence {v.confidence:.0%}){cause}",
+        fontsize=12,
+    )
     return fig
 
 
@@ -158,7 +170,9 @@ class PlotRenderer(Renderer):
 
     def render_many(self, reports: Sequence[Report]) -> bytes:
         if len(reports) != 1:
-            raise ConfigError(f"a plot shows one run, got {len(reports)}; plot each input on its own")
+            raise ConfigError(
+                f"a plot shows one run, got {len(reports)}; plot each input on its own"
+            )
         return self.render(reports[0])
 
 

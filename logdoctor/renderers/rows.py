@@ -22,14 +22,19 @@ VERDICT_TITLES: dict[str, str] = {
 #: Known evidence keys: (keys that must all be present, sentence template). The first template
 #: whose keys are all present consumes them; keys no template knows are written generically.
 EVIDENCE_TEMPLATES: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("len_loss_rho", "len_loss_p"), "loss vs batch mean length: Spearman ρ = {len_loss_rho}, {len_loss_p}"),
+    (
+        ("len_loss_rho", "len_loss_p"),
+        "loss vs batch mean length: Spearman ρ = {len_loss_rho}, {len_loss_p}",
+    ),
     (("len_loss_rho",), "loss vs batch mean length: Spearman ρ = {len_loss_rho}"),
     (("len_order_rho",), "batch length vs position in the epoch: Spearman ρ = {len_order_rho}"),
     (("sorted_epoch_frac",), "{sorted_epoch_frac} of epochs are ordered by batch length"),
     (("recurrence_frac",), "{recurrence_frac} of batch signatures recur in every epoch"),
     (("fresh_batch_frac",), "{fresh_batch_frac} of batches are new in each epoch"),
-    (("period_steps", "steps_per_epoch"),
-     "loss period {period_steps} steps, epoch length {steps_per_epoch} steps"),
+    (
+        ("period_steps", "steps_per_epoch"),
+        "loss period {period_steps} steps, epoch length {steps_per_epoch} steps",
+    ),
     (("period_steps",), "loss period: {period_steps} steps"),
     (("peak_power_ratio",), "periodogram peak {peak_power_ratio}× the median power"),
     (("period_p",), "period significance: {period_p}"),
@@ -37,8 +42,10 @@ EVIDENCE_TEMPLATES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("grad_norm_z",), "gradient norm {grad_norm_z} robust standard deviations above its median"),
     (("n_spikes", "n_steps"), "{n_spikes} spikes in {n_steps} steps"),
     (("n_spikes",), "{n_spikes} spikes"),
-    (("nonfinite_steps", "first_bad_step"),
-     "{nonfinite_steps} steps with NaN/inf loss, the first at step {first_bad_step}"),
+    (
+        ("nonfinite_steps", "first_bad_step"),
+        "{nonfinite_steps} steps with NaN/inf loss, the first at step {first_bad_step}",
+    ),
     (("nonfinite_steps",), "{nonfinite_steps} steps with NaN/inf loss"),
     (("level_before", "level_after"), "loss level {level_before} before, {level_after} after"),
     (("lr_period_steps",), "learning-rate schedule period: {lr_period_steps} steps"),
@@ -47,7 +54,12 @@ EVIDENCE_TEMPLATES: tuple[tuple[tuple[str, ...], str], ...] = (
 )
 
 _KIND_BY_SUFFIX: tuple[tuple[str, str], ...] = (
-    ("_p", "p"), ("_frac", "pct"), ("_rho", "r"), ("_steps", "int"), ("_step", "int"), ("n_", "int"),
+    ("_p", "p"),
+    ("_frac", "pct"),
+    ("_rho", "r"),
+    ("_steps", "int"),
+    ("_step", "int"),
+    ("n_", "int"),
 )
 
 SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
@@ -104,7 +116,7 @@ def format_value(value: EvidenceValue, kind: str = "num") -> str:
     """One evidence value as text, by kind (p, pct, r, int, num)."""
     if value is None:
         return "n/a"
-    if isinstance(value, bool) or isinstance(value, str):
+    if isinstance(value, bool | str):
         return str(value).lower() if isinstance(value, bool) else value
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("inf" if value > 0 else "-inf")
@@ -148,9 +160,16 @@ def where(f: Finding) -> str:
 def finding_row(f: Finding) -> FindingRow:
     """The text cells of one finding."""
     return FindingRow(
-        code=f.code, rule=f.rule, severity=f.severity.label, steps=step_range(f), where=where(f),
-        message=f.message, hint=f.hint, line="" if f.line is None else str(f.line),
-        confidence=f"{f.confidence:.0%}", evidence=tuple(evidence_sentences(f.evidence)),
+        code=f.code,
+        rule=f.rule,
+        severity=f.severity.label,
+        steps=step_range(f),
+        where=where(f),
+        message=f.message,
+        hint=f.hint,
+        line="" if f.line is None else str(f.line),
+        confidence=f"{f.confidence:.0%}",
+        evidence=tuple(evidence_sentences(f.evidence)),
     )
 
 
@@ -169,8 +188,10 @@ def count_phrase(findings: Sequence[Finding]) -> str:
 def verdict_line(report: Report) -> str:
     """The one line ``-q`` prints: path, verdict, confidence, cause and finding counts."""
     v = report.verdict
-    return (f"{report.meta.path}: {VERDICT_TITLES[v.batching]} ({v.confidence:.0%}) - {v.cause}; "
-            f"{count_phrase(report.findings)}")
+    return (
+        f"{report.meta.path}: {VERDICT_TITLES[v.batching]} ({v.confidence:.0%}) - {v.cause}; "
+        f"{count_phrase(report.findings)}"
+    )
 
 
 def facts(report: Report) -> tuple[tuple[str, str], ...]:
@@ -215,7 +236,9 @@ def build_rows(report: Report) -> Rows:
 
 def sparkline(report: Report, width: int = 60) -> str:
     """The loss as unicode blocks, downsampled to ``width`` bucket means ("·" where all NaN)."""
-    loss = report.run.table[LOSS].to_numpy().astype(float) if report.run.table.height else np.empty(0)
+    loss = (
+        report.run.table[LOSS].to_numpy().astype(float) if report.run.table.height else np.empty(0)
+    )
     if loss.size == 0:
         return ""
     edges = np.linspace(0, loss.size, min(width, loss.size) + 1).astype(int)
@@ -243,5 +266,7 @@ def summary_rows(outcomes: Sequence[Outcome]) -> list[tuple[str, str, str, str, 
         r = o.report
         worst = max(r.findings, key=lambda f: f.severity, default=None)
         worst_txt = f"{worst.code} {worst.rule} ({worst.severity.label})" if worst else "none"
-        rows.append((o.path, f"{r.series.steps:,}", r.verdict.batching, worst_txt, str(int(o.exit_code))))
+        rows.append(
+            (o.path, f"{r.series.steps:,}", r.verdict.batching, worst_txt, str(int(o.exit_code)))
+        )
     return rows

@@ -30,20 +30,31 @@ def logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_check_exit_codes(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "healthy.log", "-q", "-j", "1"]) == 0
-    assert capsys.readouterr().out == "healthy.log: batching inconclusive (0%) - undetermined; no findings\n"
+    assert (
+        capsys.readouterr().out
+        == "healthy.log: batching inconclusive (0%) - undetermined; no findings\n"
+    )
     assert main(["check", "nan.log", "-q", "-j", "1"]) == 1
     assert capsys.readouterr().out == (
-        "nan.log: batching inconclusive (0%) - undetermined; 1 finding (1 error)\n")
+        "nan.log: batching inconclusive (0%) - undetermined; 1 finding (1 error)\n"
+    )
     assert main(["check", "garbage.log", "-j", "1"]) == 2
     captured = capsys.readouterr()
     assert captured.err == "logdoctor: error: garbage.log: binary file, not a training log\n"
     assert captured.out == ""
 
 
-@pytest.mark.parametrize(("extra", "code"), [
-    (["--exit-zero"], 0), (["--ignore", "LD001"], 0), (["--select", "LD1,LD2"], 0),
-    (["--ignore", "nonfinite-loss"], 0), (["--fail-on", "error"], 1), (["--select", "LD0"], 1),
-])
+@pytest.mark.parametrize(
+    ("extra", "code"),
+    [
+        (["--exit-zero"], 0),
+        (["--ignore", "LD001"], 0),
+        (["--select", "LD1,LD2"], 0),
+        (["--ignore", "nonfinite-loss"], 0),
+        (["--fail-on", "error"], 1),
+        (["--select", "LD0"], 1),
+    ],
+)
 def test_check_gate_options(logs: Path, extra: list[str], code: int) -> None:
     assert main(["check", "nan.log", "-q", "-j", "1", *extra]) == code
 
@@ -55,23 +66,29 @@ def test_check_bad_options_are_usage_errors(logs: Path, capsys: pytest.CaptureFi
     assert "--select: 'LD9' is not a finding code" in capsys.readouterr().err
 
 
-def test_check_many_inputs_prints_summary_and_worst_exit(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_many_inputs_prints_summary_and_worst_exit(
+    logs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["check", "*.log", "-j", "1", "-f", "markdown"]) == 2
     out = capsys.readouterr()
     assert out.err == "logdoctor: error: garbage.log: binary file, not a training log\n"
     assert out.out.endswith(
-        "### logdoctor summary\n\n| run | steps | verdict | worst finding | exit |\n|---|---|---|---|---|\n"
+        "### logdoctor summary\n\n"
+        "| run | steps | verdict | worst finding | exit |\n|---|---|---|---|---|\n"
         "| garbage.log | - | error | garbage.log: binary file, not a training log | 2 |\n"
         "| healthy.log | 40 | inconclusive | none | 0 |\n"
-        "| nan.log | 40 | inconclusive | LD001 nonfinite-loss (error) | 1 |\n")
+        "| nan.log | 40 | inconclusive | LD001 nonfinite-loss (error) | 1 |\n"
+    )
 
 
 def test_check_github_annotations(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "nan.log", "-f", "github", "-j", "1"]) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert lines[1] == ("::error file=nan.log,line=10,title=LD001 nonfinite-loss::Loss is NaN at 1 steps. "
-                        "(step 10). Check the learning rate, mixed-precision loss scaling and the batches "
-                        "at the first bad step.")
+    assert lines[1] == (
+        "::error file=nan.log,line=10,title=LD001 nonfinite-loss::Loss is NaN at 1 steps. "
+        "(step 10). Check the learning rate, mixed-precision loss scaling and the batches "
+        "at the first bad step."
+    )
 
 
 def test_config_file_is_found_and_validated(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -107,7 +124,10 @@ def test_output_file_gets_normal_permissions(logs: Path) -> None:
 def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
     for i in range(30):
         (tmp_path / f"r{i:02}.log").write_text(GOOD.replace("loss=3", f"loss={i}"))
-    cmd = f"{sys.executable} -m logdoctor analyze '{tmp_path}' -f junit -j 1 | head -1; exit ${{PIPESTATUS[0]}}"
-    proc = subprocess.run(["bash", "-c", cmd], cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
+    cmd = f"{sys.executable} -m logdoctor analyze '{tmp_path}' -f junit -j 1 | head -1"
+    cmd += "; exit ${PIPESTATUS[0]}"
+    proc = subprocess.run(
+        ["bash", "-c", cmd], cwd=REPO, capture_output=True, text=True, timeout=60, check=False
+    )
     assert proc.stdout == "<?xml version='1.0' encoding='utf-8'?>\n"
     assert proc.returncode == 0 and "Traceback" not in proc.stderr and "Broken" not in proc.stderr

@@ -28,9 +28,17 @@ def test_pyproject_without_section_is_skipped(tmp_path: Path) -> None:
 
 @pytest.mark.usefixtures("with_probe")
 def test_full_table() -> None:
-    cfg = config_from_table({"select": ["LD0", "loss-spike"], "ignore": "LD003", "fail-on": "error",
-                             "map": {"len_mean": "avg_len"}, "steps-per-epoch": 400,
-                             "nanprobe": {"max_nan": 2}}, "x")
+    cfg = config_from_table(
+        {
+            "select": ["LD0", "loss-spike"],
+            "ignore": "LD003",
+            "fail-on": "error",
+            "map": {"len_mean": "avg_len"},
+            "steps-per-epoch": 400,
+            "nanprobe": {"max_nan": 2},
+        },
+        "x",
+    )
     assert cfg.select == ("LD0", "loss-spike") and cfg.ignore == ("LD003",)
     assert cfg.fail_on is Severity.ERROR and cfg.steps_per_epoch == 400
     assert cfg.fields.canonical("avg_len") == "len_mean"
@@ -38,19 +46,24 @@ def test_full_table() -> None:
 
 
 @pytest.mark.usefixtures("with_probe")
-@pytest.mark.parametrize(("table", "message"), [
-    ({"fail_on": "error"}, "unknown key 'fail_on'"),
-    ({"spikes": {"z": 8}}, "unknown key 'spikes'"),
-    ({"nanprobe": {"z": 8}}, "unknown option nanprobe.z (known: max_nan)"),
-    ({"batching": {"z": 8}}, "unknown option batching.z"),
-    ({"select": ["LD9"]}, "'LD9' is not a finding code"),
-    ({"fail-on": "fatal"}, "unknown severity 'fatal'"),
-    ({"steps-per-epoch": 0}, "steps-per-epoch must be a positive integer"),
-    ({"map": {"nonsense": "x"}}, "not a known column"),
-    ({"nanprobe": {"max_nan": [1]}}, "must be a number"),
-])
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ({"fail_on": "error"}, "unknown key 'fail_on'"),
+        ({"spikes": {"z": 8}}, "unknown key 'spikes'"),
+        ({"nanprobe": {"z": 8}}, "unknown option nanprobe.z (known: max_nan)"),
+        ({"batching": {"z": 8}}, "unknown option batching.z"),
+        ({"select": ["LD9"]}, "'LD9' is not a finding code"),
+        ({"fail-on": "fatal"}, "unknown severity 'fatal'"),
+        ({"steps-per-epoch": 0}, "steps-per-epoch must be a positive integer"),
+        ({"map": {"nonsense": "x"}}, "not a known column"),
+        ({"nanprobe": {"max_nan": [1]}}, "must be a number"),
+    ],
+)
 def test_bad_keys_are_named(table: dict[str, object], message: str) -> None:
-    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
+    with pytest.raises(
+        ConfigError, match=message.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")
+    ):
         config_from_table(table, "cfg")
 
 

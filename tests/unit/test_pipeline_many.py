@@ -28,11 +28,20 @@ def _tree(tmp_path: Path) -> Path:
 
 def test_expand_inputs(tmp_path: Path) -> None:
     runs = _tree(tmp_path)
-    assert pipeline.expand_inputs([str(runs)]) == [str(runs / "a.log"), str(runs / "b.log.gz"), str(runs / "mlrun")]
-    assert pipeline.expand_inputs([str(runs / "*.log"), str(runs / "a.log")]) == [str(runs / "a.log")]
+    assert pipeline.expand_inputs([str(runs)]) == [
+        str(runs / "a.log"),
+        str(runs / "b.log.gz"),
+        str(runs / "mlrun"),
+    ]
+    assert pipeline.expand_inputs([str(runs / "*.log"), str(runs / "a.log")]) == [
+        str(runs / "a.log")
+    ]
     assert pipeline.expand_inputs([str(runs / "mlrun")]) == [str(runs / "mlrun")]
     assert pipeline.expand_inputs([str(runs / "empty"), str(runs / "*.nope"), "-"]) == [
-        str(runs / "empty"), str(runs / "*.nope"), "-"]
+        str(runs / "empty"),
+        str(runs / "*.nope"),
+        "-",
+    ]
 
 
 @pytest.mark.slow
@@ -48,7 +57,8 @@ def test_parallel_run_survives_broken_files_and_matches_serial(tmp_path: Path) -
     assert outcomes[2].error == f"{tmp_path / 'empty.log'}: file is empty"
     serial = pipeline.analyze_paths(paths, jobs=1)
     assert [(o.error, o.report and o.report.series) for o in serial] == [
-        (o.error, o.report and o.report.series) for o in outcomes]
+        (o.error, o.report and o.report.series) for o in outcomes
+    ]
 
 
 @pytest.mark.usefixtures("with_probe")

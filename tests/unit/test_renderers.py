@@ -61,11 +61,17 @@ def test_json_validates_against_schema(kind: str) -> None:
 
 
 def test_json_many_with_error_validates() -> None:
-    outcomes = [Outcome("a.log", REPORTS["sorted"](), exit_code=1), Outcome("b.log", None, "b.log: file is empty", 2)]
+    outcomes = [
+        Outcome("a.log", REPORTS["sorted"](), exit_code=1),
+        Outcome("b.log", None, "b.log: file is empty", 2),
+    ]
     doc = json.loads(JsonRenderer().render_outcomes(outcomes))
     jsonschema.validate(doc, SCHEMA)
-    assert doc[1] == {"format_version": 1, "source": {"path": "b.log"},
-                      "error": {"message": "b.log: file is empty", "exit_code": 2}}
+    assert doc[1] == {
+        "format_version": 1,
+        "source": {"path": "b.log"},
+        "error": {"message": "b.log: file is empty", "exit_code": 2},
+    }
 
 
 def test_json_writes_nan_evidence_as_null() -> None:
@@ -102,14 +108,22 @@ def test_junit_escapes_markup() -> None:
 def test_github_escaping() -> None:
     assert escape_data("50% done\r\nnext") == "50%25 done%0D%0Anext"
     assert escape_property("a:b,c%") == "a%3Ab%2Cc%25"
-    assert command("warning", "m", file="x,y.log", line=3, title=None) == "::warning file=x%2Cy.log,line=3::m"
+    assert (
+        command("warning", "m", file="x,y.log", line=3, title=None)
+        == "::warning file=x%2Cy.log,line=3::m"
+    )
 
 
 def test_github_maps_severities_and_lines() -> None:
     out = get_renderer("github")().render(REPORTS["inconclusive"]()).splitlines()
-    assert out[1].startswith("::error file=runs/no_stats.log,line=767,title=LD001 nonfinite-loss::Loss is NaN")
+    assert out[1].startswith(
+        "::error file=runs/no_stats.log,line=767,title=LD001 nonfinite-loss::Loss is NaN"
+    )
     assert out[-1].startswith("::notice file=runs/no_stats.log,line=511,title=LD003 resumed-run::")
-    assert any(x.startswith("::notice file=runs/no_stats.log,title=LD504 batching-undecidable::") for x in out)
+    assert any(
+        x.startswith("::notice file=runs/no_stats.log,title=LD504 batching-undecidable::")
+        for x in out
+    )
 
 
 def test_markdown_cell_escapes_pipes_and_newlines() -> None:
@@ -134,11 +148,18 @@ def test_console_honours_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_quiet_prints_only_the_verdict_line() -> None:
     out = ConsoleRenderer(verbosity=-1).render(REPORTS["sorted"]())
-    assert out == "runs/sorted.log: length-sorted batches (93%) - length-sorted batches; 3 findings (1 error, 2 warnings)\n"
+    assert (
+        out
+        == "runs/sorted.log: length-sorted batches (93%) - length-sorted batches; "
+        "3 findings (1 error, 2 warnings)\n"
+    )
 
 
 def test_summary_table_lists_errors() -> None:
-    outcomes = [Outcome("a.log", REPORTS["sorted"](), exit_code=1), Outcome("b.log", None, "b.log: file is empty", 2)]
+    outcomes = [
+        Outcome("a.log", REPORTS["sorted"](), exit_code=1),
+        Outcome("b.log", None, "b.log: file is empty", 2),
+    ]
     out = ConsoleRenderer(color=False, width=100).render_outcomes(outcomes)
     assert "LD501 sorted-batching (error)" in out
     assert "b.log: file is empty" in out

@@ -119,7 +119,9 @@ def _verdict_panel(rows: Rows, report: Report) -> Panel:
         (rows.verdict_title.upper(), _VERDICT_STYLE[report.verdict.batching]),
         f"  confidence {rows.confidence}",
     )
-    lines: list[RenderableType] = [head, Text(f"Cause: {rows.cause}")]
+    lines: list[RenderableType] = [head]
+    if rows.cause != rows.verdict_title:
+        lines.append(Text(f"Cause: {rows.cause}"))
     if rows.summary:
         lines.append(Text(rows.summary))
     if rows.hint:

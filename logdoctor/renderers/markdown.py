@@ -39,7 +39,7 @@ class MarkdownRenderer(Renderer):
             out += ["", rows.summary]
         if rows.hint:
             out += ["", f"**What to do:** {rows.hint}"]
-        out += ["", *table(("run", ""), rows.facts)]
+        out += ["", *table(("run at a glance", ""), rows.facts)]
         spark = sparkline(report, width=60)
         if spark:
             out += ["", f"loss: `{spark}`"]

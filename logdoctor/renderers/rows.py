@@ -188,8 +188,9 @@ def count_phrase(findings: Sequence[Finding]) -> str:
 def verdict_line(report: Report) -> str:
     """The one line ``-q`` prints: path, verdict, confidence, cause and finding counts."""
     v = report.verdict
+    cause = "" if v.cause == VERDICT_TITLES[v.batching] else f" - {v.cause}"
     return (
-        f"{report.meta.path}: {VERDICT_TITLES[v.batching]} ({v.confidence:.0%}) - {v.cause}; "
+        f"{report.meta.path}: {VERDICT_TITLES[v.batching]} ({v.confidence:.0%}){cause}; "
         f"{count_phrase(report.findings)}"
     )
 

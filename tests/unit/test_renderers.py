@@ -148,11 +148,7 @@ def test_console_honours_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_quiet_prints_only_the_verdict_line() -> None:
     out = ConsoleRenderer(verbosity=-1).render(REPORTS["sorted"]())
-    assert (
-        out
-        == "runs/sorted.log: length-sorted batches (93%) - length-sorted batches; "
-        "3 findings (1 error, 2 warnings)\n"
-    )
+    assert out == "runs/sorted.log: length-sorted batches (93%); 3 findings (1 error, 2 warnings)\n"
 
 
 def test_summary_table_lists_errors() -> None:

@@ -32,9 +32,8 @@ class MarkdownRenderer(Renderer):
         if self.verbosity < 0:
             return rows.verdict_line + "\n"
         out = [f"### logdoctor: `{rows.path}`", ""]
-        out.append(
-            f"**Verdict: {rows.verdict_title}** (confidence {rows.confidence}) - {rows.cause}"
-        )
+        cause = "" if rows.cause == rows.verdict_title else f" - {rows.cause}"
+        out.append(f"**Verdict: {rows.verdict_title}** (confidence {rows.confidence}){cause}")
         if rows.summary:
             out += ["", rows.summary]
         if rows.hint:

@@ -106,7 +106,7 @@ class ConsoleRenderer(Renderer):
             for row in summary_rows(outcomes):
                 table.add_row(*row, style="red" if row[2] == "error" else None)
             body.append(self._print([table]))
-        return "\n".join(body)
+        return ("" if self.verbosity < 0 else "\n").join(body)
 
 
 def _verdict_panel(rows: Rows, report: Report) -> Panel:

@@ -68,4 +68,4 @@ class MarkdownRenderer(Renderer):
                 "\n".join(["### logdoctor summary", "", *table(header, summary_rows(outcomes))])
                 + "\n"
             )
-        return "\n".join(body)
+        return ("" if self.verbosity < 0 else "\n").join(body)

@@ -131,3 +131,11 @@ def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
     )
     assert proc.stdout == "<?xml version='1.0' encoding='utf-8'?>\n"
     assert proc.returncode == 0 and "Traceback" not in proc.stderr and "Broken" not in proc.stderr
+
+
+def test_quiet_many_inputs_one_line_each(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "healthy.log", "nan.log", "-q", "-j", "1"]) == 1
+    assert capsys.readouterr().out == (
+        "healthy.log: batching inconclusive (0%) - undetermined; no findings\n"
+        "nan.log: batching inconclusive (0%) - undetermined; 1 finding (1 error)\n"
+    )

@@ -67,29 +67,37 @@ def analyze(
 
 @app.command()
 def buckets(
-    lengths: Annotated[str, typer.Argument(help="Sequence lengths: text (one per line), CSV/JSONL/Parquet/Arrow, or -.")],
-    token_budget: Annotated[int, typer.Option("--token-budget", help="Padded tokens per batch (count x longest).")],
+    lengths: Annotated[str, typer.Argument(
+        help="Sequence lengths: text (one per line), CSV/JSONL/Parquet/Arrow, or -.")],
+    token_budget: Annotated[int, typer.Option(
+        "--token-budget", help="Padded tokens per batch (count x longest).")],
     n_buckets: Annotated[int | None, typer.Option("--buckets", help="Number of buckets K.")] = None,
-    max_padding: Annotated[float | None, typer.Option("--max-padding", help="Fewest buckets with at most this padding fraction (default 0.10).")] = None,
-    max_seq_len: Annotated[int | None, typer.Option("--max-seq-len", help="Truncate longer sequences (default: the budget).")] = None,
-    column: Annotated[str | None, typer.Option("--column", help="Length column of a tabular file.")] = None,
+    max_padding: Annotated[float | None, typer.Option(
+        "--max-padding", help="Fewest buckets with at most this padding fraction (default 0.10).",
+    )] = None,
+    max_seq_len: Annotated[int | None, typer.Option(
+        "--max-seq-len", help="Truncate longer sequences (default: the budget).")] = None,
+    column: Annotated[str | None, typer.Option("--column", help="Length column.")] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="Output: text or json.")] = "text",
-    emit: Annotated[str | None, typer.Option("--emit", help="Print code instead: python (a PyTorch batch sampler).")] = None,
-    plot: Annotated[str | None, typer.Option("--plot", help="Also write a PNG plot to FILE.")] = None,
+    emit: Annotated[str | None, typer.Option(
+        "--emit", help="Print code instead: python (a PyTorch batch sampler).")] = None,
+    plot: Annotated[str | None, typer.Option("--plot", help="Also write a PNG to FILE.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the simulated shuffles.")] = 0,
     output: OutOpt = "-",
 ) -> int:
-    """Recommend length buckets for token-budget batching and price them against random and sorted."""
+    """Recommend length buckets for token-budget batching; price them against random and sorted."""
     from logdoctor.buckets import read_lengths, recommend
     from logdoctor.buckets.console import render_text
     from logdoctor.buckets.report import render_json
     from logdoctor.buckets.sampler import render_sampler
 
     if fmt not in ("text", "json") or emit not in (None, "python"):
-        raise ConfigError(f"--format must be text or json and --emit python, got {fmt!r}/{emit!r}")
+        raise ConfigError(f"--format takes text or json, --emit python; got {fmt!r}, {emit!r}")
     values = read_lengths(lengths, column)
-    plan = recommend(values, token_budget, buckets=n_buckets, max_padding=max_padding, max_seq_len=max_seq_len, seed=seed)
-    text = render_sampler(plan) if emit else render_json(plan) if fmt == "json" else render_text(plan)
+    plan = recommend(values, token_budget, buckets=n_buckets, max_padding=max_padding,
+                     max_seq_len=max_seq_len, seed=seed)
+    render = render_sampler if emit else render_json if fmt == "json" else render_text
+    text = render(plan)
     write_output(text, output, inputs=[lengths])
     if plot:
         from logdoctor.buckets.plot import render_png

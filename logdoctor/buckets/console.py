@@ -15,7 +15,8 @@ from logdoctor.buckets.report import bucket_rows, strategy_rows
 def render_text(plan: BucketPlan, *, width: int = 100, color: bool = False) -> str:
     """Summary, strategy comparison, per-bucket mixing table and warnings as terminal text."""
     buf = io.StringIO()
-    con = Console(file=buf, width=width, force_terminal=color, color_system="auto" if color else None,
+    con = Console(file=buf, width=width, force_terminal=color,
+                  color_system="auto" if color else None,
                   highlight=False)
     con.print(
         f"{plan.sequences:,} sequences, {plan.real_tokens:,} tokens; token budget "

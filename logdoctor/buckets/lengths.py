@@ -1,4 +1,4 @@
-"""Read a dataset's sequence lengths: plain text, CSV, JSONL, Parquet or Arrow, or standard input."""
+"""Read a dataset's sequence lengths: text, CSV, JSONL, Parquet, Arrow or standard input."""
 
 from __future__ import annotations
 

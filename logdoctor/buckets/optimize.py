@@ -57,7 +57,8 @@ class Histogram:
         return self.values[i] * w - s
 
 
-def _layer(hist: Histogram, prev: NDArray[np.int64], k: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def _layer(hist: Histogram, prev: NDArray[np.int64], k: int,
+           ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """One DP layer: best[i] = min_j prev[j−1] + cost(j, i) over j ≥ k−1 (k buckets, 0-based k−1
     earlier splits), with the argmin j, by divide and conquer on the monotone argmin."""
     d = hist.values.size

@@ -83,7 +83,8 @@ class BucketPlan:
     def warnings(self) -> tuple[str, ...]:
         """Buckets too small to mix, and truncated sequences."""
         out = [
-            f"bucket ({b.lower}, {b.upper}] fills only {b.batches_per_epoch:.1f} batch(es) per epoch: "
+            f"bucket ({b.lower}, {b.upper}] fills only {b.batches_per_epoch:.1f} batch(es) per "
+            "epoch: "
             "its batches recur every epoch (static composition by another name); merge it"
             for b in self.buckets if b.repeats
         ]

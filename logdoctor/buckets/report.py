@@ -1,4 +1,4 @@
-"""Turn a BucketPlan into rows and a JSON document (no rich here: the console module styles rows)."""
+"""Turn a BucketPlan into rows and a JSON document (rich lives in the console module)."""
 
 from __future__ import annotations
 
@@ -27,15 +27,17 @@ def strategy_rows(plan: BucketPlan) -> list[tuple[str, str, str, str, str]]:
     for name in STRATEGIES:
         s = plan.strategies[name]
         rows.append((LABELS[name], f"{s.padding_efficiency:.1%}", f"{s.batches_per_epoch:,.0f}",
-                     f"{s.tokens_per_real_token:.3f}", f"{plan.relative_throughput(name, 'sorted'):.0%}"))
+                     f"{s.tokens_per_real_token:.3f}",
+                     f"{plan.relative_throughput(name, 'sorted'):.0%}"))
     return rows
 
 
 def bucket_rows(plan: BucketPlan) -> list[tuple[str, ...]]:
     """One row per bucket: range, sequences, tokens, batches/epoch, seqs/batch, compositions."""
     return [
-        (f"({b.lower}, {b.upper}]", f"{b.sequences:,}", f"{b.tokens:,}", f"{b.batches_per_epoch:,.1f}",
-         f"{b.seqs_per_batch:.1f}", f"10^{b.log10_compositions:,.0f}", "REPEATS" if b.repeats else "")
+        (f"({b.lower}, {b.upper}]", f"{b.sequences:,}", f"{b.tokens:,}",
+         f"{b.batches_per_epoch:,.1f}", f"{b.seqs_per_batch:.1f}",
+         f"10^{b.log10_compositions:,.0f}", "REPEATS" if b.repeats else "")
         for b in plan.buckets
     ]
 
@@ -65,7 +67,8 @@ def to_dict(plan: BucketPlan) -> dict[str, Any]:
         },
         "efficiency_by_k": [{"k": k, "model_padding_efficiency": _num(e)}
                             for k, e in enumerate(plan.efficiency_by_k, start=1)],
-        "buckets": [{"lower": b.lower, "upper": b.upper, "sequences": b.sequences, "tokens": b.tokens,
+        "buckets": [{"lower": b.lower, "upper": b.upper, "sequences": b.sequences,
+                     "tokens": b.tokens,
                      "batches_per_epoch": _num(b.batches_per_epoch),
                      "seqs_per_batch": _num(b.seqs_per_batch),
                      "log10_compositions": _num(b.log10_compositions), "repeats": b.repeats}

@@ -1,4 +1,4 @@
-"""Drop-in helpers that make a training pipeline log what logdoctor needs (no framework imported)."""
+"""Drop-in helpers so a training pipeline logs what logdoctor needs (no framework imported)."""
 
 from __future__ import annotations
 

@@ -23,10 +23,10 @@ from logdoctor.emit.recorder import BatchRecorder
 try:
     from transformers import TrainerCallback as _CallbackBase
 except ImportError:  # pragma: no cover - exercised in environments without transformers
-    _CallbackBase = object  # type: ignore[assignment,misc]
+    _CallbackBase = object  # type: ignore[assignment,misc,unused-ignore]
 
 
-class LogdoctorCallback(_CallbackBase):  # type: ignore[misc]
+class LogdoctorCallback(_CallbackBase):  # type: ignore[misc,unused-ignore]
     """Adds the last step's batch record to every training log.
 
     Args:
@@ -41,7 +41,8 @@ class LogdoctorCallback(_CallbackBase):  # type: ignore[misc]
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
         """Take this optimizer step's micro-batches from the recorder."""
-        self.latest = self.recorder.pop(max(1, int(getattr(args, "gradient_accumulation_steps", 1))))
+        accumulation = int(getattr(args, "gradient_accumulation_steps", 1))
+        self.latest = self.recorder.pop(max(1, accumulation))
         return control
 
     def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,

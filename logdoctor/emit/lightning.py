@@ -1,4 +1,4 @@
-"""PyTorch Lightning: a callback that logs batch statistics each step (and the fingerprint to JSONL).
+"""PyTorch Lightning: a callback logging batch statistics each step (fingerprint: to JSONL).
 
 Usage::
 
@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover
     try:
         from pytorch_lightning import Callback as _CallbackBase
     except ImportError:
-        _CallbackBase = object  # type: ignore[assignment,misc]
+        _CallbackBase = object  # type: ignore[assignment,misc,unused-ignore]
 
 
 def _loss_of(outputs: Any) -> float | None:
@@ -35,7 +35,7 @@ def _loss_of(outputs: Any) -> float | None:
     return float(loss.item() if hasattr(loss, "item") else loss)
 
 
-class LogdoctorCallback(_CallbackBase):  # type: ignore[misc]
+class LogdoctorCallback(_CallbackBase):  # type: ignore[misc,unused-ignore]
     """Logs each training batch's statistics; writes the full record to ``jsonl`` when given."""
 
     def __init__(self, recorder: BatchRecorder, jsonl: str | Path | None = None) -> None:

@@ -27,7 +27,8 @@ class BatchRecorder:
         maxlen: records kept at most (old unclaimed ones are dropped).
     """
 
-    def __init__(self, lengths: LengthSource | None = None, pad_to: int | None = None, maxlen: int = 4096) -> None:
+    def __init__(self, lengths: LengthSource | None = None, pad_to: int | None = None,
+                 maxlen: int = 4096) -> None:
         self._lengths = (lengths if callable(lengths) or lengths is None
                          else np.asarray(lengths, dtype=np.int64))
         self.pad_to = pad_to
@@ -62,7 +63,7 @@ class BatchRecorder:
         return rec
 
     def pop(self, n: int = 1) -> dict[str, Any]:
-        """The record of the next training step: the oldest ``n`` batches merged (empty when none)."""
+        """The next training step's record: the oldest ``n`` batches merged ({} when none)."""
         taken = [self._pending.popleft() for _ in range(min(n, len(self._pending)))]
         if not taken:
             return {}

@@ -34,7 +34,7 @@ def batch_stats(lengths: Iterable[int], pad_to: int | None = None) -> dict[str, 
     longest = int(arr.max())
     padded_len = longest if pad_to is None else int(pad_to)
     if padded_len < longest:
-        raise ValueError(f"batch_stats: pad_to={pad_to} is shorter than the longest sequence {longest}")
+        raise ValueError(f"batch_stats: pad_to={pad_to} is shorter than the longest, {longest}")
     tokens = int(arr.sum())
     return {
         "n_seq": int(arr.size),

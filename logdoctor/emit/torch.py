@@ -20,10 +20,10 @@ from logdoctor.emit.recorder import BatchRecorder, LengthSource
 try:  # subclass torch's Sampler when torch is there; the logic itself is framework-free
     from torch.utils.data import Sampler as _SamplerBase
 except ImportError:  # pragma: no cover - exercised in environments without torch
-    _SamplerBase = object  # type: ignore[assignment,misc]
+    _SamplerBase = object  # type: ignore[assignment,misc,unused-ignore]
 
 
-class RecordingBatchSampler(_SamplerBase):  # type: ignore[misc]
+class RecordingBatchSampler(_SamplerBase):  # type: ignore[misc,unused-ignore]
     """Yields the batches of ``batch_sampler`` unchanged and records each one.
 
     Args:
@@ -47,7 +47,7 @@ class RecordingBatchSampler(_SamplerBase):  # type: ignore[misc]
         return len(self.batch_sampler)  # type: ignore[arg-type]
 
     def set_epoch(self, epoch: int) -> None:
-        """Forwarded to the wrapped sampler when it has one (DistributedSampler, bucket samplers)."""
+        """Forwarded to the wrapped sampler when it has one (DistributedSampler, buckets)."""
         inner = getattr(self.batch_sampler, "set_epoch", None)
         if callable(inner):
             inner(epoch)

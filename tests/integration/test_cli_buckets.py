@@ -41,7 +41,8 @@ def test_max_padding_and_text(lengths_file: Path, capsys: pytest.CaptureFixture[
     assert 1 - doc["objective"]["model_padding_efficiency"] <= 0.2
     k = len(doc["boundaries"])
     assert 1 - doc["efficiency_by_k"][k - 2]["model_padding_efficiency"] > 0.2
-    assert main(["buckets", str(lengths_file), "--token-budget", "4096", "--max-padding", "0.2"]) == 0
+    assert main(["buckets", str(lengths_file), "--token-budget", "4096",
+                 "--max-padding", "0.2"]) == 0
     out = capsys.readouterr().out
     assert "(c) bucketed" in out and f"{k} buckets" in out
 

@@ -10,7 +10,8 @@ import pytest
 from logdoctor.buckets.plan import recommend
 from logdoctor.buckets.sampler import render_sampler
 
-LENGTHS = np.minimum(np.rint(np.random.default_rng(4).lognormal(4.5, 0.8, 3000)) + 1, 1024).astype(int)
+RAW = np.rint(np.random.default_rng(4).lognormal(4.5, 0.8, 3000)) + 1
+LENGTHS = np.minimum(RAW, 1024).astype(int)
 PLAN = recommend(LENGTHS, 1024, buckets=4, shuffles=1)
 
 

@@ -26,7 +26,7 @@ def test_batch_stats_pads_to_batch_max_by_default() -> None:
     assert s == {"n_seq": 4, "tokens": 100, "len_mean": 25.0, "len_min": 10, "len_max": 40,
                  "pad_frac": pytest.approx(1 - 100 / 160)}
     assert batch_stats(np.array([10, 20, 30, 40]), pad_to=50)["pad_frac"] == pytest.approx(0.5)
-    assert batch_stats((n for n in [7, 7]))["pad_frac"] == 0.0
+    assert batch_stats(n for n in [7, 7])["pad_frac"] == 0.0
 
 
 @pytest.mark.parametrize("lengths, pad_to", [([], None), ([5, 9], 8)])

@@ -76,3 +76,21 @@ def test_round_trip_batch_fp_as_string(tmp_path: Path, jsonl: bool) -> None:
     table = load(path, jsonl)
     assert table["batch_fp"].dtype == pl.String
     assert table["batch_fp"].to_list() == want["batch_fp"].to_list()
+
+
+def test_fixture_truth_matches_its_fingerprints(fixtures_dir: Path) -> None:
+    """The emit fixtures' recurring fractions, recomputed from the log text alone."""
+    import json
+    import re
+
+    for name, want_label in (("emit_static", "static"), ("emit_bucketed", "healthy")):
+        truth = json.loads((fixtures_dir / f"{name}.truth.json").read_text())
+        rows = re.findall(r"epoch=(\d+) .*batch_fp=([0-9a-f]{16})",
+                          (fixtures_dir / f"{name}.log").read_text())
+        first = {fp for ep, fp in rows if ep == "0"}
+        later = [fp in first or any(fp == f2 and e2 < ep for e2, f2 in rows) for ep, fp in rows
+                 if ep != "0"]
+        assert truth["batching"] == want_label
+        assert truth["recurring_fraction"] == pytest.approx(sum(later) / len(later), abs=1e-4)
+    static = json.loads((fixtures_dir / "emit_static.truth.json").read_text())
+    assert static["recurring_fraction"] == 1.0

@@ -27,8 +27,10 @@ def _frame(source: Source) -> tuple[pl.DataFrame, bool]:
     try:
         if data.startswith(b"PAR1"):
             return pl.read_parquet(buf), False
-        if data.startswith(b"ARROW1") or data[4:12].startswith(b"\xff\xff\xff\xff"):
+        if data.startswith(b"ARROW1"):
             return pl.read_ipc(buf), False
+        if data.startswith(b"\xff\xff\xff\xff"):  # Arrow IPC stream
+            return pl.read_ipc_stream(buf), False
         first = data.lstrip()[:1]
         if first in (b"{", b"["):
             return (pl.read_ndjson(buf) if first == b"{" else pl.read_json(buf)), False

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.special import gammaln
 
 from logdoctor.buckets import optimize, packing
 from logdoctor.errors import ConfigError
@@ -142,7 +143,7 @@ def _simulate(lengths: NDArray[np.int64], budget: int, boundaries: NDArray[np.in
         p = packing.pack(lengths[order], budget, bucket[order])
         b_of_batch = bucket[order][p.starts]
         per_bucket += np.bincount(b_of_batch, minlength=boundaries.size)
-        lf = np.array([math.lgamma(s + 1) for s in p.sizes.tolist()]) / math.log(10)
+        lf = gammaln(p.sizes + 1.0) / math.log(10)
         log_fact += np.bincount(b_of_batch, weights=lf, minlength=boundaries.size)
         results["bucketed"].append(p)
     out = {}

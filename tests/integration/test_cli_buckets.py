@@ -70,3 +70,18 @@ def test_bad_options_exit_2(lengths_file: Path, extra: list[str],
 def test_missing_file_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["buckets", "/no/such", "--token-budget", "8"]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_stdin_and_output_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+    import sys
+
+    data = "\n".join(str(n) for n in [5, 9, 12, 40, 41, 300, 7, 8]) + "\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data.encode())))
+    out = tmp_path / "plan.json"
+    assert main(["buckets", "-", "--token-budget", "512", "--buckets", "2", "-f", "json",
+                 "-o", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["sequences"] == 8 and doc["boundaries"][-1] == 300
+    assert capsys.readouterr().out == ""

@@ -20,7 +20,7 @@ def test_text_one_per_line(tmp_path: Path) -> None:
     assert read_lengths(str(f)).tolist() == VALUES
 
 
-@pytest.mark.parametrize("kind", ["csv", "parquet", "ipc", "ndjson"])
+@pytest.mark.parametrize("kind", ["csv", "parquet", "ipc", "ipc_stream", "ndjson"])
 def test_tabular_column_guessed_by_name(tmp_path: Path, kind: str) -> None:
     frame = pl.DataFrame({"id": [5, 6, 7, 8, 9], "num_tokens": VALUES, "text": list("abcde")})
     f = tmp_path / f"data.{kind}"

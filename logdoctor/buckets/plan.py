@@ -171,8 +171,8 @@ def recommend(lengths: NDArray[np.int64], token_budget: int, *, buckets: int | N
     Raises:
         ConfigError: bad budget, K, bound or max_seq_len.
     """
-    if token_budget < 1:
-        raise ConfigError(f"--token-budget must be positive, got {token_budget}")
+    if token_budget < 1 or shuffles < 1:
+        raise ConfigError(f"token budget and shuffles must be ≥ 1, got {token_budget}, {shuffles}")
     cap = token_budget if max_seq_len is None else max_seq_len
     if not 1 <= cap <= token_budget:
         raise ConfigError(f"--max-seq-len must be in 1..{token_budget} (the budget), got {cap}")

@@ -107,7 +107,7 @@ def test_truncation_is_counted_and_applied() -> None:
 
 
 @pytest.mark.parametrize("kwargs", [{"buckets": 2, "max_padding": 0.1}, {"buckets": 0},
-                                    {"max_padding": 1.5}, {"max_seq_len": 9999}])
+                                    {"max_padding": 1.5}, {"max_seq_len": 9999}, {"shuffles": 0}])
 def test_bad_options_raise_config_error(kwargs: dict[str, float]) -> None:
     with pytest.raises(ConfigError):
         recommend(np.array([1, 2, 3]), 100, **kwargs)  # type: ignore[arg-type]

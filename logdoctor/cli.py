@@ -11,7 +11,7 @@ import typer
 from logdoctor import __version__, pipeline
 from logdoctor.aliases import FieldMap
 from logdoctor.config import AnalysisConfig
-from logdoctor.errors import LogdoctorError
+from logdoctor.errors import ConfigError, LogdoctorError
 from logdoctor.exitcodes import ExitCode
 from logdoctor.renderers import RENDERERS, get_renderer
 from logdoctor.renderers.output import write_output
@@ -62,6 +62,47 @@ def analyze(
     run = pipeline.load(path, fields=fields, steps_per_epoch=steps_per_epoch)
     report = pipeline.analyze(run, AnalysisConfig(fields=fields, steps_per_epoch=steps_per_epoch))
     write_output(renderer.render(report), output, inputs=[path])
+    return ExitCode.OK
+
+
+@app.command()
+def buckets(
+    lengths: Annotated[str, typer.Argument(
+        help="Sequence lengths: text (one per line), CSV/JSONL/Parquet/Arrow, or -.")],
+    token_budget: Annotated[int, typer.Option(
+        "--token-budget", help="Padded tokens per batch (count x longest).")],
+    n_buckets: Annotated[int | None, typer.Option("--buckets", help="Number of buckets K.")] = None,
+    max_padding: Annotated[float | None, typer.Option(
+        "--max-padding", help="Fewest buckets with at most this padding fraction (default 0.10).",
+    )] = None,
+    max_seq_len: Annotated[int | None, typer.Option(
+        "--max-seq-len", help="Truncate longer sequences (default: the budget).")] = None,
+    column: Annotated[str | None, typer.Option("--column", help="Length column.")] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="Output: text or json.")] = "text",
+    emit: Annotated[str | None, typer.Option(
+        "--emit", help="Print code instead: python (a PyTorch batch sampler).")] = None,
+    plot: Annotated[str | None, typer.Option("--plot", help="Also write a PNG to FILE.")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the simulated shuffles.")] = 0,
+    output: OutOpt = "-",
+) -> int:
+    """Recommend length buckets for token-budget batching; price them against random and sorted."""
+    from logdoctor.buckets import read_lengths, recommend
+    from logdoctor.buckets.console import render_text
+    from logdoctor.buckets.report import render_json
+    from logdoctor.buckets.sampler import render_sampler
+
+    if fmt not in ("text", "json") or emit not in (None, "python"):
+        raise ConfigError(f"--format takes text or json, --emit python; got {fmt!r}, {emit!r}")
+    values = read_lengths(lengths, column)
+    plan = recommend(values, token_budget, buckets=n_buckets, max_padding=max_padding,
+                     max_seq_len=max_seq_len, seed=seed)
+    render = render_sampler if emit else render_json if fmt == "json" else render_text
+    text = render(plan)
+    write_output(text, output, inputs=[lengths])
+    if plot:
+        from logdoctor.buckets.plot import render_png
+
+        write_output(render_png(plan, values), plot, inputs=[lengths])
     return ExitCode.OK
 
 

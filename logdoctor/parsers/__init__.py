@@ -4,12 +4,24 @@ from __future__ import annotations
 
 from logdoctor.errors import InputError, ParseError
 from logdoctor.parsers.base import Parser, ParseResult
+from logdoctor.parsers.csvlog import CsvParser
+from logdoctor.parsers.hf_state import HfTrainerStateParser
+from logdoctor.parsers.jsonl import JsonLinesParser
+from logdoctor.parsers.mlflow import MlflowParser
+from logdoctor.parsers.tensorboard import TensorBoardParser
 from logdoctor.parsers.text import TextParser
 from logdoctor.sources import Source
 
 #: Ordered: the first parser whose ``sniff`` accepts the content reads it. Specific formats come
 #: before general ones; the free-form text parser is last.
-PARSERS: tuple[Parser, ...] = (TextParser(),)
+PARSERS: tuple[Parser, ...] = (
+    TensorBoardParser(),
+    MlflowParser(),
+    HfTrainerStateParser(),
+    JsonLinesParser(),
+    CsvParser(),
+    TextParser(),
+)
 
 
 def get_parser(name: str) -> Parser:

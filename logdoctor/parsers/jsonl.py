@@ -1,0 +1,109 @@
+"""JSON lines: one object per record (fairseq JSON, W&B history, LLaMA-Factory, ms-swift)."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+
+from logdoctor.aliases import FieldMap
+from logdoctor.errors import ParseError
+from logdoctor.model import LINE_NO
+from logdoctor.parsers.base import Parser, ParseResult
+from logdoctor.parsers.records import merge_skips, normalize_records
+from logdoctor.sources import Source
+
+#: Lines longer than this are not step records (ms-swift's final line embeds the whole history).
+MAX_RECORD_CHARS = 100_000
+_SNIFF_LINES = 40
+# bare NaN / Infinity are not JSON, but Python's json module writes them: quote them
+_BARE = r"(:\s*)(-?(?:NaN|Infinity|nan|inf))(\s*[,}])"
+
+
+def _lines(source: Source) -> pl.DataFrame:
+    """All lines, numbered from 1, stripped (one vectorised split, no per-line loop)."""
+    text = source.text().replace("\r\n", "\n").replace("\r", "\n")
+    lines = pl.Series("line", text.split("\n"), dtype=pl.String)
+    if lines.len() and lines[-1] == "":
+        lines = lines.head(lines.len() - 1)
+    return (
+        pl.DataFrame({"line": lines})
+        .with_row_index(LINE_NO, offset=1)
+        .with_columns(pl.col("line").str.strip_chars(), pl.col(LINE_NO).cast(pl.Int64))
+    )
+
+
+def _decode(lines: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """Decode candidate object lines; returns (records with line_no, lines that were not JSON).
+
+    Fast path: one polars ``json_decode`` over the column. When some line is not valid JSON the
+    lines are checked one by one with ``json.loads`` (only then) and the bad ones are dropped.
+    """
+    col = pl.col("line").str.replace_all(_BARE, '$1"$2"$3')
+    lines = lines.with_columns(col)
+    try:
+        decoded = _decode_column(lines)
+        bad = 0
+    except pl.exceptions.PolarsError:
+        ok = [_is_object(s) for s in lines["line"].to_list()]
+        keep = pl.Series(ok, dtype=pl.Boolean)
+        bad = int((~keep).sum())
+        lines = lines.filter(keep)
+        if lines.height == 0:
+            return pl.DataFrame({LINE_NO: pl.Series([], dtype=pl.Int64)}), bad
+        decoded = _decode_column(lines)
+    if not isinstance(decoded.schema["rec"], pl.Struct):
+        return pl.DataFrame({LINE_NO: pl.Series([], dtype=pl.Int64)}), bad + lines.height
+    return decoded.unnest("rec"), bad
+
+
+def _decode_column(lines: pl.DataFrame) -> pl.DataFrame:
+    rec = lines["line"].str.json_decode(infer_schema_length=None).alias("rec")
+    return pl.DataFrame({LINE_NO: lines[LINE_NO], "rec": rec})
+
+
+def _is_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
+class JsonLinesParser(Parser):
+    """One JSON object per line; junk lines between records are skipped with a reason."""
+
+    name = "jsonl"
+    description = (
+        "JSON lines, one object per record (fairseq JSON, W&B export, LLaMA-Factory, ms-swift)"
+    )
+
+    def sniff(self, source: Source) -> bool:
+        if source.is_dir:
+            return False
+        head = source.head_text().splitlines()
+        if len(source.head_bytes()) >= 64 * 1024 and len(head) > 1:
+            head = head[:-1]  # the last line of a cut head may be incomplete
+        lines = [ln.strip() for ln in head if ln.strip()][:_SNIFF_LINES]
+        if not lines:
+            return False
+        good = sum(1 for ln in lines if ln.startswith("{") and _is_object(ln))
+        return good >= 1 and good * 2 >= len(lines)
+
+    def parse(self, source: Source, fields: FieldMap) -> ParseResult:
+        lines = _lines(source)
+        n_read = lines.height
+        nonempty = lines.filter(pl.col("line") != "")
+        is_obj = pl.col("line").str.starts_with("{") & pl.col("line").str.ends_with("}")
+        too_long = pl.col("line").str.len_chars() > MAX_RECORD_CHARS
+        skips = {
+            "not a JSON object": nonempty.filter(~is_obj).height,
+            f"line over {MAX_RECORD_CHARS:,} characters (not a step record)": nonempty.filter(
+                is_obj & too_long
+            ).height,
+        }
+        records, bad = _decode(nonempty.filter(is_obj & ~too_long))
+        skips["not a JSON object"] += bad
+        if records.width <= 1:
+            raise ParseError(f"{source.name}: no JSON object records found ({n_read} lines read)")
+        result = normalize_records(records, fields, source.name, n_read)
+        return merge_skips(result, skips)

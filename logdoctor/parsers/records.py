@@ -1,0 +1,214 @@
+"""Normalise key/value records (JSON lines, CSV rows, log_history) into a ParseResult."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logdoctor.aliases import ALIASES, FieldMap, normalize_key
+from logdoctor.errors import ParseError
+from logdoctor.model import EPOCH, LINE_NO, LOSS, STEP
+from logdoctor.parsers.base import ParseResult
+
+#: Normalised key prefixes (and suffixes) that mark evaluation metrics: they go to the evals table.
+EVAL_PREFIXES: tuple[str, ...] = ("eval_", "val_", "valid_", "validation_", "test_", "predict_")
+EVAL_SUFFIXES: tuple[str, ...] = ("_epoch",)
+#: Keys whose presence marks an end-of-training summary record (HF ``train_runtime`` ...).
+SUMMARY_KEYS: frozenset[str] = frozenset(
+    {"train_runtime", "total_flos", "train_samples_per_second", "train_steps_per_second"}
+)
+#: Keys that hold the planned total number of steps.
+TOTAL_KEYS: frozenset[str] = frozenset({"total_steps", "max_steps", "max_iters", "train_iters"})
+_FRACTION = r"^\s*\d+\s*/\s*\d+\s*$"
+
+
+def is_eval_key(key: str) -> bool:
+    """True for an evaluation metric key such as ``eval_loss``, ``val_acc`` or ``loss_epoch``."""
+    k = normalize_key(key)
+    return k.startswith(EVAL_PREFIXES) or k.endswith(EVAL_SUFFIXES)
+
+
+def flatten(frame: pl.DataFrame, sep: str = "/") -> pl.DataFrame:
+    """Unnest structs one level (``{"train": {"loss": 1}}`` -> ``train/loss``); drop lists."""
+    cols: list[pl.Expr] = []
+    for name, dtype in frame.schema.items():
+        if isinstance(dtype, pl.Struct):
+            cols += [
+                pl.col(name).struct.field(f.name).alias(f"{name}{sep}{f.name}")
+                for f in dtype.fields
+            ]
+        elif not isinstance(dtype, pl.List | pl.Array | pl.Object):
+            cols.append(pl.col(name))
+    out = frame.select(cols)
+    # a second level of nesting is not flattened: it cannot hold a scalar metric
+    return out.select([c for c, t in out.schema.items() if not isinstance(t, pl.Struct | pl.List)])
+
+
+def _split_fractions(frame: pl.DataFrame) -> pl.DataFrame:
+    """Split ``"10/430"`` string columns (``global_step/max_steps``) into two numeric columns."""
+    for name, dtype in frame.schema.items():
+        if dtype != pl.String or name == LINE_NO:
+            continue
+        col = frame[name].drop_nulls()
+        if col.len() == 0 or not col.str.contains(_FRACTION).all():
+            continue
+        left, _, right = name.partition("/")
+        first, second = (left, right) if right else (name, f"{name}_total")
+        parts = pl.col(name).str.split("/")
+        frame = frame.with_columns(
+            parts.list.get(0, null_on_oob=True).str.strip_chars().alias(first),
+            parts.list.get(1, null_on_oob=True).str.strip_chars().alias(second),
+        )
+        if name not in (first, second):
+            frame = frame.drop(name)
+    return frame
+
+
+def to_numeric(frame: pl.DataFrame) -> pl.DataFrame:
+    """Cast every column but ``line_no`` to Float64 (strings like ``"11.52"``, ``"NaN"`` included);
+    columns with no numeric value at all are dropped."""
+    exprs: list[pl.Expr] = []
+    for name, dtype in frame.schema.items():
+        if name == LINE_NO:
+            exprs.append(pl.col(name).cast(pl.Int64))
+        elif dtype == pl.String:
+            txt = (
+                pl.col(name)
+                .str.strip_chars()
+                .str.to_lowercase()
+                .str.replace(r"^([-+]?)infinity$", "${1}inf")
+            )
+            exprs.append(txt.cast(pl.Float64, strict=False).alias(name))
+        else:
+            exprs.append(pl.col(name).cast(pl.Float64, strict=False))
+    out = frame.select(exprs)
+    return out.select([c for c in out.columns if c == LINE_NO or out[c].null_count() < out.height])
+
+
+def _targets(columns: list[str], fields: FieldMap) -> dict[str, list[str]]:
+    """target column -> source columns, best first (user override, then alias order)."""
+    groups: dict[str, list[str]] = {}
+    for col in columns:
+        groups.setdefault(fields.resolve(col), []).append(col)
+
+    def rank(target: str, src: str) -> tuple[int, int]:
+        key = normalize_key(src)
+        if fields.overrides.get(target) and normalize_key(fields.overrides[target]) == key:
+            return (0, 0)
+        names = [normalize_key(n) for n in ALIASES.get(target, ())]
+        return (1, names.index(key) if key in names else len(names))
+
+    return {t: sorted(srcs, key=lambda s: rank(t, s)) for t, srcs in groups.items()}
+
+
+def _apply_step_rule(table: pl.DataFrame, notes: list[str]) -> tuple[pl.DataFrame, int | None]:
+    """Give step-less records a step: the integer epoch (Keras) or the loss-record ordinal."""
+    if STEP in table.columns:
+        return table, None
+    if EPOCH in table.columns and table[EPOCH].null_count() == 0:
+        ep = table[EPOCH]
+        if (ep == ep.round()).all() and ep.n_unique() == ep.len():
+            notes.append(
+                "no step column: each record is one epoch; step = the epoch number as written"
+            )
+            return table.with_columns(pl.col(EPOCH).cast(pl.Int64).alias(STEP)), 1
+    notes.append("no step column: step = the number (1-based) of the loss record in file order")
+    ordinal = pl.col(LOSS).is_not_null().cast(pl.Int64).cum_sum()
+    return table.with_columns(ordinal.alias(STEP)), None
+
+
+def normalize_records(
+    frame: pl.DataFrame, fields: FieldMap, name: str, lines_read: int
+) -> ParseResult:
+    """Turn raw records (one row each, a ``line_no`` column, raw keys) into a ParseResult.
+
+    Summary records are skipped, evaluation keys go to ``evals``, names are resolved through the
+    alias table, values are made numeric, and records without a loss are skipped with a reason.
+
+    Raises:
+        ParseError: no record holds a training loss.
+    """
+    skips: dict[str, int] = {}
+    frame = _split_fractions(flatten(frame))
+    summary = [c for c in frame.columns if normalize_key(c) in SUMMARY_KEYS]
+    if summary:
+        is_summary = pl.any_horizontal([pl.col(c).is_not_null() for c in summary])
+        n = frame.filter(is_summary).height
+        if n:
+            skips["run summary record"] = n
+        frame = frame.filter(~is_summary).drop(summary)
+    frame = to_numeric(frame)
+    totals = [c for c in frame.columns if normalize_key(c) in TOTAL_KEYS]
+    total = frame.select(pl.max_horizontal(totals).max()).item() if totals else None
+    frame = frame.drop(totals)
+    sources = [c for c in frame.columns if c != LINE_NO]
+    evals_src = [c for c in sources if is_eval_key(c)]
+    groups = _targets([c for c in sources if c not in evals_src], fields)
+    resolved = [pl.coalesce([pl.col(s) for s in srcs]).alias(t) for t, srcs in groups.items()]
+    resolved += [pl.col(c).alias(normalize_key(c)) for c in evals_src]
+    table = frame.select(pl.col(LINE_NO), *resolved)
+    aliases = {s: t for t, srcs in groups.items() for s in srcs if s != t}
+    if LOSS not in table.columns:
+        seen = ", ".join(sorted(sources)[:20]) or "none"
+        raise ParseError(
+            f"{name}: records found but none holds a training loss (keys seen: {seen})"
+        )
+    notes: list[str] = []
+    table, spe = _apply_step_rule(table, notes)
+    eval_names = [normalize_key(c) for c in evals_src]
+    has_loss = pl.col(LOSS).is_not_null()
+    has_eval = (
+        pl.any_horizontal([pl.col(c).is_not_null() for c in eval_names])
+        if eval_names
+        else pl.lit(False)
+    )
+    train = table.filter(has_loss).drop(eval_names)
+    evals = table.filter(has_eval).select(
+        [c for c in (STEP, LINE_NO, EPOCH) if c in table.columns] + eval_names
+    )
+    n_eval_only = table.filter(~has_loss & has_eval).height
+    if n_eval_only:
+        skips["evaluation record"] = n_eval_only
+    n_other = table.filter(~has_loss & ~has_eval).height
+    if n_other:
+        skips["record without a training loss"] = n_other
+    if train.height == 0:
+        raise ParseError(f"{name}: no record holds a training loss ({table.height} records read)")
+    no_step = train.filter(pl.col(STEP).is_null()).height
+    if no_step:
+        skips["record without a step number"] = no_step
+        train = train.filter(pl.col(STEP).is_not_null())
+    train = train.with_columns(pl.col(STEP).round().cast(pl.Int64))
+    train = train.select([c for c in train.columns if train[c].null_count() < train.height])
+    return ParseResult(
+        table=train,
+        evals=evals,
+        lines_read=lines_read,
+        skip_reasons=skips,
+        total_steps=int(total) if total is not None else None,
+        steps_per_epoch=spe,
+        aliases=aliases,
+        notes=tuple(notes),
+    )
+
+
+def count_skips(skips: dict[str, int], reason: str, n: int) -> None:
+    """Add ``n`` skipped lines under ``reason`` (nothing when ``n`` is 0)."""
+    if n:
+        skips[reason] = skips.get(reason, 0) + n
+
+
+def merge_skips(result: ParseResult, extra: dict[str, int]) -> ParseResult:
+    """A copy of ``result`` with ``extra`` skip counts added."""
+    skips = dict(result.skip_reasons)
+    for k, v in extra.items():
+        count_skips(skips, k, v)
+    return ParseResult(
+        table=result.table,
+        evals=result.evals,
+        lines_read=result.lines_read,
+        skip_reasons=skips,
+        total_steps=result.total_steps,
+        steps_per_epoch=result.steps_per_epoch,
+        aliases=result.aliases,
+        notes=result.notes,
+    )

@@ -11,7 +11,7 @@ from logdoctor.aliases import FieldMap
 from logdoctor.errors import ParseError
 from logdoctor.model import LINE_NO, LOSS, STEP
 from logdoctor.parsers.base import Parser, ParseResult
-from logdoctor.parsers.records import normalize_records
+from logdoctor.parsers.records import normalize_records, resolve_key
 from logdoctor.sources import Source
 
 _LINE = re.compile(r"^\d+ \S+ -?\d+\s*$")
@@ -78,7 +78,7 @@ class MlflowParser(Parser):
         except pl.exceptions.PolarsError as err:
             raise ParseError(f"{source.name}: unreadable MLflow metric file ({err})") from None
         keys = [s["key"][0] for s in series if s.height]
-        loss_keys = [k for k in keys if fields.resolve(k) == LOSS]
+        loss_keys = [k for k in keys if resolve_key(k, fields) == LOSS]
         if not loss_keys:
             raise ParseError(f"{source.name}: no training-loss metric (metrics: {', '.join(keys)})")
         spine_key = sorted(loss_keys, key=lambda k: (k != LOSS, k))[0]

@@ -84,11 +84,25 @@ def to_numeric(frame: pl.DataFrame) -> pl.DataFrame:
     return out.select([c for c in out.columns if c == LINE_NO or out[c].null_count() < out.height])
 
 
+def resolve_key(key: str, fields: FieldMap) -> str:
+    """The column for a record key: its alias; else the alias of its last path component
+    (``batch/n_seq`` -> ``seqs``, ``train/lr`` -> ``lr``); else the normalised key."""
+    canon = fields.canonical(key)
+    if canon:
+        return canon
+    norm = normalize_key(key)
+    if norm.startswith("train_"):
+        canon = fields.canonical(norm[len("train_") :])
+    if not canon and ("/" in key or "." in key):
+        canon = fields.canonical(key.replace(".", "/").rsplit("/", 1)[-1])
+    return canon or norm
+
+
 def _targets(columns: list[str], fields: FieldMap) -> dict[str, list[str]]:
     """target column -> source columns, best first (user override, then alias order)."""
     groups: dict[str, list[str]] = {}
     for col in columns:
-        groups.setdefault(fields.resolve(col), []).append(col)
+        groups.setdefault(resolve_key(col, fields), []).append(col)
 
     def rank(target: str, src: str) -> tuple[int, int]:
         key = normalize_key(src)

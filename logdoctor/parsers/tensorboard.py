@@ -11,7 +11,7 @@ from logdoctor.aliases import FieldMap
 from logdoctor.errors import InputError, ParseError
 from logdoctor.model import LINE_NO, STEP
 from logdoctor.parsers.base import Parser, ParseResult
-from logdoctor.parsers.records import normalize_records
+from logdoctor.parsers.records import normalize_records, resolve_key
 from logdoctor.parsers.tfrecord import looks_like_tfrecord
 from logdoctor.sources import Source
 
@@ -71,7 +71,7 @@ def _read(root: Path, files: list[Path]) -> pl.DataFrame:
 
 def _loss_fallback(columns: list[str], fields: FieldMap) -> dict[str, str]:
     """Rename the one training tag ending in ``loss`` (Keras ``epoch_loss``) to loss."""
-    if any(fields.resolve(c) == "loss" for c in columns):
+    if any(resolve_key(c, fields) == "loss" for c in columns):
         return {}
     cands = [c for c in columns if c.lower().endswith("loss") and not c.startswith("val_")]
     return {cands[0]: "loss"} if len(cands) == 1 else {}

@@ -15,20 +15,21 @@ _SKIP = (STEP, LINE_NO, EPOCH)
 
 
 def is_cumulative(
-    step: np.ndarray, value: np.ndarray, *, min_rows: int = 4, max_spread: float = 3.0
+    step: np.ndarray, value: np.ndarray, *, min_rows: int = 4, tol: float = 0.1
 ) -> bool:
     """True when ``value`` is a running total that grows in proportion to the step.
 
-    A cumulative counter never decreases, rises at (nearly) every logged step, and its ratio to
-    the step number stays within a factor ``max_spread`` (5th to 95th percentile) once the run is
-    under way. A per-batch count fails at least one test: it moves up and down, or is constant
-    (packing), or, when batches are sorted by length, ramps up far slower than the step number.
+    A cumulative counter never decreases, rises at (nearly) every logged row, and equals its
+    typical per-step increase ``c`` times the step: the median of ``|value / (c * step) - 1|`` is at
+    most ``tol``. A per-batch count fails at least one test: it moves up and down, or is constant
+    (packing), or, when batches are sorted by length, it ramps up from a non-zero start, so it is
+    far from ``c * step`` early in the run.
 
     Args:
         step: step numbers, ascending.
         value: the column, same length (NaN for missing).
         min_rows: fewer finite rows than this are never called cumulative.
-        max_spread: largest allowed ratio between high and low percentiles of value / step.
+        tol: largest median relative deviation from ``c * step``.
     """
     ok = np.isfinite(value) & (step > 0)
     s, v = step[ok].astype(float), value[ok]
@@ -37,12 +38,11 @@ def is_cumulative(
     d = np.diff(v)
     if (d < 0).any() or (d > 0).mean() < 0.9:
         return False
-    half = slice(v.size // 4, None)  # ignore warm-up rows near step 0
-    ratio = v[half] / s[half]
-    if (ratio <= 0).any():
+    ds = np.diff(s)
+    rate = float(np.median(d[ds > 0] / ds[ds > 0])) if (ds > 0).any() else 0.0
+    if rate <= 0:
         return False
-    lo, hi = np.percentile(ratio, [5, 95])
-    return bool(hi / lo <= max_spread)
+    return bool(np.median(np.abs(v / (rate * s) - 1.0)) <= tol)
 
 
 def decumulate(table: pl.DataFrame, notes: list[str]) -> pl.DataFrame:

@@ -13,7 +13,8 @@ Rules, applied to the records in file order (``line_no``):
    Short jumps (fewer than ``MIN_RESUME_RUN`` records follow) beside rarer long ones are counted as
    non-monotonic too; when short jumps outnumber long ones, the whole log counts as interleaved.
    A parser may also flag the first record after a restart marker ("Training started") with a
-   ``restart`` column: that record starts a resume even when its step does not go back.
+   ``restart`` column: that record starts a resume even when its step does not go back (a flag on
+   the very first record is the initial start, not a resume).
 3. **The later write wins.** A resume at step ``r`` discards every earlier record with step >= ``r``
    (the final trajectory retrained those steps); they are counted in ``overwritten_steps``. Steps
    repeated by interleaving keep their last write. The table is then sorted by step.
@@ -112,6 +113,8 @@ def _resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
     restart = pl.Series([False] * t.height)
     if RESTART in t.columns:
         restart = t[RESTART].cast(pl.Float64).fill_null(0).fill_nan(0) != 0
+        # the marker before the first step is the initial start, not a resume
+        restart = restart.scatter(0, False) if t.height else restart
         t = t.drop(RESTART)
     t, dups = _drop_duplicates(t.with_columns(restart.alias(RESTART)))
     restart = t[RESTART]

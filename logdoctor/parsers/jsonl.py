@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 import polars as pl
@@ -36,30 +37,53 @@ def _lines(source: Source) -> pl.DataFrame:
 def _decode(lines: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     """Decode candidate object lines; returns (records with line_no, lines that were not JSON).
 
-    Fast path: one polars ``json_decode`` over the column. When some line is not valid JSON the
-    lines are checked one by one with ``json.loads`` (only then) and the bad ones are dropped.
+    Fast path: one ``pl.read_ndjson`` over the lines. When some line is not valid JSON, or a key
+    changes type between records (a number here, an object there), the lines are decoded one by
+    one with ``json.loads`` (only then): bad lines are dropped and every value is kept as text,
+    to be made numeric later.
     """
-    col = pl.col("line").str.replace_all(_BARE, '$1"$2"$3')
-    lines = lines.with_columns(col)
+    lines = lines.with_columns(pl.col("line").str.replace_all(_BARE, '$1"$2"$3'))
+    if lines.height == 0:
+        return pl.DataFrame({LINE_NO: pl.Series([], dtype=pl.Int64)}), 0
     try:
-        decoded = _decode_column(lines)
-        bad = 0
+        buf = io.StringIO(lines["line"].str.join("\n").item())
+        records = pl.read_ndjson(buf, infer_schema_length=None)
+        if records.height == lines.height:
+            return records.with_columns(lines[LINE_NO]), 0
     except pl.exceptions.PolarsError:
-        ok = [_is_object(s) for s in lines["line"].to_list()]
-        keep = pl.Series(ok, dtype=pl.Boolean)
-        bad = int((~keep).sum())
-        lines = lines.filter(keep)
-        if lines.height == 0:
-            return pl.DataFrame({LINE_NO: pl.Series([], dtype=pl.Int64)}), bad
-        decoded = _decode_column(lines)
-    if not isinstance(decoded.schema["rec"], pl.Struct):
-        return pl.DataFrame({LINE_NO: pl.Series([], dtype=pl.Int64)}), bad + lines.height
-    return decoded.unnest("rec"), bad
+        pass
+    return _decode_slowly(lines)
 
 
-def _decode_column(lines: pl.DataFrame) -> pl.DataFrame:
-    rec = lines["line"].str.json_decode(infer_schema_length=None).alias("rec")
-    return pl.DataFrame({LINE_NO: lines[LINE_NO], "rec": rec})
+def _decode_slowly(lines: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """Per-line fallback: nested objects flattened one level, scalars as strings, others dropped."""
+    rows: list[dict[str, str | None]] = []
+    keep: list[int] = []
+    for no, text in zip(lines[LINE_NO].to_list(), lines["line"].to_list(), strict=True):
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            rows.append(_flat_strings(obj))
+            keep.append(no)
+    bad = lines.height - len(rows)
+    if not rows:
+        return pl.DataFrame({LINE_NO: pl.Series([], dtype=pl.Int64)}), bad
+    frame = pl.from_dicts(rows, infer_schema_length=None)
+    return frame.with_columns(pl.Series(LINE_NO, keep, dtype=pl.Int64)), bad
+
+
+def _flat_strings(obj: dict[str, object]) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for key, value in obj.items():
+        if isinstance(value, dict):
+            for sub, v in value.items():
+                if not isinstance(v, dict | list):
+                    out[f"{key}/{sub}"] = None if v is None else str(v)
+        elif not isinstance(value, list):
+            out[key] = None if value is None else str(value)
+    return out
 
 
 def _is_object(text: str) -> bool:

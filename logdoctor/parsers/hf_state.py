@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -63,15 +64,10 @@ class HfTrainerStateParser(Parser):
         spe = _steps_per_epoch(state)
         if spe:
             notes = (*notes, f"steps per epoch {spe} = global_step / epoch of the saved state")
-        return ParseResult(
-            table=result.table,
-            evals=result.evals,
-            lines_read=result.lines_read,
-            skip_reasons=result.skip_reasons,
-            total_steps=int(total)
-            if isinstance(total, int | float) and total > 0
-            else result.total_steps,
+        total_ok = isinstance(total, int | float) and total > 0
+        return dataclasses.replace(
+            result,
+            total_steps=int(total) if total_ok else result.total_steps,  # type: ignore[arg-type]
             steps_per_epoch=spe or result.steps_per_epoch,
-            aliases=result.aliases,
             notes=notes,
         )

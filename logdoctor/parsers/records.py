@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import polars as pl
 
 from logdoctor.aliases import ALIASES, FieldMap, normalize_key
@@ -216,13 +218,4 @@ def merge_skips(result: ParseResult, extra: dict[str, int]) -> ParseResult:
     skips = dict(result.skip_reasons)
     for k, v in extra.items():
         count_skips(skips, k, v)
-    return ParseResult(
-        table=result.table,
-        evals=result.evals,
-        lines_read=result.lines_read,
-        skip_reasons=skips,
-        total_steps=result.total_steps,
-        steps_per_epoch=result.steps_per_epoch,
-        aliases=result.aliases,
-        notes=result.notes,
-    )
+    return dataclasses.replace(result, skip_reasons=skips)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -109,13 +110,4 @@ class TensorBoardParser(Parser):
         )
         result = normalize_records(wide, fields, source.name, long.height)
         note = f"{long.height} scalar events from {len(files)} event file(s); line_no = event order"
-        return ParseResult(
-            table=result.table,
-            evals=result.evals,
-            lines_read=result.lines_read,
-            skip_reasons=result.skip_reasons,
-            total_steps=result.total_steps,
-            steps_per_epoch=result.steps_per_epoch,
-            aliases=result.aliases,
-            notes=(*result.notes, note),
-        )
+        return dataclasses.replace(result, notes=(*result.notes, note))

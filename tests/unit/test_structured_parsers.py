@@ -103,7 +103,8 @@ def test_text_with_commas_is_not_csv(tmp_path: Path) -> None:
     path = _write(
         tmp_path,
         "a.log",
-        "Epoch 1, Step: 10, Batch Loss: 2.5, Lr: 0.1\nEpoch 1, Step: 20, Batch Loss: 2.4, Lr: 0.1\n",
+        "Epoch 1, Step: 10, Batch Loss: 2.5, Lr: 0.1\n"
+        "Epoch 1, Step: 20, Batch Loss: 2.4, Lr: 0.1\n",
     )
     assert sniff(open_source(path)).name == "text"
 

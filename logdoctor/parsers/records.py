@@ -132,6 +132,52 @@ def _apply_step_rule(table: pl.DataFrame, notes: list[str]) -> tuple[pl.DataFram
     return table.with_columns(ordinal.alias(STEP)), None
 
 
+def _drop_summaries(frame: pl.DataFrame, skips: dict[str, int]) -> pl.DataFrame:
+    summary = [c for c in frame.columns if normalize_key(c) in SUMMARY_KEYS]
+    if not summary:
+        return frame
+    is_summary = pl.any_horizontal([pl.col(c).is_not_null() for c in summary])
+    count_skips(skips, "run summary record", frame.filter(is_summary).height)
+    return frame.filter(~is_summary).drop(summary)
+
+
+def _resolve_columns(
+    frame: pl.DataFrame, fields: FieldMap, name: str
+) -> tuple[pl.DataFrame, list[str], dict[str, str]]:
+    """(table with resolved column names, evaluation column names, source -> column aliases)."""
+    sources = [c for c in frame.columns if c != LINE_NO]
+    evals_src = [c for c in sources if is_eval_key(c)]
+    groups = _targets([c for c in sources if c not in evals_src], fields)
+    resolved = [pl.coalesce([pl.col(s) for s in srcs]).alias(t) for t, srcs in groups.items()]
+    resolved += [pl.col(c).alias(normalize_key(c)) for c in evals_src]
+    if LOSS not in groups:
+        seen = ", ".join(sorted(sources)[:20]) or "none"
+        raise ParseError(f"{name}: no record holds a training loss (keys seen: {seen})")
+    aliases = {s: t for t, srcs in groups.items() for s in srcs if s != t}
+    return frame.select(pl.col(LINE_NO), *resolved), [normalize_key(c) for c in evals_src], aliases
+
+
+def _split_rows(
+    table: pl.DataFrame, eval_names: list[str], skips: dict[str, int]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(training rows: those with a loss, evaluation rows: those with an evaluation value)."""
+    has_loss = pl.col(LOSS).is_not_null()
+    has_eval = pl.lit(False)
+    if eval_names:
+        has_eval = pl.any_horizontal([pl.col(c).is_not_null() for c in eval_names])
+    count_skips(skips, "evaluation record", table.filter(~has_loss & has_eval).height)
+    count_skips(skips, "record without a training loss", table.filter(~has_loss & ~has_eval).height)
+    train = table.filter(has_loss).drop(eval_names)
+    keys = [c for c in (STEP, LINE_NO, EPOCH) if c in table.columns]
+    evals = table.filter(has_eval).select(keys + eval_names)
+    no_step = train.filter(pl.col(STEP).is_null()).height
+    count_skips(skips, "record without a step number", no_step)
+    train = train.filter(pl.col(STEP).is_not_null()).with_columns(
+        pl.col(STEP).round().cast(pl.Int64)
+    )
+    return train.select([c for c in train.columns if train[c].null_count() < train.height]), evals
+
+
 def normalize_records(
     frame: pl.DataFrame, fields: FieldMap, name: str, lines_read: int
 ) -> ParseResult:
@@ -144,57 +190,17 @@ def normalize_records(
         ParseError: no record holds a training loss.
     """
     skips: dict[str, int] = {}
-    frame = _split_fractions(flatten(frame))
-    summary = [c for c in frame.columns if normalize_key(c) in SUMMARY_KEYS]
-    if summary:
-        is_summary = pl.any_horizontal([pl.col(c).is_not_null() for c in summary])
-        n = frame.filter(is_summary).height
-        if n:
-            skips["run summary record"] = n
-        frame = frame.filter(~is_summary).drop(summary)
-    frame = to_numeric(frame)
+    frame = to_numeric(_drop_summaries(_split_fractions(flatten(frame)), skips))
     totals = [c for c in frame.columns if normalize_key(c) in TOTAL_KEYS]
     total = frame.select(pl.max_horizontal(totals).max()).item() if totals else None
-    frame = frame.drop(totals)
-    sources = [c for c in frame.columns if c != LINE_NO]
-    evals_src = [c for c in sources if is_eval_key(c)]
-    groups = _targets([c for c in sources if c not in evals_src], fields)
-    resolved = [pl.coalesce([pl.col(s) for s in srcs]).alias(t) for t, srcs in groups.items()]
-    resolved += [pl.col(c).alias(normalize_key(c)) for c in evals_src]
-    table = frame.select(pl.col(LINE_NO), *resolved)
-    aliases = {s: t for t, srcs in groups.items() for s in srcs if s != t}
-    if LOSS not in table.columns:
-        seen = ", ".join(sorted(sources)[:20]) or "none"
-        raise ParseError(
-            f"{name}: records found but none holds a training loss (keys seen: {seen})"
-        )
+    table, eval_names, aliases = _resolve_columns(frame.drop(totals), fields, name)
     notes: list[str] = []
     table, spe = _apply_step_rule(table, notes)
-    eval_names = [normalize_key(c) for c in evals_src]
-    has_loss = pl.col(LOSS).is_not_null()
-    has_eval = (
-        pl.any_horizontal([pl.col(c).is_not_null() for c in eval_names])
-        if eval_names
-        else pl.lit(False)
-    )
-    train = table.filter(has_loss).drop(eval_names)
-    evals = table.filter(has_eval).select(
-        [c for c in (STEP, LINE_NO, EPOCH) if c in table.columns] + eval_names
-    )
-    n_eval_only = table.filter(~has_loss & has_eval).height
-    if n_eval_only:
-        skips["evaluation record"] = n_eval_only
-    n_other = table.filter(~has_loss & ~has_eval).height
-    if n_other:
-        skips["record without a training loss"] = n_other
+    train, evals = _split_rows(table, eval_names, skips)
     if train.height == 0:
-        raise ParseError(f"{name}: no record holds a training loss ({table.height} records read)")
-    no_step = train.filter(pl.col(STEP).is_null()).height
-    if no_step:
-        skips["record without a step number"] = no_step
-        train = train.filter(pl.col(STEP).is_not_null())
-    train = train.with_columns(pl.col(STEP).round().cast(pl.Int64))
-    train = train.select([c for c in train.columns if train[c].null_count() < train.height])
+        raise ParseError(
+            f"{name}: no record holds a training loss and a step ({table.height} read)"
+        )
     return ParseResult(
         table=train,
         evals=evals,

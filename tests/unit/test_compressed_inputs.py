@@ -16,7 +16,7 @@ FORMATS = Path(__file__).resolve().parents[2] / "fixtures" / "formats"
 def test_compressed_copy_parses_like_the_original(ext: str) -> None:
     if ext == "zst":
         pytest.importorskip("zstandard")
-    plain = pipeline.load(str(FORMATS / "jsonl_basic.jsonl"))
+    plain = pipeline.load(str(FORMATS / "struct_resumed.jsonl"))
     packed = pipeline.load(str(FORMATS / f"struct_compressed.jsonl.{ext}"))
     assert packed.meta.format == "jsonl"
     assert packed.table.equals(plain.table)

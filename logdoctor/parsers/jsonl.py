@@ -1,9 +1,11 @@
-"""JSON lines: one object per record (fairseq JSON, W&B history, LLaMA-Factory, ms-swift)."""
+"""JSON lines, one object per record (fairseq, W&B, LLaMA-Factory, ms-swift), or a JSON array."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
+import re
 
 import polars as pl
 
@@ -18,6 +20,7 @@ from logdoctor.sources import Source
 MAX_RECORD_CHARS = 100_000
 _SNIFF_LINES = 40
 # bare NaN / Infinity are not JSON, but Python's json module writes them: quote them
+_ARRAY_START = re.compile(r"^\s*\[\s*\{")
 _BARE = r"(:\s*)(-?(?:NaN|Infinity|nan|inf))(\s*[,}])"
 
 
@@ -86,6 +89,21 @@ def _flat_strings(obj: dict[str, object]) -> dict[str, str | None]:
     return out
 
 
+def _parse_array(source: Source, fields: FieldMap) -> ParseResult:
+    """A JSON array of record objects (a W&B history export saved as one JSON document)."""
+    try:
+        doc = json.loads(source.text())
+    except ValueError as err:
+        raise ParseError(f"{source.name}: JSON array is not valid JSON ({err})") from None
+    rows = [r for r in doc if isinstance(r, dict)] if isinstance(doc, list) else []
+    if not rows:
+        raise ParseError(f"{source.name}: JSON array holds no record objects")
+    frame = pl.from_dicts([_flat_strings(r) for r in rows], infer_schema_length=None)
+    frame = frame.with_row_index(LINE_NO, offset=1).with_columns(pl.col(LINE_NO).cast(pl.Int64))
+    result = normalize_records(frame, fields, source.name, len(doc))
+    return dataclasses.replace(result, notes=(*result.notes, "line_no = record index in the array"))
+
+
 def _is_object(text: str) -> bool:
     try:
         return isinstance(json.loads(text), dict)
@@ -104,6 +122,8 @@ class JsonLinesParser(Parser):
     def sniff(self, source: Source) -> bool:
         if source.is_dir:
             return False
+        if _ARRAY_START.match(source.head_text(4096)):
+            return True
         head = source.head_text().splitlines()
         if len(source.head_bytes()) >= 64 * 1024 and len(head) > 1:
             head = head[:-1]  # the last line of a cut head may be incomplete
@@ -114,6 +134,8 @@ class JsonLinesParser(Parser):
         return good >= 1 and good * 2 >= len(lines)
 
     def parse(self, source: Source, fields: FieldMap) -> ParseResult:
+        if _ARRAY_START.match(source.head_text(4096)):
+            return _parse_array(source, fields)
         lines = _lines(source)
         n_read = lines.height
         nonempty = lines.filter(pl.col("line") != "")

@@ -148,3 +148,11 @@ def test_plain_directory_is_an_input_error(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("hello\n")
     with pytest.raises(InputError, match="is a directory"):
         pipeline.load(str(tmp_path))
+
+
+def test_json_array_of_records(tmp_path: Path) -> None:
+    rows = [{"_step": 0, "train/loss": 2.0, "_runtime": 1.5}, {"_step": 1, "train/loss": 1.8}]
+    run = pipeline.load(_write(tmp_path, "history.json", json.dumps(rows, indent=2)))
+    assert run.meta.format == "jsonl"
+    assert run.table["step"].to_list() == [0, 1]
+    assert run.table["loss"].to_list() == [2.0, 1.8]

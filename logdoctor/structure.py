@@ -12,6 +12,8 @@ Rules, applied to the records in file order (``line_no``):
    files): every such jump is counted in ``nonmonotonic_steps``; none is called a resume.
    Short jumps (fewer than ``MIN_RESUME_RUN`` records follow) beside rarer long ones are counted as
    non-monotonic too; when short jumps outnumber long ones, the whole log counts as interleaved.
+   A long jump whose segment covers no step written before it (a late block filling a gap, as
+   when files are concatenated out of order) is non-monotonic too: a resume rewrites steps.
    A parser may also flag the first record after a restart marker ("Training started") with a
    ``restart`` column: that record starts a resume even when its step does not go back (a flag on
    the very first record is the initial start, not a resume).
@@ -61,19 +63,36 @@ def _drop_duplicates(t: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     return t.filter(~mask), int(mask.sum())
 
 
+def _rewrites_earlier_steps(step: np.ndarray, seg: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """For each jump position, whether its segment's step range covers steps written before it.
+
+    A restart from a checkpoint writes steps again; a block of steps that arrives late and fills a
+    gap (out-of-order files) covers none, so it is not a resume.
+    """
+    out = np.zeros(at.size, dtype=bool)
+    for k, i in enumerate(at):  # only the few long jumps
+        seg_steps = step[seg == seg[i]]
+        earlier = step[:i]
+        out[k] = bool(((earlier >= seg_steps.min()) & (earlier <= seg_steps.max())).any())
+    return out
+
+
 def _classify_jumps(t: pl.DataFrame, restart: pl.Series) -> tuple[pl.Series, int]:
     """(is_resume per record, count of non-resume backward jumps)."""
     back = t.select((pl.col(STEP) <= pl.col(STEP).shift(1)).fill_null(False)).to_series()
     seg = back.cast(pl.Int64).cum_sum()
     seg_len = seg.to_frame("s").select(pl.len().over("s")).to_series()
     last_seg = seg == seg.max()
-    long_after = back & ((seg_len >= MIN_RESUME_RUN) | last_seg)
+    long_after = (back & ((seg_len >= MIN_RESUME_RUN) | last_seg)).to_numpy()
     n_back = int(back.sum())
     n_long = int(long_after.sum())
-    n_short = n_back - n_long
-    if n_short > n_long or n_long > max(MAX_RESUMES, t.height // 100):
+    if n_back - n_long > n_long or n_long > max(MAX_RESUMES, t.height // 100):
         return restart, n_back  # interleaved writers: no jump is a resume
-    return long_after | restart, n_short
+    at = np.flatnonzero(long_after)
+    keep = _rewrites_earlier_steps(t[STEP].to_numpy(), seg.to_numpy(), at)
+    resume = np.zeros(t.height, dtype=bool)
+    resume[at[keep]] = True
+    return pl.Series(resume) | restart, n_back - int(keep.sum())
 
 
 def _apply_resumes(

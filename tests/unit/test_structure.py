@@ -178,3 +178,19 @@ def test_degenerate_columns_zero_or_broken_constant() -> None:
     run = build_run(_result([1, 2, 3], throughput=[0.0] * 3), "x", "jsonl")
     assert any(n.startswith("throughput: constant 0") for n in run.meta.notes)
     assert "throughput" in run.table.columns
+
+
+def test_late_block_filling_a_gap_is_out_of_order_not_a_resume() -> None:
+    steps = [*range(1, 101), *range(150, 201), *range(101, 150)]
+    run = build_run(_result(steps), "x", "text")
+    assert run.meta.resumes == 0
+    assert run.meta.nonmonotonic_steps == 1
+    assert run.table["step"].to_list() == list(range(1, 201))
+
+
+def test_resume_with_shifted_logging_phase_is_still_a_resume() -> None:
+    # logged every 10 steps to 300; the restart from step 201 logs 205, 215, ...: no exact repeat
+    steps = [*range(10, 301, 10), *range(205, 406, 10)]
+    run = build_run(_result(steps), "x", "jsonl")
+    assert run.meta.resume_steps == (205,)
+    assert run.meta.overwritten_steps == 10

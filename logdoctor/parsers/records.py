@@ -148,13 +148,17 @@ def _resolve_columns(
     sources = [c for c in frame.columns if c != LINE_NO]
     evals_src = [c for c in sources if is_eval_key(c)]
     groups = _targets([c for c in sources if c not in evals_src], fields)
-    resolved = [pl.coalesce([pl.col(s) for s in srcs]).alias(t) for t, srcs in groups.items()]
-    resolved += [pl.col(c).alias(normalize_key(c)) for c in evals_src]
+    groups.pop(LINE_NO, None)  # a record's own "line no" key never replaces ours
+    eval_groups: dict[str, list[str]] = {}
+    for c in evals_src:
+        eval_groups.setdefault(normalize_key(c), []).append(c)
+    merged = [*groups.items(), *eval_groups.items()]
+    resolved = [pl.coalesce([pl.col(s) for s in srcs]).alias(t) for t, srcs in merged]
     if LOSS not in groups:
         seen = ", ".join(sorted(sources)[:20]) or "none"
         raise ParseError(f"{name}: no record holds a training loss (keys seen: {seen})")
     aliases = {s: t for t, srcs in groups.items() for s in srcs if s != t}
-    return frame.select(pl.col(LINE_NO), *resolved), [normalize_key(c) for c in evals_src], aliases
+    return frame.select(pl.col(LINE_NO), *resolved), list(eval_groups), aliases
 
 
 def _split_rows(

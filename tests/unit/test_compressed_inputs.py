@@ -40,3 +40,12 @@ def test_zstd_without_the_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(builtins, "__import__", no_zstd)
     with pytest.raises(InputError, match=r"logdoctor\[zstd\]"):
         pipeline.load(str(FORMATS / "struct_compressed.jsonl.zst"))
+
+
+def test_corrupt_gzip_body_is_a_clear_input_error(tmp_path: Path) -> None:
+    data = bytearray((FORMATS / "struct_compressed.jsonl.gz").read_bytes())
+    data[40:80] = bytes(range(40))  # damage the deflate stream, keep the header
+    bad = tmp_path / "bad.jsonl.gz"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(InputError, match="gzip data is corrupt or truncated"):
+        pipeline.load(str(bad))

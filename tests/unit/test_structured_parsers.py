@@ -156,3 +156,13 @@ def test_json_array_of_records(tmp_path: Path) -> None:
     assert run.meta.format == "jsonl"
     assert run.table["step"].to_list() == [0, 1]
     assert run.table["loss"].to_list() == [2.0, 1.8]
+
+
+def test_keys_that_normalise_alike_are_merged(tmp_path: Path) -> None:
+    text = (
+        '{"step": 1, "loss": 2.0, "Line No": 99, "eval loss": 3.0}\n'
+        '{"step": 2, "loss": 1.5, "eval_loss": 2.5}\n'
+    )
+    run = pipeline.load(_write(tmp_path, "a.jsonl", text))
+    assert run.table["line_no"].to_list() == [1, 2]
+    assert run.evals["eval_loss"].to_list() == [3.0, 2.5]

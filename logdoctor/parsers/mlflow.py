@@ -19,8 +19,8 @@ _MAX_FILES = 2000
 
 
 def metrics_dir(root: Path) -> Path | None:
-    """The ``metrics`` folder of a run folder, or the folder itself when it holds metric files."""
-    for cand in (root / "metrics", root):
+    """The ``metrics`` folder of a run folder, or the input itself when it is that folder."""
+    for cand in (root / "metrics", *((root,) if root.name == "metrics" else ())):
         if not cand.is_dir():
             continue
         files = metric_files(cand)

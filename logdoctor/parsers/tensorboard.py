@@ -22,8 +22,11 @@ _MAX_FILES = 1000
 
 
 def event_files(root: Path) -> list[Path]:
-    """Event files under a log directory (recursively), in name order."""
-    return sorted(p for p in root.rglob(EVENT_GLOB) if p.is_file())[:_MAX_FILES]
+    """Event files in a log dir and up to two folder levels below it (run sub-folders), by name."""
+    found: list[Path] = []
+    for pattern in (EVENT_GLOB, f"*/{EVENT_GLOB}", f"*/*/{EVENT_GLOB}"):
+        found += (p for p in root.glob(pattern) if p.is_file())
+    return sorted(found)[:_MAX_FILES]
 
 
 def _loader() -> Any:

@@ -50,3 +50,19 @@ def test_missing_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(builtins, "__import__", no_tb)
     with pytest.raises(InputError, match=r"pip install 'logdoctor\[tensorboard\]'"):
         pipeline.load(str(TB))
+
+
+def test_keras_style_train_and_validation_folders(tmp_path: Path) -> None:
+    pytest.importorskip("tensorboard")
+    from logdoctor.parsers.tfrecord import scalar_event
+
+    for sub, base in (("train", 1.0), ("validation", 2.0)):
+        (tmp_path / sub).mkdir()
+        data = frame(version_event(1.0))
+        for epoch in range(3):
+            data += frame(scalar_event(2.0 + epoch, epoch, "epoch_loss", base - 0.25 * epoch))
+        (tmp_path / sub / "events.out.tfevents.1.host.v2").write_bytes(data)
+    run = pipeline.load(str(tmp_path))
+    assert run.table["step"].to_list() == [0, 1, 2]
+    assert run.table["loss"].to_list() == [1.0, 0.75, 0.5]
+    assert run.evals["val_epoch_loss"].to_list() == [2.0, 1.75, 1.5]

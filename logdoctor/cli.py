@@ -103,6 +103,37 @@ def buckets(
         from logdoctor.buckets.plot import render_png
 
         write_output(render_png(plan, values), plot, inputs=[lengths])
+
+# --- formats / parse (ingest) -----------------------------------------------------------------
+@app.command()
+def formats() -> int:
+    """List the log formats logdoctor reads and the field alias table."""
+    from logdoctor.renderers.tables import formats_text
+
+    typer.echo(formats_text(), nl=False)
+    return ExitCode.OK
+
+
+@app.command()
+def parse(
+    path: Annotated[str, typer.Argument(help="Training log (file, directory, or - for stdin).")],
+    output: Annotated[str, typer.Option("--output", "-o", help="FILE.parquet|.csv|.jsonl or -.")] = "-",
+    field_map: MapOpt = None,
+    steps_per_epoch: SpeOpt = None,
+    format_in: Annotated[
+        str | None, typer.Option("--format-in", help="Force a parser (see `logdoctor formats`).")
+    ] = None,
+    table_fmt: Annotated[
+        str | None, typer.Option("--table-format", help="parquet, csv or jsonl (default: by -o).")
+    ] = None,
+) -> int:
+    """Write the normalised step table of a log, for your own notebooks."""
+    from logdoctor.renderers.tables import render_table, table_format
+
+    fmt = table_format(output, table_fmt)
+    fields = FieldMap.parse(field_map or [])
+    run = pipeline.load(path, fields=fields, steps_per_epoch=steps_per_epoch, fmt=format_in)
+    write_output(render_table(run, fmt), output, inputs=[path])
     return ExitCode.OK
 
 

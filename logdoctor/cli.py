@@ -103,6 +103,8 @@ def buckets(
         from logdoctor.buckets.plot import render_png
 
         write_output(render_png(plan, values), plot, inputs=[lengths])
+    return ExitCode.OK
+
 
 # --- formats / parse (ingest) -----------------------------------------------------------------
 @app.command()

@@ -18,11 +18,28 @@ from logdoctor.cli import main
 
 NAMES = sorted(
     [
-        "empty.log", "whitespace.log", "binary_png.log", "binary_checkpoint.pt", "no_steps.log",
-        "non_utf8.log", "crlf.log", "mixed_endings.log", "one_step.log", "two_steps.log",
-        "constant_loss.log", "all_nan.log", "all_inf.log", "huge_negative.log", "out_of_order.log",
-        "duplicated_steps.log", "interleaved_ranks.log", "truncated_last_line.log",
-        "truncated.log.gz", "gzipped.log.gz", "a_directory", "missing.log",
+        "empty.log",
+        "whitespace.log",
+        "binary_png.log",
+        "binary_checkpoint.pt",
+        "no_steps.log",
+        "non_utf8.log",
+        "crlf.log",
+        "mixed_endings.log",
+        "one_step.log",
+        "two_steps.log",
+        "constant_loss.log",
+        "all_nan.log",
+        "all_inf.log",
+        "huge_negative.log",
+        "out_of_order.log",
+        "duplicated_steps.log",
+        "interleaved_ranks.log",
+        "truncated_last_line.log",
+        "truncated.log.gz",
+        "gzipped.log.gz",
+        "a_directory",
+        "missing.log",
     ]
 )
 
@@ -58,13 +75,17 @@ def test_hostile_input(name: str, hostile: dict[str, tuple[Path, str]], capsys: 
         assert doc["series"]["steps"] >= 1
 
 
-def test_all_nan_is_reported_as_nonfinite(hostile: dict[str, tuple[Path, str]], capsys: pytest.CaptureFixture[str]) -> None:
+def test_all_nan_is_reported_as_nonfinite(
+    hostile: dict[str, tuple[Path, str]], capsys: pytest.CaptureFixture[str]
+) -> None:
     main(["analyze", str(hostile["all_nan.log"][0]), "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
     assert doc["series"]["nonfinite_loss_steps"] == 200
 
 
-def test_duplicates_and_out_of_order_are_counted(hostile: dict[str, tuple[Path, str]], capsys: pytest.CaptureFixture[str]) -> None:
+def test_duplicates_and_out_of_order_are_counted(
+    hostile: dict[str, tuple[Path, str]], capsys: pytest.CaptureFixture[str]
+) -> None:
     main(["analyze", str(hostile["duplicated_steps.log"][0]), "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
     assert doc["series"]["steps"] == 200 and doc["series"]["duplicate_steps"] == 200

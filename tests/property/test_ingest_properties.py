@@ -17,7 +17,9 @@ from logdoctor.errors import LogdoctorError
 from logdoctor.model import validate_run
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-SEEDS = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.suffix in {".log", ".jsonl", ".csv", ".json", ".txt", ".tsv"})[:40]
+SEEDS = sorted(
+    p for p in FIXTURES.rglob("*") if p.is_file() and p.suffix in {".log", ".jsonl", ".csv", ".json", ".txt", ".tsv"}
+)[:40]
 
 
 def _load_bytes(data: bytes, suffix: str = ".log") -> object:

@@ -31,7 +31,7 @@ from logdoctor.model import (
     Run,
     SeriesSummary,
 )
-from logdoctor.parsers import PARSERS, get_parser, sniff
+from logdoctor.parsers import PARSERS, ensure_content, get_parser, sniff
 from logdoctor.sources import Source, open_source
 from logdoctor.structure import build_run
 
@@ -49,6 +49,8 @@ def load(
         InputError / ParseError: the input cannot be read or holds no training steps.
     """
     source = open_source(path)
+    if fmt:
+        ensure_content(source)
     parser = get_parser(fmt) if fmt else sniff(source)
     result = parser.parse(source, fields or FieldMap())
     return build_run(result, source.name, parser.name, steps_per_epoch)
@@ -121,9 +123,8 @@ _COMPRESSED = (".gz", ".bz2", ".xz", ".zst")
 
 def is_run_dir(path: Path) -> bool:
     """True for a directory that is itself one run (MLflow run folder, TensorBoard log dir)."""
-    if any(p.sniff(Source(name=str(path), path=path, is_dir=True)) for p in PARSERS):
-        return True
-    return (path / "metrics").is_dir() or any(path.glob("events.out.tfevents.*"))
+    source = Source(name=str(path), path=path, is_dir=True)
+    return any(p.sniff(source) for p in PARSERS)
 
 
 def _is_log_file(path: Path) -> bool:

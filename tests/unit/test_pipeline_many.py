@@ -22,6 +22,7 @@ def _tree(tmp_path: Path) -> Path:
     (tmp_path / "runs" / "notes.md").write_text("# not a log\n")
     (tmp_path / "runs" / "mlrun").mkdir()
     (tmp_path / "runs" / "mlrun" / "metrics").mkdir()
+    (tmp_path / "runs" / "mlrun" / "metrics" / "loss").write_text("1700000000000 2.5 1\n1700000000100 2.4 2\n")
     (tmp_path / "runs" / "empty").mkdir()
     return tmp_path / "runs"
 

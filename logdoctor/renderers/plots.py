@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -140,7 +141,7 @@ def figure(report: Report) -> Figure:
     v = report.verdict
     cause = "" if v.cause == VERDICT_TITLES[v.batching] else f" - {v.cause}"
     fig.suptitle(
-        f"{report.meta.path}: {VERDICT_TITLES[v.batching]} (confidence {v.confidence:.0%}){cause}",
+        f"{PurePath(report.meta.path).name}: {VERDICT_TITLES[v.batching]} (confidence {v.confidence:.0%}){cause}",
         fontsize=12,
     )
     return fig

@@ -26,6 +26,28 @@ _METADATA: dict[str, dict[str, Any]] = {
 }
 
 
+#: Display limits: a line keeps its min/max envelope over this many buckets, a scatter this many points.
+LINE_BUCKETS = 2000
+SCATTER_POINTS = 20000
+
+
+def envelope(x: np.ndarray, y: np.ndarray, buckets: int = LINE_BUCKETS) -> tuple[np.ndarray, np.ndarray]:
+    """Downsample a line for display, keeping each bucket's min and max so spikes stay visible."""
+    if x.size <= 2 * buckets:
+        return x, y
+    edges = np.linspace(0, x.size, buckets + 1).astype(int)[:-1]
+    with np.errstate(invalid="ignore"):
+        lo, hi = np.fmin.reduceat(y, edges), np.fmax.reduceat(y, edges)
+    xs = np.repeat(x[edges], 2)
+    ys = np.column_stack([lo, hi]).ravel()
+    return xs, ys
+
+
+def thin(n: int, limit: int = SCATTER_POINTS) -> np.ndarray:
+    """Evenly strided indices of at most ``limit`` points (deterministic)."""
+    return np.arange(0, n, max(1, -(-n // limit)))
+
+
 def _epoch_index(report: Report, steps: np.ndarray) -> np.ndarray | None:
     t = report.run.table
     if EPOCH in t.columns and report.run.has(EPOCH):
@@ -36,7 +58,7 @@ def _epoch_index(report: Report, steps: np.ndarray) -> np.ndarray | None:
 
 def _loss_panel(ax: Axes, report: Report, steps: np.ndarray, loss: np.ndarray) -> None:
     a = report.artifacts
-    ax.plot(steps, loss, lw=0.8, color="tab:blue", label="loss")
+    ax.plot(*envelope(steps, loss), lw=0.8, color="tab:blue", label="loss")
     bad = ~np.isfinite(loss)
     if bad.any():  # NaN has no height: mark it along the bottom edge
         ax.plot(
@@ -63,7 +85,9 @@ def _loss_panel(ax: Axes, report: Report, steps: np.ndarray, loss: np.ndarray) -
     other = ACC if report.run.has(ACC) else LR if report.run.has(LR) else None
     if other:
         twin = ax.twinx()
-        twin.plot(steps, report.run.table[other].to_numpy(), lw=0.8, color="tab:green", alpha=0.55)
+        twin.plot(
+            *envelope(steps, report.run.table[other].to_numpy().astype(float)), lw=0.8, color="tab:green", alpha=0.55
+        )
         twin.set_ylabel(f"{other} (green)", color="tab:green")
         ax.set_zorder(twin.get_zorder() + 1)
         ax.patch.set_visible(False)
@@ -72,15 +96,17 @@ def _loss_panel(ax: Axes, report: Report, steps: np.ndarray, loss: np.ndarray) -
 
 
 def _length_panel(ax: Axes, report: Report, steps: np.ndarray, loss: np.ndarray) -> None:
+    keep = thin(steps.size)
     epochs = _epoch_index(report, steps)
-    length = report.run.table[LEN_MEAN].to_numpy()
+    epochs = None if epochs is None else epochs[keep]
+    length, loss = report.run.table[LEN_MEAN].to_numpy()[keep], loss[keep]
     if epochs is None:
         ax.scatter(length, loss, s=6, color="tab:blue", alpha=0.7, linewidths=0)
     elif np.unique(epochs).size <= 10:
         for e in np.unique(epochs):
             sel = epochs == e
             ax.scatter(length[sel], loss[sel], s=6, alpha=0.7, linewidths=0, label=f"epoch {e + 1}")
-        ax.legend(fontsize=8, markerscale=2, framealpha=0.85)
+        ax.legend(loc="upper left", fontsize=8, markerscale=2, framealpha=0.85)
     else:
         sc = ax.scatter(length, loss, c=epochs + 1, s=6, cmap="viridis", alpha=0.7, linewidths=0)
         ax.figure.colorbar(sc, ax=ax, label="epoch")
@@ -94,14 +120,12 @@ def _periodogram_panel(ax: Axes, report: Report) -> None:
     ax.plot(a.periodogram_period, a.periodogram_power, lw=1, color="tab:blue")
     ax.set_xscale("log")
     if a.period:
-        ax.axvline(
-            a.period, color="tab:red", ls="--", lw=1.3, label=f"detected period {a.period:g} steps"
-        )
+        ax.axvline(a.period, color="tab:red", ls="--", lw=1.3, label=f"detected period {a.period:g} steps")
     spe = report.series.steps_per_epoch
     if spe:
         ax.axvline(spe, color="0.55", ls=":", lw=1.3, label=f"epoch length {spe} steps")
     if a.period or spe:
-        ax.legend(fontsize=8)
+        ax.legend(loc="upper left", fontsize=8)
     ax.set_xlabel("period (steps)")
     ax.set_ylabel("power")
     ax.set_title("periodogram of the detrended loss")
@@ -171,9 +195,7 @@ class PlotRenderer(Renderer):
 
     def render_many(self, reports: Sequence[Report]) -> bytes:
         if len(reports) != 1:
-            raise ConfigError(
-                f"a plot shows one run, got {len(reports)}; plot each input on its own"
-            )
+            raise ConfigError(f"a plot shows one run, got {len(reports)}; plot each input on its own")
         return self.render(reports[0])
 
 

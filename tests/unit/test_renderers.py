@@ -161,3 +161,18 @@ def test_summary_table_lists_errors() -> None:
     assert "b.log: file is empty" in out
     md = get_renderer("markdown")().render_outcomes(outcomes)
     assert "| a.log | 600 | sorted | LD501 sorted-batching (error) | 1 |" in md
+
+
+def test_envelope_keeps_spikes_and_bounds_points() -> None:
+    import numpy as np
+
+    from logdoctor.renderers.plots import envelope, thin
+
+    y = np.zeros(1_000_000)
+    y[654_321] = 9.0
+    y[10] = np.nan
+    xs, ys = envelope(np.arange(y.size), y, buckets=1000)
+    assert xs.size == 2000 and np.nanmax(ys) == 9.0 and np.isfinite(ys).all()
+    small = np.arange(10.0)
+    assert envelope(small, small)[1] is small
+    assert thin(1_000_000, 20_000).size == 20_000 and thin(5, 20_000).tolist() == [0, 1, 2, 3, 4]

@@ -101,7 +101,7 @@ def _emit(outcomes: list[Outcome], fmt: str, verbosity: int, output: str, paths:
         if o.error:
             typer.echo(f"logdoctor: error: {o.error}", err=True)
     if len(outcomes) > 1 or any(o.report for o in outcomes):
-        renderer = get_renderer(fmt)(verbosity=verbosity)
+        renderer = get_renderer(fmt)(verbosity=verbosity, color=None if output == "-" else False)
         write_output(renderer.render_outcomes(outcomes), output, inputs=paths)
 
 

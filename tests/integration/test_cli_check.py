@@ -139,3 +139,11 @@ def test_quiet_many_inputs_one_line_each(logs: Path, capsys: pytest.CaptureFixtu
         "healthy.log: batching inconclusive (0%) - undetermined; no findings\n"
         "nan.log: batching inconclusive (0%) - undetermined; 1 finding (1 error)\n"
     )
+
+
+def test_no_colour_in_files_even_from_a_terminal(logs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.setattr("logdoctor.renderers.console.use_color", lambda stream=None: True)
+    assert main(["analyze", "nan.log", "-o", "report.txt"]) == 0
+    text = Path("report.txt").read_text()
+    assert "\x1b[" not in text and "nan.log" in text

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from logdoctor.codes import RULES
 from logdoctor.model import Outcome, Report
 from logdoctor.renderers.base import Renderer
-from logdoctor.renderers.rows import evidence_sentences, where
+from logdoctor.renderers.evidence import evidence_sentences
+from logdoctor.renderers.rows import where
 
 
 def _suite(report: Report) -> ET.Element:

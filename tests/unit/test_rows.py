@@ -9,12 +9,10 @@ import polars as pl
 
 from logdoctor import codes
 from logdoctor.model import validate_run
+from logdoctor.renderers.evidence import evidence_sentences, format_p, format_value
 from logdoctor.renderers.rows import (
     build_rows,
     count_phrase,
-    evidence_sentences,
-    format_p,
-    format_value,
     sparkline,
     step_range,
     summary_rows,

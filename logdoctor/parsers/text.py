@@ -1,79 +1,88 @@
-"""Free-form text logs: ``step N ... key=value`` lines (minimal version; see issue 2)."""
+"""Free-form text logs: custom ``key=value`` lines, nanoGPT, llm.c, Megatron, fairseq, Marian, ..."""
 
 from __future__ import annotations
-
-import io
 
 import polars as pl
 
 from logdoctor.aliases import FieldMap
-from logdoctor.errors import ParseError
+from logdoctor.errors import InputError, ParseError
+from logdoctor.model import LINE_NO, STEP
 from logdoctor.parsers.base import Parser, ParseResult
+from logdoctor.parsers.lines import clean, read_lines
+from logdoctor.parsers.textblocks import rewrite
+from logdoctor.parsers.textfast import fast_rows
+from logdoctor.parsers.textshape import Extracted, extract
 from logdoctor.sources import Source
 
-_STEP = r"(?i)\b(?:step|iter|iteration)\s*[:=]?\s*(\d+)"
-_PAIR = r"([A-Za-z_][\w/.]*)\s*[=:]\s*([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|nan|inf|NaN|Inf))"
+_SNIFF_BYTES = 8192
+_CONTROL = bytes(range(0, 32)).replace(b"\t", b"").replace(b"\n", b"").replace(b"\r", b"")
+_CONTROL = _CONTROL.replace(b"\x1b", b"")
 
 
-def read_lines(source: Source) -> pl.Series:
-    """All lines of a text source as a String series (no Python loop over lines)."""
-    data = source.read_bytes()
-    text = data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
-    frame = pl.read_csv(
-        io.BytesIO(text.encode()),
-        has_header=False,
-        separator="\x1f",
-        quote_char=None,
-        new_columns=["line"],
-        schema_overrides={"line": pl.String},
-        truncate_ragged_lines=True,
-    )
-    return frame["line"].fill_null("")
+def is_binary(head: bytes) -> bool:
+    """True when a byte prefix is not text: a NUL byte, or more than 10% control bytes."""
+    if b"\x00" in head:
+        return True
+    if not head:
+        return False
+    control = sum(head.count(bytes([c])) for c in _CONTROL)
+    return control > len(head) // 10
+
+
+def _combine(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    if not frames:
+        return pl.DataFrame()
+    return pl.concat(frames, how="diagonal_relaxed").sort(LINE_NO)
+
+
+def _total(out: Extracted) -> int | None:
+    totals = [s.drop_nulls().drop_nans() for s in out.totals]
+    values = [float(v) for s in totals if s.len() for v in (s.max(),) if v is not None]
+    return int(max(values)) if values else None  # type: ignore[arg-type]
 
 
 class TextParser(Parser):
-    """Lines with a step number and ``key=value`` / ``key: value`` metric pairs."""
+    """Lines that carry a step number and metric values, in whatever spelling a tool prints."""
 
     name = "text"
-    description = "free-form text lines: step N ... loss=X acc=Y key=value"
+    description = (
+        "free-form text lines (key=value, key: value, key value; nanoGPT, llm.c, Megatron, "
+        "fairseq, Marian, Joey NMT, OpenNMT, OLMo, Sockeye, ...)"
+    )
 
     def sniff(self, source: Source) -> bool:
         if source.is_dir:
             return False
-        head = source.head_text()
-        return "\x00" not in head[:8192]
+        return not is_binary(source.head_bytes(_SNIFF_BYTES))
 
     def parse(self, source: Source, fields: FieldMap) -> ParseResult:
-        lines = read_lines(source)
-        df = pl.DataFrame({"line": lines}).with_row_index("line_no", offset=1)
-        df = df.with_columns(
-            pl.col("line").str.extract(_STEP, 1).cast(pl.Int64, strict=False).alias("step"),
-            pl.col("line").str.extract_all(_PAIR).alias("pairs"),
-        )
-        steps = df.filter(pl.col("step").is_not_null() & (pl.col("pairs").list.len() > 0))
-        if steps.height == 0:
-            raise ParseError(f"{source.name}: no training steps found")
-        long = (
-            steps.select("line_no", "step", "pairs")
-            .explode("pairs")
-            .with_columns(
-                pl.col("pairs").str.extract(r"^([A-Za-z_][\w/.]*)", 1).alias("key"),
-                pl.col("pairs").str.extract(r"[=:]\s*(\S+)$", 1).str.to_lowercase()
-                .cast(pl.Float64, strict=False).alias("value"),
+        data = source.read_bytes()
+        if is_binary(data[:_SNIFF_BYTES]):
+            raise InputError(f"{source.name}: binary file, not a text training log")
+        frame = read_lines(data)
+        out = Extracted()
+        rest = fast_rows(data, frame, fields, out)
+        rest, folded = rewrite(clean(rest))
+        if folded:
+            out.skips["metric block line"] += folded
+        extract(rest, fields, out)
+        table = _combine(out.train)
+        if table.height == 0:
+            seen = ", ".join(sorted(out.aliases)) or "none"
+            reasons = ", ".join(f"{k}: {v}" for k, v in out.skips.most_common(4))
+            raise ParseError(
+                f"{source.name}: no training steps found in {frame.height} lines "
+                f"(skipped: {reasons or 'nothing'}; renamed keys seen: {seen})"
             )
-        )
-        keys = long["key"].unique().to_list()
-        mapping = {k: fields.resolve(k) for k in keys if k is not None}
-        long = long.with_columns(pl.col("key").replace_strict(mapping, default=None))
-        long = long.filter(pl.col("key").is_not_null() & (pl.col("key") != "step"))
-        wide = long.pivot(on="key", index=["line_no", "step"], values="value", aggregate_function="first")
-        if "loss" not in wide.columns:
-            raise ParseError(f"{source.name}: step lines found but no loss (keys seen: {', '.join(sorted(mapping))})")
-        wide = wide.filter(pl.col("loss").is_not_null() | pl.col("loss").is_nan()).sort("line_no")
-        skipped = lines.len() - wide.height
+        notes: list[str] = []
+        if out.ppl_loss:
+            notes.append("loss derived as ln(perplexity): the log prints perplexity only")
         return ParseResult(
-            table=wide,
-            lines_read=lines.len(),
-            skip_reasons={"no training step": skipped} if skipped else {},
-            aliases={k: v for k, v in mapping.items() if k != v},
+            table=table.with_columns(pl.col(STEP).cast(pl.Int64)),
+            evals=_combine(out.evals),
+            lines_read=data.count(b"\n") + (0 if data.endswith(b"\n") else 1),
+            skip_reasons={k: v for k, v in out.skips.items() if v},
+            total_steps=_total(out),
+            aliases=out.aliases,
+            notes=tuple(notes),
         )

@@ -21,7 +21,7 @@ def read_lines(data: bytes) -> pl.DataFrame:
         data = data.replace(b"\x1f", b" ")
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n")
-    if not data.strip():
+    if not data or data.isspace():
         return pl.DataFrame(schema={LINE_NO: pl.Int64, LINE: pl.String})
     frame = pl.read_csv(
         data,

@@ -80,7 +80,7 @@ class TextParser(Parser):
         return ParseResult(
             table=table.with_columns(pl.col(STEP).cast(pl.Int64)),
             evals=_combine(out.evals),
-            lines_read=data.count(b"\n") + (0 if data.endswith(b"\n") else 1),
+            lines_read=int(frame[LINE_NO].max() or 0),  # type: ignore[arg-type]
             skip_reasons={k: v for k, v in out.skips.items() if v},
             total_steps=_total(out),
             aliases=out.aliases,

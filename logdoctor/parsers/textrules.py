@@ -33,7 +33,7 @@ EVAL_MARK_RE = re.compile(
 )
 #: Key prefixes of evaluation metrics (compared after normalize_key).
 EVAL_PREFIXES = ("val_", "valid_", "validation_", "eval_", "evaluation_", "test_", "dev_")
-EVAL_KEYS = frozenset({"val", "valid", "validation", "eval", "test", "hellaswag"})
+EVAL_KEYS = frozenset({"val", "valid", "validation", "eval", "test", "hellaswag", "tel"})
 #: Log-record prefixes up to the level name (``2021-05-10 14:08 | INFO | ``), stripped first.
 LEVEL_PREFIX = r"^.{0,120}?\b(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\b\]?(?:\s*[-:|]\s*|\s+)"
 RANK_PREFIX = r"^(?:\[rank\d+\]:\s?|\d{1,4}:\s)"
@@ -43,7 +43,7 @@ _UNIT_AFTER = re.compile(
     r"^\s*(tok/s|tokens/s|tok/sec|tokens/sec|tokens/second|words/s|samples/s|sents?/s"
     r"|ms/iter|ms/batch|ms/step|batches|sec)\b"
 )
-_WORD_AFTER = re.compile(r"^\s*([A-Za-z][A-Za-z_]*)\b(?!/)")
+_WORD_AFTER = re.compile(r"^\s*([A-Za-z][A-Za-z_]*)\b(?![/=:])")
 _DELIMS = re.compile(r"[|,;{}\[\]\t<>]|\s:\s|:\s|\s-\s|\s{2,}")
 _UNITS = frozenset({"ms", "s", "sec", "secs", "h", "m", "min", "%", "x", "gb", "mb", "it", "it/s",
                     "s/it", "ms/it", "us", "batches"})
@@ -89,8 +89,8 @@ def resolve(phrase: str, fields: FieldMap) -> str:
         canon = fields.canonical(" ".join(words[i:]))
         if canon:
             return canon
-    tail = phrase.rsplit("/", 1)[-1]
-    return fields.canonical(tail) or full
+    tail = fields.canonical(phrase.rsplit("/", 1)[-1])
+    return tail if tail and tail != "step" else full
 
 
 def is_eval_key(name: str) -> bool:
@@ -124,9 +124,9 @@ class LineKeys:
     totals: tuple[bool, ...]
 
 
-def line_keys(line: str) -> LineKeys:
-    """Assign a key to every value of one line, from the text around it."""
-    spans = [
+def value_spans(line: str) -> list[tuple[int, int]]:
+    """(start, end) of every value in a line, skipping a ``nan`` that is a word of a key."""
+    return [
         m.span()
         for m in VALUE_RE.finditer(line)
         if not (
@@ -135,6 +135,11 @@ def line_keys(line: str) -> LineKeys:
             and line[: m.start()].rstrip().rsplit(" ", 1)[-1].lower() in _STOPWORDS
         )
     ]
+
+
+def line_keys(line: str) -> LineKeys:
+    """Assign a key to every value of one line, from the text around it."""
+    spans = value_spans(line)
     n = len(spans)
     gaps = [line[(spans[i - 1][1] if i else 0) : spans[i][0]] for i in range(n)]
     after = [line[spans[i][1] : (spans[i + 1][0] if i + 1 < n else len(line))] for i in range(n)]

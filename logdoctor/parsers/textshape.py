@@ -75,12 +75,14 @@ def list_value(i: int) -> pl.Expr:
     return pl.col(_VALS).list.get(i, null_on_oob=True)
 
 
-def _select(part: pl.DataFrame, cols: dict[str, int], value: ValueOf) -> pl.DataFrame:
-    exprs = [numeric(value(i), name) for name, i in cols.items()]
+def _select(part: pl.DataFrame, cols: dict[str, int], value: ValueOf, cast: bool) -> pl.DataFrame:
+    exprs = [numeric(value(i), name) if cast else value(i).alias(name) for name, i in cols.items()]
     return part.select(pl.col(LINE_NO), *exprs)
 
 
-def rows(part: pl.DataFrame, plan: Plan, out: Extracted, value: ValueOf = list_value) -> None:
+def rows(
+    part: pl.DataFrame, plan: Plan, out: Extracted, value: ValueOf = list_value, cast: bool = True
+) -> None:
     """Build the train and eval rows of one shape's lines.
 
     Args:
@@ -88,14 +90,15 @@ def rows(part: pl.DataFrame, plan: Plan, out: Extracted, value: ValueOf = list_v
         plan: how lines of this shape are read.
         out: where rows, totals and skip counts go.
         value: expression for the i-th value of a line.
+        cast: True when ``value`` gives text to convert, False when it is already typed.
     """
     if plan.total is not None:
-        out.totals.append(_select(part, {"t": plan.total}, value)["t"])
+        out.totals.append(_select(part, {"t": plan.total}, value, cast)["t"])
     if plan.evals:
-        out.evals.append(_select(part, plan.evals, value))
+        out.evals.append(_select(part, plan.evals, value, cast))
     if plan.role != "train":
         return
-    table = _select(part, plan.train, value)
+    table = _select(part, plan.train, value, cast)
     if plan.derived_step:
         step = (pl.col(EPOCH) - 1) * pl.col(BATCHES_TOTAL) + pl.col(BATCHES)
         table = table.with_columns(step.alias(STEP))

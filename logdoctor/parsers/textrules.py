@@ -47,9 +47,11 @@ _WORD_AFTER = re.compile(r"^\s*([A-Za-z][A-Za-z_]*)\b(?![/=:])")
 _DELIMS = re.compile(r"[|,;{}\[\]\t<>]|\s:\s|:\s|\s-\s|\s{2,}")
 _UNITS = frozenset({"ms", "s", "sec", "secs", "h", "m", "min", "%", "x", "gb", "mb", "it", "it/s",
                     "s/it", "ms/it", "us", "batches"})
+#: First words that make a phrase a different quantity than its last word (``consumed tokens``).
+_CUMULATIVE = frozenset({"consumed", "total", "cumulative", "number", "skipped", "elapsed", "num"})
 _STOPWORDS = frozenset({"of", "the", "at", "per", "in", "no", "with", "a", "an", "to", "for"})
 #: ``number of nan iterations:``: a nan that is a word of the next key, not a value.
-_NAN_IN_KEY = re.compile(r"^\s+[a-z]+\b[^|,;=:]{0,40}[:=]")
+_NAN_IN_KEY = re.compile(r"\s+[a-z]+\b[^|,;=:]{0,40}[:=]")
 _STEP_RANK = {normalize_key(n): i for i, n in enumerate(ALIASES["step"])}
 _MAX_KEY_WORDS = 6
 
@@ -81,7 +83,7 @@ def resolve(phrase: str, fields: FieldMap) -> str:
     """
     full = normalize_key(phrase)
     words = phrase.split()
-    if fields.canonical(phrase) or full.startswith("number_of"):
+    if fields.canonical(phrase) or words[0].lower() in _CUMULATIVE:
         return fields.resolve(phrase)
     if is_eval_key(full) and len(words) <= 2:
         return full

@@ -1,4 +1,4 @@
-"""Read a text log into a (line_no, line) table: bad bytes replaced, CRLF/CR and tqdm noise handled."""
+"""Read a text log into (line_no, line) rows: bad bytes replaced, CRLF/CR and tqdm handled."""
 
 from __future__ import annotations
 

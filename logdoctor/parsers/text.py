@@ -1,4 +1,4 @@
-"""Free-form text logs: custom ``key=value`` lines, nanoGPT, llm.c, Megatron, fairseq, Marian, ..."""
+"""Free-form text logs: custom key=value lines, nanoGPT, llm.c, Megatron, fairseq, Marian..."""
 
 from __future__ import annotations
 
@@ -36,9 +36,10 @@ def _combine(frames: list[pl.DataFrame]) -> pl.DataFrame:
 
 
 def _total(out: Extracted) -> int | None:
-    totals = [s.drop_nulls().drop_nans() for s in out.totals]
-    values = [float(v) for s in totals if s.len() for v in (s.max(),) if v is not None]
-    return int(max(values)) if values else None  # type: ignore[arg-type]
+    """The planned total steps: the largest ``N/T`` total seen on step lines."""
+    values = [s.drop_nulls().drop_nans() for s in out.totals]
+    best = max((float(s.max()) for s in values if s.len()), default=None)  # type: ignore[arg-type]
+    return int(best) if best is not None else None
 
 
 class TextParser(Parser):

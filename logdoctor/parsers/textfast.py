@@ -54,8 +54,8 @@ def template(line: str) -> list[Token] | None:
 
 def _strip(col: pl.Expr, tok: Token) -> pl.Expr:
     """The token without its literal prefix and suffix."""
-    if tok.prefix:
-        col = col.str.strip_prefix(tok.prefix)
+    if tok.prefix:  # rows without the prefix are rejected by _affixed; slicing is cheaper
+        col = col.str.slice(len(tok.prefix))
     return col.str.strip_suffix(tok.suffix) if tok.suffix else col
 
 
@@ -69,7 +69,9 @@ def _multi(col: pl.Expr, tok: Token, line: str) -> tuple[pl.Expr, list[pl.Expr]]
     """Values of a token that holds several (``254/52000``): split on one repeated separator when
     the template allows, else an anchored regex."""
     spans = value_spans(line)
-    seps = {line[spans[a][1] : spans[b][0]] for a, b in zip(tok.values, tok.values[1:], strict=False)}
+    seps = {
+        line[spans[a][1] : spans[b][0]] for a, b in zip(tok.values, tok.values[1:], strict=False)
+    }
     k = len(tok.values)
     if len(seps) == 1 and (sep := seps.pop()):
         body = _strip(col, tok)
@@ -104,7 +106,9 @@ def _token_exprs(tokens: list[Token], line: str) -> tuple[pl.Expr, list[pl.Expr]
 
 def _choose(frame: pl.DataFrame, fields: FieldMap) -> tuple[str, Plan] | None:
     """The dominant training-line shape of the first lines, when it suits the fast path."""
-    sample = frame.head(SAMPLE).select(LINE, pl.col(LINE).str.replace_all(SHAPE_VALUE, "#").alias("s"))
+    sample = frame.head(SAMPLE).select(
+        LINE, pl.col(LINE).str.replace_all(SHAPE_VALUE, "#").alias("s")
+    )
     counts = sample.group_by("s").agg(pl.col(LINE).first(), pl.len()).sort("len", descending=True)
     for rep, n in zip(counts[LINE].head(3), counts["len"].head(3), strict=False):
         if n < sample.height // 10 or _PREFIXED.match(rep):
@@ -128,14 +132,23 @@ def fast_rows(data: bytes, frame: pl.DataFrame, fields: FieldMap, out: Extracted
     rep, plan = chosen
     n = len(tokens)
     tok = pl.read_csv(
-        data, has_header=False, separator=" ", quote_char=None, encoding="utf8-lossy",
+        data,
+        has_header=False,
+        separator=" ",
+        quote_char=None,
+        encoding="utf8-lossy",
         schema={f"_t{i}": pl.String for i in range(n + 1)},
-        truncate_ragged_lines=True, missing_columns="insert",
+        truncate_ragged_lines=True,
+        missing_columns="insert",
     )
     if tok.height != frame.height:
         return frame
     ok, values = _token_exprs(tokens, rep)
-    used = {*plan.train.values(), *plan.evals.values(), *([plan.total] if plan.total is not None else [])}
+    used = {
+        *plan.train.values(),
+        *plan.evals.values(),
+        *([plan.total] if plan.total is not None else []),
+    }
     names = {i: name for name, i in {**plan.evals, **plan.train}.items()}
     typed: list[pl.Expr] = []
     for i in sorted(used):
@@ -143,10 +156,7 @@ def fast_rows(data: bytes, frame: pl.DataFrame, fields: FieldMap, out: Extracted
         typed.append(v if names.get(i) in STRING_COLUMNS else v.cast(pl.Float64, strict=False))
         ok = ok & typed[-1].is_not_null()
     parsed = (
-        tok.lazy()
-        .with_columns(*values)
-        .select(ok.fill_null(False).alias("_ok"), *typed)
-        .collect()
+        tok.lazy().with_columns(*values).select(ok.fill_null(False).alias("_ok"), *typed).collect()
     )
     parsed = parsed.with_columns(frame[LINE_NO])
     mask = parsed["_ok"]

@@ -55,7 +55,9 @@ def _eval_name(name: str) -> str:
     return f"val_{name}" if name in (LOSS, ACC) else name
 
 
-def _columns(msg: str, fields: FieldMap) -> tuple[list[tuple[str, int, str]], int | None, int | None]:
+def _columns(
+    msg: str, fields: FieldMap
+) -> tuple[list[tuple[str, int, str]], int | None, int | None]:
     """(column, value index, source key) per keyed value, the step index and the total index."""
     lk = line_keys(msg)
     cols: list[tuple[str, int, str]] = []

@@ -45,8 +45,27 @@ _UNIT_AFTER = re.compile(
 )
 _WORD_AFTER = re.compile(r"^\s*([A-Za-z][A-Za-z_]*)\b(?![/=:])")
 _DELIMS = re.compile(r"[|,;{}\[\]\t<>]|\s:\s|:\s|\s-\s|\s{2,}")
-_UNITS = frozenset({"ms", "s", "sec", "secs", "h", "m", "min", "%", "x", "gb", "mb", "it", "it/s",
-                    "s/it", "ms/it", "us", "batches"})
+_UNITS = frozenset(
+    {
+        "ms",
+        "s",
+        "sec",
+        "secs",
+        "h",
+        "m",
+        "min",
+        "%",
+        "x",
+        "gb",
+        "mb",
+        "it",
+        "it/s",
+        "s/it",
+        "ms/it",
+        "us",
+        "batches",
+    }
+)
 #: First words that make a phrase a different quantity than its last word (``consumed tokens``).
 _CUMULATIVE = frozenset({"consumed", "total", "cumulative", "number", "skipped", "elapsed", "num"})
 _STOPWORDS = frozenset({"of", "the", "at", "per", "in", "no", "with", "a", "an", "to", "for"})
@@ -107,7 +126,7 @@ def eval_step(name: str, fields: FieldMap) -> bool:
 
 
 def step_rank(name: str, fields: FieldMap) -> int:
-    """Priority of a key that resolves to ``step`` (lower wins: ``num_updates`` before ``update``)."""
+    """Priority of a key that resolves to ``step`` (lower wins: ``num_updates`` over ``update``)."""
     if normalize_key(name) in {normalize_key(v) for v in fields.overrides.values()}:
         return -1
     return _STEP_RANK.get(normalize_key(name), len(_STEP_RANK))

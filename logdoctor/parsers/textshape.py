@@ -46,7 +46,9 @@ def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
     has_digit = frame[MSG].str.contains(r"\d")
     out.skips["line too long"] += int(long.sum())
     out.skips["no step"] += int((~has_digit & ~long).sum())
-    cand = frame.filter(has_digit & ~long).with_columns(msg.str.replace_all(SHAPE_VALUE, "#").alias(_SHAPE))
+    cand = frame.filter(has_digit & ~long).with_columns(
+        msg.str.replace_all(SHAPE_VALUE, "#").alias(_SHAPE)
+    )
     if cand.height == 0:
         return
     reps = cand.group_by(_SHAPE).agg(msg.first(), pl.len().alias("n"))
@@ -67,7 +69,7 @@ def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
         return
     used = used.with_columns(msg.str.extract_all(VALUE).alias(_VALS))
     for (pid,), part in used.partition_by(_PLAN, as_dict=True, maintain_order=True).items():
-        rows(part, plans[int(pid)], out)  # type: ignore[call-overload]
+        rows(part, plans[int(pid)], out)
 
 
 def list_value(i: int) -> pl.Expr:

@@ -13,15 +13,24 @@ from logdoctor import pipeline
 
 #: Files whose format is a text log (JSON, JSONL and CSV files are read by other parsers).
 TEXT_LOGS = (
-    "buildnanogpt_logtxt_2p5epoch.txt", "buildnanogpt_stdout_nowarmup.out",
-    "fairseq_hydra_hubert_pretrain.log", "fairseq_iwslt14_baseline_train.log",
-    "joeynmt_signwriting_multilingual_train.log", "llmc_gpt2_124m_main.log",
-    "marian_encs_bt_multi_resume.log", "megatron_bigscience_gpt2_n8_tp4_pp8.out",
-    "megatron_ds_bigscience_gpt2_perf_n16_dsoff.out", "megatron_ds_gpt3_125m_consumed_tokens.log",
-    "megatron_ds_random_ltd_reserve_length.log", "moddednanogpt_muon_record.txt",
-    "msswift_gemma4_sft_stdout_tqdm_dicts.log", "nanogpt_seis_train_mix.log",
-    "olmo_1b_continue_from_ckpt.log", "opennmt_py_id_bima_train.log",
-    "pytorch_wordlm_rnnrelu_all_nan.md", "pytorch_wordlm_rnntanh_diverged.md",
+    "buildnanogpt_logtxt_2p5epoch.txt",
+    "buildnanogpt_stdout_nowarmup.out",
+    "fairseq_hydra_hubert_pretrain.log",
+    "fairseq_iwslt14_baseline_train.log",
+    "joeynmt_signwriting_multilingual_train.log",
+    "llmc_gpt2_124m_main.log",
+    "marian_encs_bt_multi_resume.log",
+    "megatron_bigscience_gpt2_n8_tp4_pp8.out",
+    "megatron_ds_bigscience_gpt2_perf_n16_dsoff.out",
+    "megatron_ds_gpt3_125m_consumed_tokens.log",
+    "megatron_ds_random_ltd_reserve_length.log",
+    "moddednanogpt_muon_record.txt",
+    "msswift_gemma4_sft_stdout_tqdm_dicts.log",
+    "nanogpt_seis_train_mix.log",
+    "olmo_1b_continue_from_ckpt.log",
+    "opennmt_py_id_bima_train.log",
+    "pytorch_wordlm_rnnrelu_all_nan.md",
+    "pytorch_wordlm_rnntanh_diverged.md",
     "sockeye3_signwriting_train_original.log",
 )
 #: Manifest counts that include records without a training loss, by file: the Megatron it-10

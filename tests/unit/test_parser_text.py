@@ -46,7 +46,9 @@ def test_fixture_matches_truth(truth_path: Path) -> None:
     assert (table["step"][0], table["step"][-1]) == (truth["first_step"], truth["last_step"])
     assert run.meta.total_steps == truth["total_steps"]
     assert run.evals.height == truth["evals"]
-    assert int(table["loss"].is_nan().sum() + table["loss"].is_infinite().sum()) == truth.get("nonfinite", 0)
+    assert int(table["loss"].is_nan().sum() + table["loss"].is_infinite().sum()) == truth.get(
+        "nonfinite", 0
+    )
     assert run.meta.skip_reasons.get("no loss value", 0) >= truth.get("skipped_no_loss", 0)
     for row in truth["values"]:
         got = table.filter(pl.col("step") == row["step"]).row(0, named=True)
@@ -59,18 +61,33 @@ def test_canonical_line_types_and_values(tmp_path: Path) -> None:
     row = run.table.row(0, named=True)
     assert row["step"] == 254 and row["loss"] == 4.6012 and row["lr"] == 3.0e-4
     assert row["throughput"] == 25100 and row["seqs"] == 12 and row["tokens"] == 7904
-    assert (row["len_mean"], row["len_min"], row["len_max"], row["pad_frac"]) == (658.7, 610, 700, 0.035)
+    assert (row["len_mean"], row["len_min"], row["len_max"], row["pad_frac"]) == (
+        658.7,
+        610,
+        700,
+        0.035,
+    )
     assert row["batch_fp"] == "3f2a9c1d"
     assert run.table.schema["batch_fp"] == pl.String
-    assert all(run.table.schema[c] == pl.Float64 for c in run.table.columns if c not in ("step", "line_no", "batch_fp"))
+    assert all(
+        run.table.schema[c] == pl.Float64
+        for c in run.table.columns
+        if c not in ("step", "line_no", "batch_fp")
+    )
     assert run.meta.total_steps == 52000
 
 
 def test_eval_lines_go_to_evals_never_steps(tmp_path: Path) -> None:
-    text = "\n".join([
-        "step 1 | loss=3.0", "eval step 1 | val_loss=2.31 val_acc=0.41", "step 2 | val_loss=2.2",
-        "validation | step 2 | loss 2.5", "step 3 | loss=2.9 val_loss=2.1", " | valid | loss 9.6 | num_updates 3",
-    ])
+    text = "\n".join(
+        [
+            "step 1 | loss=3.0",
+            "eval step 1 | val_loss=2.31 val_acc=0.41",
+            "step 2 | val_loss=2.2",
+            "validation | step 2 | loss 2.5",
+            "step 3 | loss=2.9 val_loss=2.1",
+            " | valid | loss 9.6 | num_updates 3",
+        ]
+    )
     run = pipeline.load(_write(tmp_path, text + "\n"))
     assert run.table["step"].to_list() == [1, 3]
     assert run.table["loss"].to_list() == [3.0, 2.9]
@@ -82,13 +99,15 @@ def test_eval_lines_go_to_evals_never_steps(tmp_path: Path) -> None:
 
 
 def test_false_positive_traps_are_not_steps(tmp_path: Path) -> None:
-    text = "\n".join([
-        "config: max_steps=52000 warmup_steps=100 loss_scale=1.0",
-        "for step in range(10): loss = step * 2",
-        '    print(f"step {step}: loss {loss:.4f}")',
-        "sample: the information about step 3 in the infinite story",
-        "step 7 | loss=1.5",
-    ])
+    text = "\n".join(
+        [
+            "config: max_steps=52000 warmup_steps=100 loss_scale=1.0",
+            "for step in range(10): loss = step * 2",
+            '    print(f"step {step}: loss {loss:.4f}")',
+            "sample: the information about step 3 in the infinite story",
+            "step 7 | loss=1.5",
+        ]
+    )
     run = pipeline.load(_write(tmp_path, text + "\n"))
     assert run.table["step"].to_list() == [7]
     assert run.meta.skip_reasons["source code / config"] >= 2
@@ -104,7 +123,9 @@ def test_nan_and_inf_losses_are_data(tmp_path: Path) -> None:
     text = "step 1 loss=nan\nstep 2 loss=inf\nstep 3 loss=-inf\nstep 4 loss=NaN\nstep 5 loss=2.0\n"
     run = pipeline.load(_write(tmp_path, text))
     loss = run.table["loss"].to_list()
-    assert math.isnan(loss[0]) and loss[1] == math.inf and loss[2] == -math.inf and math.isnan(loss[3])
+    assert (
+        math.isnan(loss[0]) and loss[1] == math.inf and loss[2] == -math.inf and math.isnan(loss[3])
+    )
     assert loss[4] == 2.0 and not run.meta.skip_reasons
 
 
@@ -120,7 +141,13 @@ def test_missing_loss_line_is_skipped_with_reason(tmp_path: Path) -> None:
 def test_numbers_with_units_separators_and_percent(tmp_path: Path) -> None:
     text = "iter 5: loss 2.3104, time 20.1ms, mfu 5.2%, tokens 1,234,567\n"
     row = pipeline.load(_write(tmp_path, text)).table.row(0, named=True)
-    assert (row["step"], row["loss"], row["time"], row["mfu"], row["tokens"]) == (5, 2.3104, 20.1, 5.2, 1234567)
+    assert (row["step"], row["loss"], row["time"], row["mfu"], row["tokens"]) == (
+        5,
+        2.3104,
+        20.1,
+        5.2,
+        1234567,
+    )
 
 
 def test_user_map_override_names_the_loss(tmp_path: Path) -> None:

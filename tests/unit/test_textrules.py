@@ -20,9 +20,15 @@ from logdoctor.parsers.textrules import key_phrase, line_keys, resolve
 @pytest.mark.parametrize(
     ("gap", "want"),
     [
-        (" | lm loss: ", "lm loss"), (" acc=", "acc"), (", Batch Loss:     ", "Batch Loss"),
-        (" : Up. ", "Up."), ("', 'global_step/max_steps': '", "global_step/max_steps"),
-        (" | batch: n_seq=", "n_seq"), ("2026-", None), (" | ", None), ("the rest of the ", None),
+        (" | lm loss: ", "lm loss"),
+        (" acc=", "acc"),
+        (", Batch Loss:     ", "Batch Loss"),
+        (" : Up. ", "Up."),
+        ("', 'global_step/max_steps': '", "global_step/max_steps"),
+        (" | batch: n_seq=", "n_seq"),
+        ("2026-", None),
+        (" | ", None),
+        ("the rest of the ", None),
     ],
 )
 def test_key_phrase(gap: str, want: str | None) -> None:
@@ -38,8 +44,11 @@ def test_unit_attached_to_previous_value_is_not_a_key() -> None:
     ("phrase", "want"),
     [
         ("number of skipped iterations", "number_of_skipped_iterations"),
-        ("validation loss at iteration", "step"), ("Tokens per Sec", "throughput"),
-        ("global batch size", "seqs"), ("optim/total_grad_norm", "grad_norm"), ("ms/iter", "ms_iter"),
+        ("validation loss at iteration", "step"),
+        ("Tokens per Sec", "throughput"),
+        ("global batch size", "seqs"),
+        ("optim/total_grad_norm", "grad_norm"),
+        ("ms/iter", "ms_iter"),
         ("val loss", "val_loss"),
     ],
 )
@@ -64,7 +73,9 @@ def test_plan_routes_train_and_eval_keys() -> None:
     plan = plan_for("step 100: train loss 2.31, val loss 2.40", FieldMap())
     assert plan.role == "train" and set(plan.train) == {"step", "loss"}
     assert set(plan.evals) == {"val_loss", "step"}
-    assert plan_for("print(f'step {i}: loss {x:.4f}') # 3", FieldMap()).role == "source code / config"
+    assert (
+        plan_for("print(f'step {i}: loss {x:.4f}') # 3", FieldMap()).role == "source code / config"
+    )
 
 
 def _canonical_log(n: int, seed: int) -> bytes:
@@ -72,11 +83,16 @@ def _canonical_log(n: int, seed: int) -> bytes:
     out = []
     for s in range(1, n + 1):
         out.append(
-            f"step {s}/{n} | loss={rng.uniform(1, 5):.4f} acc=0.5 lr=3.0e-04 tok/s=25100 epoch={s // 1000} "
-            f"| batch: n_seq=12 tokens={rng.randint(7000, 8000)} len_mean=658.7 batch_fp={rng.getrandbits(32):08x}"
+            f"step {s}/{n} | loss={rng.uniform(1, 5):.4f} acc=0.5 lr=3.0e-04 tok/s=25100 "
+            f"epoch={s // 1000} | batch: n_seq=12 tokens={rng.randint(7000, 8000)} "
+            f"len_mean=658.7 batch_fp={rng.getrandbits(32):08x}"
         )
         if s % 997 == 0:
-            out += ["WARNING: noise at step", f"eval step {s} | val_loss=2.0", f"step {s + 1} | loss=nan"]
+            out += [
+                "WARNING: noise at step",
+                f"eval step {s} | val_loss=2.0",
+                f"step {s + 1} | loss=nan",
+            ]
         if s % 1500 == 0:
             out.append(f"step {s}/{n} | loss=1,234.5 acc=0.5")
     return ("\n".join(out) + "\n").encode()

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import polars as pl
 
-from logdoctor.aliases import FieldMap
+from logdoctor.aliases import ALIASES, FieldMap
 from logdoctor.model import EPOCH, LOSS, STEP
 from logdoctor.parsers.lines import LINE_NO
 from logdoctor.parsers.textblocks import MSG
@@ -32,6 +33,15 @@ class Extracted:
     ppl_loss: bool = False
 
 
+def prefilter(fields: FieldMap) -> str:
+    """A regex that every line able to hold a step or an eval metric matches (cheap to test):
+    a step alias (or the user's step key), a derived-step key, or an eval metric word."""
+    names = {n for n in ALIASES[STEP] if len(n) > 2} | set(fields.overrides.values())
+    names |= {BATCHES, "checkpoint", "loss", "ppl", "perplexity", "acc", "bleu", "tel"}
+    words = "|".join(sorted((re.escape(n) for n in names), key=len, reverse=True))
+    return rf"(?i)(?:{words}|\bs:|\bit\b|\bup\.|\bep\b)"
+
+
 def numeric(expr: pl.Expr, name: str) -> pl.Expr:
     """A value column as logs print it -> Float64 (thousands separators dropped; nan/inf kept)."""
     if name in STRING_COLUMNS:
@@ -43,7 +53,7 @@ def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
     """Read every line of ``frame`` (columns line_no, msg) into ``out``."""
     msg = pl.col(MSG)
     long = frame[MSG].str.len_bytes() > MAX_LINE
-    has_digit = frame[MSG].str.contains(r"\d")
+    has_digit = frame[MSG].str.contains(r"\d") & frame[MSG].str.contains(prefilter(fields))
     out.skips["line too long"] += int(long.sum())
     out.skips["no step"] += int((~has_digit & ~long).sum())
     cand = frame.filter(has_digit & ~long).with_columns(

@@ -35,6 +35,14 @@ def _combine(frames: list[pl.DataFrame]) -> pl.DataFrame:
     return pl.concat(frames, how="diagonal_relaxed").sort(LINE_NO)
 
 
+def _evals(out: Extracted) -> pl.DataFrame:
+    """The evaluation records, ``step`` as a nullable Int64."""
+    evals = _combine(out.evals)
+    if STEP in evals.columns:
+        evals = evals.with_columns(pl.col(STEP).cast(pl.Int64, strict=False))
+    return evals
+
+
 def _total(out: Extracted) -> int | None:
     """The planned total steps: the largest ``N/T`` total seen on step lines."""
     values = [s.drop_nulls().drop_nans() for s in out.totals]
@@ -80,7 +88,7 @@ class TextParser(Parser):
             notes.append("loss derived as ln(perplexity): the log prints perplexity only")
         return ParseResult(
             table=table.with_columns(pl.col(STEP).cast(pl.Int64)),
-            evals=_combine(out.evals),
+            evals=_evals(out),
             lines_read=int(frame[LINE_NO].max() or 0),  # type: ignore[arg-type]
             skip_reasons={k: v for k, v in out.skips.items() if v},
             total_steps=_total(out),

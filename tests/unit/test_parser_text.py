@@ -93,7 +93,7 @@ def test_eval_lines_go_to_evals_never_steps(tmp_path: Path) -> None:
     assert run.table["loss"].to_list() == [3.0, 2.9]
     assert "val_loss" not in run.table.columns
     ev = run.evals
-    assert ev["step"].to_list() == [1, 2, 2, 3, 3]
+    assert ev["step"].to_list() == [1, 2, 2, 3, 3] and ev.schema["step"] == pl.Int64
     assert ev["val_loss"].to_list() == [2.31, 2.2, 2.5, 2.1, 9.6]
     assert run.meta.skip_reasons["eval line"] == 4
 

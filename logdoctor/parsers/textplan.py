@@ -82,7 +82,7 @@ def _columns(
     total_idx = None
     if step_idx is not None and total_of.get(step_idx + 1) == STEP:
         total_idx = step_idx + 1
-    cols += [(f"{name}_total", i, name) for i, name in total_of.items() if name != STEP]
+    cols += [(f"{name}_total", i, f"{name}_total") for i, name in total_of.items() if name != STEP]
     return cols, step_idx, total_idx
 
 

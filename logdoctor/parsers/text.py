@@ -15,6 +15,9 @@ from logdoctor.parsers.textshape import Extracted, extract
 from logdoctor.sources import Source
 
 _SNIFF_BYTES = 8192
+#: Loss records without step numbers are numbered 1, 2, ... only when there are at least this
+#: many and no line of the log has a step (a stray ``loss: 0.1`` in a config is not a run).
+MIN_UNSTEPPED = 3
 _CONTROL = bytes(range(0, 32)).replace(b"\t", b"").replace(b"\n", b"").replace(b"\r", b"")
 _CONTROL = _CONTROL.replace(b"\x1b", b"")
 
@@ -76,6 +79,11 @@ class TextParser(Parser):
             out.skips["metric block line"] += folded
         extract(rest, fields, out)
         table = _combine(out.train)
+        notes: list[str] = []
+        if table.height == 0 and sum(t.height for t in out.unstepped) >= MIN_UNSTEPPED:
+            table = _combine(out.unstepped).with_row_index(STEP, offset=1)
+            out.skips["no step"] -= table.height
+            notes.append("the log prints no step numbers: steps are numbered by record order")
         if table.height == 0:
             seen = ", ".join(sorted(out.aliases)) or "none"
             reasons = ", ".join(f"{k}: {v}" for k, v in out.skips.most_common(4))
@@ -83,7 +91,6 @@ class TextParser(Parser):
                 f"{source.name}: no training steps found in {frame.height} lines "
                 f"(skipped: {reasons or 'nothing'}; renamed keys seen: {seen})"
             )
-        notes: list[str] = []
         if out.ppl_loss:
             notes.append("loss derived as ln(perplexity): the log prints perplexity only")
         return ParseResult(

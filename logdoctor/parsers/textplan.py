@@ -17,7 +17,7 @@ from logdoctor.parsers.textrules import (
     step_rank,
 )
 
-Role = Literal["train", "eval", "source code / config", "no step", "no loss value"]
+Role = Literal["train", "eval", "unstepped", "source code / config", "no step", "no loss value"]
 #: Perplexity keys: cross-entropy loss is their natural log when a log prints no loss.
 PPL_KEYS = ("ppl", "train_ppl", "perplexity", "train_perplexity")
 #: ``| epoch 3 | 200/2983 batches |`` (pytorch word_language_model): step derived from these.
@@ -32,7 +32,8 @@ class Plan:
     """How to read every line of one shape.
 
     Attributes:
-        role: what the lines are (train steps, eval records, or a reason to skip them).
+        role: what the lines are: train steps, eval records, ``unstepped`` (a loss but no step:
+            used only when no line of the log has a step), or a reason to skip them.
         train: column -> value index for the training row.
         evals: column -> value index for the evaluation row (may accompany a train row).
         total: value index of the planned total steps (``step 254/52000``), or None.
@@ -113,7 +114,7 @@ def plan_for(msg: str, fields: FieldMap) -> Plan:
     if evals and (marked or (LOSS not in train and ppl is None)):
         return Plan("eval", evals=evals, total=total_idx, aliases=aliases)
     if not has_step:
-        return Plan("no step")
+        return Plan("unstepped", train, aliases=aliases) if LOSS in train else Plan("no step")
     if LOSS not in train and ppl is None:
         return Plan("no loss value")
     return Plan("train", train, evals, total_idx, ppl, derived, aliases)

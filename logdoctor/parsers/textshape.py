@@ -19,6 +19,8 @@ from logdoctor.parsers.textrules import SHAPE_VALUE, VALUE
 MAX_LINE = 4000
 ValueOf = Callable[[int], pl.Expr]
 _SHAPE, _PLAN, _VALS = "_shape", "_plan", "_vals"
+_KEEP = ("train", "eval", "unstepped")
+_REASON = {"eval": "eval line", "unstepped": "no step"}
 
 
 @dataclass(slots=True)
@@ -30,6 +32,7 @@ class Extracted:
     totals: list[pl.Series] = field(default_factory=list)
     skips: Counter[str] = field(default_factory=Counter)
     aliases: dict[str, str] = field(default_factory=dict)
+    unstepped: list[pl.DataFrame] = field(default_factory=list)
     ppl_loss: bool = False
 
 
@@ -69,11 +72,11 @@ def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
         plans[pid] = plan
         ids.append(pid)
         if plan.role != "train":
-            out.skips["eval line" if plan.role == "eval" else plan.role] += n
-        if plan.role in ("train", "eval"):
+            out.skips[_REASON.get(plan.role, plan.role)] += n
+        if plan.role in _KEEP:
             out.aliases.update(plan.aliases)
     reps = reps.select(_SHAPE, pl.Series(_PLAN, ids, dtype=pl.Int64))
-    keep = [pid for pid, p in plans.items() if p.role in ("train", "eval")]
+    keep = [pid for pid, p in plans.items() if p.role in _KEEP]
     used = cand.join(reps, on=_SHAPE, how="inner").filter(pl.col(_PLAN).is_in(keep))
     if used.height == 0:
         return
@@ -108,6 +111,8 @@ def rows(
         out.totals.append(_select(part, {"t": plan.total}, value, cast)["t"])
     if plan.evals:
         out.evals.append(_select(part, plan.evals, value, cast))
+    if plan.role == "unstepped":
+        out.unstepped.append(_select(part, plan.train, value, cast))
     if plan.role != "train":
         return
     table = _select(part, plan.train, value, cast)

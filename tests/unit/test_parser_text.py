@@ -166,3 +166,35 @@ def test_binary_and_empty_inputs_are_refused(tmp_path: Path) -> None:
 
 def test_text_is_the_last_parser() -> None:
     assert isinstance(PARSERS[-1], TextParser)
+
+
+def test_loss_records_without_steps_are_numbered_in_order(tmp_path: Path) -> None:
+    text = "{'loss': 2.5, 'learning_rate': 5e-05, 'epoch': 0.1}\n" * 2
+    text += "{'loss': 2.1, 'learning_rate': 4e-05, 'epoch': 0.3}\n{'train_runtime': 12.5}\n"
+    run = pipeline.load(_write(tmp_path, text))
+    assert run.table["step"].to_list() == [1, 2, 3]
+    assert run.table["loss"].to_list() == [2.5, 2.5, 2.1]
+    assert run.table["epoch"].to_list() == [0.1, 0.1, 0.3]
+    assert any("record order" in n for n in run.meta.notes)
+
+
+def test_stray_loss_in_a_config_is_not_a_run(tmp_path: Path) -> None:
+    path = _write(tmp_path, "label smoothing loss: 0.1\nwarmup 100\n")
+    with pytest.raises(ParseError, match="no training steps"):
+        pipeline.load(path)
+
+
+def test_steps_win_over_unstepped_loss_lines(tmp_path: Path) -> None:
+    text = "loss: 9.0\nloss: 8.0\nloss: 7.0\nstep 1 loss=2.0\nstep 2 loss=1.5\n"
+    run = pipeline.load(_write(tmp_path, text))
+    assert run.table["step"].to_list() == [1, 2] and run.meta.skip_reasons["no step"] == 3
+
+
+def test_gzip_log_reads_like_plain(tmp_path: Path) -> None:
+    import gzip
+
+    plain = (FORMATS / "megatron.log").read_bytes()
+    gz = tmp_path / "megatron.log.gz"
+    gz.write_bytes(gzip.compress(plain))
+    a, b = pipeline.load(str(FORMATS / "megatron.log")), pipeline.load(str(gz))
+    assert a.table.equals(b.table) and a.evals.equals(b.evals)

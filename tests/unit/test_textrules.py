@@ -125,3 +125,33 @@ def test_read_lines_numbers_physical_lines() -> None:
     frame = read_lines(b"a\r\nb\xff\n\nx 1\r2\nlast")
     assert frame["line_no"].to_list() == [1, 2, 4, 4, 5]
     assert frame["line"].to_list() == ["a", "b\ufffd", "x 1", "2", "last"]
+
+
+TRICKY = [
+    "tok/s=12345678.9 fp=3e2a9c1d x=1,234,567.5 t=20.1ms lr=3.0e-04 e=1e5 a=.5 y=12345678",
+    "step 254/52000 | loss=nan acc=-inf 2026-11-20 10:01:02,123 information infinity",
+    "gpt2-124M fp16 é5 ٣ 5.51s/it [00:06<3:35:58] 'loss': '1.921' number of nan iterations: 0",
+]
+
+
+@pytest.mark.parametrize("line", TRICKY)
+def test_python_and_polars_find_the_same_values(line: str) -> None:
+    from logdoctor.parsers.textrules import VALUE_RE
+
+    got = pl.Series([line]).str.extract_all(VALUE_RE.pattern).to_list()[0]
+    assert got == VALUE_RE.findall(line)
+
+
+def test_value_forms() -> None:
+    from logdoctor.parsers.textrules import VALUE_RE
+
+    assert VALUE_RE.findall(TRICKY[0]) == [
+        "12345678.9",
+        "3e2a9c1d",
+        "1,234,567.5",
+        "20.1",
+        "3.0e-04",
+        "1e5",
+        ".5",
+        "12345678",
+    ]

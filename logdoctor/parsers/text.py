@@ -35,6 +35,8 @@ def is_binary(head: bytes) -> bool:
 def _combine(frames: list[pl.DataFrame]) -> pl.DataFrame:
     if not frames:
         return pl.DataFrame()
+    if len(frames) == 1 and frames[0][LINE_NO].is_sorted():
+        return frames[0]
     return pl.concat(frames, how="diagonal_relaxed").sort(LINE_NO)
 
 

@@ -158,8 +158,15 @@ def fast_rows(data: bytes, frame: pl.DataFrame, fields: FieldMap, out: Extracted
     parsed = (
         tok.lazy().with_columns(*values).select(ok.fill_null(False).alias("_ok"), *typed).collect()
     )
+    del tok  # the token table is the biggest object here: free it before building rows
     parsed = parsed.with_columns(frame[LINE_NO])
     mask = parsed["_ok"]
-    rows(parsed.filter(mask), plan, out, value=lambda i: pl.col(f"_v{i}"), cast=False)
+    rows(
+        parsed if mask.all() else parsed.filter(mask),
+        plan,
+        out,
+        value=lambda i: pl.col(f"_v{i}"),
+        cast=False,
+    )
     out.aliases.update(plan.aliases)
     return frame.filter(~mask)

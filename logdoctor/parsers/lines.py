@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from logdoctor.parsers.textrules import ANSI, LEVEL_PREFIX, RANK_PREFIX
+from logdoctor.parsers.textrules import ANSI, LEVEL_PREFIX, RANK_PREFIX, WRAPPED
 
 LINE_NO = "line_no"
 LINE = "line"
@@ -44,8 +44,9 @@ def read_lines(data: bytes) -> pl.DataFrame:
 
 
 def clean(frame: pl.DataFrame) -> pl.DataFrame:
-    """Strip ANSI colour codes, rank prefixes (``[rank0]:``, ``0: ``) and log-record prefixes up
-    to the level name, so that only the message is left to read.
+    """Strip ANSI colour codes, rank prefixes (``[rank0]:``, ``0: ``), numpy/torch scalar
+    wrappers (``np.float64(2.5)`` -> ``2.5``) and log-record prefixes up to the level name, so
+    that only the message is left to read.
     """
     line = pl.col(LINE)
     if frame.height == 0:
@@ -54,4 +55,6 @@ def clean(frame: pl.DataFrame) -> pl.DataFrame:
         frame = frame.with_columns(line.str.replace_all(ANSI, ""))
     if frame[LINE].str.contains(RANK_PREFIX).any():
         frame = frame.with_columns(line.str.replace(RANK_PREFIX, ""))
+    if frame[LINE].str.contains(WRAPPED).any():
+        frame = frame.with_columns(line.str.replace_all(WRAPPED, "${1}"))
     return frame.with_columns(line.str.replace(LEVEL_PREFIX, "").alias("msg"))

@@ -87,11 +87,11 @@ class TextParser(Parser):
             out.skips["no step"] -= table.height
             notes.append("the log prints no step numbers: steps are numbered by record order")
         if table.height == 0:
-            seen = ", ".join(sorted(out.aliases)) or "none"
-            reasons = ", ".join(f"{k}: {v}" for k, v in out.skips.most_common(4))
+            seen = ", ".join(sorted(out.keys_seen)[:12]) or "none"
+            reasons = ", ".join(f"{k}: {v}" for k, v in out.skips.most_common() if v)
             raise ParseError(
                 f"{source.name}: no training steps found in {frame.height} lines "
-                f"(skipped: {reasons or 'nothing'}; renamed keys seen: {seen})"
+                f"(skipped: {reasons or 'nothing'}; keys seen: {seen})"
             )
         if out.ppl_loss:
             notes.append("loss derived as ln(perplexity): the log prints perplexity only")

@@ -10,13 +10,21 @@ import polars as pl
 from logdoctor.aliases import FieldMap
 from logdoctor.parsers.lines import LINE, LINE_NO
 from logdoctor.parsers.textplan import STRING_COLUMNS, Plan, plan_for
-from logdoctor.parsers.textrules import LEVEL_PREFIX, RANK_PREFIX, SHAPE_VALUE, VALUE, value_spans
+from logdoctor.parsers.textrules import (
+    LEVEL_PREFIX,
+    RANK_PREFIX,
+    SHAPE_VALUE,
+    VALUE,
+    WRAPPED,
+    value_spans,
+)
 from logdoctor.parsers.textshape import Extracted, rows
 
 #: Below this many lines the general path is fast enough.
 MIN_LINES = 20_000
 SAMPLE = 4000
 _PREFIXED = re.compile(f"{LEVEL_PREFIX}|{RANK_PREFIX}")
+_WRAPPED = re.compile(WRAPPED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +119,7 @@ def _choose(frame: pl.DataFrame, fields: FieldMap) -> tuple[str, Plan] | None:
     )
     counts = sample.group_by("s").agg(pl.col(LINE).first(), pl.len()).sort("len", descending=True)
     for rep, n in zip(counts[LINE].head(3), counts["len"].head(3), strict=False):
-        if n < sample.height // 10 or _PREFIXED.match(rep):
+        if n < sample.height // 10 or _PREFIXED.match(rep) or _WRAPPED.search(rep):
             continue
         plan = plan_for(rep, fields)
         if plan.role == "train" and not plan.derived_step and plan.ppl is None:

@@ -110,11 +110,11 @@ def plan_for(msg: str, fields: FieldMap) -> Plan:
             evals[STEP] = step_idx
     ppl = next((k for k in PPL_KEYS if k in train), None) if LOSS not in train else None
     if evals and not has_step and not (marked and any(m in c for c in evals for m in _METRICS)):
-        return Plan("no step")
+        return Plan("no step", train, evals)
     if evals and (marked or (LOSS not in train and ppl is None)):
         return Plan("eval", evals=evals, total=total_idx, aliases=aliases)
     if not has_step:
-        return Plan("unstepped", train, aliases=aliases) if LOSS in train else Plan("no step")
+        return Plan("unstepped" if LOSS in train else "no step", train, aliases=aliases)
     if LOSS not in train and ppl is None:
-        return Plan("no loss value")
+        return Plan("no loss value", train)
     return Plan("train", train, evals, total_idx, ppl, derived, aliases)

@@ -42,6 +42,8 @@ EVAL_KEYS = frozenset({"val", "valid", "validation", "eval", "test", "hellaswag"
 LEVEL_PREFIX = r"^.{0,120}?\b(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\b\]?(?:\s*[-:|]\s*|\s+)"
 RANK_PREFIX = r"^(?:\[rank\d+\]:\s?|\d{1,4}:\s)"
 ANSI = r"\x1b\[[0-9;?]*[A-Za-z]"
+#: ``np.float64(2.5)`` (numpy 2 repr) and ``tensor(2.5, device='cuda:0')`` (torch) around a value.
+WRAPPED = r"\b(?:np\.[a-z]+\d*|numpy\.[a-z]+\d*|tensor)\(\s*([^,()\s]*)[^()]*\)"
 #: Keys that name a value printed before them (``45000 tok/s``, ``9240 ms/iter``).
 _UNIT_AFTER = re.compile(
     r"^\s*(tok/s|tokens/s|tok/sec|tokens/sec|tokens/second|words/s|samples/s|sents?/s"

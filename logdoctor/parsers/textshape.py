@@ -33,6 +33,7 @@ class Extracted:
     skips: Counter[str] = field(default_factory=Counter)
     aliases: dict[str, str] = field(default_factory=dict)
     unstepped: list[pl.DataFrame] = field(default_factory=list)
+    keys_seen: set[str] = field(default_factory=set)
     ppl_loss: bool = False
 
 
@@ -75,6 +76,7 @@ def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
             out.skips[_REASON.get(plan.role, plan.role)] += n
         if plan.role in _KEEP:
             out.aliases.update(plan.aliases)
+        out.keys_seen.update(plan.train, plan.evals)
     reps = reps.select(_SHAPE, pl.Series(_PLAN, ids, dtype=pl.Int64))
     keep = [pid for pid, p in plans.items() if p.role in _KEEP]
     used = cand.join(reps, on=_SHAPE, how="inner").filter(pl.col(_PLAN).is_in(keep))

@@ -198,3 +198,20 @@ def test_gzip_log_reads_like_plain(tmp_path: Path) -> None:
     gz.write_bytes(gzip.compress(plain))
     a, b = pipeline.load(str(FORMATS / "megatron.log")), pipeline.load(str(gz))
     assert a.table.equals(b.table) and a.evals.equals(b.evals)
+
+
+def test_no_steps_error_names_reasons_and_keys(tmp_path: Path) -> None:
+    path = _write(tmp_path, "iteration 10 | lr: 0.1 | scale 4\niteration 20 | lr: 0.1\nhello\n")
+    with pytest.raises(ParseError) as err:
+        pipeline.load(path)
+    msg = str(err.value)
+    assert "no loss value: 2" in msg and "no step: 1" in msg and "keys seen: lr, scale, step" in msg
+    assert "\n" not in msg
+
+
+def test_numpy_and_torch_scalar_reprs_are_values(tmp_path: Path) -> None:
+    text = "step 1 | loss=np.float64(2.5) acc=np.float32(0.25)\n"
+    text += "step 2 | loss: tensor(2.25, device='cuda:0', grad_fn=<NllLossBackward0>)\n"
+    run = pipeline.load(_write(tmp_path, text))
+    assert run.table["loss"].to_list() == [2.5, 2.25]
+    assert run.table["acc"].to_list()[0] == 0.25

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from logdoctor.aliases import FieldMap
@@ -9,7 +10,7 @@ from logdoctor.errors import InputError, ParseError
 from logdoctor.model import LINE_NO, STEP
 from logdoctor.parsers.base import Parser, ParseResult
 from logdoctor.parsers.lines import clean, read_lines
-from logdoctor.parsers.textblocks import rewrite
+from logdoctor.parsers.textblocks import MSG, rewrite
 from logdoctor.parsers.textfast import fast_rows
 from logdoctor.parsers.textshape import Extracted, extract
 from logdoctor.sources import Source
@@ -18,6 +19,12 @@ _SNIFF_BYTES = 8192
 #: Loss records without step numbers are numbered 1, 2, ... only when there are at least this
 #: many and no line of the log has a step (a stray ``loss: 0.1`` in a config is not a run).
 MIN_UNSTEPPED = 3
+#: ParseResult column that structure.build_run reads as "a resume starts here" (structure.RESTART).
+RESTART = "restart"
+#: Lines that say training (re)started: Marian's ``Training started``, ``Resuming training from``.
+RESTART_MARK = (
+    r"(?i)\btraining started\b|\bresum(?:ing|ed) (?:training|from)\b|\brestarting training\b"
+)
 _CONTROL = bytes(range(0, 32)).replace(b"\t", b"").replace(b"\n", b"").replace(b"\r", b"")
 _CONTROL = _CONTROL.replace(b"\x1b", b"")
 
@@ -38,6 +45,22 @@ def _combine(frames: list[pl.DataFrame]) -> pl.DataFrame:
     if len(frames) == 1 and frames[0][LINE_NO].is_sorted():
         return frames[0]
     return pl.concat(frames, how="diagonal_relaxed").sort(LINE_NO)
+
+
+def _flag_restarts(table: pl.DataFrame, rest: pl.DataFrame) -> pl.DataFrame:
+    """Add ``restart`` = 1 on the first step after each restart marker line (Marian's
+    ``Training started``): structure.build_run counts a resume there even when the step counter
+    does not go back. Only added when a marker follows some step."""
+    if table.height == 0:
+        return table
+    marks = rest.filter(pl.col(MSG).str.contains(RESTART_MARK))[LINE_NO].to_numpy()
+    at = np.unique(np.searchsorted(table[LINE_NO].to_numpy(), marks, side="right"))
+    at = at[(at > 0) & (at < table.height)]
+    if at.size == 0:
+        return table
+    flags = np.zeros(table.height)
+    flags[at] = 1.0
+    return table.with_columns(pl.Series(RESTART, flags))
 
 
 def _evals(out: Extracted) -> pl.DataFrame:
@@ -81,6 +104,7 @@ class TextParser(Parser):
             out.skips["metric block line"] += folded
         extract(rest, fields, out)
         table = _combine(out.train)
+        table = _flag_restarts(table, rest)
         notes: list[str] = []
         if table.height == 0 and sum(t.height for t in out.unstepped) >= MIN_UNSTEPPED:
             table = _combine(out.unstepped).with_row_index(STEP, offset=1)

@@ -9,14 +9,16 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from fixtures.gen_text_formats import STYLES
 from logdoctor import pipeline
 from logdoctor.aliases import FieldMap
 from logdoctor.errors import InputError, ParseError
 from logdoctor.parsers import PARSERS
 from logdoctor.parsers.text import TextParser
+from logdoctor.sources import open_source
 
 FORMATS = Path(__file__).resolve().parents[2] / "fixtures" / "formats"
-TRUTHS = sorted(FORMATS.glob("*.truth.json"))
+TRUTHS = [FORMATS / f"{name}.truth.json" for name in STYLES]
 CANONICAL = (
     "step 254/52000 | loss=4.6012 acc=0.0312 lr=3.0e-04 grad_norm=1.23 tok/s=25100 epoch=0 | "
     "batch: n_seq=12 tokens=7904 len_mean=658.7 len_min=610 len_max=700 pad_frac=0.035 "
@@ -215,3 +217,10 @@ def test_numpy_and_torch_scalar_reprs_are_values(tmp_path: Path) -> None:
     run = pipeline.load(_write(tmp_path, text))
     assert run.table["loss"].to_list() == [2.5, 2.25]
     assert run.table["acc"].to_list()[0] == 0.25
+
+
+def test_restart_markers_flag_the_next_step(tmp_path: Path) -> None:
+    text = "Training started\nstep 1 loss=3\nstep 2 loss=2.9\n[2019-05-16] Training started\n"
+    text += "step 3 loss=2.8\nstep 4 loss=2.7\nResuming training from checkpoint 4\nstep 5 loss=2\n"
+    result = TextParser().parse(open_source(_write(tmp_path, text)), FieldMap())
+    assert result.table["restart"].to_list() == [0, 0, 1, 0, 1]

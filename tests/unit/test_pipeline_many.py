@@ -54,7 +54,8 @@ def test_parallel_run_survives_broken_files_and_matches_serial(tmp_path: Path) -
     outcomes = pipeline.analyze_paths(paths, jobs=2)
     assert [o.path for o in outcomes] == paths
     assert [o.exit_code for o in outcomes] == [0, 2, 2]
-    assert outcomes[1].error == f"{tmp_path / 'bad.log'}: no training steps found"
+    assert outcomes[1].error is not None
+    assert outcomes[1].error.startswith(f"{tmp_path / 'bad.log'}: no training steps found")
     assert outcomes[2].error == f"{tmp_path / 'empty.log'}: file is empty"
     serial = pipeline.analyze_paths(paths, jobs=1)
     assert [(o.error, o.report and o.report.series) for o in serial] == [

@@ -64,7 +64,12 @@ def run(cases: int, seed: int, analyze: bool) -> int:
                     pipeline.analyze(run_)
                 counts["run"] += 1
             except LogdoctorError as err:
-                counts["error" if "\n" not in str(err).strip() else "multiline-error"] += 1
+                one_line = "\n" not in str(err).strip()
+                counts["error" if one_line else "multiline-error"] += 1
+                if not one_line:
+                    out_dir.mkdir(parents=True, exist_ok=True)
+                    (out_dir / f"multiline-{i}{suffix}").write_bytes(data)
+                    print(f"MULTI-LINE ERROR case {i} ({label}): {err!r}", file=sys.stderr)
             except Exception:  # a crash is what we are looking for
                 crashes += 1
                 out_dir.mkdir(parents=True, exist_ok=True)

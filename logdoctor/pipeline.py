@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from logdoctor import codes
+from logdoctor import codes, memory, streaming
 from logdoctor.aliases import FieldMap
 from logdoctor.analyzers import ANALYZERS
 from logdoctor.analyzers.batching import BatchingDiagnosis
@@ -42,13 +42,23 @@ def load(
     fields: FieldMap | None = None,
     steps_per_epoch: int | None = None,
     fmt: str | None = None,
+    max_memory: int | None = None,
 ) -> Run:
     """Read a log (path, directory or "-" for stdin) into a validated Run.
 
+    A log larger than the in-memory limit of the memory budget (``max_memory`` bytes, else
+    ``$LOGDOCTOR_MAX_MEMORY``, else half the available memory) is read in chunks and, when its
+    steps do not fit, reduced to per-block aggregates; the run's notes say so (see streaming).
+
     Raises:
         InputError / ParseError: the input cannot be read or holds no training steps.
+        ConfigError: $LOGDOCTOR_MAX_MEMORY is not a size.
     """
-    source = open_source(path)
+    total = memory.budget(max_memory)
+    source = open_source(path, limit=memory.in_memory_limit(total))
+    large = streaming.parse_large(source, fields or FieldMap(), total, fmt)
+    if large is not None:
+        return build_run(large[0], source.name, large[1], steps_per_epoch)
     if fmt:
         ensure_content(source)
     parser = get_parser(fmt) if fmt else sniff(source)
@@ -161,7 +171,7 @@ def expand_inputs(paths: Sequence[str]) -> list[str]:
 def analyze_one(path: str, cfg: AnalysisConfig) -> Outcome:
     """Load and analyse one input; an expected error becomes an Outcome with exit code 2."""
     try:
-        run = load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch)
+        run = load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch, max_memory=cfg.max_memory)
         report = analyze(run, cfg)
     except LogdoctorError as err:
         return Outcome(path=path, report=None, error=str(err), exit_code=ExitCode.BAD_INPUT)

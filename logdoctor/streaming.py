@@ -68,11 +68,25 @@ def _decompressed(source: Source) -> BinaryIO:
 
 
 def _read(stream: BinaryIO, n: int, name: str) -> bytes:
-    """Read ``n`` bytes; ``name`` is "<input>: <compression>" for the error message."""
+    """Read up to ``n`` bytes; ``name`` is "<input>: <compression>" for the error message."""
     try:
         return stream.read(n)
     except _READ_ERRORS as err:
         raise InputError(f"{name} data is corrupt or truncated ({err})") from None
+    except Exception as err:  # zstandard.ZstdError does not derive from a stdlib base
+        if type(err).__module__.startswith("zstandard"):
+            raise InputError(f"{name} data is corrupt or truncated ({err})") from None
+        raise
+
+
+def _read_upto(stream: BinaryIO, n: int, name: str) -> bytes:
+    """Read ``n`` bytes or up to the end, in pieces (a single huge read may reserve ``n`` bytes)."""
+    parts: list[bytes] = []
+    got = 0
+    while got < n and (part := _read(stream, min(n - got, memory.MIN_CHUNK * 16), name)):
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
 
 
 def iter_chunks(stream: BinaryIO, size: int, name: str) -> Iterator[bytes]:
@@ -109,7 +123,7 @@ def _oversized(source: Source, limit: int) -> tuple[bytes, BinaryIO] | None:
         except OSError as err:
             raise InputError(f"{source.name}: cannot access ({err.strerror or err})") from None
     stream = _decompressed(source)
-    head = _read(stream, limit + 1, f"{source.name}: {source.compression or 'raw'}")
+    head = _read_upto(stream, limit + 1, f"{source.name}: {source.compression or 'raw'}")
     if len(head) <= limit:
         source._data, source.stream = head, None
         return None

@@ -107,7 +107,7 @@ def test_gzip_is_streamed_and_truncated_gzip_is_an_input_error(tmp_path: Path) -
 
 
 def test_huge_whole_document_is_refused_politely() -> None:
-    with pytest.raises(InputError, match="hf_trainer_state document larger than .*--max-memory"):
+    with pytest.raises(InputError, match=r"hf_trainer_state document larger than .*--max-memory"):
         pipeline.load(str(FORMATS / "hf_trainer_state.json"), max_memory=BUDGET)
 
 

@@ -22,8 +22,9 @@ from logdoctor.errors import ConfigError
 ENV_VAR = "LOGDOCTOR_MAX_MEMORY"
 #: Share of the available memory that one analysis may use.
 FRACTION = 0.5
-#: Peak bytes of memory per byte of log when a log is parsed whole.
-INGEST_FACTOR = 8
+#: Peak bytes of memory per byte of log when a log is parsed and analysed whole (measured: ~13,
+#: bench/bench_memory.py).
+INGEST_FACTOR = 16
 #: Bytes of memory per kept step row during analysis (columns, copies, periodogram, changepoints).
 ROW_BYTES = 1024
 MIN_ROWS = 2_000

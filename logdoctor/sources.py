@@ -129,7 +129,8 @@ class _Prefixed(io.RawIOBase):
         if self._head.nbytes:
             n = min(len(buf), self._head.nbytes)
             buf[:n] = self._head[:n]
-            self._head = self._head[n:]
+            # an empty slice would still hold the whole head: let it go once read
+            self._head = self._head[n:] if n < self._head.nbytes else memoryview(b"")
             return n
         data = self._fh.read(len(buf))
         buf[: len(data)] = data

@@ -179,6 +179,12 @@ def analyze_one(path: str, cfg: AnalysisConfig) -> Outcome:
     return Outcome(path=path, report=report, exit_code=ExitCode.FINDINGS if failed else ExitCode.OK)
 
 
+def worker_config(cfg: AnalysisConfig, workers: int) -> AnalysisConfig:
+    """The configuration of one of ``workers`` parallel processes: each gets its share of the
+    memory budget, so that together they stay within it."""
+    return dataclasses.replace(cfg, max_memory=max(1, memory.budget(cfg.max_memory) // workers))
+
+
 def analyze_paths(
     paths: Sequence[str], cfg: AnalysisConfig | None = None, jobs: int | None = None
 ) -> list[Outcome]:
@@ -197,6 +203,7 @@ def analyze_paths(
     workers = min(jobs or os.cpu_count() or 1, len(inputs))
     if workers <= 1 or "-" in inputs:
         return [analyze_one(p, cfg) for p in inputs]
+    cfg = worker_config(cfg, workers)
     # spawn, not fork: forking a process that has started polars' thread pool can deadlock
     spawn = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=spawn) as pool:

@@ -148,3 +148,11 @@ def test_max_memory_option_reaches_ingest(capsys: pytest.CaptureFixture[str]) ->
     assert "read in chunks" in capsys.readouterr().out
     assert main(["analyze", str(FORMATS / "canonical.log"), "--max-memory", "much"]) == 2
     assert "not a positive size" in capsys.readouterr().err
+
+
+def test_parallel_workers_share_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    from logdoctor.config import AnalysisConfig
+
+    assert pipeline.worker_config(AnalysisConfig(max_memory=8 * 2**20), 4).max_memory == 2 * 2**20
+    monkeypatch.setenv(memory.ENV_VAR, "1G")
+    assert pipeline.worker_config(AnalysisConfig(), 2).max_memory == 2**29

@@ -1,0 +1,262 @@
+"""The follow loop: discover files, read new lines, analyse, emit events, decide when to stop."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from types import FrameType
+
+from logdoctor.analyzers.base import Analyzer
+from logdoctor.exitcodes import ExitCode
+from logdoctor.model import Run, Severity
+from logdoctor.renderers.stream import StreamRenderer, event_dict
+from logdoctor.tail.events import FindingRaised, Heartbeat, Notice, Started, Stopped, TailEvent
+from logdoctor.tail.follower import FileFollower, expand, is_glob, watch_dirs
+from logdoctor.tail.hooks import FindingHook
+from logdoctor.tail.session import HeavyFn, HeavyResult, SessionOptions, TailSession
+from logdoctor.tail.watch import InotifyWatcher, make_watcher
+
+
+@dataclass(frozen=True, slots=True)
+class TailOptions:
+    """How to follow. Times are in seconds; None disables a limit."""
+
+    patterns: tuple[str, ...]
+    from_end: bool = False
+    poll_interval: float = 0.5
+    min_update: float = 0.2
+    heartbeat: float = 5.0
+    idle_timeout: float | None = None
+    max_seconds: float | None = None
+    exit_on: Severity | None = None
+    on_finding: str | None = None
+    hook_timeout: float = 10.0
+    inotify: bool = True
+    background: bool = True
+    session: SessionOptions = field(default_factory=SessionOptions)
+
+
+class _Terminated(Exception):
+    """SIGTERM arrived: stop like Ctrl-C."""
+
+
+class Tailer:
+    """Follows the files named by ``opts.patterns`` and feeds ``renderer`` until told to stop."""
+
+    def __init__(
+        self,
+        opts: TailOptions,
+        renderer: StreamRenderer,
+        cheap: Sequence[Analyzer],
+        heavy: HeavyFn | None,
+    ) -> None:
+        self.opts, self.renderer, self.cheap, self.heavy = opts, renderer, tuple(cheap), heavy
+        self.hook = (
+            FindingHook(opts.on_finding, timeout=opts.hook_timeout) if opts.on_finding else None
+        )
+        self.watcher = make_watcher(opts.inotify)
+        self.files: dict[str, tuple[FileFollower, TailSession]] = {}
+        self._pool = (
+            ThreadPoolExecutor(1, thread_name_prefix="logdoctor-heavy") if opts.background else None
+        )
+        self._pending: tuple[TailSession, Future[tuple[HeavyResult, float]]] | None = None
+        self._exit = False
+
+    def run(self) -> int:
+        """Follow until a stop condition; returns the exit code."""
+        kind = "inotify" if isinstance(self.watcher, InotifyWatcher) else "poll"
+        self.renderer.start(Started(self.opts.patterns, time.time(), self.opts.from_end, kind))
+        restore = _on_sigterm()
+        try:
+            reason, code = self._loop()
+        except (KeyboardInterrupt, _Terminated) as err:
+            reason, code = (
+                ("terminated" if isinstance(err, _Terminated) else "interrupted"),
+                ExitCode.OK,
+            )
+        finally:
+            restore()
+        self._finish(final_heavy=reason != "exit-on")
+        summaries = tuple(s.summary() for _, s in self.files.values())
+        self.renderer.stop(Stopped(reason, int(code), summaries, time.time()))
+        return int(code)
+
+    def _loop(self) -> tuple[str, ExitCode]:
+        o = self.opts
+        start = last_data = time.monotonic()
+        next_beat = start + o.heartbeat
+        self._discover(initial=True)
+        while True:
+            now = time.monotonic()
+            events = self._read_all()
+            if any(not isinstance(e, Notice) for e in events):
+                last_data = now
+            events += self._heavy(now)
+            if now >= next_beat:
+                events += self._heartbeats()
+                next_beat = now + o.heartbeat
+            self._emit(events)
+            if self._exit:
+                return "exit-on", ExitCode.FINDINGS
+            if o.max_seconds is not None and now - start >= o.max_seconds:
+                return "max-seconds", ExitCode.OK
+            if o.idle_timeout is not None and now - last_data >= o.idle_timeout:
+                return "idle-timeout", ExitCode.OK
+            limits = [
+                next_beat - now,
+                2.0 if isinstance(self.watcher, InotifyWatcher) else o.poll_interval,
+            ]
+            limits += [start + o.max_seconds - now] if o.max_seconds is not None else []
+            limits += [last_data + o.idle_timeout - now] if o.idle_timeout is not None else []
+            limits += [0.05] if self._pending else []
+            if self.watcher.wait(max(0.0, min(limits))):
+                self._discover()
+            time.sleep(max(0.0, now + o.min_update - time.monotonic()))
+
+    def _discover(self, initial: bool = False) -> None:
+        for path in expand(list(self.opts.patterns)):
+            if path in self.files:
+                continue
+            follower = FileFollower(path, from_end=self.opts.from_end and initial)
+            session = TailSession(path, self.cheap, self.heavy, self.opts.session)
+            self.files[path] = (follower, session)
+            if initial and not is_glob(path) and not os.path.exists(path):
+                self._emit([Notice(path, "waiting for the file to appear", time.time())])
+        self.watcher.watch(watch_dirs(list(self.opts.patterns)))
+
+    def _read_all(self) -> list[TailEvent]:
+        events: list[TailEvent] = []
+        for follower, session in self.files.values():
+            was_open = follower.is_open
+            chunk = follower.read()
+            now = time.time()
+            if chunk.restarted:
+                events.append(session.restarted(chunk.restarted, now))
+            head = (
+                follower.head()
+                if session.parser is None and self.opts.from_end and not was_open
+                else None
+            )
+            events += session.feed(chunk.data, now, head=head)
+        return events
+
+    def _heavy(self, now: float) -> list[TailEvent]:
+        if self._pending is not None:
+            session, fut = self._pending
+            if not fut.done():
+                return []
+            self._pending = None
+            result, cost = fut.result()
+            return session.apply_heavy(result, cost, time.time())
+        due = [s for _, s in self.files.values() if s.heavy_due(now)]
+        if not due:
+            return []
+        session = min(due, key=lambda s: s.heavy_started)
+        run = session.heavy_input(now)
+        if self._pool is None:
+            result, cost = _timed(session.heavy, run)
+            return session.apply_heavy(result, cost, time.time())
+        self._pending = (session, self._pool.submit(_timed, session.heavy, run))
+        return []
+
+    def _heartbeats(self) -> list[TailEvent]:
+        now = time.time()
+        if not self.files:
+            return [Heartbeat(", ".join(self.opts.patterns), None, None, 0, now)]
+        beats: list[TailEvent] = []
+        for _, s in self.files.values():
+            summary = s.summary()
+            beats.append(
+                Heartbeat(s.source, summary.last_step, summary.last_loss, summary.rows, now)
+            )
+        return beats
+
+    def _emit(self, events: Sequence[TailEvent]) -> None:
+        if self.hook is not None:
+            events = [*events, *(Notice("on-finding", e, time.time()) for e in self.hook.errors())]
+        for event in events:
+            self.renderer.handle(event)
+            if not isinstance(event, FindingRaised):
+                continue
+            if self.hook is not None:
+                env = {
+                    "LOGDOCTOR_CODE": event.finding.code,
+                    "LOGDOCTOR_SEVERITY": event.finding.severity.label,
+                    "LOGDOCTOR_SOURCE": event.source,
+                }
+                self.hook.submit(json.dumps(event_dict(event), allow_nan=False), env)
+            if self.opts.exit_on is not None and event.finding.severity >= self.opts.exit_on:
+                self._exit = True
+
+    def _finish(self, final_heavy: bool) -> None:
+        events: list[TailEvent] = []
+        if self._pending is not None:
+            session, fut = self._pending
+            if final_heavy:
+                result, cost = fut.result()
+                events += session.apply_heavy(result, cost, time.time())
+            self._pending = None
+        if final_heavy:
+            for _, s in self.files.values():
+                if s.stale and s.heavy_cost < 1.0:
+                    events += s.run_heavy()
+        self._emit(events)
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        if self.hook is not None:
+            self.hook.close(self.opts.hook_timeout)
+            self._emit([])
+        for follower, _ in self.files.values():
+            follower.close()
+        self.watcher.close()
+
+
+def _timed(fn: HeavyFn | None, run: Run) -> tuple[HeavyResult, float]:
+    if fn is None:
+        return ((), None), 0.0
+    t0 = time.thread_time()
+    result = fn(run)
+    return result, time.thread_time() - t0
+
+
+def _on_sigterm() -> Callable[[], None]:
+    """Turn SIGTERM into a clean stop while following (main thread only); returns the undo."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise _Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    return restore
+
+
+def follow(
+    opts: TailOptions,
+    renderer: StreamRenderer,
+    *,
+    cheap: Sequence[Analyzer] | None = None,
+    heavy: HeavyFn | None = None,
+) -> int:
+    """Follow the files of ``opts`` with the given detectors (the registry's by default).
+
+    Returns:
+        the exit code: 0 when stopped by Ctrl-C, SIGTERM or a time limit, 1 on ``--exit-on``.
+    """
+    from logdoctor.tail.registry import default_detectors
+
+    if cheap is None or heavy is None:
+        default_cheap, default_heavy = default_detectors(opts.session)
+        cheap = default_cheap if cheap is None else cheap
+        heavy = default_heavy if heavy is None else heavy
+    return Tailer(opts, renderer, cheap, heavy).run()

@@ -67,8 +67,7 @@ class FileFollower:
         if self._fh is not None:
             replaced = self._replaced()
             if replaced:
-                data = self._read_available(unbounded=True)
-                data += self._flush_partial()
+                data = self._finish_old()
                 self._close()
                 restarted = "replaced"
         if self._fh is None and not self._open(first=not self._opened_once):
@@ -139,9 +138,12 @@ class FileFollower:
             if not block or not unbounded or len(block) < MAX_READ:
                 return bytes(out)
 
-    def _flush_partial(self) -> bytes:
-        rest, self._partial = self._partial, b""
-        return rest + b"\n" if rest.strip() else b""
+    def _finish_old(self) -> bytes:
+        """Everything left in the replaced file; its unterminated last line counts as complete."""
+        rest, self._partial = self._partial + self._read_available(unbounded=True), b""
+        if rest and not rest.endswith(b"\n"):
+            rest += b"\n"
+        return rest
 
     def _lines(self, data: bytes) -> bytes:
         buf = self._partial + data

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -42,10 +43,6 @@ class TailOptions:
     session: SessionOptions = field(default_factory=SessionOptions)
 
 
-class _Terminated(Exception):
-    """SIGTERM arrived: stop like Ctrl-C."""
-
-
 class Tailer:
     """Follows the files named by ``opts.patterns`` and feeds ``renderer`` until told to stop."""
 
@@ -60,7 +57,11 @@ class Tailer:
         self.hook = (
             FindingHook(opts.on_finding, timeout=opts.hook_timeout) if opts.on_finding else None
         )
-        self.watcher = make_watcher(opts.inotify)
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self.watcher = make_watcher(opts.inotify, self._wake_r)
+        self._signalled: str | None = None
         self.files: dict[str, tuple[FileFollower, TailSession]] = {}
         self._pool = (
             ThreadPoolExecutor(1, thread_name_prefix="logdoctor-heavy") if opts.background else None
@@ -71,18 +72,21 @@ class Tailer:
     def run(self) -> int:
         """Follow until a stop condition; returns the exit code."""
         kind = "inotify" if isinstance(self.watcher, InotifyWatcher) else "poll"
-        self.renderer.start(Started(self.opts.patterns, time.time(), self.opts.from_end, kind))
-        restore = _on_sigterm()
+        restore = self._on_signals()
+        reason, code = "interrupted", ExitCode.OK
         try:
+            self.renderer.start(Started(self.opts.patterns, time.time(), self.opts.from_end, kind))
             reason, code = self._loop()
-        except (KeyboardInterrupt, _Terminated) as err:
-            reason, code = (
-                ("terminated" if isinstance(err, _Terminated) else "interrupted"),
-                ExitCode.OK,
-            )
+        except KeyboardInterrupt:  # a second Ctrl-C, or one outside the loop
+            reason = "interrupted"
         finally:
             restore()
-        self._finish(final_heavy=reason != "exit-on")
+        try:
+            if reason != "exit-on":
+                self._final_analysis()
+        except KeyboardInterrupt:  # a second Ctrl-C skips the final analysis
+            reason = "interrupted"
+        self._close()
         summaries = tuple(s.summary() for _, s in self.files.values())
         self.renderer.stop(Stopped(reason, int(code), summaries, time.time()))
         return int(code)
@@ -102,6 +106,8 @@ class Tailer:
                 events += self._heartbeats()
                 next_beat = now + o.heartbeat
             self._emit(events)
+            if self._signalled:
+                return self._signalled, ExitCode.OK
             if self._exit:
                 return "exit-on", ExitCode.FINDINGS
             if o.max_seconds is not None and now - start >= o.max_seconds:
@@ -194,19 +200,20 @@ class Tailer:
             if self.opts.exit_on is not None and event.finding.severity >= self.opts.exit_on:
                 self._exit = True
 
-    def _finish(self, final_heavy: bool) -> None:
+    def _final_analysis(self) -> None:
+        """Collect a running heavy pass and rerun the stale ones that are cheap (< 1 s)."""
         events: list[TailEvent] = []
         if self._pending is not None:
             session, fut = self._pending
-            if final_heavy:
-                result, cost = fut.result()
-                events += session.apply_heavy(result, cost, time.time())
             self._pending = None
-        if final_heavy:
-            for _, s in self.files.values():
-                if s.stale and s.heavy_cost < 1.0:
-                    events += s.run_heavy()
+            result, cost = fut.result()
+            events += session.apply_heavy(result, cost, time.time())
+        for _, s in self.files.values():
+            if s.stale and s.heavy_cost < 1.0:
+                events += s.run_heavy()
         self._emit(events)
+
+    def _close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
         if self.hook is not None:
@@ -215,6 +222,30 @@ class Tailer:
         for follower, _ in self.files.values():
             follower.close()
         self.watcher.close()
+        os.close(self._wake_r)
+        os.close(self._wake_w)
+
+    def _on_signals(self) -> Callable[[], None]:
+        """Ctrl-C and SIGTERM set a flag and wake the loop (no exception inside a parse); a
+        second Ctrl-C raises KeyboardInterrupt. Main thread only; returns the undo.
+        """
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
+
+        def handler(signum: int, frame: FrameType | None) -> None:
+            if self._signalled and signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            self._signalled = "terminated" if signum == signal.SIGTERM else "interrupted"
+            with contextlib.suppress(OSError):
+                os.write(self._wake_w, b"x")
+
+        previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+
+        def restore() -> None:
+            for s, h in previous.items():
+                signal.signal(s, h)
+
+        return restore
 
 
 def _timed(fn: HeavyFn | None, run: Run) -> tuple[HeavyResult, float]:
@@ -223,22 +254,6 @@ def _timed(fn: HeavyFn | None, run: Run) -> tuple[HeavyResult, float]:
     t0 = time.thread_time()
     result = fn(run)
     return result, time.thread_time() - t0
-
-
-def _on_sigterm() -> Callable[[], None]:
-    """Turn SIGTERM into a clean stop while following (main thread only); returns the undo."""
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise _Terminated()
-
-    previous = signal.signal(signal.SIGTERM, handler)
-
-    def restore() -> None:
-        signal.signal(signal.SIGTERM, previous)
-
-    return restore
 
 
 def follow(

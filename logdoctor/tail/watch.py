@@ -55,14 +55,23 @@ class Watcher(Protocol):
 
 
 class PollWatcher:
-    """The portable fallback: every wait sleeps and then says "look again"."""
+    """The portable fallback: every wait sleeps and then says "look again".
+
+    A byte written to ``wake_fd`` (a pipe the signal handlers write to) ends the sleep early.
+    """
+
+    def __init__(self, wake_fd: int | None = None) -> None:
+        self.wake_fd = wake_fd
 
     def watch(self, dirs: Mapping[str, tuple[str, ...]]) -> None:
         """Polling needs no registration."""
 
     def wait(self, timeout: float) -> bool:
-        """Sleep ``timeout`` seconds and report a possible change."""
-        time.sleep(max(0.0, timeout))
+        """Sleep ``timeout`` seconds (less when woken) and report a possible change."""
+        if self.wake_fd is None:
+            time.sleep(max(0.0, timeout))
+        elif select.select([self.wake_fd], [], [], max(0.0, timeout))[0]:
+            _drain_wake(self.wake_fd)
         return True
 
     def close(self) -> None:
@@ -74,7 +83,8 @@ class InotifyWatcher:
     creation, rotation and deletion); events for other files in those directories are ignored.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, wake_fd: int | None = None) -> None:
+        self.wake_fd = wake_fd
         libc = _libc()
         if libc is None:
             raise OSError("inotify is not available")
@@ -105,9 +115,13 @@ class InotifyWatcher:
         deadline = time.monotonic() + max(0.0, timeout)
         while True:
             left = max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select([self._fd], [], [], left)
+            fds = [self._fd] if self.wake_fd is None else [self._fd, self.wake_fd]
+            ready, _, _ = select.select(fds, [], [], left)
             if not ready:
                 return False
+            if self.wake_fd in ready:
+                _drain_wake(self.wake_fd)
+                return True
             if self._drain():
                 return True
 
@@ -167,11 +181,21 @@ def _libc() -> ctypes.CDLL | None:
     return libc
 
 
-def make_watcher(use_inotify: bool = True) -> Watcher:
-    """inotify when asked for and available, polling otherwise."""
+def _drain_wake(fd: int) -> None:
+    try:
+        while os.read(fd, 512):
+            pass
+    except BlockingIOError:
+        pass
+
+
+def make_watcher(use_inotify: bool = True, wake_fd: int | None = None) -> Watcher:
+    """inotify when asked for and available, polling otherwise; ``wake_fd`` (non-blocking read
+    end of a pipe) interrupts a wait when it becomes readable.
+    """
     if use_inotify:
         try:
-            return InotifyWatcher()
+            return InotifyWatcher(wake_fd)
         except OSError:
             pass
-    return PollWatcher()
+    return PollWatcher(wake_fd)

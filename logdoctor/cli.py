@@ -68,7 +68,10 @@ def analyze(
 
 @app.command()
 def tail(
-    paths: Annotated[list[str], typer.Argument(help="Log files or quoted globs ('rank*.log').")],
+    paths: Annotated[list[str] | None, typer.Argument(help="Log files, existing or not.")] = None,
+    globs: Annotated[
+        list[str] | None, typer.Option("--glob", help="Follow each file matching ('rank*.log').")
+    ] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="auto, live, plain, jsonl.")] = "auto",
     from_end: Annotated[
         bool, typer.Option("--from-end/--from-start", help="Skip what the file holds now.")
@@ -100,11 +103,14 @@ def tail(
     from logdoctor.tail.runner import TailOptions, follow
     from logdoctor.tail.session import SessionOptions
 
+    patterns = [*(paths or []), *(globs or [])]
+    if not patterns:
+        raise ConfigError("tail needs a log file or --glob PATTERN")
     if exit_on not in (None, "warning", "error"):
         raise ConfigError(f"--exit-on expects warning or error, got {exit_on!r}")
     fields = FieldMap.parse(field_map or [])
     opts = TailOptions(
-        patterns=tuple(paths), from_end=from_end, poll_interval=poll_interval,
+        patterns=tuple(patterns), from_end=from_end, poll_interval=poll_interval,
         heartbeat=heartbeat, idle_timeout=idle_timeout, max_seconds=max_seconds,
         exit_on=Severity.parse(exit_on) if exit_on else None, on_finding=on_finding,
         inotify=not poll, session=SessionOptions(fields=fields, steps_per_epoch=steps_per_epoch),

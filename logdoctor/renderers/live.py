@@ -34,13 +34,22 @@ _VERDICT_STYLE = {"sorted": "bold red", "static": "bold red", "healthy": "green"
 
 
 def sparkline(values: tuple[float, ...]) -> Text:
-    """Bars scaled between the min and max finite values; a red x marks NaN/inf."""
-    finite = [v for v in values if math.isfinite(v)]
-    lo, hi = (min(finite), max(finite)) if finite else (0.0, 0.0)
+    """Bars scaled to the bulk of the finite values, so one spike does not flatten the rest:
+    values beyond twice the 10-90% range past either end are drawn as red extremes; a red x
+    marks NaN/inf.
+    """
+    finite = sorted(v for v in values if math.isfinite(v))
+    lo = hi = 0.0
+    if finite:
+        q10, q90 = finite[len(finite) // 10], finite[(len(finite) * 9) // 10 - (len(finite) >= 10)]
+        spread = q90 - q10
+        lo, hi = max(finite[0], q10 - 2 * spread), min(finite[-1], q90 + 2 * spread)
     out = Text()
     for v in values:
         if not math.isfinite(v):
             out.append("x", style="bold red")
+        elif v > hi or v < lo:
+            out.append(_BARS[-1] if v > hi else _BARS[0], style="bold red")
         else:
             idx = 0 if hi <= lo else round((v - lo) / (hi - lo) * (len(_BARS) - 1))
             out.append(_BARS[idx], style="blue")
@@ -75,6 +84,8 @@ class LiveStream(StreamRenderer):
         self._title = "logdoctor tail"
         self._live: Live | None = None
         self._drawn = 0.0
+        self._state = "Ctrl-C to stop"
+        self._counts: dict[Severity, int] = {}
 
     def start(self, event: Started) -> None:
         self._title = f"logdoctor tail · {', '.join(event.sources)} · {event.watcher}"
@@ -98,6 +109,8 @@ class LiveStream(StreamRenderer):
         elif isinstance(event, FindingRaised) and row is not None:
             row.findings += 1
             self._findings.append(event)
+            sev = event.finding.severity
+            self._counts[sev] = self._counts.get(sev, 0) + 1
         elif isinstance(event, VerdictChanged) and row is not None:
             row.verdict = event.verdict
         elif isinstance(event, Notice):
@@ -106,6 +119,7 @@ class LiveStream(StreamRenderer):
         self._redraw(force=urgent)
 
     def stop(self, event: Stopped) -> None:
+        self._state = f"stopped ({event.reason})"
         self._redraw(force=True)
         if self._live is not None:
             self._live.stop()
@@ -143,6 +157,7 @@ class LiveStream(StreamRenderer):
                 _verdict(r.verdict),
             )
         found = Table(expand=True, box=None, pad_edge=False, show_header=False)
+        found.add_column(no_wrap=True, style="dim")
         found.add_column(no_wrap=True)
         found.add_column(no_wrap=True)
         found.add_column(overflow="ellipsis", no_wrap=True, ratio=1)
@@ -150,19 +165,25 @@ class LiveStream(StreamRenderer):
             f = ev.finding
             where = f"step {f.first_step}" if f.first_step is not None else "run-wide"
             found.add_row(
+                datetime.fromtimestamp(ev.time).strftime("%H:%M:%S"),
                 Text(f"{f.severity.label.upper():7}", style=_SEV_STYLE[f.severity]),
                 f"{f.code} {where}",
                 f.message,
             )
         if not self._findings:
-            found.add_row("", Text("no findings yet", style="dim"), "")
-        parts: list[RenderableType] = [runs, Text("\nnewest findings", style="bold"), found]
+            found.add_row("", "", Text("no findings yet", style="dim"), "")
+        counts = ", ".join(
+            f"{n} {sev.label}" for sev, n in sorted(self._counts.items(), reverse=True)
+        )
+        head = Text("\nnewest findings", style="bold")
+        head.append(f"  ({counts})" if counts else "", style="")
+        parts: list[RenderableType] = [runs, head, found]
         parts += [Text(n, style="dim") for n in self._notices]
         clock = datetime.now().strftime("%H:%M:%S")
         return Panel(
             Group(*parts),
             title=self._title,
-            subtitle=f"{clock} · Ctrl-C to stop",
+            subtitle=f"{clock} · {self._state}",
             title_align="left",
         )
 

@@ -181,7 +181,9 @@ def summary_line(s: SourceSummary) -> str:
     v = s.verdict
     verdict = f"verdict {v.batching} ({v.confidence:.2f})" if v else "no verdict yet"
     worst = f", worst {s.worst.label}" if s.worst is not None else ""
-    span = f" (first {_fmt(s.first_loss)}, min {_fmt(s.min_loss)})" if s.first_loss is not None else ""
+    span = (
+        f" (first {_fmt(s.first_loss)}, min {_fmt(s.min_loss)})" if s.first_loss is not None else ""
+    )
     step = s.last_step if s.last_step is not None else "-"
     return (
         f"{s.source}: {s.rows} steps, last step {step}, loss {_fmt(s.last_loss)}{span}, "

@@ -31,7 +31,7 @@ class TailOptions:
     patterns: tuple[str, ...]
     from_end: bool = False
     poll_interval: float = 0.5
-    min_update: float = 0.2
+    min_update: float = 0.5
     heartbeat: float = 5.0
     idle_timeout: float | None = None
     max_seconds: float | None = None
@@ -99,7 +99,8 @@ class Tailer:
         while True:
             now = time.monotonic()
             events = self._read_all()
-            if any(not isinstance(e, Notice) for e in events):
+            got_data = any(not isinstance(e, Notice) for e in events)
+            if got_data:
                 last_data = now
             events += self._heavy(now)
             if now >= next_beat:
@@ -123,7 +124,8 @@ class Tailer:
             limits += [0.05] if self._pending else []
             if self.watcher.wait(max(0.0, min(limits))):
                 self._discover()
-            time.sleep(max(0.0, now + o.min_update - time.monotonic()))
+            if got_data:  # coalesce a busy writer's appends into one update per min_update
+                time.sleep(max(0.0, now + o.min_update - time.monotonic()))
 
     def _discover(self, initial: bool = False) -> None:
         for path in expand(list(self.opts.patterns)):

@@ -58,7 +58,7 @@ class Schedule:
     growth: float = 0.10
     interval: float = 30.0
     min_gap: float = 1.0
-    duty: float = 0.03
+    duty: float = 0.02
 
 
 @dataclass(slots=True)

@@ -236,3 +236,19 @@ def test_ctrl_c_ends_cleanly_with_a_summary(tmp_path: Path) -> None:
     rest, err = proc.communicate(timeout=10)
     assert "following" in first and proc.returncode == 0, err
     assert "stopped (interrupted), exit code 0" in rest and "10 steps, last step 10" in rest
+
+
+@pytest.mark.parametrize(
+    "args, msg",
+    [
+        (["tail"], "tail needs a log file or --glob PATTERN"),
+        (["tail", "x.log", "--exit-on", "info"], "--exit-on expects warning or error"),
+        (["tail", "x.log", "--on-finding", "no-such-program-xyz"], "not found"),
+        (["tail", "x.log", "--format", "xml"], "unknown tail format"),
+    ],
+)
+def test_bad_tail_options_are_exit_2(
+    args: list[str], msg: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(args) == 2
+    assert msg in capsys.readouterr().err

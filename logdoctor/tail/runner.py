@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 
 from logdoctor.analyzers.base import Analyzer
+from logdoctor.errors import InputError, LogdoctorError
 from logdoctor.exitcodes import ExitCode
 from logdoctor.model import Run, Severity
 from logdoctor.renderers.stream import StreamRenderer, event_dict
@@ -79,6 +80,10 @@ class Tailer:
             reason, code = self._loop()
         except KeyboardInterrupt:  # a second Ctrl-C, or one outside the loop
             reason = "interrupted"
+        except LogdoctorError:  # close the view and say why, then let the CLI report it
+            self._close()
+            self._stop("error", ExitCode.BAD_INPUT)
+            raise
         finally:
             restore()
         try:
@@ -87,9 +92,12 @@ class Tailer:
         except KeyboardInterrupt:  # a second Ctrl-C skips the final analysis
             reason = "interrupted"
         self._close()
+        self._stop(reason, code)
+        return int(code)
+
+    def _stop(self, reason: str, code: ExitCode) -> None:
         summaries = tuple(s.summary() for _, s in self.files.values())
         self.renderer.stop(Stopped(reason, int(code), summaries, time.time()))
-        return int(code)
 
     def _loop(self) -> tuple[str, ExitCode]:
         o = self.opts
@@ -131,6 +139,8 @@ class Tailer:
         for path in expand(list(self.opts.patterns)):
             if path in self.files:
                 continue
+            if os.path.isdir(path):
+                raise InputError(f"{path}: is a directory; tail follows log files (try --glob)")
             follower = FileFollower(path, from_end=self.opts.from_end and initial)
             session = TailSession(path, self.cheap, self.heavy, self.opts.session)
             self.files[path] = (follower, session)

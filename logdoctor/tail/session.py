@@ -14,7 +14,7 @@ import polars as pl
 from logdoctor import codes
 from logdoctor.aliases import FieldMap
 from logdoctor.analyzers.base import Analyzer
-from logdoctor.errors import ParseError
+from logdoctor.errors import InputError, ParseError
 from logdoctor.model import ACC, LINE_NO, LOSS, STEP, Finding, Run, Severity, Verdict
 from logdoctor.parsers import Parser, ParseResult, sniff
 from logdoctor.sources import Source
@@ -35,6 +35,8 @@ HeavyResult = tuple[Sequence[Finding], Verdict | None]
 HeavyFn = Callable[[Run], HeavyResult]
 #: Codes never raised in tail mode: "too short" is the normal state of a run that is still growing.
 QUIET_CODES = frozenset({"LD006"})
+#: Formats written as one document (rewritten at each save), which cannot be read by appended lines.
+WHOLE_DOCUMENT = frozenset({"hf_trainer_state", "tensorboard", "mlflow"})
 _PREAMBLE_LINES = 64
 _PREAMBLE_BYTES = 16 * 1024
 
@@ -120,6 +122,11 @@ class TailSession:
                 self.lines += data.count(b"\n")
                 return events
             self.parser = sniff(Source.from_bytes(self.source, head or data))
+            if self.parser.name in WHOLE_DOCUMENT:
+                raise InputError(
+                    f"{self.source}: a {self.parser.name} file is rewritten whole, not appended "
+                    "to; tail follows line logs (text, jsonl, csv): use `logdoctor analyze` on it"
+                )
             events.append(Notice(self.source, f"format: {self.parser.name}", now))
         table, evals = self._parse(self.parser, data)
         if table.height == 0:

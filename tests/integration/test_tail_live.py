@@ -252,3 +252,13 @@ def test_bad_tail_options_are_exit_2(
 ) -> None:
     assert main(args) == 2
     assert msg in capsys.readouterr().err
+
+
+def test_a_directory_is_refused_and_the_stream_still_stops(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["tail", str(tmp_path), "--format", "jsonl", "--max-seconds", "1"]) == 2
+    out, err = capsys.readouterr()
+    docs = [json.loads(line) for line in out.splitlines()]
+    assert [d["event"] for d in docs] == ["start", "stop"] and docs[-1]["reason"] == "error"
+    assert "is a directory" in err and docs[-1]["exit_code"] == 2

@@ -14,10 +14,8 @@ import polars as pl
 from logdoctor import codes
 from logdoctor.aliases import FieldMap
 from logdoctor.analyzers.base import Analyzer
-from logdoctor.errors import InputError, ParseError
-from logdoctor.model import ACC, LINE_NO, LOSS, STEP, Finding, Run, Severity, Verdict
-from logdoctor.parsers import Parser, ParseResult, sniff
-from logdoctor.sources import Source
+from logdoctor.model import ACC, LOSS, STEP, Finding, Run, Severity, Verdict
+from logdoctor.parsers import Parser, ParseResult
 from logdoctor.structure import build_run
 from logdoctor.tail.events import (
     Deduper,
@@ -29,16 +27,13 @@ from logdoctor.tail.events import (
     VerdictChanged,
 )
 from logdoctor.tail.history import History, overview
+from logdoctor.tail.ingest import ChunkParser
 
 #: What a heavy analysis returns: its findings and the batching verdict (None: no verdict).
 HeavyResult = tuple[Sequence[Finding], Verdict | None]
 HeavyFn = Callable[[Run], HeavyResult]
 #: Codes never raised in tail mode: "too short" is the normal state of a run that is still growing.
 QUIET_CODES = frozenset({"LD006"})
-#: Formats written as one document (rewritten at each save), which cannot be read by appended lines.
-WHOLE_DOCUMENT = frozenset({"hf_trainer_state", "tensorboard", "mlflow"})
-_PREAMBLE_LINES = 64
-_PREAMBLE_BYTES = 16 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,19 +89,30 @@ class TailSession:
         self.heavy = heavy
         self.opts = opts or SessionOptions()
         self.history = History(full_rows=self.opts.full_rows)
-        self.parser: Parser | None = None
-        self.lines = 0
-        self.skipped: dict[str, int] = {}
+        self.ingest = ChunkParser(source, self.opts.fields)
         self.last = Latest()
         self.verdict: Verdict | None = None
         self.raised = 0
         self.worst: Severity | None = None
         self._dedupe = Deduper()
-        self._preamble = b""
-        self._preamble_lines = 0
         self._heavy_rows = 0
         self._heavy_at = -math.inf
         self._heavy_cost = 0.0
+
+    @property
+    def parser(self) -> Parser | None:
+        """The parser sniffed from the head of the file (None until content arrives)."""
+        return self.ingest.parser
+
+    @property
+    def lines(self) -> int:
+        """Lines read so far."""
+        return self.ingest.lines
+
+    @property
+    def skipped(self) -> dict[str, int]:
+        """Lines that held no training step, by reason."""
+        return self.ingest.skipped
 
     # ---------------------------------------------------------------- ingest + cheap analysis
     def feed(
@@ -117,18 +123,11 @@ class TailSession:
         events: list[TailEvent] = []
         if not data:
             return events
-        if self.parser is None:
-            if not (head or data).strip():
-                self.lines += data.count(b"\n")
-                return events
-            self.parser = sniff(Source.from_bytes(self.source, head or data))
-            if self.parser.name in WHOLE_DOCUMENT:
-                raise InputError(
-                    f"{self.source}: a {self.parser.name} file is rewritten whole, not appended "
-                    "to; tail follows line logs (text, jsonl, csv): use `logdoctor analyze` on it"
-                )
-            events.append(Notice(self.source, f"format: {self.parser.name}", now))
-        table, evals = self._parse(self.parser, data)
+        known = self.ingest.parser is not None
+        parser = self.ingest.sniff(data, head)
+        if parser is not None and not known:
+            events.append(Notice(self.source, f"format: {parser.name}", now))
+        table, evals = self.ingest.parse(data)
         if table.height == 0:
             return events
         self.history.append(table, evals)
@@ -140,47 +139,6 @@ class TailSession:
     def restarted(self, how: str, now: float) -> Notice:
         """The file started over (truncated or replaced): keep the history, say so."""
         return Notice(self.source, f"file {how}: reading it from the start", now)
-
-    def _parse(self, parser: Parser, data: bytes) -> tuple[pl.DataFrame, pl.DataFrame]:
-        n_lines = data.count(b"\n")
-        pre = self._preamble_lines
-        try:
-            result = parser.parse(
-                Source.from_bytes(self.source, self._preamble + data), self.opts.fields
-            )
-        except ParseError:
-            self._skip("no training step", n_lines)
-            self._grow_preamble(data, n_lines)
-            self.lines += n_lines
-            return pl.DataFrame(), pl.DataFrame()
-        shift = pl.col(LINE_NO) + (self.lines - pre)
-        table = result.table.filter(pl.col(LINE_NO) > pre).with_columns(shift)
-        evals = result.evals
-        if evals.height and LINE_NO in evals.columns:
-            evals = evals.filter(pl.col(LINE_NO) > pre).with_columns(shift)
-        if self.lines == 0 and table.height:
-            first_row = int(table[LINE_NO].min()) - 1  # type: ignore[arg-type]
-            self._grow_preamble(data, first_row)
-        for reason, n in result.skip_reasons.items():
-            self._skip(reason, n - (pre if reason == "no training step" else 0))
-        self.lines += n_lines
-        return table, evals
-
-    def _grow_preamble(self, data: bytes, n_lines: int) -> None:
-        """Keep the lines before the first step row (a CSV header, a banner) to put in front of
-        every later chunk, so that parsers that need a header still read each chunk.
-        """
-        if self.history.rows_total or self._preamble_lines >= _PREAMBLE_LINES or n_lines <= 0:
-            return
-        lines = data.split(b"\n")[: min(n_lines, _PREAMBLE_LINES - self._preamble_lines)]
-        block = b"".join(line + b"\n" for line in lines)
-        if len(self._preamble) + len(block) <= _PREAMBLE_BYTES:
-            self._preamble += block
-            self._preamble_lines += len(lines)
-
-    def _skip(self, reason: str, n: int) -> None:
-        if n > 0:
-            self.skipped[reason] = self.skipped.get(reason, 0) + n
 
     def _remember_latest(self, table: pl.DataFrame) -> None:
         row = table.tail(1).row(0, named=True)

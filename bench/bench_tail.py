@@ -141,7 +141,9 @@ def latency(args: argparse.Namespace) -> None:
         log = Path(tmp) / "train.log"
         log.write_text("")
         n = int(args.seconds * args.rate)
-        marks = {s: ("nan" if i % 2 else "spike") for i, s in enumerate(range(300, n, 400))}
+        rng = random.Random(1)  # irregular marks: the follower's update phase must not lock in
+        starts = [s + rng.randrange(0, 200) for s in range(300, n - 200, 400)]
+        marks = {s: ("nan" if i % 2 else "spike") for i, s in enumerate(starts)}
         proc = _spawn(log, args.seconds + 3)
         assert proc.stdout is not None
         proc.stdout.readline()  # start event: following

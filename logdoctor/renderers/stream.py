@@ -62,7 +62,7 @@ def summary_dict(s: SourceSummary) -> dict[str, Any]:
     return {
         "source": s.source,
         "format": s.format,
-        "steps": s.rows,
+        "rows": s.rows,
         "last_step": s.last_step,
         "last_loss": _num(s.last_loss),
         "first_loss": _num(s.first_loss),
@@ -114,7 +114,7 @@ def event_dict(event: TailEvent) -> dict[str, Any]:
             **head,
             "step": event.step,
             "loss": _num(event.loss),
-            "steps": event.rows,
+            "rows": event.rows,
         }
     if isinstance(event, Progress):
         return {
@@ -122,7 +122,7 @@ def event_dict(event: TailEvent) -> dict[str, Any]:
             **head,
             "step": event.step,
             "loss": _num(event.loss),
-            "steps": event.rows,
+            "rows": event.rows,
         }
     return {"event": "notice", **head, "message": event.message}
 
@@ -168,7 +168,7 @@ def event_line(event: TailEvent) -> str | None:
         )
     if isinstance(event, Heartbeat):
         step = event.step if event.step is not None else "-"
-        return f"{event.source}: step {step} loss {_fmt(event.loss)} ({event.rows} steps)"
+        return f"{event.source}: step {step} loss {_fmt(event.loss)} ({event.rows} rows)"
     if isinstance(event, Notice):
         return f"{event.source}: {event.message}"
     if isinstance(event, Stopped):
@@ -186,7 +186,7 @@ def summary_line(s: SourceSummary) -> str:
     )
     step = s.last_step if s.last_step is not None else "-"
     return (
-        f"{s.source}: {s.rows} steps, last step {step}, loss {_fmt(s.last_loss)}{span}, "
+        f"{s.source}: {s.rows} rows, last step {step}, loss {_fmt(s.last_loss)}{span}, "
         f"{s.findings} finding(s){worst}, {verdict}"
     )
 

@@ -36,6 +36,10 @@ HeavyFn = Callable[[Run], HeavyResult]
 QUIET_CODES = frozenset({"LD006"})
 
 
+#: Lines without a step row after which a notice says so (once).
+NO_STEPS_NOTICE = 1000
+
+
 @dataclass(frozen=True, slots=True)
 class Latest:
     """The newest step row's values."""
@@ -95,6 +99,7 @@ class TailSession:
         self.raised = 0
         self.worst: Severity | None = None
         self._dedupe = Deduper()
+        self._quiet = 0
         self._heavy_rows = 0
         self._heavy_at = -math.inf
         self._heavy_cost = 0.0
@@ -129,6 +134,16 @@ class TailSession:
             events.append(Notice(self.source, f"format: {parser.name}", now))
         table, evals = self.ingest.parse(data)
         if table.height == 0:
+            if not self.history.rows_total and self.ingest.lines >= NO_STEPS_NOTICE > self._quiet:
+                self._quiet = self.ingest.lines
+                events.append(
+                    Notice(
+                        self.source,
+                        f"no training step in the first {self._quiet} "
+                        f"lines (format {self.parser.name if self.parser else '?'})",
+                        now,
+                    )
+                )
             return events
         self.history.append(table, evals)
         self._remember_latest(table)

@@ -217,7 +217,7 @@ def test_jsonl_through_main_matches_batch_analysis(
     assert batch <= tail
     verdicts = [d["verdict"]["batching"] for d in docs if d["event"] == "verdict"]
     assert verdicts[-1] == report.verdict.batching == docs[-1]["sources"][0]["verdict"]["batching"]
-    assert docs[-1]["sources"][0]["steps"] == 120 and docs[-1]["reason"] == "max-seconds"
+    assert docs[-1]["sources"][0]["rows"] == 120 and docs[-1]["reason"] == "max-seconds"
 
 
 def test_ctrl_c_ends_cleanly_with_a_summary(tmp_path: Path) -> None:
@@ -235,7 +235,7 @@ def test_ctrl_c_ends_cleanly_with_a_summary(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGINT)
     rest, err = proc.communicate(timeout=10)
     assert "following" in first and proc.returncode == 0, err
-    assert "stopped (interrupted), exit code 0" in rest and "10 steps, last step 10" in rest
+    assert "stopped (interrupted), exit code 0" in rest and "10 rows, last step 10" in rest
 
 
 @pytest.mark.parametrize(

@@ -159,3 +159,12 @@ def test_history_is_bounded_and_summarises_what_it_drops() -> None:
     assert math.isclose(h.summary["loss_sum"].sum(), dropped_sum)
     assert h.summary["step_first"][0] == 0 and h.summary["step_last"][-1] == 20_000 - h.n_full - 1
     assert h.tail(3)["step"].to_list() == [19_997, 19_998, 19_999]
+
+
+def test_a_log_without_steps_says_so_once() -> None:
+    s = TailSession("a.log", [], None)
+    notes = [e for e in s.feed(b"loading...\n" * 600) if isinstance(e, Notice)]
+    assert [n.message for n in notes] == ["format: text"]
+    notes = [e for e in s.feed(b"still loading\n" * 600) if isinstance(e, Notice)]
+    assert [n.message for n in notes] == ["no training step in the first 1200 lines (format text)"]
+    assert not [e for e in s.feed(b"more\n" * 2000) if isinstance(e, Notice)]

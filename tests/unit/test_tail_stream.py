@@ -83,7 +83,7 @@ def test_jsonl_one_object_per_event_with_the_finding_contract() -> None:
         "source": "a.log",
         "step": 10,
         "loss": 2.5,
-        "steps": 10,
+        "rows": 10,
     }
     src = docs[5]["sources"][0]
     assert docs[5]["reason"] == "interrupted" and src["worst"] == "error" and src["min_loss"] == 2.4
@@ -107,9 +107,9 @@ def test_plain_lines() -> None:
         "a.log: ERROR LD001 nonfinite-loss (step 7): loss is NaN at step 7",
         "a.log: verdict sorted (0.87, length-sorted batches) at step 10: "
         "Batches arrive sorted by length.",
-        "a.log: step 10 loss 2.5 (10 steps)",
+        "a.log: step 10 loss 2.5 (10 rows)",
         "stopped (interrupted), exit code 0",
-        "  a.log: 10 steps, last step 10, loss 2.5 (first 4, min 2.4), 1 finding(s), worst error, "
+        "  a.log: 10 rows, last step 10, loss 2.5 (first 4, min 2.4), 1 finding(s), worst error, "
         "verdict sorted (0.87)",
     ]
 

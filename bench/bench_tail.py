@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 from logdoctor import codes  # noqa: E402
 from logdoctor.analyzers.base import Analyzer, Detection  # noqa: E402
 from logdoctor.model import LOSS, STEP, Run  # noqa: E402
+from logdoctor.tail.session import HeavyFn  # noqa: E402
 
 
 class BenchNan(Analyzer):
@@ -81,20 +82,27 @@ def line(step: int, loss: float) -> str:
     )
 
 
-def follow_main(path: str, seconds: float, render: str = "jsonl") -> None:
-    """The follower process: tail ``path`` at the defaults, events on stdout, CPU on stderr."""
-    from logdoctor.renderers.stream import stream_renderer
+def cheap_and_heavy() -> tuple[list[Analyzer], HeavyFn]:
+    """The registry's cheap detectors and heavy pass, with bench stand-ins for missing ones."""
     from logdoctor.tail.registry import default_detectors
-    from logdoctor.tail.runner import TailOptions, follow
     from logdoctor.tail.session import SessionOptions
 
-    opts = TailOptions((path,), max_seconds=seconds)
     cheap, heavy = default_detectors(SessionOptions())
     have = {type(a).name for a in cheap}
     if not have & {"nonfinite", "nan"}:
         cheap.append(BenchNan())
     if not have & {"spikes", "spike"}:
         cheap.append(BenchSpike())
+    return cheap, heavy
+
+
+def follow_main(path: str, seconds: float, render: str = "jsonl") -> None:
+    """The follower process: tail ``path`` at the defaults, events on stdout, CPU on stderr."""
+    from logdoctor.renderers.stream import stream_renderer
+    from logdoctor.tail.runner import TailOptions, follow
+
+    opts = TailOptions((path,), max_seconds=seconds)
+    cheap, heavy = cheap_and_heavy()
     t0 = time.process_time()
     follow(opts, stream_renderer(render), cheap=cheap, heavy=heavy)
     cpu = time.process_time() - t0
@@ -203,7 +211,7 @@ def memory(args: argparse.Namespace) -> None:
     """Feed ``rows`` steps through one session in 1000-line chunks; print RSS as it grows."""
     from logdoctor.tail.session import TailSession
 
-    session = TailSession("bench.log", [BenchNan(), BenchSpike()], None)
+    session = TailSession("bench.log", cheap_and_heavy()[0], None)
     rng = np.random.default_rng(0)
     chunk, report_at, t0 = 1000, args.rows // 8, time.perf_counter()
     for start in range(1, args.rows + 1, chunk):

@@ -5,11 +5,17 @@ from __future__ import annotations
 import math
 
 import polars as pl
+import pytest
 
 from logdoctor import codes
+from logdoctor.aliases import FieldMap
+from logdoctor.errors import InputError, ParseError
 from logdoctor.model import Finding, Run, Verdict
+from logdoctor.parsers import Parser, ParseResult
+from logdoctor.sources import Source
 from logdoctor.tail.events import Deduper, FindingRaised, Notice, Progress, VerdictChanged
 from logdoctor.tail.history import History
+from logdoctor.tail.ingest import ChunkParser
 from logdoctor.tail.session import HeavyResult, Schedule, SessionOptions, TailSession
 from tests.tail_support import NanDetector, SpikeDetector, losses, regular_spikes_heavy, step_line
 
@@ -168,3 +174,53 @@ def test_a_log_without_steps_says_so_once() -> None:
     notes = [e for e in s.feed(b"still loading\n" * 600) if isinstance(e, Notice)]
     assert [n.message for n in notes] == ["no training step in the first 1200 lines (format text)"]
     assert not [e for e in s.feed(b"more\n" * 2000) if isinstance(e, Notice)]
+
+
+class _HeaderCsv(Parser):
+    """A test-only parser that, like CSV, cannot read rows without the header line."""
+
+    name = "test-csv"
+    description = "header + rows"
+
+    def sniff(self, source: Source) -> bool:
+        return source.head_text().startswith("step,")
+
+    def parse(self, source: Source, fields: FieldMap) -> ParseResult:
+        lines = source.text().splitlines()
+        if not lines or lines[0] != "step,loss":
+            raise ParseError("no header")
+        rows = [(i + 1, *line.split(",")) for i, line in enumerate(lines) if line[:1].isdigit()]
+        if not rows:
+            raise ParseError("no rows")
+        table = pl.DataFrame(
+            {
+                "line_no": [r[0] for r in rows],
+                "step": [int(r[1]) for r in rows],
+                "loss": [float(r[2]) for r in rows],
+            }
+        )
+        return ParseResult(
+            table=table,
+            lines_read=len(lines),
+            skip_reasons={"no training step": len(lines) - len(rows)},
+        )
+
+
+def test_header_lines_are_put_in_front_of_every_chunk() -> None:
+    ingest = ChunkParser("a.csv", FieldMap())
+    ingest.parser = _HeaderCsv()
+    first, _ = ingest.parse(b"step,loss\n1,3.0\n")
+    second, _ = ingest.parse(b"2,2.9\n3,2.8\n")
+    third, _ = ingest.parse(b"4,2.7\n")
+    assert first["step"].to_list() == [1] and second["step"].to_list() == [2, 3]
+    assert third["line_no"].to_list() == [5] and second["line_no"].to_list() == [3, 4]
+    assert ingest.lines == 5 and ingest.skipped == {"no training step": 1}
+
+
+def test_whole_document_formats_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Doc(_HeaderCsv):
+        name = "hf_trainer_state"
+
+    monkeypatch.setattr("logdoctor.tail.ingest.sniff", lambda source: Doc())
+    with pytest.raises(InputError, match="rewritten whole"):
+        ChunkParser("trainer_state.json", FieldMap()).sniff(b'{"log_history": []}\n')

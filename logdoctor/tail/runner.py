@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
-import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from types import FrameType
 
 from logdoctor.analyzers.base import Analyzer
 from logdoctor.errors import InputError, LogdoctorError
@@ -22,6 +18,7 @@ from logdoctor.tail.events import FindingRaised, Heartbeat, Notice, Started, Sto
 from logdoctor.tail.follower import FileFollower, expand, is_glob, watch_dirs
 from logdoctor.tail.hooks import FindingHook
 from logdoctor.tail.session import HeavyFn, HeavyResult, SessionOptions, TailSession
+from logdoctor.tail.signals import StopSignals
 from logdoctor.tail.watch import InotifyWatcher, make_watcher
 
 
@@ -58,11 +55,8 @@ class Tailer:
         self.hook = (
             FindingHook(opts.on_finding, timeout=opts.hook_timeout) if opts.on_finding else None
         )
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
-        os.set_blocking(self._wake_w, False)
-        self.watcher = make_watcher(opts.inotify, self._wake_r)
-        self._signalled: str | None = None
+        self.signals = StopSignals()
+        self.watcher = make_watcher(opts.inotify, self.signals.wake_fd)
         self.files: dict[str, tuple[FileFollower, TailSession]] = {}
         self._pool = (
             ThreadPoolExecutor(1, thread_name_prefix="logdoctor-heavy") if opts.background else None
@@ -73,7 +67,7 @@ class Tailer:
     def run(self) -> int:
         """Follow until a stop condition; returns the exit code."""
         kind = "inotify" if isinstance(self.watcher, InotifyWatcher) else "poll"
-        restore = self._on_signals()
+        self.signals.install()
         reason, code = "interrupted", ExitCode.OK
         try:
             self.renderer.start(Started(self.opts.patterns, time.time(), self.opts.from_end, kind))
@@ -85,7 +79,7 @@ class Tailer:
             self._stop("error", ExitCode.BAD_INPUT)
             raise
         finally:
-            restore()
+            self.signals.restore()
         try:
             if reason != "exit-on":
                 self._final_analysis()
@@ -115,8 +109,8 @@ class Tailer:
                 events += self._heartbeats()
                 next_beat = now + o.heartbeat
             self._emit(events)
-            if self._signalled:
-                return self._signalled, ExitCode.OK
+            if self.signals.reason:
+                return self.signals.reason, ExitCode.OK
             if self._exit:
                 return "exit-on", ExitCode.FINDINGS
             if o.max_seconds is not None and now - start >= o.max_seconds:
@@ -234,30 +228,7 @@ class Tailer:
         for follower, _ in self.files.values():
             follower.close()
         self.watcher.close()
-        os.close(self._wake_r)
-        os.close(self._wake_w)
-
-    def _on_signals(self) -> Callable[[], None]:
-        """Ctrl-C and SIGTERM set a flag and wake the loop (no exception inside a parse); a
-        second Ctrl-C raises KeyboardInterrupt. Main thread only; returns the undo.
-        """
-        if threading.current_thread() is not threading.main_thread():
-            return lambda: None
-
-        def handler(signum: int, frame: FrameType | None) -> None:
-            if self._signalled and signum == signal.SIGINT:
-                raise KeyboardInterrupt
-            self._signalled = "terminated" if signum == signal.SIGTERM else "interrupted"
-            with contextlib.suppress(OSError):
-                os.write(self._wake_w, b"x")
-
-        previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-
-        def restore() -> None:
-            for s, h in previous.items():
-                signal.signal(s, h)
-
-        return restore
+        self.signals.close()
 
 
 def _timed(fn: HeavyFn | None, run: Run) -> tuple[HeavyResult, float]:

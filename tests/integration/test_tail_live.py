@@ -220,7 +220,12 @@ def test_jsonl_through_main_matches_batch_analysis(
     assert docs[-1]["sources"][0]["rows"] == 120 and docs[-1]["reason"] == "max-seconds"
 
 
-def test_ctrl_c_ends_cleanly_with_a_summary(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "sig, reason", [(signal.SIGINT, "interrupted"), (signal.SIGTERM, "terminated")]
+)
+def test_ctrl_c_and_sigterm_end_cleanly_with_a_summary(
+    tmp_path: Path, sig: signal.Signals, reason: str
+) -> None:
     log = tmp_path / "train.log"
     log.write_text("".join(step_line(i + 1, v) for i, v in enumerate(losses(10))))
     proc = subprocess.Popen(
@@ -232,10 +237,11 @@ def test_ctrl_c_ends_cleanly_with_a_summary(tmp_path: Path) -> None:
     )
     assert proc.stdout is not None
     first = proc.stdout.readline()
-    proc.send_signal(signal.SIGINT)
+    second = proc.stdout.readline()  # the file has been read: "format: text"
+    proc.send_signal(sig)
     rest, err = proc.communicate(timeout=10)
-    assert "following" in first and proc.returncode == 0, err
-    assert "stopped (interrupted), exit code 0" in rest and "10 rows, last step 10" in rest
+    assert "following" in first and "format: text" in second and proc.returncode == 0, err
+    assert f"stopped ({reason}), exit code 0" in rest and "10 rows, last step 10" in rest
 
 
 @pytest.mark.parametrize(

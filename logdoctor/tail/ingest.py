@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import polars as pl
 
 from logdoctor.aliases import FieldMap
@@ -73,8 +75,7 @@ class ChunkParser:
             evals = evals.filter(pl.col(LINE_NO) > pre).with_columns(shift)
         if self.lines == 0 and table.height:
             self._grow_preamble(data, int(table[LINE_NO].min()) - 1)  # type: ignore[arg-type]
-        for reason, n in result.skip_reasons.items():
-            self._skip(reason, n - (pre if reason == "no training step" else 0))
+        self._skip_all(result.skip_reasons, pre)
         self.lines += n_lines
         self.rows += table.height
         return table, evals
@@ -87,6 +88,15 @@ class ChunkParser:
         if len(self._preamble) + len(block) <= _PREAMBLE_BYTES:
             self._preamble += block
             self._preamble_lines += len(lines)
+
+    def _skip_all(self, reasons: Mapping[str, int], preamble: int) -> None:
+        """Add a chunk's skip counts, less the preamble's lines (counted in the first chunk
+        already), taken from the most frequent reasons first: whatever a parser calls them.
+        """
+        for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
+            drop = min(n, preamble)
+            preamble -= drop
+            self._skip(reason, n - drop)
 
     def _skip(self, reason: str, n: int) -> None:
         if n > 0:

@@ -268,6 +268,58 @@ def parse(
     return ExitCode.OK
 
 
+@app.command()
+def tail(
+    paths: Annotated[list[str] | None, typer.Argument(help="Log files, existing or not.")] = None,
+    globs: Annotated[
+        list[str] | None, typer.Option("--glob", help="Follow each file matching ('rank*.log').")
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="auto, live, plain, jsonl.")] = "auto",
+    from_end: Annotated[
+        bool, typer.Option("--from-end/--from-start", help="Skip what the file holds now.")
+    ] = False,
+    exit_on: Annotated[
+        str | None, typer.Option("--exit-on", help="Exit 1 at the first warning/error finding.")
+    ] = None,
+    on_finding: Annotated[
+        str | None, typer.Option("--on-finding", help="Run CMD per finding, its JSON on stdin.")
+    ] = None,
+    poll_interval: Annotated[
+        float, typer.Option("--poll-interval", min=0.01, help="Seconds between polls.")
+    ] = 0.5,
+    heartbeat: Annotated[
+        float, typer.Option("--heartbeat", min=0.1, help="Seconds between heartbeats.")
+    ] = 5.0,
+    idle_timeout: Annotated[
+        float | None, typer.Option("--idle-timeout", min=0, help="Stop after S s without data.")
+    ] = None,
+    max_seconds: Annotated[
+        float | None, typer.Option("--max-seconds", min=0, help="Stop after S seconds.")
+    ] = None,
+    poll: Annotated[bool, typer.Option("--poll", help="Poll even where inotify works.")] = False,
+    field_map: MapOpt = None,
+    steps_per_epoch: SpeOpt = None,
+) -> int:
+    """Follow a live training log and report findings the moment they appear (Ctrl-C stops)."""
+    from logdoctor.renderers.stream import stream_renderer
+    from logdoctor.tail.runner import TailOptions, follow
+    from logdoctor.tail.session import SessionOptions
+
+    patterns = [*(paths or []), *(globs or [])]
+    if not patterns:
+        raise ConfigError("tail needs a log file or --glob PATTERN")
+    if exit_on not in (None, "warning", "error"):
+        raise ConfigError(f"--exit-on expects warning or error, got {exit_on!r}")
+    fields = FieldMap.parse(field_map or [])
+    opts = TailOptions(
+        patterns=tuple(patterns), from_end=from_end, poll_interval=poll_interval,
+        heartbeat=heartbeat, idle_timeout=idle_timeout, max_seconds=max_seconds,
+        exit_on=Severity.parse(exit_on) if exit_on else None, on_finding=on_finding,
+        inotify=not poll, session=SessionOptions(fields=fields, steps_per_epoch=steps_per_epoch),
+    )
+    return follow(opts, stream_renderer(fmt))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns (and, as a script, exits with) the exit code."""
     if os.environ.get("NO_COLOR"):

@@ -79,6 +79,16 @@ class Source:
     _data: bytes | None = field(default=None, repr=False)
     stream: BinaryIO | None = field(default=None, repr=False)
 
+    @classmethod
+    def from_bytes(cls, name: str, data: bytes) -> Source:
+        """A Source over bytes already in memory (decompressed when they carry a magic number).
+
+        Tail mode uses this to hand each chunk of new complete lines to the batch parsers.
+        """
+        comp = compression_of(data[:8])
+        raw = _decompress(data, comp, name) if comp else data
+        return cls(name=name, path=None, compression=comp, _data=raw)
+
     def read_bytes(self) -> bytes:
         """The whole (decompressed) content. Directories have none."""
         if self.is_dir:

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from logdoctor.model import Evidence, Finding, Outcome, Report
+from logdoctor.model import Evidence, Finding, Outcome, Report, Verdict
 from logdoctor.renderers.base import Renderer
 
 #: Version of the JSON document. Changelog:
@@ -43,6 +43,18 @@ def finding_dict(f: Finding) -> dict[str, Any]:
     }
 
 
+def verdict_dict(v: Verdict) -> dict[str, Any]:
+    """The batching verdict as the JSON contract spells it."""
+    return {
+        "batching": v.batching,
+        "confidence": round(v.confidence, 4),
+        "cause": v.cause,
+        "summary": v.summary,
+        "hint": v.hint,
+        "evidence": _evidence(v.evidence),
+    }
+
+
 def report_dict(report: Report) -> dict[str, Any]:
     """The whole report as a JSON-ready dict."""
     m, s, v = report.meta, report.series, report.verdict
@@ -71,14 +83,7 @@ def report_dict(report: Report) -> dict[str, Any]:
             "nonfinite_loss_steps": s.nonfinite_loss_steps,
             "columns": list(s.columns),
         },
-        "verdict": {
-            "batching": v.batching,
-            "confidence": round(v.confidence, 4),
-            "cause": v.cause,
-            "summary": v.summary,
-            "hint": v.hint,
-            "evidence": _evidence(v.evidence),
-        },
+        "verdict": verdict_dict(v),
         "findings": [finding_dict(f) for f in report.findings],
     }
 

@@ -1,0 +1,260 @@
+"""The follow loop: discover files, read new lines, analyse, emit events, decide when to stop."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from logdoctor.analyzers.base import Analyzer
+from logdoctor.errors import InputError, LogdoctorError
+from logdoctor.exitcodes import ExitCode
+from logdoctor.model import Run, Severity
+from logdoctor.renderers.stream import StreamRenderer, event_dict
+from logdoctor.tail.events import FindingRaised, Heartbeat, Notice, Started, Stopped, TailEvent
+from logdoctor.tail.follower import FileFollower, expand, is_glob, watch_dirs
+from logdoctor.tail.hooks import FindingHook
+from logdoctor.tail.session import HeavyFn, HeavyResult, SessionOptions, TailSession
+from logdoctor.tail.signals import StopSignals
+from logdoctor.tail.watch import InotifyWatcher, make_watcher
+
+
+@dataclass(frozen=True, slots=True)
+class TailOptions:
+    """How to follow. Times are in seconds; None disables a limit."""
+
+    patterns: tuple[str, ...]
+    from_end: bool = False
+    poll_interval: float = 0.5
+    min_update: float = 0.5
+    heartbeat: float = 5.0
+    idle_timeout: float | None = None
+    max_seconds: float | None = None
+    exit_on: Severity | None = None
+    on_finding: str | None = None
+    hook_timeout: float = 10.0
+    inotify: bool = True
+    background: bool = True
+    session: SessionOptions = field(default_factory=SessionOptions)
+
+
+class Tailer:
+    """Follows the files named by ``opts.patterns`` and feeds ``renderer`` until told to stop."""
+
+    def __init__(
+        self,
+        opts: TailOptions,
+        renderer: StreamRenderer,
+        cheap: Sequence[Analyzer],
+        heavy: HeavyFn | None,
+    ) -> None:
+        self.opts, self.renderer, self.cheap, self.heavy = opts, renderer, tuple(cheap), heavy
+        self.hook = (
+            FindingHook(opts.on_finding, timeout=opts.hook_timeout) if opts.on_finding else None
+        )
+        self.signals = StopSignals()
+        self.watcher = make_watcher(opts.inotify, self.signals.wake_fd)
+        self.files: dict[str, tuple[FileFollower, TailSession]] = {}
+        self._pool = (
+            ThreadPoolExecutor(1, thread_name_prefix="logdoctor-heavy") if opts.background else None
+        )
+        self._pending: tuple[TailSession, Future[tuple[HeavyResult, float]]] | None = None
+        self._exit = False
+
+    def run(self) -> int:
+        """Follow until a stop condition; returns the exit code."""
+        kind = "inotify" if isinstance(self.watcher, InotifyWatcher) else "poll"
+        self.signals.install()
+        reason, code = "interrupted", ExitCode.OK
+        try:
+            self.renderer.start(Started(self.opts.patterns, time.time(), self.opts.from_end, kind))
+            reason, code = self._loop()
+        except KeyboardInterrupt:  # a second Ctrl-C, or one outside the loop
+            reason = "interrupted"
+        except LogdoctorError:  # close the view and say why, then let the CLI report it
+            self._close()
+            self._stop("error", ExitCode.BAD_INPUT)
+            raise
+        finally:
+            self.signals.restore()
+        try:
+            if reason != "exit-on":
+                self._final_analysis()
+        except KeyboardInterrupt:  # a second Ctrl-C skips the final analysis
+            reason = "interrupted"
+        self._close()
+        self._stop(reason, code)
+        return int(code)
+
+    def _stop(self, reason: str, code: ExitCode) -> None:
+        summaries = tuple(s.summary() for _, s in self.files.values())
+        self.renderer.stop(Stopped(reason, int(code), summaries, time.time()))
+
+    def _loop(self) -> tuple[str, ExitCode]:
+        o = self.opts
+        start = last_data = time.monotonic()
+        next_beat = start + o.heartbeat
+        self._discover(initial=True)
+        while True:
+            now = time.monotonic()
+            events = self._read_all()
+            got_data = any(not isinstance(e, Notice) for e in events)
+            if got_data:
+                last_data = now
+            events += self._heavy(now)
+            if now >= next_beat:
+                events += self._heartbeats()
+                next_beat = now + o.heartbeat
+            self._emit(events)
+            if self.signals.reason:
+                return self.signals.reason, ExitCode.OK
+            if self._exit:
+                return "exit-on", ExitCode.FINDINGS
+            if o.max_seconds is not None and now - start >= o.max_seconds:
+                return "max-seconds", ExitCode.OK
+            if o.idle_timeout is not None and now - last_data >= o.idle_timeout:
+                return "idle-timeout", ExitCode.OK
+            limits = [
+                next_beat - now,
+                2.0 if isinstance(self.watcher, InotifyWatcher) else o.poll_interval,
+            ]
+            limits += [start + o.max_seconds - now] if o.max_seconds is not None else []
+            limits += [last_data + o.idle_timeout - now] if o.idle_timeout is not None else []
+            limits += [0.05] if self._pending else []
+            if self.watcher.wait(max(0.0, min(limits))):
+                self._discover()
+            if got_data:  # coalesce a busy writer's appends into one update per min_update
+                time.sleep(max(0.0, now + o.min_update - time.monotonic()))
+
+    def _discover(self, initial: bool = False) -> None:
+        for path in expand(list(self.opts.patterns)):
+            if path in self.files:
+                continue
+            if os.path.isdir(path):
+                raise InputError(f"{path}: is a directory; tail follows log files (try --glob)")
+            follower = FileFollower(path, from_end=self.opts.from_end and initial)
+            session = TailSession(path, self.cheap, self.heavy, self.opts.session)
+            self.files[path] = (follower, session)
+            if initial and not is_glob(path) and not os.path.exists(path):
+                self._emit([Notice(path, "waiting for the file to appear", time.time())])
+        self.watcher.watch(watch_dirs(list(self.opts.patterns)))
+
+    def _read_all(self) -> list[TailEvent]:
+        events: list[TailEvent] = []
+        for follower, session in self.files.values():
+            was_open = follower.is_open
+            chunk = follower.read()
+            now = time.time()
+            if chunk.restarted:
+                events.append(session.restarted(chunk.restarted, now))
+            head = (
+                follower.head()
+                if session.parser is None and self.opts.from_end and not was_open
+                else None
+            )
+            events += session.feed(chunk.data, now, head=head)
+        return events
+
+    def _heavy(self, now: float) -> list[TailEvent]:
+        if self._pending is not None:
+            session, fut = self._pending
+            if not fut.done():
+                return []
+            self._pending = None
+            result, cost = fut.result()
+            return session.apply_heavy(result, cost, time.time())
+        due = [s for _, s in self.files.values() if s.heavy_due(now)]
+        if not due:
+            return []
+        session = min(due, key=lambda s: s.heavy_started)
+        run = session.heavy_input(now)
+        if self._pool is None:
+            result, cost = _timed(session.heavy, run)
+            return session.apply_heavy(result, cost, time.time())
+        self._pending = (session, self._pool.submit(_timed, session.heavy, run))
+        return []
+
+    def _heartbeats(self) -> list[TailEvent]:
+        now = time.time()
+        if not self.files:
+            return [Heartbeat(", ".join(self.opts.patterns), None, None, 0, now)]
+        beats: list[TailEvent] = []
+        for _, s in self.files.values():
+            summary = s.summary()
+            beats.append(
+                Heartbeat(s.source, summary.last_step, summary.last_loss, summary.rows, now)
+            )
+        return beats
+
+    def _emit(self, events: Sequence[TailEvent]) -> None:
+        if self.hook is not None:
+            events = [*events, *(Notice("on-finding", e, time.time()) for e in self.hook.errors())]
+        for event in events:
+            self.renderer.handle(event)
+            if not isinstance(event, FindingRaised):
+                continue
+            if self.hook is not None:
+                env = {
+                    "LOGDOCTOR_CODE": event.finding.code,
+                    "LOGDOCTOR_SEVERITY": event.finding.severity.label,
+                    "LOGDOCTOR_SOURCE": event.source,
+                }
+                self.hook.submit(json.dumps(event_dict(event), allow_nan=False), env)
+            if self.opts.exit_on is not None and event.finding.severity >= self.opts.exit_on:
+                self._exit = True
+
+    def _final_analysis(self) -> None:
+        """Collect a running heavy pass and rerun the stale ones that are cheap (< 1 s)."""
+        events: list[TailEvent] = []
+        if self._pending is not None:
+            session, fut = self._pending
+            self._pending = None
+            result, cost = fut.result()
+            events += session.apply_heavy(result, cost, time.time())
+        for _, s in self.files.values():
+            if s.stale and s.heavy_cost < 1.0:
+                events += s.run_heavy()
+        self._emit(events)
+
+    def _close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        if self.hook is not None:
+            self.hook.close(self.opts.hook_timeout)
+            self._emit([])
+        for follower, _ in self.files.values():
+            follower.close()
+        self.watcher.close()
+        self.signals.close()
+
+
+def _timed(fn: HeavyFn | None, run: Run) -> tuple[HeavyResult, float]:
+    if fn is None:
+        return ((), None), 0.0
+    t0 = time.thread_time()
+    result = fn(run)
+    return result, time.thread_time() - t0
+
+
+def follow(
+    opts: TailOptions,
+    renderer: StreamRenderer,
+    *,
+    cheap: Sequence[Analyzer] | None = None,
+    heavy: HeavyFn | None = None,
+) -> int:
+    """Follow the files of ``opts`` with the given detectors (the registry's by default).
+
+    Returns:
+        the exit code: 0 when stopped by Ctrl-C, SIGTERM or a time limit, 1 on ``--exit-on``.
+    """
+    from logdoctor.tail.registry import default_detectors
+
+    if cheap is None or heavy is None:
+        default_cheap, default_heavy = default_detectors(opts.session)
+        cheap = default_cheap if cheap is None else cheap
+        heavy = default_heavy if heavy is None else heavy
+    return Tailer(opts, renderer, cheap, heavy).run()

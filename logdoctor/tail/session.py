@@ -1,0 +1,288 @@
+"""Incremental analysis of one followed file: parse new lines, run cheap detectors on a window,
+rerun the heavy analyses on a schedule, and turn what they find into events raised once.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from logdoctor import codes
+from logdoctor.aliases import FieldMap
+from logdoctor.analyzers.base import Analyzer
+from logdoctor.model import ACC, LOSS, STEP, Finding, Run, Severity, Verdict
+from logdoctor.parsers import Parser, ParseResult
+from logdoctor.structure import build_run
+from logdoctor.tail.events import (
+    Deduper,
+    FindingRaised,
+    Notice,
+    Progress,
+    SourceSummary,
+    TailEvent,
+    VerdictChanged,
+)
+from logdoctor.tail.history import History, overview
+from logdoctor.tail.ingest import ChunkParser
+
+#: What a heavy analysis returns: its findings and the batching verdict (None: no verdict).
+HeavyResult = tuple[Sequence[Finding], Verdict | None]
+HeavyFn = Callable[[Run], HeavyResult]
+#: Codes never raised in tail mode: "too short" is the normal state of a run that is still growing.
+QUIET_CODES = frozenset({"LD006"})
+
+
+#: Lines without a step row after which a notice says so (once).
+NO_STEPS_NOTICE = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Latest:
+    """The newest step row's values."""
+
+    step: int | None = None
+    loss: float | None = None
+    acc: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """When the heavy analyses rerun: after the run grew by ``growth`` (a fraction) or every
+    ``interval`` seconds with new rows, but never closer than ``min_gap`` seconds nor more
+    often than keeps their share of one core under ``duty``.
+    """
+
+    growth: float = 0.10
+    interval: float = 30.0
+    min_gap: float = 1.0
+    duty: float = 0.02
+
+
+@dataclass(slots=True)
+class SessionOptions:
+    """Tuning of one session; defaults suit the CLI."""
+
+    fields: FieldMap = field(default_factory=FieldMap)
+    steps_per_epoch: int | None = None
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    context: int = 512
+    full_rows: int = 200_000
+    schedule: Schedule = field(default_factory=Schedule)
+    sparkline: int = 48
+
+
+class TailSession:
+    """One followed file. ``feed`` takes complete lines; ``heavy_due``/``heavy_input``/
+    ``apply_heavy`` let the caller run the heavy analyses inline or in a worker thread.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        cheap: Sequence[Analyzer],
+        heavy: HeavyFn | None,
+        opts: SessionOptions | None = None,
+    ) -> None:
+        self.source = source
+        self.cheap = tuple(cheap)
+        self.heavy = heavy
+        self.opts = opts or SessionOptions()
+        self.history = History(full_rows=self.opts.full_rows)
+        self.ingest = ChunkParser(source, self.opts.fields)
+        self.last = Latest()
+        self.verdict: Verdict | None = None
+        self.raised = 0
+        self.worst: Severity | None = None
+        self._dedupe = Deduper()
+        self._quiet = 0
+        self._heavy_rows = 0
+        self._heavy_at = -math.inf
+        self._heavy_cost = 0.0
+
+    @property
+    def parser(self) -> Parser | None:
+        """The parser sniffed from the head of the file (None until content arrives)."""
+        return self.ingest.parser
+
+    @property
+    def lines(self) -> int:
+        """Lines read so far."""
+        return self.ingest.lines
+
+    @property
+    def skipped(self) -> dict[str, int]:
+        """Lines that held no training step, by reason."""
+        return self.ingest.skipped
+
+    # ---------------------------------------------------------------- ingest + cheap analysis
+    def feed(
+        self, data: bytes, now: float | None = None, head: bytes | None = None
+    ) -> list[TailEvent]:
+        """Parse new complete lines, run the cheap detectors, return the events they raise."""
+        now = time.time() if now is None else now
+        events: list[TailEvent] = []
+        if not data:
+            return events
+        known = self.ingest.parser is not None
+        parser = self.ingest.sniff(data, head)
+        if parser is not None and not known:
+            events.append(Notice(self.source, f"format: {parser.name}", now))
+        table, evals = self.ingest.parse(data)
+        if table.height == 0:
+            if not self.history.rows_total and self.ingest.lines >= NO_STEPS_NOTICE > self._quiet:
+                self._quiet = self.ingest.lines
+                events.append(
+                    Notice(
+                        self.source,
+                        f"no training step in the first {self._quiet} "
+                        f"lines (format {self.parser.name if self.parser else '?'})",
+                        now,
+                    )
+                )
+            return events
+        self.history.append(table, evals)
+        self._remember_latest(table)
+        events += self._cheap(table.height, now)
+        events.append(self._progress(now))
+        return events
+
+    def restarted(self, how: str, now: float) -> Notice:
+        """The file started over (truncated or replaced): keep the history, say so."""
+        return Notice(self.source, f"file {how}: reading it from the start", now)
+
+    def _remember_latest(self, table: pl.DataFrame) -> None:
+        row = table.tail(1).row(0, named=True)
+        loss, acc = row[LOSS], row.get(ACC)
+        self.last = Latest(
+            int(row[STEP]),
+            float(loss) if loss is not None else math.nan,
+            None if acc is None else float(acc),
+        )
+
+    def _cheap(self, new_rows: int, now: float) -> list[TailEvent]:
+        if not self.cheap:
+            return []
+        run = self._run(self.history.tail(new_rows + self.opts.context))
+        found: list[Finding] = []
+        for detector in self.cheap:
+            found.extend(detector.analyze(run).findings)
+        return self._raise(found, now, near=1)
+
+    def _run(self, rows: pl.DataFrame, *, evals: bool = False) -> Run:
+        result = ParseResult(
+            table=rows,
+            evals=self.history.evals() if evals else pl.DataFrame(),
+            lines_read=self.lines,
+            skip_reasons=dict(self.skipped),
+        )
+        fmt = self.parser.name if self.parser else "unknown"
+        return build_run(result, self.source, fmt, self.opts.steps_per_epoch)
+
+    def _progress(self, now: float) -> Progress:
+        recent = self.history.tail(self.opts.sparkline)[LOSS].to_list()
+        return Progress(
+            source=self.source,
+            step=self.last.step if self.last.step is not None else 0,
+            loss=self.last.loss if self.last.loss is not None else math.nan,
+            acc=self.last.acc,
+            rows=self.history.rows_total,
+            recent_loss=tuple(float(v) if v is not None else math.nan for v in recent),
+            time=now,
+        )
+
+    # ---------------------------------------------------------------- heavy analysis
+    def heavy_due(self, now: float) -> bool:
+        """True when the heavy analyses should rerun now (see Schedule)."""
+        rows, sched = self.history.rows_total, self.opts.schedule
+        if self.heavy is None or rows == 0 or rows == self._heavy_rows:
+            return False
+        grown = rows - self._heavy_rows >= max(1.0, sched.growth * self._heavy_rows)
+        timed = now - self._heavy_at >= sched.interval
+        spaced = now - self._heavy_at >= max(sched.min_gap, self._heavy_cost / sched.duty)
+        return (grown or timed) and spaced
+
+    @property
+    def heavy_started(self) -> float:
+        """When (monotonic seconds) the heavy analyses last started; -inf before the first run."""
+        return self._heavy_at
+
+    @property
+    def heavy_cost(self) -> float:
+        """CPU seconds the last heavy analysis took."""
+        return self._heavy_cost
+
+    @property
+    def stale(self) -> bool:
+        """True when rows arrived since the heavy analyses last started."""
+        return self.heavy is not None and self.history.rows_total != self._heavy_rows
+
+    def heavy_input(self, now: float) -> Run:
+        """Snapshot the full-resolution history as a Run and mark the heavy analyses started."""
+        self._heavy_rows, self._heavy_at = self.history.rows_total, now
+        return self._run(self.history.frame(), evals=True)
+
+    def apply_heavy(self, result: HeavyResult, cost: float, now: float) -> list[TailEvent]:
+        """Turn a heavy analysis result (and the seconds it took) into events."""
+        self._heavy_cost = cost
+        findings, verdict = result
+        near = max(1, self.history.n_full // 100)
+        events = self._raise(findings, now, near=near)
+        if verdict is not None and (
+            self.verdict is None or _verdict_key(verdict) != _verdict_key(self.verdict)
+        ):
+            previous = self.verdict.batching if self.verdict else None
+            self.verdict = verdict
+            events.append(VerdictChanged(self.source, verdict, previous, self._step(), now))
+        return events
+
+    def run_heavy(self, now: float | None = None) -> list[TailEvent]:
+        """Run the heavy analyses inline (tests, the final summary)."""
+        now = time.time() if now is None else now
+        if self.heavy is None or self.history.rows_total == 0:
+            return []
+        run = self.heavy_input(time.monotonic())
+        t0 = time.process_time()
+        result = self.heavy(run)
+        return self.apply_heavy(result, time.process_time() - t0, now)
+
+    # ---------------------------------------------------------------- events
+    def _raise(self, found: Sequence[Finding], now: float, near: int) -> list[TailEvent]:
+        kept = codes.select(
+            [f for f in found if f.code not in QUIET_CODES], self.opts.select, self.opts.ignore
+        )
+        kept.sort(key=lambda f: (f.first_step if f.first_step is not None else math.inf, f.code))
+        events: list[TailEvent] = []
+        for f in kept:
+            if self._dedupe.is_new(f, near):
+                self.raised += 1
+                self.worst = max(self.worst or f.severity, f.severity)
+                events.append(FindingRaised(self.source, f, self._step(), now))
+        return events
+
+    def _step(self) -> int | None:
+        return self.last.step
+
+    def summary(self) -> SourceSummary:
+        """Where this file stands now."""
+        first, lowest = overview(self.history.summary, self.history.tail(self.opts.full_rows))
+        return SourceSummary(
+            source=self.source,
+            format=self.parser.name if self.parser else None,
+            rows=self.history.rows_total,
+            last_step=self.last.step,
+            last_loss=self.last.loss,
+            findings=self.raised,
+            worst=self.worst,
+            verdict=self.verdict,
+            first_loss=first,
+            min_loss=lowest,
+        )
+
+
+def _verdict_key(v: Verdict) -> tuple[str, str]:
+    return (v.batching, v.cause)

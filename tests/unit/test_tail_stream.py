@@ -1,0 +1,159 @@
+"""Streaming renderers: the jsonl contract, plain lines, and the live view drawing to a buffer."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+
+import pytest
+
+from logdoctor import codes
+from logdoctor.errors import ConfigError
+from logdoctor.model import Severity, Verdict
+from logdoctor.renderers.jsonreport import finding_dict
+from logdoctor.renderers.live import LiveStream, sparkline
+from logdoctor.renderers.stream import (
+    STREAM_RENDERERS,
+    JsonlStream,
+    PlainStream,
+    StreamRenderer,
+    event_dict,
+    stream_renderer,
+)
+from logdoctor.tail.events import (
+    FindingRaised,
+    Heartbeat,
+    Notice,
+    Progress,
+    SourceSummary,
+    Started,
+    Stopped,
+    TailEvent,
+    VerdictChanged,
+)
+
+T = 1_800_000_000.0
+NAN = codes.finding(
+    "LD001",
+    "loss is NaN at step 7",
+    first_step=7,
+    last_step=7,
+    line=9,
+    evidence={"value": math.nan},
+)
+VERDICT = Verdict("sorted", 0.87, "length-sorted batches", "Batches arrive sorted by length.")
+SUMMARY = SourceSummary("a.log", "text", 10, 10, 2.5, 1, Severity.ERROR, VERDICT, 4.0, 2.4)
+EVENTS: list[TailEvent] = [
+    Started(("a.log",), T, False, "inotify"),
+    Notice("a.log", "format: text", T),
+    Progress("a.log", 7, math.nan, 0.5, 7, (3.0, 2.9, math.nan), T),
+    FindingRaised("a.log", NAN, 7, T),
+    VerdictChanged("a.log", VERDICT, None, 10, T),
+    Heartbeat("a.log", 10, 2.5, 10, T),
+    Stopped("interrupted", 0, (SUMMARY,), T),
+]
+
+
+def test_jsonl_one_object_per_event_with_the_finding_contract() -> None:
+    out = io.StringIO()
+    r = JsonlStream(out)
+    r.start(EVENTS[0])  # type: ignore[arg-type]
+    for e in EVENTS[1:-1]:
+        r.handle(e)
+    r.stop(EVENTS[-1])  # type: ignore[arg-type]
+    docs = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [d["event"] for d in docs] == [
+        "start",
+        "notice",
+        "finding",
+        "verdict",
+        "heartbeat",
+        "stop",
+    ]
+    assert (
+        docs[2]["finding"] == finding_dict(NAN) and docs[2]["finding"]["evidence"]["value"] is None
+    )
+    assert docs[2]["step"] == 7 and docs[2]["source"] == "a.log"
+    assert docs[0]["time"] == "2027-01-15T08:00:00.000Z"
+    assert docs[3]["verdict"]["batching"] == "sorted" and docs[3]["previous"] is None
+    assert docs[4] == {
+        "event": "heartbeat",
+        "time": docs[4]["time"],
+        "source": "a.log",
+        "step": 10,
+        "loss": 2.5,
+        "rows": 10,
+    }
+    src = docs[5]["sources"][0]
+    assert docs[5]["reason"] == "interrupted" and src["worst"] == "error" and src["min_loss"] == 2.4
+
+
+def test_event_dict_never_holds_nan() -> None:
+    for e in EVENTS:
+        json.dumps(event_dict(e), allow_nan=False)
+
+
+def test_plain_lines() -> None:
+    out = io.StringIO()
+    r = PlainStream(out)
+    for e in EVENTS:
+        r.handle(e)
+    raw = out.getvalue().splitlines()
+    lines = [line.split(" ", 1)[1] for line in raw[:-1]] + [raw[-1]]
+    assert lines == [
+        "following a.log (inotify)",
+        "a.log: format: text",
+        "a.log: ERROR LD001 nonfinite-loss (step 7): loss is NaN at step 7",
+        "a.log: verdict sorted (0.87, length-sorted batches) at step 10: "
+        "Batches arrive sorted by length.",
+        "a.log: step 10 loss 2.5 (10 rows)",
+        "stopped (interrupted), exit code 0",
+        "  a.log: 10 rows, last step 10, loss 2.5 (first 4, min 2.4), 1 finding(s), worst error, "
+        "verdict sorted (0.87)",
+    ]
+
+
+def test_live_view_draws_latest_values_verdict_and_findings() -> None:
+    out = io.StringIO()
+    r = LiveStream(out, width=120)
+    r.start(EVENTS[0])  # type: ignore[arg-type]
+    for e in EVENTS[1:-1]:
+        r.handle(e)
+    r.handle(Progress("a.log", 10, 2.5, 0.55, 10, (3.0, 2.8, 2.5), T))
+    r.stop(EVENTS[-1])  # type: ignore[arg-type]
+    text = out.getvalue()
+    for want in (
+        "logdoctor tail",
+        "a.log",
+        "sorted 0.87",
+        "LD001 step 7",
+        "loss is NaN",
+        "2.5",
+        "0.55",
+        "stopped (interrupted)",
+        "worst error",
+    ):
+        assert want in text, want
+
+
+def test_sparkline_scales_and_marks_nan() -> None:
+    assert sparkline((1.0, 2.0, math.nan, 3.0)).plain == "▁▅x█"
+    assert sparkline((2.0, 2.0)).plain == "▁▁"
+
+
+@pytest.mark.parametrize("name", [*STREAM_RENDERERS, "live"])
+def test_every_stream_renderer_handles_an_empty_session(name: str) -> None:
+    out = io.StringIO()
+    r: StreamRenderer = stream_renderer(name, out)
+    r.start(Started(("x.log",), T))
+    r.stop(
+        Stopped("idle-timeout", 0, (SourceSummary("x.log", None, 0, None, None, 0, None, None),), T)
+    )
+    assert "x.log" in out.getvalue()
+
+
+def test_auto_picks_plain_off_a_terminal_and_unknown_is_a_config_error() -> None:
+    assert isinstance(stream_renderer("auto", io.StringIO()), PlainStream)
+    with pytest.raises(ConfigError, match="unknown tail format"):
+        stream_renderer("xml", io.StringIO())

@@ -22,18 +22,14 @@ import polars as pl
 
 from logdoctor import memory
 from logdoctor.aliases import FieldMap
-from logdoctor.errors import InputError, LogdoctorError, ParseError
-from logdoctor.model import LINE_NO
+from logdoctor.errors import InputError, ParseError
 from logdoctor.parsers import Parser, ParseResult, get_parser, sniff
 from logdoctor.reduce import BlockReducer
 from logdoctor.sources import HEAD_BYTES, Source, prefixed
+from logdoctor.tail.ingest import WHOLE_DOCUMENT, ChunkParser
 
-#: Formats that are one document, not lines: they cannot be split into chunks.
-WHOLE_DOCUMENT = frozenset({"hf_trainer_state", "tensorboard", "mlflow"})
 #: A line longer than this many chunks is handed to the parser in pieces.
 MAX_LINE_CHUNKS = 4
-_PREAMBLE_LINES = 64
-_PREAMBLE_BYTES = 16 * 1024
 _READ_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError)
 
 
@@ -130,52 +126,11 @@ def _oversized(source: Source, limit: int) -> tuple[bytes, BinaryIO] | None:
     return head, stream
 
 
-class _Chunks:
-    """Parses chunks with one parser, keeping file line numbers and a header preamble."""
-
-    def __init__(self, parser: Parser, name: str, fields: FieldMap) -> None:
-        self.parser, self.name, self.fields = parser, name, fields
-        self.lines = 0
-        self.preamble = b""
-        self.found = False
-        self.skips: dict[str, int] = {}
-
-    def parse(self, data: bytes) -> ParseResult | None:
-        n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-        pre = self.preamble.count(b"\n")
-        try:
-            result = self.parser.parse(Source(name=self.name, path=None, _data=self.preamble + data), self.fields)
-        except LogdoctorError:  # a chunk without steps (or a binary blob) inside a long log
-            self._skip("no training step", n_lines)
-            self.lines += n_lines
-            return None
-        if not self.found:
-            self.found = True
-            first = int(result.table[LINE_NO].min() or 1)  # type: ignore[arg-type]
-            head = data.split(b"\n", min(first - 1, _PREAMBLE_LINES))[: first - 1]
-            block = b"".join(line + b"\n" for line in head[:_PREAMBLE_LINES])
-            self.preamble = block if len(block) <= _PREAMBLE_BYTES else b""
-        shift = pl.col(LINE_NO) + (self.lines - pre)
-        table = result.table.filter(pl.col(LINE_NO) > pre).with_columns(shift)
-        evals = result.evals
-        if evals.height and LINE_NO in evals.columns:
-            evals = evals.filter(pl.col(LINE_NO) > pre).with_columns(shift)
-        for reason, n in result.skip_reasons.items():
-            self._skip(reason, n)
-        self.lines += n_lines
-        return ParseResult(table=table, evals=evals, total_steps=result.total_steps,
-                           steps_per_epoch=result.steps_per_epoch, aliases=result.aliases,
-                           notes=result.notes)
-
-    def _skip(self, reason: str, n: int) -> None:
-        if n > 0:
-            self.skips[reason] = self.skips.get(reason, 0) + n
-
-
 def _stream_parse(
     parser: Parser, stream: BinaryIO, name: str, fields: FieldMap, total: int, kind: str
 ) -> ParseResult:
-    chunks = _Chunks(parser, name, fields)
+    chunks = ChunkParser(name, fields)
+    chunks.parser = parser  # sniffed by the caller, which also refused whole-document formats
     reducer = BlockReducer(memory.row_budget(total))
     evals: list[pl.DataFrame] = []
     aliases: dict[str, str] = {}
@@ -183,12 +138,14 @@ def _stream_parse(
     steps_total: int | None = None
     stated: int | None = None
     for data in iter_chunks(stream, memory.chunk_bytes(total), f"{name}: {kind}"):
-        part = chunks.parse(data)
+        chunks.result = None
+        table, chunk_evals = chunks.parse(data if data.endswith(b"\n") else data + b"\n")
+        part = chunks.result
         if part is None:
             continue
-        reducer.add(part.table)
-        if part.evals.height and sum(e.height for e in evals) < memory.row_budget(total):
-            evals.append(part.evals)
+        reducer.add(table)
+        if chunk_evals.height and sum(e.height for e in evals) < memory.row_budget(total):
+            evals.append(chunk_evals)
         aliases.update(part.aliases)
         notes.update(dict.fromkeys(part.notes))
         steps_total = max(steps_total or 0, part.total_steps or 0) or None
@@ -205,7 +162,7 @@ def _stream_parse(
         steps_per_epoch=spe,
         evals=pl.concat(evals, how="diagonal_relaxed") if evals else pl.DataFrame(),
         lines_read=chunks.lines,
-        skip_reasons=chunks.skips,
+        skip_reasons=chunks.skipped,
         total_steps=steps_total,
         aliases=aliases,
         notes=(*notes, *reduce_notes),

@@ -45,6 +45,7 @@ def test_streamed_rows_equal_a_whole_read(name: str, small_chunks: None) -> None
     cols = [c for c in whole.table.columns if c in streamed.table.columns]
     assert streamed.table.select(cols).equals(whole.table.select(cols))
     assert streamed.meta.lines_read == whole.meta.lines_read
+    assert streamed.meta.lines_skipped == whole.meta.lines_skipped
     assert streamed.meta.resumes == whole.meta.resumes
 
 

@@ -53,7 +53,7 @@ def fast_breakpoints(
     algo = rpt.KernelCPD(
         kernel="linear", min_size=max(1, min_size // b) if b > 1 else min_size, jump=1
     )
-    coarse = [min(n, k * b) for k in algo.fit(blocks.reshape(-1, 1)).predict(pen=pen / b)[:-1]]
+    coarse = [min(n, int(k) * b) for k in algo.fit(blocks.reshape(-1, 1)).predict(pen=pen / b)[:-1]]
     if b == 1 or not coarse:
         return [*coarse, n]
     c1 = np.concatenate(([0.0], np.cumsum(y)))
@@ -256,7 +256,8 @@ class ChangepointDetector(Analyzer):
         kw: dict[str, object] = {"severity": sev} if sev else {}
         return codes.finding(
             code,
-            f"The {what} level {'jumps up' if up else 'drops'} at step {step}: {before:.4g} -> {after:.4g} "
+            f"The {what} level {'jumps up' if up else 'drops'} at step {step}: "
+            f"{before:.4g} -> {after:.4g} "
             f"({100 * rel:+.1f}%, {abs(j.delta_sigma):.1f} noise sigmas, t={abs(j.t):.0f}).",
             confidence=float(min(0.99, 0.5 + 0.5 * (1 - self.min_t / max(abs(j.t), 1e-9)))),
             first_step=step,

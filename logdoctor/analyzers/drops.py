@@ -1,4 +1,4 @@
-"""Metric trends judged against noise and stage: acc drop (LD401), loss plateau (LD402), loss rise (LD403)."""
+"""Metric trends against noise and stage: acc drop (LD401), loss plateau (LD402), rise (LD403)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,9 @@ def smooth_noise(sm: FloatArray, w: int, sigma: float) -> float:
     if sm.size <= w + 2:
         return floor
     d = sm[w:] - sm[:-w]
-    return max(floor, robust.MAD_TO_SIGMA * float(np.median(np.abs(d - np.median(d)))) / np.sqrt(2.0))
+    return max(
+        floor, robust.MAD_TO_SIGMA * float(np.median(np.abs(d - np.median(d)))) / np.sqrt(2.0)
+    )
 
 
 def stretches(mask: np.ndarray, min_len: int) -> list[tuple[int, int]]:
@@ -93,7 +95,8 @@ class DropDetector(Analyzer):
         sm, sigma, w = smooth(s, self.smooth_frac)
         best = np.maximum.accumulate(sm)
         need = np.maximum(
-            np.maximum(self.min_acc_drop, self.min_rel_drop * best), self.noise_k * smooth_noise(sm, w, sigma)
+            np.maximum(self.min_acc_drop, self.min_rel_drop * best),
+            self.noise_k * smooth_noise(sm, w, sigma),
         )
         out = []
         for a, b in stretches(best - sm >= need, self._min_len(s.n))[: self.max_findings]:
@@ -115,7 +118,8 @@ class DropDetector(Analyzer):
             out.append(
                 codes.finding(
                     "LD401",
-                    f"Accuracy fell from {best[a]:.4g} (step {s.steps[peak]}) to {sm[low]:.4g} at step "
+                    f"Accuracy fell from {best[a]:.4g} (step {s.steps[peak]}) "
+                    f"to {sm[low]:.4g} at step "
                     f"{s.steps[low]} and stayed lower for {b - a + 1} rows (smoothed over {w}).",
                     confidence=float(min(0.99, 0.5 + drop)),
                     first_step=int(s.steps[a]),
@@ -156,7 +160,8 @@ class DropDetector(Analyzer):
             out.append(
                 codes.finding(
                     "LD403",
-                    f"The loss rose {100 * (ratio - 1):.0f}% above its best level ({ev['best_level']:.4g} -> "
+                    f"The loss rose {100 * (ratio - 1):.0f}% above its best level "
+                    f"({ev['best_level']:.4g} -> "
                     f"{ev['peak_level']:.4g} at step {s.steps[top]}) for {b - a + 1} rows.",
                     confidence=float(min(0.95, 0.5 + (ratio - 1))),
                     first_step=int(s.steps[a]),

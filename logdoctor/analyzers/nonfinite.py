@@ -1,4 +1,4 @@
-"""Non-finite loss (LD001) and divergence (LD002): a loss that climbs far above its best level and stays."""
+"""Non-finite loss (LD001) and divergence (LD002): a loss that climbs far above its best."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from logdoctor.model import LINE_NO, LOSS, STEP, Finding, Run
 
 
 class NonFiniteDetector(Analyzer):
-    """NaN/inf in the loss column (only the loss: NaN timings elsewhere are not a training fault)."""
+    """NaN/inf in the loss column (only the loss: NaN timings elsewhere are no training fault)."""
 
     name = "nonfinite"
 
     def analyze(self, run: Run) -> Detection:
-        """LD001 with the first bad step, count, runs of bad steps and whether training recovered."""
+        """LD001: the first bad step, count, runs of bad steps and whether training recovered."""
         t = run.table.select(STEP, LOSS, LINE_NO).drop_nulls(LOSS)
         loss = t[LOSS].to_numpy()
         bad = ~np.isfinite(loss)
@@ -40,10 +40,14 @@ class NonFiniteDetector(Analyzer):
             "all_nonfinite": bool(bad.all()),
         }
         if bad.all():
-            msg = f"Every logged loss ({n_bad}) is NaN/inf: training diverged from the first logged step {steps[0]}."
+            msg = (
+                f"Every logged loss ({n_bad}) is NaN/inf: training diverged from the first "
+                f"logged step {steps[0]}."
+            )
         else:
             msg = (
-                f"The loss is NaN/inf at {n_bad} step(s) in {starts.size} run(s), first at step {steps[first]}; "
+                f"The loss is NaN/inf at {n_bad} step(s) in {starts.size} run(s), "
+                f"first at step {steps[first]}; "
                 + (
                     "training logged finite losses again afterwards."
                     if recovered
@@ -125,8 +129,9 @@ class DivergenceDetector(Analyzer):
         return [
             codes.finding(
                 "LD002",
-                f"The loss diverged at step {s.steps[a]}: from a best of {best[a]:.4g} (step {s.steps[ref_row]}) "
-                f"it rose to {sm[peak]:.4g} ({ratio:.1f}x, smoothed over {w} rows) and stayed above {self.factor}x {stays}.",
+                f"The loss diverged at step {s.steps[a]}: from a best of {best[a]:.4g} "
+                f"(step {s.steps[ref_row]}) it rose to {sm[peak]:.4g} ({ratio:.1f}x, smoothed "
+                f"over {w} rows) and stayed above {self.factor}x {stays}.",
                 confidence=float(min(0.99, 0.5 + 0.5 * (1 - self.factor / ratio))),
                 first_step=int(s.steps[a]),
                 last_step=int(s.steps[b]),

@@ -66,13 +66,13 @@ class PeakTest:
 
 
 def detrend(s: Series, window_frac: float = 1.0) -> FloatArray:
-    """Remove the slow fall of the loss: log values minus a long rolling median (see robust.trend)."""
+    """Remove the slow fall of the loss: log values minus a long rolling median (robust.trend)."""
     y = s.transformed()
     return y - robust.trend(y, max(3, int(window_frac * s.n)))
 
 
 def spectrum(steps: FloatArray, y: FloatArray) -> Spectrum:
-    """Periodogram on evenly spaced steps; Lomb-Scargle (short) or interpolation (long) otherwise."""
+    """Periodogram on evenly spaced steps; else Lomb-Scargle (short) or interpolation (long)."""
     d = np.diff(steps)
     dt = float(np.median(d)) if d.size else 1.0
     even = bool(d.size) and np.all(d == d[0])
@@ -254,7 +254,8 @@ class PeriodicityDetector(Analyzer):
         return codes.finding(
             "LD201",
             f"The detrended loss repeats every ~{pk.period:.1f} steps (p={pk.p_value:.2g}, "
-            f"{100 * pk.power_ratio:.1f}% of the power, autocorrelation {acf:.2f} at that lag{epoch_txt}).",
+            f"{100 * pk.power_ratio:.1f}% of the power, autocorrelation {acf:.2f} "
+            f"at that lag{epoch_txt}).",
             confidence=float(conf),
             first_step=int(s.steps[0]),
             last_step=int(s.steps[-1]),

@@ -60,7 +60,7 @@ def series(run: Run, column: str) -> Series:
 
 
 def rolling_median(x: FloatArray, window: int, mode: str = "nearest") -> FloatArray:
-    """Centred rolling median (edges use the nearest value, or ``mode`` of scipy.ndimage); O(n log w)."""
+    """Centred rolling median (edges: nearest value, or ``mode`` of scipy.ndimage); O(n log w)."""
     w = max(1, min(int(window), x.size))
     if w <= 1 or x.size == 0:
         return x.astype(np.float64, copy=True)
@@ -73,7 +73,7 @@ def rolling_mad(x: FloatArray, center: FloatArray, window: int) -> FloatArray:
 
 
 def noise_sigma(x: FloatArray) -> float:
-    """Robust per-point noise scale, insensitive to slow trends: MAD of first differences / sqrt(2)."""
+    """Robust per-point noise, insensitive to slow trends: MAD of first differences / sqrt(2)."""
     if x.size < 3:
         return 0.0
     d = np.diff(x)

@@ -184,7 +184,8 @@ class SpikeDetector(Analyzer):
             out.append(
                 codes.finding(
                     "LD101",
-                    f"Loss spike at step {s.steps[p]}: {sp.value[i]:.4g} vs local median {sp.level[i]:.4g} "
+                    f"Loss spike at step {s.steps[p]}: {sp.value[i]:.4g} "
+                    f"vs local median {sp.level[i]:.4g} "
                     f"({sp.ratio[i]:.2f}x, robust z {sp.z[i]:.1f}), {b - a + 1} row(s) wide.",
                     confidence=_confidence(float(sp.z[i]), self.z_threshold),
                     first_step=int(s.steps[a]),

@@ -17,13 +17,27 @@ def make_run(
     """A validated Run from arrays (steps default to 1..n, line numbers to 10 + row)."""
     n = len(loss)
     st = np.arange(1, n + 1) if steps is None else np.asarray(steps)
-    data = {"step": st.astype(np.int64), "loss": np.asarray(loss, dtype=float), "line_no": np.arange(n) + 10}
+    data = {
+        "step": st.astype(np.int64),
+        "loss": np.asarray(loss, dtype=float),
+        "line_no": np.arange(n) + 10,
+    }
     data.update({k: np.asarray(v, dtype=float) for k, v in columns.items()})
-    return Run(validate_run(pl.DataFrame(data)), RunMeta(path="synthetic", format="test", steps_per_epoch=steps_per_epoch))
+    return Run(
+        validate_run(pl.DataFrame(data)),
+        RunMeta(path="synthetic", format="test", steps_per_epoch=steps_per_epoch),
+    )
 
 
-def healthy(n: int, seed: int, *, start: float = 10.0, floor: float = 2.0, tau: float = 300.0,
-            noise: float = 0.03) -> np.ndarray:
+def healthy(
+    n: int,
+    seed: int,
+    *,
+    start: float = 10.0,
+    floor: float = 2.0,
+    tau: float = 300.0,
+    noise: float = 0.03,
+) -> np.ndarray:
     """Exponential decay to ``floor`` with multiplicative log-normal noise."""
     rng = np.random.default_rng(seed)
     t = np.arange(n)
@@ -36,7 +50,7 @@ def warmup_cosine(n: int, seed: int, warmup: int = 200) -> np.ndarray:
     t = np.arange(n)
     lr = np.where(t < warmup, t / warmup, 0.5 * (1 + np.cos(np.pi * (t - warmup) / (n - warmup))))
     progress = np.cumsum(lr) / np.sum(lr)
-    return (2.0 + 8.0 * np.exp(-6 * progress)) * np.exp(rng.normal(0, 0.03, n))
+    return (2.0 + 8.0 * np.exp(-3 * progress)) * np.exp(rng.normal(0, 0.03, n))
 
 
 def running_average(n: int, seed: int, epoch: int = 500) -> np.ndarray:
@@ -49,8 +63,10 @@ def running_average(n: int, seed: int, epoch: int = 500) -> np.ndarray:
     return out
 
 
-def sawtooth(n: int, seed: int, period: int = 200, amp: float = 0.1, jitter: int = 10) -> tuple[np.ndarray, np.ndarray]:
-    """Healthy decay times a sawtooth whose period jitters by +-``jitter`` steps; also the phases."""
+def sawtooth(
+    n: int, seed: int, period: int = 200, amp: float = 0.1, jitter: int = 10
+) -> tuple[np.ndarray, np.ndarray]:
+    """Healthy decay times a sawtooth whose period jitters by +-``jitter`` steps, and its phase."""
     rng = np.random.default_rng(seed)
     lens = rng.integers(period - jitter, period + jitter + 1, n // max(1, period - jitter) + 2)
     phase = np.concatenate([np.arange(k) / k for k in lens])[:n]

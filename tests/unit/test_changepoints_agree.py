@@ -25,4 +25,6 @@ def test_exact_when_no_aggregation_is_needed() -> None:
     signal, _ = rpt.pw_constant(300, 1, 3, noise_std=0.5, seed=42)
     y = signal[:, 0]
     pen = 2.0 * np.log(300)
-    assert fast_breakpoints(y, pen) == rpt.Pelt(model="l2", min_size=2, jump=1).fit(y).predict(pen=pen)
+    assert fast_breakpoints(y, pen) == rpt.Pelt(model="l2", min_size=2, jump=1).fit(y).predict(
+        pen=pen
+    )

@@ -1,4 +1,4 @@
-"""SpikeDetector: finds loss spikes with their steps, stays silent on healthy curves and confounders."""
+"""SpikeDetector: finds loss spikes at their steps; silent on healthy curves and confounders."""
 
 from __future__ import annotations
 

@@ -59,19 +59,24 @@ def fast_breakpoints(
     c1 = np.concatenate(([0.0], np.cumsum(y)))
     c2 = np.concatenate(([0.0], np.cumsum(y * y)))
     refined = _refine(c1, c2, coarse, n, b, min_size)
-    refined = _prune(c1, c2, refined, n, pen)
-    return [*_refine(c1, c2, refined, n, b, min_size), n]
+    refined = _merge_close(c1, c2, _prune(c1, c2, refined, n, pen), n, b, pen)
+    for _ in range(5):  # each pass moves a breakpoint at most one block: repeat until stable
+        moved = _refine(c1, c2, refined, n, b, min_size)
+        if moved == refined:
+            break
+        refined = moved
+    return [*refined, n]
 
 
 def _refine(
     c1: FloatArray, c2: FloatArray, bkps: list[int], n: int, b: int, min_size: int
 ) -> list[int]:
-    """Move each breakpoint to the best split between its neighbours within +-b rows."""
+    """Move each breakpoint to the best split between its neighbours within +-2b rows."""
     out: list[int] = []
     for i, t in enumerate(bkps):
         prev = out[-1] if out else 0
         nxt = bkps[i + 1] if i + 1 < len(bkps) else n
-        lo, hi = max(prev + min_size, t - b), min(nxt - min_size, t + b)
+        lo, hi = max(prev + min_size, t - 2 * b), min(nxt - min_size, t + 2 * b)
         if hi < lo:
             out.append(t)
             continue
@@ -80,6 +85,36 @@ def _refine(
             c1, c2, cand, np.full_like(cand, nxt)
         )
         out.append(int(cand[np.argmin(cost)]))
+    return out
+
+
+def _merge_close(
+    c1: FloatArray, c2: FloatArray, bkps: list[int], n: int, b: int, pen: float
+) -> list[int]:
+    """Replace two breakpoints less than a block apart by the best single split between their
+    neighbours when that lowers the penalised cost (one change straddling a block edge)."""
+    out = list(bkps)
+    i = 0
+    while i + 1 < len(out):
+        if out[i + 1] - out[i] > b:
+            i += 1
+            continue
+        prev = out[i - 1] if i else 0
+        nxt = out[i + 2] if i + 2 < len(out) else n
+        a, z = np.array([prev]), np.array([nxt])
+        t1, t2 = np.array([out[i]]), np.array([out[i + 1]])
+        keep = float((_sse(c1, c2, a, t1) + _sse(c1, c2, t1, t2) + _sse(c1, c2, t2, z))[0]) + pen
+        cand = np.arange(out[i] - b, out[i + 1] + b + 1)
+        cand = cand[(cand > prev + 1) & (cand < nxt - 1)]
+        if cand.size:
+            cost = _sse(c1, c2, np.full_like(cand, prev), cand) + _sse(
+                c1, c2, cand, np.full_like(cand, nxt)
+            )
+            j = int(np.argmin(cost))
+            if float(cost[j]) < keep:
+                out[i : i + 2] = [int(cand[j])]
+                continue
+        i += 1
     return out
 
 

@@ -22,7 +22,7 @@ import ruptures as rpt
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from logdoctor.analyzers import ANALYZERS
-from logdoctor.analyzers.changepoints import fast_breakpoints
+from logdoctor.analyzers.cpsearch import fast_breakpoints
 from logdoctor.analyzers.periodicity import PeriodicityDetector
 from logdoctor.model import Run, RunMeta, validate_run
 

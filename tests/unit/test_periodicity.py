@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.signal import lfilter
 
-from logdoctor.analyzers.periodicity import PeriodicityDetector
+from logdoctor.analyzers.periodicity import PeriodicityDetector, epoch_relation
 from tests.unit.synth import healthy, make_run, running_average, sawtooth, warmup_cosine
 
 
@@ -71,3 +71,16 @@ def _noise_false_positive_rate(kind: str, seeds: int) -> float:
 def test_p_value_calibration_on_noise(kind: str) -> None:
     # alpha = 0.001; allow 2% slack for AR(1) red noise whose low-frequency wander can mimic cycles.
     assert _noise_false_positive_rate(kind, 200) <= 0.001 + 0.02
+
+
+@pytest.mark.parametrize(
+    ("period", "text"),
+    [
+        (1010.0, "about the epoch length"),
+        (2990.0, "about 3 epochs"),
+        (251.0, "about 1/4 of the epoch"),
+        (46.5, "unrelated to the epoch"),
+    ],
+)
+def test_epoch_relation_wording(period: float, text: str) -> None:
+    assert epoch_relation(period, 1000).startswith(text)

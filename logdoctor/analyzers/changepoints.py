@@ -106,7 +106,7 @@ class ChangepointDetector(Analyzer):
         max_blocks: int = 2000,
         min_t: float = 8.0,
         min_delta_sigma: float = 1.0,
-        min_rel: float = 0.05,
+        min_rel: float = 0.08,
         min_acc_delta: float = 0.03,
         window_frac: float = 0.02,
         max_findings: int = 10,

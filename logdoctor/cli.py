@@ -11,7 +11,7 @@ import typer
 from logdoctor import __version__, pipeline
 from logdoctor.aliases import FieldMap
 from logdoctor.config import AnalysisConfig
-from logdoctor.errors import LogdoctorError
+from logdoctor.errors import ConfigError, LogdoctorError
 from logdoctor.exitcodes import ExitCode
 from logdoctor.renderers import RENDERERS, get_renderer
 from logdoctor.renderers.output import write_output
@@ -62,6 +62,80 @@ def analyze(
     run = pipeline.load(path, fields=fields, steps_per_epoch=steps_per_epoch)
     report = pipeline.analyze(run, AnalysisConfig(fields=fields, steps_per_epoch=steps_per_epoch))
     write_output(renderer.render(report), output, inputs=[path])
+    return ExitCode.OK
+
+
+@app.command()
+def buckets(
+    lengths: Annotated[str, typer.Argument(
+        help="Sequence lengths: text (one per line), CSV/JSONL/Parquet/Arrow, or -.")],
+    token_budget: Annotated[int, typer.Option(
+        "--token-budget", help="Padded tokens per batch (count x longest).")],
+    n_buckets: Annotated[int | None, typer.Option("--buckets", help="Number of buckets K.")] = None,
+    max_padding: Annotated[float | None, typer.Option(
+        "--max-padding", help="Fewest buckets with at most this padding fraction (default 0.10).",
+    )] = None,
+    max_seq_len: Annotated[int | None, typer.Option(
+        "--max-seq-len", help="Truncate longer sequences (default: the budget).")] = None,
+    column: Annotated[str | None, typer.Option("--column", help="Length column.")] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="Output: text or json.")] = "text",
+    emit: Annotated[str | None, typer.Option(
+        "--emit", help="Print code instead: python (a PyTorch batch sampler).")] = None,
+    plot: Annotated[str | None, typer.Option("--plot", help="Also write a PNG to FILE.")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the simulated shuffles.")] = 0,
+    output: OutOpt = "-",
+) -> int:
+    """Recommend length buckets for token-budget batching; price them against random and sorted."""
+    from logdoctor.buckets import read_lengths, recommend
+    from logdoctor.buckets.console import render_text
+    from logdoctor.buckets.report import render_json
+    from logdoctor.buckets.sampler import render_sampler
+
+    if fmt not in ("text", "json") or emit not in (None, "python"):
+        raise ConfigError(f"--format takes text or json, --emit python; got {fmt!r}, {emit!r}")
+    values = read_lengths(lengths, column)
+    plan = recommend(values, token_budget, buckets=n_buckets, max_padding=max_padding,
+                     max_seq_len=max_seq_len, seed=seed)
+    render = render_sampler if emit else render_json if fmt == "json" else render_text
+    text = render(plan)
+    write_output(text, output, inputs=[lengths])
+    if plot:
+        from logdoctor.buckets.plot import render_png
+
+        write_output(render_png(plan, values), plot, inputs=[lengths])
+    return ExitCode.OK
+
+
+# --- formats / parse (ingest) -----------------------------------------------------------------
+@app.command()
+def formats() -> int:
+    """List the log formats logdoctor reads and the field alias table."""
+    from logdoctor.renderers.tables import formats_text
+
+    typer.echo(formats_text(), nl=False)
+    return ExitCode.OK
+
+
+@app.command()
+def parse(
+    path: Annotated[str, typer.Argument(help="Training log (file, directory, or - for stdin).")],
+    output: Annotated[str, typer.Option("--output", "-o", help="FILE.parquet|.csv|.jsonl or -.")] = "-",
+    field_map: MapOpt = None,
+    steps_per_epoch: SpeOpt = None,
+    format_in: Annotated[
+        str | None, typer.Option("--format-in", help="Force a parser (see `logdoctor formats`).")
+    ] = None,
+    table_fmt: Annotated[
+        str | None, typer.Option("--table-format", help="parquet, csv or jsonl (default: by -o).")
+    ] = None,
+) -> int:
+    """Write the normalised step table of a log, for your own notebooks."""
+    from logdoctor.renderers.tables import render_table, table_format
+
+    fmt = table_format(output, table_fmt)
+    fields = FieldMap.parse(field_map or [])
+    run = pipeline.load(path, fields=fields, steps_per_epoch=steps_per_epoch, fmt=format_in)
+    write_output(render_table(run, fmt), output, inputs=[path])
     return ExitCode.OK
 
 

@@ -58,10 +58,12 @@ _RULES: tuple[Rule, ...] = (
          "The detrended loss has a significant period.",
          "A period equal to the epoch length points at data order; one matching the lr points at the schedule."),
     Rule("LD202", "epoch-sawtooth", Severity.WARNING,
-         "The loss follows a sawtooth whose period is the epoch: it drifts within each epoch and jumps at the boundary.",
+         "The loss follows a sawtooth whose period is the epoch: it drifts within each epoch "
+         "and jumps at the boundary.",
          "Shuffle the data each epoch (a bucketed shuffle keeps the padding savings)."),
     Rule("LD203", "epoch-staircase", Severity.INFO,
-         "The loss steps down at each epoch boundary (the model has seen the data before): memorisation, not a batching fault.",
+         "The loss steps down at each epoch boundary (the model has seen the data before): "
+         "memorisation, not a batching fault.",
          "Watch validation loss for overfitting; this is expected for multi-epoch training on small data."),
     Rule("LD204", "running-average-reset", Severity.INFO,
          "The logged loss is a running average that resets every epoch (its noise shrinks through the epoch).",

@@ -13,7 +13,7 @@ from logdoctor.analyzers.batching import BatchingDiagnosis
 from logdoctor.config import AnalysisConfig
 from logdoctor.errors import ConfigError
 from logdoctor.model import ACC, EPOCH, LOSS, STEP, Artifacts, Finding, Report, Run, SeriesSummary
-from logdoctor.parsers import get_parser, sniff
+from logdoctor.parsers import ensure_content, get_parser, sniff
 from logdoctor.sources import open_source
 from logdoctor.structure import build_run
 
@@ -31,6 +31,8 @@ def load(
         InputError / ParseError: the input cannot be read or holds no training steps.
     """
     source = open_source(path)
+    if fmt:
+        ensure_content(source)
     parser = get_parser(fmt) if fmt else sniff(source)
     result = parser.parse(source, fields or FieldMap())
     return build_run(result, source.name, parser.name, steps_per_epoch)

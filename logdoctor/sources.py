@@ -8,6 +8,7 @@ import lzma
 import os
 import stat
 import sys
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,7 +49,7 @@ def _decompress(data: bytes, kind: str, name: str) -> bytes:
         return zstandard.ZstdDecompressor().decompressobj().decompress(data)
     except InputError:
         raise
-    except (OSError, EOFError, lzma.LZMAError, ValueError) as err:
+    except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError) as err:
         raise InputError(f"{name}: {kind} data is corrupt or truncated ({err})") from None
     except Exception as err:  # zstandard.ZstdError does not derive from a stdlib base
         if type(err).__module__.startswith("zstandard"):

@@ -4,12 +4,24 @@ from __future__ import annotations
 
 from logdoctor.errors import InputError, ParseError
 from logdoctor.parsers.base import Parser, ParseResult
+from logdoctor.parsers.csvlog import CsvParser
+from logdoctor.parsers.hf_state import HfTrainerStateParser
+from logdoctor.parsers.jsonl import JsonLinesParser
+from logdoctor.parsers.mlflow import MlflowParser
+from logdoctor.parsers.tensorboard import TensorBoardParser
 from logdoctor.parsers.text import TextParser
 from logdoctor.sources import Source
 
 #: Ordered: the first parser whose ``sniff`` accepts the content reads it. Specific formats come
 #: before general ones; the free-form text parser is last.
-PARSERS: tuple[Parser, ...] = (TextParser(),)
+PARSERS: tuple[Parser, ...] = (
+    TensorBoardParser(),
+    MlflowParser(),
+    HfTrainerStateParser(),
+    JsonLinesParser(),
+    CsvParser(),
+    TextParser(),
+)
 
 
 def get_parser(name: str) -> Parser:
@@ -20,16 +32,19 @@ def get_parser(name: str) -> Parser:
     raise ParseError(f"unknown format {name!r} (known: {', '.join(p.name for p in PARSERS)})")
 
 
+def ensure_content(source: Source) -> None:
+    """Raise InputError for a file (or stdin) with nothing but whitespace in it."""
+    if not source.is_dir and not source.head_bytes().strip():
+        raise InputError(f"{source.name}: file is empty")
+
+
 def sniff(source: Source) -> Parser:
     """Pick the parser for a source from its content.
 
     Raises:
         InputError: empty, binary or unrecognised content.
     """
-    if not source.is_dir:
-        head = source.head_bytes()
-        if not head.strip():
-            raise InputError(f"{source.name}: file is empty")
+    ensure_content(source)
     for parser in PARSERS:
         if parser.sniff(source):
             return parser
@@ -40,4 +55,11 @@ def sniff(source: Source) -> Parser:
     raise ParseError(f"{source.name}: unrecognised log format")
 
 
-__all__ = ["PARSERS", "ParseResult", "Parser", "get_parser", "sniff"]
+__all__ = [
+    "PARSERS",
+    "ParseResult",
+    "Parser",
+    "ensure_content",
+    "get_parser",
+    "sniff",
+]

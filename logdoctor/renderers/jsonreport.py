@@ -99,4 +99,4 @@ class JsonRenderer(Renderer):
 
 def loads(text: str) -> Mapping[str, Any]:
     """Parse a JSON report back (for tests and tools)."""
-    return json.loads(text)  # type: ignore[no-any-return]
+    return json.loads(text)  # type: ignore[no-any-return,unused-ignore]

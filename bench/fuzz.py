@@ -1,0 +1,91 @@
+"""Fuzz ingest and analysis: ``python bench/fuzz.py --cases 10000 [--seed 0] [--analyze]``.
+
+Each case is random bytes, random text, or a seeded mutation (fixtures/mutate.py) of a fixture log of
+every format under fixtures/. A case passes when ``pipeline.load`` (and with ``--analyze`` also
+``pipeline.analyze``) returns normally or raises a LogdoctorError with a one-line message. Anything
+else is a crash: its input is saved under bench/out/fuzz/ and the script exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from fixtures.mutate import mutate  # noqa: E402
+from logdoctor import pipeline  # noqa: E402
+from logdoctor.errors import LogdoctorError  # noqa: E402
+
+SUFFIXES = {".log", ".jsonl", ".csv", ".json", ".txt", ".tsv", ".gz", ".bz2", ".xz", ".zst", ".out"}
+
+
+def _seeds() -> list[Path]:
+    return sorted(p for p in (ROOT / "fixtures").rglob("*") if p.is_file() and p.suffix in SUFFIXES
+                  and not p.name.endswith(".truth.json"))
+
+
+def _case(i: int, rng: np.random.Generator, seeds: list[Path]) -> tuple[str, bytes, str]:
+    kind = i % 10 if seeds else i % 2
+    if kind == 0:
+        return "random-bytes", bytes(rng.integers(0, 256, int(rng.integers(0, 4096)), dtype=np.uint8)), ".log"
+    if kind == 1:
+        alphabet = np.frombuffer(b"step loss=0123456789.e-+:|,{}[]\"'\n\r\t nan inf acc lr", dtype=np.uint8)
+        return "random-text", bytes(rng.choice(alphabet, int(rng.integers(0, 4096)))), ".log"
+    base = seeds[int(rng.integers(0, len(seeds)))]
+    data = base.read_bytes()[:200_000]
+    return f"mutate:{base.name}", mutate(data, rng), base.suffix
+
+
+def run(cases: int, seed: int, analyze: bool) -> int:
+    """Run the fuzz campaign; returns the process exit code."""
+    rng = np.random.default_rng(seed)
+    seeds = _seeds()
+    counts: collections.Counter[str] = collections.Counter()
+    crashes = 0
+    out_dir = ROOT / "bench" / "out" / "fuzz"
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(cases):
+            label, data, suffix = _case(i, rng, seeds)
+            path = Path(tmp) / f"case{suffix}"
+            path.write_bytes(data)
+            try:
+                run_ = pipeline.load(str(path))
+                if analyze:
+                    pipeline.analyze(run_)
+                counts["run"] += 1
+            except LogdoctorError as err:
+                counts["error" if "\n" not in str(err).strip() else "multiline-error"] += 1
+            except Exception:  # a crash is what we are looking for
+                crashes += 1
+                out_dir.mkdir(parents=True, exist_ok=True)
+                (out_dir / f"crash-{i}{suffix}").write_bytes(data)
+                print(f"CRASH case {i} ({label}):\n{traceback.format_exc()}", file=sys.stderr)
+    took = time.perf_counter() - start
+    print(f"fuzz: {cases} cases (seed {seed}, analyze={analyze}) in {took:.1f}s: "
+          f"{counts['run']} parsed, {counts['error']} clean errors, "
+          f"{counts['multiline-error']} multi-line errors, {crashes} crashes; {len(seeds)} seed files")
+    return 1 if crashes or counts["multiline-error"] else 0
+
+
+def main() -> int:
+    """Parse arguments and run."""
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--cases", type=int, default=10_000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--analyze", action="store_true", help="also run the full analysis on parsed cases")
+    args = ap.parse_args()
+    return run(args.cases, args.seed, args.analyze)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,93 @@
+"""Column rules of run structure: cumulative counters to per-step values, degenerate columns."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from logdoctor.model import ACC, EPOCH, GRAD_NORM, LINE_NO, LOSS, SEQS, STEP, TOKENS
+
+#: Columns checked for cumulative counting (TRL ``num_tokens``, Megatron consumed samples).
+COUNTER_COLUMNS: tuple[str, ...] = (TOKENS, SEQS)
+#: Columns that are broken when constant (not only when all zero).
+CONSTANT_IS_BROKEN: tuple[str, ...] = (LOSS, ACC, GRAD_NORM)
+_SKIP = (STEP, LINE_NO, EPOCH)
+
+
+def is_cumulative(
+    step: np.ndarray, value: np.ndarray, *, min_rows: int = 4, tol: float = 0.1
+) -> bool:
+    """True when ``value`` is a running total that grows in proportion to the step.
+
+    A cumulative counter never decreases, rises at (nearly) every logged row, and equals its
+    typical per-step increase ``c`` times the step: the median of ``|value / (c * step) - 1|`` is at
+    most ``tol``. A per-batch count fails at least one test: it moves up and down, or is constant
+    (packing), or, when batches are sorted by length, it ramps up from a non-zero start, so it is
+    far from ``c * step`` early in the run.
+
+    Args:
+        step: step numbers, ascending.
+        value: the column, same length (NaN for missing).
+        min_rows: fewer finite rows than this are never called cumulative.
+        tol: largest median relative deviation from ``c * step``.
+    """
+    ok = np.isfinite(value) & (step > 0)
+    s, v = step[ok].astype(float), value[ok]
+    if v.size < min_rows or v[-1] <= 0:
+        return False
+    d = np.diff(v)
+    if (d < 0).any() or (d > 0).mean() < 0.9:
+        return False
+    ds = np.diff(s)
+    rate = float(np.median(d[ds > 0] / ds[ds > 0])) if (ds > 0).any() else 0.0
+    if rate <= 0:
+        return False
+    return bool(np.median(np.abs(v / (rate * s) - 1.0)) <= tol)
+
+
+def decumulate(table: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
+    """Replace cumulative counter columns by their per-step increase; keep the raw column.
+
+    The per-step value of a row is ``(total[i] - total[i-1]) / (step[i] - step[i-1])``: the mean per
+    step over the logging interval (the first row uses ``total / step``). The running totals stay in
+    ``<column>_cumulative``.
+    """
+    for col in COUNTER_COLUMNS:
+        if col not in table.columns or table.height < 2:
+            continue
+        step = table[STEP].to_numpy()
+        value = table[col].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+        if not is_cumulative(step, value):
+            continue
+        prev_v = pl.col(col).shift(1).fill_null(0.0)
+        prev_s = pl.col(STEP).shift(1).fill_null(0)
+        per_step = ((pl.col(col) - prev_v) / (pl.col(STEP) - prev_s).cast(pl.Float64)).alias(col)
+        table = table.with_columns(pl.col(col).alias(f"{col}_cumulative")).with_columns(per_step)
+        notes.append(
+            f"{col}: the log holds a running total (never decreases, grows with the step); "
+            f"converted to the mean per step of each logging interval; totals in {col}_cumulative"
+        )
+    return table
+
+
+def degenerate_columns(table: pl.DataFrame, *, min_rows: int = 3) -> list[tuple[str, float]]:
+    """Columns that carry no information: all zero, or constant where that means broken logging.
+
+    Returns:
+        (column, the constant value) pairs, in column order. ``lr`` or a packed ``tokens`` count
+        that never changes is legitimate and not reported; a zero everywhere always is.
+    """
+    out: list[tuple[str, float]] = []
+    for col, dtype in table.schema.items():
+        if col in _SKIP or not dtype.is_numeric():
+            continue
+        vals = table[col].drop_nulls().drop_nans()
+        if vals.len() < min_rows:
+            continue
+        lo, hi = vals.min(), vals.max()
+        if lo != hi:
+            continue
+        value = float(lo)  # type: ignore[arg-type]
+        if value == 0.0 or col in CONSTANT_IS_BROKEN:
+            out.append((col, value))
+    return out

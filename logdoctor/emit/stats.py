@@ -1,0 +1,84 @@
+"""Per-batch statistics and the order-independent batch fingerprint (pure numpy)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+#: Keys of a batch record, in the order the canonical line writes them.
+BATCH_KEYS = ("n_seq", "tokens", "len_mean", "len_min", "len_max", "pad_frac", "batch_fp")
+
+
+def batch_stats(lengths: Iterable[int], pad_to: int | None = None) -> dict[str, int | float]:
+    """Statistics of one batch from its sequence lengths.
+
+    Args:
+        lengths: the real (unpadded) length of every sequence in the batch.
+        pad_to: the length every sequence is padded to, when the pipeline pads to a bucket or a
+            fixed size; by default the batch's longest sequence.
+
+    Returns:
+        ``n_seq``, ``tokens`` (real tokens), ``len_mean``, ``len_min``, ``len_max`` and
+        ``pad_frac`` (padding tokens / padded tokens).
+
+    Raises:
+        ValueError: an empty batch, or ``pad_to`` shorter than the longest sequence.
+    """
+    arr = np.asarray(lengths if isinstance(lengths, Sequence | np.ndarray) else list(lengths),
+                     dtype=np.int64)
+    if arr.size == 0:
+        raise ValueError("batch_stats: empty batch")
+    longest = int(arr.max())
+    padded_len = longest if pad_to is None else int(pad_to)
+    if padded_len < longest:
+        raise ValueError(f"batch_stats: pad_to={pad_to} is shorter than the longest, {longest}")
+    tokens = int(arr.sum())
+    return {
+        "n_seq": int(arr.size),
+        "tokens": tokens,
+        "len_mean": tokens / arr.size,
+        "len_min": int(arr.min()),
+        "len_max": longest,
+        "pad_frac": 1.0 - tokens / (arr.size * padded_len) if padded_len else 0.0,
+    }
+
+
+def batch_fingerprint(indices: Iterable[int]) -> str:
+    """A short, stable, order-independent hash of a batch's sample indices.
+
+    The same set of indices gives the same 16 hex characters in every epoch, process and
+    platform: blake2b (8-byte digest) over the sorted indices as little-endian int64. Only the
+    indices are hashed, never the samples' content. Repeated indices count as many times as
+    they appear.
+    """
+    arr = np.sort(np.asarray(list(indices) if not isinstance(indices, np.ndarray) else indices,
+                             dtype=np.int64))
+    return hashlib.blake2b(arr.astype("<i8").tobytes(), digest_size=8).hexdigest()
+
+
+def merge(records: Sequence[dict[str, Any]], indices: Sequence[Any] = ()) -> dict[str, Any]:
+    """One record for several micro-batches of one optimizer step (gradient accumulation).
+
+    Args:
+        records: ``batch_stats`` results of the micro-batches.
+        indices: the micro-batches' index arrays, for the fingerprint of their union.
+    """
+    if len(records) == 1 and not indices:
+        return dict(records[0])
+    n = sum(int(r["n_seq"]) for r in records)
+    tokens = sum(int(r["tokens"]) for r in records)
+    padded = sum(int(r["tokens"]) / (1.0 - float(r["pad_frac"])) if r["pad_frac"] < 1 else 0.0
+                 for r in records)
+    out: dict[str, Any] = {
+        "n_seq": n, "tokens": tokens, "len_mean": tokens / n,
+        "len_min": min(int(r["len_min"]) for r in records),
+        "len_max": max(int(r["len_max"]) for r in records),
+        "pad_frac": 1.0 - tokens / padded if padded else 0.0,
+    }
+    if indices:
+        out["batch_fp"] = batch_fingerprint(np.concatenate([np.asarray(i, dtype=np.int64)
+                                                            for i in indices]))
+    return out

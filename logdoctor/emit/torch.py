@@ -1,0 +1,57 @@
+"""PyTorch: wrap a batch sampler so every batch it yields is recorded (statistics + fingerprint).
+
+Usage (one line)::
+
+    loader = DataLoader(ds, batch_sampler=RecordingBatchSampler(batch_sampler, lengths))
+    for batch in loader:
+        ...
+        print(format_line(step, loss.item(), lr=lr, batch=loader.batch_sampler.pop()))
+
+Import this module only where torch is installed; ``logdoctor.emit`` never imports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from logdoctor.emit.recorder import BatchRecorder, LengthSource
+
+try:  # subclass torch's Sampler when torch is there; the logic itself is framework-free
+    from torch.utils.data import Sampler as _SamplerBase
+except ImportError:  # pragma: no cover - exercised in environments without torch
+    _SamplerBase = object  # type: ignore[assignment,misc,unused-ignore]
+
+
+class RecordingBatchSampler(_SamplerBase):  # type: ignore[misc,unused-ignore]
+    """Yields the batches of ``batch_sampler`` unchanged and records each one.
+
+    Args:
+        batch_sampler: anything yielding lists of sample indices (a ``BatchSampler``, a custom
+            bucketing sampler, a list of pre-built batches).
+        lengths: each sample's length: an array by index, or a function of the index.
+        pad_to: the padded length when the pipeline pads to a fixed size (default: batch max).
+    """
+
+    def __init__(self, batch_sampler: Iterable[Sequence[int]], lengths: LengthSource,
+                 pad_to: int | None = None) -> None:
+        self.batch_sampler = batch_sampler
+        self.recorder = BatchRecorder(lengths, pad_to=pad_to)
+
+    def __iter__(self) -> Iterator[Sequence[int]]:
+        for batch in self.batch_sampler:
+            self.recorder.record(batch)
+            yield batch
+
+    def __len__(self) -> int:
+        return len(self.batch_sampler)  # type: ignore[arg-type]
+
+    def set_epoch(self, epoch: int) -> None:
+        """Forwarded to the wrapped sampler when it has one (DistributedSampler, buckets)."""
+        inner = getattr(self.batch_sampler, "set_epoch", None)
+        if callable(inner):
+            inner(epoch)
+
+    def pop(self, n: int = 1) -> dict[str, Any]:
+        """The record of the next step: the oldest ``n`` batches (gradient accumulation) merged."""
+        return self.recorder.pop(n)

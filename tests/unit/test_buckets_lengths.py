@@ -1,0 +1,63 @@
+"""Reading sequence lengths from text, CSV, JSONL, Parquet and Arrow files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from logdoctor.buckets.lengths import read_lengths
+from logdoctor.errors import InputError
+
+VALUES = [12, 7, 300, 41, 41]
+
+
+def test_text_one_per_line(tmp_path: Path) -> None:
+    f = tmp_path / "lengths.txt"
+    f.write_text("\n".join(map(str, VALUES)) + "\n")
+    assert read_lengths(str(f)).tolist() == VALUES
+
+
+@pytest.mark.parametrize("kind", ["csv", "parquet", "ipc", "ipc_stream", "ndjson"])
+def test_tabular_column_guessed_by_name(tmp_path: Path, kind: str) -> None:
+    frame = pl.DataFrame({"id": [5, 6, 7, 8, 9], "num_tokens": VALUES, "text": list("abcde")})
+    f = tmp_path / f"data.{kind}"
+    getattr(frame, f"write_{kind}")(f)
+    assert read_lengths(str(f)).tolist() == VALUES
+
+
+def test_single_integer_column_is_guessed(tmp_path: Path) -> None:
+    f = tmp_path / "d.csv"
+    pl.DataFrame({"text": list("abcde"), "n": VALUES}).write_csv(f)
+    assert read_lengths(str(f)).tolist() == VALUES
+
+
+def test_explicit_column_and_ambiguity(tmp_path: Path) -> None:
+    f = tmp_path / "d.csv"
+    pl.DataFrame({"a": VALUES, "b": [1, 2, 3, 4, 5]}).write_csv(f)
+    with pytest.raises(InputError, match="pass --column"):
+        read_lengths(str(f))
+    assert read_lengths(str(f), "b").tolist() == [1, 2, 3, 4, 5]
+    with pytest.raises(InputError, match="no column 'c'"):
+        read_lengths(str(f), "c")
+
+
+@pytest.mark.parametrize("content, match", [
+    ("", "empty"), ("5\n0\n", "positive integer"), ("5\nx\n", "cannot read"),
+    ("length\n5\n2.5\n", "positive integer"),
+])
+def test_bad_input_is_one_line_input_error(tmp_path: Path, content: str, match: str) -> None:
+    f = tmp_path / "bad.txt"
+    f.write_text(content)
+    with pytest.raises(InputError, match=match) as err:
+        read_lengths(str(f))
+    assert "\n" not in str(err.value)
+
+
+def test_million_lengths(tmp_path: Path) -> None:
+    lengths = np.random.default_rng(0).integers(1, 9000, size=1_000_000)
+    f = tmp_path / "big.parquet"
+    pl.DataFrame({"length": lengths}).write_parquet(f)
+    assert np.array_equal(read_lengths(str(f)), lengths)

@@ -48,9 +48,7 @@ def _exhaustive(kind: str, y: np.ndarray, pen: float, q: mp.Queue) -> None:
     q.put((time.perf_counter() - t0, [int(b) for b in bk]))
 
 
-def capped(
-    kind: str, y: np.ndarray, pen: float, cap_s: float
-) -> tuple[float | None, list[int] | None]:
+def capped(kind: str, y: np.ndarray, pen: float, cap_s: float) -> tuple[float | None, list[int] | None]:
     """Run an exhaustive ruptures search in a child process, giving up after ``cap_s`` seconds."""
     q: mp.Queue = mp.Queue()
     p = mp.Process(target=_exhaustive, args=(kind, y, pen, q))
@@ -71,9 +69,7 @@ def agree(a: list[int] | None, b: list[int], tol: int = 3) -> bool | None:
 
 
 def bench_changepoints(sizes: list[int], cap_s: float) -> None:
-    print(
-        "\n## (a) changepoint search: fast block+refine vs exhaustive ruptures (L2, same penalty)"
-    )
+    print("\n## (a) changepoint search: fast block+refine vs exhaustive ruptures (L2, same penalty)")
     print(
         "| n | fast s | Pelt exact (jump=1) s | Pelt default (jump=5) s | KernelCPD linear s "
         "| Pelt5/fast | agrees with exact (<=3) | true | fast | exact |"
@@ -100,16 +96,12 @@ def synthetic_run(n: int, seed: int = 0) -> Run:
     """A run with decaying loss, a 1000-step sawtooth, spikes, an lr drop, grad norm and acc."""
     rng = np.random.default_rng(seed)
     t = np.arange(n)
-    loss = (2 + 8 * np.exp(-t / (n / 20))) * np.exp(
-        0.05 * ((t % 1000) / 1000) + rng.normal(0, 0.05, n)
-    )
+    loss = (2 + 8 * np.exp(-t / (n / 20))) * np.exp(0.05 * ((t % 1000) / 1000) + rng.normal(0, 0.05, n))
     loss[int(0.7 * n) :] *= 0.85
     loss[rng.choice(n, max(3, n // 20_000), replace=False)] *= 3
     grad = np.exp(rng.normal(0, 0.1, n))
     acc = np.clip(0.7 * (1 - np.exp(-t / (n / 10))) + rng.normal(0, 0.02, n), 0, 1)
-    df = pl.DataFrame(
-        {"step": t + 1, "loss": loss, "line_no": t + 1, "grad_norm": grad, "acc": acc}
-    )
+    df = pl.DataFrame({"step": t + 1, "loss": loss, "line_no": t + 1, "grad_norm": grad, "acc": acc})
     return Run(validate_run(df), RunMeta(path="bench", format="synthetic", steps_per_epoch=1000))
 
 
@@ -133,9 +125,7 @@ def bench_all(sizes: list[int]) -> None:
         run = synthetic_run(n)
         per, found = {}, []
         for cls in ANALYZERS:
-            t, det = timed(
-                lambda cls=cls, run=run: cls().analyze(run), repeat=1 if n >= 1_000_000 else 3
-            )
+            t, det = timed(lambda cls=cls, run=run: cls().analyze(run), repeat=1 if n >= 1_000_000 else 3)
             per[cls.name] = t
             found += [f.code for f in det.findings]  # type: ignore[attr-defined]
         total = sum(per.values())
@@ -147,13 +137,9 @@ def bench_all(sizes: list[int]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="changepoints at 1k and 5k points only")
-    ap.add_argument(
-        "--cap", type=float, default=120.0, help="seconds allowed to each exhaustive search"
-    )
+    ap.add_argument("--cap", type=float, default=120.0, help="seconds allowed to each exhaustive search")
     args = ap.parse_args()
-    print(
-        f"# logdoctor analysis benchmark ({os.cpu_count()} cores, python {sys.version.split()[0]})"
-    )
+    print(f"# logdoctor analysis benchmark ({os.cpu_count()} cores, python {sys.version.split()[0]})")
     bench_changepoints([1000, 5000] if args.quick else [1000, 5000, 20000], args.cap)
     bench_spectral([10_000, 100_000, 1_000_000])
     bench_all([10_000, 100_000, 1_000_000])

@@ -23,9 +23,7 @@ def _sse(c1: FloatArray, c2: FloatArray, a: np.ndarray, b: np.ndarray) -> np.nda
     return (c2[b] - c2[a]) - np.where(n > 0, s * s / np.maximum(n, 1), 0.0)
 
 
-def fast_breakpoints(
-    y: FloatArray, pen: float, *, max_blocks: int = 2000, min_size: int = 2
-) -> list[int]:
+def fast_breakpoints(y: FloatArray, pen: float, *, max_blocks: int = 2000, min_size: int = 2) -> list[int]:
     """Penalised L2 changepoints of ``y`` (ruptures convention: segment ends, last = len(y)).
 
     Exact (same as ``rpt.Pelt(model="l2").fit(y).predict(pen)``) when ``len(y) <= max_blocks``;
@@ -37,9 +35,7 @@ def fast_breakpoints(
     blocks, b = robust.block_reduce(y, max_blocks, how="mean")
     if blocks.size < 4:
         return [n]
-    algo = rpt.KernelCPD(
-        kernel="linear", min_size=max(1, min_size // b) if b > 1 else min_size, jump=1
-    )
+    algo = rpt.KernelCPD(kernel="linear", min_size=max(1, min_size // b) if b > 1 else min_size, jump=1)
     coarse = [min(n, int(k) * b) for k in algo.fit(blocks.reshape(-1, 1)).predict(pen=pen / b)[:-1]]
     if b == 1 or not coarse:
         return [*coarse, n]
@@ -55,9 +51,7 @@ def fast_breakpoints(
     return [*refined, n]
 
 
-def _refine(
-    c1: FloatArray, c2: FloatArray, bkps: list[int], n: int, b: int, min_size: int
-) -> list[int]:
+def _refine(c1: FloatArray, c2: FloatArray, bkps: list[int], n: int, b: int, min_size: int) -> list[int]:
     """Move each breakpoint to the best split between its neighbours within +-2b rows."""
     out: list[int] = []
     for i, t in enumerate(bkps):
@@ -68,16 +62,12 @@ def _refine(
             out.append(t)
             continue
         cand = np.arange(lo, hi + 1)
-        cost = _sse(c1, c2, np.full_like(cand, prev), cand) + _sse(
-            c1, c2, cand, np.full_like(cand, nxt)
-        )
+        cost = _sse(c1, c2, np.full_like(cand, prev), cand) + _sse(c1, c2, cand, np.full_like(cand, nxt))
         out.append(int(cand[np.argmin(cost)]))
     return out
 
 
-def _merge_close(
-    c1: FloatArray, c2: FloatArray, bkps: list[int], n: int, b: int, pen: float
-) -> list[int]:
+def _merge_close(c1: FloatArray, c2: FloatArray, bkps: list[int], n: int, b: int, pen: float) -> list[int]:
     """Replace two breakpoints less than a block apart by the best single split between their
     neighbours when that lowers the penalised cost (one change straddling a block edge)."""
     out = list(bkps)
@@ -94,9 +84,7 @@ def _merge_close(
         cand = np.arange(out[i] - b, out[i + 1] + b + 1)
         cand = cand[(cand > prev + 1) & (cand < nxt - 1)]
         if cand.size:
-            cost = _sse(c1, c2, np.full_like(cand, prev), cand) + _sse(
-                c1, c2, cand, np.full_like(cand, nxt)
-            )
+            cost = _sse(c1, c2, np.full_like(cand, prev), cand) + _sse(c1, c2, cand, np.full_like(cand, nxt))
             j = int(np.argmin(cost))
             if float(cost[j]) < keep:
                 out[i : i + 2] = [int(cand[j])]

@@ -18,23 +18,11 @@ def smooth(s: Series, frac: float, y: FloatArray | None = None) -> tuple[FloatAr
     """Rolling median over ``frac`` of the run, the per-row noise, and the window in rows."""
     v = s.values if y is None else y
     w = max(5, int(frac * s.n)) | 1
-    sm = robust.rolling_median(v, w)
+    sm = robust.rolling_median(v, w, mode="mirror")  # edges from real data, not the first value
     # Quantised metrics (accuracy of a 4-sample batch) make MAD-based noise 0: floor it with the
     # mean absolute deviation around the smooth curve (x 1.2533 -> Gaussian sigma).
     sigma = max(robust.noise_sigma(v), 1.2533 * float(np.mean(np.abs(v - sm))))
     return sm, sigma, w
-
-
-def smooth_noise(sm: FloatArray, w: int, sigma: float) -> float:
-    """How much the smoothed curve itself wanders: robust spread of differences between window
-    medians ``w`` rows apart (independent windows), floored at ``sigma / sqrt(w)``."""
-    floor = sigma / np.sqrt(w)
-    if sm.size <= w + 2:
-        return floor
-    d = sm[w:] - sm[:-w]
-    return max(
-        floor, robust.MAD_TO_SIGMA * float(np.median(np.abs(d - np.median(d)))) / np.sqrt(2.0)
-    )
 
 
 def stretches(mask: np.ndarray, min_len: int) -> list[tuple[int, int]]:
@@ -88,18 +76,25 @@ class DropDetector(Analyzer):
             out += self._plateau(loss)
         return Detection(tuple(out))
 
-    def _min_len(self, n: int) -> int:
-        return max(self.min_rows, int(self.min_frac * n))
+    def _min_len(self, n: int, w: int) -> int:
+        """A sustained change lasts at least two smoothing windows (independent medians)."""
+        return max(self.min_rows, int(self.min_frac * n), 2 * w)
+
+    def _k(self, n: int, w: int) -> float:
+        """Noise multiple for a departure from the best level so far: ``noise_k`` plus the
+        expected extreme of ~n/w independent window medians (sqrt(2 ln(n/w))), because the
+        running best of a noisy curve is itself biased by that much."""
+        return self.noise_k + float(np.sqrt(2.0 * np.log(max(2.0, n / w))))
 
     def _acc_drops(self, s: Series) -> list[Finding]:
         sm, sigma, w = smooth(s, self.smooth_frac)
         best = np.maximum.accumulate(sm)
         need = np.maximum(
             np.maximum(self.min_acc_drop, self.min_rel_drop * best),
-            self.noise_k * smooth_noise(sm, w, sigma),
+            self._k(s.n, w) * robust.smooth_noise(sm, w, sigma),
         )
         out = []
-        for a, b in stretches(best - sm >= need, self._min_len(s.n))[: self.max_findings]:
+        for a, b in stretches(best - sm >= need, self._min_len(s.n, w))[: self.max_findings]:
             low = a + int(np.argmin(sm[a : b + 1]))
             peak = int(np.flatnonzero(sm[: a + 1] == best[a])[0])
             drop = float(best[a] - sm[low])
@@ -110,7 +105,7 @@ class DropDetector(Analyzer):
                 "low_level": round(float(sm[low]), 6),
                 "low_step": int(s.steps[low]),
                 "drop": round(drop, 6),
-                "drop_sigmas": round(drop / smooth_noise(sm, w, sigma), 2) if sigma > 0 else None,
+                "drop_sigmas": round(drop / robust.smooth_noise(sm, w, sigma), 2) if sigma > 0 else None,
                 "rows": b - a + 1,
                 "smoothing_rows": w,
                 "stage": round(a / s.n, 3),
@@ -136,15 +131,11 @@ class DropDetector(Analyzer):
         best = np.minimum.accumulate(sm)
         rise = sm - best
         lim = np.log1p(self.min_rel_rise) if s.log_scale else self.min_rel_rise * np.abs(best)
-        need = np.maximum(lim, self.noise_k * smooth_noise(sm, w, sigma))
+        need = np.maximum(lim, self._k(s.n, w) * robust.smooth_noise(sm, w, sigma))
         out = []
-        for a, b in stretches(rise >= need, self._min_len(s.n)):
+        for a, b in stretches(rise >= need, self._min_len(s.n, w)):
             top = a + int(np.argmax(rise[a : b + 1]))
-            ratio = (
-                float(np.exp(rise[top]))
-                if s.log_scale
-                else float(1 + rise[top] / max(abs(best[a]), 1e-12))
-            )
+            ratio = float(np.exp(rise[top])) if s.log_scale else float(1 + rise[top] / max(abs(best[a]), 1e-12))
             if ratio >= self.max_rise_ratio:
                 continue  # a divergence: reported as LD002
             lvl = np.exp if s.log_scale else (lambda v: v)
@@ -206,9 +197,7 @@ class DropDetector(Analyzer):
             return []
         rho, p = robust.spearman(steps.astype(np.float64), seg)
         q = max(3, seg.size // 5)
-        change = (
-            float(np.median(seg[-q:]) / np.median(seg[:q]) - 1.0) if np.median(seg[:q]) > 0 else 0.0
-        )
+        change = float(np.median(seg[-q:]) / np.median(seg[:q]) - 1.0) if np.median(seg[:q]) > 0 else 0.0
         if (rho < 0 and p < 0.05) or abs(change) >= self.tail_flat:
             return []
         ev = {

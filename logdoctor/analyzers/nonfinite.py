@@ -40,19 +40,10 @@ class NonFiniteDetector(Analyzer):
             "all_nonfinite": bool(bad.all()),
         }
         if bad.all():
-            msg = (
-                f"Every logged loss ({n_bad}) is NaN/inf: training diverged from the first "
-                f"logged step {steps[0]}."
-            )
+            msg = f"Every logged loss ({n_bad}) is NaN/inf: training diverged from the first logged step {steps[0]}."
         else:
-            msg = (
-                f"The loss is NaN/inf at {n_bad} step(s) in {starts.size} run(s), "
-                f"first at step {steps[first]}; "
-                + (
-                    "training logged finite losses again afterwards."
-                    if recovered
-                    else "it never recovered."
-                )
+            msg = f"The loss is NaN/inf at {n_bad} step(s) in {starts.size} run(s), first at step {steps[first]}; " + (
+                "training logged finite losses again afterwards." if recovered else "it never recovered."
             )
         line = t[LINE_NO][first]
         return Detection(
@@ -82,7 +73,9 @@ class DivergenceDetector(Analyzer):
         min_rows: int = 3,
         min_frac: float = 0.02,
         max_rows: int = 200,
+        noise_k: float = 4.0,
     ) -> None:
+        self.noise_k = noise_k
         self.factor = factor
         self.min_rise_frac = min_rise_frac
         self.min_rows = min_rows
@@ -98,11 +91,12 @@ class DivergenceDetector(Analyzer):
 
     def _find(self, s: robust.Series) -> list[Finding]:
         w = max(3, min(51, s.n // 20)) | 1
-        sm = robust.rolling_median(s.values, w)
+        sm = robust.rolling_median(s.values, w, mode="mirror")
         best = np.minimum.accumulate(sm)
         head = float(np.median(s.values[: max(3, s.n // 20)]))
         scale = max(abs(head), float(np.max(np.abs(sm))) * 0.1)
-        up = (sm > self.factor * best) & (sm - best >= self.min_rise_frac * scale) & (best > 0)
+        wander = self.noise_k * robust.smooth_noise(sm, w, robust.noise_sigma(s.values))
+        up = (sm > self.factor * best) & (sm - best >= max(self.min_rise_frac * scale, wander)) & (best > 0)
         min_len = max(self.min_rows, min(self.max_rows, int(self.min_frac * s.n)))
         starts, ends = robust.runs_of(robust.sustained(up, min_len))
         if starts.size == 0:

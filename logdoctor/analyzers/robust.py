@@ -145,3 +145,13 @@ def sustained(mask: NDArray[np.bool_], min_len: int) -> NDArray[np.bool_]:
     np.add.at(marks, starts[keep], 1)
     np.add.at(marks, ends[keep], -1)
     return np.cumsum(marks[:-1]) > 0
+
+
+def smooth_noise(sm: FloatArray, w: int, sigma: float) -> float:
+    """How much the smoothed curve itself wanders: robust spread of differences between window
+    medians ``w`` rows apart (independent windows), floored at ``sigma / sqrt(w)``."""
+    floor = sigma / np.sqrt(w)
+    if sm.size <= w + 2:
+        return floor
+    d = sm[w:] - sm[:-w]
+    return max(floor, MAD_TO_SIGMA * float(np.median(np.abs(d - np.median(d)))) / np.sqrt(2.0))

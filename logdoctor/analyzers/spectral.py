@@ -123,11 +123,7 @@ def peak_tests(
         if any(abs(int(i) - q.index) <= 2 * int(h[i]) + 1 for q in out):
             continue
         w = sp.power[lo[i] : hi[i]]
-        f_c = (
-            float(np.sum(sp.freq[lo[i] : hi[i]] * w) / np.sum(w))
-            if np.sum(w) > 0
-            else float(sp.freq[i])
-        )
+        f_c = float(np.sum(sp.freq[lo[i] : hi[i]] * w) / np.sum(w)) if np.sum(w) > 0 else float(sp.freq[i])
         p = float(min(1.0, np.exp(logp[i]) * n_tests))
         out.append(PeakTest(int(i), 1.0 / f_c, p, float(share[i]), float(stat[i])))
     return out

@@ -49,15 +49,13 @@ def upward_z(s: Series, window: int, scale_window: int) -> tuple[FloatArray, Flo
     return robust.robust_z(y, med, scale), level
 
 
-def find_spikes(
-    s: Series, *, z_threshold: float, min_ratio: float, window: int, scale_window: int
-) -> Spikes:
+def find_spikes(s: Series, *, z_threshold: float, min_ratio: float, window: int, scale_window: int) -> Spikes:
     """Group rows far above their local level into events (consecutive rows form one event)."""
     z, level = upward_z(s, window, scale_window)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(level > 0, s.values / np.where(level > 0, level, 1.0), np.inf)
-    if not s.log_scale:
-        ratio = np.where(np.abs(level) > 0, 1.0 + (s.values - level) / np.abs(level), np.inf)
+    safe = np.where(np.abs(level) > 0, np.abs(level), 1.0)
+    # zero or negative losses: 1 + excess over |level| (a level of 0 gives ratio inf)
+    linear = np.where(np.abs(level) > 0, 1.0 + (s.values - level) / safe, np.inf)
+    ratio = s.values / safe if s.log_scale else linear
     mask = (z >= z_threshold) & (ratio >= min_ratio)
     starts, ends = robust.runs_of(mask)
     if starts.size == 0:
@@ -72,9 +70,7 @@ def find_spikes(
     return Spikes(starts, ends - 1, peak, z[peak], ratio[peak], level[peak], s.values[peak])
 
 
-def interval_regularity(
-    times: IntArray, n_sim: int = 2000, seed: int = 0
-) -> tuple[float, float, float]:
+def interval_regularity(times: IntArray, n_sim: int = 2000, seed: int = 0) -> tuple[float, float, float]:
     """Are event times more regular than a Poisson process?
 
     Statistic: coefficient of variation (CV) of the inter-event intervals (about 1 for Poisson

@@ -26,9 +26,7 @@ def analysed(reallogs_dir: Path, name: str) -> Report:
         pytest.skip(f"{name} does not parse yet: {err}")
     loss = run.table["loss"].drop_nans().drop_nulls()
     if loss.len() and float(loss.max()) > 1000:  # type: ignore[arg-type]
-        pytest.skip(
-            f"{name}: parsed loss reaches {loss.max()}: non-training rows were read as steps"
-        )
+        pytest.skip(f"{name}: parsed loss reaches {loss.max()}: non-training rows were read as steps")
     return pipeline.analyze(run)
 
 
@@ -60,9 +58,7 @@ def flat_plateau(rep: Report) -> None:
 
 
 def resume_jumps(rep: Report) -> None:
-    ups = {
-        f.first_step for f in rep.findings if f.code == "LD301" and f.severity == Severity.WARNING
-    }
+    ups = {f.first_step for f in rep.findings if f.code == "LD301" and f.severity == Severity.WARNING}
     assert {1051500, 1122500} <= ups
 
 
@@ -94,9 +90,7 @@ CASES: dict[str, Callable[[Report], None]] = {
     "pytorch_wordlm_rnntanh_diverged.md": lr_anneal_recovery,
     "olmo_1b_continue_from_ckpt.log": flat_plateau,
     "llamafactory_trainer_log_luojiu7b_cpt.jsonl": flat_plateau,
-    "llamafactory_trainer_log_360_pairwise_acc.jsonl": lambda rep: (
-        "LD401" not in codes(rep.findings)
-    ),
+    "llamafactory_trainer_log_360_pairwise_acc.jsonl": lambda rep: "LD401" not in codes(rep.findings),
     "marian_encs_bt_multi_resume.log": resume_jumps,
     "joeynmt_signwriting_multilingual_train.log": noisy_batch_loss,
 }

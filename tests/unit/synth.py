@@ -63,9 +63,7 @@ def running_average(n: int, seed: int, epoch: int = 500) -> np.ndarray:
     return out
 
 
-def sawtooth(
-    n: int, seed: int, period: int = 200, amp: float = 0.1, jitter: int = 10
-) -> tuple[np.ndarray, np.ndarray]:
+def sawtooth(n: int, seed: int, period: int = 200, amp: float = 0.1, jitter: int = 10) -> tuple[np.ndarray, np.ndarray]:
     """Healthy decay times a sawtooth whose period jitters by +-``jitter`` steps, and its phase."""
     rng = np.random.default_rng(seed)
     lens = rng.integers(period - jitter, period + jitter + 1, n // max(1, period - jitter) + 2)

@@ -11,11 +11,7 @@ from tests.unit.synth import healthy, make_run, running_average, warmup_cosine
 
 
 def loss_changes(loss: np.ndarray, **cols: np.ndarray) -> list:
-    return [
-        f
-        for f in ChangepointDetector().analyze(make_run(loss, **cols)).findings
-        if f.code == "LD301"
-    ]
+    return [f for f in ChangepointDetector().analyze(make_run(loss, **cols)).findings if f.code == "LD301"]
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -60,9 +56,7 @@ def test_accuracy_level_change_gives_ld302() -> None:
     acc[2000:] -= 0.15
     det = ChangepointDetector().analyze(make_run(healthy(3000, 11), acc=acc))
     (f,) = [f for f in det.findings if f.code == "LD302"]
-    assert abs(f.first_step - 2001) <= 3 and f.evidence["level_after"] == pytest.approx(
-        0.55, abs=0.02
-    )
+    assert abs(f.first_step - 2001) <= 3 and f.evidence["level_after"] == pytest.approx(0.55, abs=0.02)
 
 
 def test_million_step_input_runs_block_search() -> None:

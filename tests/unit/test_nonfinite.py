@@ -58,11 +58,7 @@ def test_megatron_like_divergence() -> None:
     (f,) = DivergenceDetector().analyze(make_run(loss)).findings
     ev = f.evidence
     assert f.code == "LD002" and f.first_step == 3 and f.severity == Severity.ERROR
-    assert (
-        ev["best_level"] == pytest.approx(12.43, abs=0.02)
-        and ev["peak_ratio"] > 3
-        and ev["until_end"] is True
-    )
+    assert ev["best_level"] == pytest.approx(12.43, abs=0.02) and ev["peak_ratio"] > 3 and ev["until_end"] is True
 
 
 def test_divergence_after_training_well() -> None:
@@ -102,3 +98,9 @@ def test_too_short_is_reported_once_with_skipped_analyses() -> None:
     assert f.code == "LD006" and f.evidence["n_steps"] == 15
     assert f.evidence["skipped"] == "changepoints,periodicity,trends"
     assert TooShortDetector().analyze(make_run(healthy(100, 9))).findings == ()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_noisy_flat_loss_is_not_divergence(seed: int) -> None:
+    loss = np.exp(np.random.default_rng(seed).normal(0, 0.3, 2000))
+    assert DivergenceDetector().analyze(make_run(loss)).findings == ()

@@ -17,9 +17,7 @@ def test_jittered_sawtooth_period_is_found_and_related_to_the_epoch() -> None:
     ev = f.evidence
     assert f.code == "LD201" and abs(ev["period"] - 200) < 4
     assert ev["p_value"] < 1e-6 and ev["acf_at_period"] > 0.1 and ev["power_ratio"] > 0.02
-    assert (
-        abs(ev["epoch_ratio"] - 1.0) < 0.02 and ev["steps_per_epoch"] == 200 and ev["n_cycles"] > 25
-    )
+    assert abs(ev["epoch_ratio"] - 1.0) < 0.02 and ev["steps_per_epoch"] == 200 and ev["n_cycles"] > 25
     assert det.artifacts["period"] == pytest.approx(ev["period"], abs=0.01)
     assert 0 < len(det.artifacts["periodogram_period"]) <= 2000
 

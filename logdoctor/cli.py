@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from logdoctor import __version__, pipeline
+from logdoctor import __version__, configfile, pipeline
 from logdoctor.aliases import FieldMap
 from logdoctor.config import AnalysisConfig
 from logdoctor.errors import ConfigError, LogdoctorError
-from logdoctor.exitcodes import ExitCode
+from logdoctor.exitcodes import ExitCode, worst
+from logdoctor.model import Outcome, Severity
 from logdoctor.renderers import RENDERERS, get_renderer
 from logdoctor.renderers.output import write_output
+from logdoctor.renderers.plots import plot_renderer_for
 
 app = typer.Typer(
     name="logdoctor",
@@ -47,21 +50,136 @@ def _root(
     """Diagnose ML training logs: spikes, periodicity, regime changes and bad batching."""
 
 
+PathsArg = Annotated[
+    list[str], typer.Argument(help="Training logs: files, globs, directories, or - for stdin.")
+]
+FmtOpt = Annotated[str, typer.Option("--format", "-f", help=f"Output: {', '.join(RENDERERS)}.")]
+VerboseOpt = Annotated[int, typer.Option("--verbose", "-v", count=True, help="Per-finding detail.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the verdict line.")]
+JobsOpt = Annotated[
+    int | None, typer.Option("--jobs", "-j", min=1, help="Parallel processes (default: all cores).")
+]
+ConfigOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--config",
+        help="Config file (default: nearest logdoctor.toml or [tool.logdoctor] in pyproject.toml).",
+    ),
+]
+SelectOpt = Annotated[
+    list[str] | None, typer.Option("--select", help="Only these codes, prefixes or rule names.")
+]
+IgnoreOpt = Annotated[
+    list[str] | None, typer.Option("--ignore", help="Drop these codes, prefixes or rule names.")
+]
+
+
+def _split(values: list[str] | None) -> tuple[str, ...]:
+    return tuple(v.strip() for item in values or [] for v in item.split(",") if v.strip())
+
+
+def _config(
+    config: str | None,
+    field_map: list[str] | None,
+    spe: int | None,
+    select: list[str] | None,
+    ignore: list[str] | None,
+    fail_on: str | None = None,
+) -> AnalysisConfig:
+    try:
+        severity = Severity.parse(fail_on) if fail_on else None
+    except ValueError as err:
+        raise ConfigError(f"--fail-on: {err}") from None
+    fields = FieldMap.parse(field_map) if field_map else None
+    return configfile.resolve(config, fields=fields, steps_per_epoch=spe, select=_split(select),
+                              ignore=_split(ignore), fail_on=severity)
+
+
+def _emit(outcomes: list[Outcome], fmt: str, verbosity: int, output: str, paths: list[str]) -> None:
+    """Errors to stderr; the reports (and the summary for several inputs) to ``output``."""
+    for o in outcomes:
+        if o.error:
+            typer.echo(f"logdoctor: error: {o.error}", err=True)
+    if len(outcomes) > 1 or any(o.report for o in outcomes):
+        renderer = get_renderer(fmt)(verbosity=verbosity, color=None if output == "-" else False)
+        write_output(renderer.render_outcomes(outcomes), output, inputs=paths)
+
+
 @app.command()
 def analyze(
-    path: Annotated[str, typer.Argument(help="Training log (file, directory, or - for stdin).")],
-    fmt: Annotated[str, typer.Option("--format", "-f", help=f"Output: {', '.join(RENDERERS)}.")] = "text",
+    paths: PathsArg,
+    fmt: FmtOpt = "text",
     output: OutOpt = "-",
     field_map: MapOpt = None,
     steps_per_epoch: SpeOpt = None,
-    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More detail.")] = 0,
+    verbose: VerboseOpt = 0,
+    quiet: QuietOpt = False,
+    plot: Annotated[
+        str | None, typer.Option("--plot", help="Also draw the figure to FILE (.png/.svg/.pdf).")
+    ] = None,
+    jobs: JobsOpt = None,
+    config: ConfigOpt = None,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
 ) -> int:
-    """Analyse one training log and report what is wrong with the run, with evidence."""
-    renderer = get_renderer(fmt)(verbosity=verbose)
-    fields = FieldMap.parse(field_map or [])
-    run = pipeline.load(path, fields=fields, steps_per_epoch=steps_per_epoch)
-    report = pipeline.analyze(run, AnalysisConfig(fields=fields, steps_per_epoch=steps_per_epoch))
-    write_output(renderer.render(report), output, inputs=[path])
+    """Analyse training logs and report what is wrong with each run, with evidence."""
+    get_renderer(fmt)
+    cfg = _config(config, field_map, steps_per_epoch, select, ignore)
+    outcomes = pipeline.analyze_paths(paths, cfg, jobs)
+    _emit(outcomes, fmt, -1 if quiet else verbose, output, paths)
+    reports = [o.report for o in outcomes if o.report]
+    if plot and reports:
+        write_output(plot_renderer_for(plot)().render_many(reports), plot, inputs=paths)
+    return worst(ExitCode.BAD_INPUT if o.error else ExitCode.OK for o in outcomes)
+
+
+@app.command()
+def check(
+    paths: PathsArg,
+    fmt: FmtOpt = "text",
+    output: OutOpt = "-",
+    fail_on: Annotated[
+        str | None, typer.Option("--fail-on", help="info, warning or error (default warning).")
+    ] = None,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    exit_zero: Annotated[
+        bool, typer.Option("--exit-zero", help="Exit 0 even with findings (input errors stay 2).")
+    ] = False,
+    jobs: JobsOpt = None,
+    config: ConfigOpt = None,
+    field_map: MapOpt = None,
+    steps_per_epoch: SpeOpt = None,
+    verbose: VerboseOpt = 0,
+    quiet: QuietOpt = False,
+) -> int:
+    """CI gate: exit 0 when no finding is at or above --fail-on, 1 when one is, 2 on bad input."""
+    get_renderer(fmt)
+    cfg = _config(config, field_map, steps_per_epoch, select, ignore, fail_on)
+    outcomes = pipeline.analyze_paths(paths, cfg, jobs)
+    _emit(outcomes, fmt, -1 if quiet else verbose, output, paths)
+    code = worst(ExitCode(o.exit_code) for o in outcomes)
+    return ExitCode.OK if exit_zero and code == ExitCode.FINDINGS else code
+
+
+@app.command()
+def plot(
+    path: Annotated[str, typer.Argument(help="Training log (file, directory, or - for stdin).")],
+    output: Annotated[
+        str | None, typer.Option("--output", "-o", help="Image file (.png/.svg/.pdf).")
+    ] = None,
+    field_map: MapOpt = None,
+    steps_per_epoch: SpeOpt = None,
+    config: ConfigOpt = None,
+) -> int:
+    """Draw the diagnostic figure of one run (default: <log name>.png in the current directory)."""
+    dest = output or (Path(path).name.split(".")[0] or "logdoctor") + ".png"
+    renderer = plot_renderer_for(dest)()
+    cfg = _config(config, field_map, steps_per_epoch, None, None)
+    run = pipeline.load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch)
+    report = pipeline.analyze(run, cfg)
+    write_output(renderer.render(report), dest, inputs=[path])
+    typer.echo(f"logdoctor: wrote {dest}", err=True)
     return ExitCode.OK
 
 

@@ -306,3 +306,20 @@ class Report:
     def worst_severity(self) -> Severity | None:
         """The highest severity among the findings, None when there are none."""
         return max((f.severity for f in self.findings), default=None)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The result of analysing one input among several: a Report, or the error that stopped it.
+
+    Attributes:
+        path: the input as expanded from the command line.
+        report: the report, or None when the input could not be read or analysed.
+        error: the one-line error message when ``report`` is None.
+        exit_code: this input's exit code (0 ok, 1 findings at/above the threshold, 2 bad input).
+    """
+
+    path: str
+    report: Report | None
+    error: str | None = None
+    exit_code: int = 0

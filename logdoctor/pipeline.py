@@ -1,8 +1,14 @@
-"""The only entry points the CLI uses: load(path) -> Run and analyze(run, cfg) -> Report."""
+"""The only entry points the CLI uses: load, analyze, and analyze_paths for many inputs at once."""
 
 from __future__ import annotations
 
 import dataclasses
+import glob
+import multiprocessing
+import os
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import numpy as np
 
@@ -11,10 +17,22 @@ from logdoctor.aliases import FieldMap
 from logdoctor.analyzers import ANALYZERS
 from logdoctor.analyzers.batching import BatchingDiagnosis
 from logdoctor.config import AnalysisConfig
-from logdoctor.errors import ConfigError
-from logdoctor.model import ACC, EPOCH, LOSS, STEP, Artifacts, Finding, Report, Run, SeriesSummary
-from logdoctor.parsers import ensure_content, get_parser, sniff
-from logdoctor.sources import open_source
+from logdoctor.errors import ConfigError, LogdoctorError
+from logdoctor.exitcodes import ExitCode, should_fail
+from logdoctor.model import (
+    ACC,
+    EPOCH,
+    LOSS,
+    STEP,
+    Artifacts,
+    Finding,
+    Outcome,
+    Report,
+    Run,
+    SeriesSummary,
+)
+from logdoctor.parsers import PARSERS, ensure_content, get_parser, sniff
+from logdoctor.sources import Source, open_source
 from logdoctor.structure import build_run
 
 
@@ -96,3 +114,80 @@ def analyze(run: Run, cfg: AnalysisConfig | None = None) -> Report:
         findings=tuple(kept),
         artifacts=Artifacts(**artifacts),  # type: ignore[arg-type]
     )
+
+
+#: File names a directory input expands to (compression suffixes are looked through).
+LOG_SUFFIXES = (".log", ".txt", ".out", ".jsonl", ".json", ".csv", ".tsv")
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zst")
+
+
+def is_run_dir(path: Path) -> bool:
+    """True for a directory that is itself one run (MLflow run folder, TensorBoard log dir)."""
+    source = Source(name=str(path), path=path, is_dir=True)
+    return any(p.sniff(source) for p in PARSERS)
+
+
+def _is_log_file(path: Path) -> bool:
+    name = path.name.lower()
+    for comp in _COMPRESSED:
+        name = name.removesuffix(comp)
+    return path.is_file() and name.endswith(LOG_SUFFIXES)
+
+
+def expand_inputs(paths: Sequence[str]) -> list[str]:
+    """Expand globs and directories into the inputs to analyse, in order, without repeats.
+
+    A directory stands for the log files in it (and the run folders directly in it), unless it is
+    itself a run folder. A glob that matches nothing, or an empty directory, stays as given so
+    that loading it reports the problem.
+    """
+    out: list[str] = []
+    for p in paths:
+        matches = sorted(glob.glob(p, recursive=True)) if glob.has_magic(p) else [p]
+        for m in matches or [p]:
+            path = Path(m)
+            if m != "-" and path.is_dir() and not is_run_dir(path):
+                inside = [
+                    str(c)
+                    for c in sorted(path.iterdir())
+                    if _is_log_file(c) or (c.is_dir() and is_run_dir(c))
+                ]
+                out.extend(inside or [m])
+            else:
+                out.append(m)
+    return list(dict.fromkeys(out))
+
+
+def analyze_one(path: str, cfg: AnalysisConfig) -> Outcome:
+    """Load and analyse one input; an expected error becomes an Outcome with exit code 2."""
+    try:
+        run = load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch)
+        report = analyze(run, cfg)
+    except LogdoctorError as err:
+        return Outcome(path=path, report=None, error=str(err), exit_code=ExitCode.BAD_INPUT)
+    failed = should_fail(report.findings, cfg.fail_on)
+    return Outcome(path=path, report=report, exit_code=ExitCode.FINDINGS if failed else ExitCode.OK)
+
+
+def analyze_paths(
+    paths: Sequence[str], cfg: AnalysisConfig | None = None, jobs: int | None = None
+) -> list[Outcome]:
+    """Analyse many inputs (paths, globs, directories), in parallel across ``jobs`` processes.
+
+    One broken input does not stop the others: it comes back as an Outcome holding its error.
+    Results keep the order of the expanded inputs.
+
+    Args:
+        paths: inputs as given on the command line.
+        cfg: analysis configuration shared by every input.
+        jobs: worker processes; None for all cores, 1 to stay in this process.
+    """
+    cfg = cfg or AnalysisConfig()
+    inputs = expand_inputs(paths)
+    workers = min(jobs or os.cpu_count() or 1, len(inputs))
+    if workers <= 1 or "-" in inputs:
+        return [analyze_one(p, cfg) for p in inputs]
+    # spawn, not fork: forking a process that has started polars' thread pool can deadlock
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=spawn) as pool:
+        return list(pool.map(analyze_one, inputs, [cfg] * len(inputs)))

@@ -5,9 +5,25 @@ from __future__ import annotations
 from logdoctor.errors import ConfigError
 from logdoctor.renderers.base import Renderer
 from logdoctor.renderers.console import ConsoleRenderer
+from logdoctor.renderers.github import GithubRenderer
 from logdoctor.renderers.jsonreport import JsonRenderer
+from logdoctor.renderers.junit import JunitRenderer
+from logdoctor.renderers.markdown import MarkdownRenderer
+from logdoctor.renderers.plots import PdfPlotRenderer, PlotRenderer, SvgPlotRenderer
 
-RENDERERS: dict[str, type[Renderer]] = {r.name: r for r in (ConsoleRenderer, JsonRenderer)}
+RENDERERS: dict[str, type[Renderer]] = {
+    r.name: r
+    for r in (
+        ConsoleRenderer,
+        JsonRenderer,
+        MarkdownRenderer,
+        GithubRenderer,
+        JunitRenderer,
+        PlotRenderer,
+        SvgPlotRenderer,
+        PdfPlotRenderer,
+    )
+}
 
 
 def get_renderer(name: str) -> type[Renderer]:

@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import ClassVar
 
-from logdoctor.model import Report
+from logdoctor.model import Outcome, Report
 
 
 class Renderer(ABC):
@@ -31,3 +31,7 @@ class Renderer(ABC):
         if self.is_binary:
             return b"".join(p for p in parts if isinstance(p, bytes))
         return "\n".join(p for p in parts if isinstance(p, str))
+
+    def render_outcomes(self, outcomes: Sequence[Outcome]) -> str | bytes:
+        """Format the outcomes of several inputs; by default the reports only (errors: stderr)."""
+        return self.render_many([o.report for o in outcomes if o.report is not None])

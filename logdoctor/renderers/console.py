@@ -1,25 +1,188 @@
-"""The human report in the terminal (interim plain version; rich rendering: issue 4)."""
+"""The human report in the terminal, drawn with rich from the shared rows."""
 
 from __future__ import annotations
 
-from logdoctor.model import Report
+import io
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from logdoctor.model import Outcome, Report
 from logdoctor.renderers.base import Renderer
+from logdoctor.renderers.rows import Rows, build_rows, sparkline, summary_rows
+
+if TYPE_CHECKING:  # rich is imported when a report is drawn, so `check --format json` starts fast
+    from rich.console import Console, RenderableType
+    from rich.padding import Padding
+    from rich.panel import Panel
+    from rich.table import Table
+
+# Named ANSI colours only: the terminal's palette maps them, so they read on light and dark themes.
+_VERDICT_STYLE = {
+    "sorted": "bold red",
+    "static": "bold red",
+    "healthy": "bold green",
+    "not_batching": "bold cyan",
+    "inconclusive": "bold yellow",
+}
+_SEVERITY_STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
+
+
+def use_color(stream: object = None) -> bool:
+    """Colour only on a terminal and only when ``NO_COLOR`` is unset (https://no-color.org)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    stream = stream or sys.stdout
+    isatty = getattr(stream, "isatty", None)
+    return bool(callable(isatty) and isatty())
 
 
 class ConsoleRenderer(Renderer):
-    """Verdict, run summary and findings as readable text."""
+    """Verdict panel, run at a glance, findings table, evidence in words and a loss sparkline."""
 
     name = "text"
     extension = ".txt"
 
+    def _console(self) -> tuple[Console, io.StringIO]:
+        from rich.console import Console
+
+        color = use_color() if self.color is None else self.color
+        width = self.width or (min(shutil.get_terminal_size().columns, 120) if color else 80)
+        buf = io.StringIO()
+        console = Console(
+            file=buf,
+            width=width,
+            force_terminal=color,
+            no_color=not color,
+            color_system="standard" if color else None,
+            highlight=False,
+            emoji=False,
+            markup=False,
+            legacy_windows=False,
+        )
+        return console, buf
+
+    def _print(self, parts: Sequence[RenderableType]) -> str:
+        console, buf = self._console()
+        for part in parts:
+            console.print(part)
+        return "\n".join(line.rstrip() for line in buf.getvalue().split("\n"))
+
     def render(self, report: Report) -> str:
-        v, s = report.verdict, report.series
-        lines = [
-            f"{report.meta.path}: batching verdict: {v.batching} (confidence {v.confidence:.2f}) - {v.cause}",
-            f"  {v.summary}",
-            f"  {s.steps} steps ({s.first_step}..{s.last_step}), format {report.meta.format}",
-        ]
-        for f in report.findings:
-            where = f"steps {f.first_step}-{f.last_step}" if f.first_step is not None else "run"
-            lines.append(f"  {f.code} {f.rule} [{f.severity.label}] {where}: {f.message}")
-        return "\n".join(lines) + "\n"
+        from rich.text import Text
+
+        rows = build_rows(report)
+        if self.verbosity < 0:
+            return rows.verdict_line + "\n"
+        width = self.width or 80
+        parts: list[RenderableType] = [_verdict_panel(rows, report), _facts(rows)]
+        spark = sparkline(report, width=max(10, min(width, 120) - 12))
+        if spark:
+            parts.append(Text.assemble(("loss      ", "bold"), spark))
+        parts.append(_findings(rows))
+        if self.verbosity > 0:
+            parts.extend(_details(rows))
+        if rows.evidence:
+            parts.append(Text("Evidence behind the verdict", style="bold"))
+            parts.extend(_indented(f"- {s}") for s in rows.evidence)
+        parts.extend(Text(f"note: {n}", style="dim") for n in rows.notes)
+        return self._print(parts)
+
+    def render_outcomes(self, outcomes: Sequence[Outcome]) -> str:
+        from rich import box
+        from rich.table import Table
+
+        body = [self.render(o.report) for o in outcomes if o.report is not None]
+        if len(outcomes) > 1 and self.verbosity >= 0:
+            table = Table(
+                title="Summary", box=box.SIMPLE_HEAD, title_justify="left", show_edge=False
+            )
+            for col in ("run", "steps", "verdict", "worst finding", "exit"):
+                table.add_column(
+                    col, justify="right" if col in ("steps", "exit") else "left", overflow="fold"
+                )
+            for row in summary_rows(outcomes):
+                table.add_row(*row, style="red" if row[2] == "error" else None)
+            body.append(self._print([table]))
+        return ("" if self.verbosity < 0 else "\n").join(body)
+
+
+def _verdict_panel(rows: Rows, report: Report) -> Panel:
+    from rich import box
+    from rich.console import Group
+    from rich.panel import Panel
+    from rich.text import Text
+
+    head = Text.assemble(
+        (rows.verdict_title.upper(), _VERDICT_STYLE[report.verdict.batching]),
+        f"  confidence {rows.confidence}",
+    )
+    lines: list[RenderableType] = [head]
+    if rows.cause != rows.verdict_title:
+        lines.append(Text(f"Cause: {rows.cause}"))
+    if rows.summary:
+        lines.append(Text(rows.summary))
+    if rows.hint:
+        lines.append(Text.assemble(("What to do: ", "bold"), rows.hint))
+    return Panel(
+        Group(*lines), title=f"logdoctor: {rows.path}", title_align="left", box=box.ROUNDED
+    )
+
+
+def _facts(rows: Rows) -> Table:
+    from rich.table import Table
+
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
+    for label, value in rows.facts:
+        table.add_row(label, value)
+    return table
+
+
+def _findings(rows: Rows) -> RenderableType:
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    if not rows.findings:
+        return Text("No findings.", style="green")
+    table = Table(title="Findings", box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
+    for col in ("level", "code"):
+        table.add_column(col, no_wrap=True)
+    table.add_column("rule", overflow="fold")
+    table.add_column("steps", overflow="fold")
+    table.add_column("message", overflow="fold", ratio=1)
+    for f in rows.findings:
+        style = _SEVERITY_STYLE[f.severity]
+        table.add_row(
+            Text(f.severity, style=style), Text(f.code, style=style), f.rule, f.steps, f.message
+        )
+    return table
+
+
+def _details(rows: Rows) -> list[RenderableType]:
+    """Per-finding detail for ``-v``: evidence in words, what to do, confidence and log line."""
+    from rich.text import Text
+
+    out: list[RenderableType] = []
+    for f in rows.findings:
+        loc = f.where + (f", log line {f.line}" if f.line else "")
+        out.append(
+            Text.assemble(
+                (f"{f.code} {f.rule}", "bold"), f" ({f.severity}, {loc}, confidence {f.confidence})"
+            )
+        )
+        out.extend(_indented(f"- {e}") for e in f.evidence)
+        if f.hint:
+            out.append(_indented(f"What to do: {f.hint}"))
+    return out
+
+
+def _indented(text: str) -> Padding:
+    from rich.padding import Padding
+    from rich.text import Text
+
+    return Padding(Text(text), (0, 0, 0, 2))

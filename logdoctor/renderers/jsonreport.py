@@ -7,11 +7,12 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from logdoctor.model import Evidence, Finding, Report
+from logdoctor.model import Evidence, Finding, Outcome, Report
 from logdoctor.renderers.base import Renderer
 
 #: Version of the JSON document. Changelog:
-#:   1 - first release: source, series, verdict, findings.
+#:   1 - first release: source, series, verdict, findings. Several inputs: a list whose items
+#:       are report documents, or error documents ``{format_version, source: {path}, error}``.
 FORMAT_VERSION = 1
 
 
@@ -96,7 +97,23 @@ class JsonRenderer(Renderer):
             return self.render(reports[0])
         return json.dumps([report_dict(r) for r in reports], indent=2, allow_nan=False) + "\n"
 
+    def render_outcomes(self, outcomes: Sequence[Outcome]) -> str:
+        if len(outcomes) == 1 and outcomes[0].report is not None:
+            return self.render(outcomes[0].report)
+        docs = [report_dict(o.report) if o.report else error_dict(o) for o in outcomes]
+        return json.dumps(docs, indent=2, allow_nan=False) + "\n"
+
+
+def error_dict(outcome: Outcome) -> dict[str, Any]:
+    """An input that could not be analysed, as an item of the many-runs list."""
+    return {
+        "format_version": FORMAT_VERSION,
+        "source": {"path": outcome.path},
+        "error": {"message": outcome.error or "", "exit_code": int(outcome.exit_code)},
+    }
+
 
 def loads(text: str) -> Mapping[str, Any]:
     """Parse a JSON report back (for tests and tools)."""
-    return json.loads(text)  # type: ignore[no-any-return,unused-ignore]
+    doc: Mapping[str, Any] = json.loads(text)
+    return doc

@@ -19,6 +19,16 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def _mode_for(target: Path) -> int:
+    """Keep an existing file's permissions; new files get the usual 0666 minus the umask."""
+    try:
+        return target.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def write_output(content: str | bytes, dest: str, *, inputs: Iterable[str] = ()) -> None:
     """Write ``content`` to ``dest`` ("-" for stdout).
 
@@ -50,6 +60,7 @@ def write_output(content: str | bytes, dest: str, *, inputs: Iterable[str] = ())
     except OSError as err:
         raise OutputError(f"{dest}: cannot write ({err.strerror or err})") from None
     try:
+        os.chmod(tmp, _mode_for(target))
         with os.fdopen(fd, "wb") as fh:
             fh.write(content if isinstance(content, bytes) else content.encode("utf-8"))
         os.replace(tmp, target)

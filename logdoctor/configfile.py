@@ -1,0 +1,151 @@
+"""Configuration files: ``[tool.logdoctor]`` in pyproject.toml or a ``logdoctor.toml``."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import tomllib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from logdoctor import codes
+from logdoctor.aliases import FieldMap
+from logdoctor.analyzers import ANALYZERS
+from logdoctor.analyzers.batching import BatchingDiagnosis
+from logdoctor.config import AnalysisConfig
+from logdoctor.errors import ConfigError
+from logdoctor.model import Severity
+
+TOP_KEYS = ("select", "ignore", "fail-on", "map", "steps-per-epoch")
+
+
+def detectors() -> dict[str, type]:
+    """Configurable detectors by name: the ANALYZERS registry plus the batching diagnosis."""
+    return {**{cls.name: cls for cls in ANALYZERS}, BatchingDiagnosis.name: BatchingDiagnosis}
+
+
+def find_config(start: Path | None = None) -> Path | None:
+    """The nearest ``logdoctor.toml`` or ``pyproject.toml`` with ``[tool.logdoctor]``, upwards."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "logdoctor.toml").is_file():
+            return folder / "logdoctor.toml"
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file() and "logdoctor" in _read(pyproject).get("tool", {}):
+            return pyproject
+    return None
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read ({err.strerror or err})") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: invalid TOML ({err})") from None
+
+
+def load_table(path: Path) -> tuple[dict[str, Any], str]:
+    """The logdoctor table of a config file and how to name it in messages."""
+    doc = _read(path)
+    if path.name == "logdoctor.toml":
+        return doc, str(path)
+    return doc.get("tool", {}).get("logdoctor", {}), f"[tool.logdoctor] in {path}"
+
+
+def check_patterns(patterns: Iterable[str], what: str) -> tuple[str, ...]:
+    """Validate ``select``/``ignore`` entries: a code, a code prefix (``LD1``) or a rule name."""
+    out = []
+    for p in patterns:
+        p = p.strip()
+        if not any(code.startswith(p) for code in codes.RULES) and p not in codes.RULES_BY_NAME:
+            raise ConfigError(f"{what}: {p!r} is not a finding code, code prefix or rule name")
+        out.append(p)
+    return tuple(out)
+
+
+def _patterns(value: Any, what: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{what} must be a list of codes or rule names")
+    return check_patterns([v for v in value if v.strip()], what)
+
+
+def _options(name: str, table: Any, where: str) -> dict[str, float | int | str | bool]:
+    known = detectors()
+    if name not in known:
+        raise ConfigError(
+            f"{where}: unknown key {name!r} (known: {', '.join([*TOP_KEYS, *known])})"
+        )
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: [{name}] must be a table of thresholds")
+    params = inspect.signature(known[name]).parameters  # the class: __init__ without self
+    open_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    allowed = [
+        p
+        for p in params
+        if params[p].kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    ]
+    for key, value in table.items():
+        if key not in allowed and not open_kw:
+            raise ConfigError(
+                f"{where}: unknown option {name}.{key} (known: {', '.join(allowed) or 'none'})"
+            )
+        if not isinstance(value, (int, float, str, bool)):
+            raise ConfigError(f"{where}: {name}.{key} must be a number, string or boolean")
+    return dict(table)
+
+
+def config_from_table(table: Mapping[str, Any], where: str) -> AnalysisConfig:
+    """Build an AnalysisConfig from a parsed logdoctor table; ConfigError names any bad key."""
+    cfg = AnalysisConfig()
+    options: dict[str, dict[str, float | int | str | bool]] = {}
+    for key, value in table.items():
+        if key == "select":
+            cfg = dataclasses.replace(cfg, select=_patterns(value, f"{where}: select"))
+        elif key == "ignore":
+            cfg = dataclasses.replace(cfg, ignore=_patterns(value, f"{where}: ignore"))
+        elif key == "fail-on":
+            try:
+                cfg = dataclasses.replace(cfg, fail_on=Severity.parse(str(value)))
+            except ValueError as err:
+                raise ConfigError(f"{where}: fail-on: {err}") from None
+        elif key == "map":
+            if not isinstance(value, dict):
+                raise ConfigError(f'{where}: map must be a table of canonical = "source"')
+            cfg = dataclasses.replace(
+                cfg, fields=FieldMap.parse(f"{k}={v}" for k, v in value.items())
+            )
+        elif key == "steps-per-epoch":
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(
+                    f"{where}: steps-per-epoch must be a positive integer, got {value!r}"
+                )
+            cfg = dataclasses.replace(cfg, steps_per_epoch=value)
+        else:
+            options[key] = _options(key, value, where)
+    return dataclasses.replace(cfg, options=options)
+
+
+def resolve(
+    config: str | None = None, *, start: Path | None = None, **overrides: Any
+) -> AnalysisConfig:
+    """The configuration in force: the file (given or nearest), then command-line overrides.
+
+    Args:
+        config: an explicit config file (``--config``); None to search from ``start``/cwd.
+        start: where the upward search begins.
+        **overrides: AnalysisConfig fields given on the command line; None means "not given".
+    """
+    path = Path(config) if config else find_config(start)
+    if config and not path.is_file():  # type: ignore[union-attr]
+        raise ConfigError(f"--config {config}: no such file")
+    cfg = config_from_table(*load_table(path)) if path else AnalysisConfig()
+    given = {k: v for k, v in overrides.items() if v not in (None, (), [])}
+    for key in ("select", "ignore"):
+        if key in given:
+            given[key] = check_patterns(given[key], f"--{key}")
+    return dataclasses.replace(cfg, **given)

@@ -1,0 +1,71 @@
+"""GitHub Actions workflow commands: one annotation per finding, pointing at its log line."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from logdoctor.model import Finding, Outcome, Report, Severity
+from logdoctor.renderers.base import Renderer
+from logdoctor.renderers.rows import VERDICT_TITLES, where
+
+#: Finding severity -> workflow command.
+COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def escape_data(text: str) -> str:
+    """Escape a workflow-command message (GitHub: ``%``, CR, LF)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """Escape a workflow-command property value (as data, plus ``:`` and ``,``)."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(kind: str, message: str, **props: str | int | None) -> str:
+    """One workflow command line, e.g. ``::warning file=a.log,line=3,title=T::message``."""
+    given = ",".join(f"{k}={escape_property(str(v))}" for k, v in props.items() if v is not None)
+    return (
+        f"::{kind} {given}::{escape_data(message)}"
+        if given
+        else f"::{kind}::{escape_data(message)}"
+    )
+
+
+def annotation(path: str, f: Finding) -> str:
+    """The workflow command for one finding."""
+    title = f"{f.code} {f.rule}"
+    message = f"{f.message} ({where(f)}). {f.hint}".rstrip()
+    return command(COMMANDS[f.severity], message, file=path, line=f.line, title=title)
+
+
+class GithubRenderer(Renderer):
+    """``--format github``: annotations for a workflow log, plus the verdict as a notice."""
+
+    name = "github"
+    extension = ".txt"
+
+    def render(self, report: Report) -> str:
+        v, path = report.verdict, report.meta.path
+        lines = [
+            command(
+                "notice",
+                f"{VERDICT_TITLES[v.batching]} (confidence {v.confidence:.0%}): {v.summary}",
+                file=path,
+                title=f"logdoctor verdict: {v.batching}",
+            )
+        ]
+        lines += [annotation(path, f) for f in report.findings]
+        return "\n".join(lines) + "\n"
+
+    def render_outcomes(self, outcomes: Sequence[Outcome]) -> str:
+        out = []
+        for o in outcomes:
+            if o.report is None:
+                out.append(
+                    command("error", o.error or "cannot analyse", file=o.path, title="logdoctor")
+                    + "\n"
+                )
+            else:
+                out.append(self.render(o.report))
+        return "".join(out)

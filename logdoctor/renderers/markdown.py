@@ -1,0 +1,71 @@
+"""The Markdown report (pull-request comments, ``$GITHUB_STEP_SUMMARY``), from the shared rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from logdoctor.model import Outcome, Report
+from logdoctor.renderers.base import Renderer
+from logdoctor.renderers.rows import build_rows, sparkline, summary_rows
+
+
+def cell(text: str) -> str:
+    """Text safe inside a Markdown table cell: pipes escaped, line breaks as ``<br>``."""
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """A GitHub-flavoured Markdown table."""
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return out
+
+
+class MarkdownRenderer(Renderer):
+    """Verdict, run at a glance, findings table and evidence, as GitHub-flavoured Markdown."""
+
+    name = "markdown"
+    extension = ".md"
+
+    def render(self, report: Report) -> str:
+        rows = build_rows(report)
+        if self.verbosity < 0:
+            return rows.verdict_line + "\n"
+        out = [f"### logdoctor: `{rows.path}`", ""]
+        cause = "" if rows.cause == rows.verdict_title else f" - {rows.cause}"
+        out.append(f"**Verdict: {rows.verdict_title}** (confidence {rows.confidence}){cause}")
+        if rows.summary:
+            out += ["", rows.summary]
+        if rows.hint:
+            out += ["", f"**What to do:** {rows.hint}"]
+        out += ["", *table(("run at a glance", ""), rows.facts)]
+        spark = sparkline(report, width=60)
+        if spark:
+            out += ["", f"loss: `{spark}`"]
+        out += ["", "#### Findings", ""]
+        if rows.findings:
+            header = ("severity", "code", "rule", "steps", "message")
+            cells = [(f.severity, f.code, f.rule, f.steps, f.message) for f in rows.findings]
+            out += table(header, cells)
+            if self.verbosity > 0:
+                for f in rows.findings:
+                    out += ["", f"**{f.code} {f.rule}** ({f.where}): {f.hint}"]
+                    out += [f"- {e}" for e in f.evidence]
+        else:
+            out.append("No findings.")
+        if rows.evidence:
+            out += ["", "#### Evidence behind the verdict", ""]
+            out += [f"- {s}" for s in rows.evidence]
+        if rows.notes:
+            out += ["", *(f"> note: {n}" for n in rows.notes)]
+        return "\n".join(out) + "\n"
+
+    def render_outcomes(self, outcomes: Sequence[Outcome]) -> str:
+        body = [self.render(o.report) for o in outcomes if o.report is not None]
+        if len(outcomes) > 1 and self.verbosity >= 0:
+            header = ("run", "steps", "verdict", "worst finding", "exit")
+            body.append(
+                "\n".join(["### logdoctor summary", "", *table(header, summary_rows(outcomes))])
+                + "\n"
+            )
+        return ("" if self.verbosity < 0 else "\n").join(body)

@@ -1,0 +1,149 @@
+"""The CI gate, many inputs, plots and config through ``main([...])``, with exact output."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from logdoctor.cli import main
+from tests.probe import with_probe  # noqa: F401
+
+GOOD = "".join(f"step {i}: loss={3 - i * 0.01:.3f} len_mean={100 + i}\n" for i in range(1, 41))
+NANS = GOOD.replace("step 10: loss=2.900", "step 10: loss=nan")
+REPO = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.usefixtures("with_probe")
+
+
+@pytest.fixture
+def logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NO_COLOR", "1")
+    Path("healthy.log").write_text(GOOD)
+    Path("nan.log").write_text(NANS)
+    Path("garbage.log").write_bytes(b"\x00\x01\x02binary\x00")
+    return tmp_path
+
+
+def test_check_exit_codes(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "healthy.log", "-q", "-j", "1"]) == 0
+    assert (
+        capsys.readouterr().out
+        == "healthy.log: batching inconclusive (0%) - undetermined; no findings\n"
+    )
+    assert main(["check", "nan.log", "-q", "-j", "1"]) == 1
+    assert capsys.readouterr().out == (
+        "nan.log: batching inconclusive (0%) - undetermined; 1 finding (1 error)\n"
+    )
+    assert main(["check", "garbage.log", "-j", "1"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == "logdoctor: error: garbage.log: binary file, not a training log\n"
+    assert captured.out == ""
+
+
+@pytest.mark.parametrize(
+    ("extra", "code"),
+    [
+        (["--exit-zero"], 0),
+        (["--ignore", "LD001"], 0),
+        (["--select", "LD1,LD2"], 0),
+        (["--ignore", "nonfinite-loss"], 0),
+        (["--fail-on", "error"], 1),
+        (["--select", "LD0"], 1),
+    ],
+)
+def test_check_gate_options(logs: Path, extra: list[str], code: int) -> None:
+    assert main(["check", "nan.log", "-q", "-j", "1", *extra]) == code
+
+
+def test_check_bad_options_are_usage_errors(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "nan.log", "--fail-on", "fatal"]) == 2
+    assert "--fail-on: unknown severity 'fatal'" in capsys.readouterr().err
+    assert main(["check", "nan.log", "--select", "LD9"]) == 2
+    assert "--select: 'LD9' is not a finding code" in capsys.readouterr().err
+
+
+def test_check_many_inputs_prints_summary_and_worst_exit(
+    logs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", "*.log", "-j", "1", "-f", "markdown"]) == 2
+    out = capsys.readouterr()
+    assert out.err == "logdoctor: error: garbage.log: binary file, not a training log\n"
+    assert out.out.endswith(
+        "### logdoctor summary\n\n"
+        "| run | steps | verdict | worst finding | exit |\n|---|---|---|---|---|\n"
+        "| garbage.log | - | error | garbage.log: binary file, not a training log | 2 |\n"
+        "| healthy.log | 40 | inconclusive | none | 0 |\n"
+        "| nan.log | 40 | inconclusive | LD001 nonfinite-loss (error) | 1 |\n"
+    )
+
+
+def test_check_github_annotations(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "nan.log", "-f", "github", "-j", "1"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == (
+        "::error file=nan.log,line=10,title=LD001 nonfinite-loss::Loss is NaN at 1 steps. "
+        "(step 10). Check the learning rate, mixed-precision loss scaling and the batches "
+        "at the first bad step."
+    )
+
+
+def test_config_file_is_found_and_validated(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    Path("pyproject.toml").write_text("[tool.logdoctor]\nignore = ['LD001']\n")
+    assert main(["check", "nan.log", "-q", "-j", "1"]) == 0
+    Path("logdoctor.toml").write_text("[nanprobe]\nmax_nans = 3\n")
+    assert main(["check", "nan.log", "-q", "-j", "1"]) == 2
+    assert "unknown option nanprobe.max_nans (known: max_nan)" in capsys.readouterr().err
+    assert main(["check", "nan.log", "-q", "-j", "1", "--config", "pyproject.toml"]) == 0
+
+
+def test_analyze_exit_is_0_despite_findings_and_2_on_bad_input(logs: Path) -> None:
+    assert main(["analyze", "nan.log", "-q"]) == 0
+    assert main(["analyze", "nan.log", "garbage.log", "-q", "-j", "1"]) == 2
+
+
+def test_analyze_plot_and_plot_command(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["analyze", "nan.log", "-q", "--plot", "figs/nan.svg"]) == 0
+    assert Path("figs/nan.svg").read_bytes().startswith(b"<?xml")
+    assert main(["plot", "healthy.log"]) == 0
+    assert Path("healthy.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert capsys.readouterr().err.endswith("logdoctor: wrote healthy.png\n")
+    assert main(["plot", "healthy.log", "-o", "x.jpg"]) == 2
+    assert main(["plot", "healthy.log", "-o", "healthy.log"]) == 2
+    assert Path("healthy.log").read_text() == GOOD
+
+
+def test_output_file_gets_normal_permissions(logs: Path) -> None:
+    assert main(["analyze", "healthy.log", "-f", "json", "-o", "out/report.json"]) == 0
+    assert Path("out/report.json").stat().st_mode & 0o044  # readable by others (umask permitting)
+
+
+def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
+    for i in range(30):
+        (tmp_path / f"r{i:02}.log").write_text(GOOD.replace("loss=3", f"loss={i}"))
+    cmd = f"{sys.executable} -m logdoctor analyze '{tmp_path}' -f junit -j 1 | head -1"
+    cmd += "; exit ${PIPESTATUS[0]}"
+    proc = subprocess.run(
+        ["bash", "-c", cmd], cwd=REPO, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.stdout == "<?xml version='1.0' encoding='utf-8'?>\n"
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr and "Broken" not in proc.stderr
+
+
+def test_quiet_many_inputs_one_line_each(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "healthy.log", "nan.log", "-q", "-j", "1"]) == 1
+    assert capsys.readouterr().out == (
+        "healthy.log: batching inconclusive (0%) - undetermined; no findings\n"
+        "nan.log: batching inconclusive (0%) - undetermined; 1 finding (1 error)\n"
+    )
+
+
+def test_no_colour_in_files_even_from_a_terminal(logs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.setattr("logdoctor.renderers.console.use_color", lambda stream=None: True)
+    assert main(["analyze", "nan.log", "-o", "report.txt"]) == 0
+    text = Path("report.txt").read_text()
+    assert "\x1b[" not in text and "nan.log" in text

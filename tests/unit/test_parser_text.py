@@ -1,0 +1,226 @@
+"""The text parser reads each tool's style with the right values, and refuses what is not a log."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from fixtures.gen_text_formats import STYLES
+from logdoctor import pipeline
+from logdoctor.aliases import FieldMap
+from logdoctor.errors import InputError, ParseError
+from logdoctor.parsers import PARSERS
+from logdoctor.parsers.text import TextParser
+from logdoctor.sources import open_source
+
+FORMATS = Path(__file__).resolve().parents[2] / "fixtures" / "formats"
+TRUTHS = [FORMATS / f"{name}.truth.json" for name in STYLES]
+CANONICAL = (
+    "step 254/52000 | loss=4.6012 acc=0.0312 lr=3.0e-04 grad_norm=1.23 tok/s=25100 epoch=0 | "
+    "batch: n_seq=12 tokens=7904 len_mean=658.7 len_min=610 len_max=700 pad_frac=0.035 "
+    "batch_fp=3f2a9c1d"
+)
+
+
+def _write(tmp_path: Path, text: str | bytes, name: str = "run.log") -> str:
+    path = tmp_path / name
+    path.write_bytes(text.encode() if isinstance(text, str) else text)
+    return str(path)
+
+
+def _same(got: object, want: object) -> bool:
+    if isinstance(want, float) and isinstance(got, float):
+        return math.isclose(got, want, rel_tol=1e-9) or (math.isnan(want) and math.isnan(got))
+    return got == want
+
+
+@pytest.mark.parametrize("truth_path", TRUTHS, ids=[p.name.split(".")[0] for p in TRUTHS])
+def test_fixture_matches_truth(truth_path: Path) -> None:
+    truth = json.loads(truth_path.read_text())
+    run = pipeline.load(str(truth_path.with_name(truth_path.name.replace(".truth.json", ".log"))))
+    table = run.table
+    assert run.meta.format == "text"
+    assert run.n_steps == truth["steps"]
+    assert (table["step"][0], table["step"][-1]) == (truth["first_step"], truth["last_step"])
+    assert run.meta.total_steps == truth["total_steps"]
+    assert run.evals.height == truth["evals"]
+    assert int(table["loss"].is_nan().sum() + table["loss"].is_infinite().sum()) == truth.get(
+        "nonfinite", 0
+    )
+    assert run.meta.skip_reasons.get("no loss value", 0) >= truth.get("skipped_no_loss", 0)
+    for row in truth["values"]:
+        got = table.filter(pl.col("step") == row["step"]).row(0, named=True)
+        for key, want in row.items():
+            assert _same(got[key], want), f"{key} at step {row['step']}: {got[key]} != {want}"
+
+
+def test_canonical_line_types_and_values(tmp_path: Path) -> None:
+    run = pipeline.load(_write(tmp_path, CANONICAL + "\n"))
+    row = run.table.row(0, named=True)
+    assert row["step"] == 254 and row["loss"] == 4.6012 and row["lr"] == 3.0e-4
+    assert row["throughput"] == 25100 and row["seqs"] == 12 and row["tokens"] == 7904
+    assert (row["len_mean"], row["len_min"], row["len_max"], row["pad_frac"]) == (
+        658.7,
+        610,
+        700,
+        0.035,
+    )
+    assert row["batch_fp"] == "3f2a9c1d"
+    assert run.table.schema["batch_fp"] == pl.String
+    assert all(
+        run.table.schema[c] == pl.Float64
+        for c in run.table.columns
+        if c not in ("step", "line_no", "batch_fp")
+    )
+    assert run.meta.total_steps == 52000
+
+
+def test_eval_lines_go_to_evals_never_steps(tmp_path: Path) -> None:
+    text = "\n".join(
+        [
+            "step 1 | loss=3.0",
+            "eval step 1 | val_loss=2.31 val_acc=0.41",
+            "step 2 | val_loss=2.2",
+            "validation | step 2 | loss 2.5",
+            "step 3 | loss=2.9 val_loss=2.1",
+            " | valid | loss 9.6 | num_updates 3",
+        ]
+    )
+    run = pipeline.load(_write(tmp_path, text + "\n"))
+    assert run.table["step"].to_list() == [1, 3]
+    assert run.table["loss"].to_list() == [3.0, 2.9]
+    assert "val_loss" not in run.table.columns
+    ev = run.evals
+    assert ev["step"].to_list() == [1, 2, 2, 3, 3] and ev.schema["step"] == pl.Int64
+    assert ev["val_loss"].to_list() == [2.31, 2.2, 2.5, 2.1, 9.6]
+    assert run.meta.skip_reasons["eval line"] == 4
+
+
+def test_false_positive_traps_are_not_steps(tmp_path: Path) -> None:
+    text = "\n".join(
+        [
+            "config: max_steps=52000 warmup_steps=100 loss_scale=1.0",
+            "for step in range(10): loss = step * 2",
+            '    print(f"step {step}: loss {loss:.4f}")',
+            "sample: the information about step 3 in the infinite story",
+            "step 7 | loss=1.5",
+        ]
+    )
+    run = pipeline.load(_write(tmp_path, text + "\n"))
+    assert run.table["step"].to_list() == [7]
+    assert run.meta.skip_reasons["source code / config"] >= 2
+
+
+def test_only_traps_is_a_parse_error(tmp_path: Path) -> None:
+    path = _write(tmp_path, "max_steps=52000\nfor step in range(9):\nthe information of step 4\n")
+    with pytest.raises(ParseError, match="no training steps"):
+        pipeline.load(path)
+
+
+def test_nan_and_inf_losses_are_data(tmp_path: Path) -> None:
+    text = "step 1 loss=nan\nstep 2 loss=inf\nstep 3 loss=-inf\nstep 4 loss=NaN\nstep 5 loss=2.0\n"
+    run = pipeline.load(_write(tmp_path, text))
+    loss = run.table["loss"].to_list()
+    assert (
+        math.isnan(loss[0]) and loss[1] == math.inf and loss[2] == -math.inf and math.isnan(loss[3])
+    )
+    assert loss[4] == 2.0 and not run.meta.skip_reasons
+
+
+def test_missing_loss_line_is_skipped_with_reason(tmp_path: Path) -> None:
+    text = " iteration 10/ 100 | learning rate: 1.0E-04 | loss scale: 1.0 |\n"
+    text += " iteration 20/ 100 | learning rate: 1.0E-04 | lm loss: 2.5E+00 | loss scale: 1.0 |\n"
+    run = pipeline.load(_write(tmp_path, text))
+    assert run.table["step"].to_list() == [20] and run.table["loss"][0] == 2.5
+    assert run.meta.skip_reasons == {"no loss value": 1}
+    assert run.meta.total_steps == 100
+
+
+def test_numbers_with_units_separators_and_percent(tmp_path: Path) -> None:
+    text = "iter 5: loss 2.3104, time 20.1ms, mfu 5.2%, tokens 1,234,567\n"
+    row = pipeline.load(_write(tmp_path, text)).table.row(0, named=True)
+    assert (row["step"], row["loss"], row["time"], row["mfu"], row["tokens"]) == (
+        5,
+        2.3104,
+        20.1,
+        5.2,
+        1234567,
+    )
+
+
+def test_user_map_override_names_the_loss(tmp_path: Path) -> None:
+    path = _write(tmp_path, "step 1 | objective=0.7 loss=9\nstep 2 | objective=0.6 loss=9\n")
+    run = pipeline.load(path, fields=FieldMap.parse(["loss=objective"]))
+    assert run.table["loss"].to_list() == [0.7, 0.6]
+
+
+def test_binary_and_empty_inputs_are_refused(tmp_path: Path) -> None:
+    binary = _write(tmp_path, b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 50, "x.png")
+    with pytest.raises(InputError, match="binary"):
+        pipeline.load(binary)
+    with pytest.raises(InputError, match="empty"):
+        pipeline.load(_write(tmp_path, b"", "empty.log"))
+
+
+def test_text_is_the_last_parser() -> None:
+    assert isinstance(PARSERS[-1], TextParser)
+
+
+def test_loss_records_without_steps_are_numbered_in_order(tmp_path: Path) -> None:
+    text = "{'loss': 2.5, 'learning_rate': 5e-05, 'epoch': 0.1}\n" * 2
+    text += "{'loss': 2.1, 'learning_rate': 4e-05, 'epoch': 0.3}\n{'train_runtime': 12.5}\n"
+    run = pipeline.load(_write(tmp_path, text))
+    assert run.table["step"].to_list() == [1, 2, 3]
+    assert run.table["loss"].to_list() == [2.5, 2.5, 2.1]
+    assert run.table["epoch"].to_list() == [0.1, 0.1, 0.3]
+    assert any("record order" in n for n in run.meta.notes)
+
+
+def test_stray_loss_in_a_config_is_not_a_run(tmp_path: Path) -> None:
+    path = _write(tmp_path, "label smoothing loss: 0.1\nwarmup 100\n")
+    with pytest.raises(ParseError, match="no training steps"):
+        pipeline.load(path)
+
+
+def test_steps_win_over_unstepped_loss_lines(tmp_path: Path) -> None:
+    text = "loss: 9.0\nloss: 8.0\nloss: 7.0\nstep 1 loss=2.0\nstep 2 loss=1.5\n"
+    run = pipeline.load(_write(tmp_path, text))
+    assert run.table["step"].to_list() == [1, 2] and run.meta.skip_reasons["no step"] == 3
+
+
+def test_gzip_log_reads_like_plain(tmp_path: Path) -> None:
+    import gzip
+
+    plain = (FORMATS / "megatron.log").read_bytes()
+    gz = tmp_path / "megatron.log.gz"
+    gz.write_bytes(gzip.compress(plain))
+    a, b = pipeline.load(str(FORMATS / "megatron.log")), pipeline.load(str(gz))
+    assert a.table.equals(b.table) and a.evals.equals(b.evals)
+
+
+def test_no_steps_error_names_reasons_and_keys(tmp_path: Path) -> None:
+    path = _write(tmp_path, "iteration 10 | lr: 0.1 | scale 4\niteration 20 | lr: 0.1\nhello\n")
+    with pytest.raises(ParseError) as err:
+        pipeline.load(path)
+    msg = str(err.value)
+    assert "no loss value: 2" in msg and "no step: 1" in msg and "keys seen: lr, scale, step" in msg
+    assert "\n" not in msg
+
+
+def test_numpy_and_torch_scalar_reprs_are_values(tmp_path: Path) -> None:
+    text = "step 1 | loss=np.float64(2.5) acc=np.float32(0.25)\n"
+    text += "step 2 | loss: tensor(2.25, device='cuda:0', grad_fn=<NllLossBackward0>)\n"
+    run = pipeline.load(_write(tmp_path, text))
+    assert run.table["loss"].to_list() == [2.5, 2.25]
+    assert run.table["acc"].to_list()[0] == 0.25
+
+
+def test_restart_markers_flag_the_next_step(tmp_path: Path) -> None:
+    text = "Training started\nstep 1 loss=3\nstep 2 loss=2.9\n[2019-05-16] Training started\n"
+    text += "step 3 loss=2.8\nstep 4 loss=2.7\nResuming training from checkpoint 4\nstep 5 loss=2\n"
+    result = TextParser().parse(open_source(_write(tmp_path, text)), FieldMap())
+    assert result.table["restart"].to_list() == [0, 0, 1, 0, 1]

@@ -1,0 +1,75 @@
+"""Many inputs: expanding paths/globs/directories and analysing them, in parallel or not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from logdoctor import pipeline
+from logdoctor.config import AnalysisConfig
+from logdoctor.model import Severity
+from tests.probe import with_probe  # noqa: F401
+
+GOOD = "".join(f"step {i}: loss={3 - i * 0.01:.3f} len_mean={100 + i}\n" for i in range(1, 41))
+NANS = GOOD.replace("loss=2.900", "loss=nan")
+
+
+def _tree(tmp_path: Path) -> Path:
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "a.log").write_text(GOOD)
+    (tmp_path / "runs" / "b.log.gz").write_bytes(__import__("gzip").compress(GOOD.encode()))
+    (tmp_path / "runs" / "notes.md").write_text("# not a log\n")
+    (tmp_path / "runs" / "mlrun").mkdir()
+    (tmp_path / "runs" / "mlrun" / "metrics").mkdir()
+    (tmp_path / "runs" / "mlrun" / "metrics" / "loss").write_text("1700000000000 2.5 1\n1700000000100 2.4 2\n")
+    (tmp_path / "runs" / "empty").mkdir()
+    return tmp_path / "runs"
+
+
+def test_expand_inputs(tmp_path: Path) -> None:
+    runs = _tree(tmp_path)
+    assert pipeline.expand_inputs([str(runs)]) == [
+        str(runs / "a.log"),
+        str(runs / "b.log.gz"),
+        str(runs / "mlrun"),
+    ]
+    assert pipeline.expand_inputs([str(runs / "*.log"), str(runs / "a.log")]) == [
+        str(runs / "a.log")
+    ]
+    assert pipeline.expand_inputs([str(runs / "mlrun")]) == [str(runs / "mlrun")]
+    assert pipeline.expand_inputs([str(runs / "empty"), str(runs / "*.nope"), "-"]) == [
+        str(runs / "empty"),
+        str(runs / "*.nope"),
+        "-",
+    ]
+
+
+@pytest.mark.slow
+def test_parallel_run_survives_broken_files_and_matches_serial(tmp_path: Path) -> None:
+    (tmp_path / "good.log").write_text(GOOD)
+    (tmp_path / "bad.log").write_text("no steps here\n")
+    (tmp_path / "empty.log").write_text("")
+    paths = [str(tmp_path / n) for n in ("good.log", "bad.log", "empty.log")]
+    outcomes = pipeline.analyze_paths(paths, jobs=2)
+    assert [o.path for o in outcomes] == paths
+    assert [o.exit_code for o in outcomes] == [0, 2, 2]
+    assert outcomes[1].error is not None
+    assert outcomes[1].error.startswith(f"{tmp_path / 'bad.log'}: no training steps found")
+    assert outcomes[2].error == f"{tmp_path / 'empty.log'}: file is empty"
+    serial = pipeline.analyze_paths(paths, jobs=1)
+    assert [(o.error, o.report and o.report.series) for o in serial] == [
+        (o.error, o.report and o.report.series) for o in outcomes
+    ]
+
+
+@pytest.mark.usefixtures("with_probe")
+def test_exit_code_follows_fail_on(tmp_path: Path) -> None:
+    (tmp_path / "nan.log").write_text(NANS)
+    (tmp_path / "ok.log").write_text(GOOD)
+    paths = [str(tmp_path / "nan.log"), str(tmp_path / "ok.log")]
+    assert [o.exit_code for o in pipeline.analyze_paths(paths, jobs=1)] == [1, 0]
+    cfg = AnalysisConfig(ignore=("nonfinite-loss",))
+    assert [o.exit_code for o in pipeline.analyze_paths(paths, cfg, jobs=1)] == [0, 0]
+    lenient = AnalysisConfig(options={"nanprobe": {"max_nan": 1}}, fail_on=Severity.ERROR)
+    assert [o.exit_code for o in pipeline.analyze_paths(paths, lenient, jobs=1)] == [0, 0]

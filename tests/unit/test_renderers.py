@@ -1,0 +1,178 @@
+"""Every registered renderer on every hand-built report, plus format-specific checks."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from importlib.resources import files
+
+import jsonschema
+import pytest
+
+from logdoctor.model import Outcome
+from logdoctor.renderers import RENDERERS, get_renderer
+from logdoctor.renderers.console import ConsoleRenderer
+from logdoctor.renderers.github import command, escape_data, escape_property
+from logdoctor.renderers.jsonreport import JsonRenderer
+from logdoctor.renderers.markdown import cell
+from logdoctor.renderers.plots import plot_renderer_for
+from tests.reportfactory import REPORTS
+
+SCHEMA = json.loads(files("logdoctor").joinpath("schema/report.schema.json").read_text())
+TEXT_FORMATS = [n for n, r in RENDERERS.items() if not r.is_binary]
+MAGIC = {"png": b"\x89PNG\r\n\x1a\n", "svg": b"<?xml", "pdf": b"%PDF-"}
+
+
+@pytest.mark.parametrize("kind", sorted(REPORTS))
+@pytest.mark.parametrize("name", TEXT_FORMATS)
+def test_text_renderers_render_every_report(name: str, kind: str) -> None:
+    report = REPORTS[kind]()
+    out = get_renderer(name)(color=False, width=80).render(report)
+    assert isinstance(out, str) and out.endswith("\n")
+    assert report.meta.path in out
+    for f in report.findings:
+        assert f.code in out
+
+
+@pytest.mark.parametrize("kind", ["sorted", "static", "empty", "one_step"])
+@pytest.mark.parametrize("name", [n for n, r in RENDERERS.items() if r.is_binary])
+def test_plots_are_valid_images(name: str, kind: str) -> None:
+    cls = RENDERERS[name]
+    out = cls().render(REPORTS[kind]())
+    assert isinstance(out, bytes) and out.startswith(MAGIC[name]) and len(out) > 5000
+    assert cls.extension == f".{name}"
+
+
+@pytest.mark.parametrize("name", ["svg", "pdf", "png"])
+def test_plots_are_deterministic(name: str) -> None:
+    report = REPORTS["not_batching"]()
+    assert RENDERERS[name]().render(report) == RENDERERS[name]().render(report)
+
+
+def test_plot_renderer_by_extension() -> None:
+    assert plot_renderer_for("out/fig.SVG").name == "svg"
+    with pytest.raises(Exception, match=r"\.png, \.svg or \.pdf"):
+        plot_renderer_for("fig.jpg")
+
+
+@pytest.mark.parametrize("kind", sorted(REPORTS))
+def test_json_validates_against_schema(kind: str) -> None:
+    jsonschema.validate(json.loads(JsonRenderer().render(REPORTS[kind]())), SCHEMA)
+
+
+def test_json_many_with_error_validates() -> None:
+    outcomes = [
+        Outcome("a.log", REPORTS["sorted"](), exit_code=1),
+        Outcome("b.log", None, "b.log: file is empty", 2),
+    ]
+    doc = json.loads(JsonRenderer().render_outcomes(outcomes))
+    jsonschema.validate(doc, SCHEMA)
+    assert doc[1] == {
+        "format_version": 1,
+        "source": {"path": "b.log"},
+        "error": {"message": "b.log: file is empty", "exit_code": 2},
+    }
+
+
+def test_json_writes_nan_evidence_as_null() -> None:
+    import dataclasses
+
+    report = REPORTS["sorted"]()
+    f = dataclasses.replace(report.findings[0], evidence={"robust_z": float("nan")})
+    doc = json.loads(JsonRenderer().render(dataclasses.replace(report, findings=(f,))))
+    assert doc["findings"][0]["evidence"] == {"robust_z": None}
+
+
+@pytest.mark.parametrize("kind", sorted(REPORTS))
+def test_junit_is_well_formed_with_one_case_per_rule(kind: str) -> None:
+    from logdoctor.codes import RULES
+
+    report = REPORTS[kind]()
+    root = ET.fromstring(get_renderer("junit")().render(report))
+    cases = root.findall("./testsuite/testcase")
+    assert [c.get("name", "").split()[0] for c in cases] == list(RULES)
+    failed = {c.get("name", "").split()[0] for c in cases if c.find("failure") is not None}
+    assert failed == {f.code for f in report.findings}
+    assert root.get("failures") == str(len(failed))
+
+
+def test_junit_escapes_markup() -> None:
+    import dataclasses
+
+    report = REPORTS["sorted"]()
+    f = dataclasses.replace(report.findings[0], message='<b>&"quoted"</b>')
+    xml = get_renderer("junit")().render(dataclasses.replace(report, findings=(f,)))
+    assert ET.fromstring(xml).find(".//failure").get("message").startswith('<b>&"quoted"</b>')  # type: ignore[union-attr]
+
+
+def test_github_escaping() -> None:
+    assert escape_data("50% done\r\nnext") == "50%25 done%0D%0Anext"
+    assert escape_property("a:b,c%") == "a%3Ab%2Cc%25"
+    assert (
+        command("warning", "m", file="x,y.log", line=3, title=None)
+        == "::warning file=x%2Cy.log,line=3::m"
+    )
+
+
+def test_github_maps_severities_and_lines() -> None:
+    out = get_renderer("github")().render(REPORTS["inconclusive"]()).splitlines()
+    assert out[1].startswith(
+        "::error file=runs/no_stats.log,line=767,title=LD001 nonfinite-loss::Loss is NaN"
+    )
+    assert out[-1].startswith("::notice file=runs/no_stats.log,line=511,title=LD003 resumed-run::")
+    assert any(
+        x.startswith("::notice file=runs/no_stats.log,title=LD504 batching-undecidable::")
+        for x in out
+    )
+
+
+def test_markdown_cell_escapes_pipes_and_newlines() -> None:
+    assert cell("a|b\nc") == "a\\|b<br>c"
+
+
+def test_console_without_color_has_no_escape_codes_and_fits_80() -> None:
+    out = ConsoleRenderer(color=False, width=80, verbosity=1).render(REPORTS["sorted"]())
+    assert "\x1b[" not in out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert "loss vs batch mean length: Spearman ρ = 0.82, p < 1e-9" in out
+
+
+def test_console_with_color_uses_ansi() -> None:
+    assert "\x1b[" in ConsoleRenderer(color=True, width=80).render(REPORTS["sorted"]())
+
+
+def test_console_honours_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\x1b[" not in ConsoleRenderer(width=80).render(REPORTS["static"]())
+
+
+def test_quiet_prints_only_the_verdict_line() -> None:
+    out = ConsoleRenderer(verbosity=-1).render(REPORTS["sorted"]())
+    assert out == "runs/sorted.log: length-sorted batches (93%); 3 findings (1 error, 2 warnings)\n"
+
+
+def test_summary_table_lists_errors() -> None:
+    outcomes = [
+        Outcome("a.log", REPORTS["sorted"](), exit_code=1),
+        Outcome("b.log", None, "b.log: file is empty", 2),
+    ]
+    out = ConsoleRenderer(color=False, width=100).render_outcomes(outcomes)
+    assert "LD501 sorted-batching (error)" in out
+    assert "b.log: file is empty" in out
+    md = get_renderer("markdown")().render_outcomes(outcomes)
+    assert "| a.log | 600 | sorted | LD501 sorted-batching (error) | 1 |" in md
+
+
+def test_envelope_keeps_spikes_and_bounds_points() -> None:
+    import numpy as np
+
+    from logdoctor.renderers.plots import envelope, thin
+
+    y = np.zeros(1_000_000)
+    y[654_321] = 9.0
+    y[10] = np.nan
+    xs, ys = envelope(np.arange(y.size), y, buckets=1000)
+    assert xs.size == 2000 and np.nanmax(ys) == 9.0 and np.isfinite(ys).all()
+    small = np.arange(10.0)
+    assert envelope(small, small)[1] is small
+    assert thin(1_000_000, 20_000).size == 20_000 and thin(5, 20_000).tolist() == [0, 1, 2, 3, 4]

@@ -1,0 +1,31 @@
+"""Files shipped beside the package: the composite action and the finding-code table script."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from logdoctor.codes import RULES
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_codes_table_lists_every_rule() -> None:
+    out = subprocess.run([sys.executable, str(REPO / "scripts" / "codes_table.py")],
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[0] == "| code | rule | severity | meaning | what to do |"
+    assert [line.split("`")[1] for line in out[2:]] == list(RULES)
+    assert out[2].startswith("| `LD001` | `nonfinite-loss` | error | The training loss is NaN")
+
+
+def test_action_runs_check_and_posts_the_summary() -> None:
+    yaml = pytest.importorskip("yaml")
+    action = yaml.safe_load((REPO / "action.yml").read_text())
+    assert action["runs"]["using"] == "composite"
+    assert {"paths", "fail-on", "args"} <= set(action["inputs"])
+    script = action["runs"]["steps"][-1]["run"]
+    assert "--format github" in script and "--format markdown" in script
+    assert "GITHUB_STEP_SUMMARY" in script and "${{" not in script  # inputs only via env

@@ -10,7 +10,6 @@ breakpoints not worth the penalty are pruned. Exact when the series has at most 
 from __future__ import annotations
 
 import numpy as np
-import ruptures as rpt
 
 from logdoctor.analyzers import robust
 from logdoctor.analyzers.robust import FloatArray
@@ -35,6 +34,8 @@ def fast_breakpoints(y: FloatArray, pen: float, *, max_blocks: int = 2000, min_s
     blocks, b = robust.block_reduce(y, max_blocks, how="mean")
     if blocks.size < 4:
         return [n]
+    import ruptures as rpt  # heavy: loaded on first use so the CLI starts fast
+
     algo = rpt.KernelCPD(kernel="linear", min_size=max(1, min_size // b) if b > 1 else min_size, jump=1)
     coarse = [min(n, int(k) * b) for k in algo.fit(blocks.reshape(-1, 1)).predict(pen=pen / b)[:-1]]
     if b == 1 or not coarse:

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 from numpy.typing import NDArray
-from scipy import ndimage, stats
 
 from logdoctor.model import LINE_NO, STEP, Run
 
@@ -64,6 +63,8 @@ def rolling_median(x: FloatArray, window: int, mode: str = "nearest") -> FloatAr
     w = max(1, min(int(window), x.size))
     if w <= 1 or x.size == 0:
         return x.astype(np.float64, copy=True)
+    from scipy import ndimage  # heavy: loaded on first use so the CLI starts fast
+
     return np.asarray(ndimage.median_filter(x, size=w | 1, mode=mode), dtype=np.float64)
 
 
@@ -124,6 +125,8 @@ def spearman(a: FloatArray, b: FloatArray) -> tuple[float, float]:
     """Spearman rank correlation and its two-sided p-value ((0, 1) on fewer than 4 points)."""
     if a.size < 4 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return 0.0, 1.0
+    from scipy import stats
+
     res = stats.spearmanr(a, b)
     return float(res.statistic), float(res.pvalue)
 

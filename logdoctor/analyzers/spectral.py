@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import signal, stats
 
 from logdoctor.analyzers import robust
 from logdoctor.analyzers.robust import FloatArray
@@ -58,6 +57,8 @@ class PeakTest:
 
 def spectrum(steps: FloatArray, y: FloatArray) -> Spectrum:
     """Periodogram on evenly spaced steps; else Lomb-Scargle (short) or interpolation (long)."""
+    from scipy import signal  # heavy: loaded on first use so the CLI starts fast
+
     d = np.diff(steps)
     dt = float(np.median(d)) if d.size else 1.0
     even = bool(d.size) and np.all(d == d[0])
@@ -100,6 +101,8 @@ def peak_tests(
     can be "significant" yet irrelevant); p-values are Bonferroni-corrected over every candidate
     band, so picking among the top few afterwards keeps them valid.
     """
+    from scipy import stats
+
     # Jittered periods spread over more bins the longer the run: widen the background with it.
     bg_window = max(bg_window, int(BG_FRACTION * sp.freq.size) | 1)
     bg = robust.rolling_median(sp.power, bg_window, mode="mirror") / np.log(2.0)

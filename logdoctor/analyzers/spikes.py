@@ -9,6 +9,7 @@ import numpy as np
 from logdoctor import codes
 from logdoctor.analyzers import robust
 from logdoctor.analyzers.base import Analyzer, Detection
+from logdoctor.analyzers.gradspikes import grad_spikes_alone
 from logdoctor.analyzers.robust import FloatArray, IntArray, Series
 from logdoctor.model import GRAD_NORM, LOSS, Finding, Run
 
@@ -115,7 +116,11 @@ class SpikeDetector(Analyzer):
         grad_z_threshold: float = 4.0,
         grad_tolerance: int = 2,
         alpha: float = 0.01,
+        grad_alone_z: float = 8.0,
+        grad_alone_ratio: float = 10.0,
     ) -> None:
+        self.grad_alone_z = grad_alone_z
+        self.grad_alone_ratio = grad_alone_ratio
         self.z_threshold = z_threshold
         self.min_ratio = min_ratio
         self.window = window
@@ -141,10 +146,20 @@ class SpikeDetector(Analyzer):
         if s.n < 8:
             return Detection()
         sp = self._find(s)
+        alone = grad_spikes_alone(
+            run,
+            s,
+            sp.peak,
+            z_threshold=self.grad_alone_z,
+            min_ratio=self.grad_alone_ratio,
+            window=self.window,
+            scale_window=self.scale_window,
+            tolerance=self.grad_tolerance,
+        )
         if sp.peak.size == 0:
-            return Detection()
+            return Detection(tuple(alone))
         grad_z = self._grad_z(run, s, sp)
-        findings = self._individual(s, sp, grad_z)
+        findings = alone + self._individual(s, sp, grad_z)
         findings += self._grad_finding(s, sp, grad_z)
         findings += self._summary(run, s, sp)
         return Detection(tuple(findings), {"spike_steps": tuple(int(x) for x in s.steps[sp.peak])})

@@ -77,6 +77,11 @@ def lr_anneal_recovery(rep: Report) -> None:
     assert drops and "LD001" not in codes(rep.findings)
 
 
+def grad_norm_alone(rep: Report) -> None:
+    (f,) = [f for f in rep.findings if f.code == "LD104"]
+    assert f.evidence["max_step"] == 173 and f.evidence["max_value"] > 19000
+
+
 CASES: dict[str, Callable[[Report], None]] = {
     "llmc_gpt2_124m_main.log": clean,
     "moddednanogpt_muon_record.txt": no_nan_false_positive,
@@ -93,6 +98,7 @@ CASES: dict[str, Callable[[Report], None]] = {
     "llamafactory_trainer_log_360_pairwise_acc.jsonl": lambda rep: "LD401" not in codes(rep.findings),
     "marian_encs_bt_multi_resume.log": resume_jumps,
     "joeynmt_signwriting_multilingual_train.log": noisy_batch_loss,
+    "msswift_gemma4_sft_stdout_tqdm_dicts.log": grad_norm_alone,
 }
 
 

@@ -84,3 +84,22 @@ def test_downward_outliers_are_not_spikes() -> None:
     loss = healthy(2000, 10, noise=0.03)
     loss[1000] /= 3
     assert SpikeDetector().analyze(make_run(loss)).findings == ()
+
+
+def test_grad_norm_spike_without_loss_spike_is_ld104_info() -> None:
+    loss = healthy(3000, 11, noise=0.03)
+    grad = np.exp(np.random.default_rng(12).normal(0, 0.05, 3000))
+    grad[900] *= 200  # the loss stays calm (clipping)
+    grad[2000] *= 50
+    loss[2000] *= 3  # this one comes with a loss spike: LD102, not LD104
+    det = SpikeDetector().analyze(make_run(loss, grad_norm=grad))
+    (f,) = [f for f in det.findings if f.code == "LD104"]
+    assert f.severity.label == "info" and f.first_step == 901
+    assert f.evidence["n_grad_spikes"] == 1 and f.evidence["max_ratio"] > 100
+    assert [g.first_step for g in det.findings if g.code == "LD102"] == [2001]
+
+
+def test_moderate_grad_norm_wobble_is_silent() -> None:
+    grad = np.exp(np.random.default_rng(13).normal(0, 0.2, 3000))
+    grad[1500] *= 4  # 4x: notable but below the 10x floor
+    assert SpikeDetector().analyze(make_run(healthy(3000, 13), grad_norm=grad)).findings == ()

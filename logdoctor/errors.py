@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 
+_MAX_MESSAGE = 400
+
+
 class LogdoctorError(Exception):
     """Root of all expected errors; the CLI prints ``str(err)`` on one line and exits 2.
 
@@ -13,6 +16,10 @@ class LogdoctorError(Exception):
     slug = "error"
 
     def __init__(self, message: str) -> None:
+        # one line, whatever a library's error text embedded (polars quotes whole input chunks)
+        message = " ".join(message.split())
+        if len(message) > _MAX_MESSAGE:
+            message = message[: _MAX_MESSAGE - 1] + "…"
         super().__init__(message)
         self.message = message
 

@@ -1,0 +1,160 @@
+"""Shared robust numeric helpers for the detectors: rolling median/MAD, noise scale, detrending."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+from numpy.typing import NDArray
+
+from logdoctor.model import LINE_NO, STEP, Run
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+#: Scale factor that turns a median absolute deviation into a Gaussian standard deviation.
+MAD_TO_SIGMA = 1.4826
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """One metric of a run with its non-finite and null rows removed.
+
+    Attributes:
+        steps: training step of each kept row.
+        values: the metric at those steps (finite).
+        lines: 1-based log line of each kept row.
+        log_scale: True when ``values`` are strictly positive (ratios are meaningful).
+    """
+
+    steps: IntArray
+    values: FloatArray
+    lines: IntArray
+    log_scale: bool
+
+    @property
+    def n(self) -> int:
+        """Number of rows."""
+        return int(self.values.size)
+
+    def transformed(self) -> FloatArray:
+        """``log(values)`` when strictly positive, otherwise the values themselves."""
+        return np.log(self.values) if self.log_scale else self.values
+
+
+def series(run: Run, column: str) -> Series:
+    """Extract the finite rows of ``column`` (empty when the column is missing)."""
+    t = run.table
+    if column not in t.columns:
+        empty_i = np.zeros(0, dtype=np.int64)
+        return Series(empty_i, np.zeros(0), empty_i, False)
+    sub = t.select(STEP, LINE_NO, pl.col(column).cast(pl.Float64)).drop_nulls(column)
+    vals = sub[column].to_numpy().astype(np.float64, copy=False)
+    ok = np.isfinite(vals)
+    vals = vals[ok]
+    steps = sub[STEP].to_numpy()[ok].astype(np.int64, copy=False)
+    lines = sub[LINE_NO].fill_null(0).to_numpy()[ok].astype(np.int64, copy=False)
+    return Series(steps, vals, lines, bool(vals.size and np.all(vals > 0)))
+
+
+def rolling_median(x: FloatArray, window: int, mode: str = "nearest") -> FloatArray:
+    """Centred rolling median (edges: nearest value, or ``mode`` of scipy.ndimage); O(n log w)."""
+    w = max(1, min(int(window), x.size))
+    if w <= 1 or x.size == 0:
+        return x.astype(np.float64, copy=True)
+    from scipy import ndimage  # heavy: loaded on first use so the CLI starts fast
+
+    return np.asarray(ndimage.median_filter(x, size=w | 1, mode=mode), dtype=np.float64)
+
+
+def rolling_mad(x: FloatArray, center: FloatArray, window: int) -> FloatArray:
+    """Centred rolling median absolute deviation of ``x`` around ``center``, scaled to a sigma."""
+    return MAD_TO_SIGMA * rolling_median(np.abs(x - center), window)
+
+
+def noise_sigma(x: FloatArray) -> float:
+    """Robust per-point noise, insensitive to slow trends: MAD of first differences / sqrt(2)."""
+    if x.size < 3:
+        return 0.0
+    d = np.diff(x)
+    return float(MAD_TO_SIGMA * np.median(np.abs(d - np.median(d))) / np.sqrt(2.0))
+
+
+def robust_z(x: FloatArray, center: FloatArray, scale: FloatArray | float) -> FloatArray:
+    """(x - center) / scale with a zero scale replaced by the smallest positive one."""
+    s = np.broadcast_to(np.asarray(scale, dtype=np.float64), x.shape).copy()
+    pos = s[s > 0]
+    floor = float(pos.min()) if pos.size else 1.0
+    s[s <= 0] = floor
+    return (x - center) / s
+
+
+def block_reduce(x: FloatArray, max_blocks: int, how: str = "median") -> tuple[FloatArray, int]:
+    """Aggregate ``x`` into at most ``max_blocks`` equal blocks (the last may be short).
+
+    Returns:
+        (block values, block size in rows).
+    """
+    size = max(1, -(-x.size // max(1, max_blocks)))
+    full = (x.size // size) * size
+    body = x[:full].reshape(-1, size)
+    fn = np.median if how == "median" else np.mean
+    out = fn(body, axis=1) if full else np.zeros(0)
+    if full < x.size:
+        out = np.append(out, fn(x[full:]))
+    return np.asarray(out, dtype=np.float64), size
+
+
+def trend(x: FloatArray, window: int, max_blocks: int = 4000) -> FloatArray:
+    """Slow component of ``x``: a centred rolling median of ``window`` rows, computed on block
+    medians (so a window of 300,000 rows costs the same as one of 300) and interpolated back.
+    """
+    if x.size == 0:
+        return x.copy()
+    blocks, size = block_reduce(x, max_blocks)
+    smooth = rolling_median(blocks, max(1, window // size))
+    if size == 1:
+        return smooth
+    centers = np.arange(blocks.size) * size + (size - 1) / 2.0
+    centers[-1] = (blocks.size - 1) * size + (x.size - (blocks.size - 1) * size - 1) / 2.0
+    return np.interp(np.arange(x.size, dtype=np.float64), centers, smooth)
+
+
+def spearman(a: FloatArray, b: FloatArray) -> tuple[float, float]:
+    """Spearman rank correlation and its two-sided p-value ((0, 1) on fewer than 4 points)."""
+    if a.size < 4 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return 0.0, 1.0
+    from scipy import stats
+
+    res = stats.spearmanr(a, b)
+    return float(res.statistic), float(res.pvalue)
+
+
+def runs_of(mask: NDArray[np.bool_]) -> tuple[IntArray, IntArray]:
+    """Start and end (exclusive) indices of each run of True in ``mask``."""
+    if mask.size == 0:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z
+    edges = np.diff(np.concatenate(([0], mask.astype(np.int8), [0])))
+    return np.flatnonzero(edges == 1).astype(np.int64), np.flatnonzero(edges == -1).astype(np.int64)
+
+
+def sustained(mask: NDArray[np.bool_], min_len: int) -> NDArray[np.bool_]:
+    """Keep only the runs of True in ``mask`` that last at least ``min_len`` rows."""
+    starts, ends = runs_of(mask)
+    keep = (ends - starts) >= min_len
+    marks = np.zeros(mask.size + 1, dtype=np.int64)
+    np.add.at(marks, starts[keep], 1)
+    np.add.at(marks, ends[keep], -1)
+    return np.cumsum(marks[:-1]) > 0
+
+
+def smooth_noise(sm: FloatArray, w: int, sigma: float) -> float:
+    """How much the smoothed curve itself wanders: robust spread of differences between window
+    medians ``w`` rows apart (independent windows), floored at ``sigma / sqrt(w)``."""
+    floor = sigma / np.sqrt(w)
+    if sm.size <= w + 2:
+        return floor
+    d = sm[w:] - sm[:-w]
+    return max(floor, MAD_TO_SIGMA * float(np.median(np.abs(d - np.median(d)))) / np.sqrt(2.0))

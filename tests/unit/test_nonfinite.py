@@ -1,0 +1,106 @@
+"""NonFiniteDetector (LD001), DivergenceDetector (LD002) and TooShortDetector (LD006)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from logdoctor.analyzers.nonfinite import DivergenceDetector, NonFiniteDetector
+from logdoctor.analyzers.tooshort import TooShortDetector
+from logdoctor.model import Severity
+from tests.unit.synth import healthy, make_run, warmup_cosine
+
+
+def test_nan_onset_reports_first_step_runs_and_recovery() -> None:
+    loss = healthy(1000, 0)
+    loss[400:403] = np.nan
+    loss[700] = np.inf
+    (f,) = NonFiniteDetector().analyze(make_run(loss)).findings
+    ev = f.evidence
+    assert (f.code, f.severity, f.first_step, f.last_step, f.line) == (
+        "LD001",
+        Severity.ERROR,
+        401,
+        701,
+        410,
+    )
+    assert (ev["n_nonfinite"], ev["n_runs"], ev["longest_run"], ev["n_nan"], ev["n_inf"]) == (
+        4,
+        2,
+        3,
+        3,
+        1,
+    )
+    assert ev["recovered"] is True and ev["all_nonfinite"] is False
+
+
+def test_nan_until_the_end_did_not_recover() -> None:
+    loss = healthy(500, 1)
+    loss[450:] = np.nan
+    (f,) = NonFiniteDetector().analyze(make_run(loss)).findings
+    assert f.evidence["recovered"] is False and "never recovered" in f.message
+
+
+def test_all_nan_run() -> None:
+    (f,) = NonFiniteDetector().analyze(make_run(np.full(70, np.nan))).findings
+    assert f.evidence["all_nonfinite"] is True and f.evidence["n_nonfinite"] == 70
+
+
+def test_nan_in_another_column_is_not_a_nonfinite_loss() -> None:
+    timing = np.full(300, 12.5)
+    timing[::20] = np.nan  # modded-nanogpt "step_avg:nanms"
+    assert NonFiniteDetector().analyze(make_run(healthy(300, 2), step_avg=timing)).findings == ()
+
+
+def test_megatron_like_divergence() -> None:
+    # 12.4 at the start, 44 at step 3, slowly back to ~20 (still well above the best level)
+    loss = np.concatenate([[12.44, 12.43], 44.2 - np.arange(60) * 0.4])
+    (f,) = DivergenceDetector().analyze(make_run(loss)).findings
+    ev = f.evidence
+    assert f.code == "LD002" and f.first_step == 3 and f.severity == Severity.ERROR
+    assert ev["best_level"] == pytest.approx(12.43, abs=0.02) and ev["peak_ratio"] > 3 and ev["until_end"] is True
+
+
+def test_divergence_after_training_well() -> None:
+    loss = healthy(3000, 3)
+    loss[2000:] = loss[2000:] * np.linspace(1, 4, 1000)
+    (f,) = DivergenceDetector().analyze(make_run(loss)).findings
+    assert 2100 < f.first_step < 2400
+
+
+@pytest.mark.parametrize(
+    "loss",
+    [
+        healthy(3000, 4),
+        warmup_cosine(3000, 5),
+        np.r_[healthy(500, 6)[:250], healthy(500, 6)[250:] * 1.2],
+    ],
+)
+def test_healthy_and_mild_rises_are_not_divergence(loss: np.ndarray) -> None:
+    assert DivergenceDetector().analyze(make_run(loss)).findings == ()
+
+
+def test_single_spike_is_not_divergence() -> None:
+    loss = healthy(2000, 7)
+    loss[1000:1002] *= 5
+    assert DivergenceDetector().analyze(make_run(loss)).findings == ()
+
+
+def test_bumps_of_a_near_zero_loss_are_not_divergence() -> None:
+    rng = np.random.default_rng(8)
+    loss = np.r_[np.geomspace(3, 1e-5, 300), 1e-5 * np.exp(rng.normal(0, 0.3, 2700))]
+    loss[1500:1600] = 1e-3  # 100x, but negligible against the run's scale
+    assert DivergenceDetector().analyze(make_run(loss)).findings == ()
+
+
+def test_too_short_is_reported_once_with_skipped_analyses() -> None:
+    (f,) = TooShortDetector().analyze(make_run(healthy(15, 9))).findings
+    assert f.code == "LD006" and f.evidence["n_steps"] == 15
+    assert f.evidence["skipped"] == "changepoints,periodicity,trends"
+    assert TooShortDetector().analyze(make_run(healthy(100, 9))).findings == ()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_noisy_flat_loss_is_not_divergence(seed: int) -> None:
+    loss = np.exp(np.random.default_rng(seed).normal(0, 0.3, 2000))
+    assert DivergenceDetector().analyze(make_run(loss)).findings == ()

@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from logdoctor.model import BATCH_FP, CANONICAL_COLUMNS, EPOCH, LINE_NO, LOSS, STEP
+from logdoctor.model import BATCH_FP, BLOCK_STEPS, CANONICAL_COLUMNS, EPOCH, LINE_NO, LOSS, LOSS_MAX, STEP
 
 BLOCK = "_block"
-COUNT = "block_steps"
-LOSS_MAX = "loss_max"
+COUNT = BLOCK_STEPS
 #: Raw-mode column kept for structure.build_run (a restart marker).
 RESTART = "restart"
 _FIRST = (EPOCH, BATCH_FP)

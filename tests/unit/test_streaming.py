@@ -157,3 +157,19 @@ def test_parallel_workers_share_the_budget(monkeypatch: pytest.MonkeyPatch) -> N
     assert pipeline.worker_config(AnalysisConfig(max_memory=8 * 2**20), 4).max_memory == 2 * 2**20
     monkeypatch.setenv(memory.ENV_VAR, "1G")
     assert pipeline.worker_config(AnalysisConfig(), 2).max_memory == 2**29
+
+
+def test_reduced_analysis_finds_what_the_full_one_finds(tmp_path: Path) -> None:
+    log = tmp_path / "long.log"
+    _sawtooth_log(log, 40_000, spike_at=23_456)
+    full = pipeline.analyze(pipeline.load(str(log)))
+    reduced = pipeline.analyze(pipeline.load(str(log), max_memory=256 * 1024))
+    k = 32
+    for report in (full, reduced):
+        codes_found = {f.code for f in report.findings}
+        assert {"LD101", "LD201"} <= codes_found, codes_found
+    assert reduced.artifacts.period == pytest.approx(full.artifacts.period, rel=0.02)
+    assert abs(reduced.artifacts.period - 400) < 8  # type: ignore[operator]
+    spikes = [f.evidence["step"] for f in reduced.findings if f.code == "LD101"]
+    assert spikes == [23_456 // k * k]
+    assert any("reduced to 1 row per 32 steps" in n for n in reduced.meta.notes)

@@ -3,6 +3,7 @@ report or one clear error line (exit 2), never a traceback, a partial file or a 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -186,3 +187,21 @@ def test_unreadable_file_through_the_cli(
 
         monkeypatch.setattr(Path, "open", deny)
     _one_line_error(main(["analyze", str(log)]), capsys.readouterr().err)
+
+
+@pytest.mark.parametrize(
+    ("name", "expect"),
+    [("empty.log", "report"), ("binary_png.log", "error"), ("one_step.log", "report"), ("all_nan.log", "report"),
+     ("truncated.log.gz", "error"), ("a_directory", "error"), ("missing.log", "report"),
+     ("interleaved_ranks.log", "report"), ("non_utf8.log", "report"), ("mixed_endings.log", "report")],
+)
+def test_tail_on_hostile_input(
+    name: str, expect: str, hostile: dict[str, tuple[Path, str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, _ = hostile[name]
+    rc = main(["tail", str(path), "--format", "jsonl", "--idle-timeout", "0.3", "--poll-interval", "0.05",
+               "--heartbeat", "100"])
+    out, err = capsys.readouterr()
+    _report_or_error(rc, out, err, expect)
+    events = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert events, "tail closes its event stream even on an error"

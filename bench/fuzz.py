@@ -1,4 +1,4 @@
-"""Fuzz ingest and analysis: ``python bench/fuzz.py --cases 10000 [--seed 0] [--analyze]``.
+"""Fuzz ingest and analysis: ``python bench/fuzz.py --cases 10000 [--seed 0] [--analyze] [--max-memory 64K]``.
 
 Each case is random bytes, random text, or a seeded mutation (fixtures/mutate.py) of a fixture log of
 every format under fixtures/. A case passes when ``pipeline.load`` (and with ``--analyze`` also
@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 from fixtures.mutate import mutate  # noqa: E402
 from logdoctor import pipeline  # noqa: E402
 from logdoctor.errors import LogdoctorError  # noqa: E402
+from logdoctor.memory import parse_size  # noqa: E402
 
 SUFFIXES = {".log", ".jsonl", ".csv", ".json", ".txt", ".tsv", ".gz", ".bz2", ".xz", ".zst", ".out"}
 
@@ -45,7 +46,7 @@ def _case(i: int, rng: np.random.Generator, seeds: list[Path]) -> tuple[str, byt
     return f"mutate:{base.name}", mutate(data, rng), base.suffix
 
 
-def run(cases: int, seed: int, analyze: bool) -> int:
+def run(cases: int, seed: int, analyze: bool, max_memory: int | None = None) -> int:
     """Run the fuzz campaign; returns the process exit code."""
     rng = np.random.default_rng(seed)
     seeds = _seeds()
@@ -59,7 +60,7 @@ def run(cases: int, seed: int, analyze: bool) -> int:
             path = Path(tmp) / f"case{suffix}"
             path.write_bytes(data)
             try:
-                run_ = pipeline.load(str(path))
+                run_ = pipeline.load(str(path), max_memory=max_memory)
                 if analyze:
                     pipeline.analyze(run_)
                 counts["run"] += 1
@@ -76,7 +77,7 @@ def run(cases: int, seed: int, analyze: bool) -> int:
                 (out_dir / f"crash-{i}{suffix}").write_bytes(data)
                 print(f"CRASH case {i} ({label}):\n{traceback.format_exc()}", file=sys.stderr)
     took = time.perf_counter() - start
-    print(f"fuzz: {cases} cases (seed {seed}, analyze={analyze}) in {took:.1f}s: "
+    print(f"fuzz: {cases} cases (seed {seed}, analyze={analyze}, max_memory={max_memory}) in {took:.1f}s: "
           f"{counts['run']} parsed, {counts['error']} clean errors, "
           f"{counts['multiline-error']} multi-line errors, {crashes} crashes; {len(seeds)} seed files")
     return 1 if crashes or counts["multiline-error"] else 0
@@ -88,8 +89,10 @@ def main() -> int:
     ap.add_argument("--cases", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--analyze", action="store_true", help="also run the full analysis on parsed cases")
+    ap.add_argument("--max-memory", help="memory budget, e.g. 64K: most cases are then read in chunks")
     args = ap.parse_args()
-    return run(args.cases, args.seed, args.analyze)
+    budget = parse_size(args.max_memory) if args.max_memory else None
+    return run(args.cases, args.seed, args.analyze, budget)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,143 @@
+"""What else explains a bad-looking loss: NaN, divergence, resumes, instability, bad batches, cyclic lr.
+
+Each check uses the detectors' findings when present (LD001, LD002, LD003/LD004, LD102, LD101) and
+otherwise computes the minimum it needs itself, so the verdict never rests on batching by default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import ndimage, stats
+
+from logdoctor.model import Evidence, Finding
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """A non-batching explanation, strongest first when sorted by ``priority``."""
+
+    key: str
+    label: str
+    priority: int
+    strength: float
+    evidence: Evidence = field(default_factory=dict)
+
+
+def _robust_z(v: np.ndarray, window: int = 15) -> np.ndarray:
+    """Deviation from a rolling median over a global MAD scale (NaN-safe)."""
+    ok = np.isfinite(v)
+    z = np.zeros(v.shape)
+    if ok.sum() < window:
+        return z
+    f = v[ok]
+    dev = f - ndimage.median_filter(f, size=window, mode="nearest")
+    mad = float(np.median(np.abs(dev - np.median(dev)))) * 1.4826 or 1e-12
+    z[ok] = dev / mad
+    return z
+
+
+def _peak_z(v: np.ndarray, side: int = 7) -> np.ndarray:
+    """How far each point rises above BOTH the median of the ``side`` points before it and of those
+    after it, over a global MAD scale: high for a spike, low for a step or a steep smooth ramp.
+    """
+    ok = np.isfinite(v)
+    z = np.zeros(v.shape)
+    if ok.sum() < 4 * side:
+        return z
+    f = v[ok]
+    pad = np.pad(f, side, mode="edge")
+    win = np.lib.stride_tricks.sliding_window_view(pad, side)
+    left, right = np.median(win[: f.size], axis=1), np.median(win[side + 1: side + 1 + f.size], axis=1)
+    dev = f - np.maximum(left, right)
+    base = f - ndimage.median_filter(f, size=2 * side + 1, mode="nearest")
+    mad = float(np.median(np.abs(base - np.median(base)))) * 1.4826 or 1e-12
+    z[ok] = dev / mad
+    return z
+
+
+def from_findings(findings: Sequence[Finding]) -> list[Cause]:
+    """Causes named by other detectors' findings."""
+    table = {
+        "LD001": ("nan", "non-finite loss (NaN/inf)", 0), "LD002": ("divergence", "divergence", 1),
+        "LD003": ("resume", "a resume that rewrote earlier steps", 2),
+        "LD004": ("resume", "a resume followed by a loss jump", 2),
+        "LD102": ("instability", "optimisation instability (grad-norm spikes)", 3),
+    }
+    out = []
+    for f in findings:
+        if f.code in table:
+            key, label, prio = table[f.code]
+            out.append(Cause(key, label, prio, f.confidence, {"from_finding": f.code}))
+    return out
+
+
+def nonfinite(steps: np.ndarray, loss: np.ndarray) -> Cause | None:
+    """Any NaN/inf loss."""
+    bad = ~np.isfinite(loss)
+    if not bad.any():
+        return None
+    return Cause("nan", "non-finite loss (NaN/inf)", 0, 1.0,
+                 {"nonfinite_steps": int(bad.sum()), "first_nonfinite_step": int(steps[bad][0])})
+
+
+def resumed(resumes: int, resume_steps: Sequence[int]) -> Cause | None:
+    """The run restarted from an earlier step (ingest counted it)."""
+    if resumes <= 0:
+        return None
+    first = int(resume_steps[0]) if resume_steps else None
+    return Cause("resume", "a resume that rewrote earlier steps", 2, 0.95,
+                 {"resumes": resumes, "first_resume_step": first})
+
+
+def spikes(steps: np.ndarray, resid: np.ndarray, grad_norm: np.ndarray | None, z_min: float = 8.0) -> Cause | None:
+    """Isolated loss spikes (length effect removed); instability when grad norm spikes with them."""
+    z = _peak_z(resid)
+    hit = np.flatnonzero(z > z_min)
+    if hit.size == 0 or hit.size > max(3, 0.02 * resid.size):
+        return None
+    ev: dict[str, float | int | str | bool | None] = {
+        "loss_spikes": int(hit.size), "max_spike_z": round(float(z[hit].max()), 1), "first_spike_step": int(steps[hit[0]]),
+    }
+    if grad_norm is not None:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gz = _robust_z(np.log(grad_norm))
+        near = np.array([gz[max(0, i - 3):i + 4].max() for i in hit[:50]])
+        ev["grad_norm_spikes_with_loss"] = int(np.sum(near > 6))
+        if ev["grad_norm_spikes_with_loss"]:
+            return Cause("instability", "optimisation instability (loss spikes with grad-norm spikes)", 3,
+                         float(min(1.0, z[hit].max() / 20)), ev)
+    return Cause("bad_batches", "isolated bad batches (loss spikes)", 4, float(min(1.0, z[hit].max() / 20)), ev)
+
+
+def cyclic_lr(lr: np.ndarray | None, resid: np.ndarray) -> Cause | None:
+    """An lr that rises again after decaying (restarts / triangular) and that the loss follows."""
+    if lr is None:
+        return None
+    ok = np.isfinite(lr) & np.isfinite(resid)
+    v = lr[ok]
+    rerise = _rerise(v)
+    if rerise < 0.2:
+        return None
+    res = stats.spearmanr(resid[ok], v)
+    rho, p = float(res.statistic), float(res.pvalue)
+    if not (rho > 0.1 and p < 1e-4):
+        return None
+    return Cause("cyclic_lr", "a cyclic / restarting learning rate that the loss follows", 5, min(1.0, rho * 2),
+                 {"lr_rerise": round(rerise, 3), "loss_lr_rho": round(rho, 3), "loss_lr_p": p})
+
+
+def _rerise(v: np.ndarray) -> float:
+    """How far the lr climbs again after its first peak, as a share of its range."""
+    if v.size < 20 or np.ptp(v) <= 0:
+        return 0.0
+    peak = int(np.argmax(v > v[0] + 0.9 * (v.max() - v[0]))) if v.max() > v[0] else 0
+    after = v[peak:]
+    return float(np.max(after - np.minimum.accumulate(after)) / np.ptp(v)) if after.size else 0.0
+
+
+def is_cyclic(lr: np.ndarray | None) -> bool:
+    """True when the lr rises again by ≥20% of its range after its first peak."""
+    return lr is not None and _rerise(lr[np.isfinite(lr)]) >= 0.2

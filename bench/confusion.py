@@ -29,6 +29,11 @@ from logdoctor.analyzers.batching import BatchingDiagnosis  # noqa: E402
 from logdoctor.model import BATCHING_LABELS  # noqa: E402
 
 
+CAUSE_KEY = {"cyclic_lr": "cyclic_lr", "cyclic_lr_epoch": "cyclic_lr", "bad_batches": "bad_batches",
+             "instability": "instability", "nan": "nan", "resume": "resume", "running_avg": "running_avg",
+             "staircase": "staircase"}
+
+
 def draw(rng: np.random.Generator, seed: int) -> SimConfig:
     """One random scenario: a fault without confounder, or a healthy pipeline with one confounder."""
     fault = rng.random() < 0.4
@@ -66,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     diag = BatchingDiagnosis()
     matrix: Counter[tuple[str, str]] = Counter()
     conf, right, wrong = [], [], []
+    cause_hits: Counter[str] = Counter()
     t0 = time.perf_counter()
     for seed in args.seeds:
         rng = np.random.default_rng(seed)
@@ -77,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
             matrix[(exp, v.batching)] += 1
             conf.append(v.confidence)
             right.append(v.batching == exp)
+            if exp == "not_batching" and v.batching == exp:
+                named = str(v.evidence.get("causes") or "").split(",")[0]
+                cause_hits[str(named == CAUSE_KEY[cfg.confounder])] += 1
             if v.batching != exp:
                 wrong.append(f"  {cfg.strategy}/{cfg.confounder} stats={cfg.batch_stats} fp={cfg.batch_fp} "
                              f"k={cfg.log_every} n={cfg.n_samples} ep={cfg.epochs} seed={cfg.seed}: "
@@ -89,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         print(e.ljust(16) + "".join(str(matrix[(e, g)]).rjust(13) for g in labels))
     bad = sum(matrix[(e, g)] for e in ("healthy", "not_batching", "inconclusive") for g in ("sorted", "static"))
     print(f"\naccuracy {np.mean(right):.3f}; sorted/static said of a healthy, confounded or undecidable run: {bad}")
+    named = cause_hits["True"] + cause_hits["False"]
+    print(f"not_batching runs whose first-named cause is the simulated confounder: {cause_hits['True']}/{named}")
     print("\nconfidence bin   runs  mean conf  accuracy")
     print("\n".join(reliability(conf, right)))
     if wrong:

@@ -64,7 +64,7 @@ def from_findings(findings: Sequence[Finding]) -> list[Cause]:
         "LD001": ("nan", "non-finite loss (NaN/inf)", 0), "LD002": ("divergence", "divergence", 1),
         "LD003": ("resume", "a resume that rewrote earlier steps", 2),
         "LD004": ("resume", "a resume followed by a loss jump", 2),
-        "LD102": ("instability", "optimisation instability (grad-norm spikes)", 3),
+        "LD102": ("instability", "optimisation instability (grad-norm spikes)", 4),
     }
     out = []
     for f in findings:
@@ -92,24 +92,36 @@ def resumed(resumes: int, resume_steps: Sequence[int]) -> Cause | None:
                  {"resumes": resumes, "first_resume_step": first})
 
 
-def spikes(steps: np.ndarray, resid: np.ndarray, grad_norm: np.ndarray | None, z_min: float = 8.0) -> Cause | None:
-    """Isolated loss spikes (length effect removed); instability when grad norm spikes with them."""
+def spikes(
+    steps: np.ndarray, resid: np.ndarray, grad_norm: np.ndarray | None, z_min: float = 8.0
+) -> Cause | None:
+    """Isolated loss spikes (length effect removed), or grad-norm spikes that the loss jumps with
+    (instability: its bumps decay over several steps, so they need not look isolated).
+    """
     z = _peak_z(resid)
     hit = np.flatnonzero(z > z_min)
-    if hit.size == 0 or hit.size > max(3, 0.02 * resid.size):
+    if hit.size > max(3, 0.02 * resid.size):
         return None
-    ev: dict[str, float | int | str | bool | None] = {
-        "loss_spikes": int(hit.size), "max_spike_z": round(float(z[hit].max()), 1), "first_spike_step": int(steps[hit[0]]),
-    }
+    gn_hits = np.array([], dtype=int)
     if grad_norm is not None:
         with np.errstate(divide="ignore", invalid="ignore"):
-            gz = _robust_z(np.log(grad_norm))
-        near = np.array([gz[max(0, i - 3):i + 4].max() for i in hit[:50]])
-        ev["grad_norm_spikes_with_loss"] = int(np.sum(near > 6))
-        if ev["grad_norm_spikes_with_loss"]:
-            return Cause("instability", "optimisation instability (loss spikes with grad-norm spikes)", 3,
-                         float(min(1.0, z[hit].max() / 20)), ev)
-    return Cause("bad_batches", "isolated bad batches (loss spikes)", 4, float(min(1.0, z[hit].max() / 20)), ev)
+            gz = _peak_z(np.log(grad_norm))
+        rise = _robust_z(resid)
+        cand = np.flatnonzero(gz > 8)[:50]
+        gn_hits = np.array([i for i in cand if rise[max(0, i - 2): i + 3].max() > 5], dtype=int)
+    if hit.size == 0 and gn_hits.size == 0:
+        return None
+    first = int(steps[min(np.r_[hit, gn_hits])])
+    ev: dict[str, float | int | str | bool | None] = {
+        "loss_spikes": int(hit.size), "max_spike_z": round(float(z[hit].max()), 1) if hit.size else None,
+        "grad_norm_spikes_with_loss": int(gn_hits.size), "first_spike_step": first,
+    }
+    if gn_hits.size and gn_hits.size <= max(3, 0.02 * resid.size):
+        return Cause("instability", "optimisation instability (loss spikes with grad-norm spikes)", 4,
+                     float(min(1.0, 0.5 + 0.1 * gn_hits.size)), ev)
+    if hit.size == 0:
+        return None
+    return Cause("bad_batches", "isolated bad batches (loss spikes)", 5, float(min(1.0, z[hit].max() / 20)), ev)
 
 
 def cyclic_lr(lr: np.ndarray | None, resid: np.ndarray) -> Cause | None:
@@ -125,7 +137,7 @@ def cyclic_lr(lr: np.ndarray | None, resid: np.ndarray) -> Cause | None:
     rho, p = float(res.statistic), float(res.pvalue)
     if not (rho > 0.1 and p < 1e-4):
         return None
-    return Cause("cyclic_lr", "a cyclic / restarting learning rate that the loss follows", 5, min(1.0, rho * 2),
+    return Cause("cyclic_lr", "a cyclic / restarting learning rate that the loss follows", 6, min(1.0, rho * 2),
                  {"lr_rerise": round(rerise, 3), "loss_lr_rho": round(rho, 3), "loss_lr_p": p})
 
 
@@ -133,7 +145,8 @@ def _rerise(v: np.ndarray) -> float:
     """How far the lr climbs again after its first peak, as a share of its range."""
     if v.size < 20 or np.ptp(v) <= 0:
         return 0.0
-    peak = int(np.argmax(v > v[0] + 0.9 * (v.max() - v[0]))) if v.max() > v[0] else 0
+    warmup = v.max() - v[0] >= 0.2 * np.ptp(v)
+    peak = int(np.argmax(v >= v[0] + 0.9 * (v.max() - v[0]))) if warmup else 0
     after = v[peak:]
     return float(np.max(after - np.minimum.accumulate(after)) / np.ptp(v)) if after.size else 0.0
 

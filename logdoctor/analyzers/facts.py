@@ -72,8 +72,15 @@ def _epochs(run: Run, steps: np.ndarray, order: ls.OrderStats | None,
 
 def _recurrence(run: Run, steps: np.ndarray, epochs: ep.Epochs | None,
                 sig: tuple[np.ndarray, tuple[str, ...], str] | None) -> rc.Recurrence | None:
+    """Recurrence across epochs; fingerprints that repeat within an epoch are not trusted (a
+    mangled field), and the signature is used instead.
+    """
     if sig is None or epochs is None or epochs.count < 2:
         return None
+    if sig[2] == "fingerprint" and rc.within_epoch_repeats(sig[0], epochs.index) > 0.05:
+        sig = rc.signature_ids(run, use_fingerprint=False)
+        if sig is None:
+            return None
     stride = (steps[-1] - steps[0] + 1) / max(steps.size, 1)
     seqs = ls.column(run, SEQS)
     single = None if seqs is None else seqs <= 1
@@ -94,21 +101,23 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
     sig = rc.signature_ids(run)
     epochs = _epochs(run, steps, order, sig)
     lr, gn = ls.column(run, LR), ls.column(run, GRAD_NORM)
-    clean = ls.remove_length(resid, x if usable else None)
+    loss_len = ls.loss_length(resid, x) if usable and x is not None else None
+    tracks = loss_len is not None and loss_len.p_value < 1e-3 and abs(loss_len.rho) >= 0.1
+    clean = ls.remove_length(resid, x if tracks else None)
     found = [cf.nonfinite(steps, loss), cf.resumed(run.meta.resumes, run.meta.resume_steps),
-             cf.spikes(steps, clean, gn, 10.0 if usable else 7.0), cf.cyclic_lr(lr, clean)]
+             cf.spikes(steps, clean, gn, 10.0 if tracks or usable else 7.0), cf.cyclic_lr(lr, clean)]
     causes = [c for c in found if c is not None] + cf.from_findings(findings)
     adjusted = loss - (resid - clean)  # the loss with its batch-length effect removed
     shape = ep.shape(steps, adjusted, clean, epochs) if epochs is not None else None
     if shape is not None and shape.running_average:
-        causes.append(cf.Cause("running_avg", "a running-average loss that resets every epoch", 6,
+        causes.append(cf.Cause("running_avg", "a running-average loss that resets every epoch", 3,
                                min(1.0, shape.noise_ratio / 8), {"noise_ratio": round(shape.noise_ratio, 2)}))
     elif shape is not None and shape.staircase:
         causes.append(cf.Cause("staircase", "an epoch staircase (memorisation across epochs)", 7,
                                min(1.0, abs(shape.jump_z) / 10), {"epoch_jump": round(shape.jump, 4)}))
     return Facts(
         steps=steps, resid=resid, x=x if usable else None, x_source=src, spread=spread, order=order,
-        loss_len=ls.loss_length(resid, x) if usable and x is not None else None, epochs=epochs,
+        loss_len=loss_len, epochs=epochs,
         rec=_recurrence(run, steps, epochs, sig), shape=shape,
         causes=tuple(sorted(causes, key=lambda c: c.priority)), has_lr=lr is not None,
         lr_cyclic=cf.is_cyclic(lr), token_budget=_token_budget(run), period=_period(findings),

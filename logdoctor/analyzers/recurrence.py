@@ -58,10 +58,10 @@ class Recurrence:
         return self.decidable and self.excess >= 0.5 and self.p_value < 1e-6
 
 
-def signature_ids(run: Run) -> tuple[np.ndarray, tuple[str, ...], str] | None:
+def signature_ids(run: Run, use_fingerprint: bool = True) -> tuple[np.ndarray, tuple[str, ...], str] | None:
     """Integer id per row of its batch fingerprint (preferred) or signature; None without either."""
     t = run.table
-    if run.has(BATCH_FP):
+    if use_fingerprint and run.has(BATCH_FP):
         fp = t[BATCH_FP].cast(pl.String)
         return fp.fill_null("").rank("dense").to_numpy().astype(np.int64), (BATCH_FP,), "fingerprint"
     cols = tuple(c for c in SIGNATURE_COLUMNS if run.has(c))
@@ -115,6 +115,12 @@ def _chance(ids: np.ndarray, epoch: np.ndarray, rows_before: np.ndarray) -> np.n
     size = np.bincount(epoch).astype(float)[epoch]
     q = (count - 1) / np.maximum(size - 1, 1)
     return np.asarray(1 - (1 - q) ** rows_before)
+
+
+def within_epoch_repeats(ids: np.ndarray, epoch: np.ndarray) -> float:
+    """Share of rows whose id occurs more than once within its own epoch."""
+    count = pl.DataFrame({"e": epoch, "s": ids}).select(pl.len().over("e", "s")).to_series().to_numpy()
+    return float(np.mean(count > 1)) if count.size else 0.0
 
 
 def infer_period(ids: np.ndarray, steps: np.ndarray) -> int | None:

@@ -55,7 +55,7 @@ class EpochShape:
 
     Attributes:
         jump: median loss jump at an epoch boundary (end of one epoch's line fit to the start of the next).
-        jump_z: ``jump`` over its standard error.
+        jump_z: ``jump`` over its standard error (a median of ``boundaries`` line-fit jumps).
         jump_agreement: share of boundaries whose jump has the sign of the median jump.
         drift: median within-epoch change (line fit, start to end), over the later half of the epochs.
         sawtooth_ratio: ``-drift / jump`` over the later epochs: ≈1 for a sawtooth, ≤0 for a staircase.
@@ -142,7 +142,8 @@ def shape(steps: np.ndarray, loss: np.ndarray, resid: np.ndarray, epochs: Epochs
     early, late = dn[same & (ph < 0.1)], dn[same & (ph >= 0.5)]
     noise_ratio = float(np.median(early) / max(np.median(late), 1e-12)) if early.size >= 3 and late.size else 1.0
     return EpochShape(
-        jump=jump, jump_z=jump / (sigma * np.sqrt(8 / m)), jump_agreement=agree, drift=drift,
+        jump=jump, jump_z=jump / (1.25 * sigma * np.sqrt(8 / m / max(jumps.size, 1))),
+        jump_agreement=agree, drift=drift,
         sawtooth_ratio=float(-drift / jump) if jump else 0.0, phase_r2=_phase_r2(r, pos),
         noise_ratio=noise_ratio, boundaries=int(jumps.size),
     )

@@ -61,7 +61,8 @@ def _epochs(run: Run, steps: np.ndarray, order: ls.OrderStats | None,
             sig: tuple[np.ndarray, tuple[str, ...], str] | None) -> ep.Epochs | None:
     """Epochs as logged; else inferred from full-sort resets or from signature recurrence gaps."""
     inferred, how = None, ""
-    if order is not None and order.reset_spacing and len(order.resets) >= 2:
+    ordered = order is not None and order.lag1 >= 0.5 and order.monotone_frac >= 0.7
+    if order is not None and ordered and order.reset_spacing and len(order.resets) >= 2:
         inferred, how = int(round(order.reset_spacing)), "inferred from batch-length resets"
     elif sig is not None:
         uniq = np.unique(sig[0]).size

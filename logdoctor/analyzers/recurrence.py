@@ -124,10 +124,11 @@ def within_epoch_repeats(ids: np.ndarray, epoch: np.ndarray) -> float:
 
 
 def infer_period(ids: np.ndarray, steps: np.ndarray) -> int | None:
-    """Epoch length from the mean gap between consecutive occurrences of recurring signatures."""
+    """Epoch length from the median gap between consecutive occurrences of recurring signatures
+    (static order shuffles each epoch: gaps spread evenly around one epoch)."""
     order = np.lexsort((steps, ids))
     same = ids[order][1:] == ids[order][:-1]
     gaps = np.diff(steps[order])[same]
     if gaps.size < 20:
         return None
-    return int(round(float(np.mean(gaps))))
+    return int(round(float(np.median(gaps))))

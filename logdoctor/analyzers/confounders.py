@@ -6,6 +6,7 @@ otherwise computes the minimum it needs itself, so the verdict never rests on ba
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -39,9 +40,10 @@ def _robust_z(v: np.ndarray, window: int = 15) -> np.ndarray:
     return z
 
 
-def _peak_z(v: np.ndarray, side: int = 7) -> np.ndarray:
+def _peak_z(v: np.ndarray, side: int = 7, min_ratio: float = 1.0) -> np.ndarray:
     """How far each point rises above BOTH the median of the ``side`` points before it and of those
     after it, over a global MAD scale: high for a spike, low for a step or a steep smooth ramp.
+    Points less than ``min_ratio`` times that local level (for a positive series) score 0.
     """
     ok = np.isfinite(v)
     z = np.zeros(v.shape)
@@ -51,10 +53,10 @@ def _peak_z(v: np.ndarray, side: int = 7) -> np.ndarray:
     pad = np.pad(f, side, mode="edge")
     win = np.lib.stride_tricks.sliding_window_view(pad, side)
     left, right = np.median(win[: f.size], axis=1), np.median(win[side + 1: side + 1 + f.size], axis=1)
-    dev = f - np.maximum(left, right)
+    level = np.maximum(left, right)
     base = f - ndimage.median_filter(f, size=2 * side + 1, mode="nearest")
     mad = float(np.median(np.abs(base - np.median(base)))) * 1.4826 or 1e-12
-    z[ok] = dev / mad
+    z[ok] = np.where((level <= 0) | (f >= min_ratio * level), (f - level) / mad, 0.0)
     return z
 
 
@@ -92,21 +94,32 @@ def resumed(resumes: int, resume_steps: Sequence[int]) -> Cause | None:
                  {"resumes": resumes, "first_resume_step": first})
 
 
+def _level(v: np.ndarray, side: int = 7) -> np.ndarray:
+    """Median of the ``side`` values before each point (its local level before any jump)."""
+    f = np.where(np.isfinite(v), v, np.nan)
+    pad = np.pad(f, (side, 0), mode="edge")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN windows after a NaN onset
+        return np.nanmedian(np.lib.stride_tricks.sliding_window_view(pad, side)[: f.size], axis=1)
+
+
 def spikes(
-    steps: np.ndarray, resid: np.ndarray, grad_norm: np.ndarray | None, z_min: float = 8.0
+    steps: np.ndarray, loss: np.ndarray, resid: np.ndarray, grad_norm: np.ndarray | None,
+    z_min: float = 8.0,
 ) -> Cause | None:
-    """Isolated loss spikes (length effect removed), or grad-norm spikes that the loss jumps with
-    (instability: its bumps decay over several steps, so they need not look isolated).
+    """Isolated loss spikes (length effect removed; at least 1.5x the local level), or grad-norm
+    spikes (at least 5x) that the loss jumps with (≥1.2x): instability, whose bumps decay over
+    several steps and so need not look isolated.
     """
-    z = _peak_z(resid)
+    z = _peak_z(resid) * (_peak_z(loss, min_ratio=1.5) > 0)
     hit = np.flatnonzero(z > z_min)
     if hit.size > max(3, 0.02 * resid.size):
         return None
     gn_hits = np.array([], dtype=int)
     if grad_norm is not None:
         with np.errstate(divide="ignore", invalid="ignore"):
-            gz = _peak_z(np.log(grad_norm))
-        rise = _robust_z(resid)
+            gz = _peak_z(np.log(grad_norm), min_ratio=1.0) * (_peak_z(grad_norm, min_ratio=5.0) > 0)
+        rise = _robust_z(resid) * (_robust_z(loss) > 0) * (loss >= 1.2 * _level(loss))
         cand = np.flatnonzero(gz > 8)[:50]
         gn_hits = np.array([i for i in cand if rise[max(0, i - 2): i + 3].max() > 5], dtype=int)
     if hit.size == 0 and gn_hits.size == 0:

@@ -106,7 +106,7 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
     tracks = loss_len is not None and loss_len.p_value < 1e-3 and abs(loss_len.rho) >= 0.1
     clean = ls.remove_length(resid, x if tracks else None)
     found = [cf.nonfinite(steps, loss), cf.resumed(run.meta.resumes, run.meta.resume_steps),
-             cf.spikes(steps, clean, gn, 10.0 if tracks or usable else 7.0), cf.cyclic_lr(lr, clean)]
+             cf.spikes(steps, loss, clean, gn, 10.0 if tracks or usable else 7.0), cf.cyclic_lr(lr, clean)]
     causes = [c for c in found if c is not None] + cf.from_findings(findings)
     adjusted = loss - (resid - clean)  # the loss with its batch-length effect removed
     shape = ep.shape(steps, adjusted, clean, epochs) if epochs is not None else None

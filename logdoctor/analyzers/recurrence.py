@@ -1,6 +1,7 @@
 """Do the same batches recur epoch after epoch? Batch signatures or fingerprints against chance.
 
-A signature is the tuple of logged batch statistics (seqs, tokens, len_min, len_max, len_mean);
+A signature is the tuple of logged batch statistics (seqs, tokens, len_min, len_max, len_mean;
+counts only when they are integers, i.e. per batch, not averaged over a logging interval);
 it is coarser than a fingerprint (``batch_fp``, a hash of the sample indices): two different
 batches can share a signature by chance, never a fingerprint. The chance rate is estimated from
 signature collisions *within* epochs (where, under any strategy, distinct batches meet), and the
@@ -64,12 +65,19 @@ def signature_ids(run: Run, use_fingerprint: bool = True) -> tuple[np.ndarray, t
     if use_fingerprint and run.has(BATCH_FP):
         fp = t[BATCH_FP].cast(pl.String)
         return fp.fill_null("").rank("dense").to_numpy().astype(np.int64), (BATCH_FP,), "fingerprint"
-    cols = tuple(c for c in SIGNATURE_COLUMNS if run.has(c))
+    cols = tuple(c for c in SIGNATURE_COLUMNS if run.has(c) and (c == LEN_MEAN or _integral(t[c])))
     if len(cols) < 2 or not ({TOKENS, LEN_MIN, LEN_MAX} & set(cols)):
         return None
     frame = t.select([pl.col(c).cast(float).round(1).fill_null(-1.0) for c in cols])
     ids = frame.select(pl.struct(cols).rank("dense")).to_series().to_numpy().astype(np.int64)
     return ids, cols, "signature"
+
+
+def _integral(col: pl.Series) -> bool:
+    """Per-batch counts are integers; interval averages (``bsz=198.7``) cannot identify a batch."""
+    v = col.cast(float).drop_nulls().to_numpy()
+    v = v[np.isfinite(v)]
+    return bool(v.size) and float(np.mean(v != np.round(v))) < 0.01
 
 
 def recurrence(

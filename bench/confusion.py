@@ -1,10 +1,10 @@
-"""Confusion matrix of the batching verdict on freshly simulated runs (ground truth from the simulator).
+"""Confusion matrix of the batching verdict on freshly simulated runs (truth from the simulator).
 
 Usage::
 
     python bench/confusion.py --runs 400 --seeds 1000 2000   # seeds never used by the tests (<1000)
 
-Each run draws a scenario (strategy x confounder x length x logging stride x batch statistics) from a
+Each run draws a scenario (strategy x confounder x length x logging stride x batch stats) from a
 generator seeded with ``seed``; the run itself is simulated with its own fresh seed. Prints the
 confusion matrix (rows: expected verdict, columns: verdict given), the accuracy, the must-not count
 (sorted/static said of a healthy or confounded run), a reliability table of the confidence, and
@@ -23,30 +23,49 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fixtures.simpipeline import FAULTS, HEALTHY  # noqa: E402
-from fixtures.simulator import CONFOUNDERS, SimConfig, as_run, simulate  # noqa: E402
-from logdoctor.analyzers.batching import BatchingDiagnosis  # noqa: E402
-from logdoctor.model import BATCHING_LABELS  # noqa: E402
+import itertools
 
+from fixtures.simpipeline import FAULTS, HEALTHY
+from fixtures.simulator import CONFOUNDERS, SimConfig, as_run, simulate
+from logdoctor.analyzers.batching import BatchingDiagnosis
+from logdoctor.model import BATCHING_LABELS
 
-CAUSE_KEY = {"cyclic_lr": "cyclic_lr", "cyclic_lr_epoch": "cyclic_lr", "bad_batches": "bad_batches",
-             "instability": "instability", "nan": "nan", "resume": "resume", "running_avg": "running_avg",
-             "staircase": "staircase"}
+CAUSE_KEY = {
+    "cyclic_lr": "cyclic_lr",
+    "cyclic_lr_epoch": "cyclic_lr",
+    "bad_batches": "bad_batches",
+    "instability": "instability",
+    "nan": "nan",
+    "resume": "resume",
+    "running_avg": "running_avg",
+    "staircase": "staircase",
+}
 
 
 def draw(rng: np.random.Generator, seed: int) -> SimConfig:
-    """One random scenario: a fault without confounder, or a healthy pipeline with one confounder."""
+    """One random scenario: a fault, or a healthy pipeline with or without one confounder."""
     fault = rng.random() < 0.4
     strategy = str(rng.choice(FAULTS if fault else HEALTHY))
     confounder = "none" if fault or rng.random() < 0.3 else str(rng.choice(CONFOUNDERS[1:]))
     size = str(rng.choice(["short", "medium", "long"], p=[0.3, 0.5, 0.2]))
-    n_samples = {"short": int(rng.integers(1200, 2500)), "medium": int(rng.integers(4000, 12000)),
-                 "long": int(rng.integers(20000, 50000))}[size]
+    n_samples = {
+        "short": int(rng.integers(1200, 2500)),
+        "medium": int(rng.integers(4000, 12000)),
+        "long": int(rng.integers(20000, 50000)),
+    }[size]
     return SimConfig(
-        strategy=strategy, confounder=confounder, n_samples=n_samples, epochs=int(rng.integers(3, 9)),
-        length_effect=float(rng.uniform(0.1, 0.4)), noise=float(rng.uniform(0.02, 0.08)),
-        log_every=1 if size == "short" or strategy == "megabatch" else int(rng.choice([1, 2, 5, 10])),
-        batch_stats=(stats := strategy == "megabatch" or bool(rng.random() < 0.75)), batch_fp=stats and bool(rng.random() < 0.3), seed=seed,
+        strategy=strategy,
+        confounder=confounder,
+        n_samples=n_samples,
+        epochs=int(rng.integers(3, 9)),
+        length_effect=float(rng.uniform(0.1, 0.4)),
+        noise=float(rng.uniform(0.02, 0.08)),
+        log_every=1
+        if size == "short" or strategy == "megabatch"
+        else int(rng.choice([1, 2, 5, 10])),
+        batch_stats=(stats := strategy == "megabatch" or bool(rng.random() < 0.75)),
+        batch_fp=stats and bool(rng.random() < 0.3),
+        seed=seed,
     )
 
 
@@ -55,10 +74,13 @@ def reliability(conf: list[float], right: list[bool]) -> list[str]:
     edges = [0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0001]
     c, r = np.asarray(conf), np.asarray(right)
     rows = []
-    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+    for lo, hi in itertools.pairwise(edges):
         m = (c >= lo) & (c < hi)
         if m.any():
-            rows.append(f"  [{lo:.2f}, {min(hi, 1):.2f})  {int(m.sum()):5d}  {c[m].mean():.3f}  {r[m].mean():.3f}")
+            rows.append(
+                f"  [{lo:.2f}, {min(hi, 1):.2f})  {int(m.sum()):5d}"
+                f"  {c[m].mean():.3f}  {r[m].mean():.3f}"
+            )
     return rows
 
 
@@ -66,7 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     """Simulate, diagnose and print the tables."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=300, help="runs per seed")
-    ap.add_argument("--seeds", type=int, nargs="+", default=[1000], help="scenario seeds (use >= 1000)")
+    ap.add_argument(
+        "--seeds", type=int, nargs="+", default=[1000], help="scenario seeds (use >= 1000)"
+    )
     args = ap.parse_args(argv)
     diag = BatchingDiagnosis()
     matrix: Counter[tuple[str, str]] = Counter()
@@ -87,19 +111,31 @@ def main(argv: list[str] | None = None) -> int:
                 named = str(v.evidence.get("causes") or "").split(",")[0]
                 cause_hits[str(named == CAUSE_KEY[cfg.confounder])] += 1
             if v.batching != exp:
-                wrong.append(f"  {cfg.strategy}/{cfg.confounder} stats={cfg.batch_stats} fp={cfg.batch_fp} "
-                             f"k={cfg.log_every} n={cfg.n_samples} ep={cfg.epochs} seed={cfg.seed}: "
-                             f"expected {exp}, got {v.batching} ({v.cause})")
+                wrong.append(
+                    f"  {cfg.strategy}/{cfg.confounder} stats={cfg.batch_stats} fp={cfg.batch_fp} "
+                    f"k={cfg.log_every} n={cfg.n_samples} ep={cfg.epochs} seed={cfg.seed}: "
+                    f"expected {exp}, got {v.batching} ({v.cause})"
+                )
     n = len(right)
     labels = BATCHING_LABELS
     print(f"{n} runs in {time.perf_counter() - t0:.1f} s (seeds {args.seeds})\n")
     print("expected \\ given".ljust(16) + "".join(lab[:12].rjust(13) for lab in labels))
     for e in labels:
         print(e.ljust(16) + "".join(str(matrix[(e, g)]).rjust(13) for g in labels))
-    bad = sum(matrix[(e, g)] for e in ("healthy", "not_batching", "inconclusive") for g in ("sorted", "static"))
-    print(f"\naccuracy {np.mean(right):.3f}; sorted/static said of a healthy, confounded or undecidable run: {bad}")
-    named = cause_hits["True"] + cause_hits["False"]
-    print(f"not_batching runs whose first-named cause is the simulated confounder: {cause_hits['True']}/{named}")
+    bad = sum(
+        matrix[(e, g)]
+        for e in ("healthy", "not_batching", "inconclusive")
+        for g in ("sorted", "static")
+    )
+    print(
+        f"\naccuracy {np.mean(right):.3f}; "
+        f"sorted/static said of a healthy, confounded or undecidable run: {bad}"
+    )
+    n_named = cause_hits["True"] + cause_hits["False"]
+    print(
+        "not_batching runs whose first-named cause is the simulated confounder: "
+        f"{cause_hits['True']}/{n_named}"
+    )
     print("\nconfidence bin   runs  mean conf  accuracy")
     print("\n".join(reliability(conf, right)))
     if wrong:

@@ -2,7 +2,7 @@
 
 Order of reasoning: batch statistics first (sorted order, then static composition), then the other
 explanations for a bad-looking loss (NaN, divergence, resume, instability, bad batches, cyclic lr,
-running-average logging, epoch staircase), then healthy, and inconclusive when the log cannot decide.
+running-average logging, epoch staircase), then healthy; inconclusive when the log cannot decide.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from logdoctor.analyzers import verdicts as vt
+from logdoctor.analyzers.batchfindings import artifacts_for, findings_for
 from logdoctor.analyzers.facts import Facts, gather
 from logdoctor.model import Finding, Run, Verdict
 
@@ -30,15 +31,22 @@ class BatchingDiagnosis:
     Args:
         min_lag1: least lag-1 rank autocorrelation of batch length for sorted order.
         min_monotone: least share of step-to-step length changes in one direction for sorted order.
-        min_excess: least recurrence excess over chance (as a share of the static expectation) for static.
+        min_excess: least recurrence excess over chance (share of the static expectation).
         max_p: largest binomial p-value of the recurrences for static.
         min_spread: least relative IQR of batch length for its order to be informative.
     """
 
     name = "batching"
 
-    def __init__(self, *, min_lag1: float = 0.5, min_monotone: float = 0.7, min_excess: float = 0.5,
-                 max_p: float = 1e-6, min_spread: float = 0.05) -> None:
+    def __init__(
+        self,
+        *,
+        min_lag1: float = 0.5,
+        min_monotone: float = 0.7,
+        min_excess: float = 0.5,
+        max_p: float = 1e-6,
+        min_spread: float = 0.05,
+    ) -> None:
         self.min_lag1 = min_lag1
         self.min_monotone = min_monotone
         self.min_excess = min_excess
@@ -48,17 +56,29 @@ class BatchingDiagnosis:
     def is_sorted(self, facts: Facts) -> bool:
         """Batch length is strongly autocorrelated and mostly moves one way along the steps."""
         o = facts.order
-        return o is not None and o.n >= 30 and o.lag1 >= self.min_lag1 and o.monotone_frac >= self.min_monotone
+        return (
+            o is not None
+            and o.n >= 30
+            and o.lag1 >= self.min_lag1
+            and o.monotone_frac >= self.min_monotone
+        )
 
     def is_static(self, facts: Facts) -> bool:
         """Batches recur across epochs far beyond chance."""
         r = facts.rec
-        return r is not None and r.decidable and r.excess >= self.min_excess and r.p_value < self.max_p
+        return (
+            r is not None and r.decidable and r.excess >= self.min_excess and r.p_value < self.max_p
+        )
 
     def loss_only_sorted(self, facts: Facts) -> bool:
         """No batch statistics, but an epoch sawtooth the lr cannot explain."""
-        return (facts.order is None and facts.shape is not None and facts.shape.sawtooth
-                and facts.has_lr and not facts.lr_cyclic)
+        return (
+            facts.order is None
+            and facts.shape is not None
+            and facts.shape.sawtooth
+            and facts.has_lr
+            and not facts.lr_cyclic
+        )
 
     def diagnose(self, run: Run, findings: Sequence[Finding]) -> Diagnosis:
         """Return the verdict for a run given the detectors' findings."""
@@ -78,4 +98,4 @@ class BatchingDiagnosis:
             verdict = vt.static_undecidable_verdict(facts, self.min_lag1)
         else:
             verdict = vt.healthy_verdict(facts, r, self.min_lag1, self.min_excess)
-        return Diagnosis(verdict, vt.findings_for(verdict, facts), vt.artifacts_for(facts))
+        return Diagnosis(verdict, findings_for(verdict, facts), artifacts_for(facts))

@@ -1,4 +1,4 @@
-"""What else explains a bad-looking loss: NaN, divergence, resumes, instability, bad batches, cyclic lr.
+"""What else explains a bad-looking loss: NaN, divergence, resume, instability, bad batches, lr.
 
 Each check uses the detectors' findings when present (LD001, LD002, LD003/LD004, LD102, LD101) and
 otherwise computes the minimum it needs itself, so the verdict never rests on batching by default.
@@ -52,7 +52,10 @@ def _peak_z(v: np.ndarray, side: int = 7, min_ratio: float = 1.0) -> np.ndarray:
     f = v[ok]
     pad = np.pad(f, side, mode="edge")
     win = np.lib.stride_tricks.sliding_window_view(pad, side)
-    left, right = np.median(win[: f.size], axis=1), np.median(win[side + 1: side + 1 + f.size], axis=1)
+    left, right = (
+        np.median(win[: f.size], axis=1),
+        np.median(win[side + 1 : side + 1 + f.size], axis=1),
+    )
     level = np.maximum(left, right)
     base = f - ndimage.median_filter(f, size=2 * side + 1, mode="nearest")
     mad = float(np.median(np.abs(base - np.median(base)))) * 1.4826 or 1e-12
@@ -63,7 +66,8 @@ def _peak_z(v: np.ndarray, side: int = 7, min_ratio: float = 1.0) -> np.ndarray:
 def from_findings(findings: Sequence[Finding]) -> list[Cause]:
     """Causes named by other detectors' findings."""
     table = {
-        "LD001": ("nan", "non-finite loss (NaN/inf)", 0), "LD002": ("divergence", "divergence", 1),
+        "LD001": ("nan", "non-finite loss (NaN/inf)", 0),
+        "LD002": ("divergence", "divergence", 1),
         "LD003": ("resume", "a resume that rewrote earlier steps", 2),
         "LD004": ("resume", "a resume followed by a loss jump", 2),
         "LD102": ("instability", "optimisation instability (grad-norm spikes)", 4),
@@ -81,8 +85,13 @@ def nonfinite(steps: np.ndarray, loss: np.ndarray) -> Cause | None:
     bad = ~np.isfinite(loss)
     if not bad.any():
         return None
-    return Cause("nan", "non-finite loss (NaN/inf)", 0, 1.0,
-                 {"nonfinite_steps": int(bad.sum()), "first_nonfinite_step": int(steps[bad][0])})
+    return Cause(
+        "nan",
+        "non-finite loss (NaN/inf)",
+        0,
+        1.0,
+        {"nonfinite_steps": int(bad.sum()), "first_nonfinite_step": int(steps[bad][0])},
+    )
 
 
 def resumed(resumes: int, resume_steps: Sequence[int]) -> Cause | None:
@@ -90,8 +99,13 @@ def resumed(resumes: int, resume_steps: Sequence[int]) -> Cause | None:
     if resumes <= 0:
         return None
     first = int(resume_steps[0]) if resume_steps else None
-    return Cause("resume", "a resume that rewrote earlier steps", 2, 0.95,
-                 {"resumes": resumes, "first_resume_step": first})
+    return Cause(
+        "resume",
+        "a resume that rewrote earlier steps",
+        2,
+        0.95,
+        {"resumes": resumes, "first_resume_step": first},
+    )
 
 
 def _level(v: np.ndarray, side: int = 7) -> np.ndarray:
@@ -104,7 +118,10 @@ def _level(v: np.ndarray, side: int = 7) -> np.ndarray:
 
 
 def spikes(
-    steps: np.ndarray, loss: np.ndarray, resid: np.ndarray, grad_norm: np.ndarray | None,
+    steps: np.ndarray,
+    loss: np.ndarray,
+    resid: np.ndarray,
+    grad_norm: np.ndarray | None,
     z_min: float = 8.0,
 ) -> Cause | None:
     """Isolated loss spikes (length effect removed; at least 1.5x the local level), or grad-norm
@@ -121,20 +138,33 @@ def spikes(
             gz = _peak_z(np.log(grad_norm), min_ratio=1.0) * (_peak_z(grad_norm, min_ratio=5.0) > 0)
         rise = _robust_z(resid) * (_robust_z(loss) > 0) * (loss >= 1.2 * _level(loss))
         cand = np.flatnonzero(gz > 8)[:50]
-        gn_hits = np.array([i for i in cand if rise[max(0, i - 2): i + 3].max() > 5], dtype=int)
+        gn_hits = np.array([i for i in cand if rise[max(0, i - 2) : i + 3].max() > 5], dtype=int)
     if hit.size == 0 and gn_hits.size == 0:
         return None
     first = int(steps[min(np.r_[hit, gn_hits])])
     ev: dict[str, float | int | str | bool | None] = {
-        "loss_spikes": int(hit.size), "max_spike_z": round(float(z[hit].max()), 1) if hit.size else None,
-        "grad_norm_spikes_with_loss": int(gn_hits.size), "first_spike_step": first,
+        "loss_spikes": int(hit.size),
+        "max_spike_z": round(float(z[hit].max()), 1) if hit.size else None,
+        "grad_norm_spikes_with_loss": int(gn_hits.size),
+        "first_spike_step": first,
     }
     if gn_hits.size and gn_hits.size <= max(3, 0.02 * resid.size):
-        return Cause("instability", "optimisation instability (loss spikes with grad-norm spikes)", 4,
-                     float(min(1.0, 0.5 + 0.1 * gn_hits.size)), ev)
+        return Cause(
+            "instability",
+            "optimisation instability (loss spikes with grad-norm spikes)",
+            4,
+            float(min(1.0, 0.5 + 0.1 * gn_hits.size)),
+            ev,
+        )
     if hit.size == 0:
         return None
-    return Cause("bad_batches", "isolated bad batches (loss spikes)", 5, float(min(1.0, z[hit].max() / 20)), ev)
+    return Cause(
+        "bad_batches",
+        "isolated bad batches (loss spikes)",
+        5,
+        float(min(1.0, z[hit].max() / 20)),
+        ev,
+    )
 
 
 def cyclic_lr(lr: np.ndarray | None, resid: np.ndarray) -> Cause | None:
@@ -150,8 +180,13 @@ def cyclic_lr(lr: np.ndarray | None, resid: np.ndarray) -> Cause | None:
     rho, p = float(res.statistic), float(res.pvalue)
     if not (rho > 0.1 and p < 1e-4):
         return None
-    return Cause("cyclic_lr", "a cyclic / restarting learning rate that the loss follows", 6, min(1.0, rho * 2),
-                 {"lr_rerise": round(rerise, 3), "loss_lr_rho": round(rho, 3), "loss_lr_p": p})
+    return Cause(
+        "cyclic_lr",
+        "a cyclic / restarting learning rate that the loss follows",
+        6,
+        min(1.0, rho * 2),
+        {"lr_rerise": round(rerise, 3), "loss_lr_rho": round(rho, 3), "loss_lr_p": p},
+    )
 
 
 def _rerise(v: np.ndarray) -> float:

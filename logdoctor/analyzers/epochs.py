@@ -2,7 +2,7 @@
 
 Shapes: a *sawtooth* (the loss drifts within each epoch and jumps back at the boundary: data order),
 a *staircase* (the loss steps down at each boundary and does not drift back: memorisation) and a
-*running-average reset* (the logged loss is a mean since epoch start: its noise shrinks through the epoch).
+*running-average reset* (the logged loss is a mean since epoch start: its noise shrinks).
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ def resolve(run: Run, steps: np.ndarray, inferred: int | None, how: str) -> Epoc
         ep = run.table[EPOCH].cast(float).forward_fill().backward_fill().to_numpy()
         _, idx = np.unique(np.floor(ep), return_inverse=True)
         starts = steps[np.flatnonzero(np.r_[True, np.diff(idx) != 0])]
-        spe = run.meta.steps_per_epoch or (int(np.median(np.diff(starts))) if starts.size > 2 else None)
+        spe = run.meta.steps_per_epoch or (
+            int(np.median(np.diff(starts))) if starts.size > 2 else None
+        )
         return Epochs(idx, tuple(int(s) for s in starts), spe, "epoch column")
     spe, source = run.meta.steps_per_epoch, "given (steps per epoch)"
     if not spe and inferred:
@@ -54,11 +56,11 @@ class EpochShape:
     """The loss pattern across epoch boundaries.
 
     Attributes:
-        jump: median loss jump at an epoch boundary (end of one epoch's line fit to the start of the next).
+        jump: median loss jump at an epoch boundary (one epoch's line fit end to the next's start).
         jump_z: ``jump`` over its standard error (a median of ``boundaries`` line-fit jumps).
         jump_agreement: share of boundaries whose jump has the sign of the median jump.
-        drift: median within-epoch change (line fit, start to end), over the later half of the epochs.
-        sawtooth_ratio: ``-drift / jump`` over the later epochs: ≈1 for a sawtooth, ≤0 for a staircase.
+        drift: median within-epoch change (line fit, start to end) over the later epochs.
+        sawtooth_ratio: ``-drift / jump``: ≈1 for a sawtooth, ≤0 for a staircase.
         phase_r2: share of the detrended loss variance explained by the position within the epoch.
         noise_ratio: step-to-step noise in the first tenth of epochs over that in their second half.
         boundaries: how many boundaries were measured.
@@ -81,17 +83,30 @@ class EpochShape:
     @property
     def sawtooth(self) -> bool:
         """Drift within the epoch, jump back at the boundary, consistently."""
-        return (self.boundaries >= 2 and abs(self.jump_z) >= 5 and self.jump_agreement >= 0.75
-                and self.sawtooth_ratio >= 0.5 and self.phase_r2 >= 0.1 and not self.running_average)
+        return (
+            self.boundaries >= 2
+            and abs(self.jump_z) >= 5
+            and self.jump_agreement >= 0.75
+            and self.sawtooth_ratio >= 0.5
+            and self.phase_r2 >= 0.1
+            and not self.running_average
+        )
 
     @property
     def staircase(self) -> bool:
         """Consistent downward steps at the boundaries with no drift back up within epochs."""
-        return (self.boundaries >= 1 and self.jump_z <= -4 and self.jump_agreement >= 0.75
-                and self.sawtooth_ratio <= 0.25 and not self.running_average)
+        return (
+            self.boundaries >= 1
+            and self.jump_z <= -4
+            and self.jump_agreement >= 0.75
+            and self.sawtooth_ratio <= 0.25
+            and not self.running_average
+        )
 
 
-def _line_fits(pos: np.ndarray, y: np.ndarray, idx: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def _line_fits(
+    pos: np.ndarray, y: np.ndarray, idx: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Per-epoch least-squares line ``y ~ a + b*pos``; returns (a, b) per epoch."""
     n = np.bincount(idx, minlength=k).astype(float)
     sx, sy = np.bincount(idx, pos, k), np.bincount(idx, y, k)
@@ -110,7 +125,9 @@ def _phase_r2(resid: np.ndarray, phase: np.ndarray) -> float:
     return float(np.sum(cnt * (means - resid.mean()) ** 2) / total) if total > 0 else 0.0
 
 
-def shape(steps: np.ndarray, loss: np.ndarray, resid: np.ndarray, epochs: Epochs) -> EpochShape | None:
+def shape(
+    steps: np.ndarray, loss: np.ndarray, resid: np.ndarray, epochs: Epochs
+) -> EpochShape | None:
     """Measure the epoch shape of the loss; None with under two epochs of at least 8 rows each."""
     ok = np.isfinite(loss) & np.isfinite(resid)
     idx, s, y, r = epochs.index[ok], steps[ok].astype(float), loss[ok], resid[ok]
@@ -129,7 +146,7 @@ def shape(steps: np.ndarray, loss: np.ndarray, resid: np.ndarray, epochs: Epochs
     pair = good[:-1] & good[1:]
     jumps = (a[1:] - (a[:-1] + b[:-1]))[pair]
     drifts = b[good]
-    later = drifts[len(drifts) // 2:]
+    later = drifts[len(drifts) // 2 :]
     dev = y - (a[idx] + b[idx] * pos)
     sigma = float(np.median(np.abs(dev - np.median(dev)))) * 1.4826 or 1e-12
     m = float(np.median(cnt[good]))
@@ -140,10 +157,18 @@ def shape(steps: np.ndarray, loss: np.ndarray, resid: np.ndarray, epochs: Epochs
     ph = pos[1:]
     same = idx[1:] == idx[:-1]
     early, late = dn[same & (ph < 0.1)], dn[same & (ph >= 0.5)]
-    noise_ratio = float(np.median(early) / max(np.median(late), 1e-12)) if early.size >= 3 and late.size else 1.0
+    noise_ratio = (
+        float(np.median(early) / max(np.median(late), 1e-12))
+        if early.size >= 3 and late.size
+        else 1.0
+    )
     return EpochShape(
-        jump=jump, jump_z=jump / (1.25 * sigma * np.sqrt(8 / m / max(jumps.size, 1))),
-        jump_agreement=agree, drift=drift,
-        sawtooth_ratio=float(-drift / jump) if jump else 0.0, phase_r2=_phase_r2(r, pos),
-        noise_ratio=noise_ratio, boundaries=int(jumps.size),
+        jump=jump,
+        jump_z=jump / (1.25 * sigma * np.sqrt(8 / m / max(jumps.size, 1))),
+        jump_agreement=agree,
+        drift=drift,
+        sawtooth_ratio=float(-drift / jump) if jump else 0.0,
+        phase_r2=_phase_r2(r, pos),
+        noise_ratio=noise_ratio,
+        boundaries=int(jumps.size),
     )

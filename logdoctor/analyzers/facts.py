@@ -57,22 +57,33 @@ def _period(findings: Sequence[Finding]) -> float | None:
     return None
 
 
-def _epochs(run: Run, steps: np.ndarray, order: ls.OrderStats | None,
-            sig: tuple[np.ndarray, tuple[str, ...], str] | None) -> ep.Epochs | None:
+def _epochs(
+    run: Run,
+    steps: np.ndarray,
+    order: ls.OrderStats | None,
+    sig: tuple[np.ndarray, tuple[str, ...], str] | None,
+) -> ep.Epochs | None:
     """Epochs as logged; else inferred from full-sort resets or from signature recurrence gaps."""
     inferred, how = None, ""
     ordered = order is not None and order.lag1 >= 0.5 and order.monotone_frac >= 0.7
     if order is not None and ordered and order.reset_spacing and len(order.resets) >= 2:
-        inferred, how = int(round(order.reset_spacing)), "inferred from batch-length resets"
+        inferred, how = round(order.reset_spacing), "inferred from batch-length resets"
     elif sig is not None:
         uniq = np.unique(sig[0]).size
         if uniq < 0.7 * sig[0].size:
-            inferred, how = rc.infer_period(sig[0], steps), "inferred from batch-signature recurrence"
+            inferred, how = (
+                rc.infer_period(sig[0], steps),
+                "inferred from batch-signature recurrence",
+            )
     return ep.resolve(run, steps, inferred, how)
 
 
-def _recurrence(run: Run, steps: np.ndarray, epochs: ep.Epochs | None,
-                sig: tuple[np.ndarray, tuple[str, ...], str] | None) -> rc.Recurrence | None:
+def _recurrence(
+    run: Run,
+    steps: np.ndarray,
+    epochs: ep.Epochs | None,
+    sig: tuple[np.ndarray, tuple[str, ...], str] | None,
+) -> rc.Recurrence | None:
     """Recurrence across epochs; fingerprints that repeat within an epoch are not trusted (a
     mangled field), and the signature is used instead.
     """
@@ -105,21 +116,49 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
     loss_len = ls.loss_length(resid, x) if usable and x is not None else None
     tracks = loss_len is not None and loss_len.p_value < 1e-3 and abs(loss_len.rho) >= 0.1
     clean = ls.remove_length(resid, x if tracks else None)
-    found = [cf.nonfinite(steps, loss), cf.resumed(run.meta.resumes, run.meta.resume_steps),
-             cf.spikes(steps, loss, clean, gn, 10.0 if tracks or usable else 7.0), cf.cyclic_lr(lr, clean)]
+    found = [
+        cf.nonfinite(steps, loss),
+        cf.resumed(run.meta.resumes, run.meta.resume_steps),
+        cf.spikes(steps, loss, clean, gn, 10.0 if tracks or usable else 7.0),
+        cf.cyclic_lr(lr, clean),
+    ]
     causes = [c for c in found if c is not None] + cf.from_findings(findings)
     adjusted = loss - (resid - clean)  # the loss with its batch-length effect removed
     shape = ep.shape(steps, adjusted, clean, epochs) if epochs is not None else None
     if shape is not None and shape.running_average:
-        causes.append(cf.Cause("running_avg", "a running-average loss that resets every epoch", 3,
-                               min(1.0, shape.noise_ratio / 8), {"noise_ratio": round(shape.noise_ratio, 2)}))
+        causes.append(
+            cf.Cause(
+                "running_avg",
+                "a running-average loss that resets every epoch",
+                3,
+                min(1.0, shape.noise_ratio / 8),
+                {"noise_ratio": round(shape.noise_ratio, 2)},
+            )
+        )
     elif shape is not None and shape.staircase:
-        causes.append(cf.Cause("staircase", "an epoch staircase (memorisation across epochs)", 7,
-                               min(1.0, abs(shape.jump_z) / 10), {"epoch_jump": round(shape.jump, 4)}))
+        causes.append(
+            cf.Cause(
+                "staircase",
+                "an epoch staircase (memorisation across epochs)",
+                7,
+                min(1.0, abs(shape.jump_z) / 10),
+                {"epoch_jump": round(shape.jump, 4)},
+            )
+        )
     return Facts(
-        steps=steps, resid=resid, x=x if usable else None, x_source=src, spread=spread, order=order,
-        loss_len=loss_len, epochs=epochs,
-        rec=_recurrence(run, steps, epochs, sig), shape=shape,
-        causes=tuple(sorted(causes, key=lambda c: c.priority)), has_lr=lr is not None,
-        lr_cyclic=cf.is_cyclic(lr), token_budget=_token_budget(run), period=_period(findings),
+        steps=steps,
+        resid=resid,
+        x=x if usable else None,
+        x_source=src,
+        spread=spread,
+        order=order,
+        loss_len=loss_len,
+        epochs=epochs,
+        rec=_recurrence(run, steps, epochs, sig),
+        shape=shape,
+        causes=tuple(sorted(causes, key=lambda c: c.priority)),
+        has_lr=lr is not None,
+        lr_cyclic=cf.is_cyclic(lr),
+        token_budget=_token_budget(run),
+        period=_period(findings),
     )

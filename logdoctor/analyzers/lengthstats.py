@@ -1,4 +1,4 @@
-"""Per-batch length statistics: the batch-length series, its order along the steps, and the loss link."""
+"""Per-batch length statistics: the batch-length series, its order along the steps, loss link."""
 
 from __future__ import annotations
 
@@ -91,10 +91,14 @@ def order_stats(steps: np.ndarray, x: np.ndarray, len_max: np.ndarray | None) ->
     resets = tuple(int(t) for t in s[reset_idx])
     spacing = float(np.median(np.diff(resets))) if len(resets) >= 2 else None
     return OrderStats(
-        n=int(v.size), lag1=lag1,
+        n=int(v.size),
+        lag1=lag1,
         lag1_len_max=None if len_max is None else lag1_rank_corr(len_max),
-        z=lag1 * float(np.sqrt(max(v.size, 1))), monotone_frac=max(up, 1 - up),
-        direction="ascending" if ascending else "descending", resets=resets, reset_spacing=spacing,
+        z=lag1 * float(np.sqrt(max(v.size, 1))),
+        monotone_frac=max(up, 1 - up),
+        direction="ascending" if ascending else "descending",
+        resets=resets,
+        reset_spacing=spacing,
     )
 
 
@@ -162,7 +166,9 @@ def loss_length(resid: np.ndarray, x: np.ndarray) -> LossLength | None:
     rho = float(res.statistic)
     half = 1.96 / np.sqrt(max(n - 3, 1))
     zr = np.arctanh(np.clip(rho, -0.999999, 0.999999))
-    return LossLength(rho, float(res.pvalue), float(np.tanh(zr - half)), float(np.tanh(zr + half)), n)
+    return LossLength(
+        rho, float(res.pvalue), float(np.tanh(zr - half)), float(np.tanh(zr + half)), n
+    )
 
 
 def step_array(run: Run) -> np.ndarray:

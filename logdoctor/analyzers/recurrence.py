@@ -32,8 +32,8 @@ class Recurrence:
         chance: share expected by chance under a recomposing shuffle.
         expected_if_static: share expected if every batch recurred (given the logging stride).
         excess: ``(fraction - chance) / (expected_if_static - chance)``: ≈1 static, ≈0 recomposed.
-        p_value: one-sided test of the recurrences against the per-batch chances (normal approximation
-            of the Poisson-binomial).
+        p_value: one-sided test of the recurrences against the per-batch chances (normal
+            approximation of the Poisson-binomial).
         n: batches compared.
         by_epoch: ``fraction`` for each epoch (the first is 0 by definition).
     """
@@ -51,7 +51,9 @@ class Recurrence:
     @property
     def decidable(self) -> bool:
         """Enough logged batches would recur under static composition to tell it apart."""
-        return self.expected_if_static - self.chance >= 0.1 and self.n * self.expected_if_static >= 10
+        return (
+            self.expected_if_static - self.chance >= 0.1 and self.n * self.expected_if_static >= 10
+        )
 
     @property
     def static(self) -> bool:
@@ -59,12 +61,18 @@ class Recurrence:
         return self.decidable and self.excess >= 0.5 and self.p_value < 1e-6
 
 
-def signature_ids(run: Run, use_fingerprint: bool = True) -> tuple[np.ndarray, tuple[str, ...], str] | None:
+def signature_ids(
+    run: Run, use_fingerprint: bool = True
+) -> tuple[np.ndarray, tuple[str, ...], str] | None:
     """Integer id per row of its batch fingerprint (preferred) or signature; None without either."""
     t = run.table
     if use_fingerprint and run.has(BATCH_FP):
         fp = t[BATCH_FP].cast(pl.String)
-        return fp.fill_null("").rank("dense").to_numpy().astype(np.int64), (BATCH_FP,), "fingerprint"
+        return (
+            fp.fill_null("").rank("dense").to_numpy().astype(np.int64),
+            (BATCH_FP,),
+            "fingerprint",
+        )
     cols = tuple(c for c in SIGNATURE_COLUMNS if run.has(c) and (c == LEN_MEAN or _integral(t[c])))
     if len(cols) < 2 or not ({TOKENS, LEN_MIN, LEN_MAX} & set(cols)):
         return None
@@ -81,7 +89,11 @@ def _integral(col: pl.Series) -> bool:
 
 
 def recurrence(
-    ids: np.ndarray, epoch: np.ndarray, stride: float, kind: str, columns: tuple[str, ...],
+    ids: np.ndarray,
+    epoch: np.ndarray,
+    stride: float,
+    kind: str,
+    columns: tuple[str, ...],
     exclude: np.ndarray | None = None,
 ) -> Recurrence | None:
     """Measure recurrence; ``stride`` is steps per logged row, ``exclude`` marks rows to ignore
@@ -106,10 +118,21 @@ def recurrence(
     var = float(np.sum(p_row * (1 - p_row))) + 1.0
     p = float(stats.norm.sf((k - p_row.sum()) / np.sqrt(var)))
     denom = expected - chance
-    by_epoch = tuple(float(seen[epoch == e].mean()) if np.any(epoch == e) else 0.0
-                     for e in range(int(epoch.max()) + 1))
-    return Recurrence(kind, columns, frac, chance, expected, (frac - chance) / denom if denom > 0 else 0.0,
-                      p, n, by_epoch)
+    by_epoch = tuple(
+        float(seen[epoch == e].mean()) if np.any(epoch == e) else 0.0
+        for e in range(int(epoch.max()) + 1)
+    )
+    return Recurrence(
+        kind,
+        columns,
+        frac,
+        chance,
+        expected,
+        (frac - chance) / denom if denom > 0 else 0.0,
+        p,
+        n,
+        by_epoch,
+    )
 
 
 def _chance(ids: np.ndarray, epoch: np.ndarray, rows_before: np.ndarray) -> np.ndarray:
@@ -127,7 +150,9 @@ def _chance(ids: np.ndarray, epoch: np.ndarray, rows_before: np.ndarray) -> np.n
 
 def within_epoch_repeats(ids: np.ndarray, epoch: np.ndarray) -> float:
     """Share of rows whose id occurs more than once within its own epoch."""
-    count = pl.DataFrame({"e": epoch, "s": ids}).select(pl.len().over("e", "s")).to_series().to_numpy()
+    count = (
+        pl.DataFrame({"e": epoch, "s": ids}).select(pl.len().over("e", "s")).to_series().to_numpy()
+    )
     return float(np.mean(count > 1)) if count.size else 0.0
 
 
@@ -139,4 +164,4 @@ def infer_period(ids: np.ndarray, steps: np.ndarray) -> int | None:
     gaps = np.diff(steps[order])[same]
     if gaps.size < 20:
         return None
-    return int(round(float(np.median(gaps))))
+    return round(float(np.median(gaps)))

@@ -1,4 +1,4 @@
-"""End to end through the canonical text log: load -> analyze -> verdict, against each truth file."""
+"""End to end through the canonical text log: load -> analyze -> verdict, against each truth."""
 
 from __future__ import annotations
 
@@ -12,9 +12,23 @@ from logdoctor import pipeline
 from logdoctor.config import AnalysisConfig
 
 #: Fixtures whose canonical lines the text parser reads (fingerprint logs need the string field).
-TEXT_FIXTURES = ["sorted_asc", "sorted_desc", "megabatch_sorted", "static", "bucketed", "shuffled",
-                 "cyclic_lr", "instability", "nan_onset", "resumed", "running_avg", "staircase",
-                 "loss_only_sorted", "short_sorted", "long_bucketed"]
+TEXT_FIXTURES = [
+    "sorted_asc",
+    "sorted_desc",
+    "megabatch_sorted",
+    "static",
+    "bucketed",
+    "shuffled",
+    "cyclic_lr",
+    "instability",
+    "nan_onset",
+    "resumed",
+    "running_avg",
+    "staircase",
+    "loss_only_sorted",
+    "short_sorted",
+    "long_bucketed",
+]
 
 
 @pytest.mark.parametrize("name", TEXT_FIXTURES)
@@ -36,8 +50,9 @@ def test_example_log_is_sorted_with_epoch_boundaries(fixtures_dir: Path) -> None
 
 def test_steps_per_epoch_option_is_honoured(fixtures_dir: Path) -> None:
     run = pipeline.load(str(fixtures_dir / "sim" / "static.log"))
-    run = dataclasses.replace(run, table=run.table.drop("epoch"),
-                              meta=dataclasses.replace(run.meta, steps_per_epoch=None))
+    run = dataclasses.replace(
+        run, table=run.table.drop("epoch"), meta=dataclasses.replace(run.meta, steps_per_epoch=None)
+    )
     spe = json.loads((fixtures_dir / "sim" / "static.truth.json").read_text())["steps_per_epoch"]
     report = pipeline.analyze(run, AnalysisConfig(steps_per_epoch=spe))
     assert report.verdict.batching == "static"

@@ -1,4 +1,4 @@
-"""Real public logs: no batching verdict the data does not support (files the parser reads today)."""
+"""Real public logs: no batching verdict the data does not support (files that parse today)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from logdoctor import pipeline
 from logdoctor.analyzers.batching import BatchingDiagnosis
 from logdoctor.errors import LogdoctorError
 
-pytestmark = pytest.mark.reallogs
+pytestmark = [pytest.mark.reallogs, pytest.mark.slow]
 
 
 def test_no_real_log_is_called_sorted_or_static(reallogs_dir: Path) -> None:

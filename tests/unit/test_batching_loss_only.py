@@ -1,4 +1,4 @@
-"""Loss alone (no batch statistics): an epoch sawtooth points at sorted order; otherwise inconclusive."""
+"""Loss alone (no batch statistics): an epoch sawtooth means sorted order; else inconclusive."""
 
 from __future__ import annotations
 
@@ -32,13 +32,17 @@ def test_without_a_sawtooth_composition_is_undecidable(strategy: str) -> None:
 
 
 def test_sawtooth_without_lr_is_not_blamed_on_batching() -> None:
-    d = diagnose(SimConfig(strategy="sorted_asc", n_samples=3000, batch_stats=False, seed=64), drop=("lr",))
+    d = diagnose(
+        SimConfig(strategy="sorted_asc", n_samples=3000, batch_stats=False, seed=64), drop=("lr",)
+    )
     assert d.verdict.batching == "inconclusive"
     assert "lr is not logged" in d.verdict.summary
 
 
 def test_epoch_periodic_lr_sawtooth_is_the_schedule() -> None:
-    d = diagnose(SimConfig(confounder="cyclic_lr_epoch", n_samples=3000, batch_stats=False, seed=65))
+    d = diagnose(
+        SimConfig(confounder="cyclic_lr_epoch", n_samples=3000, batch_stats=False, seed=65)
+    )
     assert d.verdict.batching == "not_batching"
     assert d.verdict.evidence["cause_loss_lr_rho"] > 0.1  # type: ignore[operator]
 

@@ -83,7 +83,9 @@ def test_epochs_are_inferred_without_an_epoch_column() -> None:
     assert d.verdict.batching == "static"
     assert ev["epoch_source"] == "inferred from batch-signature recurrence"
     assert abs(ev["steps_per_epoch"] / truth["steps_per_epoch"] - 1) < 0.05  # type: ignore[operator]
-    srt = diagnose(SimConfig(strategy="sorted_asc", n_samples=2500, seed=10), epoch_column=False).verdict
+    srt = diagnose(
+        SimConfig(strategy="sorted_asc", n_samples=2500, seed=10), epoch_column=False
+    ).verdict
     assert srt.evidence["epoch_source"] == "inferred from batch-length resets"
 
 
@@ -95,6 +97,8 @@ def test_healthy_without_epochs_is_inconclusive_and_says_what_to_log() -> None:
 
 
 def test_confidence_is_calibrated_not_constant() -> None:
-    confs = {round(diagnose(SimConfig(strategy=s, n_samples=2500, seed=12)).verdict.confidence, 3)
-             for s in ("sorted_asc", "static", "bucketed", "megabatch")}
+    confs = {
+        round(diagnose(SimConfig(strategy=s, n_samples=2500, seed=12)).verdict.confidence, 3)
+        for s in ("sorted_asc", "static", "bucketed", "megabatch")
+    }
     assert len(confs) >= 3 and all(0 < c < 1 for c in confs)

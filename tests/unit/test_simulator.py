@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -16,7 +18,7 @@ def test_pack_respects_the_token_budget_and_keeps_every_sample() -> None:
     assert all(b.size * lengths[b].max() <= 8192 for b in batches)
     assert np.array_equal(np.sort(np.concatenate(batches)), np.arange(lengths.size))
     # greedy: adding the next sample would have broken the budget
-    nxt = [np.r_[a, b[:1]] for a, b in zip(batches[:-1], batches[1:], strict=True)]
+    nxt = [np.r_[a, b[:1]] for a, b in itertools.pairwise(batches)]
     assert all(n.size * lengths[n].max() > 8192 for n in nxt)
 
 
@@ -30,7 +32,10 @@ def _compositions(strategy: str) -> list[set[bytes]]:
     rng = np.random.default_rng(3)
     lengths = sample_lengths(rng, 1500, 1024)
     batches, epoch = batch_orders(strategy, lengths, 8192, 3, rng)
-    return [{np.sort(b).tobytes() for b, e in zip(batches, epoch, strict=True) if e == k} for k in range(3)]
+    return [
+        {np.sort(b).tobytes() for b, e in zip(batches, epoch, strict=True) if e == k}
+        for k in range(3)
+    ]
 
 
 def test_static_recurs_and_bucketed_recomposes() -> None:
@@ -69,6 +74,6 @@ def test_running_average_resets_each_epoch() -> None:
     table, _ = simulate(SimConfig(confounder="running_avg", n_samples=1500, seed=7))
     loss = table["loss"].to_numpy()
     start = np.flatnonzero(np.diff(table["epoch"].to_numpy())) + 1
-    late = np.abs(np.diff(loss[start[0] - 40:start[0]])).mean()
-    early = np.abs(np.diff(loss[start[0]:start[0] + 5])).mean()
+    late = np.abs(np.diff(loss[start[0] - 40 : start[0]])).mean()
+    early = np.abs(np.diff(loss[start[0] : start[0] + 5])).mean()
     assert early > 5 * late

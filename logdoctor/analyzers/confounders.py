@@ -6,12 +6,12 @@ otherwise computes the minimum it needs itself, so the verdict never rests on ba
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import ndimage, stats
+import polars as pl
+from scipy import stats
 
 from logdoctor.model import Evidence, Finding
 
@@ -27,40 +27,59 @@ class Cause:
     evidence: Evidence = field(default_factory=dict)
 
 
+def _rolling_median(f: np.ndarray, window: int, *, center: bool) -> np.ndarray:
+    """Rolling median (polars, linear time); edges use the available points."""
+    out = pl.Series(f).rolling_median(window_size=window, min_samples=1, center=center)
+    return out.to_numpy().astype(float)
+
+
+def _mad_scale(dev: np.ndarray) -> float:
+    return float(np.median(np.abs(dev - np.median(dev)))) * 1.4826 or 1e-12
+
+
 def _robust_z(v: np.ndarray, window: int = 15) -> np.ndarray:
-    """Deviation from a rolling median over a global MAD scale (NaN-safe)."""
+    """Deviation from a centred rolling median over a global MAD scale (NaN-safe)."""
     ok = np.isfinite(v)
     z = np.zeros(v.shape)
     if ok.sum() < window:
         return z
     f = v[ok]
-    dev = f - ndimage.median_filter(f, size=window, mode="nearest")
-    mad = float(np.median(np.abs(dev - np.median(dev)))) * 1.4826 or 1e-12
-    z[ok] = dev / mad
+    dev = f - _rolling_median(f, window, center=True)
+    z[ok] = dev / _mad_scale(dev)
     return z
 
 
-def _peak_z(v: np.ndarray, side: int = 7, min_ratio: float = 1.0) -> np.ndarray:
+def _peak_z(
+    v: np.ndarray, side: int = 7, min_ratio: float = 1.0, min_rise: float = 0.0
+) -> np.ndarray:
     """How far each point rises above BOTH the median of the ``side`` points before it and of those
     after it, over a global MAD scale: high for a spike, low for a step or a steep smooth ramp.
-    Points less than ``min_ratio`` times that local level (for a positive series) score 0.
+    Points less than ``min_ratio`` times that local level (for a positive series), or less than
+    ``min_rise`` above it, score 0.
     """
     ok = np.isfinite(v)
     z = np.zeros(v.shape)
     if ok.sum() < 4 * side:
         return z
     f = v[ok]
-    pad = np.pad(f, side, mode="edge")
-    win = np.lib.stride_tricks.sliding_window_view(pad, side)
-    left, right = (
-        np.median(win[: f.size], axis=1),
-        np.median(win[side + 1 : side + 1 + f.size], axis=1),
-    )
+    left = np.r_[f[0], _rolling_median(f, side, center=False)[:-1]]
+    right = _rolling_median(f[::-1], side, center=False)[::-1]
+    right = np.r_[right[1:], f[-1]]
     level = np.maximum(left, right)
-    base = f - ndimage.median_filter(f, size=2 * side + 1, mode="nearest")
-    mad = float(np.median(np.abs(base - np.median(base)))) * 1.4826 or 1e-12
-    z[ok] = np.where((level <= 0) | (f >= min_ratio * level), (f - level) / mad, 0.0)
+    base = f - _rolling_median(f, 2 * side + 1, center=True)
+    big = ((level <= 0) | (f >= min_ratio * level)) & (f - level >= min_rise)
+    z[ok] = np.where(big, (f - level) / _mad_scale(base), 0.0)
     return z
+
+
+def _level(v: np.ndarray, side: int = 7) -> np.ndarray:
+    """Median of the ``side`` finite values before each point (its level before any jump)."""
+    ok = np.isfinite(v)
+    out = np.full(v.shape, np.nan)
+    if ok.any():
+        f = v[ok]
+        out[ok] = np.r_[f[0], _rolling_median(f, side, center=False)[:-1]]
+    return out
 
 
 def from_findings(findings: Sequence[Finding]) -> list[Cause]:
@@ -108,15 +127,6 @@ def resumed(resumes: int, resume_steps: Sequence[int]) -> Cause | None:
     )
 
 
-def _level(v: np.ndarray, side: int = 7) -> np.ndarray:
-    """Median of the ``side`` values before each point (its local level before any jump)."""
-    f = np.where(np.isfinite(v), v, np.nan)
-    pad = np.pad(f, (side, 0), mode="edge")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN windows after a NaN onset
-        return np.nanmedian(np.lib.stride_tricks.sliding_window_view(pad, side)[: f.size], axis=1)
-
-
 def spikes(
     steps: np.ndarray,
     loss: np.ndarray,
@@ -135,10 +145,12 @@ def spikes(
     gn_hits = np.array([], dtype=int)
     if grad_norm is not None:
         with np.errstate(divide="ignore", invalid="ignore"):
-            gz = _peak_z(np.log(grad_norm), min_ratio=1.0) * (_peak_z(grad_norm, min_ratio=5.0) > 0)
-        rise = _robust_z(resid) * (_robust_z(loss) > 0) * (loss >= 1.2 * _level(loss))
+            gz = _peak_z(np.log(grad_norm), min_rise=float(np.log(5.0)))
         cand = np.flatnonzero(gz > 8)[:50]
-        gn_hits = np.array([i for i in cand if rise[max(0, i - 2) : i + 3].max() > 5], dtype=int)
+        if cand.size:
+            rise = _robust_z(resid) * (_robust_z(loss) > 0) * (loss >= 1.2 * _level(loss))
+            near = [rise[max(0, i - 2) : i + 3].max() for i in cand]
+            gn_hits = cand[np.asarray(near) > 5]
     if hit.size == 0 and gn_hits.size == 0:
         return None
     first = int(steps[min(np.r_[hit, gn_hits])])

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats
 
 from logdoctor.model import EPOCH, Run
 
@@ -63,6 +64,9 @@ class EpochShape:
         sawtooth_ratio: ``-drift / jump``: ≈1 for a sawtooth, ≤0 for a staircase.
         phase_r2: share of the detrended loss variance explained by the position within the epoch.
         noise_ratio: step-to-step noise in the first tenth of epochs over that in their second half.
+        noise_trend: rank correlation of that noise with the position in the epoch (≈-1 when it
+            shrinks steadily, as a running mean's does; ≈0 when both ends are noisy, as in sorted
+            order where both tails of the length distribution change fast).
         boundaries: how many boundaries were measured.
     """
 
@@ -73,12 +77,13 @@ class EpochShape:
     sawtooth_ratio: float
     phase_r2: float
     noise_ratio: float
+    noise_trend: float
     boundaries: int
 
     @property
     def running_average(self) -> bool:
         """The logged loss resets each epoch and averages down (noise shrinks through the epoch)."""
-        return self.noise_ratio >= 4.0 and self.boundaries >= 1
+        return self.noise_ratio >= 4.0 and self.noise_trend <= -0.7 and self.boundaries >= 1
 
     @property
     def sawtooth(self) -> bool:
@@ -117,6 +122,21 @@ def _line_fits(
     return a, b
 
 
+def _noise_profile(y: np.ndarray, pos: np.ndarray, idx: np.ndarray) -> tuple[float, float]:
+    """Early/late step-to-step noise ratio and the rank trend of the noise over epoch deciles."""
+    dn = np.abs(np.diff(y))
+    ph = pos[1:]
+    same = idx[1:] == idx[:-1]
+    early, late = dn[same & (ph < 0.1)], dn[same & (ph >= 0.5)]
+    if early.size < 3 or late.size == 0:
+        return 1.0, 0.0
+    ratio = float(np.median(early) / max(np.median(late), 1e-12))
+    dec = np.minimum((ph[same] * 10).astype(int), 9)
+    med = [np.median(dn[same][dec == d]) for d in range(10) if np.any(dec == d)]
+    trend = float(stats.spearmanr(np.arange(len(med)), med).statistic) if len(med) >= 4 else 0.0
+    return ratio, trend
+
+
 def _phase_r2(resid: np.ndarray, phase: np.ndarray) -> float:
     bins = np.minimum((phase * 10).astype(int), 9)
     cnt = np.bincount(bins, minlength=10)
@@ -153,15 +173,7 @@ def shape(
     jump = float(np.median(jumps)) if jumps.size else 0.0
     drift = float(np.median(later))
     agree = float(np.mean(np.sign(jumps) == np.sign(jump))) if jumps.size else 0.0
-    dn = np.abs(np.diff(y))
-    ph = pos[1:]
-    same = idx[1:] == idx[:-1]
-    early, late = dn[same & (ph < 0.1)], dn[same & (ph >= 0.5)]
-    noise_ratio = (
-        float(np.median(early) / max(np.median(late), 1e-12))
-        if early.size >= 3 and late.size
-        else 1.0
-    )
+    noise_ratio, noise_trend = _noise_profile(y, pos, idx)
     return EpochShape(
         jump=jump,
         jump_z=jump / (1.25 * sigma * np.sqrt(8 / m / max(jumps.size, 1))),
@@ -170,5 +182,6 @@ def shape(
         sawtooth_ratio=float(-drift / jump) if jump else 0.0,
         phase_r2=_phase_r2(r, pos),
         noise_ratio=noise_ratio,
+        noise_trend=noise_trend,
         boundaries=int(jumps.size),
     )

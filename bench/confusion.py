@@ -30,17 +30,6 @@ from fixtures.simulator import CONFOUNDERS, SimConfig, as_run, simulate
 from logdoctor.analyzers.batching import BatchingDiagnosis
 from logdoctor.model import BATCHING_LABELS
 
-CAUSE_KEY = {
-    "cyclic_lr": "cyclic_lr",
-    "cyclic_lr_epoch": "cyclic_lr",
-    "bad_batches": "bad_batches",
-    "instability": "instability",
-    "nan": "nan",
-    "resume": "resume",
-    "running_avg": "running_avg",
-    "staircase": "staircase",
-}
-
 
 def draw(rng: np.random.Generator, seed: int) -> SimConfig:
     """One random scenario: a fault, or a healthy pipeline with or without one confounder."""
@@ -109,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
             right.append(v.batching == exp)
             if exp == "not_batching" and v.batching == exp:
                 named = str(v.evidence.get("causes") or "").split(",")[0]
-                cause_hits[str(named == CAUSE_KEY[cfg.confounder])] += 1
+                cause_hits[str(named == truth["expected_cause"])] += 1
             if v.batching != exp:
                 wrong.append(
                     f"  {cfg.strategy}/{cfg.confounder} stats={cfg.batch_stats} fp={cfg.batch_fp} "

@@ -23,30 +23,21 @@ def _shape_finding(f: Facts, s: EpochShape, span: dict[str, int]) -> Finding | N
         "steps_per_epoch": f.epochs.steps_per_epoch if f.epochs else None,
     }
     if s.running_average:
+        code, margin = "LD204", s.noise_ratio - 3
         msg = (
             f"The logged loss is a running average reset each epoch: its step-to-step noise is "
             f"{s.noise_ratio:.1f}x larger early in the epoch than late."
         )
-        return codes.finding(
-            "LD204", msg, evidence=ev, confidence=confidence(s.noise_ratio - 3), **span
-        )
-    if s.staircase:
+    elif s.staircase or s.sawtooth:
+        code, margin = ("LD203" if s.staircase else "LD202"), abs(s.jump_z) - 4
+        how = "without drifting back" if s.staircase else "and drifts back"
         msg = (
-            f"The loss steps down by {-s.jump:.3f} at each epoch boundary (z={s.jump_z:.1f}) "
-            "without drifting back within the epoch."
+            f"The loss jumps by {s.jump:+.3f} at each epoch boundary (z={s.jump_z:.1f}) "
+            f"{how} within the epoch."
         )
-        return codes.finding(
-            "LD203", msg, evidence=ev, confidence=confidence(abs(s.jump_z) - 4), **span
-        )
-    if s.sawtooth:
-        msg = (
-            f"The loss jumps by {s.jump:+.3f} at each epoch boundary (z={s.jump_z:.1f}) and "
-            "drifts back within the epoch."
-        )
-        return codes.finding(
-            "LD202", msg, evidence=ev, confidence=confidence(abs(s.jump_z) - 4), **span
-        )
-    return None
+    else:
+        return None
+    return codes.finding(code, msg, evidence=ev, confidence=confidence(margin), **span)
 
 
 def findings_for(v: Verdict, f: Facts) -> tuple[Finding, ...]:

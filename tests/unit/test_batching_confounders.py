@@ -8,21 +8,11 @@ import numpy as np
 import polars as pl
 import pytest
 
+from fixtures.simulator import EXPECTED_CAUSE as CAUSES
 from fixtures.simulator import SimConfig, as_run, simulate
 from logdoctor import codes
 from logdoctor.analyzers.batching import BatchingDiagnosis
 from logdoctor.model import Finding, Run, RunMeta, Verdict, validate_run
-
-CAUSES = {
-    "cyclic_lr": "cyclic_lr",
-    "cyclic_lr_epoch": "cyclic_lr",
-    "bad_batches": "bad_batches",
-    "instability": "instability",
-    "nan": "nan",
-    "resume": "resume",
-    "running_avg": "running_avg",
-    "staircase": "staircase",
-}
 
 
 def verdict(cfg: SimConfig, findings: list[Finding] | None = None) -> Verdict:

@@ -33,7 +33,7 @@ class Facts:
     has_lr: bool
     lr_cyclic: bool
     token_budget: int | None
-    period: float | None
+    period: dict[str, float]
 
     @property
     def usable_lengths(self) -> bool:
@@ -50,11 +50,16 @@ def _token_budget(run: Run) -> int | None:
     return int(math.ceil(prod.max() / 128) * 128) if prod.size else None
 
 
-def _period(findings: Sequence[Finding]) -> float | None:
+_PERIOD_KEYS = ("p_value", "power_ratio", "acf_at_period", "epoch_ratio")
+
+
+def _period(findings: Sequence[Finding]) -> dict[str, float]:
+    """The LD201 periodicity finding's evidence (``period`` and its test statistics), if any."""
     for f in findings:
         if f.code == "LD201" and isinstance(f.evidence.get("period"), int | float):
-            return float(f.evidence["period"])  # type: ignore[arg-type]
-    return None
+            keys = ("period", *_PERIOD_KEYS)
+            return {k: float(v) for k in keys if isinstance(v := f.evidence.get(k), int | float)}
+    return {}
 
 
 def _epochs(

@@ -79,10 +79,10 @@ def evidence(f: Facts) -> EvidenceDict:
             "phase_r2": rounded(s.phase_r2),
             "noise_ratio": rounded(s.noise_ratio, 2),
         }
-    if f.period is not None:
-        ev["period"] = f.period
+    if f.period:
+        ev |= {f"period_{k}" if k != "period" else k: v for k, v in f.period.items()}
         if f.epochs is not None and f.epochs.steps_per_epoch:
-            ev["period_epoch_ratio"] = rounded(f.period / f.epochs.steps_per_epoch, 3)
+            ev["period_epoch_ratio"] = rounded(f.period["period"] / f.epochs.steps_per_epoch, 3)
     ev["causes"] = ",".join(c.key for c in f.causes) or None
     ev["token_budget_estimate"] = f.token_budget
     return ev
@@ -174,7 +174,9 @@ def loss_only_sorted_verdict(f: Facts, s: EpochShape) -> Verdict:
         f"boundary, z={s.jump_z:.1f}, drifting back within the epoch) that the lr does not "
         f"explain: batches are most likely fed in length order; {LOG_WHAT} to confirm."
     )
-    m = 0.5 + min(
+    ratio = f.period.get("period", 0.0) / (f.epochs.steps_per_epoch or 1) if f.epochs else 0.0
+    periodic = abs(ratio - 1) < 0.1 and f.period.get("p_value", 1.0) < 1e-3  # LD201 agrees
+    m = (1.5 if periodic else 0.5) + min(
         (s.sawtooth_ratio - 0.5) / 0.25, (abs(s.jump_z) - 5) / 5, (s.phase_r2 - 0.1) / 0.1
     )
     return Verdict(

@@ -98,6 +98,7 @@ def test_ld201_period_is_related_to_the_epoch() -> None:
     )
     v = BatchingDiagnosis().diagnose(as_run(table), [period]).verdict
     assert v.evidence["period_epoch_ratio"] == 1.0
+    assert v.evidence["period_p_value"] == 1e-9 and v.evidence["period_power_ratio"] == 30.0
 
 
 def test_resume_cause_uses_ingest_metadata() -> None:

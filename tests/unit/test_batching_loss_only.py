@@ -54,3 +54,16 @@ def test_staircase_and_running_average_findings() -> None:
     ravg = diagnose(SimConfig(confounder="running_avg", n_samples=3000, batch_stats=False, seed=66))
     ld204 = [f for f in ravg.findings if f.code == "LD204"]
     assert ld204 and ld204[0].evidence["noise_ratio"] > 4  # type: ignore[operator]
+
+
+def test_ld201_at_the_epoch_raises_loss_only_confidence() -> None:
+    from logdoctor import codes
+
+    cfg = SimConfig(strategy="sorted_asc", n_samples=3000, batch_stats=False, seed=67)
+    table, truth = simulate(cfg)
+    run = as_run(table)
+    alone = BatchingDiagnosis().diagnose(run, []).verdict
+    ev = {"period": float(truth["steps_per_epoch"]), "p_value": 1e-8, "epoch_ratio": 1.0}  # type: ignore[arg-type]
+    backed = BatchingDiagnosis().diagnose(run, [codes.finding("LD201", "p", evidence=ev)]).verdict
+    assert alone.batching == backed.batching == "sorted"
+    assert backed.confidence > alone.confidence

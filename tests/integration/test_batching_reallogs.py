@@ -11,7 +11,7 @@ from logdoctor import pipeline
 from logdoctor.analyzers.batching import BatchingDiagnosis
 from logdoctor.errors import LogdoctorError
 
-pytestmark = [pytest.mark.reallogs, pytest.mark.slow]
+pytestmark = pytest.mark.reallogs
 
 
 def test_no_real_log_is_called_sorted_or_static(reallogs_dir: Path) -> None:

@@ -29,6 +29,7 @@ from fixtures.simpipeline import FAULTS, HEALTHY
 from fixtures.simulator import CONFOUNDERS, SimConfig, as_run, simulate
 from logdoctor.analyzers.batching import BatchingDiagnosis
 from logdoctor.model import BATCHING_LABELS
+from logdoctor.pipeline import analyze
 
 
 def draw(rng: np.random.Generator, seed: int) -> SimConfig:
@@ -80,6 +81,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--seeds", type=int, nargs="+", default=[1000], help="scenario seeds (use >= 1000)"
     )
+    ap.add_argument(
+        "--with-detectors",
+        action="store_true",
+        help="run the registered detectors first (pipeline.analyze); diagnose with their findings",
+    )
     args = ap.parse_args(argv)
     diag = BatchingDiagnosis()
     matrix: Counter[tuple[str, str]] = Counter()
@@ -91,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(args.runs):
             cfg = draw(rng, seed * 100_000 + i)
             table, truth = simulate(cfg)
-            v = diag.diagnose(as_run(table), []).verdict
+            run = as_run(table)
+            v = analyze(run).verdict if args.with_detectors else diag.diagnose(run, []).verdict
             exp = str(truth["expected_verdict"])
             matrix[(exp, v.batching)] += 1
             conf.append(v.confidence)

@@ -80,6 +80,13 @@ class BatchingDiagnosis:
             and not facts.lr_cyclic
         )
 
+    @staticmethod
+    def sawtooth_explains(facts: Facts) -> bool:
+        """An epoch sawtooth also explains a "divergence" (the climb within each epoch) or loss
+        spikes; it does not explain NaN, a resume, instability or a running average.
+        """
+        return all(c.key in ("divergence", "bad_batches") for c in facts.causes)
+
     def diagnose(self, run: Run, findings: Sequence[Finding]) -> Diagnosis:
         """Return the verdict for a run given the detectors' findings."""
         facts = gather(run, findings, self.min_spread)
@@ -88,10 +95,10 @@ class BatchingDiagnosis:
             verdict = vt.sorted_verdict(facts, o, self.min_lag1, self.min_monotone)
         elif r is not None and self.is_static(facts):
             verdict = vt.static_verdict(facts, r, self.min_excess)
+        elif s is not None and self.loss_only_sorted(facts) and self.sawtooth_explains(facts):
+            verdict = vt.loss_only_sorted_verdict(facts, s)
         elif facts.causes:
             verdict = vt.not_batching_verdict(facts, self.min_lag1)
-        elif s is not None and self.loss_only_sorted(facts):
-            verdict = vt.loss_only_sorted_verdict(facts, s)
         elif o is None and r is None:
             verdict = vt.undecidable_verdict(facts)
         elif r is None or not r.decidable:

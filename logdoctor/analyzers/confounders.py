@@ -15,6 +15,19 @@ from scipy import stats
 
 from logdoctor.model import Evidence, Finding
 
+#: Which cause is named first when several are present: mechanisms that explain the symptoms
+#: (a running average, a cyclic lr, a staircase) come before the symptoms detectors report.
+PRIORITY = {
+    "nan": 0,
+    "resume": 1,
+    "running_avg": 2,
+    "cyclic_lr": 3,
+    "staircase": 4,
+    "instability": 5,
+    "divergence": 6,
+    "bad_batches": 7,
+}
+
 
 @dataclass(frozen=True, slots=True)
 class Cause:
@@ -85,11 +98,15 @@ def _level(v: np.ndarray, side: int = 7) -> np.ndarray:
 def from_findings(findings: Sequence[Finding]) -> list[Cause]:
     """Causes named by other detectors' findings."""
     table = {
-        "LD001": ("nan", "non-finite loss (NaN/inf)", 0),
-        "LD002": ("divergence", "divergence", 1),
-        "LD003": ("resume", "a resume that rewrote earlier steps", 2),
-        "LD004": ("resume", "a resume followed by a loss jump", 2),
-        "LD102": ("instability", "optimisation instability (grad-norm spikes)", 4),
+        "LD001": ("nan", "non-finite loss (NaN/inf)", PRIORITY["nan"]),
+        "LD002": ("divergence", "divergence", PRIORITY["divergence"]),
+        "LD003": ("resume", "a resume that rewrote earlier steps", PRIORITY["resume"]),
+        "LD004": ("resume", "a resume followed by a loss jump", PRIORITY["resume"]),
+        "LD102": (
+            "instability",
+            "optimisation instability (grad-norm spikes)",
+            PRIORITY["instability"],
+        ),
     }
     out = []
     for f in findings:
@@ -107,7 +124,7 @@ def nonfinite(steps: np.ndarray, loss: np.ndarray) -> Cause | None:
     return Cause(
         "nan",
         "non-finite loss (NaN/inf)",
-        0,
+        PRIORITY["nan"],
         1.0,
         {"nonfinite_steps": int(bad.sum()), "first_nonfinite_step": int(steps[bad][0])},
     )
@@ -121,7 +138,7 @@ def resumed(resumes: int, resume_steps: Sequence[int]) -> Cause | None:
     return Cause(
         "resume",
         "a resume that rewrote earlier steps",
-        2,
+        PRIORITY["resume"],
         0.95,
         {"resumes": resumes, "first_resume_step": first},
     )
@@ -164,7 +181,7 @@ def spikes(
         return Cause(
             "instability",
             "optimisation instability (loss spikes with grad-norm spikes)",
-            4,
+            PRIORITY["instability"],
             float(min(1.0, 0.5 + 0.1 * gn_hits.size)),
             ev,
         )
@@ -173,7 +190,7 @@ def spikes(
     return Cause(
         "bad_batches",
         "isolated bad batches (loss spikes)",
-        5,
+        PRIORITY["bad_batches"],
         float(min(1.0, z[hit].max() / 20)),
         ev,
     )
@@ -195,7 +212,7 @@ def cyclic_lr(lr: np.ndarray | None, resid: np.ndarray) -> Cause | None:
     return Cause(
         "cyclic_lr",
         "a cyclic / restarting learning rate that the loss follows",
-        6,
+        PRIORITY["cyclic_lr"],
         min(1.0, rho * 2),
         {"lr_rerise": round(rerise, 3), "loss_lr_rho": round(rho, 3), "loss_lr_p": p},
     )

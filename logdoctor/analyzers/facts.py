@@ -135,7 +135,7 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
             cf.Cause(
                 "running_avg",
                 "a running-average loss that resets every epoch",
-                3,
+                cf.PRIORITY["running_avg"],
                 min(1.0, shape.noise_ratio / 8),
                 {"noise_ratio": round(shape.noise_ratio, 2)},
             )
@@ -145,7 +145,7 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
             cf.Cause(
                 "staircase",
                 "an epoch staircase (memorisation across epochs)",
-                7,
+                cf.PRIORITY["staircase"],
                 min(1.0, abs(shape.jump_z) / 10),
                 {"epoch_jump": round(shape.jump, 4)},
             )

@@ -104,6 +104,14 @@ def _recurrence(
     return rc.recurrence(sig[0], epochs.index, float(stride), sig[2], sig[1], single)
 
 
+def _unique(causes: list[cf.Cause]) -> tuple[cf.Cause, ...]:
+    """Causes by priority, one per key (a detector's finding and our own check may both name it)."""
+    seen: dict[str, cf.Cause] = {}
+    for c in sorted(causes, key=lambda c: c.priority):
+        seen.setdefault(c.key, c)
+    return tuple(seen.values())
+
+
 def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> Facts:
     """Compute the facts for ``run``; ``min_spread`` is the least relative IQR of batch length
     (below it, e.g. packed sequences with constant tokens per step, order carries no signal).
@@ -161,7 +169,7 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
         epochs=epochs,
         rec=_recurrence(run, steps, epochs, sig),
         shape=shape,
-        causes=tuple(sorted(causes, key=lambda c: c.priority)),
+        causes=_unique(causes),
         has_lr=lr is not None,
         lr_cyclic=cf.is_cyclic(lr),
         token_budget=_token_budget(run),

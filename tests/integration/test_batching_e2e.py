@@ -28,6 +28,8 @@ TEXT_FIXTURES = [
     "loss_only_sorted",
     "short_sorted",
     "long_bucketed",
+    "static_fp",
+    "bucketed_fp",
 ]
 
 

@@ -76,6 +76,11 @@ def test_detector_findings_name_the_cause(code: str, cause: str) -> None:
     assert v.evidence["cause_from_finding"] == code
 
 
+def test_a_cause_named_by_a_detector_and_by_our_check_is_listed_once() -> None:
+    v = verdict(SimConfig(confounder="nan", n_samples=2000, seed=48), _with_findings(["LD001"]))
+    assert v.evidence["causes"] == "nan"
+
+
 def test_batching_fault_outranks_detector_confounders() -> None:
     v = verdict(
         SimConfig(strategy="sorted_asc", n_samples=2000, seed=45), _with_findings(["LD102"])

@@ -205,6 +205,8 @@ def cyclic_lr(lr: np.ndarray | None, resid: np.ndarray) -> Cause | None:
     rerise = _rerise(v)
     if rerise < 0.2:
         return None
+    if np.ptp(resid[ok]) == 0:
+        return None
     res = stats.spearmanr(resid[ok], v)
     rho, p = float(res.statistic), float(res.pvalue)
     if not (rho > 0.1 and p < 1e-4):

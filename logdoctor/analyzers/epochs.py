@@ -133,7 +133,8 @@ def _noise_profile(y: np.ndarray, pos: np.ndarray, idx: np.ndarray) -> tuple[flo
     ratio = float(np.median(early) / max(np.median(late), 1e-12))
     dec = np.minimum((ph[same] * 10).astype(int), 9)
     med = [np.median(dn[same][dec == d]) for d in range(10) if np.any(dec == d)]
-    trend = float(stats.spearmanr(np.arange(len(med)), med).statistic) if len(med) >= 4 else 0.0
+    varied = len(med) >= 4 and np.ptp(med) > 0
+    trend = float(stats.spearmanr(np.arange(len(med)), med).statistic) if varied else 0.0
     return ratio, trend
 
 

@@ -160,7 +160,7 @@ def loss_length(resid: np.ndarray, x: np.ndarray) -> LossLength | None:
     """How the detrended loss tracks batch length; None with fewer than 10 usable steps."""
     ok = np.isfinite(resid) & np.isfinite(x)
     n = int(ok.sum())
-    if n < 10 or np.ptp(x[ok]) == 0:
+    if n < 10 or np.ptp(x[ok]) == 0 or np.ptp(resid[ok]) == 0:
         return None
     res = stats.spearmanr(resid[ok], x[ok])
     rho = float(res.statistic)

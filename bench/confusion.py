@@ -5,7 +5,9 @@ Usage::
     python bench/confusion.py --runs 400 --seeds 1000 2000   # seeds never used by the tests (<1000)
 
 Each run draws a scenario (strategy x confounder x length x logging stride x batch stats) from a
-generator seeded with ``seed``; the run itself is simulated with its own fresh seed. Prints the
+generator seeded with ``seed``; the run itself is simulated with its own fresh seed. Sizes: short
+(1.2-2.5k samples, a few hundred steps), medium, long, and 5% extra-long runs (200-400k samples,
+50k-150k steps). Prints the
 confusion matrix (rows: expected verdict, columns: verdict given), the accuracy, the must-not count
 (sorted/static said of a healthy or confounded run), a reliability table of the confidence, and
 the cases it got wrong. The Run is built directly from the simulated table (no text parsing).
@@ -37,17 +39,18 @@ def draw(rng: np.random.Generator, seed: int) -> SimConfig:
     fault = rng.random() < 0.4
     strategy = str(rng.choice(FAULTS if fault else HEALTHY))
     confounder = "none" if fault or rng.random() < 0.3 else str(rng.choice(CONFOUNDERS[1:]))
-    size = str(rng.choice(["short", "medium", "long"], p=[0.3, 0.5, 0.2]))
+    size = str(rng.choice(["short", "medium", "long", "xlong"], p=[0.3, 0.45, 0.2, 0.05]))
     n_samples = {
         "short": int(rng.integers(1200, 2500)),
         "medium": int(rng.integers(4000, 12000)),
         "long": int(rng.integers(20000, 50000)),
+        "xlong": int(rng.integers(200000, 400000)),  # 50k-150k steps
     }[size]
     return SimConfig(
         strategy=strategy,
         confounder=confounder,
         n_samples=n_samples,
-        epochs=int(rng.integers(3, 9)),
+        epochs=int(rng.integers(3, 6)) if size == "xlong" else int(rng.integers(3, 9)),
         length_effect=float(rng.uniform(0.1, 0.4)),
         noise=float(rng.uniform(0.02, 0.08)),
         log_every=1

@@ -54,13 +54,18 @@ class BatchingDiagnosis:
         self.min_spread = min_spread
 
     def is_sorted(self, facts: Facts) -> bool:
-        """Batch length is strongly autocorrelated and mostly moves one way along the steps."""
-        o = facts.order
+        """Batch length is strongly autocorrelated and mostly moves one way along the steps, and
+        either resets at an epoch or window boundary or drives the loss. A single ramp with neither
+        (e.g. a length curriculum, or a toy log whose lengths just count up) is not enough.
+        """
+        o, c = facts.order, facts.loss_len
+        tracks = c is not None and c.p_value < 1e-3 and abs(c.rho) >= 0.1
         return (
             o is not None
             and o.n >= 30
             and o.lag1 >= self.min_lag1
             and o.monotone_frac >= self.min_monotone
+            and (len(o.resets) >= 1 or tracks)
         )
 
     def is_static(self, facts: Facts) -> bool:

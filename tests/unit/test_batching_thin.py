@@ -54,3 +54,12 @@ def test_missing_lengths_in_places_are_tolerated() -> None:
         .verdict
     )
     assert v.batching in ("inconclusive", "healthy")
+
+
+def test_a_lone_length_ramp_that_the_loss_ignores_is_not_sorted() -> None:
+    n = 40
+    loss = [3 - i * 0.01 for i in range(1, n + 1)]
+    v = BatchingDiagnosis().diagnose(
+        run_of(loss, len_mean=[100.0 + i for i in range(1, n + 1)]), []
+    )
+    assert v.verdict.batching == "inconclusive"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from logdoctor import codes
 from logdoctor.analyzers.epochs import EpochShape
 from logdoctor.analyzers.facts import Facts
@@ -150,7 +152,7 @@ def not_batching_verdict(f: Facts, min_lag1: float) -> Verdict:
     summary = f"The loss problem comes from {c.label}{extra}, not from batching: {_order_text(f)}."
     ev = evidence(f) | {f"cause_{k}": v for k, v in c.evidence.items()}
     order_margin = (min_lag1 - f.order.lag1) / 0.1 if f.order is not None else 2.0
-    m = 1.0 + 2.0 * c.strength + min(2.0, order_margin)
+    m = 1.0 + 2.0 * c.strength + float(np.clip(order_margin, -1.0, 2.0))
     hint = codes.RULES[_CAUSE_CODE.get(c.key, "LD101")].action
     return Verdict("not_batching", confidence(m), c.label, summary, hint, ev)
 
@@ -231,7 +233,7 @@ def static_undecidable_verdict(f: Facts, min_lag1: float) -> Verdict:
     margin = (min_lag1 - f.order.lag1) / 0.1 if f.order is not None else 1.0
     return Verdict(
         "inconclusive",
-        confidence(1.0 + min(2.0, margin)),
+        confidence(1.0 + float(np.clip(margin, 0.0, 2.0))),
         "composition across epochs unknown",
         summary,
         "Log batch_fp (a fingerprint of the sample indices) and the epoch for every step.",

@@ -40,7 +40,9 @@ def test_one_and_two_steps_say_what_was_skipped(
     assert ld006["evidence"]["n_steps"] == steps and "periodicity" in ld006["evidence"]["skipped"]
     assert ld006["message"].startswith(f"Only {steps} step{'' if steps == 1 else 's'} logged")
     assert doc["verdict"]["batching"] in ("inconclusive", "not_batching")
-    assert {f["code"] for f in doc["findings"]} == {"LD006"}  # nothing else is claimed
+    # nothing is claimed about the loss; the verdict may only say what it lacks (info)
+    assert all(f["severity"] == "info" for f in doc["findings"])
+    assert not any(f["code"].startswith(("LD1", "LD2", "LD3", "LD4")) for f in doc["findings"])
 
 
 def test_twelve_steps_are_too_short_for_periodicity(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

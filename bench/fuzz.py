@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import resource
 import sys
 import tempfile
 import time
@@ -90,7 +91,11 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--analyze", action="store_true", help="also run the full analysis on parsed cases")
     ap.add_argument("--max-memory", help="memory budget, e.g. 64K: most cases are then read in chunks")
+    ap.add_argument("--as-limit", default="6G", help="address-space limit: a runaway allocation is then "
+                    "a MemoryError crash of this case, not an OOM kill of the machine's processes")
     args = ap.parse_args()
+    limit = parse_size(args.as_limit)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     budget = parse_size(args.max_memory) if args.max_memory else None
     return run(args.cases, args.seed, args.analyze, budget)
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from logdoctor.cli import main
 from logdoctor.analyzers import ANALYZERS as REAL_ANALYZERS
+from logdoctor.cli import main
 from tests.probe import with_probe  # noqa: F401
 
 GOOD = "".join(f"step {i}: loss={3 - i * 0.01:.3f} len_mean={100 + i}\n" for i in range(1, 41))

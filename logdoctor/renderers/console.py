@@ -87,6 +87,8 @@ class ConsoleRenderer(Renderer):
         if rows.evidence:
             parts.append(Text("Evidence behind the verdict", style="bold"))
             parts.extend(_indented(f"- {s}") for s in rows.evidence)
+            if self.verbosity > 0:
+                parts.extend(_indented(f"- {s}") for s in rows.evidence_detail)
         parts.extend(Text(f"note: {n}", style="dim") for n in rows.notes)
         return self._print(parts)
 

@@ -56,6 +56,8 @@ class MarkdownRenderer(Renderer):
         if rows.evidence:
             out += ["", "#### Evidence behind the verdict", ""]
             out += [f"- {s}" for s in rows.evidence]
+            if self.verbosity > 0:
+                out += [f"- {s}" for s in rows.evidence_detail]
         if rows.notes:
             out += ["", *(f"> note: {n}" for n in rows.notes)]
         return "\n".join(out) + "\n"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from logdoctor.model import LINE_NO, LOSS, STEP, Finding, Outcome, Report
-from logdoctor.renderers.evidence import evidence_sentences, format_value
+from logdoctor.renderers.evidence import evidence_sentences, format_value, split_evidence
 
 #: How each batching verdict reads to a person.
 VERDICT_TITLES: dict[str, str] = {
@@ -54,6 +54,8 @@ class Rows:
     findings: tuple[FindingRow, ...]
     evidence: tuple[str, ...]
     notes: tuple[str, ...]
+    #: the verdict's remaining evidence as ``key: value`` lines (shown with ``-v``)
+    evidence_detail: tuple[str, ...] = ()
 
 
 def step_range(f: Finding) -> str:
@@ -133,6 +135,7 @@ def build_rows(report: Report) -> Rows:
     """All rows of the human report, findings in the order the report holds them (by severity)."""
     v = report.verdict
     ordered = sorted(report.findings, key=lambda f: -f.severity)
+    known, rest = split_evidence(v.evidence)
     return Rows(
         path=report.meta.path,
         verdict_line=verdict_line(report),
@@ -143,8 +146,9 @@ def build_rows(report: Report) -> Rows:
         hint=v.hint,
         facts=facts(report),
         findings=tuple(finding_row(f) for f in ordered),
-        evidence=tuple(evidence_sentences(v.evidence)),
+        evidence=tuple(known),
         notes=(*report.meta.notes, *report.notes),
+        evidence_detail=tuple(rest),
     )
 
 

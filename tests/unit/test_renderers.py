@@ -134,7 +134,7 @@ def test_console_without_color_has_no_escape_codes_and_fits_80() -> None:
     out = ConsoleRenderer(color=False, width=80, verbosity=1).render(REPORTS["sorted"]())
     assert "\x1b[" not in out
     assert max(len(line) for line in out.splitlines()) <= 80
-    assert "loss vs batch mean length: Spearman ρ = 0.82, p < 1e-9" in out
+    assert "loss vs batch length: Spearman ρ = 0.82, p < 1e-9" in out
 
 
 def test_console_with_color_uses_ansi() -> None:

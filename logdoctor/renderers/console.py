@@ -96,7 +96,8 @@ class ConsoleRenderer(Renderer):
         from rich import box
         from rich.table import Table
 
-        body = [self.render(o.report) for o in outcomes if o.report is not None]
+        shown = outcomes if self.per_run or len(outcomes) == 1 or self.verbosity < 0 else ()
+        body = [self.render(o.report) for o in shown if o.report is not None]
         if len(outcomes) > 1 and self.verbosity >= 0:
             table = Table(
                 title="Summary", box=box.SIMPLE_HEAD, title_justify="left", show_edge=False

@@ -63,7 +63,8 @@ class MarkdownRenderer(Renderer):
         return "\n".join(out) + "\n"
 
     def render_outcomes(self, outcomes: Sequence[Outcome]) -> str:
-        body = [self.render(o.report) for o in outcomes if o.report is not None]
+        shown = outcomes if self.per_run or len(outcomes) == 1 or self.verbosity < 0 else ()
+        body = [self.render(o.report) for o in shown if o.report is not None]
         if len(outcomes) > 1 and self.verbosity >= 0:
             header = ("run", "steps", "verdict", "worst finding", "exit")
             body.append(

@@ -135,9 +135,9 @@ def analyze(
     cfg = _config(config, field_map, steps_per_epoch, select, ignore)
     outcomes = pipeline.analyze_paths(paths, cfg, jobs)
     _emit(outcomes, fmt, -1 if quiet else verbose, output, paths, reports)
-    reports = [o.report for o in outcomes if o.report]
-    if plot and reports:
-        write_output(plot_renderer_for(plot)().render_many(reports), plot, inputs=paths)
+    done = [o.report for o in outcomes if o.report]
+    if plot and done:
+        write_output(plot_renderer_for(plot)().render_many(done), plot, inputs=paths)
     return worst(ExitCode.BAD_INPUT if o.error else ExitCode.OK for o in outcomes)
 
 

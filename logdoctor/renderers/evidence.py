@@ -40,6 +40,11 @@ EVIDENCE_TEMPLATES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("lr_rerise",), "the learning rate climbs again by {lr_rerise} of its range after its first peak"),
     (("recurrence_chance",), "{recurrence_chance} of batches would recur by chance"),
     (("token_budget_estimate",), "token budget estimated from the log: {token_budget_estimate} tokens"),
+    (
+        ("fix_buckets", "fix_bucketed_vs_sorted_throughput", "fix_bucketed_vs_random_throughput"),
+        "the fix priced on this log's batches: a bucketed shuffle with {fix_buckets} buckets keeps "
+        "{fix_bucketed_vs_sorted_throughput} of sorted throughput ({fix_bucketed_vs_random_throughput}x random)",
+    ),
     # detectors
     (("period", "p_value", "power_ratio"), "loss period {period} steps ({power_ratio} of the power), {p_value}"),
     (("period", "steps_per_epoch"), "loss period {period} steps, epoch length {steps_per_epoch} steps"),
@@ -63,6 +68,7 @@ _KIND_BY_SUFFIX: tuple[tuple[str, str], ...] = (
     ("_fraction", "pct"),
     ("_chance", "pct"),
     ("_rerise", "pct"),
+    ("_vs_sorted_throughput", "pct"),
     ("_if_static", "pct"),
     ("_rho", "r"),
     ("_ci_low", "r"),

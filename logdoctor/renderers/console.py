@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from logdoctor.model import Outcome, Report
 from logdoctor.renderers.base import Renderer
-from logdoctor.renderers.rows import Rows, build_rows, sparkline, summary_rows
+from logdoctor.renderers.rows import Rows, build_rows, listed_findings, sparkline, summary_rows
 
 if TYPE_CHECKING:  # rich is imported when a report is drawn, so `check --format json` starts fast
     from rich.console import Console, RenderableType
@@ -81,7 +81,7 @@ class ConsoleRenderer(Renderer):
         spark = sparkline(report, width=max(10, min(width, 120) - 12))
         if spark:
             parts.append(Text.assemble(("loss      ", "bold"), spark))
-        parts.append(_findings(rows))
+        parts.append(_findings(rows, self.verbosity))
         if self.verbosity > 0:
             parts.extend(_details(rows))
         if rows.evidence:
@@ -145,7 +145,7 @@ def _facts(rows: Rows) -> Table:
     return table
 
 
-def _findings(rows: Rows) -> RenderableType:
+def _findings(rows: Rows, verbosity: int) -> RenderableType:
     from rich import box
     from rich.table import Table
     from rich.text import Text
@@ -158,7 +158,10 @@ def _findings(rows: Rows) -> RenderableType:
     table.add_column("rule", overflow="fold")
     table.add_column("steps", overflow="fold")
     table.add_column("message", overflow="fold", ratio=1)
-    for f in rows.findings:
+    listed, more = listed_findings(rows, verbosity)
+    if more:
+        table.caption, table.caption_justify = more, "left"
+    for f in listed:
         style = _SEVERITY_STYLE[f.severity]
         table.add_row(
             Text(f.severity, style=style), Text(f.code, style=style), f.rule, f.steps, f.message

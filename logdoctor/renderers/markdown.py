@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from logdoctor.model import Outcome, Report
 from logdoctor.renderers.base import Renderer
-from logdoctor.renderers.rows import build_rows, sparkline, summary_rows
+from logdoctor.renderers.rows import build_rows, listed_findings, sparkline, summary_rows
 
 
 def cell(text: str) -> str:
@@ -45,8 +45,11 @@ class MarkdownRenderer(Renderer):
         out += ["", "#### Findings", ""]
         if rows.findings:
             header = ("severity", "code", "rule", "steps", "message")
-            cells = [(f.severity, f.code, f.rule, f.steps, f.message) for f in rows.findings]
+            listed, more = listed_findings(rows, self.verbosity)
+            cells = [(f.severity, f.code, f.rule, f.steps, f.message) for f in listed]
             out += table(header, cells)
+            if more:
+                out += ["", f"_{more}_"]
             if self.verbosity > 0:
                 for f in rows.findings:
                     out += ["", f"**{f.code} {f.rule}** ({f.where}): {f.hint}"]

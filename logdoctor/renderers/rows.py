@@ -37,6 +37,8 @@ class FindingRow:
     line: str
     confidence: str
     evidence: tuple[str, ...]
+    #: the verdict rule that explains this finding as a symptom ("" when none)
+    explained_by: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +88,25 @@ def finding_row(f: Finding) -> FindingRow:
         line="" if f.line is None else str(f.line),
         confidence=f"{f.confidence:.0%}",
         evidence=tuple(evidence_sentences(f.evidence)),
+        explained_by=str(f.evidence.get("explained_by") or ""),
     )
+
+
+def listed_findings(rows: Rows, verbosity: int) -> tuple[tuple[FindingRow, ...], str]:
+    """The findings to list, and a line standing for the ones left out.
+
+    Without ``-v``, findings the verdict explains as symptoms (e.g. a level change at every length
+    reset of a sorted run) are counted in one line instead of listed one by one.
+    """
+    if verbosity > 0:
+        return rows.findings, ""
+    shown = tuple(f for f in rows.findings if not f.explained_by)
+    hidden = [f for f in rows.findings if f.explained_by]
+    if not hidden:
+        return shown, ""
+    causes = ", ".join(sorted({f.explained_by for f in hidden}))
+    codes = ", ".join(sorted({f.code for f in hidden}))
+    return shown, f"+ {len(hidden)} more ({codes}) explained as symptoms of {causes}; -v lists them"
 
 
 def count_phrase(findings: Sequence[Finding]) -> str:

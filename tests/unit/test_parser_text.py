@@ -224,3 +224,29 @@ def test_restart_markers_flag_the_next_step(tmp_path: Path) -> None:
     text += "step 3 loss=2.8\nstep 4 loss=2.7\nResuming training from checkpoint 4\nstep 5 loss=2\n"
     result = TextParser().parse(open_source(_write(tmp_path, text)), FieldMap())
     assert result.table["restart"].to_list() == [0, 0, 1, 0, 1]
+
+
+def test_clean_keeps_the_message_column_on_an_empty_frame() -> None:
+    """Regression: when the fast path takes every line, the rest is empty and still has ``msg``."""
+    import polars as pl
+
+    from logdoctor.parsers.lines import LINE, clean
+
+    empty = pl.DataFrame({LINE: [], "line_no": []}, schema={LINE: pl.String, "line_no": pl.Int64})
+    assert "msg" in clean(empty).columns
+
+
+def test_end_of_training_summary_dict_is_not_a_step(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """ms-swift prints a final {'train_runtime': ..., 'train_loss': ...} dict with the last step's
+    counter; it is a run average, not a step, and must not look like a resume."""
+    from logdoctor import pipeline
+
+    lines = [
+        f"{{'loss': '{2 - i / 100:.3f}', 'global_step/max_steps': '{i}/3', 'epoch': '0.{i}'}}" for i in (1, 2, 3)
+    ]
+    lines.append("{'train_runtime': '4426', 'train_loss': '1.206', 'global_step/max_steps': '3/3'}")
+    log = tmp_path / "stdout.log"
+    log.write_text("\n".join(lines) + "\n")
+    run = pipeline.load(str(log))
+    assert run.table["loss"].to_list() == [1.99, 1.98, 1.97]
+    assert run.meta.resumes == 0 and run.meta.skip_reasons.get("run summary record") == 1

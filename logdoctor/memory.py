@@ -27,6 +27,9 @@ FRACTION = 0.5
 INGEST_FACTOR = 16
 #: Bytes of memory per kept step row during analysis (columns, copies, periodogram, changepoints).
 ROW_BYTES = 1024
+#: The automatic budget never goes below this, so that results do not change with a busy machine's
+#: momentary free memory (an explicit --max-memory may go lower).
+MIN_AUTO_BUDGET = 256 * 1024**2
 MIN_ROWS = 2_000
 MIN_CHUNK = 256 * 1024
 MAX_CHUNK = 128 * 1024 * 1024
@@ -63,7 +66,7 @@ def available_memory() -> int:
 
 def budget(override: str | int | None = None) -> int:
     """The memory budget in bytes: ``override``, else $LOGDOCTOR_MAX_MEMORY, else FRACTION of
-    the available memory.
+    the available memory (at least MIN_AUTO_BUDGET).
 
     Raises:
         ConfigError: the override or the environment variable is not a size.
@@ -73,7 +76,7 @@ def budget(override: str | int | None = None) -> int:
     text = override or os.environ.get(ENV_VAR)
     if text:
         return parse_size(text)
-    return int(available_memory() * FRACTION)
+    return max(MIN_AUTO_BUDGET, int(available_memory() * FRACTION))
 
 
 def in_memory_limit(total: int) -> int:

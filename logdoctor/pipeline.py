@@ -102,7 +102,8 @@ def analyze(run: Run, cfg: AnalysisConfig | None = None) -> Report:
         detection = detector.analyze(run)
         findings.extend(detection.findings)
         artifacts.update(detection.artifacts)
-    diagnosis = BatchingDiagnosis(**cfg.options_for(BatchingDiagnosis.name)).diagnose(run, findings)
+    options = cfg.options_for(BatchingDiagnosis.name)
+    diagnosis = BatchingDiagnosis(**options).diagnose(run, findings)  # type: ignore[arg-type]
     findings.extend(diagnosis.findings)
     artifacts.update(diagnosis.artifacts)
     kept = codes.select(findings, cfg.select, cfg.ignore)

@@ -1,0 +1,188 @@
+"""Epochs: where they start (logged, given or inferred) and the loss shape across them.
+
+Shapes: a *sawtooth* (the loss drifts within each epoch and jumps back at the boundary: data order),
+a *staircase* (the loss steps down at each boundary and does not drift back: memorisation) and a
+*running-average reset* (the logged loss is a mean since epoch start: its noise shrinks).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from logdoctor.model import EPOCH, Run
+
+
+@dataclass(frozen=True, slots=True)
+class Epochs:
+    """Epoch of each row, the first step of each epoch, and where that came from."""
+
+    index: np.ndarray
+    starts: tuple[int, ...]
+    steps_per_epoch: int | None
+    source: str
+
+    @property
+    def count(self) -> int:
+        """Number of epochs seen (complete or not)."""
+        return len(self.starts)
+
+
+def resolve(run: Run, steps: np.ndarray, inferred: int | None, how: str) -> Epochs | None:
+    """Epochs from the epoch column, else ``run.meta.steps_per_epoch``, else the inferred length."""
+    if run.has(EPOCH):
+        ep = run.table[EPOCH].cast(float).forward_fill().backward_fill().to_numpy()
+        _, idx = np.unique(np.floor(ep), return_inverse=True)
+        starts = steps[np.flatnonzero(np.r_[True, np.diff(idx) != 0])]
+        spe = run.meta.steps_per_epoch or (
+            int(np.median(np.diff(starts))) if starts.size > 2 else None
+        )
+        return Epochs(idx, tuple(int(s) for s in starts), spe, "epoch column")
+    spe, source = run.meta.steps_per_epoch, "given (steps per epoch)"
+    if not spe and inferred:
+        spe, source = inferred, how
+    if not spe:
+        return None
+    origin = 1 if steps[0] >= 1 else 0
+    idx = (steps - origin) // spe
+    _, idx = np.unique(idx, return_inverse=True)
+    starts = steps[np.flatnonzero(np.r_[True, np.diff(idx) != 0])]
+    return Epochs(idx, tuple(int(s) for s in starts), int(spe), source)
+
+
+@dataclass(frozen=True, slots=True)
+class EpochShape:
+    """The loss pattern across epoch boundaries.
+
+    Attributes:
+        jump: median loss jump at an epoch boundary (one epoch's line fit end to the next's start).
+        jump_z: ``jump`` over its standard error (a median of ``boundaries`` line-fit jumps).
+        jump_agreement: share of boundaries whose jump has the sign of the median jump.
+        drift: median within-epoch change (line fit, start to end) over the later epochs.
+        sawtooth_ratio: ``-drift / jump``: ≈1 for a sawtooth, ≤0 for a staircase.
+        phase_r2: share of the detrended loss variance explained by the position within the epoch.
+        noise_ratio: step-to-step noise in the first tenth of epochs over that in their second half.
+        noise_trend: rank correlation of that noise with the position in the epoch (≈-1 when it
+            shrinks steadily, as a running mean's does; ≈0 when both ends are noisy, as in sorted
+            order where both tails of the length distribution change fast).
+        boundaries: how many boundaries were measured.
+    """
+
+    jump: float
+    jump_z: float
+    jump_agreement: float
+    drift: float
+    sawtooth_ratio: float
+    phase_r2: float
+    noise_ratio: float
+    noise_trend: float
+    boundaries: int
+
+    @property
+    def running_average(self) -> bool:
+        """The logged loss resets each epoch and averages down (noise shrinks through the epoch)."""
+        return self.noise_ratio >= 4.0 and self.noise_trend <= -0.7 and self.boundaries >= 1
+
+    @property
+    def sawtooth(self) -> bool:
+        """Drift within the epoch, jump back at the boundary, consistently."""
+        return (
+            self.boundaries >= 2
+            and abs(self.jump_z) >= 5
+            and self.jump_agreement >= 0.75
+            and self.sawtooth_ratio >= 0.5
+            and self.phase_r2 >= 0.1
+            and not self.running_average
+        )
+
+    @property
+    def staircase(self) -> bool:
+        """Consistent downward steps at the boundaries with no drift back up within epochs."""
+        return (
+            self.boundaries >= 1
+            and self.jump_z <= -4
+            and self.jump_agreement >= 0.75
+            and self.sawtooth_ratio <= 0.25
+            and not self.running_average
+        )
+
+
+def _line_fits(
+    pos: np.ndarray, y: np.ndarray, idx: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-epoch least-squares line ``y ~ a + b*pos``; returns (a, b) per epoch."""
+    n = np.bincount(idx, minlength=k).astype(float)
+    sx, sy = np.bincount(idx, pos, k), np.bincount(idx, y, k)
+    sxx, sxy = np.bincount(idx, pos * pos, k), np.bincount(idx, pos * y, k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        b = (n * sxy - sx * sy) / (n * sxx - sx * sx)
+        a = (sy - b * sx) / n
+    return a, b
+
+
+def _noise_profile(y: np.ndarray, pos: np.ndarray, idx: np.ndarray) -> tuple[float, float]:
+    """Early/late step-to-step noise ratio and the rank trend of the noise over epoch deciles."""
+    dn = np.abs(np.diff(y))
+    ph = pos[1:]
+    same = idx[1:] == idx[:-1]
+    early, late = dn[same & (ph < 0.1)], dn[same & (ph >= 0.5)]
+    if early.size < 3 or late.size == 0:
+        return 1.0, 0.0
+    ratio = float(np.median(early) / max(np.median(late), 1e-12))
+    dec = np.minimum((ph[same] * 10).astype(int), 9)
+    med = [np.median(dn[same][dec == d]) for d in range(10) if np.any(dec == d)]
+    varied = len(med) >= 4 and np.ptp(med) > 0
+    trend = float(stats.spearmanr(np.arange(len(med)), med).statistic) if varied else 0.0
+    return ratio, trend
+
+
+def _phase_r2(resid: np.ndarray, phase: np.ndarray) -> float:
+    bins = np.minimum((phase * 10).astype(int), 9)
+    cnt = np.bincount(bins, minlength=10)
+    means = np.bincount(bins, resid, 10) / np.maximum(cnt, 1)
+    total = float(np.sum((resid - resid.mean()) ** 2))
+    return float(np.sum(cnt * (means - resid.mean()) ** 2) / total) if total > 0 else 0.0
+
+
+def shape(
+    steps: np.ndarray, loss: np.ndarray, resid: np.ndarray, epochs: Epochs
+) -> EpochShape | None:
+    """Measure the epoch shape of the loss; None with under two epochs of at least 8 rows each."""
+    ok = np.isfinite(loss) & np.isfinite(resid)
+    idx, s, y, r = epochs.index[ok], steps[ok].astype(float), loss[ok], resid[ok]
+    k = int(idx.max()) + 1 if idx.size else 0
+    cnt = np.bincount(idx, minlength=k)
+    if k < 2 or np.sum(cnt >= 8) < 2:
+        return None
+    first = np.full(k, np.inf)
+    np.minimum.at(first, idx, s)
+    last = np.full(k, -np.inf)
+    np.maximum.at(last, idx, s)
+    span = np.maximum(last - first, 1.0)
+    pos = (s - first[idx]) / span[idx]
+    a, b = _line_fits(pos, y, idx, k)
+    good = cnt >= 8
+    pair = good[:-1] & good[1:]
+    jumps = (a[1:] - (a[:-1] + b[:-1]))[pair]
+    drifts = b[good]
+    later = drifts[len(drifts) // 2 :]
+    dev = y - (a[idx] + b[idx] * pos)
+    sigma = float(np.median(np.abs(dev - np.median(dev)))) * 1.4826 or 1e-12
+    m = float(np.median(cnt[good]))
+    jump = float(np.median(jumps)) if jumps.size else 0.0
+    drift = float(np.median(later))
+    agree = float(np.mean(np.sign(jumps) == np.sign(jump))) if jumps.size else 0.0
+    noise_ratio, noise_trend = _noise_profile(y, pos, idx)
+    return EpochShape(
+        jump=jump,
+        jump_z=jump / (1.25 * sigma * np.sqrt(8 / m / max(jumps.size, 1))),
+        jump_agreement=agree,
+        drift=drift,
+        sawtooth_ratio=float(-drift / jump) if jump else 0.0,
+        phase_r2=_phase_r2(r, pos),
+        noise_ratio=noise_ratio,
+        noise_trend=noise_trend,
+        boundaries=int(jumps.size),
+    )

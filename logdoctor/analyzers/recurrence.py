@@ -1,0 +1,167 @@
+"""Do the same batches recur epoch after epoch? Batch signatures or fingerprints against chance.
+
+A signature is the tuple of logged batch statistics (seqs, tokens, len_min, len_max, len_mean;
+counts only when they are integers, i.e. per batch, not averaged over a logging interval);
+it is coarser than a fingerprint (``batch_fp``, a hash of the sample indices): two different
+batches can share a signature by chance, never a fingerprint. The chance rate is estimated from
+signature collisions *within* epochs (where, under any strategy, distinct batches meet), and the
+recurrence expected under static composition accounts for logging only every k-th step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+from scipy import stats
+
+from logdoctor.model import BATCH_FP, LEN_MAX, LEN_MEAN, LEN_MIN, SEQS, TOKENS, Run
+
+SIGNATURE_COLUMNS = (SEQS, TOKENS, LEN_MIN, LEN_MAX, LEN_MEAN)
+
+
+@dataclass(frozen=True, slots=True)
+class Recurrence:
+    """Recurrence of batches across epochs.
+
+    Attributes:
+        kind: "fingerprint" or "signature".
+        columns: the columns the signature is built from.
+        fraction: share of batches (epochs after the first) already seen in an earlier epoch.
+        chance: share expected by chance under a recomposing shuffle.
+        expected_if_static: share expected if every batch recurred (given the logging stride).
+        excess: ``(fraction - chance) / (expected_if_static - chance)``: ≈1 static, ≈0 recomposed.
+        p_value: one-sided test of the recurrences against the per-batch chances (normal
+            approximation of the Poisson-binomial).
+        n: batches compared.
+        by_epoch: ``fraction`` for each epoch (the first is 0 by definition).
+    """
+
+    kind: str
+    columns: tuple[str, ...]
+    fraction: float
+    chance: float
+    expected_if_static: float
+    excess: float
+    p_value: float
+    n: int
+    by_epoch: tuple[float, ...]
+
+    @property
+    def decidable(self) -> bool:
+        """Enough logged batches would recur under static composition to tell it apart."""
+        return (
+            self.expected_if_static - self.chance >= 0.1 and self.n * self.expected_if_static >= 10
+        )
+
+    @property
+    def static(self) -> bool:
+        """Batches recur far beyond chance: static composition."""
+        return self.decidable and self.excess >= 0.5 and self.p_value < 1e-6
+
+
+def signature_ids(
+    run: Run, use_fingerprint: bool = True
+) -> tuple[np.ndarray, tuple[str, ...], str] | None:
+    """Integer id per row of its batch fingerprint (preferred) or signature; None without either."""
+    t = run.table
+    if use_fingerprint and run.has(BATCH_FP):
+        fp = t[BATCH_FP].cast(pl.String)
+        return (
+            fp.fill_null("").rank("dense").to_numpy().astype(np.int64),
+            (BATCH_FP,),
+            "fingerprint",
+        )
+    cols = tuple(c for c in SIGNATURE_COLUMNS if run.has(c) and (c == LEN_MEAN or _integral(t[c])))
+    if len(cols) < 2 or not ({TOKENS, LEN_MIN, LEN_MAX} & set(cols)):
+        return None
+    frame = t.select([pl.col(c).cast(float).round(1).fill_null(-1.0) for c in cols])
+    ids = frame.select(pl.struct(cols).rank("dense")).to_series().to_numpy().astype(np.int64)
+    return ids, cols, "signature"
+
+
+def _integral(col: pl.Series) -> bool:
+    """Per-batch counts are integers; interval averages (``bsz=198.7``) cannot identify a batch."""
+    v = col.cast(float).drop_nulls().to_numpy()
+    v = v[np.isfinite(v)]
+    return bool(v.size) and float(np.mean(v != np.round(v))) < 0.01
+
+
+def recurrence(
+    ids: np.ndarray,
+    epoch: np.ndarray,
+    stride: float,
+    kind: str,
+    columns: tuple[str, ...],
+    exclude: np.ndarray | None = None,
+) -> Recurrence | None:
+    """Measure recurrence; ``stride`` is steps per logged row, ``exclude`` marks rows to ignore
+    (single-sequence batches, whose composition is fixed under any strategy). None with one epoch.
+    """
+    keep = np.ones(ids.size, bool) if exclude is None else ~exclude
+    ids, epoch = ids[keep], epoch[keep]
+    if ids.size == 0 or epoch.max() < 1:
+        return None
+    first = np.full(int(ids.max()) + 1, np.iinfo(np.int64).max)
+    np.minimum.at(first, ids, epoch)
+    seen = first[ids] < epoch
+    later = epoch >= 1
+    n = int(later.sum())
+    frac = float(seen[later].mean())
+    rows_before = np.cumsum(np.bincount(epoch))[epoch - 1] * later
+    p_row = _chance(ids, epoch, rows_before)[later] if kind == "signature" else np.zeros(n)
+    chance = float(p_row.mean())
+    f = min(1.0, 1.0 / max(stride, 1.0))
+    expected = float(np.mean(1 - (1 - f) ** epoch[later]))
+    k = float(seen[later].sum())
+    var = float(np.sum(p_row * (1 - p_row))) + 1.0
+    p = float(stats.norm.sf((k - p_row.sum()) / np.sqrt(var)))
+    denom = expected - chance
+    by_epoch = tuple(
+        float(seen[epoch == e].mean()) if np.any(epoch == e) else 0.0
+        for e in range(int(epoch.max()) + 1)
+    )
+    return Recurrence(
+        kind,
+        columns,
+        frac,
+        chance,
+        expected,
+        (frac - chance) / denom if denom > 0 else 0.0,
+        p,
+        n,
+        by_epoch,
+    )
+
+
+def _chance(ids: np.ndarray, epoch: np.ndarray, rows_before: np.ndarray) -> np.ndarray:
+    """Per row, the chance that a recomposed batch matches one of ``rows_before`` earlier batches.
+
+    Estimated from the same signature's frequency within the row's own epoch, where distinct
+    batches meet under any strategy (e.g. truncated sequences make many identical signatures).
+    """
+    frame = pl.DataFrame({"e": epoch, "s": ids})
+    count = frame.select(pl.len().over("e", "s")).to_series().to_numpy().astype(float)
+    size = np.bincount(epoch).astype(float)[epoch]
+    q = (count - 1) / np.maximum(size - 1, 1)
+    return np.asarray(1 - (1 - q) ** rows_before)
+
+
+def within_epoch_repeats(ids: np.ndarray, epoch: np.ndarray) -> float:
+    """Share of rows whose id occurs more than once within its own epoch."""
+    count = (
+        pl.DataFrame({"e": epoch, "s": ids}).select(pl.len().over("e", "s")).to_series().to_numpy()
+    )
+    return float(np.mean(count > 1)) if count.size else 0.0
+
+
+def infer_period(ids: np.ndarray, steps: np.ndarray) -> int | None:
+    """Epoch length from the median gap between consecutive occurrences of recurring signatures
+    (static order shuffles each epoch: gaps spread evenly around one epoch)."""
+    order = np.lexsort((steps, ids))
+    same = ids[order][1:] == ids[order][:-1]
+    gaps = np.diff(steps[order])[same]
+    if gaps.size < 20:
+        return None
+    return round(float(np.median(gaps)))

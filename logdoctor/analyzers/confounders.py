@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from logdoctor.model import Evidence, Finding
 
@@ -198,6 +197,8 @@ def spikes(
 
 def cyclic_lr(lr: np.ndarray | None, resid: np.ndarray) -> Cause | None:
     """An lr that rises again after decaying (restarts / triangular) and that the loss follows."""
+    from scipy import stats  # heavy: loaded on first use so the CLI starts fast
+
     if lr is None:
         return None
     ok = np.isfinite(lr) & np.isfinite(resid)

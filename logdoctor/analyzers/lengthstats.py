@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from logdoctor.model import LEN_MAX, LEN_MEAN, SEQS, STEP, TOKENS, Run
 
@@ -44,6 +43,8 @@ def relative_spread(x: np.ndarray) -> float:
 
 def lag1_rank_corr(x: np.ndarray) -> float:
     """Spearman correlation of consecutive finite values (lag-1 rank autocorrelation)."""
+    from scipy import stats  # heavy: loaded on first use so the CLI starts fast
+
     f = x[np.isfinite(x)]
     if f.size < 4 or np.ptp(f) == 0:
         return 0.0
@@ -158,6 +159,8 @@ class LossLength:
 
 def loss_length(resid: np.ndarray, x: np.ndarray) -> LossLength | None:
     """How the detrended loss tracks batch length; None with fewer than 10 usable steps."""
+    from scipy import stats  # heavy: loaded on first use so the CLI starts fast
+
     ok = np.isfinite(resid) & np.isfinite(x)
     n = int(ok.sum())
     if n < 10 or np.ptp(x[ok]) == 0 or np.ptp(resid[ok]) == 0:

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from logdoctor.model import BATCH_FP, LEN_MAX, LEN_MEAN, LEN_MIN, SEQS, TOKENS, Run
 
@@ -99,6 +98,8 @@ def recurrence(
     """Measure recurrence; ``stride`` is steps per logged row, ``exclude`` marks rows to ignore
     (single-sequence batches, whose composition is fixed under any strategy). None with one epoch.
     """
+    from scipy import stats  # heavy: loaded on first use so the CLI starts fast
+
     keep = np.ones(ids.size, bool) if exclude is None else ~exclude
     ids, epoch = ids[keep], epoch[keep]
     if ids.size == 0 or epoch.max() < 1:

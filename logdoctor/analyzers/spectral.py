@@ -111,8 +111,6 @@ def peak_tests(
     can be "significant" yet irrelevant); p-values are Bonferroni-corrected over every candidate
     band, so picking among the top few afterwards keeps them valid.
     """
-    from scipy import stats
-
     # Jittered periods spread over more bins the longer the run: widen the background with it.
     bg_window = max(bg_window, int(BG_FRACTION * sp.freq.size) | 1)
     bg = robust.rolling_median(sp.power, bg_window, mode="mirror") / np.log(2.0)
@@ -128,7 +126,7 @@ def peak_tests(
     pc = np.concatenate(([0.0], np.cumsum(sp.power)))
     share = (pc[hi] - pc[lo]) / pc[-1] if pc[-1] > 0 else np.zeros(k.size)
     cand &= share >= min_power_ratio
-    logp = np.where(cand, stats.gamma.logsf(stat, hi - lo), np.inf)
+    logp = np.where(cand, gamma_logsf(stat, hi - lo), np.inf)
     out: list[PeakTest] = []
     for i in np.argsort(logp, kind="stable")[: 50 * top]:
         if np.isposinf(logp[i]) or len(out) >= top:
@@ -140,6 +138,17 @@ def peak_tests(
         p = float(min(1.0, np.exp(logp[i]) * n_tests))
         out.append(PeakTest(int(i), 1.0 / f_c, p, float(share[i]), float(stat[i])))
     return out
+
+
+def gamma_logsf(x: FloatArray, a: FloatArray) -> FloatArray:
+    """log P(Gamma(a) > x): the value of ``scipy.stats.gamma.logsf(x, a)`` (which is log of the
+    regularised upper incomplete gamma), without its argument checks (~0.2 s at 1M bins)."""
+    from scipy import special  # heavy: loaded on first use so the CLI starts fast
+
+    x = np.maximum(x, 0.0)
+    sf = special.gammaincc(a, x)
+    with np.errstate(divide="ignore"):  # below the median scipy takes log1p(-cdf): same here
+        return np.where(sf < 0.5, np.log(sf), np.log1p(-special.gammainc(a, x)))
 
 
 def acf_at(grid: FloatArray, lag: int) -> float:

@@ -56,6 +56,16 @@ def load(
     return build_run(result, source.name, parser.name, steps_per_epoch)
 
 
+def _epochs_seen(epoch: np.ndarray) -> float | None:
+    """Epochs a run covers: integer counters count their distinct values (0- or 1-based alike);
+    fractional ones (HF's ``epoch`` = progress) are the progress reached."""
+    if epoch.size == 0:
+        return None
+    if np.all(epoch == np.floor(epoch)):
+        return float(epoch.max() - epoch.min() + 1)
+    return round(float(epoch.max()), 2)
+
+
 def summarize(run: Run) -> SeriesSummary:
     """The run at a glance (the JSON ``series`` block)."""
     t = run.table
@@ -65,7 +75,7 @@ def summarize(run: Run) -> SeriesSummary:
     last = int(t[STEP][-1]) if t.height else None
     epochs: float | None = None
     if run.has(EPOCH):
-        epochs = float(t[EPOCH].max())  # type: ignore[arg-type]
+        epochs = _epochs_seen(t[EPOCH].drop_nulls().drop_nans().to_numpy())
     elif spe and first is not None and last is not None:
         epochs = round((last - first + 1) / spe, 2)
     return SeriesSummary(
@@ -102,9 +112,13 @@ def analyze(run: Run, cfg: AnalysisConfig | None = None) -> Report:
         detection = detector.analyze(run)
         findings.extend(detection.findings)
         artifacts.update(detection.artifacts)
-    options = cfg.options_for(BatchingDiagnosis.name)
-    diagnosis = BatchingDiagnosis(**options).diagnose(run, findings)  # type: ignore[arg-type]
-    findings.extend(diagnosis.findings)
+    try:
+        diagnoser = BatchingDiagnosis(**cfg.options_for(BatchingDiagnosis.name))  # type: ignore[arg-type]
+    except TypeError as err:
+        raise ConfigError(f"bad option for {BatchingDiagnosis.name!r}: {err}") from None
+    diagnosis = diagnoser.diagnose(run, findings)
+    # the diagnosis may explain some detector findings as symptoms of its verdict
+    findings = [*(diagnosis.attributed or findings), *diagnosis.findings]
     artifacts.update(diagnosis.artifacts)
     kept = codes.select(findings, cfg.select, cfg.ignore)
     kept.sort(key=lambda f: (-f.severity, f.first_step if f.first_step is not None else -1, f.code))

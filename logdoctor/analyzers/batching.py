@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from logdoctor.analyzers import verdicts as vt
+from logdoctor.analyzers.attribution import attribute
 from logdoctor.analyzers.batchfindings import artifacts_for, findings_for
 from logdoctor.analyzers.facts import Facts, gather
 from logdoctor.model import Finding, Run, Verdict
@@ -23,6 +24,8 @@ class Diagnosis:
     verdict: Verdict
     findings: tuple[Finding, ...] = ()
     artifacts: dict[str, object] = field(default_factory=dict)
+    #: the detectors' findings, with those the verdict explains lowered to info (see attribution)
+    attributed: tuple[Finding, ...] = ()
 
 
 class BatchingDiagnosis:
@@ -110,4 +113,9 @@ class BatchingDiagnosis:
             verdict = vt.static_undecidable_verdict(facts, self.min_lag1)
         else:
             verdict = vt.healthy_verdict(facts, r, self.min_lag1, self.min_excess)
-        return Diagnosis(verdict, findings_for(verdict, facts), artifacts_for(facts))
+        return Diagnosis(
+            verdict,
+            findings_for(verdict, facts),
+            artifacts_for(facts),
+            attributed=tuple(attribute(findings, verdict, facts)),
+        )

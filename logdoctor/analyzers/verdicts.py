@@ -138,10 +138,16 @@ def static_verdict(f: Facts, r: Recurrence, min_excess: float) -> Verdict:
     )
 
 
-def _order_text(f: Facts) -> str:
+def _order_text(f: Facts, min_lag1: float) -> str:
     if f.order is None:
         return "the log has no per-batch statistics to rule batching out entirely"
-    return f"batch order is random (lag-1 length correlation {f.order.lag1:.2f})"
+    if f.order.lag1 < min_lag1:
+        return f"batch order is random (lag-1 length correlation {f.order.lag1:.2f})"
+    # a steady drift with no reset and no loss tracking: a curriculum or a slow trend, not sorting
+    return (
+        f"batch length drifts steadily (lag-1 length correlation {f.order.lag1:.2f}) but never resets "
+        "and the loss does not follow it, which is not length-sorted feeding"
+    )
 
 
 def not_batching_verdict(f: Facts, min_lag1: float) -> Verdict:
@@ -149,7 +155,7 @@ def not_batching_verdict(f: Facts, min_lag1: float) -> Verdict:
     c = f.causes[0]
     others = [x.label for x in f.causes[1:]]
     extra = f" (also: {'; '.join(others)})" if others else ""
-    summary = f"The loss problem comes from {c.label}{extra}, not from batching: {_order_text(f)}."
+    summary = f"The loss problem comes from {c.label}{extra}, not from batching: {_order_text(f, min_lag1)}."
     ev = evidence(f) | {f"cause_{k}": v for k, v in c.evidence.items()}
     order_margin = (min_lag1 - f.order.lag1) / 0.1 if f.order is not None else 2.0
     m = 1.0 + 2.0 * c.strength + float(np.clip(order_margin, -1.0, 2.0))
@@ -226,7 +232,7 @@ def static_undecidable_verdict(f: Facts, min_lag1: float) -> Verdict:
         else "too few logged batches to compare across epochs"
     )
     summary = (
-        f"Batches are not fed in length order ({_order_text(f)}), but with {reason} the log "
+        f"Batches are not fed in length order ({_order_text(f, min_lag1)}), but with {reason} the log "
         "cannot tell "
         f"whether they are recomposed every epoch; log batch_fp every step (and the epoch)."
     )
@@ -244,9 +250,7 @@ def static_undecidable_verdict(f: Facts, min_lag1: float) -> Verdict:
 def healthy_verdict(f: Facts, r: Recurrence, min_lag1: float, min_excess: float) -> Verdict:
     """Random order, recomposed every epoch, nothing else wrong."""
     o = f.order
-    order = (
-        f" and fed in random length order (lag-1 correlation {o.lag1:.2f})" if o is not None else ""
-    )
+    order = f"; {_order_text(f, min_lag1)}" if o is not None else ""
     summary = (
         f"Batches are recomposed every epoch ({r.fraction:.1%} recur vs {r.chance:.1%} by chance)"
         f"{order}; "

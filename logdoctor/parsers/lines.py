@@ -50,7 +50,7 @@ def clean(frame: pl.DataFrame) -> pl.DataFrame:
     """
     line = pl.col(LINE)
     if frame.height == 0:
-        return frame
+        return frame.with_columns(line.alias("msg"))
     if frame[LINE].str.contains("\x1b", literal=True).any():
         frame = frame.with_columns(line.str.replace_all(ANSI, ""))
     if frame[LINE].str.contains(RANK_PREFIX).any():

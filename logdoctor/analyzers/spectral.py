@@ -91,7 +91,7 @@ def periodogram(x: FloatArray, dt: float) -> tuple[FloatArray, FloatArray]:
     n = x.size
     p = np.abs(np.fft.rfft(x)) ** 2 / float(n) ** 2
     p[1 : n // 2 + 1 if n % 2 else n // 2] *= 2.0  # fold negative frequencies (not DC, not Nyquist)
-    return np.fft.rfftfreq(n, d=dt), p
+    return np.fft.rfftfreq(n, d=dt).astype(np.float64), p
 
 
 def peak_tests(

@@ -82,3 +82,22 @@ def test_fingerprint_ids_give_the_same_classes_as_string_ranks() -> None:
     ids = got[0]
     assert ids.min() >= 1 and ids.max() == len(set(ref))  # dense
     assert len(set(zip(ids.tolist(), ref.tolist(), strict=True))) == len(set(ref))  # same classes
+
+
+@pytest.mark.parametrize("n", [4, 10, 57, 3000])
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("link", [0.0, 0.3, 1.0, -1.0])
+def test_spearman_equals_scipy(n: int, ties: bool, link: float) -> None:
+    from logdoctor.analyzers import robust
+
+    rng = np.random.default_rng(n)
+    a = rng.normal(size=n)
+    b = link * a + (1 - abs(link)) * rng.normal(size=n)
+    if ties:
+        a, b = np.round(a, 1), np.round(b, 1)
+    np.testing.assert_array_equal(robust.rank_average(a), stats.rankdata(a))
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        return
+    rho, p = robust.spearman(a, b)
+    ref = stats.spearmanr(a, b)
+    np.testing.assert_allclose([rho, p], [ref.statistic, ref.pvalue], rtol=1e-9, atol=1e-300)

@@ -1,4 +1,4 @@
-"""Simulate a live training run for trying ``logdoctor tail`` by hand (see notes/tail.md).
+"""Simulate a live training run for trying ``logdoctor tail`` by hand (see docs/tail.md).
 
 ``python bench/live_writer.py /tmp/live/train.log --rate 20 --steps 2000 --epoch 200 --nan-at 900``
 writes one text-log line per step: a decreasing loss with an epoch sawtooth (length-sorted

@@ -56,6 +56,9 @@ PathsArg = Annotated[
 FmtOpt = Annotated[str, typer.Option("--format", "-f", help=f"Output: {', '.join(RENDERERS)}.")]
 VerboseOpt = Annotated[int, typer.Option("--verbose", "-v", count=True, help="Per-finding detail.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the verdict line.")]
+ReportsOpt = Annotated[
+    bool, typer.Option("--reports", help="With several inputs, print each run's report above the summary.")
+]
 JobsOpt = Annotated[
     int | None, typer.Option("--jobs", "-j", min=1, help="Parallel processes (default: all cores).")
 ]
@@ -95,13 +98,17 @@ def _config(
                               ignore=_split(ignore), fail_on=severity)
 
 
-def _emit(outcomes: list[Outcome], fmt: str, verbosity: int, output: str, paths: list[str]) -> None:
+def _emit(
+    outcomes: list[Outcome], fmt: str, verbosity: int, output: str, paths: list[str], per_run: bool
+) -> None:
     """Errors to stderr; the reports (and the summary for several inputs) to ``output``."""
     for o in outcomes:
         if o.error:
             typer.echo(f"logdoctor: error: {o.error}", err=True)
     if len(outcomes) > 1 or any(o.report for o in outcomes):
-        renderer = get_renderer(fmt)(verbosity=verbosity, color=None if output == "-" else False)
+        renderer = get_renderer(fmt)(
+            verbosity=verbosity, color=None if output == "-" else False, per_run=per_run
+        )
         write_output(renderer.render_outcomes(outcomes), output, inputs=paths)
 
 
@@ -114,6 +121,7 @@ def analyze(
     steps_per_epoch: SpeOpt = None,
     verbose: VerboseOpt = 0,
     quiet: QuietOpt = False,
+    reports: ReportsOpt = False,
     plot: Annotated[
         str | None, typer.Option("--plot", help="Also draw the figure to FILE (.png/.svg/.pdf).")
     ] = None,
@@ -126,10 +134,10 @@ def analyze(
     get_renderer(fmt)
     cfg = _config(config, field_map, steps_per_epoch, select, ignore)
     outcomes = pipeline.analyze_paths(paths, cfg, jobs)
-    _emit(outcomes, fmt, -1 if quiet else verbose, output, paths)
-    reports = [o.report for o in outcomes if o.report]
-    if plot and reports:
-        write_output(plot_renderer_for(plot)().render_many(reports), plot, inputs=paths)
+    _emit(outcomes, fmt, -1 if quiet else verbose, output, paths, reports)
+    done = [o.report for o in outcomes if o.report]
+    if plot and done:
+        write_output(plot_renderer_for(plot)().render_many(done), plot, inputs=paths)
     return worst(ExitCode.BAD_INPUT if o.error else ExitCode.OK for o in outcomes)
 
 
@@ -152,12 +160,13 @@ def check(
     steps_per_epoch: SpeOpt = None,
     verbose: VerboseOpt = 0,
     quiet: QuietOpt = False,
+    reports: ReportsOpt = False,
 ) -> int:
     """CI gate: exit 0 when no finding is at or above --fail-on, 1 when one is, 2 on bad input."""
     get_renderer(fmt)
     cfg = _config(config, field_map, steps_per_epoch, select, ignore, fail_on)
     outcomes = pipeline.analyze_paths(paths, cfg, jobs)
-    _emit(outcomes, fmt, -1 if quiet else verbose, output, paths)
+    _emit(outcomes, fmt, -1 if quiet else verbose, output, paths, reports)
     code = worst(ExitCode(o.exit_code) for o in outcomes)
     return ExitCode.OK if exit_zero and code == ExitCode.FINDINGS else code
 

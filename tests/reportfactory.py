@@ -76,10 +76,10 @@ def sorted_report() -> Report:
             "Batches arrive in length order within every epoch and the loss follows the length.",
             confidence=0.95,
             evidence={
-                "len_loss_rho": 0.82,
-                "len_loss_p": 3.1e-14,
-                "len_order_rho": 0.99,
-                "sorted_epoch_frac": 1.0,
+                "loss_length_rho": 0.82,
+                "loss_length_p": 3.1e-14,
+                "lag1_len_mean": 0.99,
+                "monotone_frac": 1.0,
             },
         ),
         codes.finding(
@@ -88,7 +88,7 @@ def sorted_report() -> Report:
             confidence=0.9,
             first_step=1,
             last_step=n,
-            evidence={"period_steps": 200, "steps_per_epoch": 200, "peak_power_ratio": 41.5},
+            evidence={"period": 200, "steps_per_epoch": 200, "power_ratio": 41.5},
         ),
         codes.finding(
             "LD101",
@@ -106,7 +106,7 @@ def sorted_report() -> Report:
         "length-sorted batches",
         "Batches are fed sorted by length: the loss saw-tooths with the epoch and tracks length.",
         "Shuffle each epoch; a bucketed shuffle keeps the padding savings.",
-        {"len_loss_rho": 0.82, "len_loss_p": 3.1e-14, "period_steps": 200, "steps_per_epoch": 200},
+        {"loss_length_rho": 0.82, "loss_length_p": 3.1e-14, "period": 200, "steps_per_epoch": 200},
     )
     return _report(
         run,
@@ -139,13 +139,13 @@ def static_report() -> Report:
             confidence=0.9,
             first_step=201,
             last_step=n,
-            evidence={"recurrence_frac": 0.92, "fresh_batch_frac": 0.03, "epochs_compared": 3},
+            evidence={"recurrence_fraction": 0.92, "recurrence_chance": 0.03, "epochs_compared": 3},
         ),
         codes.finding(
             "LD503",
             "The loss follows batch length (expected with length-homogeneous batches).",
             confidence=0.8,
-            evidence={"len_loss_rho": 0.58, "len_loss_p": 2e-70},
+            evidence={"loss_length_rho": 0.58, "loss_length_p": 2e-70},
         ),
     ]
     verdict = Verdict(
@@ -154,7 +154,7 @@ def static_report() -> Report:
         "static batch composition",
         "The same batches recur every epoch; only their order changes.",
         "Re-form batches every epoch: shuffle within length buckets, batch, shuffle batches.",
-        {"recurrence_frac": 0.92, "fresh_batch_frac": 0.03},
+        {"recurrence_fraction": 0.92, "recurrence_chance": 0.03},
     )
     return _report(
         run,
@@ -182,7 +182,7 @@ def healthy_report() -> Report:
             "LD503",
             "The loss follows batch length (expected with length-homogeneous batches).",
             confidence=0.85,
-            evidence={"len_loss_rho": 0.61, "len_loss_p": 1e-60},
+            evidence={"loss_length_rho": 0.61, "loss_length_p": 1e-60},
         )
     ]
     verdict = Verdict(
@@ -191,7 +191,7 @@ def healthy_report() -> Report:
         "bucketed shuffle",
         "Loss tracks batch length, but batch order and composition change every epoch.",
         "",
-        {"len_order_rho": 0.02, "recurrence_frac": 0.0, "len_loss_rho": 0.61},
+        {"lag1_len_mean": 0.02, "recurrence_fraction": 0.0, "loss_length_rho": 0.61},
     )
     return _report(
         run, verdict, findings, recurrence_by_epoch=(0.0, 0.0, 0.01), epoch_boundaries=(201, 401)
@@ -219,10 +219,10 @@ def not_batching_report() -> Report:
             last_step=n,
             confidence=0.9,
             evidence={
-                "period_steps": 150,
-                "lr_period_steps": 150,
-                "peak_power_ratio": 25.0,
-                "period_p": 4e-6,
+                "period": 150,
+                "lr_rerise": 0.8,
+                "power_ratio": 25.0,
+                "p_value": 4e-6,
             },
         ),
         codes.finding(
@@ -257,7 +257,7 @@ def not_batching_report() -> Report:
         "cyclic learning-rate schedule",
         "The loss period matches the lr schedule, not the epoch; no batch statistic points at batching.",
         "Nothing to change in the data pipeline; check the instability at step 641.",
-        {"lr_period_steps": 150, "lr_loss_rho": 0.91},
+        {"lr_rerise": 0.8, "loss_lr_rho": 0.91},
     )
     return _report(
         run,
@@ -287,7 +287,7 @@ def inconclusive_report() -> Report:
             first_step=381,
             last_step=383,
             line=767,
-            evidence={"nonfinite_steps": 3, "first_bad_step": 381},
+            evidence={"nonfinite_steps": 3, "first_nonfinite_step": 381},
         ),
         codes.finding(
             "LD003",

@@ -17,7 +17,7 @@ from logdoctor.analyzers.facts import Facts
 from logdoctor.model import Finding, Severity, Verdict
 
 #: Findings whose step a length-sorted order can explain.
-_STEP_CODES = frozenset({"LD101", "LD301", "LD302", "LD401", "LD403"})
+_STEP_CODES = frozenset({"LD101", "LD301", "LD302", "LD401", "LD402", "LD403"})
 #: Findings about the whole run that a length-sorted order explains when its period matches.
 _PERIOD_CODES = frozenset({"LD103", "LD201"})
 
@@ -65,11 +65,11 @@ def attribute(findings: Sequence[Finding], verdict: Verdict, facts: Facts, *, to
     periods = [p for p in (spacing, facts.epochs.steps_per_epoch if facts.epochs else None) if p]
     out: list[Finding] = []
     for f in findings:
-        if f.severity > Severity.INFO and f.code in _STEP_CODES and f.first_step is not None and marks.size:
+        if f.code in _STEP_CODES and f.first_step is not None and marks.size:
             nearest = int(marks[np.argmin(np.abs(marks - f.first_step))])
             if abs(nearest - f.first_step) <= tol:
                 f = _explain(f, f"batch length resets at step {nearest}", nearest)
-        elif f.severity > Severity.INFO and f.code in _PERIOD_CODES:
+        elif f.code in _PERIOD_CODES:
             period = f.evidence.get("period") or f.evidence.get("spike_period")
             if isinstance(period, int | float) and any(abs(period / p - 1) <= tolerance for p in periods):
                 f = _explain(f, f"its period of {period:.0f} steps is the length-sort cycle", None)

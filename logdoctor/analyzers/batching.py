@@ -14,6 +14,7 @@ from logdoctor.analyzers import verdicts as vt
 from logdoctor.analyzers.attribution import attribute
 from logdoctor.analyzers.batchfindings import artifacts_for, findings_for
 from logdoctor.analyzers.facts import Facts, gather
+from logdoctor.analyzers.prescription import prescribe
 from logdoctor.model import Finding, Run, Verdict
 
 
@@ -113,6 +114,7 @@ class BatchingDiagnosis:
             verdict = vt.static_undecidable_verdict(facts, self.min_lag1)
         else:
             verdict = vt.healthy_verdict(facts, r, self.min_lag1, self.min_excess)
+        verdict = prescribe(run, verdict, facts.token_budget)
         return Diagnosis(
             verdict,
             findings_for(verdict, facts),

@@ -142,7 +142,9 @@ def _apply_step_rule(table: pl.DataFrame, notes: list[str]) -> tuple[pl.DataFram
     return table.with_columns(ordinal.alias(STEP)), None
 
 
-def _drop_summaries(frame: pl.DataFrame, skips: dict[str, int]) -> pl.DataFrame:
+def drop_summaries(frame: pl.DataFrame, skips: dict[str, int]) -> pl.DataFrame:
+    """Drop end-of-training summary records (``train_runtime``, ``total_flos``...) and their columns:
+    their ``train_loss`` is an average over the run, not a step."""
     summary = [c for c in frame.columns if normalize_key(c) in SUMMARY_KEYS]
     if not summary:
         return frame
@@ -206,7 +208,7 @@ def normalize_records(
     skips: dict[str, int] = {}
     frame = _split_fractions(flatten(frame))
     text_cols = [c for c in frame.columns if resolve_key(c, fields) == BATCH_FP]
-    frame = to_numeric(_drop_summaries(frame, skips), keep_text=text_cols)
+    frame = to_numeric(drop_summaries(frame, skips), keep_text=text_cols)
     totals = [c for c in frame.columns if normalize_key(c) in TOTAL_KEYS]
     total = frame.select(pl.max_horizontal(totals).max()).item() if totals else None
     table, eval_names, aliases = _resolve_columns(frame.drop(totals), fields, name)

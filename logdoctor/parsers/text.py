@@ -10,6 +10,7 @@ from logdoctor.errors import InputError, ParseError
 from logdoctor.model import LINE_NO, STEP
 from logdoctor.parsers.base import Parser, ParseResult
 from logdoctor.parsers.lines import clean, read_lines
+from logdoctor.parsers.records import drop_summaries
 from logdoctor.parsers.textblocks import MSG, rewrite
 from logdoctor.parsers.textfast import fast_rows
 from logdoctor.parsers.textshape import Extracted, extract
@@ -104,7 +105,7 @@ class TextParser(Parser):
             out.skips["metric block line"] += folded
         extract(rest, fields, out)
         table = _combine(out.train)
-        table = _flag_restarts(table, rest)
+        table = drop_summaries(_flag_restarts(table, rest), out.skips)
         notes: list[str] = []
         if table.height == 0 and sum(t.height for t in out.unstepped) >= MIN_UNSTEPPED:
             table = _combine(out.unstepped).with_row_index(STEP, offset=1)

@@ -16,10 +16,19 @@ class Renderer(ABC):
     extension: ClassVar[str]
     is_binary: ClassVar[bool] = False
 
-    def __init__(self, *, verbosity: int = 0, color: bool | None = None, width: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        verbosity: int = 0,
+        color: bool | None = None,
+        width: int | None = None,
+        per_run: bool = True,
+    ) -> None:
         self.verbosity = verbosity
         self.color = color
         self.width = width
+        #: with several inputs, also print each run's report above the summary table
+        self.per_run = per_run
 
     @abstractmethod
     def render(self, report: Report) -> str | bytes:

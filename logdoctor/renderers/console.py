@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from logdoctor.model import Outcome, Report
 from logdoctor.renderers.base import Renderer
-from logdoctor.renderers.rows import Rows, build_rows, sparkline, summary_rows
+from logdoctor.renderers.rows import Rows, build_rows, listed_findings, sparkline, summary_rows
 
 if TYPE_CHECKING:  # rich is imported when a report is drawn, so `check --format json` starts fast
     from rich.console import Console, RenderableType
@@ -81,12 +81,14 @@ class ConsoleRenderer(Renderer):
         spark = sparkline(report, width=max(10, min(width, 120) - 12))
         if spark:
             parts.append(Text.assemble(("loss      ", "bold"), spark))
-        parts.append(_findings(rows))
+        parts.append(_findings(rows, self.verbosity))
         if self.verbosity > 0:
             parts.extend(_details(rows))
         if rows.evidence:
             parts.append(Text("Evidence behind the verdict", style="bold"))
             parts.extend(_indented(f"- {s}") for s in rows.evidence)
+            if self.verbosity > 0:
+                parts.extend(_indented(f"- {s}") for s in rows.evidence_detail)
         parts.extend(Text(f"note: {n}", style="dim") for n in rows.notes)
         return self._print(parts)
 
@@ -94,7 +96,8 @@ class ConsoleRenderer(Renderer):
         from rich import box
         from rich.table import Table
 
-        body = [self.render(o.report) for o in outcomes if o.report is not None]
+        shown = outcomes if self.per_run or len(outcomes) == 1 or self.verbosity < 0 else ()
+        body = [self.render(o.report) for o in shown if o.report is not None]
         if len(outcomes) > 1 and self.verbosity >= 0:
             table = Table(
                 title="Summary", box=box.SIMPLE_HEAD, title_justify="left", show_edge=False
@@ -142,7 +145,7 @@ def _facts(rows: Rows) -> Table:
     return table
 
 
-def _findings(rows: Rows) -> RenderableType:
+def _findings(rows: Rows, verbosity: int) -> RenderableType:
     from rich import box
     from rich.table import Table
     from rich.text import Text
@@ -155,7 +158,10 @@ def _findings(rows: Rows) -> RenderableType:
     table.add_column("rule", overflow="fold")
     table.add_column("steps", overflow="fold")
     table.add_column("message", overflow="fold", ratio=1)
-    for f in rows.findings:
+    listed, more = listed_findings(rows, verbosity)
+    if more:
+        table.caption, table.caption_justify = more, "left"
+    for f in listed:
         style = _SEVERITY_STYLE[f.severity]
         table.add_row(
             Text(f.severity, style=style), Text(f.code, style=style), f.rule, f.steps, f.message

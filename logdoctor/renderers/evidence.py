@@ -9,41 +9,71 @@ from logdoctor.model import Evidence, EvidenceValue
 #: Known evidence keys: (keys that must all be present, sentence template). The first template
 #: whose keys are all present consumes them; keys no template knows are written generically.
 EVIDENCE_TEMPLATES: tuple[tuple[tuple[str, ...], str], ...] = (
+    # the batching verdict (analyzers/verdicts.py)
     (
-        ("len_loss_rho", "len_loss_p"),
-        "loss vs batch mean length: Spearman ρ = {len_loss_rho}, {len_loss_p}",
+        ("loss_length_rho", "loss_length_p", "loss_length_ci_low", "loss_length_ci_high"),
+        "loss vs batch length: Spearman ρ = {loss_length_rho} (95% CI {loss_length_ci_low} to "
+        "{loss_length_ci_high}), {loss_length_p}",
     ),
-    (("len_loss_rho",), "loss vs batch mean length: Spearman ρ = {len_loss_rho}"),
-    (("len_order_rho",), "batch length vs position in the epoch: Spearman ρ = {len_order_rho}"),
-    (("sorted_epoch_frac",), "{sorted_epoch_frac} of epochs are ordered by batch length"),
-    (("recurrence_frac",), "{recurrence_frac} of batch signatures recur in every epoch"),
-    (("fresh_batch_frac",), "{fresh_batch_frac} of batches are new in each epoch"),
     (
-        ("period_steps", "steps_per_epoch"),
-        "loss period {period_steps} steps, epoch length {steps_per_epoch} steps",
+        ("loss_length_rho", "loss_length_p"),
+        "loss vs batch length: Spearman ρ = {loss_length_rho}, {loss_length_p}",
     ),
-    (("period_steps",), "loss period: {period_steps} steps"),
-    (("peak_power_ratio",), "periodogram peak {peak_power_ratio}× the median power"),
-    (("period_p",), "period significance: {period_p}"),
-    (("robust_z",), "loss {robust_z} robust standard deviations (MAD) above its local median"),
-    (("grad_norm_z",), "gradient norm {grad_norm_z} robust standard deviations above its median"),
+    (("lag1_len_mean",), "batch length vs the previous batch's: lag-1 rank correlation {lag1_len_mean}"),
+    (("monotone_frac", "direction"), "{monotone_frac} of step-to-step length changes go one way ({direction})"),
+    (("length_resets", "reset_spacing"), "{length_resets} length resets, every {reset_spacing} steps"),
+    (
+        ("recurrence_fraction", "recurrence_chance", "recurrence_expected_if_static", "recurrence_kind"),
+        "{recurrence_fraction} of batches were already seen in an earlier epoch (by {recurrence_kind}); "
+        "{recurrence_chance} expected by chance, {recurrence_expected_if_static} if composition were static",
+    ),
+    (("recurrence_fraction",), "{recurrence_fraction} of batches were already seen in an earlier epoch"),
+    (("recurrence_p",), "recurrence significance: {recurrence_p}"),
+    (
+        ("steps_per_epoch", "epochs", "epoch_source"),
+        "{epochs} epochs of {steps_per_epoch} steps (from the {epoch_source})",
+    ),
+    (("epoch_jump", "epoch_jump_z"), "loss jump at each epoch boundary: {epoch_jump} (z = {epoch_jump_z})"),
+    (("period", "period_p_value"), "loss period {period} steps, {period_p_value}"),
+    (("loss_lr_rho", "loss_lr_p"), "loss vs learning rate: Spearman ρ = {loss_lr_rho}, {loss_lr_p}"),
+    (("loss_lr_rho",), "loss vs learning rate: Spearman ρ = {loss_lr_rho}"),
+    (("lr_rerise",), "the learning rate climbs again by {lr_rerise} of its range after its first peak"),
+    (("recurrence_chance",), "{recurrence_chance} of batches would recur by chance"),
+    (("token_budget_estimate",), "token budget estimated from the log: {token_budget_estimate} tokens"),
+    (
+        ("fix_buckets", "fix_bucketed_vs_sorted_throughput", "fix_bucketed_vs_random_throughput"),
+        "the fix priced on this log's batches: a bucketed shuffle with {fix_buckets} buckets keeps "
+        "{fix_bucketed_vs_sorted_throughput} of sorted throughput ({fix_bucketed_vs_random_throughput}x random)",
+    ),
+    # detectors
+    (("period", "p_value", "power_ratio"), "loss period {period} steps ({power_ratio} of the power), {p_value}"),
+    (("period", "steps_per_epoch"), "loss period {period} steps, epoch length {steps_per_epoch} steps"),
+    (("robust_z", "local_median"), "{robust_z} robust SDs (MAD) above the local median of {local_median}"),
+    (("robust_z",), "{robust_z} robust SDs (MAD) above the local median"),
     (("n_spikes", "n_steps"), "{n_spikes} spikes in {n_steps} steps"),
-    (("n_spikes",), "{n_spikes} spikes"),
     (
-        ("nonfinite_steps", "first_bad_step"),
-        "{nonfinite_steps} steps with NaN/inf loss, the first at step {first_bad_step}",
+        ("nonfinite_steps", "first_nonfinite_step"),
+        "{nonfinite_steps} steps with NaN/inf loss, the first at step {first_nonfinite_step}",
     ),
     (("nonfinite_steps",), "{nonfinite_steps} steps with NaN/inf loss"),
     (("level_before", "level_after"), "loss level {level_before} before, {level_after} after"),
-    (("lr_period_steps",), "learning-rate schedule period: {lr_period_steps} steps"),
-    (("lr_loss_rho",), "loss vs learning rate: Spearman ρ = {lr_loss_rho}"),
     (("resume_step",), "run resumed at step {resume_step}"),
 )
 
 _KIND_BY_SUFFIX: tuple[tuple[str, str], ...] = (
     ("_p", "p"),
+    ("_p_value", "p"),
+    ("p_value", "p"),
     ("_frac", "pct"),
+    ("_fraction", "pct"),
+    ("_chance", "pct"),
+    ("_rerise", "pct"),
+    ("_vs_sorted_throughput", "pct"),
+    ("_if_static", "pct"),
     ("_rho", "r"),
+    ("_ci_low", "r"),
+    ("_ci_high", "r"),
+    ("lag1_len_mean", "r"),
     ("_steps", "int"),
     ("_step", "int"),
     ("n_", "int"),
@@ -83,12 +113,19 @@ def format_value(value: EvidenceValue, kind: str = "num") -> str:
     return f"{float(value):.3g}"
 
 
+def split_evidence(ev: Evidence) -> tuple[list[str], list[str]]:
+    """Evidence in plain words, as (sentences from templates, generic ``key: value`` lines for the
+    keys no template knows). Keys without a value say nothing; the JSON output still has them."""
+    left = dict(ev)
+    known: list[str] = []
+    for keys, template in EVIDENCE_TEMPLATES:
+        if all(k in left and left[k] is not None for k in keys):
+            known.append(template.format(**{k: format_value(left.pop(k), _kind(k)) for k in keys}))
+    rest = [f"{k.replace('_', ' ')}: {format_value(v, _kind(k))}" for k, v in left.items() if v is not None]
+    return known, rest
+
+
 def evidence_sentences(ev: Evidence) -> list[str]:
     """Evidence in plain words: known keys through their templates, the rest generically."""
-    left = dict(ev)
-    out: list[str] = []
-    for keys, template in EVIDENCE_TEMPLATES:
-        if all(k in left for k in keys):
-            out.append(template.format(**{k: format_value(left.pop(k), _kind(k)) for k in keys}))
-    out += [f"{k.replace('_', ' ')}: {format_value(v, _kind(k))}" for k, v in left.items()]
-    return out
+    known, rest = split_evidence(ev)
+    return known + rest

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
 from logdoctor.codes import RULES
-from logdoctor.model import Outcome, Report
+from logdoctor.model import Outcome, Report, Severity
 from logdoctor.renderers.base import Renderer
 from logdoctor.renderers.evidence import evidence_sentences
 from logdoctor.renderers.rows import where
@@ -17,11 +17,13 @@ def _suite(report: Report) -> ET.Element:
     fired: dict[str, list] = {}
     for f in report.findings:
         fired.setdefault(f.code, []).append(f)
+    # an info finding is a remark, not a failure: CI jobs must not go red over it
+    failing = {c for c, fs in fired.items() if max(f.severity for f in fs) > Severity.INFO}
     suite = ET.Element(
         "testsuite",
         name=name,
         tests=str(len(RULES)),
-        failures=str(len(fired)),
+        failures=str(len(failing)),
         errors="0",
         skipped="0",
         time="0",
@@ -35,9 +37,12 @@ def _suite(report: Report) -> ET.Element:
             continue
         worst = max(f.severity for f in found)
         first = found[0]
-        fail = ET.SubElement(
-            case, "failure", type=worst.label, message=f"{first.message} ({where(first)})"
-        )
+        if code in failing:
+            fail = ET.SubElement(
+                case, "failure", type=worst.label, message=f"{first.message} ({where(first)})"
+            )
+        else:
+            fail = ET.SubElement(case, "system-out")
         details = []
         for f in found:
             loc = where(f) + (f", log line {f.line}" if f.line else "")

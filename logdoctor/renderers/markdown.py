@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from logdoctor.model import Outcome, Report
 from logdoctor.renderers.base import Renderer
-from logdoctor.renderers.rows import build_rows, sparkline, summary_rows
+from logdoctor.renderers.rows import build_rows, listed_findings, sparkline, summary_rows
 
 
 def cell(text: str) -> str:
@@ -45,8 +45,11 @@ class MarkdownRenderer(Renderer):
         out += ["", "#### Findings", ""]
         if rows.findings:
             header = ("severity", "code", "rule", "steps", "message")
-            cells = [(f.severity, f.code, f.rule, f.steps, f.message) for f in rows.findings]
+            listed, more = listed_findings(rows, self.verbosity)
+            cells = [(f.severity, f.code, f.rule, f.steps, f.message) for f in listed]
             out += table(header, cells)
+            if more:
+                out += ["", f"_{more}_"]
             if self.verbosity > 0:
                 for f in rows.findings:
                     out += ["", f"**{f.code} {f.rule}** ({f.where}): {f.hint}"]
@@ -56,12 +59,15 @@ class MarkdownRenderer(Renderer):
         if rows.evidence:
             out += ["", "#### Evidence behind the verdict", ""]
             out += [f"- {s}" for s in rows.evidence]
+            if self.verbosity > 0:
+                out += [f"- {s}" for s in rows.evidence_detail]
         if rows.notes:
             out += ["", *(f"> note: {n}" for n in rows.notes)]
         return "\n".join(out) + "\n"
 
     def render_outcomes(self, outcomes: Sequence[Outcome]) -> str:
-        body = [self.render(o.report) for o in outcomes if o.report is not None]
+        shown = outcomes if self.per_run or len(outcomes) == 1 or self.verbosity < 0 else ()
+        body = [self.render(o.report) for o in shown if o.report is not None]
         if len(outcomes) > 1 and self.verbosity >= 0:
             header = ("run", "steps", "verdict", "worst finding", "exit")
             body.append(

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from logdoctor.model import LINE_NO, LOSS, STEP, Finding, Outcome, Report
-from logdoctor.renderers.evidence import evidence_sentences, format_value
+from logdoctor.renderers.evidence import evidence_sentences, format_value, split_evidence
 
 #: How each batching verdict reads to a person.
 VERDICT_TITLES: dict[str, str] = {
@@ -37,6 +37,8 @@ class FindingRow:
     line: str
     confidence: str
     evidence: tuple[str, ...]
+    #: the verdict rule that explains this finding as a symptom ("" when none)
+    explained_by: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +56,8 @@ class Rows:
     findings: tuple[FindingRow, ...]
     evidence: tuple[str, ...]
     notes: tuple[str, ...]
+    #: the verdict's remaining evidence as ``key: value`` lines (shown with ``-v``)
+    evidence_detail: tuple[str, ...] = ()
 
 
 def step_range(f: Finding) -> str:
@@ -84,7 +88,25 @@ def finding_row(f: Finding) -> FindingRow:
         line="" if f.line is None else str(f.line),
         confidence=f"{f.confidence:.0%}",
         evidence=tuple(evidence_sentences(f.evidence)),
+        explained_by=str(f.evidence.get("explained_by") or ""),
     )
+
+
+def listed_findings(rows: Rows, verbosity: int) -> tuple[tuple[FindingRow, ...], str]:
+    """The findings to list, and a line standing for the ones left out.
+
+    Without ``-v``, findings the verdict explains as symptoms (e.g. a level change at every length
+    reset of a sorted run) are counted in one line instead of listed one by one.
+    """
+    if verbosity > 0:
+        return rows.findings, ""
+    shown = tuple(f for f in rows.findings if not f.explained_by)
+    hidden = [f for f in rows.findings if f.explained_by]
+    if not hidden:
+        return shown, ""
+    causes = ", ".join(sorted({f.explained_by for f in hidden}))
+    codes = ", ".join(sorted({f.code for f in hidden}))
+    return shown, f"+ {len(hidden)} more ({codes}) explained as symptoms of {causes}; -v lists them"
 
 
 def count_phrase(findings: Sequence[Finding]) -> str:
@@ -133,6 +155,7 @@ def build_rows(report: Report) -> Rows:
     """All rows of the human report, findings in the order the report holds them (by severity)."""
     v = report.verdict
     ordered = sorted(report.findings, key=lambda f: -f.severity)
+    known, rest = split_evidence(v.evidence)
     return Rows(
         path=report.meta.path,
         verdict_line=verdict_line(report),
@@ -143,8 +166,9 @@ def build_rows(report: Report) -> Rows:
         hint=v.hint,
         facts=facts(report),
         findings=tuple(finding_row(f) for f in ordered),
-        evidence=tuple(evidence_sentences(v.evidence)),
+        evidence=tuple(known),
         notes=(*report.meta.notes, *report.notes),
+        evidence_detail=tuple(rest),
     )
 
 

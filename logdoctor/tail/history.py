@@ -1,6 +1,6 @@
 """The bounded step history of a followed run: recent rows in full, older rows as block aggregates.
 
-Reduction (documented in notes/tail.md): the newest ``full_rows`` parsed rows are kept exactly as
+Reduction (documented in docs/tail.md): the newest ``full_rows`` parsed rows are kept exactly as
 parsed, so every detector sees them at full resolution. Older rows are folded into a summary of at
 most ``max_blocks`` blocks (first/last step, row count, mean/min/max of the finite losses); when the
 summary outgrows that, neighbouring blocks merge pairwise and the block size doubles. The heavy

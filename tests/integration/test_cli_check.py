@@ -167,3 +167,16 @@ def test_check_on_simulated_runs_healthy_sorted_garbage(
     garbage.write_bytes(b"\x00\x01binary\x00" * 10)
     assert main(["check", str(garbage), "-j", "1"]) == 2
     assert capsys.readouterr().err == f"logdoctor: error: {garbage}: binary file, not a training log\n"
+
+
+def test_many_inputs_print_the_summary_and_per_run_reports_on_request(
+    logs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(["check", "healthy.log", "nan.log", "-j", "1", "-f", "markdown"])
+    out = capsys.readouterr().out
+    assert out.startswith("### logdoctor summary") and "### logdoctor: `nan.log`" not in out
+    main(["check", "healthy.log", "nan.log", "-j", "1", "-f", "markdown", "--reports"])
+    out = capsys.readouterr().out
+    assert out.index("### logdoctor: `healthy.log`") < out.index("### logdoctor: `nan.log`") < out.index(
+        "### logdoctor summary"
+    )

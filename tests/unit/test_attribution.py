@@ -57,3 +57,15 @@ def test_epochs_seen_counts_zero_and_one_based_counters(values: list[float], exp
     import numpy as np
 
     assert pipeline._epochs_seen(np.asarray(values, dtype=float)) == expected
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_reports_count_explained_findings_in_one_line_unless_verbose(fmt: str) -> None:
+    from logdoctor.renderers import get_renderer
+
+    report = pipeline.analyze(pipeline.load(str(FIX / "example.log")))
+    n = sum(1 for f in report.findings if "explained_by" in f.evidence)
+    plain = get_renderer(fmt)(color=False, width=100).render(report)
+    assert f"+ {n} more" in plain and "Explained by the length-sorted order" not in plain
+    verbose = get_renderer(fmt)(color=False, width=100, verbosity=1).render(report)
+    assert "more (" not in verbose and verbose.count("Explained by the length-sorted order") >= n

@@ -234,3 +234,19 @@ def test_clean_keeps_the_message_column_on_an_empty_frame() -> None:
 
     empty = pl.DataFrame({LINE: [], "line_no": []}, schema={LINE: pl.String, "line_no": pl.Int64})
     assert "msg" in clean(empty).columns
+
+
+def test_end_of_training_summary_dict_is_not_a_step(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """ms-swift prints a final {'train_runtime': ..., 'train_loss': ...} dict with the last step's
+    counter; it is a run average, not a step, and must not look like a resume."""
+    from logdoctor import pipeline
+
+    lines = [
+        f"{{'loss': '{2 - i / 100:.3f}', 'global_step/max_steps': '{i}/3', 'epoch': '0.{i}'}}" for i in (1, 2, 3)
+    ]
+    lines.append("{'train_runtime': '4426', 'train_loss': '1.206', 'global_step/max_steps': '3/3'}")
+    log = tmp_path / "stdout.log"
+    log.write_text("\n".join(lines) + "\n")
+    run = pipeline.load(str(log))
+    assert run.table["loss"].to_list() == [1.99, 1.98, 1.97]
+    assert run.meta.resumes == 0 and run.meta.skip_reasons.get("run summary record") == 1

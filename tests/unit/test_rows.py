@@ -22,21 +22,23 @@ from tests.reportfactory import REPORTS
 
 
 def test_known_evidence_keys_read_as_sentences() -> None:
-    ev = {"len_loss_rho": 0.8234, "len_loss_p": 3e-14, "recurrence_frac": 0.92}
+    ev = {"loss_length_rho": 0.8234, "loss_length_p": 3e-14, "recurrence_fraction": 0.92}
     assert evidence_sentences(ev) == [
-        "loss vs batch mean length: Spearman ρ = 0.82, p < 1e-9",
-        "92% of batch signatures recur in every epoch",
+        "loss vs batch length: Spearman ρ = 0.82, p < 1e-9",
+        "92% of batches were already seen in an earlier epoch",
     ]
 
 
 def test_unknown_keys_fall_back_to_generic_words() -> None:
     assert evidence_sentences(
         {"weird_ratio": 1.23456, "n_windows": 12, "flag": True, "gone": None}
-    ) == ["weird ratio: 1.23", "n windows: 12", "flag: true", "gone: n/a"]
+    ) == ["weird ratio: 1.23", "n windows: 12", "flag: true"]  # None says nothing
 
 
 def test_partial_template_uses_the_shorter_one() -> None:
-    assert evidence_sentences({"period_steps": 150}) == ["loss period: 150 steps"]
+    assert evidence_sentences({"period": 150, "steps_per_epoch": 150}) == [
+        "loss period 150 steps, epoch length 150 steps"
+    ]
 
 
 def test_value_formats() -> None:

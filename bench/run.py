@@ -12,15 +12,12 @@ pandas columns need the ``bench`` extra (``pip install pandas``); they are skipp
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime as dt
 import importlib.util
 import json
 import os
-import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -28,16 +25,13 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DATA = HERE / "data"
+CHILD = str(HERE / "child.py")
 KEEP = "<!-- hand-written notes below this line are kept when run.py rewrites the file -->"
 sys.path[:0] = [str(HERE), str(ROOT)]
 
-from bench_ingest import re_loop, write_log  # noqa: E402
+from bench_ingest import write_log  # noqa: E402
 
 PANDAS = importlib.util.find_spec("pandas") is not None
-TEXT_RE = (
-    r"^step (\d+)/\d+ \| loss=(\S+) acc=(\S+) lr=(\S+) grad_norm=(\S+) tok/s=(\S+) epoch=(\S+) \| "
-    r"batch: n_seq=(\S+) tokens=(\S+) len_mean=(\S+) len_min=(\S+) len_max=(\S+) pad_frac=(\S+)"
-)
 
 
 def write_table(path: Path, steps: int, kind: str, seed: int = 11) -> None:
@@ -82,67 +76,6 @@ def inputs(quick: bool) -> dict[str, Path]:
     return out
 
 
-# --- what runs inside the measured child -------------------------------------------------------
-
-
-def stage(kind: str, arg: str) -> dict[str, float]:
-    """Run one stage in this process; return its own wall/CPU (imports excluded) and a check value."""
-    if kind == "re-loop":
-        fn = lambda: re_loop(Path(arg))  # noqa: E731
-    elif kind == "pandas":
-        fn = lambda: pandas_ingest(Path(arg))  # noqa: E731
-    elif kind == "ingest":
-        from logdoctor import pipeline
-
-        fn = lambda: pipeline.load(arg).n_steps  # noqa: E731
-    elif kind == "analysis":
-        from logdoctor import pipeline
-
-        run = pipeline.load(arg)
-        # first-use imports (scipy, ruptures) are a constant, not analysis cost: pay them first
-        pipeline.analyze(dataclasses.replace(run, table=run.table.head(3000)))
-        fn = lambda: len(pipeline.analyze(run).findings)  # noqa: E731
-    else:  # changepoints:N / spectral:N on bench_analysis.synthetic_run
-        from bench_analysis import synthetic_run
-
-        from logdoctor.analyzers.changepoints import ChangepointDetector
-        from logdoctor.analyzers.periodicity import PeriodicityDetector
-
-        det = ChangepointDetector() if kind == "changepoints" else PeriodicityDetector()
-        run = synthetic_run(int(arg))
-        fn = lambda: len(det.analyze(run).findings)  # noqa: E731
-    w, c = time.perf_counter(), time.process_time()
-    value = fn()
-    return {"stage_wall": time.perf_counter() - w, "stage_cpu": time.process_time() - c, "value": value}
-
-
-def pandas_ingest(path: Path) -> int:
-    """What a notebook does with pandas: read lines, ``str.extract`` the step lines, to floats."""
-    import pandas as pd
-
-    if path.suffix == ".jsonl":
-        return len(pd.read_json(path, lines=True))
-    if path.suffix == ".csv":
-        return len(pd.read_csv(path))
-    lines = pd.Series(path.read_text(encoding="utf-8", errors="replace").splitlines())
-    return len(lines.str.extract(TEXT_RE).dropna().astype(float))
-
-
-def rusage_of(cmd: list[str]) -> dict[str, float]:
-    """(In the intermediate process) run ``cmd``; its wall, CPU, peak RSS and last JSON line."""
-    w = time.perf_counter()
-    res = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - w
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out: dict[str, float] = {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rss_mb": ru.ru_maxrss / 1024}
-    if res.returncode not in (0, 1):
-        out["error"] = res.returncode
-    last = res.stdout.strip().splitlines()[-1:] if res.stdout.strip() else []
-    if last and last[0].startswith("{") and "stage_wall" in last[0]:
-        out.update(json.loads(last[0]))
-    return out
-
-
 # --- the parent ----------------------------------------------------------------------------------
 
 
@@ -151,7 +84,7 @@ def measure(cmd: list[str], repeat: int) -> dict[str, float]:
     best: dict[str, float] = {}
     for _ in range(repeat):
         res = subprocess.run(
-            [sys.executable, __file__, "--rusage", "--", *cmd], capture_output=True, text=True, check=True
+            [sys.executable, CHILD, "--rusage", "--", *cmd], capture_output=True, text=True, check=True
         )
         r = json.loads(res.stdout.strip().splitlines()[-1])
         if not best or r.get("stage_wall", r["wall"]) < best.get("stage_wall", best["wall"]):
@@ -160,7 +93,7 @@ def measure(cmd: list[str], repeat: int) -> dict[str, float]:
 
 
 def _stage_cmd(kind: str, arg: str) -> list[str]:
-    return [sys.executable, __file__, "--stage", kind, arg]
+    return [sys.executable, CHILD, "--stage", kind, arg]
 
 
 def _analyze_cmd(path: Path) -> list[str]:
@@ -279,16 +212,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs of each measurement; the best is kept")
     ap.add_argument("--quick", action="store_true", help="10k/100k text only, no 20k exhaustive PELT")
     ap.add_argument("--cap", type=float, default=120.0, help="seconds allowed to each exhaustive search")
-    ap.add_argument("--stage", nargs=2, help=argparse.SUPPRESS)
-    ap.add_argument("--rusage", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("cmd", nargs="*", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.stage:
-        print(json.dumps(stage(*args.stage)))
-        return 0
-    if args.rusage:
-        print(json.dumps(rusage_of(args.cmd)))
-        return 0
     from report import write_results
 
     load0, start = os.getloadavg(), dt.datetime.now(dt.UTC)

@@ -1,4 +1,4 @@
-"""Fuzz ingest and analysis: ``python bench/fuzz.py --cases 10000 [--seed 0] [--analyze]``.
+"""Fuzz ingest and analysis: ``python bench/fuzz.py --cases 10000 [--seed 0] [--analyze] [--max-memory 64K]``.
 
 Each case is random bytes, random text, or a seeded mutation (fixtures/mutate.py) of a fixture log of
 every format under fixtures/. A case passes when ``pipeline.load`` (and with ``--analyze`` also
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import resource
 import sys
 import tempfile
 import time
@@ -24,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 from fixtures.mutate import mutate  # noqa: E402
 from logdoctor import pipeline  # noqa: E402
 from logdoctor.errors import LogdoctorError  # noqa: E402
+from logdoctor.memory import parse_size  # noqa: E402
 
 SUFFIXES = {".log", ".jsonl", ".csv", ".json", ".txt", ".tsv", ".gz", ".bz2", ".xz", ".zst", ".out"}
 
@@ -45,7 +47,7 @@ def _case(i: int, rng: np.random.Generator, seeds: list[Path]) -> tuple[str, byt
     return f"mutate:{base.name}", mutate(data, rng), base.suffix
 
 
-def run(cases: int, seed: int, analyze: bool) -> int:
+def run(cases: int, seed: int, analyze: bool, max_memory: int | None = None) -> int:
     """Run the fuzz campaign; returns the process exit code."""
     rng = np.random.default_rng(seed)
     seeds = _seeds()
@@ -59,19 +61,24 @@ def run(cases: int, seed: int, analyze: bool) -> int:
             path = Path(tmp) / f"case{suffix}"
             path.write_bytes(data)
             try:
-                run_ = pipeline.load(str(path))
+                run_ = pipeline.load(str(path), max_memory=max_memory)
                 if analyze:
                     pipeline.analyze(run_)
                 counts["run"] += 1
             except LogdoctorError as err:
-                counts["error" if "\n" not in str(err).strip() else "multiline-error"] += 1
+                one_line = "\n" not in str(err).strip()
+                counts["error" if one_line else "multiline-error"] += 1
+                if not one_line:
+                    out_dir.mkdir(parents=True, exist_ok=True)
+                    (out_dir / f"multiline-{i}{suffix}").write_bytes(data)
+                    print(f"MULTI-LINE ERROR case {i} ({label}): {err!r}", file=sys.stderr)
             except Exception:  # a crash is what we are looking for
                 crashes += 1
                 out_dir.mkdir(parents=True, exist_ok=True)
                 (out_dir / f"crash-{i}{suffix}").write_bytes(data)
                 print(f"CRASH case {i} ({label}):\n{traceback.format_exc()}", file=sys.stderr)
     took = time.perf_counter() - start
-    print(f"fuzz: {cases} cases (seed {seed}, analyze={analyze}) in {took:.1f}s: "
+    print(f"fuzz: {cases} cases (seed {seed}, analyze={analyze}, max_memory={max_memory}) in {took:.1f}s: "
           f"{counts['run']} parsed, {counts['error']} clean errors, "
           f"{counts['multiline-error']} multi-line errors, {crashes} crashes; {len(seeds)} seed files")
     return 1 if crashes or counts["multiline-error"] else 0
@@ -83,8 +90,14 @@ def main() -> int:
     ap.add_argument("--cases", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--analyze", action="store_true", help="also run the full analysis on parsed cases")
+    ap.add_argument("--max-memory", help="memory budget, e.g. 64K: most cases are then read in chunks")
+    ap.add_argument("--as-limit", default="6G", help="address-space limit: a runaway allocation is then "
+                    "a MemoryError crash of this case, not an OOM kill of the machine's processes")
     args = ap.parse_args()
-    return run(args.cases, args.seed, args.analyze)
+    limit = parse_size(args.as_limit)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    budget = parse_size(args.max_memory) if args.max_memory else None
+    return run(args.cases, args.seed, args.analyze, budget)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from logdoctor import __version__, configfile, pipeline
+from logdoctor import __version__, configfile, memory, pipeline
 from logdoctor.aliases import FieldMap
 from logdoctor.config import AnalysisConfig
 from logdoctor.errors import ConfigError, LogdoctorError
@@ -32,6 +33,10 @@ MapOpt = Annotated[
     typer.Option("--map", help="Field override canonical=source, e.g. len_mean=avg_tokens_per_seq."),
 ]
 SpeOpt = Annotated[int | None, typer.Option("--steps-per-epoch", min=1, help="Steps in one epoch.")]
+MemOpt = Annotated[
+    str | None,
+    typer.Option("--max-memory", help="Memory budget of ingest, e.g. 4G (default: half the free memory)."),
+]
 OutOpt = Annotated[str, typer.Option("--output", "-o", help="Write to FILE instead of stdout ('-').")]
 
 
@@ -88,14 +93,16 @@ def _config(
     select: list[str] | None,
     ignore: list[str] | None,
     fail_on: str | None = None,
+    max_memory: str | None = None,
 ) -> AnalysisConfig:
     try:
         severity = Severity.parse(fail_on) if fail_on else None
     except ValueError as err:
         raise ConfigError(f"--fail-on: {err}") from None
     fields = FieldMap.parse(field_map) if field_map else None
-    return configfile.resolve(config, fields=fields, steps_per_epoch=spe, select=_split(select),
-                              ignore=_split(ignore), fail_on=severity)
+    cfg = configfile.resolve(config, fields=fields, steps_per_epoch=spe, select=_split(select),
+                             ignore=_split(ignore), fail_on=severity)
+    return dataclasses.replace(cfg, max_memory=memory.parse_size(max_memory)) if max_memory else cfg
 
 
 def _emit(
@@ -129,10 +136,11 @@ def analyze(
     config: ConfigOpt = None,
     select: SelectOpt = None,
     ignore: IgnoreOpt = None,
+    max_memory: MemOpt = None,
 ) -> int:
     """Analyse training logs and report what is wrong with each run, with evidence."""
     get_renderer(fmt)
-    cfg = _config(config, field_map, steps_per_epoch, select, ignore)
+    cfg = _config(config, field_map, steps_per_epoch, select, ignore, max_memory=max_memory)
     outcomes = pipeline.analyze_paths(paths, cfg, jobs)
     _emit(outcomes, fmt, -1 if quiet else verbose, output, paths, reports)
     done = [o.report for o in outcomes if o.report]
@@ -161,10 +169,11 @@ def check(
     verbose: VerboseOpt = 0,
     quiet: QuietOpt = False,
     reports: ReportsOpt = False,
+    max_memory: MemOpt = None,
 ) -> int:
     """CI gate: exit 0 when no finding is at or above --fail-on, 1 when one is, 2 on bad input."""
     get_renderer(fmt)
-    cfg = _config(config, field_map, steps_per_epoch, select, ignore, fail_on)
+    cfg = _config(config, field_map, steps_per_epoch, select, ignore, fail_on, max_memory)
     outcomes = pipeline.analyze_paths(paths, cfg, jobs)
     _emit(outcomes, fmt, -1 if quiet else verbose, output, paths, reports)
     code = worst(ExitCode(o.exit_code) for o in outcomes)
@@ -180,12 +189,14 @@ def plot(
     field_map: MapOpt = None,
     steps_per_epoch: SpeOpt = None,
     config: ConfigOpt = None,
+    max_memory: MemOpt = None,
 ) -> int:
     """Draw the diagnostic figure of one run (default: <log name>.png in the current directory)."""
     dest = output or (Path(path).name.split(".")[0] or "logdoctor") + ".png"
     renderer = plot_renderer_for(dest)()
-    cfg = _config(config, field_map, steps_per_epoch, None, None)
-    run = pipeline.load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch)
+    cfg = _config(config, field_map, steps_per_epoch, None, None, max_memory=max_memory)
+    run = pipeline.load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch,
+                        max_memory=cfg.max_memory)
     report = pipeline.analyze(run, cfg)
     write_output(renderer.render(report), dest, inputs=[path])
     typer.echo(f"logdoctor: wrote {dest}", err=True)

@@ -19,6 +19,7 @@ class AnalysisConfig:
         options: detector name -> keyword thresholds for that detector's ``__init__``.
         select / ignore: codes, code prefixes or rule names to keep / drop.
         fail_on: the severity at or above which ``check`` fails.
+        max_memory: memory budget of ingest in bytes (``--max-memory``); None: see memory.budget.
     """
 
     fields: FieldMap = field(default_factory=FieldMap)
@@ -27,6 +28,7 @@ class AnalysisConfig:
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     fail_on: Severity = Severity.WARNING
+    max_memory: int | None = None
 
     def options_for(self, name: str) -> Mapping[str, float | int | str | bool]:
         """Keyword thresholds configured for the detector called ``name``."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from logdoctor import codes
+from logdoctor import codes, memory, streaming
 from logdoctor.aliases import FieldMap
 from logdoctor.analyzers import ANALYZERS
 from logdoctor.analyzers.batching import BatchingDiagnosis
@@ -40,13 +40,23 @@ def load(
     fields: FieldMap | None = None,
     steps_per_epoch: int | None = None,
     fmt: str | None = None,
+    max_memory: int | None = None,
 ) -> Run:
     """Read a log (path, directory or "-" for stdin) into a validated Run.
 
+    A log larger than the in-memory limit of the memory budget (``max_memory`` bytes, else
+    ``$LOGDOCTOR_MAX_MEMORY``, else half the available memory) is read in chunks and, when its
+    steps do not fit, reduced to per-block aggregates; the run's notes say so (see streaming).
+
     Raises:
         InputError / ParseError: the input cannot be read or holds no training steps.
+        ConfigError: $LOGDOCTOR_MAX_MEMORY is not a size.
     """
-    source = open_source(path)
+    total = memory.budget(max_memory)
+    source = open_source(path, limit=memory.in_memory_limit(total))
+    large = streaming.parse_large(source, fields or FieldMap(), total, fmt)
+    if large is not None:
+        return build_run(large[0], source.name, large[1], steps_per_epoch)
     if fmt:
         ensure_content(source)
     parser = get_parser(fmt) if fmt else sniff(source)
@@ -174,12 +184,18 @@ def expand_inputs(paths: Sequence[str]) -> list[str]:
 def analyze_one(path: str, cfg: AnalysisConfig) -> Outcome:
     """Load and analyse one input; an expected error becomes an Outcome with exit code 2."""
     try:
-        run = load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch)
+        run = load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch, max_memory=cfg.max_memory)
         report = analyze(run, cfg)
     except LogdoctorError as err:
         return Outcome(path=path, report=None, error=str(err), exit_code=ExitCode.BAD_INPUT)
     failed = should_fail(report.findings, cfg.fail_on)
     return Outcome(path=path, report=report, exit_code=ExitCode.FINDINGS if failed else ExitCode.OK)
+
+
+def worker_config(cfg: AnalysisConfig, workers: int) -> AnalysisConfig:
+    """The configuration of one of ``workers`` parallel processes: each gets its share of the
+    memory budget, so that together they stay within it."""
+    return dataclasses.replace(cfg, max_memory=max(1, memory.budget(cfg.max_memory) // workers))
 
 
 def analyze_paths(
@@ -200,6 +216,7 @@ def analyze_paths(
     workers = min(jobs or os.cpu_count() or 1, len(inputs))
     if workers <= 1 or "-" in inputs:
         return [analyze_one(p, cfg) for p in inputs]
+    cfg = worker_config(cfg, workers)
     # spawn, not fork: forking a process that has started polars' thread pool can deadlock
     import multiprocessing  # only here: a single input never pays for the process pool's imports
     from concurrent.futures import ProcessPoolExecutor

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import lzma
 import os
 import stat
@@ -11,6 +12,7 @@ import sys
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from logdoctor.errors import InputError
 
@@ -66,6 +68,8 @@ class Source:
         path: the file-system path, or None for standard input.
         is_dir: True for a directory input (MLflow run folder, TensorBoard log dir).
         compression: the compression detected from the content, or None.
+        stream: for standard input or a FIFO whose content was not read whole when opened (larger
+            than the limit given to ``open_source``, or compressed): its raw bytes from the start.
     """
 
     name: str
@@ -73,6 +77,7 @@ class Source:
     is_dir: bool = False
     compression: str | None = None
     _data: bytes | None = field(default=None, repr=False)
+    stream: BinaryIO | None = field(default=None, repr=False)
 
     @classmethod
     def from_bytes(cls, name: str, data: bytes) -> Source:
@@ -88,6 +93,13 @@ class Source:
         """The whole (decompressed) content. Directories have none."""
         if self.is_dir:
             raise InputError(f"{self.name}: is a directory")
+        if self._data is None and self.stream is not None:
+            try:
+                raw = self.stream.read()
+            except OSError as err:
+                raise InputError(f"{self.name}: cannot read ({err.strerror or err})") from None
+            self.stream = None
+            self._data = _decompress(raw, self.compression, self.name) if self.compression else raw
         if self._data is None:
             if self.path is None:
                 raise InputError(f"{self.name}: standard input was already consumed")
@@ -113,18 +125,58 @@ class Source:
         return self.read_bytes().decode("utf-8", errors="replace")
 
 
-def open_source(name: str) -> Source:
+class _Prefixed(io.RawIOBase):
+    """A read-only raw stream: ``head`` (bytes already read), then the rest of ``fh``."""
+
+    def __init__(self, head: bytes, fh: BinaryIO) -> None:
+        self._head = memoryview(head)
+        self._fh = fh
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf: bytearray | memoryview) -> int:  # type: ignore[override]
+        if self._head.nbytes:
+            n = min(len(buf), self._head.nbytes)
+            buf[:n] = self._head[:n]
+            # an empty slice would still hold the whole head: let it go once read
+            self._head = self._head[n:] if n < self._head.nbytes else memoryview(b"")
+            return n
+        data = self._fh.read(len(buf))
+        buf[: len(data)] = data
+        return len(data)
+
+
+def prefixed(head: bytes, fh: BinaryIO) -> BinaryIO:
+    """A buffered binary stream that yields ``head`` and then what is left in ``fh``."""
+    return io.BufferedReader(_Prefixed(head, fh))
+
+
+def _open_stream(name: str, fh: BinaryIO, limit: int | None) -> Source:
+    """Standard input or a FIFO (readable once): read whole when small, else keep it as a stream."""
+    head = fh.read(limit + 1) if limit is not None else fh.read()
+    comp = compression_of(head[:8])
+    src = Source(name=name, path=None, compression=comp)
+    if comp or (limit is not None and len(head) > limit):
+        src.stream = prefixed(head, fh)
+    else:
+        src._data = head
+    return src
+
+
+def open_source(name: str, limit: int | None = None) -> Source:
     """Open ``name`` ("-" for standard input) for reading, never for writing.
+
+    Args:
+        name: a path, or "-" for standard input.
+        limit: standard input or a FIFO larger than this many bytes (or compressed) is not read
+            whole here: ``Source.stream`` holds it, for the caller to stream (see streaming).
 
     Raises:
         InputError: missing, unreadable, a special file we cannot read, or empty.
     """
     if name == "-":
-        data = sys.stdin.buffer.read()
-        comp = compression_of(data[:8])
-        src = Source(name="<stdin>", path=None, compression=comp)
-        src._data = _decompress(data, comp, "<stdin>") if comp else data
-        return src
+        return _open_stream("<stdin>", sys.stdin.buffer, limit)
     path = Path(name)
     try:
         st = path.stat()
@@ -139,13 +191,21 @@ def open_source(name: str) -> Source:
     if not (stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
         raise InputError(f"{name}: not a regular file")
     try:
-        with path.open("rb") as fh:
-            # a FIFO can be read once only: take all of it now
-            head = fh.read() if stat.S_ISFIFO(st.st_mode) else fh.read(8)
+        fh = path.open("rb")
     except OSError as err:
         raise InputError(f"{name}: cannot read ({err.strerror or err})") from None
-    comp = compression_of(head[:8])
-    src = Source(name=name, path=path, compression=comp)
-    if stat.S_ISFIFO(st.st_mode):
-        src._data = _decompress(head, comp, name) if comp else head
-    return src
+    if stat.S_ISFIFO(st.st_mode):  # readable once: the stream keeps the file open
+        try:
+            src = _open_stream(name, fh, limit)
+        except OSError as err:
+            raise InputError(f"{name}: cannot read ({err.strerror or err})") from None
+        src.path = path
+        if src.stream is None:
+            fh.close()
+        return src
+    with fh:
+        try:
+            head = fh.read(8)
+        except OSError as err:
+            raise InputError(f"{name}: cannot read ({err.strerror or err})") from None
+    return Source(name=name, path=path, compression=compression_of(head))

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 REALLOGS = REPO.parent / "shared" / "reallogs"
+
+# Hypothesis profiles: "ci" (default) keeps the property tests fast; "thorough" runs them at scale:
+#   HYPOTHESIS_PROFILE=thorough python -m pytest tests/property --hypothesis-seed=1
+_COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
+settings.register_profile("ci", max_examples=100, **_COMMON)  # type: ignore[arg-type]
+settings.register_profile("thorough", max_examples=2000, **_COMMON)  # type: ignore[arg-type]
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture

@@ -44,6 +44,11 @@ class Spectrum:
     method: str
 
 
+def even_spacing(d: FloatArray) -> bool:
+    """True when every step difference is the same."""
+    return bool(d.size) and bool(np.all(d == d[0]))
+
+
 @dataclass(frozen=True, slots=True)
 class PeakTest:
     """The strongest band of the spectrum and its significance."""
@@ -55,12 +60,24 @@ class PeakTest:
     statistic: float
 
 
+#: The interpolation grid holds at most this many points per logged value: a corrupt step number
+#: (step 200000000 in a 300-step log) must not make it hundreds of millions of points long.
+MAX_GRID_PER_POINT = 8
+
+
+def _grid_dt(steps: FloatArray, dt: float) -> float:
+    """The median step spacing, widened when the grid would exceed MAX_GRID_PER_POINT per value."""
+    span = float(steps[-1] - steps[0]) if steps.size else 0.0
+    return max(dt, span / max(1, MAX_GRID_PER_POINT * steps.size))
+
+
 def spectrum(steps: FloatArray, y: FloatArray) -> Spectrum:
     """Periodogram on evenly spaced steps; else Lomb-Scargle (short) or interpolation (long)."""
     d = np.diff(steps)
     dt = float(np.median(d)) if d.size else 1.0
-    even = bool(d.size) and np.all(d == d[0])
-    if even:
+    if not even_spacing(d):
+        dt = _grid_dt(steps, dt)
+    if even_spacing(d):
         grid, method = y - y.mean(), "periodogram"
     elif y.size <= LOMB_SCARGLE_MAX and np.mean(d == dt) < NEARLY_EVEN:
         span = float(steps[-1] - steps[0])

@@ -11,7 +11,7 @@ from logdoctor.analyzers import robust
 from logdoctor.analyzers.base import Analyzer, Detection
 from logdoctor.analyzers.gradspikes import grad_spikes_alone
 from logdoctor.analyzers.robust import FloatArray, IntArray, Series
-from logdoctor.model import GRAD_NORM, LOSS, Finding, Run
+from logdoctor.model import GRAD_NORM, LOSS, LOSS_MAX, Finding, Run
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,8 +141,12 @@ class SpikeDetector(Analyzer):
         )
 
     def analyze(self, run: Run) -> Detection:
-        """Find loss spikes; report the strongest individually and the rest as a summary."""
-        s = robust.series(run, LOSS)
+        """Find loss spikes; report the strongest individually and the rest as a summary.
+
+        In a run reduced to per-block means (logdoctor.reduce) spikes are sought in the blocks'
+        largest losses, where a one-step spike is not averaged away.
+        """
+        s = robust.series(run, LOSS_MAX if LOSS_MAX in run.table.columns else LOSS)
         if s.n < 8:
             return Detection()
         sp = self._find(s)

@@ -32,7 +32,8 @@ class TooShortDetector(Analyzer):
             (
                 codes.finding(
                     "LD006",
-                    f"Only {n} steps logged: skipped {', '.join(skipped)} (needs at least {need}).",
+                    f"Only {n} step{'' if n == 1 else 's'} logged: skipped {', '.join(skipped)} "
+                    f"(needs at least {need}).",
                     evidence=ev,
                 ),
             )

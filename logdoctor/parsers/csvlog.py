@@ -84,7 +84,8 @@ class CsvParser(Parser):
                 encoding="utf8-lossy",
             )
         except pl.exceptions.PolarsError as err:
-            raise ParseError(f"{source.name}: not a readable CSV table ({err})") from None
+            first_line = (str(err).strip().splitlines() or [""])[0][:160]  # polars adds advice lines
+            raise ParseError(f"{source.name}: not a readable CSV table ({first_line})") from None
         frame = frame.rename({c: c.strip() for c in frame.columns})
         frame = frame.with_row_index(LINE_NO, offset=2).with_columns(pl.col(LINE_NO).cast(pl.Int64))
         return normalize_records(frame, fields, source.name, frame.height + 1)

@@ -49,7 +49,7 @@ def clean(frame: pl.DataFrame) -> pl.DataFrame:
     that only the message is left to read.
     """
     line = pl.col(LINE)
-    if frame.height == 0:
+    if frame.height == 0:  # every line was read by the fast path: keep the schema
         return frame.with_columns(line.alias("msg"))
     if frame[LINE].str.contains("\x1b", literal=True).any():
         frame = frame.with_columns(line.str.replace_all(ANSI, ""))

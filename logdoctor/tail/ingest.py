@@ -9,7 +9,7 @@ import polars as pl
 from logdoctor.aliases import FieldMap
 from logdoctor.errors import InputError, ParseError
 from logdoctor.model import LINE_NO
-from logdoctor.parsers import Parser, sniff
+from logdoctor.parsers import Parser, ParseResult, sniff
 from logdoctor.sources import Source
 
 #: Formats written as one document (rewritten at each save), which cannot be read by appended lines.
@@ -34,8 +34,11 @@ class ChunkParser:
         self.lines = 0
         self.rows = 0
         self.skipped: dict[str, int] = {}
+        #: The last chunk's ParseResult (aliases, totals, notes), for readers that need them.
+        self.result: ParseResult | None = None
         self._preamble = b""
         self._preamble_lines = 0
+        self._pre_skips: dict[str, int] | None = None
 
     def sniff(self, data: bytes, head: bytes | None = None) -> Parser | None:
         """Pick the parser from ``head`` (or ``data``) unless done; None while all is blank.
@@ -63,11 +66,12 @@ class ChunkParser:
             result = self.parser.parse(
                 Source.from_bytes(self.source, self._preamble + data), self.fields
             )
-        except ParseError:
+        except (ParseError, InputError):  # no step, or a binary blob inside a long log
             self._skip("no training step", n_lines)
             self._grow_preamble(data, n_lines)
             self.lines += n_lines
             return pl.DataFrame(), pl.DataFrame()
+        self.result = result
         shift = pl.col(LINE_NO) + (self.lines - pre)
         table = result.table.filter(pl.col(LINE_NO) > pre).with_columns(shift)
         evals = result.evals
@@ -75,7 +79,7 @@ class ChunkParser:
             evals = evals.filter(pl.col(LINE_NO) > pre).with_columns(shift)
         if self.lines == 0 and table.height:
             self._grow_preamble(data, int(table[LINE_NO].min()) - 1)  # type: ignore[arg-type]
-        self._skip_all(result.skip_reasons, pre)
+        self._skip_all(result.skip_reasons, self._preamble_skips(data, result) if pre else {})
         self.lines += n_lines
         self.rows += table.height
         return table, evals
@@ -89,14 +93,27 @@ class ChunkParser:
             self._preamble += block
             self._preamble_lines += len(lines)
 
-    def _skip_all(self, reasons: Mapping[str, int], preamble: int) -> None:
-        """Add a chunk's skip counts, less the preamble's lines (counted in the first chunk
-        already), taken from the most frequent reasons first: whatever a parser calls them.
-        """
-        for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
-            drop = min(n, preamble)
-            preamble -= drop
-            self._skip(reason, n - drop)
+    def _preamble_skips(self, data: bytes, result: ParseResult) -> Mapping[str, int]:
+        """The skip counts the preamble adds to a chunk: those of the preamble followed by one
+        step line of the chunk (a CSV header counts none, a banner line one "no step" each).
+        Computed once, when the preamble no longer grows."""
+        if self._pre_skips is not None:
+            return self._pre_skips
+        first = result.table.filter(pl.col(LINE_NO) > self._preamble_lines)[LINE_NO].min()
+        if first is None or self.parser is None:
+            return {}
+        line = (self._preamble + data).split(b"\n")[int(first) - 1]  # type: ignore[arg-type]
+        try:
+            probe = self.parser.parse(Source.from_bytes(self.source, self._preamble + line + b"\n"), self.fields)
+        except (ParseError, InputError):
+            return {}
+        self._pre_skips = dict(probe.skip_reasons)  # a chunk with steps: the preamble is final
+        return self._pre_skips
+
+    def _skip_all(self, reasons: Mapping[str, int], preamble: Mapping[str, int]) -> None:
+        """Add a chunk's skip counts, less those of the preamble (counted once already)."""
+        for reason, n in reasons.items():
+            self._skip(reason, n - preamble.get(reason, 0))
 
     def _skip(self, reason: str, n: int) -> None:
         if n > 0:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from fixtures.mutate import mutate
@@ -36,19 +36,16 @@ def _load_bytes(data: bytes, suffix: str = ".log") -> object:
         return run
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.binary(max_size=4096))
 def test_arbitrary_bytes_give_a_run_or_our_error(data: bytes) -> None:
     _load_bytes(data)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(max_size=2000))
 def test_arbitrary_text_gives_a_run_or_our_error(text: str) -> None:
     _load_bytes(text.encode("utf-8", errors="surrogatepass"))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 2**32 - 1), st.sampled_from(SEEDS or [None]))
 def test_mutated_fixtures_give_a_run_or_our_error(seed: int, base: Path | None) -> None:
     if base is None:
@@ -61,7 +58,6 @@ _floats = st.floats(allow_nan=True, allow_infinity=True, width=64).filter(lambda
 _noise = st.sampled_from(["", "WARNING: foo bar\n", "Traceback (most recent call last):\n", "config lr 3e-4\n", "  \n"])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.floats(1e-6, 1e6), st.floats(0, 1), _noise), min_size=1, max_size=60))
 def test_canonical_text_round_trip(rows: list[tuple[float, float, str]]) -> None:
     text = "".join(f"{noise}step {i + 1} | loss={loss!r} acc={acc!r}\n" for i, (loss, acc, noise) in enumerate(rows))

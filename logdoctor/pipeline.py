@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import glob
-import multiprocessing
 import os
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -220,6 +218,9 @@ def analyze_paths(
         return [analyze_one(p, cfg) for p in inputs]
     cfg = worker_config(cfg, workers)
     # spawn, not fork: forking a process that has started polars' thread pool can deadlock
+    import multiprocessing  # only here: a single input never pays for the process pool's imports
+    from concurrent.futures import ProcessPoolExecutor
+
     spawn = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=spawn) as pool:
         return list(pool.map(analyze_one, inputs, [cfg] * len(inputs)))

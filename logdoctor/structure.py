@@ -126,8 +126,30 @@ def infer_steps_per_epoch(table: pl.DataFrame) -> int | None:
     return max(1, round(1.0 / slope)) if slope > 0 else None
 
 
+def _in_order(t: pl.DataFrame) -> bool:
+    """Whether records are in file order with strictly increasing steps and no restart flag past
+    the first record: then rules 1-3 change nothing (no duplicate, no backward jump, no resume)."""
+    if RESTART in t.columns:
+        flags = t[RESTART].cast(pl.Float64).fill_null(0).fill_nan(0).to_numpy()
+        if np.any(flags[1:] != 0):
+            return False
+    if t[STEP].null_count() or (LINE_NO in t.columns and t[LINE_NO].null_count()):
+        return False
+    step = t[STEP].to_numpy()
+    if not np.all(step[1:] > step[:-1]):
+        return False
+    line = t[LINE_NO].to_numpy() if LINE_NO in t.columns else step
+    return bool(np.all(line[1:] >= line[:-1]))
+
+
 def _resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
     """Apply rules 1-3: the final trajectory's records sorted by step, and the counts."""
+    if _in_order(result.table):  # the common case: one writer, one pass, no resume
+        counts: dict[str, object] = dict.fromkeys(
+            ("duplicate_steps", "nonmonotonic_steps", "resumes", "overwritten_steps"), 0
+        )
+        counts["resume_steps"] = ()
+        return result.table.drop(RESTART, strict=False), counts
     t = result.table.sort(LINE_NO, maintain_order=True)
     restart = pl.Series([False] * t.height)
     if RESTART in t.columns:
@@ -142,7 +164,7 @@ def _resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
     t, resume_steps, overwritten = _apply_resumes(t, is_resume)
     deduped = t.unique(subset=[STEP], keep="last", maintain_order=True).sort(STEP)
     overwritten += t.height - deduped.height
-    counts: dict[str, object] = {
+    counts = {
         "duplicate_steps": dups,
         "nonmonotonic_steps": nonmono,
         "resumes": len(resume_steps),

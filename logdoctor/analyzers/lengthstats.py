@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
+from logdoctor.analyzers import robust
 from logdoctor.model import LEN_MAX, LEN_MEAN, SEQS, STEP, TOKENS, Run
 
 
@@ -47,7 +47,7 @@ def lag1_rank_corr(x: np.ndarray) -> float:
     f = x[np.isfinite(x)]
     if f.size < 4 or np.ptp(f) == 0:
         return 0.0
-    r = stats.rankdata(f)
+    r = robust.rank_average(f)
     return float(np.corrcoef(r[:-1], r[1:])[0, 1])
 
 
@@ -162,12 +162,11 @@ def loss_length(resid: np.ndarray, x: np.ndarray) -> LossLength | None:
     n = int(ok.sum())
     if n < 10 or np.ptp(x[ok]) == 0 or np.ptp(resid[ok]) == 0:
         return None
-    res = stats.spearmanr(resid[ok], x[ok])
-    rho = float(res.statistic)
+    rho, p_value = robust.spearman(resid[ok], x[ok])
     half = 1.96 / np.sqrt(max(n - 3, 1))
     zr = np.arctanh(np.clip(rho, -0.999999, 0.999999))
     return LossLength(
-        rho, float(res.pvalue), float(np.tanh(zr - half)), float(np.tanh(zr + half)), n
+        rho, p_value, float(np.tanh(zr - half)), float(np.tanh(zr + half)), n
     )
 
 

@@ -65,14 +65,23 @@ class CsvParser(Parser):
         return _looks_like_table(lines) is not None
 
     def parse(self, source: Source, fields: FieldMap) -> ParseResult:
-        text = source.text().replace("\r\n", "\n").replace("\r", "\n")
-        first = next((ln for ln in text.split("\n", 50)[:50] if ln.strip()), "")
+        data = source.read_bytes()
+        # without carriage returns polars reads the bytes as they are (no decoded copy of the file)
+        text = data.decode("utf-8", errors="replace") if b"\r" in data else ""
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        head = text.split("\n", 50) if text else data.split(b"\n", 50)[:50]
+        lines = (ln if isinstance(ln, str) else ln.decode("utf-8", errors="replace") for ln in head[:50])
+        first = next((ln for ln in lines if ln.strip()), "")
         sep = _separator(first)
         if sep is None:
             raise ParseError(f"{source.name}: no CSV header found (first line: {first[:80]!r})")
         try:
             frame = pl.read_csv(
-                io.StringIO(text), separator=sep, infer_schema=False, truncate_ragged_lines=True
+                io.StringIO(text) if text else data,
+                separator=sep,
+                infer_schema=False,
+                truncate_ragged_lines=True,
+                encoding="utf8-lossy",
             )
         except pl.exceptions.PolarsError as err:
             first_line = (str(err).strip().splitlines() or [""])[0][:160]  # polars adds advice lines

@@ -71,11 +71,17 @@ def to_numeric(frame: pl.DataFrame, keep_text: Collection[str] = ()) -> pl.DataF
     ``"NaN"`` included); columns with no value at all are dropped. ``keep_text`` columns (batch
     fingerprints) stay strings: a hex digest may look like a number."""
     exprs: list[pl.Expr] = []
+    text_cols = [n for n, t in frame.schema.items() if t == pl.String and n != LINE_NO and n not in keep_text]
+    direct = frame.select(pl.col(text_cols).cast(pl.Float64, strict=False)) if text_cols else pl.DataFrame()
+    nulls = frame.select(pl.col(text_cols).null_count()).row(0) if text_cols else ()
+    plain = {n for n, k in zip(text_cols, nulls, strict=True) if direct[n].null_count() == k}
     for name, dtype in frame.schema.items():
         if name == LINE_NO:
             exprs.append(pl.col(name).cast(pl.Int64))
         elif name in keep_text:
             exprs.append(pl.col(name).cast(pl.String))
+        elif name in plain:  # every value parsed as it is: normalising its text changes nothing
+            exprs.append(pl.lit(direct[name]).alias(name))
         elif dtype == pl.String:
             txt = (
                 pl.col(name)

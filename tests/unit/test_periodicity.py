@@ -82,3 +82,16 @@ def test_p_value_calibration_on_noise(kind: str) -> None:
 )
 def test_epoch_relation_wording(period: float, text: str) -> None:
     assert epoch_relation(period, 1000).startswith(text)
+
+
+@pytest.mark.parametrize("n", [2, 3, 10, 11, 4096, 5001])
+def test_numpy_periodogram_equals_scipy(n: int) -> None:
+    from scipy import signal
+
+    from logdoctor.analyzers.spectral import periodogram
+
+    x = np.random.default_rng(n).normal(size=n)
+    f_ref, p_ref = signal.periodogram(x, fs=1.0 / 5.0, detrend=False, scaling="spectrum")
+    f, p = periodogram(x, 5.0)
+    np.testing.assert_allclose(f, f_ref, rtol=1e-12)
+    np.testing.assert_allclose(p, p_ref, rtol=1e-9, atol=1e-15)

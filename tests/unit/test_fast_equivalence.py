@@ -1,0 +1,103 @@
+"""Fast paths give the same numbers as the slower code they replace."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+from scipy import stats
+
+from logdoctor.analyzers import confounders
+from logdoctor.analyzers.spectral import gamma_logsf
+from logdoctor.parsers.records import to_numeric
+
+
+@pytest.mark.parametrize("n", [5, 20, 44, 45, 46, 1000, 3001])
+@pytest.mark.parametrize("window", [6, 7, 15])
+@pytest.mark.parametrize("center", [True, False])
+def test_rolling_median_equals_polars(n: int, window: int, center: bool) -> None:
+    f = np.random.default_rng(n * window).standard_cauchy(n)
+    fast = confounders._rolling_median(f, window, center=center)
+    slow = confounders._rolling_median_pl(f, window, center=center)
+    np.testing.assert_array_equal(fast, slow)
+
+
+def test_gamma_logsf_equals_scipy_stats() -> None:
+    x = np.array([0.0, 1e-9, 0.5, 3.0, 10.0, 80.0, 400.0, 2000.0, 1e5] * 3)
+    a = np.repeat([1, 5, 41], 9)
+    np.testing.assert_allclose(gamma_logsf(x, a), stats.gamma.logsf(x, a), rtol=1e-12)
+
+
+def _to_numeric_slow(frame: pl.DataFrame) -> pl.DataFrame:
+    """to_numeric's text normalisation applied to every column (the path before the fast one)."""
+    txt = pl.all().str.strip_chars().str.to_lowercase().str.replace(r"^([-+]?)infinity$", "${1}inf")
+    return frame.select(txt.cast(pl.Float64, strict=False))
+
+
+def test_to_numeric_fast_path_equals_normalised_cast() -> None:
+    values = ["1.5", " 2", "NaN", "nan", "Infinity", "-INFINITY", "inf", "1E3", "+4", ".5", "-0", "", "x", None]
+    rng = np.random.default_rng(1)
+    frame = pl.DataFrame({f"c{i}": list(rng.choice(np.array(values, dtype=object), 200)) for i in range(12)})
+    frame = frame.with_columns(plain=pl.Series([f"{v:.3f}" for v in rng.normal(size=200)]))
+    got = to_numeric(frame)
+    ref = _to_numeric_slow(frame)
+    ref = ref.select([c for c in ref.columns if ref[c].null_count() < ref.height])
+    assert_frame_equal(got, ref)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "".join(f'{{"step": {i}, "loss": {3 - i / 100}, "acc": {i / 50}, "tag": "a{i}"}}\n' for i in range(1, 60)),
+        '{"step": 1, "loss": 2.5}\n  {"step": 2, "loss": 2.4, "lr": 0.1}  \n{"step": 3, "loss": 2.3}',
+        '{"step": 1, "loss": NaN}\n{"step": 2, "loss": 2.4}\n',  # bare NaN: not the raw path
+    ],
+)
+def test_jsonl_raw_path_equals_line_path(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from logdoctor.aliases import FieldMap
+    from logdoctor.parsers import jsonl
+    from logdoctor.sources import Source
+
+    fast = jsonl.JsonLinesParser().parse(Source.from_bytes("x.jsonl", text.encode()), FieldMap())
+    monkeypatch.setattr(jsonl, "_decode_raw", lambda source, lines: None)
+    slow = jsonl.JsonLinesParser().parse(Source.from_bytes("x.jsonl", text.encode()), FieldMap())
+    assert_frame_equal(fast.table, slow.table)
+    assert (fast.lines_read, fast.lines_skipped) == (slow.lines_read, slow.lines_skipped)
+
+
+def test_fingerprint_ids_give_the_same_classes_as_string_ranks() -> None:
+    from logdoctor.analyzers.recurrence import signature_ids
+    from logdoctor.model import Run, RunMeta, validate_run
+
+    rng = np.random.default_rng(2)
+    fps = [None if r < 0.05 else f"{int(r * 40):04x}" for r in rng.random(400)]
+    df = pl.DataFrame(
+        {"step": np.arange(1, 401), "loss": rng.random(400), "line_no": np.arange(1, 401), "batch_fp": fps}
+    )
+    run = Run(validate_run(df), RunMeta(path="x", format="jsonl"))
+    got = signature_ids(run)
+    assert got is not None and got[2] == "fingerprint"
+    ref = df["batch_fp"].fill_null("").rank("dense").to_numpy()
+    ids = got[0]
+    assert ids.min() >= 1 and ids.max() == len(set(ref))  # dense
+    assert len(set(zip(ids.tolist(), ref.tolist(), strict=True))) == len(set(ref))  # same classes
+
+
+@pytest.mark.parametrize("n", [4, 10, 57, 3000])
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("link", [0.0, 0.3, 1.0, -1.0])
+def test_spearman_equals_scipy(n: int, ties: bool, link: float) -> None:
+    from logdoctor.analyzers import robust
+
+    rng = np.random.default_rng(n)
+    a = rng.normal(size=n)
+    b = link * a + (1 - abs(link)) * rng.normal(size=n)
+    if ties:
+        a, b = np.round(a, 1), np.round(b, 1)
+    np.testing.assert_array_equal(robust.rank_average(a), stats.rankdata(a))
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        return
+    rho, p = robust.spearman(a, b)
+    ref = stats.spearmanr(a, b)
+    np.testing.assert_allclose([rho, p], [ref.statistic, ref.pvalue], rtol=1e-9, atol=1e-300)

@@ -10,15 +10,12 @@ from typing import Annotated
 
 import typer
 
-from logdoctor import __version__, configfile, memory, pipeline
+from logdoctor import __version__
 from logdoctor.aliases import FieldMap
 from logdoctor.config import AnalysisConfig
 from logdoctor.errors import ConfigError, LogdoctorError
 from logdoctor.exitcodes import ExitCode, worst
 from logdoctor.model import Outcome, Severity
-from logdoctor.renderers import RENDERERS, get_renderer
-from logdoctor.renderers.output import write_output
-from logdoctor.renderers.plots import plot_renderer_for
 
 app = typer.Typer(
     name="logdoctor",
@@ -58,7 +55,10 @@ def _root(
 PathsArg = Annotated[
     list[str], typer.Argument(help="Training logs: files, globs, directories, or - for stdin.")
 ]
-FmtOpt = Annotated[str, typer.Option("--format", "-f", help=f"Output: {', '.join(RENDERERS)}.")]
+#: the ``--format`` names of ``renderers.RENDERERS`` (spelled out so that ``--help`` imports no renderer,
+#: numpy or polars; a test checks they agree)
+FORMAT_NAMES = ("text", "json", "markdown", "github", "junit", "png", "svg", "pdf")
+FmtOpt = Annotated[str, typer.Option("--format", "-f", help=f"Output: {', '.join(FORMAT_NAMES)}.")]
 VerboseOpt = Annotated[int, typer.Option("--verbose", "-v", count=True, help="Per-finding detail.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the verdict line.")]
 ReportsOpt = Annotated[
@@ -95,6 +95,8 @@ def _config(
     fail_on: str | None = None,
     max_memory: str | None = None,
 ) -> AnalysisConfig:
+    from logdoctor import configfile, memory
+
     try:
         severity = Severity.parse(fail_on) if fail_on else None
     except ValueError as err:
@@ -109,6 +111,9 @@ def _emit(
     outcomes: list[Outcome], fmt: str, verbosity: int, output: str, paths: list[str], per_run: bool
 ) -> None:
     """Errors to stderr; the reports (and the summary for several inputs) to ``output``."""
+    from logdoctor.renderers import get_renderer
+    from logdoctor.renderers.output import write_output
+
     for o in outcomes:
         if o.error:
             typer.echo(f"logdoctor: error: {o.error}", err=True)
@@ -139,6 +144,11 @@ def analyze(
     max_memory: MemOpt = None,
 ) -> int:
     """Analyse training logs and report what is wrong with each run, with evidence."""
+    from logdoctor import pipeline
+    from logdoctor.renderers import get_renderer
+    from logdoctor.renderers.output import write_output
+    from logdoctor.renderers.plots import plot_renderer_for
+
     get_renderer(fmt)
     cfg = _config(config, field_map, steps_per_epoch, select, ignore, max_memory=max_memory)
     outcomes = pipeline.analyze_paths(paths, cfg, jobs)
@@ -172,6 +182,9 @@ def check(
     max_memory: MemOpt = None,
 ) -> int:
     """CI gate: exit 0 when no finding is at or above --fail-on, 1 when one is, 2 on bad input."""
+    from logdoctor import pipeline
+    from logdoctor.renderers import get_renderer
+
     get_renderer(fmt)
     cfg = _config(config, field_map, steps_per_epoch, select, ignore, fail_on, max_memory)
     outcomes = pipeline.analyze_paths(paths, cfg, jobs)
@@ -192,6 +205,10 @@ def plot(
     max_memory: MemOpt = None,
 ) -> int:
     """Draw the diagnostic figure of one run (default: <log name>.png in the current directory)."""
+    from logdoctor import pipeline
+    from logdoctor.renderers.output import write_output
+    from logdoctor.renderers.plots import plot_renderer_for
+
     dest = output or (Path(path).name.split(".")[0] or "logdoctor") + ".png"
     renderer = plot_renderer_for(dest)()
     cfg = _config(config, field_map, steps_per_epoch, None, None, max_memory=max_memory)
@@ -228,6 +245,7 @@ def buckets(
     from logdoctor.buckets.console import render_text
     from logdoctor.buckets.report import render_json
     from logdoctor.buckets.sampler import render_sampler
+    from logdoctor.renderers.output import write_output
 
     if fmt not in ("text", "json") or emit not in (None, "python"):
         raise ConfigError(f"--format takes text or json, --emit python; got {fmt!r}, {emit!r}")
@@ -268,6 +286,8 @@ def parse(
     ] = None,
 ) -> int:
     """Write the normalised step table of a log, for your own notebooks."""
+    from logdoctor import pipeline
+    from logdoctor.renderers.output import write_output
     from logdoctor.renderers.tables import render_table, table_format
 
     fmt = table_format(output, table_fmt)

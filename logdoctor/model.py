@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Literal
-
-import polars as pl
+from typing import TYPE_CHECKING, Literal
 
 from logdoctor.errors import ParseError
+
+if TYPE_CHECKING:  # polars is imported where tables are built, so `logdoctor --help` starts fast
+    import polars as pl
 
 # --------------------------------------------------------------------------------------------
 # Run table schema. One row per training step, sorted by step, steps unique.
@@ -35,26 +36,27 @@ LOSS_MAX = "loss_max"
 BLOCK_STEPS = "block_steps"
 
 #: Columns every Run has, with their dtypes.
-REQUIRED_COLUMNS: Mapping[str, pl.DataType] = {
-    STEP: pl.Int64(),
-    LOSS: pl.Float64(),
-    LINE_NO: pl.Int64(),
+#: (dtypes are polars type names, resolved when a table is validated)
+REQUIRED_COLUMNS: Mapping[str, str] = {
+    STEP: "Int64",
+    LOSS: "Float64",
+    LINE_NO: "Int64",
 }
 #: Canonical optional columns and their dtypes (nullable). ``epoch`` is a float: HF logs
 #: fractional epochs. ``batch_fp`` is the order-independent fingerprint of a batch's samples.
-OPTIONAL_COLUMNS: Mapping[str, pl.DataType] = {
-    ACC: pl.Float64(),
-    LR: pl.Float64(),
-    GRAD_NORM: pl.Float64(),
-    THROUGHPUT: pl.Float64(),
-    EPOCH: pl.Float64(),
-    SEQS: pl.Float64(),
-    TOKENS: pl.Float64(),
-    LEN_MEAN: pl.Float64(),
-    LEN_MIN: pl.Float64(),
-    LEN_MAX: pl.Float64(),
-    PAD_FRAC: pl.Float64(),
-    BATCH_FP: pl.String(),
+OPTIONAL_COLUMNS: Mapping[str, str] = {
+    ACC: "Float64",
+    LR: "Float64",
+    GRAD_NORM: "Float64",
+    THROUGHPUT: "Float64",
+    EPOCH: "Float64",
+    SEQS: "Float64",
+    TOKENS: "Float64",
+    LEN_MEAN: "Float64",
+    LEN_MIN: "Float64",
+    LEN_MAX: "Float64",
+    PAD_FRAC: "Float64",
+    BATCH_FP: "String",
 }
 CANONICAL_COLUMNS: tuple[str, ...] = (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS)
 #: Per-batch length statistics, the evidence for the batching diagnosis.
@@ -207,7 +209,7 @@ class Run:
 
     table: pl.DataFrame
     meta: RunMeta
-    evals: pl.DataFrame = field(default_factory=pl.DataFrame)
+    evals: pl.DataFrame = field(default_factory=lambda: _empty_frame())
 
     @property
     def n_steps(self) -> int:
@@ -224,6 +226,12 @@ class Run:
         return any(self.has(c) for c in LENGTH_COLUMNS)
 
 
+def _empty_frame() -> pl.DataFrame:
+    import polars as pl
+
+    return pl.DataFrame()
+
+
 def validate_run(table: pl.DataFrame) -> pl.DataFrame:
     """Enforce the Run schema and return the table with canonical dtypes and column order.
 
@@ -235,8 +243,12 @@ def validate_run(table: pl.DataFrame) -> pl.DataFrame:
         raise ParseError(f"parsed table lacks required column(s): {', '.join(missing)}")
     if table.height == 0:
         raise ParseError("no training steps found")
-    casts = [pl.col(c).cast(t, strict=False) for c, t in REQUIRED_COLUMNS.items()]
-    casts += [pl.col(c).cast(t, strict=False) for c, t in OPTIONAL_COLUMNS.items() if c in table.columns]
+    import polars as pl
+
+    casts = [pl.col(c).cast(getattr(pl, t), strict=False) for c, t in REQUIRED_COLUMNS.items()]
+    casts += [
+        pl.col(c).cast(getattr(pl, t), strict=False) for c, t in OPTIONAL_COLUMNS.items() if c in table.columns
+    ]
     extras = [c for c in table.columns if c not in CANONICAL_COLUMNS]
     casts += [pl.col(c).cast(pl.Float64, strict=False) for c in extras]
     out = table.with_columns(casts)

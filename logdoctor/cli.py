@@ -65,7 +65,9 @@ ReportsOpt = Annotated[
     bool, typer.Option("--reports", help="With several inputs, print each run's report above the summary.")
 ]
 JobsOpt = Annotated[
-    int | None, typer.Option("--jobs", "-j", min=1, help="Parallel processes (default: all cores).")
+    int | None, typer.Option(
+        "--jobs", "-j", min=1, help="Parallel processes (default: one per 64 MiB of input, up to the idle cores)."
+    )
 ]
 ConfigOpt = Annotated[
     str | None,

@@ -198,6 +198,26 @@ def worker_config(cfg: AnalysisConfig, workers: int) -> AnalysisConfig:
     return dataclasses.replace(cfg, max_memory=max(1, memory.budget(cfg.max_memory) // workers))
 
 
+#: Input bytes that make a worker process worth its start-up (~1 s of imports): about 5 s of work.
+BYTES_PER_WORKER = 64 * 2**20
+
+
+def auto_jobs(inputs: Sequence[str]) -> int:
+    """Worker processes for ``inputs`` when the user did not say: one per ``BYTES_PER_WORKER`` of
+    input, no more than the cores not already busy (load average) nor the inputs; at least one.
+    A sweep of small logs stays in one process, where spawned workers would cost more than they save.
+    """
+    total = 0
+    for name in inputs:
+        try:
+            total += os.stat(name).st_size if name != "-" else 0
+        except OSError:
+            continue  # a missing input fails on its own later
+    cpus = os.cpu_count() or 1
+    busy = int(os.getloadavg()[0]) if hasattr(os, "getloadavg") else 0
+    return max(1, min(cpus - busy, len(inputs), total // BYTES_PER_WORKER))
+
+
 def analyze_paths(
     paths: Sequence[str], cfg: AnalysisConfig | None = None, jobs: int | None = None
 ) -> list[Outcome]:
@@ -209,11 +229,11 @@ def analyze_paths(
     Args:
         paths: inputs as given on the command line.
         cfg: analysis configuration shared by every input.
-        jobs: worker processes; None for all cores, 1 to stay in this process.
+        jobs: worker processes; None chooses (``auto_jobs``), 1 stays in this process.
     """
     cfg = cfg or AnalysisConfig()
     inputs = expand_inputs(paths)
-    workers = min(jobs or os.cpu_count() or 1, len(inputs))
+    workers = min(jobs or auto_jobs(inputs), len(inputs))
     if workers <= 1 or "-" in inputs:
         return [analyze_one(p, cfg) for p in inputs]
     cfg = worker_config(cfg, workers)

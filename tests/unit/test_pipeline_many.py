@@ -73,3 +73,15 @@ def test_exit_code_follows_fail_on(tmp_path: Path) -> None:
     assert [o.exit_code for o in pipeline.analyze_paths(paths, cfg, jobs=1)] == [0, 0]
     lenient = AnalysisConfig(options={"nanprobe": {"max_nan": 1}}, fail_on=Severity.ERROR)
     assert [o.exit_code for o in pipeline.analyze_paths(paths, lenient, jobs=1)] == [0, 0]
+
+
+def test_auto_jobs_keeps_small_sweeps_in_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    small = [tmp_path / f"r{i}.log" for i in range(8)]
+    for p in small:
+        p.write_text("step 1 | loss=1.0\n")
+    assert pipeline.auto_jobs([str(p) for p in small]) == 1
+    monkeypatch.setattr(pipeline.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(pipeline.os, "getloadavg", lambda: (1.2, 1.0, 1.0))
+    monkeypatch.setattr(pipeline, "BYTES_PER_WORKER", 10)  # pretend each file is a big log
+    assert pipeline.auto_jobs([str(p) for p in small]) == 3  # 4 cores, one busy
+    assert pipeline.auto_jobs([str(small[0]), str(tmp_path / "missing.log")]) == 1

@@ -94,3 +94,15 @@ def test_fixture_truth_matches_its_fingerprints(fixtures_dir: Path) -> None:
         assert truth["recurring_fraction"] == pytest.approx(sum(later) / len(later), abs=1e-4)
     static = json.loads((fixtures_dir / "emit_static.truth.json").read_text())
     assert static["recurring_fraction"] == 1.0
+
+
+def test_fingerprinted_logs_get_the_right_verdict(fixtures_dir: Path) -> None:
+    """Issue 9: fingerprints make static composition certain, and rule it out for a bucketed shuffle."""
+    from logdoctor import pipeline
+
+    static = pipeline.analyze(pipeline.load(str(fixtures_dir / "emit_static.log"))).verdict
+    assert static.batching == "static" and static.evidence["recurrence_kind"] == "fingerprint"
+    assert static.evidence["recurrence_fraction"] == 1.0 and static.evidence["recurrence_chance"] == 0.0
+    healthy = pipeline.analyze(pipeline.load(str(fixtures_dir / "emit_bucketed.log"))).verdict
+    assert healthy.batching == "healthy" and healthy.evidence["recurrence_kind"] == "fingerprint"
+    assert float(healthy.evidence["recurrence_fraction"]) < 0.05  # type: ignore[arg-type]

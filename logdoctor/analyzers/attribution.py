@@ -1,9 +1,11 @@
-"""Attribute detector findings to a batching fault: a regime change at a length reset is a symptom.
+"""Attribute detector findings to the fault that caused them: a jump at a length reset or at a
+resume is a symptom, not a second problem.
 
 When the verdict says batches are length-sorted, the loss jumps, accuracy drops and periods that
-the detectors report at the length resets (or epoch boundaries) are consequences of that one fault.
-They stay in the report, lowered to info and annotated with their cause, so the user sees one
-error to fix instead of a page of warnings that all say the same thing.
+the detectors report at the length resets (or epoch boundaries) are consequences of that one fault;
+likewise the level change and loss rise right after a resume (which LD004 already reports). They
+stay in the report, lowered to info and annotated with their cause, so the user sees one finding to
+act on instead of a page of warnings that all say the same thing.
 """
 
 from __future__ import annotations
@@ -39,33 +41,59 @@ def _spacing(facts: Facts) -> float | None:
     return None
 
 
-def _explain(f: Finding, why: str, boundary: int | None) -> Finding:
-    evidence = {**f.evidence, "explained_by": "sorted-batching"}
+def _explain(f: Finding, why: str, boundary: int | None, by: str = "sorted-batching") -> Finding:
+    evidence = {**f.evidence, "explained_by": by}
     if boundary is not None:
         evidence["explained_at_step"] = boundary
+    cause = "the length-sorted order" if by == "sorted-batching" else "the resume"
     return dataclasses.replace(
-        f,
-        severity=Severity.INFO,
-        message=f"{f.message} Explained by the length-sorted order: {why}.",
-        evidence=evidence,
+        f, severity=Severity.INFO, message=f"{f.message} Explained by {cause}: {why}.", evidence=evidence
     )
 
 
-def attribute(findings: Sequence[Finding], verdict: Verdict, facts: Facts, *, tolerance: float = 0.05) -> list[Finding]:
-    """Return the detectors' findings with those explained by a sorted verdict lowered to info.
+def _after_resume(f: Finding, resumes: np.ndarray, tol: float) -> int | None:
+    """The resume step a step finding starts at (within ``tol`` steps after it), if any."""
+    if f.code not in _STEP_CODES or f.first_step is None or not resumes.size:
+        return None
+    gap = f.first_step - resumes
+    hits = resumes[(gap >= 0) & (gap <= tol)]
+    return int(hits[-1]) if hits.size else None
 
-    A step finding is explained when it starts within ``max(2, tolerance × spacing)`` steps of a
-    length reset or epoch boundary; a period finding when its period is within ``tolerance`` of
-    the reset spacing or the epoch length. Other verdicts leave the findings unchanged.
+
+def attribute(
+    findings: Sequence[Finding],
+    verdict: Verdict,
+    facts: Facts,
+    *,
+    resume_steps: Sequence[int] = (),
+    tolerance: float = 0.05,
+) -> list[Finding]:
+    """Return the detectors' findings with those explained by a resume or a sorted verdict lowered
+    to info.
+
+    A step finding that starts at a resume, or within two logged rows after it, is explained by the
+    resume. Under a sorted verdict, a step finding is explained when it starts within
+    ``max(2, tolerance × spacing)`` steps of a length reset or epoch boundary, and a period finding
+    when its period is within ``tolerance`` of the reset spacing or the epoch length.
     """
+    resumes = np.asarray(sorted(resume_steps), dtype=np.int64)
+    row = float(np.median(np.diff(facts.steps))) if facts.steps.size > 1 else 1.0
+    findings = [
+        f
+        if (at := _after_resume(f, resumes, 2 * row)) is None
+        else _explain(f, f"the run resumed at step {at}", at, by="resumed-run")
+        for f in findings
+    ]
     if verdict.batching != "sorted":
-        return list(findings)
+        return findings
     marks, spacing = _boundaries(facts), _spacing(facts)
     tol = max(2.0, tolerance * spacing) if spacing else 2.0
     periods = [p for p in (spacing, facts.epochs.steps_per_epoch if facts.epochs else None) if p]
     out: list[Finding] = []
     for f in findings:
-        if f.code in _STEP_CODES and f.first_step is not None and marks.size:
+        if "explained_by" in f.evidence:
+            pass
+        elif f.code in _STEP_CODES and f.first_step is not None and marks.size:
             nearest = int(marks[np.argmin(np.abs(marks - f.first_step))])
             if abs(nearest - f.first_step) <= tol:
                 f = _explain(f, f"batch length resets at step {nearest}", nearest)

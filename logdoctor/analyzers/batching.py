@@ -119,5 +119,5 @@ class BatchingDiagnosis:
             verdict,
             findings_for(verdict, facts),
             artifacts_for(facts),
-            attributed=tuple(attribute(findings, verdict, facts)),
+            attributed=tuple(attribute(findings, verdict, facts, resume_steps=run.meta.resume_steps)),
         )

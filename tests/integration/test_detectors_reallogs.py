@@ -58,8 +58,17 @@ def flat_plateau(rep: Report) -> None:
 
 
 def resume_jumps(rep: Report) -> None:
-    ups = {f.first_step for f in rep.findings if f.code == "LD301" and f.severity == Severity.WARNING}
+    # the detector finds both jumps; the diagnosis attributes them to the resumes LD004 reports
+    ups = {
+        f.first_step for f in rep.findings if f.code == "LD301" and float(f.evidence.get("relative_change") or 0) > 0.2
+    }  # type: ignore[arg-type]
     assert {1051500, 1122500} <= ups
+    assert all(
+        f.evidence.get("explained_by") == "resumed-run"
+        for f in rep.findings
+        if f.first_step in (1051500, 1122500) and f.code == "LD301"
+    )
+    assert {f.first_step for f in rep.findings if f.code == "LD004"} >= {1051000, 1122500}
 
 
 def noisy_batch_loss(rep: Report) -> None:

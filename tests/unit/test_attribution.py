@@ -69,3 +69,26 @@ def test_reports_count_explained_findings_in_one_line_unless_verbose(fmt: str) -
     assert f"+ {n} more" in plain and "Explained by the length-sorted order" not in plain
     verbose = get_renderer(fmt)(color=False, width=100, verbosity=1).render(report)
     assert "more (" not in verbose and verbose.count("Explained by the length-sorted order") >= n
+
+
+def test_jumps_right_after_a_resume_are_explained_by_it() -> None:
+    run = pipeline.load(str(FIX / "example.log"))
+    facts = gather(run, [], 0.05)
+    verdict = BatchingDiagnosis().diagnose(run, []).verdict
+    found = [
+        codes.finding("LD403", "rise", first_step=301, last_step=340, severity=Severity.WARNING),  # 1 row after
+        codes.finding("LD301", "jump", first_step=330, last_step=330, severity=Severity.WARNING),  # far after
+        codes.finding("LD004", "resume jump", first_step=300, last_step=300),  # the finding to act on
+    ]
+    out = attribute(found, verdict, facts, resume_steps=(300,))
+    assert out[0].severity is Severity.INFO and out[0].evidence["explained_by"] == "resumed-run"
+    assert "Explained by the resume: the run resumed at step 300" in out[0].message
+    assert out[1].severity is Severity.WARNING or out[1].evidence.get("explained_by") == "sorted-batching"
+    assert out[2].severity is Severity.WARNING and "explained_by" not in out[2].evidence
+
+
+def test_marian_resume_jumps_read_as_one_finding_each(reallogs_dir: Path) -> None:
+    report = pipeline.analyze(pipeline.load(str(reallogs_dir / "marian_encs_bt_multi_resume.log")))
+    warnings = [f for f in report.findings if f.severity >= Severity.WARNING]
+    assert {f.code for f in warnings} == {"LD004"}
+    assert sum(f.evidence.get("explained_by") == "resumed-run" for f in report.findings) >= 4

@@ -171,6 +171,8 @@ class RunMeta:
         skip_reasons: counts of skipped lines by reason.
         total_steps: the planned total when the log states it (``step 254/52000``).
         steps_per_epoch: steps in one epoch, when known, inferred or given by the user.
+        steps_per_epoch_given: True when the user gave it (``--steps-per-epoch``): it then wins
+            over the epoch column for where epochs start.
         resumes: how many times the run restarted from an earlier step.
         resume_steps: the first step written after each restart (same length as ``resumes``).
         overwritten_steps: step records replaced by a later write of the same step.
@@ -187,6 +189,7 @@ class RunMeta:
     skip_reasons: Mapping[str, int] = field(default_factory=dict)
     total_steps: int | None = None
     steps_per_epoch: int | None = None
+    steps_per_epoch_given: bool = False
     resumes: int = 0
     resume_steps: tuple[int, ...] = ()
     overwritten_steps: int = 0

@@ -108,8 +108,12 @@ def analyze(run: Run, cfg: AnalysisConfig | None = None) -> Report:
         ConfigError: a detector option is unknown or has a bad value.
     """
     cfg = cfg or AnalysisConfig()
-    if cfg.steps_per_epoch and cfg.steps_per_epoch != run.meta.steps_per_epoch:
-        run = dataclasses.replace(run, meta=dataclasses.replace(run.meta, steps_per_epoch=cfg.steps_per_epoch))
+    if cfg.steps_per_epoch and (cfg.steps_per_epoch, True) != (
+        run.meta.steps_per_epoch,
+        run.meta.steps_per_epoch_given,
+    ):
+        meta = dataclasses.replace(run.meta, steps_per_epoch=cfg.steps_per_epoch, steps_per_epoch_given=True)
+        run = dataclasses.replace(run, meta=meta)
     findings: list[Finding] = []
     artifacts: dict[str, object] = {}
     for cls in ANALYZERS:
@@ -170,11 +174,7 @@ def expand_inputs(paths: Sequence[str]) -> list[str]:
         for m in matches or [p]:
             path = Path(m)
             if m != "-" and path.is_dir() and not is_run_dir(path):
-                inside = [
-                    str(c)
-                    for c in sorted(path.iterdir())
-                    if _is_log_file(c) or (c.is_dir() and is_run_dir(c))
-                ]
+                inside = [str(c) for c in sorted(path.iterdir()) if _is_log_file(c) or (c.is_dir() and is_run_dir(c))]
                 out.extend(inside or [m])
             else:
                 out.append(m)
@@ -218,9 +218,7 @@ def auto_jobs(inputs: Sequence[str]) -> int:
     return max(1, min(cpus - busy, len(inputs), total // BYTES_PER_WORKER))
 
 
-def analyze_paths(
-    paths: Sequence[str], cfg: AnalysisConfig | None = None, jobs: int | None = None
-) -> list[Outcome]:
+def analyze_paths(paths: Sequence[str], cfg: AnalysisConfig | None = None, jobs: int | None = None) -> list[Outcome]:
     """Analyse many inputs (paths, globs, directories), in parallel across ``jobs`` processes.
 
     One broken input does not stop the others: it comes back as an Outcome holding its error.

@@ -215,6 +215,7 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
         skip_reasons=dict(result.skip_reasons),
         total_steps=result.total_steps,
         steps_per_epoch=spe,
+        steps_per_epoch_given=steps_per_epoch is not None,
         aliases=dict(result.aliases),
         notes=tuple(notes),
         **counts,  # type: ignore[arg-type]

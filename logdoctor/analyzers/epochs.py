@@ -30,8 +30,9 @@ class Epochs:
 
 
 def resolve(run: Run, steps: np.ndarray, inferred: int | None, how: str) -> Epochs | None:
-    """Epochs from the epoch column, else ``run.meta.steps_per_epoch``, else the inferred length."""
-    if run.has(EPOCH):
+    """Epochs from ``--steps-per-epoch`` when given, else the epoch column, else
+    ``run.meta.steps_per_epoch``, else the inferred length."""
+    if run.has(EPOCH) and not run.meta.steps_per_epoch_given:
         ep = run.table[EPOCH].cast(float).forward_fill().backward_fill().to_numpy()
         _, idx = np.unique(np.floor(ep), return_inverse=True)
         starts = steps[np.flatnonzero(np.r_[True, np.diff(idx) != 0])]
@@ -39,7 +40,8 @@ def resolve(run: Run, steps: np.ndarray, inferred: int | None, how: str) -> Epoc
             int(np.median(np.diff(starts))) if starts.size > 2 else None
         )
         return Epochs(idx, tuple(int(s) for s in starts), spe, "epoch column")
-    spe, source = run.meta.steps_per_epoch, "given (steps per epoch)"
+    given = "given (--steps-per-epoch)" if run.meta.steps_per_epoch_given else "stated by the log"
+    spe, source = run.meta.steps_per_epoch, given
     if not spe and inferred:
         spe, source = inferred, how
     if not spe:

@@ -20,6 +20,9 @@ from logdoctor.model import Finding, Severity, Verdict
 
 #: Findings whose step a length-sorted order can explain.
 _STEP_CODES = frozenset({"LD101", "LD301", "LD302", "LD401", "LD402", "LD403"})
+#: Sustained trends that a length-sorted order explains when they stay inside one epoch or window
+#: (the loss drifts with batch length between two resets).
+_TREND_CODES = frozenset({"LD401", "LD403"})
 #: Findings about the whole run that a length-sorted order explains when its period matches.
 _PERIOD_CODES = frozenset({"LD103", "LD201"})
 
@@ -60,6 +63,16 @@ def _after_resume(f: Finding, resumes: np.ndarray, tol: float) -> int | None:
     return int(hits[-1]) if hits.size else None
 
 
+def _within_segment(f: Finding, marks: np.ndarray, tol: float) -> int | None:
+    """The reset that opens the segment holding the finding's whole span, if no reset cuts it."""
+    first, last = f.first_step, f.last_step if f.last_step is not None else f.first_step
+    if first is None:
+        return None
+    before = marks[marks <= first]
+    inside = marks[(marks > first + tol) & (marks < last - tol)]
+    return int(before[-1]) if before.size and not inside.size else None
+
+
 def attribute(
     findings: Sequence[Finding],
     verdict: Verdict,
@@ -67,14 +80,17 @@ def attribute(
     *,
     resume_steps: Sequence[int] = (),
     tolerance: float = 0.05,
+    period_tolerance: float = 0.10,
 ) -> list[Finding]:
     """Return the detectors' findings with those explained by a resume or a sorted verdict lowered
     to info.
 
     A step finding that starts at a resume, or within two logged rows after it, is explained by the
     resume. Under a sorted verdict, a step finding is explained when it starts within
-    ``max(2, tolerance × spacing)`` steps of a length reset or epoch boundary, and a period finding
-    when its period is within ``tolerance`` of the reset spacing or the epoch length.
+    ``max(2, tolerance × spacing)`` steps of a length reset or epoch boundary; a sustained rise or
+    drop when it stays between two resets (the within-epoch drift); and a period finding when its
+    period is within ``period_tolerance`` of the reset spacing or the epoch length (epochs jitter
+    under token-budget batching).
     """
     resumes = np.asarray(sorted(resume_steps), dtype=np.int64)
     row = float(np.median(np.diff(facts.steps))) if facts.steps.size > 1 else 1.0
@@ -97,9 +113,11 @@ def attribute(
             nearest = int(marks[np.argmin(np.abs(marks - f.first_step))])
             if abs(nearest - f.first_step) <= tol:
                 f = _explain(f, f"batch length resets at step {nearest}", nearest)
+            elif f.code in _TREND_CODES and (start := _within_segment(f, marks, tol)) is not None:
+                f = _explain(f, f"the loss drifts with batch length within the epoch from step {start}", start)
         elif f.code in _PERIOD_CODES:
             period = f.evidence.get("period") or f.evidence.get("spike_period")
-            if isinstance(period, int | float) and any(abs(period / p - 1) <= tolerance for p in periods):
+            if isinstance(period, int | float) and any(abs(period / p - 1) <= period_tolerance for p in periods):
                 f = _explain(f, f"its period of {period:.0f} steps is the length-sort cycle", None)
         out.append(f)
     return out

@@ -92,3 +92,22 @@ def test_marian_resume_jumps_read_as_one_finding_each(reallogs_dir: Path) -> Non
     warnings = [f for f in report.findings if f.severity >= Severity.WARNING]
     assert {f.code for f in warnings} == {"LD004"}
     assert sum(f.evidence.get("explained_by") == "resumed-run" for f in report.findings) >= 4
+
+
+def test_a_rise_inside_one_epoch_is_the_sorted_drift_but_one_across_resets_is_not() -> None:
+    run = pipeline.load(str(FIX / "sim" / "sorted_asc.log"))
+    facts = gather(run, [], 0.05)
+    verdict = BatchingDiagnosis().diagnose(run, []).verdict
+    assert verdict.batching == "sorted"
+    inside = codes.finding("LD403", "rise", first_step=238, last_step=299, severity=Severity.WARNING)
+    across = codes.finding("LD403", "rise", first_step=150, last_step=380, severity=Severity.WARNING)
+    out = attribute([inside, across], verdict, facts)
+    assert out[0].severity is Severity.INFO and "drifts with batch length" in out[0].message
+    assert out[1].severity is Severity.WARNING
+
+
+def test_sorted_fixtures_read_as_one_error() -> None:
+    for name in ("sorted_asc.log", "sorted_desc.log", "short_sorted.log"):
+        report = pipeline.analyze(pipeline.load(str(FIX / "sim" / name)))
+        loud = [f.code for f in report.findings if f.severity > Severity.INFO]
+        assert loud == ["LD501"], (name, loud)

@@ -65,9 +65,10 @@ def _after_resume(f: Finding, resumes: np.ndarray, tol: float) -> int | None:
 
 def _within_segment(f: Finding, marks: np.ndarray, tol: float) -> int | None:
     """The reset that opens the segment holding the finding's whole span, if no reset cuts it."""
-    first, last = f.first_step, f.last_step if f.last_step is not None else f.first_step
-    if first is None:
+    if f.first_step is None:
         return None
+    first = f.first_step
+    last = f.last_step if f.last_step is not None else first
     before = marks[marks <= first]
     inside = marks[(marks > first + tol) & (marks < last - tol)]
     return int(before[-1]) if before.size and not inside.size else None

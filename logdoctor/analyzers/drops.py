@@ -50,6 +50,7 @@ class DropDetector(Analyzer):
         min_improvement: float = 0.15,
         tail_frac: float = 0.3,
         tail_flat: float = 0.02,
+        min_stall_planned_frac: float = 0.02,
         max_findings: int = 5,
     ) -> None:
         self.smooth_frac = smooth_frac
@@ -63,6 +64,8 @@ class DropDetector(Analyzer):
         self.min_improvement = min_improvement
         self.tail_frac = tail_frac
         self.tail_flat = tail_flat
+        #: a stall shorter than this share of the planned run (``step N/T``) is too early to call
+        self.min_stall_planned_frac = min_stall_planned_frac
         self.max_findings = max_findings
 
     def analyze(self, run: Run) -> Detection:
@@ -73,7 +76,7 @@ class DropDetector(Analyzer):
             out += self._acc_drops(acc)
         if loss.n >= MIN_POINTS:
             out += self._loss_rises(loss)
-            out += self._plateau(loss)
+            out += self._plateau(loss, run.meta.total_steps)
         return Detection(tuple(out))
 
     def _min_len(self, n: int, w: int) -> int:
@@ -163,7 +166,7 @@ class DropDetector(Analyzer):
             )
         return out[: self.max_findings]
 
-    def _plateau(self, s: Series) -> list[Finding]:
+    def _plateau(self, s: Series, planned: int | None = None) -> list[Finding]:
         k = max(3, s.n // 10)
         head, tail = float(np.median(s.values[:k])), float(np.median(s.values[-k:]))
         if head <= 0:
@@ -188,13 +191,15 @@ class DropDetector(Analyzer):
                     evidence=ev,
                 )
             ]
-        return self._tail_stall(s)
+        return self._tail_stall(s, planned)
 
-    def _tail_stall(self, s: Series) -> list[Finding]:
+    def _tail_stall(self, s: Series, planned: int | None) -> list[Finding]:
         a = int(s.n * (1 - self.tail_frac))
         seg, steps = s.values[a:], s.steps[a:]
         if seg.size < MIN_POINTS:
             return []
+        if planned and steps[-1] - steps[0] < self.min_stall_planned_frac * planned:
+            return []  # e.g. 120 flat steps at step 400 of 52,000: the loss is still settling
         rho, p = robust.spearman(steps.astype(np.float64), seg)
         q = max(3, seg.size // 5)
         change = float(np.median(seg[-q:]) / np.median(seg[:q]) - 1.0) if np.median(seg[:q]) > 0 else 0.0

@@ -78,3 +78,17 @@ def test_pure_noise_has_no_drop_or_rise(seed: int) -> None:
     loss, acc = np.exp(rng.normal(0, 0.3, 1000)), np.clip(0.5 + rng.normal(0, 0.1, 1000), 0, 1)
     found = {f.code for f in DropDetector().analyze(make_run(loss, acc=acc)).findings}
     assert not found & {"LD401", "LD403"}
+
+
+def test_a_stall_early_in_a_long_planned_run_is_not_a_plateau() -> None:
+    """The story: 400 steps into a 52,000-step run the loss has settled; that is not a plateau."""
+    import dataclasses
+
+    t = np.arange(6000)
+    noise = np.exp(np.random.default_rng(4).normal(0, 0.02, 6000))
+    stalled = np.where(t < 3000, 2 + 8 * np.exp(-t / 400), 2 + 8 * np.exp(-3000 / 400)) * noise
+    run = make_run(stalled)
+    early = dataclasses.replace(run, meta=dataclasses.replace(run.meta, total_steps=520_000))
+    assert [f for f in DropDetector().analyze(early).findings if f.code == "LD402"] == []
+    late = dataclasses.replace(run, meta=dataclasses.replace(run.meta, total_steps=6_000))
+    assert [f.code for f in DropDetector().analyze(late).findings if f.code == "LD402"] == ["LD402"]

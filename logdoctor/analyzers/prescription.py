@@ -6,6 +6,7 @@ import dataclasses
 
 import numpy as np
 
+from logdoctor.analyzers.lengthstats import column
 from logdoctor.errors import LogdoctorError
 from logdoctor.model import LEN_MAX, LEN_MEAN, LEN_MIN, SEQS, Run, Verdict
 
@@ -15,7 +16,8 @@ MAX_BATCHES = 4_000
 
 
 def _column(run: Run, name: str, rows: int) -> np.ndarray | None:
-    return run.table[name].head(rows).to_numpy().astype(np.float64) if run.has(name) else None
+    values = column(run, name)
+    return None if values is None else values[:rows]
 
 
 def prescribe(run: Run, verdict: Verdict, token_budget: int | None) -> Verdict:

@@ -30,6 +30,11 @@ class Renderer(ABC):
         #: with several inputs, also print each run's report above the summary table
         self.per_run = per_run
 
+    def per_run_reports(self, outcomes: Sequence[Outcome]) -> list[Report]:
+        """The reports to print above a summary: all with ``per_run``, one input, or ``-q``."""
+        shown = outcomes if self.per_run or len(outcomes) == 1 or self.verbosity < 0 else ()
+        return [o.report for o in shown if o.report is not None]
+
     @abstractmethod
     def render(self, report: Report) -> str | bytes:
         """Format one report."""

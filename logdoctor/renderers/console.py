@@ -96,8 +96,7 @@ class ConsoleRenderer(Renderer):
         from rich import box
         from rich.table import Table
 
-        shown = outcomes if self.per_run or len(outcomes) == 1 or self.verbosity < 0 else ()
-        body = [self.render(o.report) for o in shown if o.report is not None]
+        body = [self.render(r) for r in self.per_run_reports(outcomes)]
         if len(outcomes) > 1 and self.verbosity >= 0:
             table = Table(
                 title="Summary", box=box.SIMPLE_HEAD, title_justify="left", show_edge=False

@@ -66,8 +66,7 @@ class MarkdownRenderer(Renderer):
         return "\n".join(out) + "\n"
 
     def render_outcomes(self, outcomes: Sequence[Outcome]) -> str:
-        shown = outcomes if self.per_run or len(outcomes) == 1 or self.verbosity < 0 else ()
-        body = [self.render(o.report) for o in shown if o.report is not None]
+        body = [self.render(r) for r in self.per_run_reports(outcomes)]
         if len(outcomes) > 1 and self.verbosity >= 0:
             header = ("run", "steps", "verdict", "worst finding", "exit")
             body.append(

@@ -21,9 +21,9 @@ import ruptures as rpt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from logdoctor.analyzers import ANALYZERS
-from logdoctor.analyzers.cpsearch import fast_breakpoints
-from logdoctor.analyzers.periodicity import PeriodicityDetector
+from logdoctor.detectors import ANALYZERS
+from logdoctor.detectors.cpsearch import fast_breakpoints
+from logdoctor.detectors.periodicity import PeriodicityDetector
 from logdoctor.model import Run, RunMeta, validate_run
 
 

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from logdoctor import codes  # noqa: E402
-from logdoctor.analyzers.base import Analyzer, Detection  # noqa: E402
+from logdoctor.detectors.base import Analyzer, Detection  # noqa: E402
 from logdoctor.model import LOSS, STEP, Run  # noqa: E402
 from logdoctor.tail.session import HeavyFn  # noqa: E402
 
@@ -98,8 +98,8 @@ def cheap_and_heavy() -> tuple[list[Analyzer], HeavyFn]:
 
 def follow_main(path: str, seconds: float, render: str = "jsonl") -> None:
     """The follower process: tail ``path`` at the defaults, events on stdout, CPU on stderr."""
-    from logdoctor.renderers.stream import stream_renderer
     from logdoctor.tail.runner import TailOptions, follow
+    from logdoctor.tail.views import stream_renderer
 
     opts = TailOptions((path,), max_seconds=seconds)
     cheap, heavy = cheap_and_heavy()

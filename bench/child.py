@@ -47,8 +47,8 @@ def stage(kind: str, arg: str) -> dict[str, float]:
     else:  # changepoints:N / spectral:N on bench_analysis.synthetic_run
         from bench_analysis import synthetic_run
 
-        from logdoctor.analyzers.changepoints import ChangepointDetector
-        from logdoctor.analyzers.periodicity import PeriodicityDetector
+        from logdoctor.detectors.changepoints import ChangepointDetector
+        from logdoctor.detectors.periodicity import PeriodicityDetector
 
         det = ChangepointDetector() if kind == "changepoints" else PeriodicityDetector()
         run = synthetic_run(int(arg))

@@ -29,7 +29,7 @@ import itertools
 
 from fixtures.simpipeline import FAULTS, HEALTHY
 from fixtures.simulator import CONFOUNDERS, SimConfig, as_run, simulate
-from logdoctor.analyzers.batching import BatchingDiagnosis
+from logdoctor.diagnosis.batching import BatchingDiagnosis
 from logdoctor.model import BATCHING_LABELS
 from logdoctor.pipeline import analyze
 

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from fixtures.mutate import mutate  # noqa: E402
 from logdoctor import pipeline  # noqa: E402
 from logdoctor.errors import LogdoctorError  # noqa: E402
-from logdoctor.memory import parse_size  # noqa: E402
+from logdoctor.ingest.memory import parse_size  # noqa: E402
 
 SUFFIXES = {".log", ".jsonl", ".csv", ".json", ".txt", ".tsv", ".gz", ".bz2", ".xz", ".zst", ".out"}
 

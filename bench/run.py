@@ -150,7 +150,7 @@ def bench_cpsearch(sizes: list[int], cap_s: float) -> list[list[str]]:
     import ruptures as rpt
     from bench_analysis import agree, capped, timed
 
-    from logdoctor.analyzers.cpsearch import fast_breakpoints
+    from logdoctor.detectors.cpsearch import fast_breakpoints
 
     rows = []
     for n in sizes:

@@ -16,7 +16,7 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fixtures.simulator import SimConfig, as_run, simulate
-from logdoctor.analyzers.batching import BatchingDiagnosis
+from logdoctor.diagnosis.batching import BatchingDiagnosis
 
 
 def main(argv: list[str] | None = None) -> int:

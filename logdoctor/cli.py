@@ -11,10 +11,10 @@ from typing import Annotated
 import typer
 
 from logdoctor import __version__
-from logdoctor.aliases import FieldMap
 from logdoctor.config import AnalysisConfig
 from logdoctor.errors import ConfigError, LogdoctorError
 from logdoctor.exitcodes import ExitCode, worst
+from logdoctor.ingest.aliases import FieldMap
 from logdoctor.model import Outcome, Severity
 
 app = typer.Typer(
@@ -97,7 +97,8 @@ def _config(
     fail_on: str | None = None,
     max_memory: str | None = None,
 ) -> AnalysisConfig:
-    from logdoctor import configfile, memory
+    from logdoctor import configfile
+    from logdoctor.ingest import memory
 
     try:
         severity = Severity.parse(fail_on) if fail_on else None
@@ -268,7 +269,7 @@ def buckets(
 @app.command()
 def formats() -> int:
     """List the log formats logdoctor reads and the field alias table."""
-    from logdoctor.renderers.tables import formats_text
+    from logdoctor.ingest.formats import formats_text
 
     typer.echo(formats_text(), nl=False)
     return ExitCode.OK
@@ -332,9 +333,9 @@ def tail(
     steps_per_epoch: SpeOpt = None,
 ) -> int:
     """Follow a live training log and report findings the moment they appear (Ctrl-C stops)."""
-    from logdoctor.renderers.stream import stream_renderer
     from logdoctor.tail.runner import TailOptions, follow
     from logdoctor.tail.session import SessionOptions
+    from logdoctor.tail.views import stream_renderer
 
     patterns = [*(paths or []), *(globs or [])]
     if not patterns:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from logdoctor.aliases import FieldMap
+from logdoctor.ingest.aliases import FieldMap
 from logdoctor.model import Severity
 
 

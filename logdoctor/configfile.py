@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from logdoctor import codes
-from logdoctor.aliases import FieldMap
-from logdoctor.analyzers import ANALYZERS
-from logdoctor.analyzers.batching import BatchingDiagnosis
 from logdoctor.config import AnalysisConfig
+from logdoctor.detectors import ANALYZERS
+from logdoctor.diagnosis.batching import BatchingDiagnosis
 from logdoctor.errors import ConfigError
+from logdoctor.ingest.aliases import FieldMap
 from logdoctor.model import Severity
 
 TOP_KEYS = ("select", "ignore", "fail-on", "map", "steps-per-epoch")

@@ -30,7 +30,7 @@ LEN_MIN = "len_min"
 LEN_MAX = "len_max"
 PAD_FRAC = "pad_frac"
 BATCH_FP = "batch_fp"
-#: Extra columns of a run reduced to per-block aggregates (see logdoctor.reduce): the block's
+#: Extra columns of a run reduced to per-block aggregates (see logdoctor.ingest.reduce): the block's
 #: largest finite loss, and how many step records the block holds.
 LOSS_MAX = "loss_max"
 BLOCK_STEPS = "block_steps"

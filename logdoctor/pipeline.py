@@ -10,13 +10,16 @@ from pathlib import Path
 
 import numpy as np
 
-from logdoctor import codes, memory, streaming
-from logdoctor.aliases import FieldMap
-from logdoctor.analyzers import ANALYZERS
-from logdoctor.analyzers.batching import BatchingDiagnosis
+from logdoctor import codes
 from logdoctor.config import AnalysisConfig
+from logdoctor.detectors import ANALYZERS
+from logdoctor.diagnosis.batching import BatchingDiagnosis
 from logdoctor.errors import ConfigError, LogdoctorError
 from logdoctor.exitcodes import ExitCode, should_fail
+from logdoctor.ingest import memory, streaming
+from logdoctor.ingest.aliases import FieldMap
+from logdoctor.ingest.parsers import PARSERS, ensure_content, get_parser, sniff
+from logdoctor.ingest.sources import Source, open_source
 from logdoctor.model import (
     ACC,
     EPOCH,
@@ -29,9 +32,7 @@ from logdoctor.model import (
     Run,
     SeriesSummary,
 )
-from logdoctor.parsers import PARSERS, ensure_content, get_parser, sniff
-from logdoctor.sources import Source, open_source
-from logdoctor.structure import build_run
+from logdoctor.structure.build import build_run
 
 
 def load(

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from logdoctor import codes
-from logdoctor.analyzers.base import Analyzer, Detection
+from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.model import LINE_NO, LOSS, STEP, Run
 
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 
 from logdoctor import codes
-from logdoctor.analyzers.base import Analyzer, Detection
+from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.model import LINE_NO, LOSS, STEP, Finding, Run, Verdict
-from logdoctor.renderers.stream import StreamRenderer
 from logdoctor.tail.events import FindingRaised, Started, Stopped, TailEvent
 from logdoctor.tail.session import HeavyResult
+from logdoctor.tail.stream import StreamRenderer
 
 
 class NanDetector(Analyzer):

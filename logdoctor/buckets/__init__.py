@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from logdoctor.buckets.estimate import estimate_from_batches
+from logdoctor.bucketing.estimate import estimate_from_batches
+from logdoctor.bucketing.plan import BucketPlan, recommend
 from logdoctor.buckets.lengths import read_lengths
-from logdoctor.buckets.plan import BucketPlan, recommend
 
 __all__ = ["BucketPlan", "estimate_from_batches", "read_lengths", "recommend"]

@@ -7,8 +7,8 @@ import io
 from rich.console import Console
 from rich.table import Table
 
-from logdoctor.buckets.optimize import OBJECTIVE_TEXT
-from logdoctor.buckets.plan import BucketPlan
+from logdoctor.bucketing.optimize import OBJECTIVE_TEXT
+from logdoctor.bucketing.plan import BucketPlan
 from logdoctor.buckets.report import bucket_rows, strategy_rows
 
 

@@ -10,7 +10,7 @@ import polars as pl
 from numpy.typing import NDArray
 
 from logdoctor.errors import InputError
-from logdoctor.sources import Source, open_source
+from logdoctor.ingest.sources import Source, open_source
 
 #: Column names taken as the length column without asking (compared case-insensitively).
 LENGTH_NAMES = ("length", "len", "lengths", "num_tokens", "n_tokens", "ntokens", "seq_len",

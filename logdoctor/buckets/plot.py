@@ -7,7 +7,7 @@ import io
 import numpy as np
 from numpy.typing import NDArray
 
-from logdoctor.buckets.plan import BucketPlan
+from logdoctor.bucketing.plan import BucketPlan
 
 
 def render_png(plan: BucketPlan, lengths: NDArray[np.int64]) -> bytes:

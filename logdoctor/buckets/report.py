@@ -6,8 +6,8 @@ import json
 import math
 from typing import Any
 
-from logdoctor.buckets.optimize import OBJECTIVE_TEXT
-from logdoctor.buckets.plan import STRATEGIES, BucketPlan
+from logdoctor.bucketing.optimize import OBJECTIVE_TEXT
+from logdoctor.bucketing.plan import STRATEGIES, BucketPlan
 
 FORMAT_VERSION = 1  # 1: first version
 LABELS = {

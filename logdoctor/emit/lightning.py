@@ -23,7 +23,7 @@ try:
     from lightning.pytorch import Callback as _CallbackBase
 except ImportError:  # pragma: no cover
     try:
-        from pytorch_lightning import Callback as _CallbackBase
+        from pytorch_lightning import Callback as _CallbackBase  # type: ignore[assignment,unused-ignore]
     except ImportError:
         _CallbackBase = object  # type: ignore[assignment,misc,unused-ignore]
 

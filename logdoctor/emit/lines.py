@@ -9,7 +9,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from logdoctor.emit.stats import BATCH_KEYS
+from logdoctor.emit.keys import BATCH_KEYS
 
 _KEY = re.compile(r"^[A-Za-z_][\w/.]*$")
 #: Spellings written under the canonical key of the line.

@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
-#: Keys of a batch record, in the order the canonical line writes them.
-BATCH_KEYS = ("n_seq", "tokens", "len_mean", "len_min", "len_max", "pad_frac", "batch_fp")
+from logdoctor.emit.keys import BATCH_KEYS
+
+__all__ = ["BATCH_KEYS", "batch_fingerprint", "batch_stats", "merge"]
 
 
 def batch_stats(lengths: Iterable[int], pad_to: int | None = None) -> dict[str, int | float]:

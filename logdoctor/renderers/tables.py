@@ -1,4 +1,4 @@
-"""Plain renderings for the ``parse`` and ``formats`` commands: the step table, the format list."""
+"""Plain renderings of the step table for the ``parse`` command."""
 
 from __future__ import annotations
 
@@ -7,10 +7,8 @@ from pathlib import PurePath
 
 import polars as pl
 
-from logdoctor.aliases import ALIASES
 from logdoctor.errors import ConfigError
 from logdoctor.model import Run
-from logdoctor.parsers import PARSERS
 
 #: Output file extension -> table format written by ``logdoctor parse``.
 TABLE_FORMATS: dict[str, str] = {
@@ -52,16 +50,3 @@ def render_table(run: Run, fmt: str) -> str | bytes:
     if fmt == "jsonl":
         return table.write_ndjson()
     return table.write_csv()
-
-
-def formats_text() -> str:
-    """The parsers in sniffing order with their descriptions, then the alias table."""
-    width = max(len(p.name) for p in PARSERS)
-    lines = ["Formats (detected from the content, tried in this order):"]
-    lines += [f"  {p.name:<{width}}  {p.description}" for p in PARSERS]
-    lines += [
-        "",
-        "Field aliases (canonical column: accepted spellings; override with --map col=key):",
-    ]
-    lines += [f"  {canon}: {', '.join(names)}" for canon, names in ALIASES.items()]
-    return "\n".join(lines) + "\n"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from logdoctor.sources import HEAD_BYTES
+from logdoctor.ingest.sources import HEAD_BYTES
 
 #: Most bytes one ``read`` returns; the rest waits for the next call (bounds memory on catch-up).
 MAX_READ = 4 * 1024 * 1024

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from logdoctor import pipeline
-from logdoctor.analyzers import ANALYZERS
-from logdoctor.analyzers.base import Analyzer
 from logdoctor.config import AnalysisConfig
+from logdoctor.detectors import ANALYZERS
+from logdoctor.detectors.base import Analyzer
 from logdoctor.errors import ConfigError
 from logdoctor.model import Run
 from logdoctor.tail.session import HeavyFn, HeavyResult, SessionOptions

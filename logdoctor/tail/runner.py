@@ -9,16 +9,16 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from logdoctor.analyzers.base import Analyzer
+from logdoctor.detectors.base import Analyzer
 from logdoctor.errors import InputError, LogdoctorError
 from logdoctor.exitcodes import ExitCode
 from logdoctor.model import Run, Severity
-from logdoctor.renderers.stream import StreamRenderer, event_dict
 from logdoctor.tail.events import FindingRaised, Heartbeat, Notice, Started, Stopped, TailEvent
 from logdoctor.tail.follower import FileFollower, expand, is_glob, watch_dirs
 from logdoctor.tail.hooks import FindingHook
 from logdoctor.tail.session import HeavyFn, HeavyResult, SessionOptions, TailSession
 from logdoctor.tail.signals import StopSignals
+from logdoctor.tail.stream import StreamRenderer, event_dict
 from logdoctor.tail.watch import InotifyWatcher, make_watcher
 
 

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from logdoctor import codes
-from logdoctor.aliases import FieldMap
-from logdoctor.analyzers.base import Analyzer
+from logdoctor.detectors.base import Analyzer
+from logdoctor.ingest.aliases import FieldMap
+from logdoctor.ingest.chunks import ChunkParser
+from logdoctor.ingest.parsers import Parser, ParseResult
 from logdoctor.model import ACC, LOSS, STEP, Finding, Run, Severity, Verdict
-from logdoctor.parsers import Parser, ParseResult
-from logdoctor.structure import build_run
+from logdoctor.structure.build import build_run
 from logdoctor.tail.events import (
     Deduper,
     FindingRaised,
@@ -27,7 +28,6 @@ from logdoctor.tail.events import (
     VerdictChanged,
 )
 from logdoctor.tail.history import History, overview
-from logdoctor.tail.ingest import ChunkParser
 
 #: What a heavy analysis returns: its findings and the batching verdict (None: no verdict).
 HeavyResult = tuple[Sequence[Finding], Verdict | None]

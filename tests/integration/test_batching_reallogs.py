@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from logdoctor import pipeline
-from logdoctor.analyzers.batching import BatchingDiagnosis
+from logdoctor.diagnosis.batching import BatchingDiagnosis
 from logdoctor.errors import LogdoctorError
 
 pytestmark = pytest.mark.reallogs

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from logdoctor.analyzers import ANALYZERS as REAL_ANALYZERS
 from logdoctor.cli import main
+from logdoctor.detectors import ANALYZERS as REAL_ANALYZERS
 from tests.probe import with_probe  # noqa: F401
 
 GOOD = "".join(f"step {i}: loss={3 - i * 0.01:.3f} len_mean={100 + i}\n" for i in range(1, 41))
@@ -156,7 +156,7 @@ def test_check_on_simulated_runs_healthy_sorted_garbage(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The README's CI example, with the real detectors and verdict: 0 healthy, 1 sorted, 2 garbage."""
-    monkeypatch.setattr("logdoctor.analyzers.ANALYZERS", REAL_ANALYZERS)
+    monkeypatch.setattr("logdoctor.detectors.ANALYZERS", REAL_ANALYZERS)
     monkeypatch.setattr("logdoctor.pipeline.ANALYZERS", REAL_ANALYZERS)
     monkeypatch.chdir(FIXTURES)
     assert main(["check", "bucketed.log", "-q", "-j", "1"]) == 0

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from logdoctor.cli import main
-from logdoctor.parsers import PARSERS
+from logdoctor.ingest.parsers import PARSERS
 
 FORMATS = Path(__file__).resolve().parents[2] / "fixtures" / "formats"
 HF = FORMATS / "hf_trainer_state.json"

@@ -10,7 +10,7 @@ import pytest
 
 from logdoctor import pipeline
 from logdoctor.emit import BatchRecorder, JsonlWriter, format_line
-from logdoctor.parsers import PARSERS
+from logdoctor.ingest.parsers import PARSERS
 
 STEPS = 40
 

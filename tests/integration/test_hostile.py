@@ -167,7 +167,7 @@ def test_file_growing_while_read(tmp_path: Path) -> None:
 
 def test_unreadable_file_is_input_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from logdoctor.errors import InputError
-    from logdoctor.sources import open_source
+    from logdoctor.ingest.sources import open_source
 
     log = tmp_path / "secret.log"
     log.write_text("step 1 | loss=1.0\n")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from logdoctor import pipeline
-from logdoctor.analyzers.integrity import IntegrityDetector
+from logdoctor.detectors.integrity import IntegrityDetector
 from logdoctor.errors import LogdoctorError
 
 pytestmark = pytest.mark.reallogs
@@ -108,8 +108,8 @@ def test_marian_multi_resume_if_text_parser_reads_it(reallogs_dir: Path) -> None
 
 
 def test_text_logs_are_left_to_the_text_parser(reallogs_dir: Path) -> None:
-    from logdoctor.parsers import sniff
-    from logdoctor.sources import open_source
+    from logdoctor.ingest.parsers import sniff
+    from logdoctor.ingest.sources import open_source
 
     others = [
         p

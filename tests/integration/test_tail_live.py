@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from logdoctor import pipeline
-from logdoctor.analyzers.base import Analyzer
 from logdoctor.cli import main
+from logdoctor.detectors.base import Analyzer
 from logdoctor.model import Severity
 from logdoctor.tail.events import FindingRaised, Notice, Stopped, VerdictChanged
 from logdoctor.tail.runner import TailOptions, follow

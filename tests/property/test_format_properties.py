@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from logdoctor import memory, pipeline
+from logdoctor import pipeline
+from logdoctor.ingest import memory
 
 _rows = st.lists(st.tuples(st.floats(1e-6, 1e6), st.floats(0, 1)), min_size=1, max_size=80)
 _noise = st.sampled_from(["", "WARNING: foo bar\n", "Traceback (most recent call last):\n", "  \n", "eval 3\n"])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from logdoctor.aliases import ALIASES, FieldMap, normalize_key
 from logdoctor.errors import ConfigError
+from logdoctor.ingest.aliases import ALIASES, FieldMap, normalize_key
 
 
 @pytest.mark.parametrize(

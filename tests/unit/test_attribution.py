@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from logdoctor import codes, pipeline
-from logdoctor.analyzers.attribution import attribute
-from logdoctor.analyzers.batching import BatchingDiagnosis
-from logdoctor.analyzers.facts import gather
+from logdoctor.diagnosis.attribution import attribute
+from logdoctor.diagnosis.batching import BatchingDiagnosis
+from logdoctor.diagnosis.facts import gather
 from logdoctor.model import Severity
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures"

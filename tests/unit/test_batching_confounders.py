@@ -11,7 +11,7 @@ import pytest
 from fixtures.simulator import EXPECTED_CAUSE as CAUSES
 from fixtures.simulator import SimConfig, as_run, simulate
 from logdoctor import codes
-from logdoctor.analyzers.batching import BatchingDiagnosis
+from logdoctor.diagnosis.batching import BatchingDiagnosis
 from logdoctor.model import Finding, Run, RunMeta, Verdict, validate_run
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from fixtures.simulator import SimConfig, as_run, simulate
-from logdoctor.analyzers.batching import BatchingDiagnosis
+from logdoctor.diagnosis.batching import BatchingDiagnosis
 from logdoctor.model import Verdict
 
 

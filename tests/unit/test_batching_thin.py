@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from logdoctor.analyzers.batching import BatchingDiagnosis
+from logdoctor.diagnosis.batching import BatchingDiagnosis
 from logdoctor.model import Run, RunMeta, validate_run
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fixtures.simulator import SimConfig, as_run, simulate
-from logdoctor.analyzers.batching import BatchingDiagnosis, Diagnosis
+from logdoctor.diagnosis.batching import BatchingDiagnosis, Diagnosis
 
 
 def diagnose(cfg: SimConfig, *, epoch_column: bool = True) -> Diagnosis:

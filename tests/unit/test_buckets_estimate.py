@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from logdoctor.bucketing.estimate import lengths_from_batches
+from logdoctor.bucketing.packing import pack
 from logdoctor.buckets import estimate_from_batches, recommend
-from logdoctor.buckets.estimate import lengths_from_batches
-from logdoctor.buckets.packing import pack
 from logdoctor.errors import ConfigError
 
 

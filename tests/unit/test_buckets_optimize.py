@@ -7,8 +7,8 @@ import itertools
 import numpy as np
 import pytest
 
-from logdoctor.buckets.optimize import Histogram, optimal_boundaries, solve
-from logdoctor.buckets.plan import choose_k
+from logdoctor.bucketing.optimize import Histogram, optimal_boundaries, solve
+from logdoctor.bucketing.plan import choose_k
 
 
 def brute_force(lengths: np.ndarray, k: int) -> tuple[int, list[list[int]]]:

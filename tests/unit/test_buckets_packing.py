@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from logdoctor.buckets.packing import pack
-from logdoctor.buckets.plan import recommend
+from logdoctor.bucketing.packing import pack
+from logdoctor.bucketing.plan import recommend
 from logdoctor.errors import ConfigError
 
 

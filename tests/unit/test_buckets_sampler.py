@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from logdoctor.buckets.plan import recommend
+from logdoctor.bucketing.plan import recommend
 from logdoctor.buckets.sampler import render_sampler
 
 RAW = np.rint(np.random.default_rng(4).lognormal(4.5, 0.8, 3000)) + 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from logdoctor.analyzers.changepoints import ChangepointDetector
+from logdoctor.detectors.changepoints import ChangepointDetector
 from logdoctor.model import Severity
 from tests.unit.synth import healthy, make_run, running_average, warmup_cosine
 

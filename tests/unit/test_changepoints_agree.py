@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import ruptures as rpt
 
-from logdoctor.analyzers.cpsearch import fast_breakpoints
+from logdoctor.detectors.cpsearch import fast_breakpoints
 
 
 @pytest.mark.parametrize("seed", range(8))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from logdoctor.analyzers.drops import DropDetector
+from logdoctor.detectors.drops import DropDetector
 from tests.unit.synth import healthy, make_run, warmup_cosine
 
 

@@ -8,9 +8,9 @@ import pytest
 from polars.testing import assert_frame_equal
 from scipy import stats
 
-from logdoctor.analyzers import confounders
-from logdoctor.analyzers.spectral import gamma_logsf
-from logdoctor.parsers.records import to_numeric
+from logdoctor.detectors.spectral import gamma_logsf
+from logdoctor.diagnosis import confounders
+from logdoctor.ingest.parsers.records import to_numeric
 
 
 @pytest.mark.parametrize("n", [5, 20, 44, 45, 46, 1000, 3001])
@@ -55,9 +55,9 @@ def test_to_numeric_fast_path_equals_normalised_cast() -> None:
     ],
 )
 def test_jsonl_raw_path_equals_line_path(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from logdoctor.aliases import FieldMap
-    from logdoctor.parsers import jsonl
-    from logdoctor.sources import Source
+    from logdoctor.ingest.aliases import FieldMap
+    from logdoctor.ingest.parsers import jsonl
+    from logdoctor.ingest.sources import Source
 
     fast = jsonl.JsonLinesParser().parse(Source.from_bytes("x.jsonl", text.encode()), FieldMap())
     monkeypatch.setattr(jsonl, "_decode_raw", lambda source, lines: None)
@@ -67,7 +67,7 @@ def test_jsonl_raw_path_equals_line_path(text: str, monkeypatch: pytest.MonkeyPa
 
 
 def test_fingerprint_ids_give_the_same_classes_as_string_ranks() -> None:
-    from logdoctor.analyzers.recurrence import signature_ids
+    from logdoctor.diagnosis.recurrence import signature_ids
     from logdoctor.model import Run, RunMeta, validate_run
 
     rng = np.random.default_rng(2)
@@ -88,7 +88,7 @@ def test_fingerprint_ids_give_the_same_classes_as_string_ranks() -> None:
 @pytest.mark.parametrize("ties", [False, True])
 @pytest.mark.parametrize("link", [0.0, 0.3, 1.0, -1.0])
 def test_spearman_equals_scipy(n: int, ties: bool, link: float) -> None:
-    from logdoctor.analyzers import robust
+    from logdoctor.detectors import robust
 
     rng = np.random.default_rng(n)
     a = rng.normal(size=n)

@@ -9,11 +9,11 @@ import polars as pl
 import pytest
 
 from logdoctor import pipeline
-from logdoctor.analyzers.integrity import IntegrityDetector
+from logdoctor.detectors.integrity import IntegrityDetector
 from logdoctor.errors import ConfigError
+from logdoctor.ingest.parsers.base import ParseResult
 from logdoctor.model import Run
-from logdoctor.parsers.base import ParseResult
-from logdoctor.structure import build_run
+from logdoctor.structure.build import build_run
 
 FORMATS = Path(__file__).resolve().parents[2] / "fixtures" / "formats"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from logdoctor.analyzers.nonfinite import DivergenceDetector, NonFiniteDetector
-from logdoctor.analyzers.tooshort import TooShortDetector
+from logdoctor.detectors.nonfinite import DivergenceDetector, NonFiniteDetector
+from logdoctor.detectors.tooshort import TooShortDetector
 from logdoctor.model import Severity
 from tests.unit.synth import healthy, make_run, warmup_cosine
 

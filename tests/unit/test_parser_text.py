@@ -11,11 +11,11 @@ import pytest
 
 from fixtures.gen_text_formats import STYLES
 from logdoctor import pipeline
-from logdoctor.aliases import FieldMap
 from logdoctor.errors import InputError, ParseError
-from logdoctor.parsers import PARSERS
-from logdoctor.parsers.text import TextParser
-from logdoctor.sources import open_source
+from logdoctor.ingest.aliases import FieldMap
+from logdoctor.ingest.parsers import PARSERS
+from logdoctor.ingest.parsers.text import TextParser
+from logdoctor.ingest.sources import open_source
 
 FORMATS = Path(__file__).resolve().parents[2] / "fixtures" / "formats"
 TRUTHS = [FORMATS / f"{name}.truth.json" for name in STYLES]
@@ -230,7 +230,7 @@ def test_clean_keeps_the_message_column_on_an_empty_frame() -> None:
     """Regression: when the fast path takes every line, the rest is empty and still has ``msg``."""
     import polars as pl
 
-    from logdoctor.parsers.lines import LINE, clean
+    from logdoctor.ingest.parsers.lines import LINE, clean
 
     empty = pl.DataFrame({LINE: [], "line_no": []}, schema={LINE: pl.String, "line_no": pl.Int64})
     assert "msg" in clean(empty).columns

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from logdoctor import pipeline
-from logdoctor.aliases import FieldMap
 from logdoctor.errors import LogdoctorError
-from logdoctor.parsers import PARSERS, sniff
-from logdoctor.parsers.tfrecord import frame, scalar_event, version_event
-from logdoctor.sources import open_source
+from logdoctor.ingest.aliases import FieldMap
+from logdoctor.ingest.parsers import PARSERS, sniff
+from logdoctor.ingest.parsers.tfrecord import frame, scalar_event, version_event
+from logdoctor.ingest.sources import open_source
 
 NAMES = [p.name for p in PARSERS]
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.signal import lfilter
 
-from logdoctor.analyzers.periodicity import PeriodicityDetector, epoch_relation
+from logdoctor.detectors.periodicity import PeriodicityDetector, epoch_relation
 from tests.unit.synth import healthy, make_run, running_average, sawtooth, warmup_cosine
 
 
@@ -88,7 +88,7 @@ def test_epoch_relation_wording(period: float, text: str) -> None:
 def test_numpy_periodogram_equals_scipy(n: int) -> None:
     from scipy import signal
 
-    from logdoctor.analyzers.spectral import periodogram
+    from logdoctor.detectors.spectral import periodogram
 
     x = np.random.default_rng(n).normal(size=n)
     f_ref, p_ref = signal.periodogram(x, fs=1.0 / 5.0, detrend=False, scaling="spectrum")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from logdoctor.analyzers import robust
+from logdoctor.detectors import robust
 
 
 def test_rolling_median_ignores_isolated_spikes_and_follows_monotone_curves() -> None:

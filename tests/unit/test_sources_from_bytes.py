@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import gzip
 
-from logdoctor.parsers import sniff
-from logdoctor.sources import Source
+from logdoctor.ingest.parsers import sniff
+from logdoctor.ingest.sources import Source
 
 
 def test_plain_bytes() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from logdoctor.analyzers.spikes import SpikeDetector, interval_regularity
+from logdoctor.detectors.spikes import SpikeDetector, interval_regularity
 from tests.unit.synth import healthy, make_run, running_average, warmup_cosine
 
 

@@ -10,9 +10,10 @@ import numpy as np
 import polars as pl
 import pytest
 
-from logdoctor import memory, pipeline, streaming
+from logdoctor import pipeline
 from logdoctor.errors import ConfigError, InputError
-from logdoctor.reduce import LOSS_MAX, BlockReducer
+from logdoctor.ingest import memory, streaming
+from logdoctor.ingest.reduce import LOSS_MAX, BlockReducer
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 FORMATS = FIXTURES / "formats"

@@ -8,9 +8,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from logdoctor.counters import degenerate_columns, is_cumulative
-from logdoctor.parsers.base import ParseResult
-from logdoctor.structure import build_run, infer_steps_per_epoch
+from logdoctor.ingest.parsers.base import ParseResult
+from logdoctor.structure.build import build_run, infer_steps_per_epoch
+from logdoctor.structure.counters import degenerate_columns, is_cumulative
 
 
 def _result(steps: list[int], loss: list[float] | None = None, **cols: list) -> ParseResult:

@@ -7,9 +7,9 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from logdoctor import structure
-from logdoctor.parsers.base import ParseResult
-from logdoctor.structure import build_run
+from logdoctor.ingest.parsers.base import ParseResult
+from logdoctor.structure import build as structure
+from logdoctor.structure.build import build_run
 
 
 def _tables() -> list[pl.DataFrame]:

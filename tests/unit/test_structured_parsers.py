@@ -10,8 +10,8 @@ import pytest
 
 from logdoctor import pipeline
 from logdoctor.errors import InputError, ParseError
-from logdoctor.parsers import sniff
-from logdoctor.sources import open_source
+from logdoctor.ingest.parsers import sniff
+from logdoctor.ingest.sources import open_source
 
 
 def _write(tmp: Path, name: str, text: str) -> str:

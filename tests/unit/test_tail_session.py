@@ -8,14 +8,14 @@ import polars as pl
 import pytest
 
 from logdoctor import codes
-from logdoctor.aliases import FieldMap
 from logdoctor.errors import InputError, ParseError
+from logdoctor.ingest.aliases import FieldMap
+from logdoctor.ingest.chunks import ChunkParser
+from logdoctor.ingest.parsers import Parser, ParseResult
+from logdoctor.ingest.sources import Source
 from logdoctor.model import Finding, Run, Verdict
-from logdoctor.parsers import Parser, ParseResult
-from logdoctor.sources import Source
 from logdoctor.tail.events import Deduper, FindingRaised, Notice, Progress, VerdictChanged
 from logdoctor.tail.history import History
-from logdoctor.tail.ingest import ChunkParser
 from logdoctor.tail.session import HeavyResult, Schedule, SessionOptions, TailSession
 from tests.tail_support import NanDetector, SpikeDetector, losses, regular_spikes_heavy, step_line
 
@@ -221,6 +221,6 @@ def test_whole_document_formats_are_refused(monkeypatch: pytest.MonkeyPatch) -> 
     class Doc(_HeaderCsv):
         name = "hf_trainer_state"
 
-    monkeypatch.setattr("logdoctor.tail.ingest.sniff", lambda source: Doc())
+    monkeypatch.setattr("logdoctor.ingest.chunks.sniff", lambda source: Doc())
     with pytest.raises(InputError, match="rewritten whole"):
         ChunkParser("trainer_state.json", FieldMap()).sniff(b'{"log_history": []}\n')

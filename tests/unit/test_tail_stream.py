@@ -12,15 +12,6 @@ from logdoctor import codes
 from logdoctor.errors import ConfigError
 from logdoctor.model import Severity, Verdict
 from logdoctor.renderers.jsonreport import finding_dict
-from logdoctor.renderers.live import LiveStream, sparkline
-from logdoctor.renderers.stream import (
-    STREAM_RENDERERS,
-    JsonlStream,
-    PlainStream,
-    StreamRenderer,
-    event_dict,
-    stream_renderer,
-)
 from logdoctor.tail.events import (
     FindingRaised,
     Heartbeat,
@@ -32,6 +23,14 @@ from logdoctor.tail.events import (
     TailEvent,
     VerdictChanged,
 )
+from logdoctor.tail.live import LiveStream, sparkline
+from logdoctor.tail.stream import (
+    JsonlStream,
+    PlainStream,
+    StreamRenderer,
+    event_dict,
+)
+from logdoctor.tail.views import STREAM_RENDERERS, stream_renderer
 
 T = 1_800_000_000.0
 NAN = codes.finding(

@@ -9,9 +9,9 @@ import pytest
 
 from logdoctor import pipeline
 from logdoctor.errors import InputError
-from logdoctor.parsers import sniff
-from logdoctor.parsers.tfrecord import crc32c, frame, looks_like_tfrecord, version_event
-from logdoctor.sources import open_source
+from logdoctor.ingest.parsers import sniff
+from logdoctor.ingest.parsers.tfrecord import crc32c, frame, looks_like_tfrecord, version_event
+from logdoctor.ingest.sources import open_source
 
 TB = Path(__file__).resolve().parents[2] / "fixtures" / "formats" / "tb_run"
 EVENTS = next(TB.glob("events.out.tfevents.*"))
@@ -54,7 +54,7 @@ def test_missing_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_keras_style_train_and_validation_folders(tmp_path: Path) -> None:
     pytest.importorskip("tensorboard")
-    from logdoctor.parsers.tfrecord import scalar_event
+    from logdoctor.ingest.parsers.tfrecord import scalar_event
 
     for sub, base in (("train", 1.0), ("validation", 2.0)):
         (tmp_path / sub).mkdir()

@@ -10,11 +10,11 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from logdoctor import pipeline
-from logdoctor.aliases import FieldMap
-from logdoctor.parsers import textfast
-from logdoctor.parsers.lines import read_lines
-from logdoctor.parsers.textplan import plan_for
-from logdoctor.parsers.textrules import key_phrase, line_keys, resolve
+from logdoctor.ingest.aliases import FieldMap
+from logdoctor.ingest.parsers import textfast
+from logdoctor.ingest.parsers.lines import read_lines
+from logdoctor.ingest.parsers.textplan import plan_for
+from logdoctor.ingest.parsers.textrules import key_phrase, line_keys, resolve
 
 
 @pytest.mark.parametrize(
@@ -109,11 +109,11 @@ def test_fast_path_equals_general_path(tmp_path: Path, monkeypatch: pytest.Monke
         calls.append(frame.height - rest.height)
         return rest
 
-    monkeypatch.setattr("logdoctor.parsers.text.fast_rows", spy)
+    monkeypatch.setattr("logdoctor.ingest.parsers.text.fast_rows", spy)
     fast = pipeline.load(str(path))
     assert calls and calls[0] > textfast.MIN_LINES  # the fast path really read most lines
     monkeypatch.setattr(textfast, "MIN_LINES", 10**9)
-    monkeypatch.setattr("logdoctor.parsers.text.fast_rows", original)
+    monkeypatch.setattr("logdoctor.ingest.parsers.text.fast_rows", original)
     slow = pipeline.load(str(path))
     assert_frame_equal(fast.table, slow.table)
     assert_frame_equal(fast.evals, slow.evals)
@@ -136,14 +136,14 @@ TRICKY = [
 
 @pytest.mark.parametrize("line", TRICKY)
 def test_python_and_polars_find_the_same_values(line: str) -> None:
-    from logdoctor.parsers.textrules import VALUE_RE
+    from logdoctor.ingest.parsers.textrules import VALUE_RE
 
     got = pl.Series([line]).str.extract_all(VALUE_RE.pattern).to_list()[0]
     assert got == VALUE_RE.findall(line)
 
 
 def test_value_forms() -> None:
-    from logdoctor.parsers.textrules import VALUE_RE
+    from logdoctor.ingest.parsers.textrules import VALUE_RE
 
     assert VALUE_RE.findall(TRICKY[0]) == [
         "12345678.9",

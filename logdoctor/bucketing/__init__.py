@@ -1,0 +1,1 @@
+"""Bucketing maths shared by the diagnosis and the ``buckets`` command: plans, packing, throughput estimates."""

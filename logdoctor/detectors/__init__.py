@@ -1,0 +1,26 @@
+"""The ordered registry of detectors run by ``pipeline.analyze``."""
+
+from __future__ import annotations
+
+from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.changepoints import ChangepointDetector
+from logdoctor.detectors.drops import DropDetector
+from logdoctor.detectors.integrity import IntegrityDetector
+from logdoctor.detectors.nonfinite import DivergenceDetector, NonFiniteDetector
+from logdoctor.detectors.periodicity import PeriodicityDetector
+from logdoctor.detectors.spikes import SpikeDetector
+from logdoctor.detectors.tooshort import TooShortDetector
+
+#: Detector classes, instantiated by the pipeline with the user's thresholds for each name.
+ANALYZERS: tuple[type[Analyzer], ...] = (
+    IntegrityDetector,
+    TooShortDetector,
+    NonFiniteDetector,
+    DivergenceDetector,
+    SpikeDetector,
+    PeriodicityDetector,
+    ChangepointDetector,
+    DropDetector,
+)
+
+__all__ = ["ANALYZERS", "Analyzer", "Detection"]

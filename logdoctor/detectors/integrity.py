@@ -1,0 +1,140 @@
+"""Run-integrity findings: resumes (LD003), loss jumps at resumes (LD004), non-monotonic steps
+(LD005) and degenerate columns (LD007)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from logdoctor import codes
+from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.errors import ConfigError
+from logdoctor.model import LOSS, STEP, Finding, Run
+from logdoctor.structure.counters import degenerate_columns
+
+_MAD_SCALE = 1.4826
+
+
+def _resume_jump(
+    step: np.ndarray, loss: np.ndarray, at: int, pre: int, post: int
+) -> tuple[float, float, float] | None:
+    """(median loss before, median loss after, robust noise) around a resume at step ``at``."""
+    ok = np.isfinite(loss)
+    before = loss[ok & (step < at)][-pre:]
+    after = loss[ok & (step >= at)][:post]
+    if before.size < 3 or after.size < 1:
+        return None
+    level = float(np.median(before))
+    noise = _MAD_SCALE * float(np.median(np.abs(before - level)))
+    return level, float(np.median(after)), max(noise, 1e-9 * max(abs(level), 1.0))
+
+
+class IntegrityDetector(Analyzer):
+    """Reports how the log's structure was resolved, and loss jumps right after a resume.
+
+    Args:
+        pre_window: finite losses before a resume that set the level and the noise (median, MAD).
+        post_window: finite losses after a resume whose median is compared with that level.
+        min_rel_jump: smallest relative rise (after / before - 1) reported as a jump.
+        min_z: smallest rise in robust noise units (MAD of the pre-window) reported as a jump.
+    """
+
+    name = "integrity"
+
+    def __init__(
+        self,
+        *,
+        pre_window: int = 10,
+        post_window: int = 3,
+        min_rel_jump: float = 0.10,
+        min_z: float = 4.0,
+    ) -> None:
+        if pre_window < 3 or post_window < 1:
+            raise ConfigError(
+                f"integrity: need pre_window >= 3, post_window >= 1 ({pre_window}, {post_window})"
+            )
+        self.pre_window = pre_window
+        self.post_window = post_window
+        self.min_rel_jump = min_rel_jump
+        self.min_z = min_z
+
+    def analyze(self, run: Run) -> Detection:
+        """Findings LD003/LD004/LD005/LD007 for the run (pure)."""
+        found = [*self._resumes(run), *self._nonmonotonic(run), *self._degenerate(run)]
+        return Detection(findings=tuple(found))
+
+    def _resumes(self, run: Run) -> list[Finding]:
+        meta = run.meta
+        if not meta.resumes:
+            return []
+        steps = ", ".join(str(s) for s in meta.resume_steps)
+        out = [
+            codes.finding(
+                "LD003",
+                f"The run was resumed {meta.resumes} time(s) (at step {steps}); "
+                f"{meta.overwritten_steps} earlier step record(s) were replaced by later writes.",
+                first_step=meta.resume_steps[0] if meta.resume_steps else None,
+                last_step=meta.resume_steps[-1] if meta.resume_steps else None,
+                evidence={
+                    "resumes": meta.resumes,
+                    "overwritten_steps": meta.overwritten_steps,
+                    "resume_steps": steps,
+                },
+            )
+        ]
+        step = run.table[STEP].to_numpy()
+        loss = run.table[LOSS].to_numpy()
+        for at in meta.resume_steps:
+            out += self._jump(step, loss, at)
+        return out
+
+    def _jump(self, step: np.ndarray, loss: np.ndarray, at: int) -> list[Finding]:
+        got = _resume_jump(step, loss, at, self.pre_window, self.post_window)
+        if got is None:
+            return []
+        before, after, noise = got
+        rel = after / before - 1.0 if before > 0 else float("inf")
+        z = (after - before) / noise
+        if rel < self.min_rel_jump or z < self.min_z:
+            return []
+        return [
+            codes.finding(
+                "LD004",
+                f"After the resume at step {at} the loss jumped from {before:.4g} to {after:.4g} "
+                f"(+{100 * rel:.0f}%, {z:.1f} robust SDs).",
+                first_step=at,
+                last_step=at,
+                confidence=min(1.0, 0.5 + 0.05 * z),
+                evidence={
+                    "resume_step": at,
+                    "loss_before": before,
+                    "loss_after": after,
+                    "rel_jump": rel,
+                    "robust_z": z,
+                    "pre_window": self.pre_window,
+                    "post_window": self.post_window,
+                },
+            )
+        ]
+
+    def _nonmonotonic(self, run: Run) -> list[Finding]:
+        n = run.meta.nonmonotonic_steps
+        if not n:
+            return []
+        return [
+            codes.finding(
+                "LD005",
+                f"Step numbers went backwards {n} time(s) without a recognisable resume; "
+                "the rows were sorted by step and a repeated step keeps its last write.",
+                evidence={"nonmonotonic_steps": n, "steps": run.n_steps},
+            )
+        ]
+
+    def _degenerate(self, run: Run) -> list[Finding]:
+        return [
+            codes.finding(
+                "LD007",
+                f"Column {col!r} is {value:g} at every step; it carries no information.",
+                evidence={"column": col, "value": value, "rows": run.n_steps},
+            )
+            for col, value in degenerate_columns(run.table)
+        ]

@@ -1,0 +1,135 @@
+"""Non-finite loss (LD001) and divergence (LD002): a loss that climbs far above its best."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from logdoctor import codes
+from logdoctor.detectors import robust
+from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.model import LINE_NO, LOSS, STEP, Finding, Run
+
+
+class NonFiniteDetector(Analyzer):
+    """NaN/inf in the loss column (only the loss: NaN timings elsewhere are no training fault)."""
+
+    name = "nonfinite"
+
+    def analyze(self, run: Run) -> Detection:
+        """LD001: the first bad step, count, runs of bad steps and whether training recovered."""
+        t = run.table.select(STEP, LOSS, LINE_NO).drop_nulls(LOSS)
+        loss = t[LOSS].to_numpy()
+        bad = ~np.isfinite(loss)
+        if not bad.any():
+            return Detection()
+        steps = t[STEP].to_numpy()
+        starts, ends = robust.runs_of(bad)
+        first, last = int(starts[0]), int(ends[-1] - 1)
+        recovered = bool(np.isfinite(loss[last + 1 :]).any())
+        n_bad = int(bad.sum())
+        ev = {
+            "first_step": int(steps[first]),
+            "last_step": int(steps[last]),
+            "n_nonfinite": n_bad,
+            "fraction": round(n_bad / loss.size, 6),
+            "n_runs": int(starts.size),
+            "longest_run": int((ends - starts).max()),
+            "n_nan": int(np.isnan(loss).sum()),
+            "n_inf": int(np.isinf(loss).sum()),
+            "recovered": recovered,
+            "all_nonfinite": bool(bad.all()),
+        }
+        if bad.all():
+            msg = f"Every logged loss ({n_bad}) is NaN/inf: training diverged from the first logged step {steps[0]}."
+        else:
+            msg = f"The loss is NaN/inf at {n_bad} step(s) in {starts.size} run(s), first at step {steps[first]}; " + (
+                "training logged finite losses again afterwards." if recovered else "it never recovered."
+            )
+        line = t[LINE_NO][first]
+        return Detection(
+            (
+                codes.finding(
+                    "LD001",
+                    msg,
+                    first_step=int(steps[first]),
+                    last_step=int(steps[last]),
+                    line=int(line) if line is not None else None,
+                    evidence=ev,
+                ),
+            )
+        )
+
+
+class DivergenceDetector(Analyzer):
+    """A smoothed loss that rises ``factor`` times above its best earlier level and stays there."""
+
+    name = "divergence"
+
+    def __init__(
+        self,
+        *,
+        factor: float = 1.5,
+        min_rise_frac: float = 0.1,
+        min_rows: int = 3,
+        min_frac: float = 0.02,
+        max_rows: int = 200,
+        noise_k: float = 4.0,
+    ) -> None:
+        self.noise_k = noise_k
+        self.factor = factor
+        self.min_rise_frac = min_rise_frac
+        self.min_rows = min_rows
+        self.min_frac = min_frac
+        self.max_rows = max_rows
+
+    def analyze(self, run: Run) -> Detection:
+        """LD002 at the first sustained stretch above ``factor`` x the best level so far."""
+        s = robust.series(run, LOSS)
+        if s.n < 4:
+            return Detection()
+        return Detection(tuple(self._find(s)))
+
+    def _find(self, s: robust.Series) -> list[Finding]:
+        w = max(3, min(51, s.n // 20)) | 1
+        sm = robust.rolling_median(s.values, w, mode="mirror")
+        best = np.minimum.accumulate(sm)
+        head = float(np.median(s.values[: max(3, s.n // 20)]))
+        scale = max(abs(head), float(np.max(np.abs(sm))) * 0.1)
+        wander = self.noise_k * robust.smooth_noise(sm, w, robust.noise_sigma(s.values))
+        up = (sm > self.factor * best) & (sm - best >= max(self.min_rise_frac * scale, wander)) & (best > 0)
+        min_len = max(self.min_rows, min(self.max_rows, int(self.min_frac * s.n)))
+        starts, ends = robust.runs_of(robust.sustained(up, min_len))
+        if starts.size == 0:
+            return []
+        a, b = int(starts[0]), int(ends[0] - 1)
+        ref_row = int(np.flatnonzero(sm[: a + 1] == best[a])[0])
+        peak = a + int(np.argmax(sm[a : b + 1]))
+        ratio = float(sm[peak] / best[a])
+        ev = {
+            "step": int(s.steps[a]),
+            "best_level": float(best[a]),
+            "best_step": int(s.steps[ref_row]),
+            "peak_level": float(sm[peak]),
+            "peak_step": int(s.steps[peak]),
+            "peak_ratio": round(ratio, 3),
+            "final_level": float(sm[-1]),
+            "final_ratio": round(float(sm[-1] / best[a]), 3),
+            "rows_above": b - a + 1,
+            "until_end": bool(ends[0] == s.n),
+            "smoothing_rows": w,
+            "factor": self.factor,
+        }
+        stays = "until the end of the run" if ev["until_end"] else f"until step {s.steps[b]}"
+        return [
+            codes.finding(
+                "LD002",
+                f"The loss diverged at step {s.steps[a]}: from a best of {best[a]:.4g} "
+                f"(step {s.steps[ref_row]}) it rose to {sm[peak]:.4g} ({ratio:.1f}x, smoothed "
+                f"over {w} rows) and stayed above {self.factor}x {stays}.",
+                confidence=float(min(0.99, 0.5 + 0.5 * (1 - self.factor / ratio))),
+                first_step=int(s.steps[a]),
+                last_step=int(s.steps[b]),
+                line=int(s.lines[a]) or None,
+                evidence=ev,
+            )
+        ]

@@ -1,0 +1,134 @@
+"""A significant period in the detrended loss (LD201), tested against a noise background.
+
+The loss is detrended (log values minus a long rolling median), its spectrum is computed by
+``spectral`` (periodogram, or Lomb-Scargle for unevenly spaced steps) and the strongest bands are
+tested there. A period is reported only when p < alpha, the band holds a visible share of the
+power, and the autocorrelation backs it: positive at the period and clearly above that at half
+the period (true cycles anti-correlate at half a period; red-noise and random-walk residuals decay
+monotonically, which rejects their low-frequency bumps).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from logdoctor import codes
+from logdoctor.detectors import robust
+from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.robust import FloatArray, Series
+from logdoctor.detectors.spectral import PeakTest, acf_at, downsample, peak_tests, spectrum
+from logdoctor.model import LOSS, Finding, Run
+
+#: Fewer rows than this: no spectral analysis (reported once by the too-short analyzer).
+MIN_POINTS = 48
+
+
+def detrend(s: Series, window_frac: float = 1.0) -> FloatArray:
+    """Remove the slow fall of the loss: log values minus a long rolling median (robust.trend)."""
+    y = s.transformed()
+    return y - robust.trend(y, max(3, int(window_frac * s.n)))
+
+
+def epoch_relation(period: float, steps_per_epoch: int, tol: float = 0.05) -> str:
+    """Say how a period relates to the epoch: equal, a simple fraction or multiple, or neither."""
+    r = period / steps_per_epoch
+    if abs(r - 1) <= tol:
+        return f"about the epoch length ({steps_per_epoch} steps)"
+    if r > 1 and abs(r - round(r)) <= tol * r:
+        return f"about {round(r)} epochs of {steps_per_epoch} steps"
+    if r < 1 and abs(1 / r - round(1 / r)) <= tol / r and round(1 / r) <= 20:
+        return f"about 1/{round(1 / r)} of the epoch of {steps_per_epoch} steps"
+    return f"unrelated to the epoch of {steps_per_epoch} steps (ratio {r:.3g})"
+
+
+class PeriodicityDetector(Analyzer):
+    """Dominant period of the detrended loss, tested for significance, related to the epoch."""
+
+    name = "periodicity"
+
+    def __init__(
+        self,
+        *,
+        alpha: float = 0.001,
+        band_frac: float = 0.02,
+        bg_window: int = 31,
+        min_cycles: float = 3.0,
+        min_acf: float = 0.05,
+        min_power_ratio: float = 0.02,
+        min_acf_contrast: float = 0.05,
+        trend_frac: float = 1.0,
+    ) -> None:
+        self.alpha = alpha
+        self.band_frac = band_frac
+        self.bg_window = bg_window
+        self.min_cycles = min_cycles
+        self.min_acf = min_acf
+        self.min_power_ratio = min_power_ratio
+        self.min_acf_contrast = min_acf_contrast
+        self.trend_frac = trend_frac
+
+    def analyze(self, run: Run) -> Detection:
+        """Spectrum of the detrended loss; LD201 for the first significant band that also shows
+        in the autocorrelation (positive at the period, clearly above that at half the period)."""
+        s = robust.series(run, LOSS)
+        if s.n < MIN_POINTS:
+            return Detection()
+        steps = s.steps.astype(np.float64)
+        sp = spectrum(steps, detrend(s, self.trend_frac))
+        span = float(steps[-1] - steps[0] + sp.dt)
+        per, pw = downsample(1.0 / sp.freq[::-1], sp.power[::-1])
+        arts: dict[str, object] = {"periodogram_period": per, "periodogram_power": pw}
+        peaks = peak_tests(
+            sp,
+            span,
+            band_frac=self.band_frac,
+            bg_window=self.bg_window,
+            min_cycles=self.min_cycles,
+            min_power_ratio=self.min_power_ratio,
+        )
+        for pk in peaks:
+            if pk.p_value >= self.alpha:
+                break
+            lag = round(pk.period / sp.dt)
+            acf, acf_half = acf_at(sp.grid, lag), acf_at(sp.grid, max(1, lag // 2))
+            if acf >= self.min_acf and acf - acf_half >= self.min_acf_contrast:
+                arts["period"] = float(pk.period)
+                return Detection((self._finding(run, s, pk, span, acf, acf_half, sp.method),), arts)
+        return Detection(artifacts=arts)
+
+    def _finding(
+        self,
+        run: Run,
+        s: Series,
+        pk: PeakTest,
+        span: float,
+        acf: float,
+        acf_half: float,
+        method: str,
+    ) -> Finding:
+        spe = run.meta.steps_per_epoch
+        ev = {
+            "period": round(pk.period, 3),
+            "p_value": pk.p_value,
+            "power_ratio": round(pk.power_ratio, 5),
+            "acf_at_period": round(acf, 4),
+            "acf_at_half_period": round(acf_half, 4),
+            "n_cycles": round(span / pk.period, 2),
+            "epoch_ratio": round(pk.period / spe, 4) if spe else None,
+            "steps_per_epoch": spe,
+            "band_statistic": round(pk.statistic, 3),
+            "method": method,
+            "alpha": self.alpha,
+        }
+        epoch_txt = f"; {epoch_relation(pk.period, spe)}" if spe else ""
+        conf = min(0.99, max(0.5, 1.0 - 0.5 * pk.p_value / self.alpha) * min(1.0, 0.5 + acf))
+        return codes.finding(
+            "LD201",
+            f"The detrended loss repeats every ~{pk.period:.1f} steps (p={pk.p_value:.2g}, "
+            f"{100 * pk.power_ratio:.1f}% of the power, autocorrelation {acf:.2f} "
+            f"at that lag{epoch_txt}).",
+            confidence=float(conf),
+            first_step=int(s.steps[0]),
+            last_step=int(s.steps[-1]),
+            evidence=ev,
+        )

@@ -1,0 +1,220 @@
+"""Loss spikes (LD101), grad-norm spikes with them (LD102) and frequent/regular spikes (LD103)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from logdoctor import codes
+from logdoctor.detectors import robust
+from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.gradspikes import grad_spikes_alone
+from logdoctor.detectors.robust import FloatArray, IntArray, Series
+from logdoctor.detectors.spikefind import Spikes, find_spikes, upward_z
+from logdoctor.model import GRAD_NORM, LOSS, LOSS_MAX, Finding, Run
+
+
+def interval_regularity(times: IntArray, n_sim: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+    """Are event times more regular than a Poisson process?
+
+    Statistic: coefficient of variation (CV) of the inter-event intervals (about 1 for Poisson
+    events, 0 for a clock). Null: the same number of events placed uniformly at random between
+    the first and last event; p-value = P(CV_null <= CV_observed), by seeded simulation.
+
+    Returns:
+        (cv, p_value, median interval in steps); (nan, 1, nan) with fewer than 4 events.
+    """
+    if times.size < 4:
+        return float("nan"), 1.0, float("nan")
+    d = np.diff(np.sort(times)).astype(np.float64)
+    cv = float(d.std() / d.mean()) if d.mean() > 0 else 0.0
+    k = times.size - 2
+    u = np.sort(np.random.default_rng(seed).uniform(size=(n_sim, k)), axis=1)
+    edges = np.concatenate([np.zeros((n_sim, 1)), u, np.ones((n_sim, 1))], axis=1)
+    dd = np.diff(edges, axis=1)
+    cv_null = dd.std(axis=1) / dd.mean(axis=1)
+    p = float((1 + np.count_nonzero(cv_null <= cv)) / (1 + n_sim))
+    return cv, p, float(np.median(d))
+
+
+def _confidence(z: float, threshold: float) -> float:
+    """0.5 at the threshold, rising towards 0.99 as z grows."""
+    return float(min(0.99, 0.5 + 0.5 * max(0.0, 1.0 - threshold / max(z, 1e-9))))
+
+
+class SpikeDetector(Analyzer):
+    """Points far above the local level of the loss, with grad-norm context and regularity."""
+
+    name = "spikes"
+
+    def __init__(
+        self,
+        *,
+        z_threshold: float = 5.0,
+        min_ratio: float = 1.5,
+        window: int = 31,
+        scale_window: int = 301,
+        max_findings: int = 10,
+        frequent_count: int = 5,
+        grad_z_threshold: float = 4.0,
+        grad_tolerance: int = 2,
+        alpha: float = 0.01,
+        grad_alone_z: float = 8.0,
+        grad_alone_ratio: float = 10.0,
+    ) -> None:
+        self.grad_alone_z = grad_alone_z
+        self.grad_alone_ratio = grad_alone_ratio
+        self.z_threshold = z_threshold
+        self.min_ratio = min_ratio
+        self.window = window
+        self.scale_window = scale_window
+        self.max_findings = max_findings
+        self.frequent_count = frequent_count
+        self.grad_z_threshold = grad_z_threshold
+        self.grad_tolerance = grad_tolerance
+        self.alpha = alpha
+
+    def _find(self, s: Series) -> Spikes:
+        return find_spikes(
+            s,
+            z_threshold=self.z_threshold,
+            min_ratio=self.min_ratio,
+            window=self.window,
+            scale_window=self.scale_window,
+        )
+
+    def analyze(self, run: Run) -> Detection:
+        """Find loss spikes; report the strongest individually and the rest as a summary.
+
+        In a run reduced to per-block means (logdoctor.ingest.reduce) spikes are sought in the blocks'
+        largest losses, where a one-step spike is not averaged away.
+        """
+        s = robust.series(run, LOSS_MAX if LOSS_MAX in run.table.columns else LOSS)
+        if s.n < 8:
+            return Detection()
+        sp = self._find(s)
+        alone = grad_spikes_alone(
+            run,
+            s,
+            sp.peak,
+            z_threshold=self.grad_alone_z,
+            min_ratio=self.grad_alone_ratio,
+            window=self.window,
+            scale_window=self.scale_window,
+            tolerance=self.grad_tolerance,
+        )
+        if sp.peak.size == 0:
+            return Detection(tuple(alone))
+        grad_z = self._grad_z(run, s, sp)
+        findings = alone + self._individual(s, sp, grad_z)
+        findings += self._grad_finding(s, sp, grad_z)
+        findings += self._summary(run, s, sp)
+        return Detection(tuple(findings), {"spike_steps": tuple(int(x) for x in s.steps[sp.peak])})
+
+    def _grad_z(self, run: Run, s: Series, sp: Spikes) -> FloatArray | None:
+        """Largest grad-norm robust z within ``grad_tolerance`` rows of each loss-spike peak."""
+        g = robust.series(run, GRAD_NORM)
+        if g.n < 8:
+            return None
+        gz, _ = upward_z(g, self.window, self.scale_window)
+        pos = np.clip(np.searchsorted(g.steps, s.steps[sp.peak]), 0, g.n - 1)
+        offs = np.arange(-self.grad_tolerance, self.grad_tolerance + 1)
+        idx = np.clip(pos[:, None] + offs[None, :], 0, g.n - 1)
+        return np.asarray(gz[idx].max(axis=1), dtype=np.float64)
+
+    def _individual(self, s: Series, sp: Spikes, grad_z: FloatArray | None) -> list[Finding]:
+        out: list[Finding] = []
+        for i in np.argsort(-sp.z, kind="stable")[: self.max_findings]:
+            p, a, b = int(sp.peak[i]), int(sp.start[i]), int(sp.end[i])
+            ev: dict[str, float | int | str | bool | None] = {
+                "step": int(s.steps[p]),
+                "value": float(sp.value[i]),
+                "local_median": float(sp.level[i]),
+                "ratio": round(float(sp.ratio[i]), 4),
+                "robust_z": round(float(sp.z[i]), 2),
+                "width_rows": b - a + 1,
+                "width_steps": int(s.steps[b] - s.steps[a] + 1),
+                "rank": len(out) + 1,
+                "n_spikes": int(sp.peak.size),
+            }
+            if grad_z is not None:
+                ev["grad_norm_z"] = round(float(grad_z[i]), 2)
+            out.append(
+                codes.finding(
+                    "LD101",
+                    f"Loss spike at step {s.steps[p]}: {sp.value[i]:.4g} "
+                    f"vs local median {sp.level[i]:.4g} "
+                    f"({sp.ratio[i]:.2f}x, robust z {sp.z[i]:.1f}), {b - a + 1} row(s) wide.",
+                    confidence=_confidence(float(sp.z[i]), self.z_threshold),
+                    first_step=int(s.steps[a]),
+                    last_step=int(s.steps[b]),
+                    line=int(s.lines[a]) or None,
+                    evidence=ev,
+                )
+            )
+        return out
+
+    def _grad_finding(self, s: Series, sp: Spikes, grad_z: FloatArray | None) -> list[Finding]:
+        if grad_z is None:
+            return []
+        hit = grad_z >= self.grad_z_threshold
+        if not hit.any():
+            return []
+        first = int(np.flatnonzero(hit)[0])
+        frac = float(hit.mean())
+        step = int(s.steps[sp.peak[first]])
+        ev = {
+            "n_loss_spikes": int(hit.size),
+            "n_with_grad_spike": int(hit.sum()),
+            "fraction_with_grad_spike": round(frac, 4),
+            "max_grad_norm_z": round(float(grad_z.max()), 2),
+            "first_step": step,
+            "grad_z_threshold": self.grad_z_threshold,
+        }
+        return [
+            codes.finding(
+                "LD102",
+                f"{int(hit.sum())} of {hit.size} loss spike(s) coincide with a grad-norm spike "
+                f"(first at step {step}, max grad-norm robust z {grad_z.max():.1f}).",
+                confidence=float(min(0.99, 0.5 + 0.5 * frac)),
+                first_step=step,
+                last_step=int(s.steps[sp.peak[np.flatnonzero(hit)[-1]]]),
+                line=int(s.lines[sp.peak[first]]) or None,
+                evidence=ev,
+            )
+        ]
+
+    def _summary(self, run: Run, s: Series, sp: Spikes) -> list[Finding]:
+        n = int(sp.peak.size)
+        times = s.steps[sp.peak]
+        cv, p, period = interval_regularity(times)
+        regular = p < self.alpha
+        if n < self.frequent_count and not (regular and n >= 4):
+            return []
+        span = max(1, int(s.steps[-1] - s.steps[0] + 1))
+        spe = run.meta.steps_per_epoch
+        ev: dict[str, float | int | str | bool | None] = {
+            "n_spikes": n,
+            "rate_per_1k_steps": round(1000.0 * n / span, 4),
+            "interval_cv": round(cv, 4),
+            "regularity_p_value": round(p, 6),
+            "regular": bool(regular),
+            "period": period if regular else None,
+            "median_interval": period,
+            "steps_per_epoch": spe,
+            "epoch_ratio": round(period / spe, 4) if (spe and np.isfinite(period)) else None,
+        }
+        what = (
+            f"regular (interval CV {cv:.2f}, p={p:.3g}; period ~{period:.0f} steps)"
+            if regular
+            else f"irregular in time (interval CV {cv:.2f}, p={p:.3g})"
+        )
+        return [
+            codes.finding(
+                "LD103",
+                f"{n} loss spikes ({ev['rate_per_1k_steps']:.3g} per 1k steps), {what}.",
+                confidence=float(min(0.99, 0.5 + 0.5 * (1 - p))) if regular else 0.6,
+                first_step=int(times.min()),
+                last_step=int(times.max()),
+                evidence=ev,
+            )
+        ]

@@ -1,0 +1,124 @@
+"""Attribute detector findings to the fault that caused them: a jump at a length reset or at a
+resume is a symptom, not a second problem.
+
+When the verdict says batches are length-sorted, the loss jumps, accuracy drops and periods that
+the detectors report at the length resets (or epoch boundaries) are consequences of that one fault;
+likewise the level change and loss rise right after a resume (which LD004 already reports). They
+stay in the report, lowered to info and annotated with their cause, so the user sees one finding to
+act on instead of a page of warnings that all say the same thing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+
+from logdoctor.diagnosis.facts import Facts
+from logdoctor.model import Finding, Severity, Verdict
+
+#: Findings whose step a length-sorted order can explain.
+_STEP_CODES = frozenset({"LD101", "LD301", "LD302", "LD401", "LD402", "LD403"})
+#: Sustained trends that a length-sorted order explains when they stay inside one epoch or window
+#: (the loss drifts with batch length between two resets).
+_TREND_CODES = frozenset({"LD401", "LD403"})
+#: Findings about the whole run that a length-sorted order explains when its period matches.
+_PERIOD_CODES = frozenset({"LD103", "LD201"})
+
+
+def _boundaries(facts: Facts) -> np.ndarray:
+    marks: list[int] = []
+    if facts.order is not None:
+        marks.extend(facts.order.resets)
+    if facts.epochs is not None:
+        marks.extend(int(s) for s in facts.epochs.starts)
+    return np.unique(np.asarray(marks, dtype=np.int64))
+
+
+def _spacing(facts: Facts) -> float | None:
+    if facts.order is not None and facts.order.reset_spacing:
+        return float(facts.order.reset_spacing)
+    if facts.epochs is not None and facts.epochs.steps_per_epoch:
+        return float(facts.epochs.steps_per_epoch)
+    return None
+
+
+def _explain(f: Finding, why: str, boundary: int | None, by: str = "sorted-batching") -> Finding:
+    evidence = {**f.evidence, "explained_by": by}
+    if boundary is not None:
+        evidence["explained_at_step"] = boundary
+    cause = "the length-sorted order" if by == "sorted-batching" else "the resume"
+    return dataclasses.replace(
+        f, severity=Severity.INFO, message=f"{f.message} Explained by {cause}: {why}.", evidence=evidence
+    )
+
+
+def _after_resume(f: Finding, resumes: np.ndarray, tol: float) -> int | None:
+    """The resume step a step finding starts at (within ``tol`` steps after it), if any."""
+    if f.code not in _STEP_CODES or f.first_step is None or not resumes.size:
+        return None
+    gap = f.first_step - resumes
+    hits = resumes[(gap >= 0) & (gap <= tol)]
+    return int(hits[-1]) if hits.size else None
+
+
+def _within_segment(f: Finding, marks: np.ndarray, tol: float) -> int | None:
+    """The reset that opens the segment holding the finding's whole span, if no reset cuts it."""
+    if f.first_step is None:
+        return None
+    first = f.first_step
+    last = f.last_step if f.last_step is not None else first
+    before = marks[marks <= first]
+    inside = marks[(marks > first + tol) & (marks < last - tol)]
+    return int(before[-1]) if before.size and not inside.size else None
+
+
+def attribute(
+    findings: Sequence[Finding],
+    verdict: Verdict,
+    facts: Facts,
+    *,
+    resume_steps: Sequence[int] = (),
+    tolerance: float = 0.05,
+    period_tolerance: float = 0.10,
+) -> list[Finding]:
+    """Return the detectors' findings with those explained by a resume or a sorted verdict lowered
+    to info.
+
+    A step finding that starts at a resume, or within two logged rows after it, is explained by the
+    resume. Under a sorted verdict, a step finding is explained when it starts within
+    ``max(2, tolerance × spacing)`` steps of a length reset or epoch boundary; a sustained rise or
+    drop when it stays between two resets (the within-epoch drift); and a period finding when its
+    period is within ``period_tolerance`` of the reset spacing or the epoch length (epochs jitter
+    under token-budget batching).
+    """
+    resumes = np.asarray(sorted(resume_steps), dtype=np.int64)
+    row = float(np.median(np.diff(facts.steps))) if facts.steps.size > 1 else 1.0
+    findings = [
+        f
+        if (at := _after_resume(f, resumes, 2 * row)) is None
+        else _explain(f, f"the run resumed at step {at}", at, by="resumed-run")
+        for f in findings
+    ]
+    if verdict.batching != "sorted":
+        return findings
+    marks, spacing = _boundaries(facts), _spacing(facts)
+    tol = max(2.0, tolerance * spacing) if spacing else 2.0
+    periods = [p for p in (spacing, facts.epochs.steps_per_epoch if facts.epochs else None) if p]
+    out: list[Finding] = []
+    for f in findings:
+        if "explained_by" in f.evidence:
+            pass
+        elif f.code in _STEP_CODES and f.first_step is not None and marks.size:
+            nearest = int(marks[np.argmin(np.abs(marks - f.first_step))])
+            if abs(nearest - f.first_step) <= tol:
+                f = _explain(f, f"batch length resets at step {nearest}", nearest)
+            elif f.code in _TREND_CODES and (start := _within_segment(f, marks, tol)) is not None:
+                f = _explain(f, f"the loss drifts with batch length within the epoch from step {start}", start)
+        elif f.code in _PERIOD_CODES:
+            period = f.evidence.get("period") or f.evidence.get("spike_period")
+            if isinstance(period, int | float) and any(abs(period / p - 1) <= period_tolerance for p in periods):
+                f = _explain(f, f"its period of {period:.0f} steps is the length-sort cycle", None)
+        out.append(f)
+    return out

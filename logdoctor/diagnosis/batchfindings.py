@@ -1,0 +1,82 @@
+"""Findings the batching diagnosis adds (LD501-504, epoch shapes LD202-204) and its artifacts."""
+
+from __future__ import annotations
+
+from logdoctor import codes
+from logdoctor.diagnosis.epochs import EpochShape
+from logdoctor.diagnosis.facts import Facts
+from logdoctor.diagnosis.verdicts import confidence, rounded
+from logdoctor.model import Finding, Verdict
+
+_VERDICT_CODE = {"sorted": "LD501", "static": "LD502", "inconclusive": "LD504"}
+
+
+def _shape_finding(f: Facts, s: EpochShape, span: dict[str, int]) -> Finding | None:
+    """LD204 running-average reset, else LD203 staircase, else LD202 sawtooth (at most one)."""
+    ev = {
+        "epoch_jump": rounded(s.jump),
+        "epoch_jump_z": rounded(s.jump_z, 2),
+        "sawtooth_ratio": rounded(s.sawtooth_ratio, 3),
+        "phase_r2": rounded(s.phase_r2),
+        "noise_ratio": rounded(s.noise_ratio, 2),
+        "boundaries": s.boundaries,
+        "steps_per_epoch": f.epochs.steps_per_epoch if f.epochs else None,
+    }
+    if s.running_average:
+        code, margin = "LD204", s.noise_ratio - 3
+        msg = (
+            f"The logged loss is a running average reset each epoch: its step-to-step noise is "
+            f"{s.noise_ratio:.1f}x larger early in the epoch than late."
+        )
+    elif s.staircase or s.sawtooth:
+        code, margin = ("LD203" if s.staircase else "LD202"), abs(s.jump_z) - 4
+        how = "without drifting back" if s.staircase else "and drifts back"
+        msg = (
+            f"The loss jumps by {s.jump:+.3f} at each epoch boundary (z={s.jump_z:.1f}) "
+            f"{how} within the epoch."
+        )
+    else:
+        return None
+    return codes.finding(code, msg, evidence=ev, confidence=confidence(margin), **span)
+
+
+def findings_for(v: Verdict, f: Facts) -> tuple[Finding, ...]:
+    """The findings the diagnosis itself adds, each with its evidence."""
+    span = {"first_step": int(f.steps[0]), "last_step": int(f.steps[-1])} if f.steps.size else {}
+    out: list[Finding] = []
+    code = _VERDICT_CODE.get(v.batching)
+    if code:
+        out.append(
+            codes.finding(
+                code,
+                v.summary,
+                hint=v.hint,
+                confidence=v.confidence,
+                evidence=dict(v.evidence),
+                **span,
+            )
+        )
+    c = f.loss_len
+    if c is not None and c.p_value < 1e-3 and abs(c.rho) >= 0.1:
+        msg = (
+            f"The detrended loss tracks batch length (Spearman ρ={c.rho:.2f}, "
+            f"95% CI {c.ci_low:.2f}..{c.ci_high:.2f})."
+        )
+        ev = {"loss_length_rho": rounded(c.rho), "loss_length_p": c.p_value, "n": c.n}
+        out.append(
+            codes.finding("LD503", msg, confidence=confidence(abs(c.rho) * 10), evidence=ev, **span)
+        )
+    shape = _shape_finding(f, f.shape, span) if f.shape is not None else None
+    if shape is not None:
+        out.append(shape)
+    return tuple(out)
+
+
+def artifacts_for(f: Facts) -> dict[str, object]:
+    """Epoch boundaries and per-epoch recurrence, for renderers to draw."""
+    out: dict[str, object] = {}
+    if f.epochs is not None:
+        out["epoch_boundaries"] = f.epochs.starts
+    if f.rec is not None:
+        out["recurrence_by_epoch"] = f.rec.by_epoch
+    return out

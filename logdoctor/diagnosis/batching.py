@@ -1,0 +1,123 @@
+"""The batching diagnosis: combine findings and per-batch statistics into one Verdict.
+
+Order of reasoning: batch statistics first (sorted order, then static composition), then the other
+explanations for a bad-looking loss (NaN, divergence, resume, instability, bad batches, cyclic lr,
+running-average logging, epoch staircase), then healthy; inconclusive when the log cannot decide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from logdoctor.diagnosis import verdicts as vt
+from logdoctor.diagnosis.attribution import attribute
+from logdoctor.diagnosis.batchfindings import artifacts_for, findings_for
+from logdoctor.diagnosis.facts import Facts, gather
+from logdoctor.diagnosis.prescription import prescribe
+from logdoctor.model import Finding, Run, Verdict
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnosis:
+    """The verdict, plus any findings and artifacts the diagnosis itself adds (LD5xx, LD202-204)."""
+
+    verdict: Verdict
+    findings: tuple[Finding, ...] = ()
+    artifacts: dict[str, object] = field(default_factory=dict)
+    #: the detectors' findings, with those the verdict explains lowered to info (see attribution)
+    attributed: tuple[Finding, ...] = ()
+
+
+class BatchingDiagnosis:
+    """Decide sorted / static / healthy / not_batching / inconclusive, with calibrated confidence.
+
+    Args:
+        min_lag1: least lag-1 rank autocorrelation of batch length for sorted order.
+        min_monotone: least share of step-to-step length changes in one direction for sorted order.
+        min_excess: least recurrence excess over chance (share of the static expectation).
+        max_p: largest binomial p-value of the recurrences for static.
+        min_spread: least relative IQR of batch length for its order to be informative.
+    """
+
+    name = "batching"
+
+    def __init__(
+        self,
+        *,
+        min_lag1: float = 0.5,
+        min_monotone: float = 0.7,
+        min_excess: float = 0.5,
+        max_p: float = 1e-6,
+        min_spread: float = 0.05,
+    ) -> None:
+        self.min_lag1 = min_lag1
+        self.min_monotone = min_monotone
+        self.min_excess = min_excess
+        self.max_p = max_p
+        self.min_spread = min_spread
+
+    def is_sorted(self, facts: Facts) -> bool:
+        """Batch length is strongly autocorrelated and mostly moves one way along the steps, and
+        either resets at an epoch or window boundary or drives the loss. A single ramp with neither
+        (e.g. a length curriculum, or a toy log whose lengths just count up) is not enough.
+        """
+        o, c = facts.order, facts.loss_len
+        tracks = c is not None and c.p_value < 1e-3 and abs(c.rho) >= 0.1
+        return (
+            o is not None
+            and o.n >= 30
+            and o.lag1 >= self.min_lag1
+            and o.monotone_frac >= self.min_monotone
+            and (len(o.resets) >= 1 or tracks)
+        )
+
+    def is_static(self, facts: Facts) -> bool:
+        """Batches recur across epochs far beyond chance."""
+        r = facts.rec
+        return (
+            r is not None and r.decidable and r.excess >= self.min_excess and r.p_value < self.max_p
+        )
+
+    def loss_only_sorted(self, facts: Facts) -> bool:
+        """No batch statistics, but an epoch sawtooth the lr cannot explain."""
+        return (
+            facts.order is None
+            and facts.shape is not None
+            and facts.shape.sawtooth
+            and facts.has_lr
+            and not facts.lr_cyclic
+        )
+
+    @staticmethod
+    def sawtooth_explains(facts: Facts) -> bool:
+        """An epoch sawtooth also explains a "divergence" (the climb within each epoch) or loss
+        spikes; it does not explain NaN, a resume, instability or a running average.
+        """
+        return all(c.key in ("divergence", "bad_batches") for c in facts.causes)
+
+    def diagnose(self, run: Run, findings: Sequence[Finding]) -> Diagnosis:
+        """Return the verdict for a run given the detectors' findings."""
+        facts = gather(run, findings, self.min_spread)
+        o, r, s = facts.order, facts.rec, facts.shape
+        if o is not None and self.is_sorted(facts):
+            verdict = vt.sorted_verdict(facts, o, self.min_lag1, self.min_monotone)
+        elif r is not None and self.is_static(facts):
+            verdict = vt.static_verdict(facts, r, self.min_excess)
+        elif s is not None and self.loss_only_sorted(facts) and self.sawtooth_explains(facts):
+            verdict = vt.loss_only_sorted_verdict(facts, s)
+        elif facts.causes:
+            verdict = vt.not_batching_verdict(facts, self.min_lag1)
+        elif o is None and r is None:
+            verdict = vt.undecidable_verdict(facts)
+        elif r is None or not r.decidable:
+            verdict = vt.static_undecidable_verdict(facts, self.min_lag1)
+        else:
+            verdict = vt.healthy_verdict(facts, r, self.min_lag1, self.min_excess)
+        verdict = prescribe(run, verdict, facts.token_budget)
+        return Diagnosis(
+            verdict,
+            findings_for(verdict, facts),
+            artifacts_for(facts),
+            attributed=tuple(attribute(findings, verdict, facts, resume_steps=run.meta.resume_steps)),
+        )

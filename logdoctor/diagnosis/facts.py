@@ -1,0 +1,177 @@
+"""Gather every statistic the batching verdict weighs, once, from the run and the findings."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from logdoctor.diagnosis import confounders as cf
+from logdoctor.diagnosis import epochs as ep
+from logdoctor.diagnosis import lengthstats as ls
+from logdoctor.diagnosis import recurrence as rc
+from logdoctor.model import GRAD_NORM, LEN_MAX, LOSS, LR, SEQS, Finding, Run
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """The evidence about one run (arrays are per logged step, in step order)."""
+
+    steps: np.ndarray
+    resid: np.ndarray
+    x: np.ndarray | None
+    x_source: str
+    spread: float
+    order: ls.OrderStats | None
+    loss_len: ls.LossLength | None
+    epochs: ep.Epochs | None
+    rec: rc.Recurrence | None
+    shape: ep.EpochShape | None
+    causes: tuple[cf.Cause, ...]
+    has_lr: bool
+    lr_cyclic: bool
+    token_budget: int | None
+    period: dict[str, float]
+
+    @property
+    def usable_lengths(self) -> bool:
+        """Batch lengths are logged and vary enough to carry order information."""
+        return self.order is not None
+
+
+def _token_budget(run: Run) -> int | None:
+    seqs, mx = ls.column(run, SEQS), ls.column(run, LEN_MAX)
+    if seqs is None or mx is None:
+        return None
+    prod = seqs * mx
+    prod = prod[np.isfinite(prod)]
+    return int(math.ceil(prod.max() / 128) * 128) if prod.size else None
+
+
+_PERIOD_KEYS = ("p_value", "power_ratio", "acf_at_period", "epoch_ratio")
+
+
+def _period(findings: Sequence[Finding]) -> dict[str, float]:
+    """The LD201 periodicity finding's evidence (``period`` and its test statistics), if any."""
+    for f in findings:
+        if f.code == "LD201" and isinstance(f.evidence.get("period"), int | float):
+            keys = ("period", *_PERIOD_KEYS)
+            return {k: float(v) for k in keys if isinstance(v := f.evidence.get(k), int | float)}
+    return {}
+
+
+def _epochs(
+    run: Run,
+    steps: np.ndarray,
+    order: ls.OrderStats | None,
+    sig: tuple[np.ndarray, tuple[str, ...], str] | None,
+) -> ep.Epochs | None:
+    """Epochs as logged; else inferred from full-sort resets or from signature recurrence gaps."""
+    inferred, how = None, ""
+    ordered = order is not None and order.lag1 >= 0.5 and order.monotone_frac >= 0.7
+    if order is not None and ordered and order.reset_spacing and len(order.resets) >= 2:
+        inferred, how = round(order.reset_spacing), "inferred from batch-length resets"
+    elif sig is not None:
+        uniq = int(np.count_nonzero(np.bincount(sig[0])))  # ids are small ints: O(n), no sort
+        if uniq < 0.7 * sig[0].size:
+            inferred, how = (
+                rc.infer_period(sig[0], steps),
+                "inferred from batch-signature recurrence",
+            )
+    return ep.resolve(run, steps, inferred, how)
+
+
+def _recurrence(
+    run: Run,
+    steps: np.ndarray,
+    epochs: ep.Epochs | None,
+    sig: tuple[np.ndarray, tuple[str, ...], str] | None,
+) -> rc.Recurrence | None:
+    """Recurrence across epochs; fingerprints that repeat within an epoch are not trusted (a
+    mangled field), and the signature is used instead.
+    """
+    if sig is None or epochs is None or epochs.count < 2:
+        return None
+    if sig[2] == "fingerprint" and rc.within_epoch_repeats(sig[0], epochs.index) > 0.05:
+        sig = rc.signature_ids(run, use_fingerprint=False)
+        if sig is None:
+            return None
+    stride = (steps[-1] - steps[0] + 1) / max(steps.size, 1)
+    seqs = ls.column(run, SEQS)
+    single = None if seqs is None else seqs <= 1
+    return rc.recurrence(sig[0], epochs.index, float(stride), sig[2], sig[1], single)
+
+
+def _unique(causes: list[cf.Cause]) -> tuple[cf.Cause, ...]:
+    """Causes by priority, one per key (a detector's finding and our own check may both name it)."""
+    seen: dict[str, cf.Cause] = {}
+    for c in sorted(causes, key=lambda c: c.priority):
+        seen.setdefault(c.key, c)
+    return tuple(seen.values())
+
+
+def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> Facts:
+    """Compute the facts for ``run``; ``min_spread`` is the least relative IQR of batch length
+    (below it, e.g. packed sequences with constant tokens per step, order carries no signal).
+    """
+    steps = ls.step_array(run)
+    loss = run.table[LOSS].to_numpy()
+    resid = ls.detrend(steps, loss)
+    x, src = ls.batch_length(run)
+    spread = ls.relative_spread(x) if x is not None else 0.0
+    usable = x is not None and spread >= min_spread and np.isfinite(x).sum() >= 30
+    order = ls.order_stats(steps, x, ls.column(run, LEN_MAX)) if usable and x is not None else None
+    sig = rc.signature_ids(run)
+    epochs = _epochs(run, steps, order, sig)
+    lr, gn = ls.column(run, LR), ls.column(run, GRAD_NORM)
+    loss_len = ls.loss_length(resid, x) if usable and x is not None else None
+    tracks = loss_len is not None and loss_len.p_value < 1e-3 and abs(loss_len.rho) >= 0.1
+    clean = ls.remove_length(resid, x if tracks else None)
+    found = [
+        cf.nonfinite(steps, loss),
+        cf.resumed(run.meta.resumes, run.meta.resume_steps),
+        cf.spikes(steps, loss, clean, gn, 10.0 if tracks or usable else 7.0),
+        cf.cyclic_lr(lr, clean),
+    ]
+    causes = [c for c in found if c is not None] + cf.from_findings(findings)
+    adjusted = loss - (resid - clean)  # the loss with its batch-length effect removed
+    shape = ep.shape(steps, adjusted, clean, epochs) if epochs is not None else None
+    if shape is not None and shape.running_average:
+        causes.append(
+            cf.Cause(
+                "running_avg",
+                "a running-average loss that resets every epoch",
+                cf.PRIORITY["running_avg"],
+                min(1.0, shape.noise_ratio / 8),
+                {"noise_ratio": round(shape.noise_ratio, 2)},
+            )
+        )
+    elif shape is not None and shape.staircase:
+        causes.append(
+            cf.Cause(
+                "staircase",
+                "an epoch staircase (memorisation across epochs)",
+                cf.PRIORITY["staircase"],
+                min(1.0, abs(shape.jump_z) / 10),
+                {"epoch_jump": round(shape.jump, 4)},
+            )
+        )
+    return Facts(
+        steps=steps,
+        resid=resid,
+        x=x if usable else None,
+        x_source=src,
+        spread=spread,
+        order=order,
+        loss_len=loss_len,
+        epochs=epochs,
+        rec=_recurrence(run, steps, epochs, sig),
+        shape=shape,
+        causes=_unique(causes),
+        has_lr=lr is not None,
+        lr_cyclic=cf.is_cyclic(lr),
+        token_budget=_token_budget(run),
+        period=_period(findings),
+    )

@@ -1,0 +1,1 @@
+"""Ingest: bytes to records. Sources, format sniffing, parsers, field aliases, chunked and bounded-memory reading."""

@@ -1,0 +1,120 @@
+"""Parse chunks of new complete lines with the batch parsers, keeping file line numbers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+from logdoctor.errors import InputError, ParseError
+from logdoctor.ingest.aliases import FieldMap
+from logdoctor.ingest.parsers import Parser, ParseResult, sniff
+from logdoctor.ingest.sources import Source
+from logdoctor.model import LINE_NO
+
+#: Formats written as one document (rewritten at each save), which cannot be read by appended lines.
+WHOLE_DOCUMENT = frozenset({"hf_trainer_state", "tensorboard", "mlflow"})
+_PREAMBLE_LINES = 64
+_PREAMBLE_BYTES = 16 * 1024
+
+
+class ChunkParser:
+    """Sniffs the format once from the head of the file, then hands each chunk of complete
+    lines to that parser as an in-memory Source.
+
+    The lines before the first step row (a CSV header, a banner; at most 64 lines / 16 KiB) are
+    kept as a preamble and put in front of every later chunk, so that parsers that need a header
+    read each chunk as they would read the whole file; rows and skip counts are corrected for it.
+    """
+
+    def __init__(self, source: str, fields: FieldMap) -> None:
+        self.source = source
+        self.fields = fields
+        self.parser: Parser | None = None
+        self.lines = 0
+        self.rows = 0
+        self.skipped: dict[str, int] = {}
+        #: The last chunk's ParseResult (aliases, totals, notes), for readers that need them.
+        self.result: ParseResult | None = None
+        self._preamble = b""
+        self._preamble_lines = 0
+        self._pre_skips: dict[str, int] | None = None
+
+    def sniff(self, data: bytes, head: bytes | None = None) -> Parser | None:
+        """Pick the parser from ``head`` (or ``data``) unless done; None while all is blank.
+
+        Raises:
+            InputError: binary content, or a format that is not appended to line by line.
+        """
+        if self.parser is None and (head or data).strip():
+            self.parser = sniff(Source.from_bytes(self.source, head or data))
+            if self.parser.name in WHOLE_DOCUMENT:
+                raise InputError(
+                    f"{self.source}: a {self.parser.name} file is rewritten whole, not appended "
+                    "to; tail follows line logs (text, jsonl, csv): use `logdoctor analyze` on it"
+                )
+        return self.parser
+
+    def parse(self, data: bytes) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """Step rows and evaluation rows of one chunk, with file line numbers."""
+        n_lines = data.count(b"\n")
+        if self.parser is None:
+            self.lines += n_lines
+            return pl.DataFrame(), pl.DataFrame()
+        pre = self._preamble_lines
+        try:
+            result = self.parser.parse(
+                Source.from_bytes(self.source, self._preamble + data), self.fields
+            )
+        except (ParseError, InputError):  # no step, or a binary blob inside a long log
+            self._skip("no training step", n_lines)
+            self._grow_preamble(data, n_lines)
+            self.lines += n_lines
+            return pl.DataFrame(), pl.DataFrame()
+        self.result = result
+        shift = pl.col(LINE_NO) + (self.lines - pre)
+        table = result.table.filter(pl.col(LINE_NO) > pre).with_columns(shift)
+        evals = result.evals
+        if evals.height and LINE_NO in evals.columns:
+            evals = evals.filter(pl.col(LINE_NO) > pre).with_columns(shift)
+        if self.lines == 0 and table.height:
+            self._grow_preamble(data, int(table[LINE_NO].min()) - 1)  # type: ignore[arg-type]
+        self._skip_all(result.skip_reasons, self._preamble_skips(data, result) if pre else {})
+        self.lines += n_lines
+        self.rows += table.height
+        return table, evals
+
+    def _grow_preamble(self, data: bytes, n_lines: int) -> None:
+        if self.rows or self._preamble_lines >= _PREAMBLE_LINES or n_lines <= 0:
+            return
+        lines = data.split(b"\n")[: min(n_lines, _PREAMBLE_LINES - self._preamble_lines)]
+        block = b"".join(line + b"\n" for line in lines)
+        if len(self._preamble) + len(block) <= _PREAMBLE_BYTES:
+            self._preamble += block
+            self._preamble_lines += len(lines)
+
+    def _preamble_skips(self, data: bytes, result: ParseResult) -> Mapping[str, int]:
+        """The skip counts the preamble adds to a chunk: those of the preamble followed by one
+        step line of the chunk (a CSV header counts none, a banner line one "no step" each).
+        Computed once, when the preamble no longer grows."""
+        if self._pre_skips is not None:
+            return self._pre_skips
+        first = result.table.filter(pl.col(LINE_NO) > self._preamble_lines)[LINE_NO].min()
+        if first is None or self.parser is None:
+            return {}
+        line = (self._preamble + data).split(b"\n")[int(first) - 1]  # type: ignore[arg-type]
+        try:
+            probe = self.parser.parse(Source.from_bytes(self.source, self._preamble + line + b"\n"), self.fields)
+        except (ParseError, InputError):
+            return {}
+        self._pre_skips = dict(probe.skip_reasons)  # a chunk with steps: the preamble is final
+        return self._pre_skips
+
+    def _skip_all(self, reasons: Mapping[str, int], preamble: Mapping[str, int]) -> None:
+        """Add a chunk's skip counts, less those of the preamble (counted once already)."""
+        for reason, n in reasons.items():
+            self._skip(reason, n - preamble.get(reason, 0))
+
+    def _skip(self, reason: str, n: int) -> None:
+        if n > 0:
+            self.skipped[reason] = self.skipped.get(reason, 0) + n

@@ -1,0 +1,73 @@
+"""Hugging Face Trainer ``trainer_state.json``: the ``log_history`` of train and eval entries."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import polars as pl
+
+from logdoctor.errors import ParseError
+from logdoctor.ingest.aliases import FieldMap
+from logdoctor.ingest.parsers.base import Parser, ParseResult
+from logdoctor.ingest.parsers.records import normalize_records
+from logdoctor.ingest.sources import Source
+from logdoctor.model import LINE_NO
+
+
+def _state(source: Source) -> dict[str, Any]:
+    try:
+        state = json.loads(source.text())
+    except ValueError as err:
+        raise ParseError(f"{source.name}: trainer_state.json is not valid JSON ({err})") from None
+    if not isinstance(state, dict) or not isinstance(state.get("log_history"), list):
+        raise ParseError(f"{source.name}: JSON object without a log_history list")
+    return state
+
+
+def _steps_per_epoch(state: dict[str, Any]) -> int | None:
+    """``global_step / epoch`` of the final state (the most precise rate the file holds)."""
+    step, epoch = state.get("global_step"), state.get("epoch")
+    if isinstance(step, int | float) and isinstance(epoch, int | float) and epoch > 0 and step > 0:
+        return max(1, round(step / epoch))
+    return None
+
+
+class HfTrainerStateParser(Parser):
+    """``log_history`` entries: those with ``loss`` are steps, ``eval_*`` entries are evaluations,
+    the final ``train_runtime`` entry is a summary. ``line_no`` is the entry's 1-based index."""
+
+    name = "hf_trainer_state"
+    description = "Hugging Face Trainer trainer_state.json (log_history; max_steps, epochs)"
+
+    def sniff(self, source: Source) -> bool:
+        if source.is_dir:
+            return False
+        head = source.head_text()
+        if '"log_history"' not in head or not head.lstrip().startswith("{"):
+            return False
+        lines = [ln for ln in head.splitlines() if ln.strip()]
+        # an indented document opens with a lone "{"; a compact one is a single line
+        return lines[0].strip() == "{" or len(lines) == 1
+
+    def parse(self, source: Source, fields: FieldMap) -> ParseResult:
+        state = _state(source)
+        history = [e for e in state["log_history"] if isinstance(e, dict)]
+        if not history:
+            raise ParseError(f"{source.name}: log_history is empty")
+        frame = pl.from_dicts(history, infer_schema_length=None, strict=False)
+        frame = frame.with_row_index(LINE_NO, offset=1).with_columns(pl.col(LINE_NO).cast(pl.Int64))
+        result = normalize_records(frame, fields, source.name, len(history))
+        total = state.get("max_steps")
+        notes = result.notes
+        spe = _steps_per_epoch(state)
+        if spe:
+            notes = (*notes, f"steps per epoch {spe} = global_step / epoch of the saved state")
+        total_ok = isinstance(total, int | float) and total > 0
+        return dataclasses.replace(
+            result,
+            total_steps=int(total) if total_ok else result.total_steps,  # type: ignore[arg-type]
+            steps_per_epoch=spe or result.steps_per_epoch,
+            notes=notes,
+        )

@@ -1,0 +1,131 @@
+"""Free-form text logs: custom key=value lines, nanoGPT, llm.c, Megatron, fairseq, Marian..."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from logdoctor.errors import InputError, ParseError
+from logdoctor.ingest.aliases import FieldMap
+from logdoctor.ingest.parsers.base import Parser, ParseResult
+from logdoctor.ingest.parsers.lines import clean, read_lines
+from logdoctor.ingest.parsers.records import drop_summaries
+from logdoctor.ingest.parsers.textblocks import MSG, rewrite
+from logdoctor.ingest.parsers.textfast import fast_rows
+from logdoctor.ingest.parsers.textshape import Extracted, extract
+from logdoctor.ingest.sources import Source
+from logdoctor.model import LINE_NO, STEP
+
+_SNIFF_BYTES = 8192
+#: Loss records without step numbers are numbered 1, 2, ... only when there are at least this
+#: many and no line of the log has a step (a stray ``loss: 0.1`` in a config is not a run).
+MIN_UNSTEPPED = 3
+#: ParseResult column that structure.build_run reads as "a resume starts here" (structure.RESTART).
+RESTART = "restart"
+#: Lines that say training (re)started: Marian's ``Training started``, ``Resuming training from``.
+RESTART_MARK = (
+    r"(?i)\btraining started\b|\bresum(?:ing|ed) (?:training|from)\b|\brestarting training\b"
+)
+_CONTROL = bytes(range(0, 32)).replace(b"\t", b"").replace(b"\n", b"").replace(b"\r", b"")
+_CONTROL = _CONTROL.replace(b"\x1b", b"")
+
+
+def is_binary(head: bytes) -> bool:
+    """True when a byte prefix is not text: a NUL byte, or more than 10% control bytes."""
+    if b"\x00" in head:
+        return True
+    if not head:
+        return False
+    control = sum(head.count(bytes([c])) for c in _CONTROL)
+    return control > len(head) // 10
+
+
+def _combine(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    if not frames:
+        return pl.DataFrame()
+    if len(frames) == 1 and frames[0][LINE_NO].is_sorted():
+        return frames[0]
+    return pl.concat(frames, how="diagonal_relaxed").sort(LINE_NO)
+
+
+def _flag_restarts(table: pl.DataFrame, rest: pl.DataFrame) -> pl.DataFrame:
+    """Add ``restart`` = 1 on the first step after each restart marker line (Marian's
+    ``Training started``): structure.build_run counts a resume there even when the step counter
+    does not go back. Only added when a marker follows some step."""
+    if table.height == 0:
+        return table
+    marks = rest.filter(pl.col(MSG).str.contains(RESTART_MARK))[LINE_NO].to_numpy()
+    at = np.unique(np.searchsorted(table[LINE_NO].to_numpy(), marks, side="right"))
+    at = at[(at > 0) & (at < table.height)]
+    if at.size == 0:
+        return table
+    flags = np.zeros(table.height)
+    flags[at] = 1.0
+    return table.with_columns(pl.Series(RESTART, flags))
+
+
+def _evals(out: Extracted) -> pl.DataFrame:
+    """The evaluation records, ``step`` as a nullable Int64."""
+    evals = _combine(out.evals)
+    if STEP in evals.columns:
+        evals = evals.with_columns(pl.col(STEP).cast(pl.Int64, strict=False))
+    return evals
+
+
+def _total(out: Extracted) -> int | None:
+    """The planned total steps: the largest ``N/T`` total seen on step lines."""
+    values = [s.drop_nulls().drop_nans() for s in out.totals]
+    best = max((float(s.max()) for s in values if s.len()), default=None)  # type: ignore[arg-type]
+    return int(best) if best is not None else None
+
+
+class TextParser(Parser):
+    """Lines that carry a step number and metric values, in whatever spelling a tool prints."""
+
+    name = "text"
+    description = (
+        "free-form text lines (key=value, key: value, key value; nanoGPT, llm.c, Megatron, "
+        "fairseq, Marian, Joey NMT, OpenNMT, OLMo, Sockeye, ...)"
+    )
+
+    def sniff(self, source: Source) -> bool:
+        if source.is_dir:
+            return False
+        return not is_binary(source.head_bytes(_SNIFF_BYTES))
+
+    def parse(self, source: Source, fields: FieldMap) -> ParseResult:
+        data = source.read_bytes()
+        if is_binary(data[:_SNIFF_BYTES]):
+            raise InputError(f"{source.name}: binary file, not a text training log")
+        frame = read_lines(data)
+        out = Extracted()
+        rest = fast_rows(data, frame, fields, out)
+        rest, folded = rewrite(clean(rest))
+        if folded:
+            out.skips["metric block line"] += folded
+        extract(rest, fields, out)
+        table = _combine(out.train)
+        table = drop_summaries(_flag_restarts(table, rest), out.skips)
+        notes: list[str] = []
+        if table.height == 0 and sum(t.height for t in out.unstepped) >= MIN_UNSTEPPED:
+            table = _combine(out.unstepped).with_row_index(STEP, offset=1)
+            out.skips["no step"] -= table.height
+            notes.append("the log prints no step numbers: steps are numbered by record order")
+        if table.height == 0:
+            seen = ", ".join(sorted(out.keys_seen)[:12]) or "none"
+            reasons = ", ".join(f"{k}: {v}" for k, v in out.skips.most_common() if v)
+            raise ParseError(
+                f"{source.name}: no training steps found in {frame.height} lines "
+                f"(skipped: {reasons or 'nothing'}; keys seen: {seen})"
+            )
+        if out.ppl_loss:
+            notes.append("loss derived as ln(perplexity): the log prints perplexity only")
+        return ParseResult(
+            table=table.with_columns(pl.col(STEP).cast(pl.Int64)),
+            evals=_evals(out),
+            lines_read=int(frame[LINE_NO].max() or 0),  # type: ignore[arg-type]
+            skip_reasons={k: v for k, v in out.skips.items() if v},
+            total_steps=_total(out),
+            aliases=out.aliases,
+            notes=tuple(notes),
+        )

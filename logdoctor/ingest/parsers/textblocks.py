@@ -1,0 +1,70 @@
+"""Rewrites that turn multi-line or bare metric records into one ordinary metric line each."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logdoctor.ingest.parsers.lines import LINE_NO
+from logdoctor.ingest.parsers.textrules import VALUE
+
+MSG = "msg"
+#: build-nanogpt's log.txt: ``N train X`` / ``N val X`` / ``N hella X``.
+_BARE = (
+    (rf"^\s*(\d+) train ({VALUE})\s*$", "step $1 | loss $2"),
+    (rf"^\s*(\d+) val ({VALUE})\s*$", "eval step $1 | val_loss $2"),
+    (rf"^\s*(\d+) hella ({VALUE})\s*$", "eval step $1 | hellaswag $2"),
+)
+#: An indented ``name=value`` line that belongs to the record above it (OLMo metric blocks).
+_CONT = rf"^\s{{2,}}[A-Za-z][^=]{{0,100}}=\s*{VALUE}\s*$"
+#: Sockeye prints one checkpoint over several lines, each tagged ``Checkpoint [k]``.
+_CKPT = r"Checkpoint \[(\d+)\]\s"
+
+
+def rewrite(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """Apply every rewrite; returns the frame and how many lines were folded into another."""
+    msg = pl.col(MSG)
+    for pattern, repl in _BARE:
+        if frame[MSG].str.contains(pattern).any():
+            frame = frame.with_columns(msg.str.replace(pattern, repl))
+    frame, folded = _join_blocks(frame)
+    frame, folded_ckpt = _join_checkpoints(frame)
+    return frame, folded + folded_ckpt
+
+
+def _join_blocks(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """Append each run of indented ``name=value`` lines to the line that heads it."""
+    cont = frame[MSG].str.contains(_CONT)
+    if not cont.any():
+        return frame, 0
+    frame = frame.with_columns(cont.alias("_cont")).with_columns(
+        (~pl.col("_cont")).cum_sum().alias("_block")
+    )
+    tails = (
+        frame.filter(pl.col("_cont"))
+        .group_by("_block", maintain_order=True)
+        .agg(pl.col(MSG).str.strip_chars().str.join(" | ").alias("_tail"))
+    )
+    heads = frame.filter(~pl.col("_cont")).join(tails, on="_block", how="left")
+    heads = heads.with_columns(
+        pl.when(pl.col("_tail").is_not_null())
+        .then(pl.concat_str(pl.col(MSG), pl.lit(" | "), pl.col("_tail")))
+        .otherwise(pl.col(MSG))
+        .alias(MSG)
+    )
+    return heads.drop("_cont", "_block", "_tail"), int(cont.sum())
+
+
+def _join_checkpoints(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """Join the lines of one Sockeye checkpoint (same ``Checkpoint [k]``) into the first one."""
+    ckpt = frame[MSG].str.extract(_CKPT, 1)
+    if ckpt.null_count() == frame.height:
+        return frame, 0
+    frame = frame.with_columns(ckpt.alias("_ckpt"))
+    joined = (
+        frame.filter(pl.col("_ckpt").is_not_null())
+        .group_by("_ckpt", maintain_order=True)
+        .agg(pl.col(LINE_NO).first(), pl.col(MSG).str.join(" | "), pl.exclude(LINE_NO, MSG).first())
+    )
+    rest = frame.filter(pl.col("_ckpt").is_null())
+    out = pl.concat([rest, joined.select(rest.columns)]).sort(LINE_NO).drop("_ckpt")
+    return out, frame.height - out.height

@@ -1,0 +1,180 @@
+"""Fast path for logs whose metric lines are single-blank separated tokens of one template."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import polars as pl
+
+from logdoctor.ingest.aliases import FieldMap
+from logdoctor.ingest.parsers.lines import LINE, LINE_NO
+from logdoctor.ingest.parsers.textplan import STRING_COLUMNS, Plan, plan_for
+from logdoctor.ingest.parsers.textrules import (
+    LEVEL_PREFIX,
+    RANK_PREFIX,
+    SHAPE_VALUE,
+    VALUE,
+    WRAPPED,
+    value_spans,
+)
+from logdoctor.ingest.parsers.textshape import Extracted, rows
+
+#: Below this many lines the general path is fast enough.
+MIN_LINES = 20_000
+SAMPLE = 4000
+_PREFIXED = re.compile(f"{LEVEL_PREFIX}|{RANK_PREFIX}")
+_WRAPPED = re.compile(WRAPPED)
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One blank-separated token of the template: literal text, or text around values."""
+
+    text: str
+    values: tuple[int, ...]
+    prefix: str = ""
+    suffix: str = ""
+
+
+def template(line: str) -> list[Token] | None:
+    """Split a representative line into tokens; None when a value straddles two tokens."""
+    spans = value_spans(line)
+    tokens: list[Token] = []
+    pos = 0
+    vi = 0
+    for text in line.split(" "):
+        end = pos + len(text)
+        inside: list[int] = []
+        while vi < len(spans) and spans[vi][0] < end:
+            if spans[vi][0] < pos or spans[vi][1] > end:
+                return None
+            inside.append(vi)
+            vi += 1
+        if inside:
+            first, last = spans[inside[0]], spans[inside[-1]]
+            tokens.append(Token(text, tuple(inside), line[pos : first[0]], line[last[1] : end]))
+        else:
+            tokens.append(Token(text, ()))
+        pos = end + 1
+    return tokens
+
+
+def _strip(col: pl.Expr, tok: Token) -> pl.Expr:
+    """The token without its literal prefix and suffix."""
+    if tok.prefix:  # rows without the prefix are rejected by _affixed; slicing is cheaper
+        col = col.str.slice(len(tok.prefix))
+    return col.str.strip_suffix(tok.suffix) if tok.suffix else col
+
+
+def _affixed(col: pl.Expr, tok: Token) -> pl.Expr:
+    """True where the token has the template's prefix and suffix."""
+    ok = col.str.starts_with(tok.prefix) if tok.prefix else col.is_not_null()
+    return ok & col.str.ends_with(tok.suffix) if tok.suffix else ok
+
+
+def _multi(col: pl.Expr, tok: Token, line: str) -> tuple[pl.Expr, list[pl.Expr]]:
+    """Values of a token that holds several (``254/52000``): split on one repeated separator when
+    the template allows, else an anchored regex."""
+    spans = value_spans(line)
+    seps = {
+        line[spans[a][1] : spans[b][0]] for a, b in zip(tok.values, tok.values[1:], strict=False)
+    }
+    k = len(tok.values)
+    if len(seps) == 1 and (sep := seps.pop()):
+        body = _strip(col, tok)
+        parts = body.str.split_exact(sep, k - 1)
+        ok = _affixed(col, tok) & body.str.count_matches(sep, literal=True).eq(k - 1)
+        return ok, [parts.struct[j].alias(f"_v{vi}") for j, vi in enumerate(tok.values)]
+    pieces, prev = [re.escape(tok.prefix)], spans[tok.values[0]][0]
+    for vi in tok.values:
+        pieces.append(re.escape(line[prev : spans[vi][0]]) + f"({VALUE})")
+        prev = spans[vi][1]
+    groups = col.str.extract_groups("^" + "".join(pieces) + re.escape(tok.suffix) + "$")
+    values = [groups.struct[j].alias(f"_v{vi}") for j, vi in enumerate(tok.values)]
+    return groups.struct[0].is_not_null(), values
+
+
+def _token_exprs(tokens: list[Token], line: str) -> tuple[pl.Expr, list[pl.Expr]]:
+    """The expression that says a row fits the template, and one String expression per value."""
+    ok = pl.col(f"_t{len(tokens)}").is_null()
+    values: list[pl.Expr] = []
+    for j, tok in enumerate(tokens):
+        col = pl.col(f"_t{j}")
+        if not tok.values:
+            ok = ok & (col == tok.text)
+        elif len(tok.values) == 1:
+            ok = ok & _affixed(col, tok)
+            values.append(_strip(col, tok).alias(f"_v{tok.values[0]}"))
+        else:
+            fits, vals = _multi(col, tok, line)
+            ok, values = ok & fits, values + vals
+    return ok, values
+
+
+def _choose(frame: pl.DataFrame, fields: FieldMap) -> tuple[str, Plan] | None:
+    """The dominant training-line shape of the first lines, when it suits the fast path."""
+    sample = frame.head(SAMPLE).select(
+        LINE, pl.col(LINE).str.replace_all(SHAPE_VALUE, "#").alias("s")
+    )
+    counts = sample.group_by("s").agg(pl.col(LINE).first(), pl.len()).sort("len", descending=True)
+    for rep, n in zip(counts[LINE].head(3), counts["len"].head(3), strict=False):
+        if n < sample.height // 10 or _PREFIXED.match(rep) or _WRAPPED.search(rep):
+            continue
+        plan = plan_for(rep, fields)
+        if plan.role == "train" and not plan.derived_step and plan.ppl is None:
+            return rep, plan
+    return None
+
+
+def fast_rows(data: bytes, frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> pl.DataFrame:
+    """Read the lines of the dominant template at CSV speed; returns the lines left to read."""
+    if frame.height < MIN_LINES or b"\x1b" in data:
+        return frame
+    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
+        return frame
+    chosen = _choose(frame, fields)
+    tokens = template(chosen[0]) if chosen else None
+    if chosen is None or tokens is None:
+        return frame
+    rep, plan = chosen
+    n = len(tokens)
+    tok = pl.read_csv(
+        data,
+        has_header=False,
+        separator=" ",
+        quote_char=None,
+        encoding="utf8-lossy",
+        schema={f"_t{i}": pl.String for i in range(n + 1)},
+        truncate_ragged_lines=True,
+        missing_columns="insert",
+    )
+    if tok.height != frame.height:
+        return frame
+    ok, values = _token_exprs(tokens, rep)
+    used = {
+        *plan.train.values(),
+        *plan.evals.values(),
+        *([plan.total] if plan.total is not None else []),
+    }
+    names = {i: name for name, i in {**plan.evals, **plan.train}.items()}
+    typed: list[pl.Expr] = []
+    for i in sorted(used):
+        v = pl.col(f"_v{i}")
+        typed.append(v if names.get(i) in STRING_COLUMNS else v.cast(pl.Float64, strict=False))
+        ok = ok & typed[-1].is_not_null()
+    parsed = (
+        tok.lazy().with_columns(*values).select(ok.fill_null(False).alias("_ok"), *typed).collect()
+    )
+    del tok  # the token table is the biggest object here: free it before building rows
+    parsed = parsed.with_columns(frame[LINE_NO])
+    mask = parsed["_ok"]
+    rows(
+        parsed if mask.all() else parsed.filter(mask),
+        plan,
+        out,
+        value=lambda i: pl.col(f"_v{i}"),
+        cast=False,
+    )
+    out.aliases.update(plan.aliases)
+    return frame.filter(~mask)

@@ -1,0 +1,120 @@
+"""Decide, once per line shape, what each value of such lines is and whether they are steps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from logdoctor.ingest.aliases import FieldMap
+from logdoctor.ingest.parsers.textrules import (
+    CODE_RE,
+    EVAL_MARK_RE,
+    eval_step,
+    is_eval_key,
+    line_keys,
+    resolve,
+    step_rank,
+)
+from logdoctor.model import ACC, BATCH_FP, EPOCH, LOSS, STEP
+
+Role = Literal["train", "eval", "unstepped", "source code / config", "no step", "no loss value"]
+#: Perplexity keys: cross-entropy loss is their natural log when a log prints no loss.
+PPL_KEYS = ("ppl", "train_ppl", "perplexity", "train_perplexity")
+#: ``| epoch 3 | 200/2983 batches |`` (pytorch word_language_model): step derived from these.
+BATCHES, BATCHES_TOTAL = "batches", "batches_total"
+STRING_COLUMNS = frozenset({BATCH_FP})
+#: An evaluation record without a step is kept only when it names one of these metrics.
+_METRICS = ("loss", "ppl", "perplexity", "acc", "bleu")
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """How to read every line of one shape.
+
+    Attributes:
+        role: what the lines are: train steps, eval records, ``unstepped`` (a loss but no step:
+            used only when no line of the log has a step), or a reason to skip them.
+        train: column -> value index for the training row.
+        evals: column -> value index for the evaluation row (may accompany a train row).
+        total: value index of the planned total steps (``step 254/52000``), or None.
+        ppl: column whose natural log is the loss (no loss printed), or None.
+        derived_step: True when the step is ``(epoch - 1) * batches_total + batches``.
+        aliases: source key -> column, for renamed keys.
+    """
+
+    role: Role
+    train: dict[str, int] = field(default_factory=dict)
+    evals: dict[str, int] = field(default_factory=dict)
+    total: int | None = None
+    ppl: str | None = None
+    derived_step: bool = False
+    aliases: dict[str, str] = field(default_factory=dict)
+
+
+def _eval_name(name: str) -> str:
+    """Name of a metric in the evals table: ``loss`` -> ``val_loss``, ``acc`` -> ``val_acc``."""
+    return f"val_{name}" if name in (LOSS, ACC) else name
+
+
+def _columns(
+    msg: str, fields: FieldMap
+) -> tuple[list[tuple[str, int, str]], int | None, int | None]:
+    """(column, value index, source key) per keyed value, the step index and the total index."""
+    lk = line_keys(msg)
+    cols: list[tuple[str, int, str]] = []
+    step_idx: int | None = None
+    best = 1 << 30
+    total_of: dict[int, str] = {}
+    for i, (key, is_total) in enumerate(zip(lk.keys, lk.totals, strict=True)):
+        if key is None:
+            continue
+        name = resolve(key, fields)
+        if is_eval_key(name) and eval_step(name, fields):
+            name = STEP
+        if is_total:
+            total_of[i] = name
+            continue
+        if name == STEP:
+            rank = step_rank(key, fields)
+            if rank < best:
+                best, step_idx = rank, i
+            continue
+        cols.append((name, i, key))
+    total_idx = None
+    if step_idx is not None and total_of.get(step_idx + 1) == STEP:
+        total_idx = step_idx + 1
+    cols += [(f"{name}_total", i, f"{name}_total") for i, name in total_of.items() if name != STEP]
+    return cols, step_idx, total_idx
+
+
+def plan_for(msg: str, fields: FieldMap) -> Plan:
+    """Read one representative line and decide how all lines of its shape are read."""
+    if CODE_RE.search(msg):
+        return Plan("source code / config")
+    cols, step_idx, total_idx = _columns(msg, fields)
+    marked = EVAL_MARK_RE.search(msg) is not None
+    train: dict[str, int] = {}
+    evals: dict[str, int] = {}
+    aliases: dict[str, str] = {}
+    for name, idx, key in cols:
+        target = evals if (marked or is_eval_key(name)) else train
+        col = _eval_name(name) if marked and not is_eval_key(name) else name
+        target.setdefault(col, idx)
+        if key != col and key.lower() != col:
+            aliases.setdefault(key, col)
+    derived = step_idx is None and {EPOCH, BATCHES, BATCHES_TOTAL} <= train.keys()
+    has_step = step_idx is not None or derived
+    if step_idx is not None:
+        train[STEP] = step_idx
+        if evals:
+            evals[STEP] = step_idx
+    ppl = next((k for k in PPL_KEYS if k in train), None) if LOSS not in train else None
+    if evals and not has_step and not (marked and any(m in c for c in evals for m in _METRICS)):
+        return Plan("no step", train, evals)
+    if evals and (marked or (LOSS not in train and ppl is None)):
+        return Plan("eval", evals=evals, total=total_idx, aliases=aliases)
+    if not has_step:
+        return Plan("unstepped" if LOSS in train else "no step", train, aliases=aliases)
+    if LOSS not in train and ppl is None:
+        return Plan("no loss value", train)
+    return Plan("train", train, evals, total_idx, ppl, derived, aliases)

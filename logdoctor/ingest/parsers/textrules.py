@@ -1,0 +1,188 @@
+"""Per-line rules of the text parser: what a value is, which key names it, what a line is for."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from logdoctor.ingest.aliases import ALIASES, FieldMap, normalize_key
+
+#: One value as logs print it: a decimal (``123456789.5``, ``1.5e-3``), an integer with an
+#: exponent, a hex fingerprint (``3e2a9c1d``), a number with thousands separators, an integer,
+#: or nan/inf. Order matters (the first alternative that matches wins). Written so that Python
+#: ``re`` and polars (Rust regex) agree.
+VALUE = (
+    r"(?:[-+]?\b\d+\.\d*(?:[eE][-+]?\d+)?"
+    r"|[-+]?\b\d+[eE][-+]?\d+\b"
+    r"|\b[0-9a-f]{8,}\b"
+    r"|[-+]?\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b"
+    r"|[-+]?(?:\b\d+|\.\d+)(?:[eE][-+]?\d+)?"
+    r"|[-+]?\b(?:nan|NaN|NAN|inf|Inf|INF|infinity|Infinity)\b)"
+)
+VALUE_RE = re.compile(VALUE)
+#: The shape of a line: every value (and the blanks before it) replaced by ``#``.
+SHAPE_VALUE = r"\s*" + VALUE
+
+#: Lines that are source code or a Python format string, never metrics.
+CODE = (
+    r"\bprint\(|\bf[\"']|\.format\(|\{[^{}]*:[<>^]?[.,]?\d*[a-z%]\}|\blambda\b"
+    r"|^\s*(?:def|class|import|from|for|while|if|elif|return|with|raise|assert|@)\b.*[(:=]"
+    r"|^\s*#|^\s*[A-Za-z_][\w.]*\s*(?::\s*[A-Za-z_][\w.\[\]]*)?\s*=\s*[^=].*#"
+)
+CODE_RE = re.compile(CODE)
+#: A marker that the whole line reports an evaluation pass.
+EVAL_MARK_RE = re.compile(
+    r"(?i)(?:^\s*|[\[|]\s*|\]\s+|\s-\s+)(?:eval|evaluation|evaluating|valid|validation|val|test|dev)\b"
+    r"(?![-_/])"
+)
+#: Key prefixes of evaluation metrics (compared after normalize_key).
+EVAL_PREFIXES = ("val_", "valid_", "validation_", "eval_", "evaluation_", "test_", "dev_")
+EVAL_KEYS = frozenset({"val", "valid", "validation", "eval", "test", "hellaswag", "tel"})
+#: Log-record prefixes up to the level name (``2021-05-10 14:08 | INFO | ``), stripped first.
+LEVEL_PREFIX = r"^.{0,120}?\b(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\b\]?(?:\s*[-:|]\s*|\s+)"
+RANK_PREFIX = r"^(?:\[rank\d+\]:\s?|\d{1,4}:\s)"
+ANSI = r"\x1b\[[0-9;?]*[A-Za-z]"
+#: ``np.float64(2.5)`` (numpy 2 repr) and ``tensor(2.5, device='cuda:0')`` (torch) around a value.
+WRAPPED = r"\b(?:np\.[a-z]+\d*|numpy\.[a-z]+\d*|tensor)\(\s*([^,()\s]*)[^()]*\)"
+#: Keys that name a value printed before them (``45000 tok/s``, ``9240 ms/iter``).
+_UNIT_AFTER = re.compile(
+    r"^\s*(tok/s|tokens/s|tok/sec|tokens/sec|tokens/second|words/s|samples/s|sents?/s"
+    r"|ms/iter|ms/batch|ms/step|batches|sec)\b"
+)
+_WORD_AFTER = re.compile(r"^\s*([A-Za-z][A-Za-z_]*)\b(?![/=:])")
+_DELIMS = re.compile(r"[|,;{}\[\]\t<>]|\s:\s|:\s|\s-\s|\s{2,}")
+_UNITS = frozenset(
+    {
+        "ms",
+        "s",
+        "sec",
+        "secs",
+        "h",
+        "m",
+        "min",
+        "%",
+        "x",
+        "gb",
+        "mb",
+        "it",
+        "it/s",
+        "s/it",
+        "ms/it",
+        "us",
+        "batches",
+    }
+)
+#: First words that make a phrase a different quantity than its last word (``consumed tokens``).
+_CUMULATIVE = frozenset({"consumed", "total", "cumulative", "number", "skipped", "elapsed", "num"})
+_STOPWORDS = frozenset({"of", "the", "at", "per", "in", "no", "with", "a", "an", "to", "for"})
+#: ``number of nan iterations:``: a nan that is a word of the next key, not a value.
+_NAN_IN_KEY = re.compile(r"\s+[a-z]+\b[^|,;=:]{0,40}[:=]")
+_STEP_RANK = {normalize_key(n): i for i, n in enumerate(ALIASES["step"])}
+_MAX_KEY_WORDS = 6
+
+
+def key_phrase(gap: str, attached: bool = False) -> str | None:
+    """The key named by the text just before a value (``" | lm loss: "`` -> ``"lm loss"``).
+
+    Args:
+        gap: the text between the previous value (or the line start) and this value.
+        attached: True when the gap follows a value with no blank, so that a unit word at its
+            start (``20.1ms, mfu 5``) belongs to that value.
+    """
+    body = gap.rstrip(" \t'\"=:")
+    parts = _DELIMS.split(body)
+    piece = parts[-1].strip(" \t'\"=:(")
+    words = piece.split()
+    if attached and len(parts) == 1 and words and words[0].lower() in _UNITS:
+        words.pop(0)
+    if not words or len(words) > _MAX_KEY_WORDS or not words[0][:1].isalpha():
+        return None
+    if words[-1].lower() in _STOPWORDS:
+        return None
+    return " ".join(words)
+
+
+def resolve(phrase: str, fields: FieldMap) -> str:
+    """Column name for a key phrase: canonical when the phrase, a trailing part of it or its last
+    ``/`` segment is a known alias; otherwise its normalised form.
+    """
+    full = normalize_key(phrase)
+    words = phrase.split()
+    if fields.canonical(phrase) or words[0].lower() in _CUMULATIVE:
+        return fields.resolve(phrase)
+    if is_eval_key(full) and len(words) <= 2:
+        return full
+    for i in range(1, len(words)):
+        canon = fields.canonical(" ".join(words[i:]))
+        if canon:
+            return canon
+    tail = fields.canonical(phrase.rsplit("/", 1)[-1])
+    return tail if tail and tail != "step" else full
+
+
+def is_eval_key(name: str) -> bool:
+    """True for a normalised key that holds an evaluation metric (``val_loss``, ``eval_acc``)."""
+    return name in EVAL_KEYS or name.startswith(EVAL_PREFIXES)
+
+
+def eval_step(name: str, fields: FieldMap) -> bool:
+    """True for an eval-prefixed key that holds the step (``dev_other_num_updates``)."""
+    parts = name.split("_")
+    return any(fields.canonical("_".join(parts[j:])) == "step" for j in range(1, len(parts)))
+
+
+def step_rank(name: str, fields: FieldMap) -> int:
+    """Priority of a key that resolves to ``step`` (lower wins: ``num_updates`` over ``update``)."""
+    if normalize_key(name) in {normalize_key(v) for v in fields.overrides.values()}:
+        return -1
+    return _STEP_RANK.get(normalize_key(name), len(_STEP_RANK))
+
+
+@dataclass(frozen=True, slots=True)
+class LineKeys:
+    """What each value of a representative line is.
+
+    Attributes:
+        keys: per value, its key phrase (None: not a metric, e.g. a timestamp part).
+        totals: per value, True when it is the total of the value before it (``254/52000``).
+    """
+
+    keys: tuple[str | None, ...]
+    totals: tuple[bool, ...]
+
+
+def value_spans(line: str) -> list[tuple[int, int]]:
+    """(start, end) of every value in a line, skipping a ``nan`` that is a word of a key."""
+    return [
+        m.span()
+        for m in VALUE_RE.finditer(line)
+        if not (
+            m.group().isalpha()
+            and _NAN_IN_KEY.match(line, m.end())
+            and line[: m.start()].rstrip().rsplit(" ", 1)[-1].lower() in _STOPWORDS
+        )
+    ]
+
+
+def line_keys(line: str) -> LineKeys:
+    """Assign a key to every value of one line, from the text around it."""
+    spans = value_spans(line)
+    n = len(spans)
+    gaps = [line[(spans[i - 1][1] if i else 0) : spans[i][0]] for i in range(n)]
+    after = [line[spans[i][1] : (spans[i + 1][0] if i + 1 < n else len(line))] for i in range(n)]
+    keys: list[str | None] = [None] * n
+    totals = [False] * n
+    for i in range(n):
+        if i and gaps[i].strip() == "/" and not totals[i - 1]:
+            if keys[i - 1] is None:
+                unit = _WORD_AFTER.match(after[i])
+                keys[i - 1] = unit.group(1) if unit else None
+            if keys[i - 1] is not None:
+                keys[i], totals[i] = keys[i - 1], True
+                continue
+        attached = bool(i) and gaps[i][:1].isalpha()
+        keys[i] = key_phrase(gaps[i], attached)
+        if keys[i] is None:
+            unit = _UNIT_AFTER.match(after[i])
+            keys[i] = unit.group(1) if unit else None
+    return LineKeys(tuple(keys), tuple(totals))

@@ -1,0 +1,132 @@
+"""The general text path: group lines by shape, plan each shape once, extract all values at once."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from logdoctor.ingest.aliases import ALIASES, FieldMap
+from logdoctor.ingest.parsers.lines import LINE_NO
+from logdoctor.ingest.parsers.textblocks import MSG
+from logdoctor.ingest.parsers.textplan import BATCHES, BATCHES_TOTAL, STRING_COLUMNS, Plan, plan_for
+from logdoctor.ingest.parsers.textrules import SHAPE_VALUE, VALUE
+from logdoctor.model import EPOCH, LOSS, STEP
+
+MAX_LINE = 4000
+ValueOf = Callable[[int], pl.Expr]
+_SHAPE, _PLAN, _VALS = "_shape", "_plan", "_vals"
+_KEEP = ("train", "eval", "unstepped")
+_REASON = {"eval": "eval line", "unstepped": "no step"}
+
+
+@dataclass(slots=True)
+class Extracted:
+    """Rows read from a set of lines, and why the others were skipped."""
+
+    train: list[pl.DataFrame] = field(default_factory=list)
+    evals: list[pl.DataFrame] = field(default_factory=list)
+    totals: list[pl.Series] = field(default_factory=list)
+    skips: Counter[str] = field(default_factory=Counter)
+    aliases: dict[str, str] = field(default_factory=dict)
+    unstepped: list[pl.DataFrame] = field(default_factory=list)
+    keys_seen: set[str] = field(default_factory=set)
+    ppl_loss: bool = False
+
+
+def prefilter(fields: FieldMap) -> str:
+    """A regex that every line able to hold a step or an eval metric matches (cheap to test):
+    a step alias (or the user's step key), a derived-step key, or an eval metric word."""
+    names = {n for n in ALIASES[STEP] if len(n) > 2} | set(fields.overrides.values())
+    names |= {BATCHES, "checkpoint", "loss", "ppl", "perplexity", "acc", "bleu", "tel"}
+    words = "|".join(sorted((re.escape(n) for n in names), key=len, reverse=True))
+    return rf"(?i)(?:{words}|\bs:|\bit\b|\bup\.|\bep\b)"
+
+
+def numeric(expr: pl.Expr, name: str) -> pl.Expr:
+    """A value column as logs print it -> Float64 (thousands separators dropped; nan/inf kept)."""
+    if name in STRING_COLUMNS:
+        return expr.alias(name)
+    return expr.str.replace_all(",", "", literal=True).cast(pl.Float64, strict=False).alias(name)
+
+
+def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
+    """Read every line of ``frame`` (columns line_no, msg) into ``out``."""
+    msg = pl.col(MSG)
+    long = frame[MSG].str.len_bytes() > MAX_LINE
+    has_digit = frame[MSG].str.contains(r"\d") & frame[MSG].str.contains(prefilter(fields))
+    out.skips["line too long"] += int(long.sum())
+    out.skips["no step"] += int((~has_digit & ~long).sum())
+    cand = frame.filter(has_digit & ~long).with_columns(
+        msg.str.replace_all(SHAPE_VALUE, "#").alias(_SHAPE)
+    )
+    if cand.height == 0:
+        return
+    reps = cand.group_by(_SHAPE).agg(msg.first(), pl.len().alias("n"))
+    plans: dict[int, Plan] = {}
+    ids: list[int] = []
+    for pid, (rep, n) in enumerate(zip(reps[MSG], reps["n"], strict=True)):
+        plan = plan_for(rep, fields)
+        plans[pid] = plan
+        ids.append(pid)
+        if plan.role != "train":
+            out.skips[_REASON.get(plan.role, plan.role)] += n
+        if plan.role in _KEEP:
+            out.aliases.update(plan.aliases)
+        out.keys_seen.update(plan.train, plan.evals)
+    reps = reps.select(_SHAPE, pl.Series(_PLAN, ids, dtype=pl.Int64))
+    keep = [pid for pid, p in plans.items() if p.role in _KEEP]
+    used = cand.join(reps, on=_SHAPE, how="inner").filter(pl.col(_PLAN).is_in(keep))
+    if used.height == 0:
+        return
+    used = used.with_columns(msg.str.extract_all(VALUE).alias(_VALS))
+    for (pid,), part in used.partition_by(_PLAN, as_dict=True, maintain_order=True).items():
+        rows(part, plans[int(pid)], out)
+
+
+def list_value(i: int) -> pl.Expr:
+    """The i-th value of a line, from the list that ``extract`` built."""
+    return pl.col(_VALS).list.get(i, null_on_oob=True)
+
+
+def _select(part: pl.DataFrame, cols: dict[str, int], value: ValueOf, cast: bool) -> pl.DataFrame:
+    exprs = [numeric(value(i), name) if cast else value(i).alias(name) for name, i in cols.items()]
+    return part.select(pl.col(LINE_NO), *exprs)
+
+
+def rows(
+    part: pl.DataFrame, plan: Plan, out: Extracted, value: ValueOf = list_value, cast: bool = True
+) -> None:
+    """Build the train and eval rows of one shape's lines.
+
+    Args:
+        part: the lines (``line_no`` and whatever ``value`` reads).
+        plan: how lines of this shape are read.
+        out: where rows, totals and skip counts go.
+        value: expression for the i-th value of a line.
+        cast: True when ``value`` gives text to convert, False when it is already typed.
+    """
+    if plan.total is not None:
+        out.totals.append(_select(part, {"t": plan.total}, value, cast)["t"])
+    if plan.evals:
+        out.evals.append(_select(part, plan.evals, value, cast))
+    if plan.role == "unstepped":
+        out.unstepped.append(_select(part, plan.train, value, cast))
+    if plan.role != "train":
+        return
+    table = _select(part, plan.train, value, cast)
+    if plan.derived_step:
+        step = (pl.col(EPOCH) - 1) * pl.col(BATCHES_TOTAL) + pl.col(BATCHES)
+        table = table.with_columns(step.alias(STEP))
+    if plan.ppl is not None:
+        table = table.with_columns(pl.col(plan.ppl).log().alias(LOSS))
+        out.ppl_loss = True
+    table = table.with_columns(pl.col(STEP).cast(pl.Int64, strict=False))
+    bad = table[STEP].is_null() | table[LOSS].is_null()
+    if bad.any():
+        out.skips["no step" if table[STEP].null_count() else "no loss value"] += int(bad.sum())
+        table = table.filter(~bad)
+    out.train.append(table)

@@ -1,0 +1,223 @@
+"""Resolve run structure (duplicates, resumes, interleaving, epochs) from a ParseResult into a Run.
+
+Rules, applied to the records in file order (``line_no``):
+
+1. **Exact duplicates.** A record identical to the record just before it (same step and the same
+   training values; timing and throughput columns may differ) is a repeated write (ms-swift writes
+   every record twice). It is dropped and counted in ``duplicate_steps``; it is not a resume.
+2. **Backward steps.** A record whose step is not above the previous record's step starts a new
+   monotonic segment. The jump is a **resume** when the segment it starts is long (at least
+   ``MIN_RESUME_RUN`` records, or it runs to the end of the log) and such long jumps are rare
+   (at most ``max(MAX_RESUMES, 1% of records)``). Otherwise the log interleaves writers (ranks,
+   files): every such jump is counted in ``nonmonotonic_steps``; none is called a resume.
+   Short jumps (fewer than ``MIN_RESUME_RUN`` records follow) beside rarer long ones are counted as
+   non-monotonic too; when short jumps outnumber long ones, the whole log counts as interleaved.
+   A long jump whose segment covers no step written before it (a late block filling a gap, as
+   when files are concatenated out of order) is non-monotonic too: a resume rewrites steps.
+   A parser may also flag the first record after a restart marker ("Training started") with a
+   ``restart`` column: that record starts a resume even when its step does not go back (a flag on
+   the very first record is the initial start, not a resume).
+3. **The later write wins.** A resume at step ``r`` discards every earlier record with step >= ``r``
+   (the final trajectory retrained those steps); they are counted in ``overwritten_steps``. Steps
+   repeated by interleaving keep their last write. The table is then sorted by step.
+4. NaN/inf losses are kept and counted in a note.
+5. Steps per epoch: ``--steps-per-epoch`` wins, then the parser's value, then an integer epoch
+   column (median steps between epoch changes), then a fractional epoch (1 / slope on step).
+6. Cumulative counters become per-step values and constant/zero columns are noted (see counters).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from logdoctor.ingest.parsers.base import ParseResult
+from logdoctor.model import (
+    EPOCH,
+    LINE_NO,
+    LOSS,
+    OPTIONAL_COLUMNS,
+    STEP,
+    THROUGHPUT,
+    Run,
+    RunMeta,
+    validate_run,
+)
+from logdoctor.structure.counters import decumulate, degenerate_columns
+
+#: Optional ParseResult column: non-zero on the first step record after a restart marker line.
+RESTART = "restart"
+MIN_RESUME_RUN = 3
+MAX_RESUMES = 10
+#: Columns compared to call two adjacent records identical (throughput and timings may differ).
+SIGNATURE = tuple(c for c in (STEP, LOSS, *OPTIONAL_COLUMNS) if c != THROUGHPUT)
+
+
+def _drop_duplicates(t: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """Drop records identical to the record just before them; return (table, count dropped)."""
+    if t.height < 2:
+        return t, 0
+    sig = pl.struct([c for c in SIGNATURE if c in t.columns]).hash()
+    dup = (sig == sig.shift(1)) & (pl.col(STEP) == pl.col(STEP).shift(1))
+    mask = t.select(dup.fill_null(False)).to_series()
+    return t.filter(~mask), int(mask.sum())
+
+
+def _rewrites_earlier_steps(step: np.ndarray, seg: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """For each jump position, whether its segment's step range covers steps written before it.
+
+    A restart from a checkpoint writes steps again; a block of steps that arrives late and fills a
+    gap (out-of-order files) covers none, so it is not a resume.
+    """
+    out = np.zeros(at.size, dtype=bool)
+    for k, i in enumerate(at):  # only the few long jumps
+        seg_steps = step[seg == seg[i]]
+        earlier = step[:i]
+        out[k] = bool(((earlier >= seg_steps.min()) & (earlier <= seg_steps.max())).any())
+    return out
+
+
+def _classify_jumps(t: pl.DataFrame, restart: pl.Series) -> tuple[pl.Series, int]:
+    """(is_resume per record, count of non-resume backward jumps)."""
+    back = t.select((pl.col(STEP) <= pl.col(STEP).shift(1)).fill_null(False)).to_series()
+    seg = back.cast(pl.Int64).cum_sum()
+    seg_len = seg.to_frame("s").select(pl.len().over("s")).to_series()
+    last_seg = seg == seg.max()
+    long_after = (back & ((seg_len >= MIN_RESUME_RUN) | last_seg)).to_numpy()
+    n_back = int(back.sum())
+    n_long = int(long_after.sum())
+    if n_back - n_long > n_long or n_long > max(MAX_RESUMES, t.height // 100):
+        return restart, n_back  # interleaved writers: no jump is a resume
+    at = np.flatnonzero(long_after)
+    keep = _rewrites_earlier_steps(t[STEP].to_numpy(), seg.to_numpy(), at)
+    resume = np.zeros(t.height, dtype=bool)
+    resume[at[keep]] = True
+    return pl.Series(resume) | restart, n_back - int(keep.sum())
+
+
+def _apply_resumes(
+    t: pl.DataFrame, is_resume: pl.Series
+) -> tuple[pl.DataFrame, tuple[int, ...], int]:
+    """Discard records that a later resume retrained; return (table, resume steps, overwritten)."""
+    inf = np.iinfo(np.int64).max
+    t = t.with_columns(is_resume.alias("_resume"))
+    rs = pl.when(pl.col("_resume")).then(pl.col(STEP)).otherwise(inf)
+    later_min = rs.reverse().cum_min().reverse().shift(-1).fill_null(inf)
+    keep = t.select(pl.col(STEP) < later_min).to_series()
+    steps = tuple(int(s) for s in t.filter(pl.col("_resume"))[STEP])
+    return t.filter(keep).drop("_resume"), steps, int((~keep).sum())
+
+
+def infer_steps_per_epoch(table: pl.DataFrame) -> int | None:
+    """Steps per epoch from the epoch column: median steps between changes of an integer epoch,
+    or 1 / slope of a fractional epoch (HF) against the step. None when it cannot be told."""
+    if EPOCH not in table.columns:
+        return None
+    ep = table.select(STEP, pl.col(EPOCH)).drop_nulls().drop_nans()
+    if ep.height < 2 or ep[EPOCH].n_unique() < 2:
+        return None
+    if (ep[EPOCH] == ep[EPOCH].round()).all():
+        starts = ep.filter(pl.col(EPOCH).diff() > 0)[STEP]
+        if starts.len() < 2:
+            return None
+        med = starts.diff().drop_nulls().median()
+        return round(float(med)) if med else None  # type: ignore[arg-type]
+    slope = float(np.polyfit(ep[STEP].to_numpy().astype(float), ep[EPOCH].to_numpy(), 1)[0])
+    return max(1, round(1.0 / slope)) if slope > 0 else None
+
+
+def _in_order(t: pl.DataFrame) -> bool:
+    """Whether records are in file order with strictly increasing steps and no restart flag past
+    the first record: then rules 1-3 change nothing (no duplicate, no backward jump, no resume)."""
+    if RESTART in t.columns:
+        flags = t[RESTART].cast(pl.Float64).fill_null(0).fill_nan(0).to_numpy()
+        if np.any(flags[1:] != 0):
+            return False
+    if t[STEP].null_count() or (LINE_NO in t.columns and t[LINE_NO].null_count()):
+        return False
+    step = t[STEP].to_numpy()
+    if not np.all(step[1:] > step[:-1]):
+        return False
+    line = t[LINE_NO].to_numpy() if LINE_NO in t.columns else step
+    return bool(np.all(line[1:] >= line[:-1]))
+
+
+def _resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
+    """Apply rules 1-3: the final trajectory's records sorted by step, and the counts."""
+    if _in_order(result.table):  # the common case: one writer, one pass, no resume
+        counts: dict[str, object] = dict.fromkeys(
+            ("duplicate_steps", "nonmonotonic_steps", "resumes", "overwritten_steps"), 0
+        )
+        counts["resume_steps"] = ()
+        return result.table.drop(RESTART, strict=False), counts
+    t = result.table.sort(LINE_NO, maintain_order=True)
+    restart = pl.Series([False] * t.height)
+    if RESTART in t.columns:
+        restart = t[RESTART].cast(pl.Float64).fill_null(0).fill_nan(0) != 0
+        # the marker before the first step is the initial start, not a resume
+        restart = restart.scatter(0, False) if t.height else restart
+        t = t.drop(RESTART)
+    t, dups = _drop_duplicates(t.with_columns(restart.alias(RESTART)))
+    restart = t[RESTART]
+    t = t.drop(RESTART)
+    is_resume, nonmono = _classify_jumps(t, restart)
+    t, resume_steps, overwritten = _apply_resumes(t, is_resume)
+    deduped = t.unique(subset=[STEP], keep="last", maintain_order=True).sort(STEP)
+    overwritten += t.height - deduped.height
+    counts = {
+        "duplicate_steps": dups,
+        "nonmonotonic_steps": nonmono,
+        "resumes": len(resume_steps),
+        "resume_steps": resume_steps,
+        "overwritten_steps": overwritten,
+    }
+    return deduped, counts
+
+
+def _column_notes(table: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
+    table = decumulate(table, notes)
+    for col, value in degenerate_columns(table):
+        notes.append(
+            f"{col}: constant {value:g} in every record (kept, but carries no information)"
+        )
+    if LOSS in table.columns:
+        bad = int(table.select((~pl.col(LOSS).is_finite()).sum()).item() or 0)
+        if bad:
+            notes.append(f"{bad} step(s) have a NaN or infinite loss (kept as data)")
+    return table
+
+
+def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | None = None) -> Run:
+    """Turn a parser's raw rows into a Run: duplicates dropped, resumes resolved (the later write of
+    a step wins), backward steps reported, steps sorted, steps per epoch recorded (rules above).
+
+    Raises:
+        ParseError: no training step survives, or the table breaks the Run schema.
+    """
+    notes = list(result.notes)
+    table, counts = _resolve(result)
+    if counts["nonmonotonic_steps"]:
+        notes.append(
+            f"{counts['nonmonotonic_steps']} backward step jump(s) look like interleaved writers, "
+            "not resumes: steps were sorted and repeated steps keep their last write"
+        )
+    table = _column_notes(table, notes)
+    spe = steps_per_epoch or result.steps_per_epoch
+    if spe is None:
+        spe = infer_steps_per_epoch(table)
+        if spe:
+            notes.append(f"steps per epoch {spe} inferred from the epoch column")
+    meta = RunMeta(
+        path=name,
+        format=fmt,
+        lines_read=result.lines_read,
+        lines_skipped=result.lines_skipped,
+        skip_reasons=dict(result.skip_reasons),
+        total_steps=result.total_steps,
+        steps_per_epoch=spe,
+        steps_per_epoch_given=steps_per_epoch is not None,
+        aliases=dict(result.aliases),
+        notes=tuple(notes),
+        **counts,  # type: ignore[arg-type]
+    )
+    return Run(table=validate_run(table), meta=meta, evals=result.evals)

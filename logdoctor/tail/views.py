@@ -1,0 +1,32 @@
+"""Pick tail mode's view for ``--format``: the live terminal view, plain lines or JSON lines."""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from logdoctor.errors import ConfigError
+from logdoctor.tail.stream import JsonlStream, PlainStream, StreamRenderer
+
+
+def stream_renderer(fmt: str, out: TextIO | None = None) -> StreamRenderer:
+    """The renderer for ``--format`` (auto: the live view on a terminal, plain lines otherwise).
+
+    Raises:
+        ConfigError: an unknown format.
+    """
+    out = out if out is not None else sys.stdout
+    if fmt == "auto":
+        fmt = "live" if out.isatty() else "plain"
+    if fmt == "live":
+        from logdoctor.tail.live import LiveStream  # rich.live only when the live view is used
+
+        return LiveStream(out)
+    if fmt in STREAM_RENDERERS:
+        return STREAM_RENDERERS[fmt](out)
+    raise ConfigError(
+        f"unknown tail format {fmt!r} (known: auto, live, {', '.join(STREAM_RENDERERS)})"
+    )
+
+
+STREAM_RENDERERS: dict[str, type[StreamRenderer]] = {r.name: r for r in (PlainStream, JsonlStream)}

@@ -20,8 +20,10 @@ from logdoctor.renderers.jsonreport import report_dict
 
 pytestmark = pytest.mark.reallogs
 
-TRUTH = Path(__file__).resolve().parent.parent / "reallogs_truth"
-REALLOGS = Path(__file__).resolve().parent.parent.parent.parent / "shared" / "reallogs"
+REPO = Path(__file__).resolve().parent.parent.parent
+TRUTH = REPO / "tests" / "reallogs_truth"
+REALLOGS = REPO.parent / "shared" / "reallogs"
+PROBE = REPO / "fixtures" / "example.log"  # any log the pipeline reads: tells whether reports carry "structure"
 EXACT = ("rows", "first_step", "last_step", "stride", "planned")
 REL_TOL = 0.02  # epochs and steps per epoch: within 2%
 TRUTH_KEYS = {"rows", "first_step", "last_step", "stride", "planned", "epochs", "steps_per_epoch",
@@ -36,9 +38,12 @@ def _manifest_files() -> list[str]:
 
 
 @cache
-def _report(name: str) -> dict[str, Any]:
-    run = pipeline.load(str(REALLOGS / name))
-    return report_dict(pipeline.analyze(run))
+def _report(path: Path) -> dict[str, Any]:
+    return report_dict(pipeline.analyze(pipeline.load(str(path))))
+
+
+def _structure_merged() -> bool:
+    return "structure" in _report(PROBE)
 
 
 def _truth(name: str) -> dict[str, Any]:
@@ -79,8 +84,29 @@ def test_truth_folder_matches_manifest(reallogs_dir: Path) -> None:
 @pytest.mark.parametrize("name", _manifest_files() or ["<no reallogs>"])
 def test_real_log_structure_matches_truth(name: str, reallogs_dir: Path) -> None:
     truth = _truth(name)
-    report = _report(name)
-    if "structure" not in report:
+    if not _structure_merged():
         pytest.skip("structure stage not merged: the JSON report has no 'structure' key")
-    wrong = _mismatches(report["structure"], truth)
+    wrong = _mismatches(_report(REALLOGS / name)["structure"], truth)
     assert not wrong, f"{name}: " + "; ".join(wrong)
+
+
+def test_mismatch_rules_catch_what_they_must() -> None:
+    truth = {"rows": 10, "first_step": 1, "last_step": 10, "stride": 1, "planned": None, "epochs": 2,
+             "steps_per_epoch": 5.0, "restarts": [4], "metrics": ["loss"], "not_metrics": ["remaining_time"]}
+    good = {**truth, "epochs": 2.03, "steps_per_epoch": 5.05, "restarts": [{"step": 4, "kind": "counter_reset"}],
+            "metrics": ["loss", "lr"]}
+    assert _mismatches(good, truth) == []
+    bad = {**good, "rows": 11, "epochs": None, "steps_per_epoch": 5.2, "restarts": [],
+           "metrics": ["lr", "remaining_time"]}
+    wrong = " ".join(_mismatches(bad, truth))
+    for key in ("rows", "epochs", "steps_per_epoch", "restarts", "metrics missing", "not_metrics present"):
+        assert key in wrong
+
+
+@pytest.mark.parametrize("path", sorted(TRUTH.glob("*.json")), ids=lambda p: p.name)
+def test_truth_files_are_well_formed(path: Path) -> None:
+    truth = _truth(path.name.removesuffix(".json"))
+    assert truth["rows"] > 0 and truth["first_step"] <= truth["last_step"]
+    assert all(isinstance(s, int) for s in truth["restarts"])
+    assert not set(truth["metrics"]) & set(truth["not_metrics"])
+    assert len(truth["notes"]) > 80, "notes must say how the facts were read"

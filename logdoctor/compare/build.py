@@ -88,7 +88,8 @@ def compare_paths(baseline: str, candidates: Sequence[str], cfg: AnalysisConfig 
     done = dict(zip(unique, pipeline.analyze_paths(unique, cfg, jobs), strict=True))
     for outcome in done.values():
         if outcome.report is None:
-            raise InputError(f"{outcome.path}: {outcome.error}")
+            error = outcome.error or "cannot be analysed"
+            raise InputError(error if outcome.path in error else f"{outcome.path}: {error}")
     reports = [done[p].report for p in inputs]
     base, *cands = [r for r in reports if r is not None]
     return Comparison(base, tuple(compare_reports(base, c, seed=seed) for c in cands))

@@ -14,6 +14,7 @@ from logdoctor.model import Report, Severity
 
 #: Verdicts that blame the batching; leaving one for another verdict is the fix working.
 BAD_BATCHING = ("sorted", "static")
+GOOD_BATCHING = ("healthy", "not_batching")
 
 
 def _loss_regression(matched: Sequence[Matched]) -> list[str]:
@@ -26,9 +27,11 @@ def _loss_regression(matched: Sequence[Matched]) -> list[str]:
 
 
 def _outcome(base: Report, cand: Report, resolved: Sequence[FindingRef], regressions: Sequence[str]) -> Outcome:
-    fixed = any(r.severity >= Severity.WARNING for r in resolved) or (
-        base.verdict.batching in BAD_BATCHING and cand.verdict.batching not in BAD_BATCHING
-    )
+    """Batching counts as fixed only when the candidate is judged healthy (or not a batching
+    problem): a candidate whose log cannot decide has not shown that the fault is gone."""
+    batching_fixed = base.verdict.batching in BAD_BATCHING and cand.verdict.batching in GOOD_BATCHING
+    other_fixed = any(r.severity >= Severity.WARNING and not r.code.startswith("LD5") for r in resolved)
+    fixed = batching_fixed or other_fixed
     if regressions:
         return "mixed" if fixed else "regressed"
     return "worked" if fixed else "unchanged"

@@ -15,6 +15,8 @@ from logdoctor.model import Report, Severity
 #: Verdicts that blame the batching; leaving one for another verdict is the fix working.
 BAD_BATCHING = ("sorted", "static")
 GOOD_BATCHING = ("healthy", "not_batching")
+#: The candidate is too short for some analyses: what it does not show may simply be unmeasured.
+TOO_SHORT = "LD006"
 
 
 def _loss_regression(matched: Sequence[Matched]) -> list[str]:
@@ -28,7 +30,9 @@ def _loss_regression(matched: Sequence[Matched]) -> list[str]:
 
 def _outcome(base: Report, cand: Report, resolved: Sequence[FindingRef], regressions: Sequence[str]) -> Outcome:
     """Batching counts as fixed only when the candidate is judged healthy (or not a batching
-    problem): a candidate whose log cannot decide has not shown that the fault is gone."""
+    problem); a candidate too short or too thin to decide has not shown that any fault is gone."""
+    if cand.verdict.batching == "inconclusive" or any(f.code == TOO_SHORT for f in cand.findings):
+        return "regressed" if regressions else "unchanged"
     batching_fixed = base.verdict.batching in BAD_BATCHING and cand.verdict.batching in GOOD_BATCHING
     other_fixed = any(r.severity >= Severity.WARNING and not r.code.startswith("LD5") for r in resolved)
     fixed = batching_fixed or other_fixed

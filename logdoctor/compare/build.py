@@ -21,21 +21,30 @@ TOO_SHORT = "LD006"
 
 def _loss_regression(matched: Sequence[Matched]) -> list[str]:
     """A worse loss beyond noise at the last matched token count (the last matched step without tokens)."""
-    points = [m for m in matched if m.axis == "tokens"] or list(matched)
+    points = matched_on_tokens(matched) or list(matched)
     if points and points[-1].worse:
         m = points[-1]
         return [f"loss at {m.at:.4g} {m.axis} higher by {m.diff:.3g} (95% CI {m.ci_low:.3g}..{m.ci_high:.3g})"]
     return []
 
 
-def _outcome(base: Report, cand: Report, resolved: Sequence[FindingRef], regressions: Sequence[str]) -> Outcome:
+def matched_on_tokens(matched: Sequence[Matched]) -> list[Matched]:
+    """The points matched by tokens."""
+    return [m for m in matched if m.axis == "tokens"]
+
+
+def _outcome(base: Report, cand: Report, resolved: Sequence[FindingRef], matched: Sequence[Matched],
+             regressions: Sequence[str]) -> Outcome:
     """Batching counts as fixed only when the candidate is judged healthy (or not a batching
-    problem); a candidate too short or too thin to decide has not shown that any fault is gone."""
-    if cand.verdict.batching == "inconclusive" or any(f.code == TOO_SHORT for f in cand.findings):
-        return "regressed" if regressions else "unchanged"
+    problem); a candidate too short or too thin to decide has not shown that any fault is gone.
+    A lower loss beyond noise at the last matched point counts as an improvement too."""
+    undecided = cand.verdict.batching == "inconclusive" or any(f.code == TOO_SHORT for f in cand.findings)
     batching_fixed = base.verdict.batching in BAD_BATCHING and cand.verdict.batching in GOOD_BATCHING
-    other_fixed = any(r.severity >= Severity.WARNING and not r.code.startswith("LD5") for r in resolved)
-    fixed = batching_fixed or other_fixed
+    other_fixed = not undecided and any(
+        r.severity >= Severity.WARNING and not r.code.startswith("LD5") for r in resolved
+    )
+    last = (matched_on_tokens(matched) or list(matched))[-1:]
+    fixed = batching_fixed or other_fixed or any(m.ci_high < 0 for m in last)
     if regressions:
         return "mixed" if fixed else "regressed"
     return "worked" if fixed else "unchanged"
@@ -66,7 +75,7 @@ def compare_reports(base: Report, cand: Report, *, seed: int = 0) -> Versus:
         matched=tuple(matched),
         not_comparable=tuple(why),
         regressions=tuple(regressions),
-        outcome=_outcome(base, cand, resolved, regressions),
+        outcome=_outcome(base, cand, resolved, matched, regressions),
     )
 
 

@@ -45,13 +45,20 @@ def _window(x: np.ndarray, y: np.ndarray, at: float, half: float, lo: float, hi:
     return y[sel]
 
 
+def window_half(xb: np.ndarray, xc: np.ndarray, lo: float, hi: float) -> float:
+    """Half the window: WINDOW_FRACTION of the overlap, widened (up to a quarter of it) until the
+    sparser run's typical spacing gives MIN_WINDOW values."""
+    spacing = max(float(np.median(np.diff(x))) if x.size > 1 else 0.0 for x in (xb, xc))
+    return min(max(WINDOW_FRACTION * (hi - lo), spacing * MIN_WINDOW), (hi - lo) / 4)
+
+
 def matched(axis: Axis, xb: np.ndarray, yb: np.ndarray, xc: np.ndarray, yc: np.ndarray,
             rng: np.random.Generator) -> tuple[list[Matched], str | None]:
     """The loss of both runs at points across their overlap on ``axis``, or why there are none."""
     lo, hi = max(xb[0], xc[0]), min(xb[-1], xc[-1])
     if hi <= lo:
         return [], f"{axis}: the runs do not overlap"
-    half = WINDOW_FRACTION * (hi - lo)
+    half = window_half(xb, xc, lo, hi)
     out = []
     for frac in FRACTIONS:
         at = nice(lo + frac * (hi - lo), lo, hi)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import PurePath
 
@@ -61,8 +62,9 @@ def where(m: Matched) -> str:
 
 
 def refs(items: Sequence[FindingRef]) -> str:
-    """Findings as 'LD502 static-composition (error)', or a dash."""
-    return ", ".join(f"{r.code} {r.rule} ({r.severity.label})" for r in items) or "—"
+    """Findings as 'LD502 static-composition (error)' (with '×3' for several of a kind), or a dash."""
+    kinds = Counter((r.code, r.rule, r.severity.label) for r in items)
+    return ", ".join(f"{c} {rule} ({sev})" + (f" ×{n}" if n > 1 else "") for (c, rule, sev), n in kinds.items()) or "—"
 
 
 def rows(base: Report, v: Versus) -> list[Row]:
@@ -73,7 +75,7 @@ def rows(base: Report, v: Versus) -> list[Row]:
         ("run", name(base), name(c), ""),
         ("batching verdict", b_v, c_v, "" if b_v == c_v else f"{b_v} → {c_v}"),
         ("errors / warnings / info", tally(base), tally(c), ""),
-        ("steps", count(base.series.steps), count(c.series.steps), ""),
+        ("last step", count(base.series.last_step or 0), count(c.series.last_step or 0), ""),
     ]
     for s in v.symptoms:
         label = s.label if s.at_baseline == s.at_candidate else f"{s.label} ({s.at_baseline:.4g} / {s.at_candidate:.4g} st)"
@@ -105,8 +107,10 @@ def answer(base: Report, v: Versus) -> str:
     b_v, c_v = base.verdict.batching, v.candidate.verdict.batching
     if b_v != c_v:
         parts.append(f"{VERDICT_TITLES[b_v]} → {VERDICT_TITLES[c_v]}")
-    gone = [r.code for r in v.resolved if r.severity >= Severity.WARNING]
-    came = [r.code for r in v.new if r.severity >= Severity.WARNING]
+    still = {r.code for r in (*v.persisting, *v.new)}
+    before = {r.code for r in (*v.persisting, *v.resolved)}
+    gone = [r.code for r in v.resolved if r.severity >= Severity.WARNING and r.code not in still]
+    came = [r.code for r in v.new if r.severity >= Severity.WARNING and r.code not in before]
     parts += [f"{', '.join(dict.fromkeys(gone))} resolved"] if gone else []
     parts += [f"new {', '.join(dict.fromkeys(came))}"] if came else []
     power = _power(v)

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from logdoctor.compare.result import Comparison
 from logdoctor.compare.rows import name
 from logdoctor.compare.series import RunSeries, run_series
-from logdoctor.compare.result import Comparison
 from logdoctor.errors import ConfigError
 from logdoctor.model import Report
 from logdoctor.renderers.plots import _METADATA, envelope

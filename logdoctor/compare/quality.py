@@ -23,7 +23,7 @@ def nice(x: float, lo: float, hi: float) -> float:
     """``x`` rounded to two significant digits (down, if rounding leaves [lo, hi]); else ``x``."""
     if x <= 0:
         return x
-    digits = 1 - int(math.floor(math.log10(x)))
+    digits = 1 - math.floor(math.log10(x))
     for r in (round(x, digits), math.floor(x * 10**digits) / 10**digits):
         if lo <= r <= hi:
             return float(f"{r:.2g}")
@@ -92,7 +92,7 @@ def ceil3(x: float) -> float:
     """``x`` rounded up to three significant digits (a level the run did reach, printed short)."""
     if x == 0 or not math.isfinite(x):
         return x
-    d = 2 - int(math.floor(math.log10(abs(x))))
+    d = 2 - math.floor(math.log10(abs(x)))
     return float(f"{math.ceil(x * 10**d) / 10**d:.3g}")
 
 

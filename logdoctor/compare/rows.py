@@ -78,7 +78,9 @@ def rows(base: Report, v: Versus) -> list[Row]:
         ("last step", count(base.series.last_step or 0), count(c.series.last_step or 0), ""),
     ]
     for s in v.symptoms:
-        label = s.label if s.at_baseline == s.at_candidate else f"{s.label} ({s.at_baseline:.4g} / {s.at_candidate:.4g} st)"
+        label = s.label
+        if s.at_baseline != s.at_candidate:
+            label += f" ({s.at_baseline:.4g} / {s.at_candidate:.4g} st)"
         change = f"{v.throughput_ratio:.1%}" if s.name == "throughput" and v.throughput_ratio else ""
         out.append((label, value(s, s.baseline), value(s, s.candidate), change))
     for m in v.matched:

@@ -9,7 +9,7 @@ import pytest
 from logdoctor.compare import quality, series
 from logdoctor.compare.series import RunSeries
 from logdoctor.compare.symptoms import power_at
-from logdoctor.model import Run, RunMeta, validate_run
+from logdoctor.model import Report, Run, RunMeta, validate_run
 
 
 def rs(steps: np.ndarray, loss: np.ndarray, tokens: np.ndarray | None = None) -> RunSeries:
@@ -110,7 +110,7 @@ def test_no_tokens_no_time_no_throughput() -> None:
     assert (s.tokens, s.tok_s, s.pad_frac) == (None, None, None)
 
 
-def _report_of(loss: np.ndarray):  # noqa: ANN202
+def _report_of(loss: np.ndarray) -> Report:
     from logdoctor import pipeline
 
     table = pl.DataFrame({"step": np.arange(1, loss.size + 1), "line_no": np.arange(1, loss.size + 1), "loss": loss})

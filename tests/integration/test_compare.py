@@ -156,3 +156,9 @@ def test_an_empty_candidate_is_one_line(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["compare", BASE, str(empty)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "empty.log" in err[0]
+
+
+def test_the_committed_pair_is_what_the_seeded_generator_writes(tmp_path: Path) -> None:
+    gen_compare.generate(tmp_path)
+    for name in ("compare_static.log", "compare_bucketed.jsonl", "compare_static.truth.json"):
+        assert (tmp_path / name).read_bytes() == (FIXTURES / name).read_bytes(), name

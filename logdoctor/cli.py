@@ -265,6 +265,35 @@ def buckets(
     return ExitCode.OK
 
 
+@app.command()
+def compare(
+    baseline: Annotated[str, typer.Argument(help="The run before the change (file, directory, or -).")],
+    candidates: Annotated[list[str], typer.Argument(help="The run(s) after the change.")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="Output: text, json, markdown.")] = "text",
+    output: OutOpt = "-",
+    plot: Annotated[str | None, typer.Option("--plot", help="Also draw both runs to FIG (.png/.svg/.pdf).")] = None,
+    fail_on_regression: Annotated[bool, typer.Option(
+        "--fail-on-regression", help="Exit 1 on new warnings/errors or a worse loss at matched tokens.")] = False,
+    jobs: JobsOpt = None,
+    config: ConfigOpt = None,
+    field_map: MapOpt = None,
+    steps_per_epoch: SpeOpt = None,
+) -> int:
+    """Did the fix work, and what did it cost? Compare a baseline run with candidate runs."""
+    from logdoctor.compare import compare_paths
+    from logdoctor.compare.plot import plotter
+    from logdoctor.compare.views import renderer
+    from logdoctor.renderers.output import write_output
+
+    render, draw = renderer(fmt), plotter(plot) if plot else None
+    cfg = _config(config, field_map, steps_per_epoch, None, None)
+    comparison = compare_paths(baseline, candidates, cfg, jobs)
+    write_output(render(comparison), output, inputs=[baseline, *candidates])
+    if plot and draw:
+        write_output(draw(comparison), plot, inputs=[baseline, *candidates])
+    return ExitCode.FINDINGS if fail_on_regression and comparison.regressed else ExitCode.OK
+
+
 # --- formats / parse (ingest) -----------------------------------------------------------------
 @app.command()
 def formats() -> int:

@@ -1,0 +1,60 @@
+"""Text and Markdown views of a comparison: the same rows, two last steps; plus the format registry."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from logdoctor.compare import rows as r
+from logdoctor.compare.result import Comparison
+from logdoctor.errors import ConfigError
+
+HEADER: r.Row = ("", "baseline", "candidate", "change")
+
+
+def _table(lines: list[r.Row]) -> list[str]:
+    widths = [max(len(row[i]) for row in lines) for i in range(4)]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in lines]
+
+
+def render_text(c: Comparison) -> str:
+    """Plain text: the answer, then per candidate the side-by-side table and the finding changes."""
+    out = [*r.answers(c)]
+    for v in c.versus:
+        out += ["", *_table([HEADER, *r.rows(c.baseline, v)]), ""]
+        out += [f"{label:<11}{text}" for label, text in r.changes(v)]
+    return "\n".join(out) + "\n"
+
+
+def _md(cell: str) -> str:
+    return cell.replace("|", "\\|") or " "
+
+
+def render_markdown(c: Comparison) -> str:
+    """GitHub-flavoured Markdown: the answer in bold, a table and a list per candidate."""
+    out = ["## logdoctor compare", "", *(f"**{a}**" for a in r.answers(c))]
+    for v in c.versus:
+        out += ["", "| " + " | ".join(_md(h) for h in HEADER) + " |", "|---|---|---|---|"]
+        out += ["| " + " | ".join(_md(x) for x in row) + " |" for row in r.rows(c.baseline, v)]
+        out += ["", *(f"- **{label}**: {text}" for label, text in r.changes(v))]
+    return "\n".join(out) + "\n"
+
+
+def _render_json(c: Comparison) -> str:
+    from logdoctor.compare.jsondoc import render_json
+
+    return render_json(c)
+
+
+#: ``compare --format`` names and their renderers.
+FORMATS: dict[str, Callable[[Comparison], str]] = {
+    "text": render_text,
+    "json": _render_json,
+    "markdown": render_markdown,
+}
+
+
+def renderer(fmt: str) -> Callable[[Comparison], str]:
+    """The renderer of a ``--format`` name; ConfigError for an unknown one."""
+    if fmt not in FORMATS:
+        raise ConfigError(f"--format for compare takes {', '.join(FORMATS)}; got {fmt!r}")
+    return FORMATS[fmt]

@@ -1,0 +1,60 @@
+"""`logdoctor compare` on real training runs: each static-composition run against its bucketed twin.
+
+The pairs are the real-run fixtures of the verdict work (fixtures/realruns/*static*.log beside
+*bucketed*.log, with the same name otherwise); each pair must give static -> healthy, LD502 resolved,
+and, where the pair's truth file states the measured throughput ratio, that ratio within 1%.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from logdoctor.compare import compare_paths
+from tests.conftest import FIXTURES
+
+REALRUNS = FIXTURES / "realruns"
+
+
+def real_pairs() -> list[tuple[Path, Path]]:
+    """(static, bucketed) logs under fixtures/realruns matched by the rest of their names."""
+    pairs = []
+    for static in sorted(REALRUNS.glob("*static*.log")):
+        twin = static.with_name(static.name.replace("static", "bucketed"))
+        if twin.is_file():
+            pairs.append((static, twin))
+    return pairs
+
+
+def _truth_ratio(static: Path, bucketed: Path) -> float | None:
+    """The throughput ratio bucketed/static the truth files state, when they do."""
+    for log in (static, bucketed):
+        for truth in (log.with_suffix(".truth.json"), log.with_name(log.name + ".truth.json")):
+            if truth.is_file():
+                doc = json.loads(truth.read_text())
+                if "throughput_ratio" in doc:
+                    return float(doc["throughput_ratio"])
+                tps = (doc.get("static_tokens_per_s"), doc.get("bucketed_tokens_per_s"))
+                if all(tps):
+                    return float(tps[1]) / float(tps[0])
+    return None
+
+
+PAIRS = real_pairs()
+
+
+@pytest.mark.skipif(not PAIRS, reason="no fixtures/realruns/*static*.log with a *bucketed* twin yet")
+@pytest.mark.parametrize(("static", "bucketed"), PAIRS, ids=[p[0].stem for p in PAIRS] or None)
+def test_real_static_vs_bucketed_pair(static: Path, bucketed: Path) -> None:
+    c = compare_paths(str(static), [str(bucketed)])
+    v = c.versus[0]
+    assert (c.baseline.verdict.batching, v.candidate.verdict.batching) == ("static", "healthy")
+    assert "LD502" in {r.code for r in v.resolved}
+    assert not any(r.code.startswith("LD5") and r.severity.label == "error" for r in v.new)
+    expected = _truth_ratio(static, bucketed)
+    if expected is not None:
+        assert v.throughput_ratio == pytest.approx(expected, rel=0.01)
+    else:
+        assert v.throughput_ratio is None or v.throughput_ratio > 0

@@ -6,6 +6,7 @@ from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.changepoints import ChangepointDetector
 from logdoctor.detectors.drops import DropDetector
 from logdoctor.detectors.integrity import IntegrityDetector
+from logdoctor.detectors.lrschedule import LrScheduleDetector
 from logdoctor.detectors.nonfinite import DivergenceDetector, NonFiniteDetector
 from logdoctor.detectors.periodicity import PeriodicityDetector
 from logdoctor.detectors.spikes import SpikeDetector
@@ -21,6 +22,7 @@ ANALYZERS: tuple[type[Analyzer], ...] = (
     PeriodicityDetector,
     ChangepointDetector,
     DropDetector,
+    LrScheduleDetector,
 )
 
 __all__ = ["ANALYZERS", "Analyzer", "Detection"]

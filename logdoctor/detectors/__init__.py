@@ -9,6 +9,7 @@ from logdoctor.detectors.integrity import IntegrityDetector
 from logdoctor.detectors.lrschedule import LrScheduleDetector
 from logdoctor.detectors.nonfinite import DivergenceDetector, NonFiniteDetector
 from logdoctor.detectors.periodicity import PeriodicityDetector
+from logdoctor.detectors.slowdown import SlowdownDetector
 from logdoctor.detectors.spikes import SpikeDetector
 from logdoctor.detectors.tooshort import TooShortDetector
 
@@ -23,6 +24,7 @@ ANALYZERS: tuple[type[Analyzer], ...] = (
     ChangepointDetector,
     DropDetector,
     LrScheduleDetector,
+    SlowdownDetector,
 )
 
 __all__ = ["ANALYZERS", "Analyzer", "Detection"]

@@ -8,9 +8,9 @@ from logdoctor import codes
 from logdoctor.detectors import robust
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.gradspikes import grad_spikes_alone
-from logdoctor.detectors.spikenull import chance_coincidence_p, null_count_limit, run_p_value
 from logdoctor.detectors.robust import FloatArray, IntArray, Series
 from logdoctor.detectors.spikefind import Spikes, find_spikes, upward_z
+from logdoctor.detectors.spikenull import chance_coincidence_p, null_count_limit, run_p_value
 from logdoctor.model import GRAD_NORM, LOSS, LOSS_MAX, Finding, Run, Severity
 
 

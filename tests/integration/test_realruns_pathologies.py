@@ -1,4 +1,4 @@
-"""Real tiny trainings with induced pathologies (bench/realruns/pathologies.py): each is found, the healthy run is silent."""
+"""Real tiny trainings with induced pathologies (bench/realruns): each is found, the healthy run is silent."""
 
 from __future__ import annotations
 

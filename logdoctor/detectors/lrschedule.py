@@ -131,14 +131,15 @@ class LrScheduleDetector(Analyzer):
             return []
         a, b = episodes[0]
         ratio = float(s.values[b] / s.values[a])
-        ev = {"trough_step": int(s.steps[a]), "trough_lr": float(s.values[a]), "step": int(s.steps[b]),
-              "lr": float(s.values[b]), "ratio": round(ratio, 4), "min_ratio": self.min_ratio}
+        rise: dict[str, float | int | str | bool | None] = {
+            "trough_step": int(s.steps[a]), "trough_lr": float(s.values[a]), "step": int(s.steps[b]),
+            "lr": float(s.values[b]), "ratio": round(ratio, 4), "min_ratio": self.min_ratio}
         return [codes.finding(
             "LD602",
             f"The lr rises again after its peak: from {s.values[a]:.3g} at step {s.steps[a]} to "
             f"{s.values[b]:.3g} at step {s.steps[b]} ({ratio:.2f}x), outside a recognisable cyclic schedule.",
             first_step=int(s.steps[a]), last_step=int(s.steps[b]), line=int(s.lines[b]) or None,
-            confidence=0.7, evidence=ev)]
+            confidence=0.7, evidence=rise)]
 
     def _too_high(self, loss: Series, s: Series, c: LrChange, found: list[LrChange]) -> list[Finding]:
         prev = [d.step for d in found if d.step < c.step]

@@ -164,7 +164,7 @@ class SpikeDetector(Analyzer):
                     last_step=int(s.steps[b]),
                     line=int(s.lines[a]) or None,
                     evidence=ev,
-                    **sev,  # type: ignore[arg-type]
+                    **sev,
                 )
             )
         return out
@@ -200,7 +200,7 @@ class SpikeDetector(Analyzer):
                 last_step=int(s.steps[sp.peak[np.flatnonzero(hit)[-1]]]),
                 line=int(s.lines[sp.peak[first]]) or None,
                 evidence=ev,
-                **sev,  # type: ignore[arg-type]
+                **sev,
             )
         ]
 

@@ -61,7 +61,7 @@ class SpikeDetector(Analyzer):
         alpha: float = 0.01,
         grad_alone_z: float = 8.0,
         grad_alone_ratio: float = 10.0,
-        null_df: float = 4.0,
+        null_df: float = 3.0,
         null_alpha: float = 0.01,
     ) -> None:
         self.null_df = null_df

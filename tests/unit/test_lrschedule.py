@@ -17,7 +17,7 @@ from tests.unit.synth import healthy, make_run
 def _warmup_cosine_lr(n: int, peak: float = 1e-3, warmup: int = 50) -> np.ndarray:
     t = np.arange(n, dtype=float)
     cos = peak * (0.1 + 0.45 * (1 + np.cos(np.pi * (t - warmup) / (n - warmup))))
-    return np.where(t < warmup, peak * (t + 1) / warmup, cos)
+    return np.where(t < warmup, peak * (t + 1) / max(warmup, 1), cos)
 
 
 def _codes(lr: np.ndarray, loss: np.ndarray | None = None) -> list[str]:

@@ -16,8 +16,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from logdoctor.detectors.spikes import SpikeDetector  # noqa: E402
-from tests.unit.synth import make_run  # noqa: E402
+from logdoctor.detectors.spikes import SpikeDetector
+from tests.unit.synth import make_run
 
 
 def null_run(rng: np.random.Generator, n: int, df: float, grad: bool) -> object:

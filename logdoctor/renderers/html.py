@@ -11,6 +11,7 @@ from html import escape
 import numpy as np
 import polars as pl
 
+from logdoctor.detectors.evalnoise import metric_columns
 from logdoctor.detectors.steptimes import step_times
 from logdoctor.model import GRAD_NORM, LEN_MEAN, LOSS, LR, STEP, Report, Severity
 from logdoctor.renderers.base import Renderer
@@ -51,9 +52,20 @@ def _summary(report: Report) -> str:
             f"<p>{batching}</p>")
 
 
-def _shades(report: Report) -> list[Shade]:
-    return [Shade(int(f.first_step), int(f.last_step if f.last_step is not None else f.first_step),
-                  f.severity.label, f.code) for f in report.findings if f.first_step is not None]
+def _shades(report: Report, charts: bool = False) -> list[Shade]:
+    """Finding ranges: all for the timeline; on the charts, info findings only when they cover less
+    than half the run (a run-wide note would grey every chart)."""
+    t = report.run.table[STEP]
+    half = 0.5 * max(1, int(t.max()) - int(t.min()))  # type: ignore[arg-type]
+    out = []
+    for f in report.findings:
+        if f.first_step is None:
+            continue
+        last = int(f.last_step if f.last_step is not None else f.first_step)
+        if charts and f.severity < Severity.WARNING and last - f.first_step >= half:
+            continue
+        out.append(Shade(int(f.first_step), last, f.severity.label, f.code))
+    return out
 
 
 def _col(t: pl.DataFrame, name: str) -> np.ndarray:
@@ -65,22 +77,19 @@ def _eval_lines(report: Report, want_loss: bool) -> list[Line]:
     if ev.height == 0 or STEP not in ev.columns:
         return []
     ev = ev.filter(pl.col(STEP).is_not_null())
-    names = [c for c in ev.columns if c not in (STEP, "line_no", "epoch") and ev[c].dtype.is_numeric()]
-    names = [c for c in names if ("loss" in c) == want_loss and ev[c].null_count() < ev.height]
+    names = [c for c in metric_columns(ev) if ("loss" in c) == want_loss and ev[c].null_count() < ev.height]
     return [Line(c, ev[STEP].to_numpy(), _col(ev, c), markers=True) for c in names[:3]]
 
 
 def _charts(report: Report) -> list[Chart]:
-    t, shades = report.run.table, _shades(report)
+    t, shades = report.run.table, _shades(report, charts=True)
     steps = t[STEP].to_numpy()
     loss = _col(t, LOSS)
     pos = loss[np.isfinite(loss) & (loss > 0)]
     log = bool(pos.size == loss[np.isfinite(loss)].size and pos.size and pos.max() / pos.min() > 100)
     charts = [Chart("loss (train) and eval loss", [Line("train loss", steps, loss), *_eval_lines(report, True)],
                     shades, log=log)]
-    other_evals = _eval_lines(report, False)
-    if other_evals:
-        charts.append(Chart("eval metrics", other_evals, shades))
+    charts += [Chart(f"eval: {line.label}", [line], shades) for line in _eval_lines(report, False)[:2]]
     for col, title in ((LR, "learning rate"), (GRAD_NORM, "grad norm")):
         if report.run.has(col):
             charts.append(Chart(title, [Line(col, steps, _col(t, col))], shades))

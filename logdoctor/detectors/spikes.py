@@ -177,7 +177,8 @@ class SpikeDetector(Analyzer):
         if hit.sum() < 2 or p_chance > self.null_alpha:
             return []  # one blip, or no more coincidences than the grad norm's own spikiness gives
         significant = np.array([run_p_value(float(z), s.n, self.null_df) <= self.null_alpha for z in sp.z])
-        sev = {} if (hit & significant).any() else {"severity": Severity.INFO}
+        if not (hit & significant).any():
+            return []  # grad-norm blips beside loss bumps within noise: not "optimisation instability"
         first = int(np.flatnonzero(hit)[0])
         frac = float(hit.mean())
         step = int(s.steps[sp.peak[first]])
@@ -200,7 +201,6 @@ class SpikeDetector(Analyzer):
                 last_step=int(s.steps[sp.peak[np.flatnonzero(hit)[-1]]]),
                 line=int(s.lines[sp.peak[first]]) or None,
                 evidence=ev,
-                **sev,
             )
         ]
 

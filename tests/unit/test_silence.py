@@ -59,3 +59,12 @@ def test_student_t_null_false_positive_rate_is_at_most_alpha() -> None:
 def test_null_p_value_grows_with_run_length() -> None:
     assert run_p_value(12.0, 100, 4.0) < run_p_value(12.0, 10_000, 4.0)
     assert run_p_value(80.0, 100_000, 4.0) < 0.01
+
+
+def test_a_real_blow_up_is_still_a_warning() -> None:
+    from tests.unit.synth import healthy
+
+    loss = healthy(2000, 31, noise=0.03)
+    loss[1000] *= 10
+    (f,) = [f for f in SpikeDetector().analyze(make_run(loss)).findings if f.code == "LD101"]
+    assert f.severity.label == "warning" and f.evidence["null_p_value"] <= 0.01

@@ -71,7 +71,7 @@ def test_grad_norm_spikes_with_loss_spikes_give_ld102() -> None:
     loss = healthy(3000, 8, noise=0.03)
     grad = np.exp(np.random.default_rng(9).normal(0, 0.05, 3000))
     for i in (700, 1500, 2300):
-        loss[i] *= 3
+        loss[i] *= 10  # a 3x step is within Student-t(3) noise over 3000 rows (docs/detectors.md)
     grad[700] *= 10
     grad[1501] *= 10
     det = SpikeDetector().analyze(make_run(loss, grad_norm=grad))

@@ -71,7 +71,8 @@ def test_chromium_renders_the_report_without_errors_or_requests(tmp_path: Path) 
     from matplotlib import image
 
     page = tmp_path / "report.html"
-    page.write_text(_html(str(RUNS / "pathology_lr_jump.log")), encoding="utf-8")
+    log = RUNS / "pathology_lr_jump.log"
+    page.write_text(_html(os.path.relpath(log) if log.is_relative_to(Path.cwd()) else str(log)), encoding="utf-8")
     seen = browser.visit(page)
     assert seen.console_errors == []
     assert [u for u in seen.requests if u != page.resolve().as_uri()] == []  # nothing but the page itself

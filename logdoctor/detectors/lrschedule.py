@@ -14,6 +14,8 @@ from logdoctor.model import LOSS, Finding, Run
 
 #: Fewer lr rows than this: no schedule analysis.
 MIN_ROWS = 10
+#: Rise episodes are sought on at most this many evenly strided rows (the scan is a Python loop).
+MAX_SCAN_ROWS = 20_000
 
 
 def first_peak(v: FloatArray) -> int:
@@ -113,8 +115,9 @@ class LrScheduleDetector(Analyzer):
     def _smooth_rises(self, s: Series, peak: int, jumps: list[LrChange]) -> list[tuple[int, int]]:
         """Rise episodes after the warm-up peak that are not made of a jump."""
         rows = {c.row for c in jumps}
-        eps = rise_episodes(s.values, peak, self.min_ratio)
-        return [(a, b) for a, b in eps if not any(a < r <= b for r in rows)]
+        k = max(1, s.n // MAX_SCAN_ROWS)  # a smooth rise of 1.5x spans many rows: every k-th row finds it
+        eps = [(a * k, b * k) for a, b in rise_episodes(s.values[::k], peak // k, self.min_ratio)]
+        return [(a, b) for a, b in eps if not any(a - k < r <= b + k for r in rows)]
 
     def _rises(self, s: Series, episodes: list[tuple[int, int]], restarts: list[LrChange]) -> list[Finding]:
         n_cycles = len(episodes) + len(restarts)

@@ -95,6 +95,18 @@ _RULES: tuple[Rule, ...] = (
          "Heuristic: the loss fell implausibly fast to near zero early in the run (label leakage, "
          "a target in the inputs, or a broken loss).",
          "Check that labels cannot be read from the inputs and that the loss is computed on the right tensors."),
+    Rule("LD501", "sorted-batching", Severity.ERROR,
+         "Batches are fed in length order (fully or within windows) and the loss tracks it.",
+         "Shuffle each epoch; use a bucketed shuffle to keep the padding savings (`logdoctor buckets`)."),
+    Rule("LD502", "static-composition", Severity.ERROR,
+         "The same batches (same sample combinations) recur every epoch; only their order is shuffled.",
+         "Re-form batches every epoch: shuffle within length buckets, then batch, then shuffle batches."),
+    Rule("LD503", "loss-tracks-length", Severity.INFO,
+         "The loss correlates with batch length (expected under length-homogeneous batches).",
+         "Nothing by itself; it matters only with sorted order or static composition."),
+    Rule("LD504", "batching-undecidable", Severity.INFO,
+         "The log lacks the per-batch statistics needed to decide how batches are formed.",
+         "Log per-batch seqs, tokens, len_min/len_mean/len_max and a batch fingerprint (see logdoctor.emit)."),
     Rule("LD601", "lr-no-warmup", Severity.INFO,
          "The learning rate is at its peak from the first logged step: no warm-up.",
          "Add a linear warm-up (a few hundred steps, or 1-5% of training) if the early loss is unstable."),
@@ -115,18 +127,6 @@ _RULES: tuple[Rule, ...] = (
          "Steps became slower than the run's own baseline over a stretch (not an isolated "
          "eval/checkpoint step).",
          "Look for data-loader stalls, throttling, a noisy neighbour, swapping or a checkpoint storm in that range."),
-    Rule("LD501", "sorted-batching", Severity.ERROR,
-         "Batches are fed in length order (fully or within windows) and the loss tracks it.",
-         "Shuffle each epoch; use a bucketed shuffle to keep the padding savings (`logdoctor buckets`)."),
-    Rule("LD502", "static-composition", Severity.ERROR,
-         "The same batches (same sample combinations) recur every epoch; only their order is shuffled.",
-         "Re-form batches every epoch: shuffle within length buckets, then batch, then shuffle batches."),
-    Rule("LD503", "loss-tracks-length", Severity.INFO,
-         "The loss correlates with batch length (expected under length-homogeneous batches).",
-         "Nothing by itself; it matters only with sorted order or static composition."),
-    Rule("LD504", "batching-undecidable", Severity.INFO,
-         "The log lacks the per-batch statistics needed to decide how batches are formed.",
-         "Log per-batch seqs, tokens, len_min/len_mean/len_max and a batch fingerprint (see logdoctor.emit)."),
 )
 
 RULES: Mapping[str, Rule] = {r.code: r for r in _RULES}

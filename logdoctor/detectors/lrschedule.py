@@ -80,7 +80,10 @@ class LrScheduleDetector(Analyzer):
         findings += [self._jump(run, loss, c) for c in jumps if c not in restarts]
         episodes = self._smooth_rises(s, peak, jumps)
         findings += self._rises(s, episodes, restarts)
-        findings += [f for c in found if not c.is_rise for f in self._too_high(loss, s, c, found)]
+        drops = [c for c in found if not c.is_rise]
+        # only the first drop: a loss stuck from the start until then means the lr was too high; a
+        # flat stretch between two later drops is ordinary annealing (ReduceLROnPlateau, step decay)
+        findings += self._too_high(loss, s, drops[0], found) if drops else []
         return Detection(tuple(findings))
 
     def _is_restart(self, s: Series, c: LrChange) -> bool:

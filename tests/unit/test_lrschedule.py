@@ -84,6 +84,14 @@ def test_step_decay_after_progress_is_not_lr_too_high() -> None:
     assert "LD605" not in _codes(np.repeat([0.1, 0.01], 300), loss)
 
 
+def test_plateau_between_later_drops_is_annealing_not_lr_too_high() -> None:
+    rng = np.random.default_rng(5)
+    first = 0.3 + 2.0 * np.exp(-np.arange(200) / 30)  # learns at the first lr
+    loss = np.concatenate([first, np.full(200, 0.25), np.full(200, 0.12)]) * np.exp(rng.normal(0, 0.02, 600))
+    lr = np.repeat([0.1, 0.01, 0.001], 200)
+    assert "LD605" not in _codes(lr, loss)
+
+
 def test_divergence_at_a_jump_names_it_as_its_cause() -> None:
     lr = _warmup_cosine_lr(1000)
     lr[600:] *= 80.0

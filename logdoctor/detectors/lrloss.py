@@ -31,17 +31,15 @@ class LossResponse:
     last_step: int | None
 
     def clause(self) -> str:
-        """``"; the loss diverged 2 steps later (3.4x its earlier level)"``, or what it did instead."""
+        """``"; the loss rose above 1.5x its earlier level 1 step later, peaking at 15.9x"``, or what it did."""
         if self.diverged_step is None or self.lag is None:
             if self.peak_ratio is None:
                 return ""
             return f"; the loss stayed within {self.peak_ratio:.2f}x its earlier level"
         when = "at the same step" if self.lag == 0 else f"{self.lag} step{'s' if self.lag != 1 else ''} later"
-        how = "became NaN/inf" if self.nonfinite else f"diverged {when}"
-        if self.nonfinite:
-            how += f" {when}"
-        ratio = f" ({self.peak_ratio:.1f}x its earlier level)" if self.peak_ratio else ""
-        return f"; the loss {how}{ratio}"
+        how = "became NaN/inf" if self.nonfinite else f"rose above {DIVERGE_FACTOR:g}x its earlier level"
+        peak = f", peaking at {self.peak_ratio:.1f}x" if self.peak_ratio else ""
+        return f"; the loss {how} {when}{peak}"
 
     def evidence(self) -> dict[str, float | int | str | bool | None]:
         """The numbers behind the clause."""

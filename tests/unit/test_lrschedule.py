@@ -52,7 +52,7 @@ def test_lr_jump_mid_run_is_found_with_the_loss_response() -> None:
     assert "LD603" in found
     ev = found["LD603"].evidence
     assert ev["step"] == 601 and ev["loss_diverged_step"] == 603 and ev["loss_lag_steps"] == 2
-    assert "the loss diverged 2 steps later" in found["LD603"].message
+    assert "the loss rose above 1.5x its earlier level 2 steps later" in found["LD603"].message
 
 
 def test_step_decay_drops_and_warm_restarts_are_not_jumps() -> None:

@@ -26,7 +26,9 @@ RATE_COLUMNS: tuple[str, ...] = (
     "throughput_device_batches_per_second", "tokens_global_per_sec", "steps_per_second",
 )
 #: Columns holding the time elapsed since the start: a step takes the difference over the steps.
-ELAPSED_COLUMNS: tuple[str, ...] = ("elapsed", "elapsed_time", "train_time", "time_elapsed", "timestamp", "wall")
+ELAPSED_COLUMNS: tuple[str, ...] = (
+    "elapsed", "elapsed_time", "train_time", "time_elapsed", "timestamp", "wall", "runtime", "time", "wall_time",
+)
 #: Fewer rows than this: no step-time series.
 MIN_ROWS = 20
 

@@ -49,3 +49,11 @@ def test_no_timing_column_no_series_and_ratios_between_runs() -> None:
     assert a is not None and b is not None
     ratio = steptimes.median_ratio(a, b)
     assert ratio is not None and abs(ratio - 1.5) < 0.01
+
+
+def test_unix_timestamps_give_the_step_time() -> None:
+    t = _times(600)
+    t[300:380] *= 2.5
+    stamps = 1.7e9 + np.cumsum(t)
+    (f,) = SlowdownDetector().analyze(make_run(healthy(600, 0), timestamp=stamps)).findings
+    assert f.evidence["source"] == "timestamp" and abs(int(f.first_step or 0) - 301) <= 3

@@ -94,8 +94,8 @@ class LrScheduleDetector(Analyzer):
     def _warmup(self, s: Series) -> list[Finding]:
         v = s.values
         top = float(v.max())
-        if v[0] < self.warmup_peak_frac * top:
-            return []
+        if v[0] < self.warmup_peak_frac * top or s.steps[0] > max(10, 0.01 * s.steps[-1]):
+            return []  # below the peak, or first logged too late to know how the run started
         ev = {"first_step": int(s.steps[0]), "first_lr": float(v[0]), "peak_lr": top,
               "rows": s.n, "peak_frac": self.warmup_peak_frac}
         return [codes.finding(

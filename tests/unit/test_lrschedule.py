@@ -42,6 +42,12 @@ def test_no_warmup_is_reported_as_info() -> None:
     assert found[0].severity.label == "info"
 
 
+def test_a_log_that_starts_late_cannot_tell_about_warmup() -> None:
+    lr = _warmup_cosine_lr(1000)[100:]
+    run = make_run(healthy(900, 0), steps=np.arange(101, 1001), lr=lr)
+    assert "LD601" not in [f.code for f in LrScheduleDetector().analyze(run).findings]
+
+
 def test_lr_jump_mid_run_is_found_with_the_loss_response() -> None:
     lr = _warmup_cosine_lr(1000)
     lr[600:] *= 80.0

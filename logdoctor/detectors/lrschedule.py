@@ -8,7 +8,7 @@ from logdoctor import codes
 from logdoctor.detectors import lrevents, robust
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.lrevents import LrChange
-from logdoctor.detectors.lrloss import LossResponse, level_fall, loss_response
+from logdoctor.detectors.lrloss import level_fall, loss_response
 from logdoctor.detectors.robust import FloatArray, Series
 from logdoctor.model import LOSS, Finding, Run
 
@@ -164,4 +164,3 @@ class LrScheduleDetector(Analyzer):
             evidence={"step": c.step, "lr_before": c.before, "lr_after": c.after, **fall.evidence()})]
 
 
-__all__ = ["LossResponse", "LrScheduleDetector", "first_peak", "rise_episodes"]

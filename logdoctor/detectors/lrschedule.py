@@ -162,5 +162,3 @@ class LrScheduleDetector(Analyzer):
             f"{fall.later_min:.4g} the run reaches later).",
             first_step=fall.phase_first_step, last_step=c.step, confidence=0.8,
             evidence={"step": c.step, "lr_before": c.before, "lr_after": c.after, **fall.evidence()})]
-
-

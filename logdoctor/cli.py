@@ -57,7 +57,7 @@ PathsArg = Annotated[
 ]
 #: the ``--format`` names of ``renderers.RENDERERS`` (spelled out so that ``--help`` imports no renderer,
 #: numpy or polars; a test checks they agree)
-FORMAT_NAMES = ("text", "json", "markdown", "github", "junit", "png", "svg", "pdf")
+FORMAT_NAMES = ("text", "json", "markdown", "github", "junit", "png", "svg", "pdf", "html")
 FmtOpt = Annotated[str, typer.Option("--format", "-f", help=f"Output: {', '.join(FORMAT_NAMES)}.")]
 VerboseOpt = Annotated[int, typer.Option("--verbose", "-v", count=True, help="Per-finding detail.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the verdict line.")]

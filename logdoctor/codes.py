@@ -1,7 +1,8 @@
 """The registry of finding codes: stable code, rule name, default severity and meaning.
 
 Blocks: LD0xx run structure and data integrity, LD1xx spikes, LD2xx periodicity, LD3xx regime
-changes, LD4xx metric trends and drops, LD5xx batching. Codes are never reused or renumbered.
+changes, LD4xx metric trends and drops, LD5xx batching, LD6xx learning-rate schedule,
+LD7xx step time and throughput. Codes are never reused or renumbered.
 """
 
 from __future__ import annotations
@@ -86,6 +87,14 @@ _RULES: tuple[Rule, ...] = (
     Rule("LD403", "loss-rise", Severity.WARNING,
          "The loss rose significantly over a sustained stretch (not a single spike).",
          "Check the lr schedule and data order over those steps."),
+    Rule("LD415", "eval-noise", Severity.INFO,
+         "An evaluation metric is too noisy to rank checkpoints by: its step-to-step noise is as large "
+         "as the differences between the best checkpoints.",
+         "Evaluate on more data (or average several evaluations) before picking a checkpoint by it."),
+    Rule("LD420", "loss-floor", Severity.WARNING,
+         "Heuristic: the loss fell implausibly fast to near zero early in the run (label leakage, "
+         "a target in the inputs, or a broken loss).",
+         "Check that labels cannot be read from the inputs and that the loss is computed on the right tensors."),
     Rule("LD501", "sorted-batching", Severity.ERROR,
          "Batches are fed in length order (fully or within windows) and the loss tracks it.",
          "Shuffle each epoch; use a bucketed shuffle to keep the padding savings (`logdoctor buckets`)."),
@@ -98,6 +107,26 @@ _RULES: tuple[Rule, ...] = (
     Rule("LD504", "batching-undecidable", Severity.INFO,
          "The log lacks the per-batch statistics needed to decide how batches are formed.",
          "Log per-batch seqs, tokens, len_min/len_mean/len_max and a batch fingerprint (see logdoctor.emit)."),
+    Rule("LD601", "lr-no-warmup", Severity.INFO,
+         "The learning rate is at its peak from the first logged step: no warm-up.",
+         "Add a linear warm-up (a few hundred steps, or 1-5% of training) if the early loss is unstable."),
+    Rule("LD602", "lr-rises-after-peak", Severity.WARNING,
+         "The learning rate rises again after its peak, outside a recognisable cyclic/restart schedule.",
+         "Check the scheduler (stepped twice per step, reset on resume, wrong total steps)."),
+    Rule("LD603", "lr-jump", Severity.WARNING,
+         "The learning rate jumps (a discontinuity that is not one leg of a ramp or a warm restart).",
+         "Check the scheduler and any lr set by hand or restored from a checkpoint at that step."),
+    Rule("LD604", "lr-cyclic", Severity.INFO,
+         "The learning rate follows a cyclic or warm-restart schedule (it returns to its peak).",
+         "Nothing by itself; expect the loss to rise briefly after each restart."),
+    Rule("LD605", "lr-too-high", Severity.WARNING,
+         "The loss made no progress until the learning rate was lowered, then fell steeply: the "
+         "earlier lr was too high.",
+         "Start with a lower learning rate (or a warm-up); the steps at the high lr were wasted."),
+    Rule("LD701", "step-time-slowdown", Severity.WARNING,
+         "Steps became slower than the run's own baseline over a stretch (not an isolated "
+         "eval/checkpoint step).",
+         "Look for data-loader stalls, throttling, a noisy neighbour, swapping or a checkpoint storm in that range."),
 )
 
 RULES: Mapping[str, Rule] = {r.code: r for r in _RULES}

@@ -12,7 +12,7 @@ import numpy as np
 
 from logdoctor import codes
 from logdoctor.config import AnalysisConfig
-from logdoctor.detectors import ANALYZERS
+from logdoctor.detectors import ANALYZERS, lrcause
 from logdoctor.diagnosis.batching import BatchingDiagnosis
 from logdoctor.errors import ConfigError, LogdoctorError
 from logdoctor.exitcodes import ExitCode, should_fail
@@ -125,6 +125,7 @@ def analyze(run: Run, cfg: AnalysisConfig | None = None) -> Report:
         detection = detector.analyze(run)
         findings.extend(detection.findings)
         artifacts.update(detection.artifacts)
+    findings = lrcause.attach(run, findings)  # a loss event at an lr change names it
     try:
         diagnoser = BatchingDiagnosis(**cfg.options_for(BatchingDiagnosis.name))  # type: ignore[arg-type]
     except TypeError as err:

@@ -5,9 +5,13 @@ from __future__ import annotations
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.changepoints import ChangepointDetector
 from logdoctor.detectors.drops import DropDetector
+from logdoctor.detectors.evalnoise import EvalNoiseDetector
 from logdoctor.detectors.integrity import IntegrityDetector
+from logdoctor.detectors.lossfloor import LossFloorDetector
+from logdoctor.detectors.lrschedule import LrScheduleDetector
 from logdoctor.detectors.nonfinite import DivergenceDetector, NonFiniteDetector
 from logdoctor.detectors.periodicity import PeriodicityDetector
+from logdoctor.detectors.slowdown import SlowdownDetector
 from logdoctor.detectors.spikes import SpikeDetector
 from logdoctor.detectors.tooshort import TooShortDetector
 
@@ -21,6 +25,10 @@ ANALYZERS: tuple[type[Analyzer], ...] = (
     PeriodicityDetector,
     ChangepointDetector,
     DropDetector,
+    LrScheduleDetector,
+    SlowdownDetector,
+    EvalNoiseDetector,
+    LossFloorDetector,
 )
 
 __all__ = ["ANALYZERS", "Analyzer", "Detection"]

@@ -10,7 +10,8 @@ from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.gradspikes import grad_spikes_alone
 from logdoctor.detectors.robust import FloatArray, IntArray, Series
 from logdoctor.detectors.spikefind import Spikes, find_spikes, upward_z
-from logdoctor.model import GRAD_NORM, LOSS, LOSS_MAX, Finding, Run
+from logdoctor.detectors.spikenull import chance_coincidence_p, null_count_limit, run_p_value
+from logdoctor.model import GRAD_NORM, LOSS, LOSS_MAX, Finding, Run, Severity
 
 
 def interval_regularity(times: IntArray, n_sim: int = 2000, seed: int = 0) -> tuple[float, float, float]:
@@ -60,7 +61,11 @@ class SpikeDetector(Analyzer):
         alpha: float = 0.01,
         grad_alone_z: float = 8.0,
         grad_alone_ratio: float = 10.0,
+        null_df: float = 3.0,
+        null_alpha: float = 0.01,
     ) -> None:
+        self.null_df = null_df
+        self.null_alpha = null_alpha
         self.grad_alone_z = grad_alone_z
         self.grad_alone_ratio = grad_alone_ratio
         self.z_threshold = z_threshold
@@ -106,7 +111,7 @@ class SpikeDetector(Analyzer):
             return Detection(tuple(alone))
         grad_z = self._grad_z(run, s, sp)
         findings = alone + self._individual(s, sp, grad_z)
-        findings += self._grad_finding(s, sp, grad_z)
+        findings += self._grad_finding(run, s, sp, grad_z)
         findings += self._summary(run, s, sp)
         return Detection(tuple(findings), {"spike_steps": tuple(int(x) for x in s.steps[sp.peak])})
 
@@ -120,6 +125,12 @@ class SpikeDetector(Analyzer):
         offs = np.arange(-self.grad_tolerance, self.grad_tolerance + 1)
         idx = np.clip(pos[:, None] + offs[None, :], 0, g.n - 1)
         return np.asarray(gz[idx].max(axis=1), dtype=np.float64)
+
+    def _grad_rate(self, run: Run) -> float:
+        """Fraction of grad-norm rows at or above the grad z threshold (the run's own null rate)."""
+        g = robust.series(run, GRAD_NORM)
+        gz, _ = upward_z(g, self.window, self.scale_window)
+        return float(np.mean(gz >= self.grad_z_threshold)) if g.n else 0.0
 
     def _individual(self, s: Series, sp: Spikes, grad_z: FloatArray | None) -> list[Finding]:
         out: list[Finding] = []
@@ -138,6 +149,10 @@ class SpikeDetector(Analyzer):
             }
             if grad_z is not None:
                 ev["grad_norm_z"] = round(float(grad_z[i]), 2)
+            p_null = run_p_value(float(sp.z[i]), s.n, self.null_df)
+            ev["null_p_value"] = float(f"{p_null:.3g}")
+            ev["null_df"] = self.null_df
+            sev = {} if p_null <= self.null_alpha else {"severity": Severity.INFO}
             out.append(
                 codes.finding(
                     "LD101",
@@ -149,16 +164,21 @@ class SpikeDetector(Analyzer):
                     last_step=int(s.steps[b]),
                     line=int(s.lines[a]) or None,
                     evidence=ev,
+                    **sev,
                 )
             )
         return out
 
-    def _grad_finding(self, s: Series, sp: Spikes, grad_z: FloatArray | None) -> list[Finding]:
+    def _grad_finding(self, run: Run, s: Series, sp: Spikes, grad_z: FloatArray | None) -> list[Finding]:
         if grad_z is None:
             return []
         hit = grad_z >= self.grad_z_threshold
-        if not hit.any():
-            return []
+        p_chance = chance_coincidence_p(self._grad_rate(run), 2 * self.grad_tolerance + 1, hit.size, int(hit.sum()))
+        if hit.sum() < 2 or p_chance > self.null_alpha:
+            return []  # one blip, or no more coincidences than the grad norm's own spikiness gives
+        significant = np.array([run_p_value(float(z), s.n, self.null_df) <= self.null_alpha for z in sp.z])
+        if not (hit & significant).any():
+            return []  # grad-norm blips beside loss bumps within noise: not "optimisation instability"
         first = int(np.flatnonzero(hit)[0])
         frac = float(hit.mean())
         step = int(s.steps[sp.peak[first]])
@@ -169,6 +189,7 @@ class SpikeDetector(Analyzer):
             "max_grad_norm_z": round(float(grad_z.max()), 2),
             "first_step": step,
             "grad_z_threshold": self.grad_z_threshold,
+            "chance_p_value": float(f"{p_chance:.3g}"),
         }
         return [
             codes.finding(
@@ -188,7 +209,8 @@ class SpikeDetector(Analyzer):
         times = s.steps[sp.peak]
         cv, p, period = interval_regularity(times)
         regular = p < self.alpha
-        if n < self.frequent_count and not (regular and n >= 4):
+        limit = null_count_limit(s.n, self.z_threshold, self.null_df, self.null_alpha)
+        if (n < self.frequent_count or n <= limit) and not (regular and n >= 4):
             return []
         span = max(1, int(s.steps[-1] - s.steps[0] + 1))
         spe = run.meta.steps_per_epoch
@@ -202,6 +224,7 @@ class SpikeDetector(Analyzer):
             "median_interval": period,
             "steps_per_epoch": spe,
             "epoch_ratio": round(period / spe, 4) if (spe and np.isfinite(period)) else None,
+            "null_count_limit": limit,
         }
         what = (
             f"regular (interval CV {cv:.2f}, p={p:.3g}; period ~{period:.0f} steps)"

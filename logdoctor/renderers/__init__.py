@@ -6,6 +6,7 @@ from logdoctor.errors import ConfigError
 from logdoctor.renderers.base import Renderer
 from logdoctor.renderers.console import ConsoleRenderer
 from logdoctor.renderers.github import GithubRenderer
+from logdoctor.renderers.html import HtmlRenderer
 from logdoctor.renderers.jsonreport import JsonRenderer
 from logdoctor.renderers.junit import JunitRenderer
 from logdoctor.renderers.markdown import MarkdownRenderer
@@ -22,6 +23,7 @@ RENDERERS: dict[str, type[Renderer]] = {
         PlotRenderer,
         SvgPlotRenderer,
         PdfPlotRenderer,
+        HtmlRenderer,
     )
 }
 

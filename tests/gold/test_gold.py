@@ -17,8 +17,8 @@ from tests.reportfactory import REPORTS
 
 GOLD = Path(__file__).parent / "files"
 ACTUAL = Path(__file__).parent.parent / "actual"
-FORMATS = ("text", "markdown", "json", "github", "junit")
-EXT = {"text": "txt", "markdown": "md", "json": "json", "github": "gh.txt", "junit": "xml"}
+FORMATS = ("text", "markdown", "json", "github", "junit", "html")
+EXT = {"text": "txt", "markdown": "md", "json": "json", "github": "gh.txt", "junit": "xml", "html": "html"}
 
 
 def scrub(text: str) -> str:

@@ -1,0 +1,164 @@
+"""The learning-rate schedule (LD601-LD605): no warm-up, jumps, rises after the peak, an lr too high."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from logdoctor import codes
+from logdoctor.detectors import lrevents, robust
+from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.lrevents import LrChange
+from logdoctor.detectors.lrloss import level_fall, loss_response
+from logdoctor.detectors.robust import FloatArray, Series
+from logdoctor.model import LOSS, Finding, Run
+
+#: Fewer lr rows than this: no schedule analysis.
+MIN_ROWS = 10
+#: Rise episodes are sought on at most this many evenly strided rows (the scan is a Python loop).
+MAX_SCAN_ROWS = 20_000
+
+
+def first_peak(v: FloatArray) -> int:
+    """Row where the warm-up ends: the last row before the lr first decreases (the last row if never)."""
+    down = np.flatnonzero(np.diff(v) < -1e-12 * np.maximum(np.abs(v[:-1]), 1e-300))
+    return int(down[0]) if down.size else v.size - 1
+
+
+def rise_episodes(v: FloatArray, start: int, factor: float) -> list[tuple[int, int]]:
+    """(trough row, row where the rise reached ``factor`` x the trough) for each rise after ``start``."""
+    lv = np.log(np.maximum(v, 1e-300))
+    step = float(np.log(factor))
+    out: list[tuple[int, int]] = []
+    rising, lo, lo_i, hi = False, lv[start], start, lv[start]
+    for i in range(start + 1, v.size):
+        x = float(lv[i])
+        if not rising and x < lo:
+            lo, lo_i = x, i
+        elif not rising and x >= lo + step:
+            out.append((lo_i, i))
+            rising, hi = True, x
+        elif rising and x > hi:
+            hi = x
+        elif rising and x <= hi - step:
+            rising, lo, lo_i = False, x, i
+    return out
+
+
+class LrScheduleDetector(Analyzer):
+    """Reads the logged lr: warm-up, discontinuities, restarts, rises, and the loss's answer to them."""
+
+    name = "lr-schedule"
+
+    def __init__(
+        self,
+        *,
+        min_ratio: float = lrevents.MIN_RATIO,
+        warmup_peak_frac: float = 0.95,
+        restart_tolerance: float = 0.25,
+        min_fall: float = 0.3,
+        stall_frac: float = 0.9,
+        far_above: float = 1.5,
+    ) -> None:
+        self.min_ratio = min_ratio
+        self.warmup_peak_frac = warmup_peak_frac
+        self.restart_tolerance = restart_tolerance
+        self.min_fall = min_fall
+        self.stall_frac = stall_frac
+        self.far_above = far_above
+
+    def analyze(self, run: Run) -> Detection:
+        """LD601 no warm-up, LD603 jumps, LD604 restarts/cycles, LD602 rises after the peak, LD605 lr too high."""
+        s = lrevents.lr_series(run)
+        if s.n < MIN_ROWS or float(s.values.max()) <= 0:
+            return Detection()
+        loss = robust.series(run, LOSS)
+        peak = first_peak(s.values)
+        found = lrevents.discontinuities(s, min_ratio=self.min_ratio)
+        jumps = [c for c in found if c.is_rise and c.row > peak]
+        restarts = [c for c in jumps if self._is_restart(s, c)]
+        findings = self._warmup(s)
+        findings += [self._jump(run, loss, c) for c in jumps if c not in restarts]
+        episodes = self._smooth_rises(s, peak, jumps)
+        findings += self._rises(s, episodes, restarts)
+        drops = [c for c in found if not c.is_rise]
+        # only the first drop: a loss stuck from the start until then means the lr was too high; a
+        # flat stretch between two later drops is ordinary annealing (ReduceLROnPlateau, step decay)
+        findings += self._too_high(loss, s, drops[0], found) if drops else []
+        return Detection(tuple(findings))
+
+    def _is_restart(self, s: Series, c: LrChange) -> bool:
+        """A jump back to about the earlier peak (SGDR-style warm restart)."""
+        top = float(s.values[: c.row].max())
+        return c.before < top and abs(c.after / top - 1.0) <= self.restart_tolerance
+
+    def _warmup(self, s: Series) -> list[Finding]:
+        v = s.values
+        top = float(v.max())
+        if v[0] < self.warmup_peak_frac * top or s.steps[0] > max(10, 0.01 * s.steps[-1]):
+            return []  # below the peak, or first logged too late to know how the run started
+        ev = {"first_step": int(s.steps[0]), "first_lr": float(v[0]), "peak_lr": top,
+              "rows": s.n, "peak_frac": self.warmup_peak_frac}
+        return [codes.finding(
+            "LD601",
+            f"The lr is at its peak ({top:.3g}) from the first logged step ({s.steps[0]}): no warm-up.",
+            first_step=int(s.steps[0]), last_step=int(s.steps[0]), line=int(s.lines[0]) or None,
+            confidence=0.8, evidence=ev)]
+
+    def _jump(self, run: Run, loss: Series, c: LrChange) -> Finding:
+        resp = loss_response(run, loss, c)
+        ev: dict[str, float | int | str | bool | None] = {
+            "step": c.step, "prev_step": c.prev_step, "lr_before": c.before, "lr_after": c.after,
+            "lr_ratio": round(c.ratio, 4), **resp.evidence()}
+        return codes.finding(
+            "LD603",
+            f"{c.describe().capitalize()}, a discontinuity that is not one leg of a ramp"
+            f"{resp.clause()}.",
+            first_step=c.step, last_step=resp.last_step or c.step, confidence=0.9, evidence=ev)
+
+    def _smooth_rises(self, s: Series, peak: int, jumps: list[LrChange]) -> list[tuple[int, int]]:
+        """Rise episodes after the warm-up peak that are not made of a jump."""
+        rows = {c.row for c in jumps}
+        k = max(1, s.n // MAX_SCAN_ROWS)  # a smooth rise of 1.5x spans many rows: every k-th row finds it
+        eps = [(a * k, b * k) for a, b in rise_episodes(s.values[::k], peak // k, self.min_ratio)]
+        return [(a, b) for a, b in eps if not any(a - k < r <= b + k for r in rows)]
+
+    def _rises(self, s: Series, episodes: list[tuple[int, int]], restarts: list[LrChange]) -> list[Finding]:
+        n_cycles = len(episodes) + len(restarts)
+        if n_cycles >= 2 or restarts:
+            steps = sorted([int(s.steps[b]) for _, b in episodes] + [c.step for c in restarts])
+            ev = {"cycles": n_cycles, "restarts": len(restarts), "smooth_rises": len(episodes),
+                  "first_step": steps[0], "last_step": steps[-1]}
+            return [codes.finding(
+                "LD604",
+                f"A cyclic/restart lr schedule: the lr rises again {n_cycles} time(s) after its peak "
+                f"(first at step {steps[0]}).",
+                first_step=steps[0], last_step=steps[-1], confidence=0.8, evidence=ev)]
+        if not episodes:
+            return []
+        a, b = episodes[0]
+        ratio = float(s.values[b] / s.values[a])
+        rise: dict[str, float | int | str | bool | None] = {
+            "trough_step": int(s.steps[a]), "trough_lr": float(s.values[a]), "step": int(s.steps[b]),
+            "lr": float(s.values[b]), "ratio": round(ratio, 4), "min_ratio": self.min_ratio}
+        return [codes.finding(
+            "LD602",
+            f"The lr rises again after its peak: from {s.values[a]:.3g} at step {s.steps[a]} to "
+            f"{s.values[b]:.3g} at step {s.steps[b]} ({ratio:.2f}x), outside a recognisable cyclic schedule.",
+            first_step=int(s.steps[a]), last_step=int(s.steps[b]), line=int(s.lines[b]) or None,
+            confidence=0.7, evidence=rise)]
+
+    def _too_high(self, loss: Series, s: Series, c: LrChange, found: list[LrChange]) -> list[Finding]:
+        prev = [d.step for d in found if d.step < c.step]
+        fall = level_fall(loss, c, prev[-1] if prev else None)
+        if fall is None:
+            return []
+        if not (fall.fall >= self.min_fall and fall.stalled >= self.stall_frac and fall.far >= self.far_above):
+            return []
+        pct = round(100 * fall.fall)
+        return [codes.finding(
+            "LD605",
+            f"The loss fell {pct}% when {c.describe()}: the earlier lr was too high (the loss sat at "
+            f"{fall.before:.4g} for {fall.phase_rows} rows without progress, {fall.far:.1f}x above the "
+            f"{fall.later_min:.4g} the run reaches later).",
+            first_step=fall.phase_first_step, last_step=c.step, confidence=0.8,
+            evidence={"step": c.step, "lr_before": c.before, "lr_after": c.after, **fall.evidence()})]

@@ -1,0 +1,166 @@
+"""The self-contained HTML report: health summary, findings timeline, charts on one step axis, findings.
+
+One file with inline CSS and inline SVG: no JavaScript, no fonts, images or styles from anywhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+import numpy as np
+import polars as pl
+
+from logdoctor.detectors.evalnoise import metric_columns
+from logdoctor.detectors.steptimes import step_times
+from logdoctor.model import GRAD_NORM, LEN_MEAN, LOSS, LR, STEP, Report, Severity
+from logdoctor.renderers.base import Renderer
+from logdoctor.renderers.rows import VERDICT_TITLES, build_rows, facts
+from logdoctor.renderers.svgcharts import Axis, Chart, Line, Shade, chart_svg, scatter_svg, timeline_svg
+
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:1000px;color:#222}
+h1{font-size:20px;margin:0 0 4px} h2{font-size:16px;margin:22px 0 6px;border-bottom:1px solid #ddd}
+.status{padding:10px 14px;border-radius:6px;margin:10px 0;font-weight:600}
+.ok{background:#e6f4ea;color:#1e6b35}.warning{background:#fff4e5;color:#8a4b00}.error{background:#fdecea;color:#a3221b}
+ul.worst{margin:6px 0 0 0;font-weight:400}
+svg{display:block;margin:6px 0} svg text{font:11px sans-serif} svg .title{font-weight:600;font-size:12px}
+svg .tick{fill:#555} svg .clamp{font-size:10px} svg .legend{font-size:11px}
+table{border-collapse:collapse;width:100%} td,th{border-bottom:1px solid #eee;padding:4px 6px;vertical-align:top;
+text-align:left} th{background:#f6f6f6} .sev-error{color:#a3221b;font-weight:600}
+.sev-warning{color:#8a4b00;font-weight:600} .sev-info{color:#555} .ev{color:#555;font-size:12px;margin:2px 0 0 0}
+.facts td:first-child{color:#555;width:200px} .panels{display:flex;flex-wrap:wrap;gap:12px}
+"""
+
+
+def _status(report: Report) -> tuple[str, str]:
+    worst = report.worst_severity
+    if worst is None or worst < Severity.WARNING:
+        return "ok", "No problems found"
+    n = sum(f.severity >= Severity.WARNING for f in report.findings)
+    label = "error" if worst >= Severity.ERROR else "warning"
+    return label, f"{n} problem{'s' if n != 1 else ''} found (worst: {label})"
+
+
+def _summary(report: Report) -> str:
+    css, head = _status(report)
+    worst = sorted((f for f in report.findings if f.severity >= Severity.WARNING), key=lambda f: -f.severity)[:5]
+    items = "".join(f"<li>{escape(f.code)} {escape(f.message)}</li>" for f in worst)
+    v = report.verdict
+    batching = f"Batching: {escape(VERDICT_TITLES[v.batching])} ({v.confidence:.0%}) - {escape(v.summary)}"
+    return (f'<div class="status {css}">{escape(head)}{f"<ul class=worst>{items}</ul>" if items else ""}</div>'
+            f"<p>{batching}</p>")
+
+
+def _shades(report: Report, charts: bool = False) -> list[Shade]:
+    """Finding ranges: all for the timeline; on the charts, info findings only when they cover less
+    than half the run (a run-wide note would grey every chart)."""
+    t = report.run.table[STEP]
+    half = 0.5 * max(1, int(t.max()) - int(t.min()))  # type: ignore[arg-type]
+    out = []
+    for f in report.findings:
+        if f.first_step is None:
+            continue
+        last = int(f.last_step if f.last_step is not None else f.first_step)
+        if charts and f.severity < Severity.WARNING and last - f.first_step >= half:
+            continue
+        out.append(Shade(int(f.first_step), last, f.severity.label, f.code))
+    return out
+
+
+def _col(t: pl.DataFrame, name: str) -> np.ndarray:
+    return t[name].cast(pl.Float64).to_numpy().astype(float)
+
+
+def _eval_lines(report: Report, want_loss: bool) -> list[Line]:
+    ev = report.run.evals
+    if ev.height == 0 or STEP not in ev.columns:
+        return []
+    ev = ev.filter(pl.col(STEP).is_not_null())
+    names = [c for c in metric_columns(ev) if ("loss" in c) == want_loss and ev[c].null_count() < ev.height]
+    return [Line(c, ev[STEP].to_numpy(), _col(ev, c), markers=True) for c in names[:3]]
+
+
+def _charts(report: Report) -> list[Chart]:
+    t, shades = report.run.table, _shades(report, charts=True)
+    steps = t[STEP].to_numpy()
+    loss = _col(t, LOSS)
+    pos = loss[np.isfinite(loss) & (loss > 0)]
+    log = bool(pos.size == loss[np.isfinite(loss)].size and pos.size and pos.max() / pos.min() > 100)
+    charts = [Chart("loss (train) and eval loss", [Line("train loss", steps, loss), *_eval_lines(report, True)],
+                    shades, log=log)]
+    charts += [Chart(f"eval: {line.label}", [line], shades) for line in _eval_lines(report, False)[:2]]
+    for col, title in ((LR, "learning rate"), (GRAD_NORM, "grad norm")):
+        if report.run.has(col):
+            charts.append(Chart(title, [Line(col, steps, _col(t, col))], shades))
+    st = step_times(report.run)
+    if st is not None:
+        charts.append(Chart(f"time per step (from {st.source})", [Line(st.source, st.steps, st.seconds)], shades))
+    return charts
+
+
+def _batching_panels(report: Report) -> str:
+    t = report.run.table
+    if not report.run.has(LEN_MEAN):
+        return ""
+    panel = scatter_svg("loss vs batch mean length", _col(t, LEN_MEAN), _col(t, LOSS), "len_mean")
+    rec = report.artifacts.recurrence_by_epoch
+    recur = ""
+    if rec:
+        cells = "".join(f"<tr><td>epoch {i + 1}</td><td>{r:.0%}</td></tr>" for i, r in enumerate(rec))
+        recur = f"<table><tr><th>epoch</th><th>batches seen in an earlier epoch</th></tr>{cells}</table>"
+    return f'<h2>Batching evidence</h2><div class="panels">{panel}<div>{recur}</div></div>'
+
+
+def _findings_table(report: Report) -> str:
+    rows = build_rows(report)
+    if not rows.findings:
+        return "<p>No findings.</p>"
+    body = []
+    for f in rows.findings:
+        ev = f'<p class="ev"><b>Evidence:</b> {escape("; ".join(f.evidence))}</p>' if f.evidence else ""
+        body.append(f'<tr><td class="sev-{f.severity}">{escape(f.severity)}</td><td>{escape(f.code)}<br>'
+                    f"{escape(f.rule)}</td><td>{escape(f.steps)}</td><td>{escape(f.message)}"
+                    f'<p class="ev"><b>What to do:</b> {escape(f.hint)}</p>{ev}</td></tr>')
+    return ("<table><tr><th>severity</th><th>code</th><th>steps</th><th>finding and evidence</th></tr>"
+            + "".join(body) + "</table>")
+
+
+def render_html(report: Report) -> str:
+    """The whole page for one run."""
+    t = report.run.table
+    steps = t[STEP].to_numpy()
+    axis = Axis(float(steps.min()), float(steps.max()))
+    glance = "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in facts(report))
+    shades = _shades(report)
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>logdoctor: {escape(report.meta.path)}</title><style>{CSS}</style></head><body>",
+        f"<h1>logdoctor: {escape(report.meta.path)}</h1>", _summary(report),
+        timeline_svg(shades, axis) if shades else "",
+        "<h2>Curves (one step axis; finding ranges shaded)</h2>",
+        *(chart_svg(c, axis) for c in _charts(report)),
+        _batching_panels(report),
+        "<h2>Findings</h2>", _findings_table(report),
+        f'<h2>Run at a glance</h2><table class="facts">{glance}</table>',
+        "</body></html>",
+    ]
+    return "\n".join(p for p in parts if p) + "\n"
+
+
+class HtmlRenderer(Renderer):
+    """``--format html``: one self-contained page per run (several runs: one page, one section each)."""
+
+    name = "html"
+    extension = ".html"
+
+    def render(self, report: Report) -> str:
+        return render_html(report)
+
+    def render_many(self, reports: Sequence[Report]) -> str:
+        if len(reports) == 1:
+            return self.render(reports[0])
+        pages = [render_html(r) for r in reports]
+        bodies = [p.split("<body>", 1)[1].rsplit("</body>", 1)[0] for p in pages]
+        head = pages[0].split("<body>", 1)[0] if pages else "<!DOCTYPE html><html><head></head>"
+        return head + "<body>" + "<hr>".join(bodies) + "</body></html>\n"

@@ -14,7 +14,7 @@ from logdoctor import codes
 from logdoctor.config import AnalysisConfig
 from logdoctor.detectors import ANALYZERS
 from logdoctor.diagnosis.batching import BatchingDiagnosis
-from logdoctor.errors import ConfigError, LogdoctorError
+from logdoctor.errors import LogdoctorError
 from logdoctor.exitcodes import ExitCode, should_fail
 from logdoctor.ingest import memory, streaming
 from logdoctor.ingest.aliases import FieldMap
@@ -32,6 +32,7 @@ from logdoctor.model import (
     Run,
     SeriesSummary,
 )
+from logdoctor.options import check_options
 from logdoctor.structure.build import build_run
 
 
@@ -118,17 +119,14 @@ def analyze(run: Run, cfg: AnalysisConfig | None = None) -> Report:
     findings: list[Finding] = []
     artifacts: dict[str, object] = {}
     for cls in ANALYZERS:
-        try:
-            detector = cls(**cfg.options_for(cls.name))
-        except TypeError as err:
-            raise ConfigError(f"bad option for detector {cls.name!r}: {err}") from None
+        detector = cls(**check_options(cls.name, cls.options, cfg.options_for(cls.name), "configuration"))
         detection = detector.analyze(run)
         findings.extend(detection.findings)
         artifacts.update(detection.artifacts)
-    try:
-        diagnoser = BatchingDiagnosis(**cfg.options_for(BatchingDiagnosis.name))  # type: ignore[arg-type]
-    except TypeError as err:
-        raise ConfigError(f"bad option for {BatchingDiagnosis.name!r}: {err}") from None
+    name = BatchingDiagnosis.name
+    diagnoser = BatchingDiagnosis(
+        **check_options(name, BatchingDiagnosis.options, cfg.options_for(name), "configuration")  # type: ignore[arg-type]
+    )
     diagnosis = diagnoser.diagnose(run, findings)
     # the diagnosis may explain some detector findings as symptoms of its verdict
     findings = [*(diagnosis.attributed or findings), *diagnosis.findings]

@@ -12,6 +12,7 @@ change) are reported.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.cpsearch import fast_breakpoints
 from logdoctor.detectors.robust import FloatArray, Series
 from logdoctor.model import ACC, LOSS, Finding, Run, Severity
+from logdoctor.options import Option, at_least, fraction, int_opt, positive
 
 #: Fewer rows than this: no changepoint analysis (reported once by the too-short analyzer).
 MIN_POINTS = 30
@@ -98,6 +100,12 @@ class ChangepointDetector(Analyzer):
     """Regime changes of the loss and accuracy that stand out from the noise and the trend."""
 
     name = "changepoints"
+    #: every keyword of ``__init__`` with its type and bounds (checked where configured)
+    options: ClassVar[tuple[Option, ...]] = (
+        positive("beta"), int_opt("max_blocks", 1), positive("min_t"), at_least("min_delta_sigma", 0),
+        at_least("min_rel", 0), at_least("min_acc_delta", 0), fraction("window_frac"),
+        int_opt("max_findings", 1), int_opt("min_regime_rows", 1), Option("min_regime_frac", float, 0, 1),
+    )
 
     def __init__(
         self,

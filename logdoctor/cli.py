@@ -287,6 +287,7 @@ def parse(
     table_fmt: Annotated[
         str | None, typer.Option("--table-format", help="parquet, csv or jsonl (default: by -o).")
     ] = None,
+    config: ConfigOpt = None,
 ) -> int:
     """Write the normalised step table of a log, for your own notebooks."""
     from logdoctor import pipeline
@@ -294,8 +295,8 @@ def parse(
     from logdoctor.renderers.tables import render_table, table_format
 
     fmt = table_format(output, table_fmt)
-    fields = FieldMap.parse(field_map or [])
-    run = pipeline.load(path, fields=fields, steps_per_epoch=steps_per_epoch, fmt=format_in)
+    cfg = _config(config, field_map, steps_per_epoch, None, None)
+    run = pipeline.load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch, fmt=format_in)
     write_output(render_table(run, fmt), output, inputs=[path])
     return ExitCode.OK
 
@@ -331,6 +332,9 @@ def tail(
     poll: Annotated[bool, typer.Option("--poll", help="Poll even where inotify works.")] = False,
     field_map: MapOpt = None,
     steps_per_epoch: SpeOpt = None,
+    config: ConfigOpt = None,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
 ) -> int:
     """Follow a live training log and report findings the moment they appear (Ctrl-C stops)."""
     from logdoctor.tail.runner import TailOptions, follow
@@ -342,12 +346,14 @@ def tail(
         raise ConfigError("tail needs a log file or --glob PATTERN")
     if exit_on not in (None, "warning", "error"):
         raise ConfigError(f"--exit-on expects warning or error, got {exit_on!r}")
-    fields = FieldMap.parse(field_map or [])
+    cfg = _config(config, field_map, steps_per_epoch, select, ignore)
+    session = SessionOptions(fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch, select=cfg.select,
+                             ignore=cfg.ignore, options=cfg.options)
     opts = TailOptions(
         patterns=tuple(patterns), from_end=from_end, poll_interval=poll_interval,
         heartbeat=heartbeat, idle_timeout=idle_timeout, max_seconds=max_seconds,
         exit_on=Severity.parse(exit_on) if exit_on else None, on_finding=on_finding,
-        inotify=not poll, session=SessionOptions(fields=fields, steps_per_epoch=steps_per_epoch),
+        inotify=not poll, session=session,
     )
     return follow(opts, stream_renderer(fmt))
 

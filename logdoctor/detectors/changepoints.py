@@ -144,11 +144,16 @@ class ChangepointDetector(Analyzer):
             return []
         y = s.transformed() if code == "LD301" else s.values
         sigma = robust.noise_sigma(y)
-        if sigma <= 0:
+        if not 0 < sigma < np.inf:
             return []
         med = robust.rolling_median(y, 15)
         yw = np.clip(y, med - 5 * sigma, med + 5 * sigma)
-        bkps = fast_breakpoints(yw, self.beta * sigma**2 * np.log(s.n), max_blocks=self.max_blocks)
+        pen = self.beta * sigma**2 * np.log(s.n)
+        with np.errstate(over="ignore", invalid="ignore"):
+            # the L2 costs sum squares: values near the float limit (a loss of ±1e308) overflow them
+            if not (np.isfinite(pen) and np.isfinite(np.square(yw).sum()) and np.isfinite(med).all()):
+                return []
+        bkps = fast_breakpoints(yw, pen, max_blocks=self.max_blocks)
         x = np.log(np.maximum(s.steps - s.steps[0], 0) + 1.0 + 0.01 * (s.steps[-1] - s.steps[0]))
         window = max(10, int(self.window_frac * s.n))
         jumps = judge(x, yw, bkps, sigma, window)

@@ -27,6 +27,7 @@ def default_detectors(opts: SessionOptions) -> tuple[list[Analyzer], HeavyFn]:
         steps_per_epoch=opts.steps_per_epoch,
         select=opts.select,
         ignore=opts.ignore,
+        options=opts.options,
     )
     cheap: list[Analyzer] = []
     for cls in ANALYZERS:

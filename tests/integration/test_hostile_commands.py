@@ -19,7 +19,8 @@ REPO = Path(__file__).resolve().parents[2]
 CANONICAL = REPO / "fixtures" / "formats" / "canonical.log"
 #: Hostile inputs worth drawing or exporting (thin, degenerate or extreme data) and bad ones.
 DEGENERATE = ["one_step.log", "two_steps.log", "constant_loss.log", "all_nan.log", "all_inf.log",
-              "huge_negative.log", "interleaved_ranks.log", "empty.log", "binary_png.log",
+              "huge_negative.log", "swing_1e308.log", "swing_1e308_batch_stats.log",
+              "interleaved_ranks.log", "empty.log", "binary_png.log",
               "truncated.log.gz", "a_directory", "missing.log"]
 
 

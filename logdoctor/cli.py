@@ -112,19 +112,24 @@ def _config(
 
 def _emit(
     outcomes: list[Outcome], fmt: str, verbosity: int, output: str, paths: list[str], per_run: bool
-) -> None:
-    """Errors to stderr; the reports (and the summary for several inputs) to ``output``."""
+) -> list[Outcome]:
+    """Errors and skipped files to stderr; the reports (and the summary for several inputs) to
+    ``output``. Returns the outcomes that count (the skipped ones left out)."""
     from logdoctor.renderers import get_renderer
     from logdoctor.renderers.output import write_output
 
     for o in outcomes:
+        if o.skipped:
+            typer.echo(f"logdoctor: note: skipped {o.error} (found in a directory)", err=True)
+    outcomes = [o for o in outcomes if not o.skipped]
+    for o in outcomes:
         if o.error:
             typer.echo(f"logdoctor: error: {o.error}", err=True)
-    if len(outcomes) > 1 or any(o.report for o in outcomes):
-        renderer = get_renderer(fmt)(
-            verbosity=verbosity, color=None if output == "-" else False, per_run=per_run
-        )
+    cls = get_renderer(fmt)
+    if len(outcomes) > 1 or any(o.report for o in outcomes) or cls.documents_errors:
+        renderer = cls(verbosity=verbosity, color=None if output == "-" else False, per_run=per_run)
         write_output(renderer.render_outcomes(outcomes), output, inputs=paths)
+    return outcomes
 
 
 @app.command()
@@ -154,8 +159,8 @@ def analyze(
 
     get_renderer(fmt)
     cfg = _config(config, field_map, steps_per_epoch, select, ignore, max_memory=max_memory)
-    outcomes = pipeline.analyze_paths(paths, cfg, jobs)
-    _emit(outcomes, fmt, -1 if quiet else verbose, output, paths, reports)
+    outcomes = _emit(pipeline.analyze_paths(paths, cfg, jobs), fmt, -1 if quiet else verbose, output, paths,
+                     reports)
     done = [o.report for o in outcomes if o.report]
     if plot and done:
         write_output(plot_renderer_for(plot)().render_many(done), plot, inputs=paths)
@@ -190,8 +195,8 @@ def check(
 
     get_renderer(fmt)
     cfg = _config(config, field_map, steps_per_epoch, select, ignore, fail_on, max_memory)
-    outcomes = pipeline.analyze_paths(paths, cfg, jobs)
-    _emit(outcomes, fmt, -1 if quiet else verbose, output, paths, reports)
+    outcomes = _emit(pipeline.analyze_paths(paths, cfg, jobs), fmt, -1 if quiet else verbose, output, paths,
+                     reports)
     code = worst(ExitCode(o.exit_code) for o in outcomes)
     return ExitCode.OK if exit_zero and code == ExitCode.FINDINGS else code
 

@@ -87,6 +87,7 @@ def test_jumps_right_after_a_resume_are_explained_by_it() -> None:
     assert out[2].severity is Severity.WARNING and "explained_by" not in out[2].evidence
 
 
+@pytest.mark.reallogs
 def test_marian_resume_jumps_read_as_one_finding_each(reallogs_dir: Path) -> None:
     report = pipeline.analyze(pipeline.load(str(reallogs_dir / "marian_encs_bt_multi_resume.log")))
     warnings = [f for f in report.findings if f.severity >= Severity.WARNING]

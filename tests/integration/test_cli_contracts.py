@@ -248,3 +248,37 @@ def test_directory_leaves_out_manifest_readme_and_skips_files_without_steps(
     (runs / "run.log").unlink()
     assert main(["analyze", str(runs), "-q", "-j", "1"]) == 2
     assert "note: skipped" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("command", "flag", "message"),
+    [
+        (c, spec, spec[1])
+        for c, flags in {
+            "analyze": ["map", "spe", "select", "ignore", "memory"],
+            "check": ["map", "spe", "select", "ignore", "memory", "fail-on"],
+            "tail": ["map", "spe", "select", "ignore"],
+            "plot": ["map", "spe", "memory"],
+            "parse": ["map", "spe"],
+        }.items()
+        for flag, spec in {
+            "map": (["--map", "nonsense=x"], "--map target 'nonsense' is not a known column"),
+            "spe": (["--steps-per-epoch", "0"], "Invalid value for '--steps-per-epoch'"),
+            "select": (["--select", "LD9"], "--select: 'LD9' is not a finding code"),
+            "ignore": (["--ignore", "nope"], "--ignore: 'nope' is not a finding code"),
+            "memory": (["--max-memory", "lots"], "lots"),
+            "fail-on": (["--fail-on", "fatal"], "--fail-on: unknown severity 'fatal'"),
+        }.items()
+        if flag in flags
+    ],
+    ids=lambda v: v if isinstance(v, str) else None,
+)
+def test_bad_command_line_options_are_exit_2_for_every_command(
+    command: str, flag: tuple[list[str], str], message: str, here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The flags that reach the same settings as the file are checked the same way (exit 2)."""
+    args, _ = flag
+    assert main([*_args(command, INSTABILITY), *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err, err
+    assert not (here / "fig.svg").exists() and not (here / "steps.csv").exists()

@@ -282,3 +282,13 @@ def test_bad_command_line_options_are_exit_2_for_every_command(
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err, err
     assert not (here / "fig.svg").exists() and not (here / "steps.csv").exists()
+
+
+def test_ci_formats_document_a_single_failing_input(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """JUnit and GitHub annotations report a lone unreadable input too (CI would otherwise show nothing)."""
+    assert main(["check", "missing.log", "-f", "junit"]) == 2
+    assert '<error type="input" message="missing.log: no such file or directory" />' in capsys.readouterr().out
+    assert main(["check", "missing.log", "-f", "github"]) == 2
+    assert capsys.readouterr().out.startswith("::error file=missing.log,title=logdoctor::missing.log: no such file")
+    assert main(["check", "missing.log", "-f", "markdown"]) == 2
+    assert capsys.readouterr().out == ""  # the error line on stderr is the whole story

@@ -97,7 +97,7 @@ def test_healthy_without_epochs_is_inconclusive_and_says_what_to_log() -> None:
 
 
 def test_confidence_differs_between_verdicts_and_stays_in_0_1() -> None:
-    """Not a calibration check (that is bench/confusion.py's reliability table): distinct values only."""
+    """Distinct values only; calibration: tests/integration/test_confidence_reliability.py."""
     confs = {
         round(diagnose(SimConfig(strategy=s, n_samples=2500, seed=12)).verdict.confidence, 3)
         for s in ("sorted_asc", "static", "bucketed", "megabatch")

@@ -103,6 +103,9 @@ def summarize(run: Run) -> SeriesSummary:
     )
 
 
+# statistics of values near the float limit (a loss of ±1e308) overflow to inf/nan, which the
+# detectors take as "no evidence": numpy's warnings about it would only be noise on stderr
+@np.errstate(all="ignore")
 def analyze(run: Run, cfg: AnalysisConfig | None = None) -> Report:
     """Run every detector and the batching diagnosis over a Run.
 
@@ -116,24 +119,21 @@ def analyze(run: Run, cfg: AnalysisConfig | None = None) -> Report:
     ):
         meta = dataclasses.replace(run.meta, steps_per_epoch=cfg.steps_per_epoch, steps_per_epoch_given=True)
         run = dataclasses.replace(run, meta=meta)
-    # statistics of values near the float limit (a loss of ±1e308) overflow to inf/nan; the
-    # detectors treat those as 'no evidence', and numpy's warnings would only be noise on stderr
-    with np.errstate(all="ignore"):
-        findings: list[Finding] = []
-        artifacts: dict[str, object] = {}
-        for cls in ANALYZERS:
-            detector = cls(**check_options(cls.name, cls.options, cfg.options_for(cls.name), "configuration"))
-            detection = detector.analyze(run)
-            findings.extend(detection.findings)
-            artifacts.update(detection.artifacts)
-        name = BatchingDiagnosis.name
-        diagnoser = BatchingDiagnosis(
-            **check_options(name, BatchingDiagnosis.options, cfg.options_for(name), "configuration")  # type: ignore[arg-type]
-        )
-        diagnosis = diagnoser.diagnose(run, findings)
-        # the diagnosis may explain some detector findings as symptoms of its verdict
-        findings = [*(diagnosis.attributed or findings), *diagnosis.findings]
-        artifacts.update(diagnosis.artifacts)
+    findings: list[Finding] = []
+    artifacts: dict[str, object] = {}
+    for cls in ANALYZERS:
+        detector = cls(**check_options(cls.name, cls.options, cfg.options_for(cls.name), "configuration"))
+        detection = detector.analyze(run)
+        findings.extend(detection.findings)
+        artifacts.update(detection.artifacts)
+    name = BatchingDiagnosis.name
+    diagnoser = BatchingDiagnosis(
+        **check_options(name, BatchingDiagnosis.options, cfg.options_for(name), "configuration")  # type: ignore[arg-type]
+    )
+    diagnosis = diagnoser.diagnose(run, findings)
+    # the diagnosis may explain some detector findings as symptoms of its verdict
+    findings = [*(diagnosis.attributed or findings), *diagnosis.findings]
+    artifacts.update(diagnosis.artifacts)
     kept = codes.select(findings, cfg.select, cfg.ignore)
     kept.sort(key=lambda f: (-f.severity, f.first_step if f.first_step is not None else -1, f.code))
     return Report(

@@ -112,19 +112,24 @@ def _config(
 
 def _emit(
     outcomes: list[Outcome], fmt: str, verbosity: int, output: str, paths: list[str], per_run: bool
-) -> None:
-    """Errors to stderr; the reports (and the summary for several inputs) to ``output``."""
+) -> list[Outcome]:
+    """Errors and skipped files to stderr; the reports (and the summary for several inputs) to
+    ``output``. Returns the outcomes that count (the skipped ones left out)."""
     from logdoctor.renderers import get_renderer
     from logdoctor.renderers.output import write_output
 
     for o in outcomes:
+        if o.skipped:
+            typer.echo(f"logdoctor: note: skipped {o.error} (found in a directory)", err=True)
+    outcomes = [o for o in outcomes if not o.skipped]
+    for o in outcomes:
         if o.error:
             typer.echo(f"logdoctor: error: {o.error}", err=True)
-    if len(outcomes) > 1 or any(o.report for o in outcomes):
-        renderer = get_renderer(fmt)(
-            verbosity=verbosity, color=None if output == "-" else False, per_run=per_run
-        )
+    cls = get_renderer(fmt)
+    if len(outcomes) > 1 or any(o.report for o in outcomes) or cls.documents_errors:
+        renderer = cls(verbosity=verbosity, color=None if output == "-" else False, per_run=per_run)
         write_output(renderer.render_outcomes(outcomes), output, inputs=paths)
+    return outcomes
 
 
 @app.command()
@@ -154,8 +159,8 @@ def analyze(
 
     get_renderer(fmt)
     cfg = _config(config, field_map, steps_per_epoch, select, ignore, max_memory=max_memory)
-    outcomes = pipeline.analyze_paths(paths, cfg, jobs)
-    _emit(outcomes, fmt, -1 if quiet else verbose, output, paths, reports)
+    outcomes = _emit(pipeline.analyze_paths(paths, cfg, jobs), fmt, -1 if quiet else verbose, output, paths,
+                     reports)
     done = [o.report for o in outcomes if o.report]
     if plot and done:
         write_output(plot_renderer_for(plot)().render_many(done), plot, inputs=paths)
@@ -190,8 +195,8 @@ def check(
 
     get_renderer(fmt)
     cfg = _config(config, field_map, steps_per_epoch, select, ignore, fail_on, max_memory)
-    outcomes = pipeline.analyze_paths(paths, cfg, jobs)
-    _emit(outcomes, fmt, -1 if quiet else verbose, output, paths, reports)
+    outcomes = _emit(pipeline.analyze_paths(paths, cfg, jobs), fmt, -1 if quiet else verbose, output, paths,
+                     reports)
     code = worst(ExitCode(o.exit_code) for o in outcomes)
     return ExitCode.OK if exit_zero and code == ExitCode.FINDINGS else code
 
@@ -316,6 +321,7 @@ def parse(
     table_fmt: Annotated[
         str | None, typer.Option("--table-format", help="parquet, csv or jsonl (default: by -o).")
     ] = None,
+    config: ConfigOpt = None,
 ) -> int:
     """Write the normalised step table of a log, for your own notebooks."""
     from logdoctor import pipeline
@@ -323,8 +329,8 @@ def parse(
     from logdoctor.renderers.tables import render_table, table_format
 
     fmt = table_format(output, table_fmt)
-    fields = FieldMap.parse(field_map or [])
-    run = pipeline.load(path, fields=fields, steps_per_epoch=steps_per_epoch, fmt=format_in)
+    cfg = _config(config, field_map, steps_per_epoch, None, None)
+    run = pipeline.load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch, fmt=format_in)
     write_output(render_table(run, fmt), output, inputs=[path])
     return ExitCode.OK
 
@@ -360,6 +366,9 @@ def tail(
     poll: Annotated[bool, typer.Option("--poll", help="Poll even where inotify works.")] = False,
     field_map: MapOpt = None,
     steps_per_epoch: SpeOpt = None,
+    config: ConfigOpt = None,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
 ) -> int:
     """Follow a live training log and report findings the moment they appear (Ctrl-C stops)."""
     from logdoctor.tail.runner import TailOptions, follow
@@ -371,12 +380,14 @@ def tail(
         raise ConfigError("tail needs a log file or --glob PATTERN")
     if exit_on not in (None, "warning", "error"):
         raise ConfigError(f"--exit-on expects warning or error, got {exit_on!r}")
-    fields = FieldMap.parse(field_map or [])
+    cfg = _config(config, field_map, steps_per_epoch, select, ignore)
+    session = SessionOptions(fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch, select=cfg.select,
+                             ignore=cfg.ignore, options=cfg.options)
     opts = TailOptions(
         patterns=tuple(patterns), from_end=from_end, poll_interval=poll_interval,
         heartbeat=heartbeat, idle_timeout=idle_timeout, max_seconds=max_seconds,
         exit_on=Severity.parse(exit_on) if exit_on else None, on_finding=on_finding,
-        inotify=not poll, session=SessionOptions(fields=fields, steps_per_epoch=steps_per_epoch),
+        inotify=not poll, session=session,
     )
     return follow(opts, stream_renderer(fmt))
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -11,16 +10,17 @@ from typing import Any
 
 from logdoctor import codes
 from logdoctor.config import AnalysisConfig
-from logdoctor.detectors import ANALYZERS
+from logdoctor.detectors import ANALYZERS, Analyzer
 from logdoctor.diagnosis.batching import BatchingDiagnosis
 from logdoctor.errors import ConfigError
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.model import Severity
+from logdoctor.options import Value, check_options
 
 TOP_KEYS = ("select", "ignore", "fail-on", "map", "steps-per-epoch")
 
 
-def detectors() -> dict[str, type]:
+def detectors() -> dict[str, type[Analyzer] | type[BatchingDiagnosis]]:
     """Configurable detectors by name: the ANALYZERS registry plus the batching diagnosis."""
     return {**{cls.name: cls for cls in ANALYZERS}, BatchingDiagnosis.name: BatchingDiagnosis}
 
@@ -50,7 +50,7 @@ def _read(path: Path) -> dict[str, Any]:
 def load_table(path: Path) -> tuple[dict[str, Any], str]:
     """The logdoctor table of a config file and how to name it in messages."""
     doc = _read(path)
-    if path.name == "logdoctor.toml":
+    if path.name != "pyproject.toml":  # logdoctor.toml, or any file named by --config
         return doc, str(path)
     return doc.get("tool", {}).get("logdoctor", {}), f"[tool.logdoctor] in {path}"
 
@@ -74,7 +74,7 @@ def _patterns(value: Any, what: str) -> tuple[str, ...]:
     return check_patterns([v for v in value if v.strip()], what)
 
 
-def _options(name: str, table: Any, where: str) -> dict[str, float | int | str | bool]:
+def _options(name: str, table: Any, where: str) -> dict[str, Value]:
     known = detectors()
     if name not in known:
         raise ConfigError(
@@ -82,21 +82,7 @@ def _options(name: str, table: Any, where: str) -> dict[str, float | int | str |
         )
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: [{name}] must be a table of thresholds")
-    params = inspect.signature(known[name]).parameters  # the class: __init__ without self
-    open_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    allowed = [
-        p
-        for p in params
-        if params[p].kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-    ]
-    for key, value in table.items():
-        if key not in allowed and not open_kw:
-            raise ConfigError(
-                f"{where}: unknown option {name}.{key} (known: {', '.join(allowed) or 'none'})"
-            )
-        if not isinstance(value, (int, float, str, bool)):
-            raise ConfigError(f"{where}: {name}.{key} must be a number, string or boolean")
-    return dict(table)
+    return check_options(name, known[name].options, table, where)
 
 
 def config_from_table(table: Mapping[str, Any], where: str) -> AnalysisConfig:
@@ -116,9 +102,13 @@ def config_from_table(table: Mapping[str, Any], where: str) -> AnalysisConfig:
         elif key == "map":
             if not isinstance(value, dict):
                 raise ConfigError(f'{where}: map must be a table of canonical = "source"')
-            cfg = dataclasses.replace(
-                cfg, fields=FieldMap.parse(f"{k}={v}" for k, v in value.items())
-            )
+            if not all(isinstance(v, str) and v for v in value.values()):
+                raise ConfigError(f'{where}: map values must be source field names (strings)')
+            try:
+                fields = FieldMap.parse(f"{k}={v}" for k, v in value.items())
+            except ConfigError as err:
+                raise ConfigError(f"{where}: map: {str(err).removeprefix('--map ')}") from None
+            cfg = dataclasses.replace(cfg, fields=fields)
         elif key == "steps-per-epoch":
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(

@@ -336,9 +336,13 @@ class Outcome:
         report: the report, or None when the input could not be read or analysed.
         error: the one-line error message when ``report`` is None.
         exit_code: this input's exit code (0 ok, 1 findings at/above the threshold, 2 bad input).
+        skipped: see below.
     """
 
     path: str
     report: Report | None
     error: str | None = None
     exit_code: int = 0
+    #: a file found in a directory that holds no training steps: ``error`` says why, and the
+    #: command skips it with a note instead of failing (see ``pipeline.analyze_paths``)
+    skipped: bool = False

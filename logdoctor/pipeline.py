@@ -14,7 +14,7 @@ from logdoctor import codes
 from logdoctor.config import AnalysisConfig
 from logdoctor.detectors import ANALYZERS, lrcause
 from logdoctor.diagnosis.batching import BatchingDiagnosis
-from logdoctor.errors import ConfigError, LogdoctorError
+from logdoctor.errors import LogdoctorError, ParseError
 from logdoctor.exitcodes import ExitCode, should_fail
 from logdoctor.ingest import memory, streaming
 from logdoctor.ingest.aliases import FieldMap
@@ -32,6 +32,7 @@ from logdoctor.model import (
     Run,
     SeriesSummary,
 )
+from logdoctor.options import check_options
 from logdoctor.structure.build import build_run
 
 
@@ -102,6 +103,9 @@ def summarize(run: Run) -> SeriesSummary:
     )
 
 
+# statistics of values near the float limit (a loss of ±1e308) overflow to inf/nan, which the
+# detectors take as "no evidence": numpy's warnings about it would only be noise on stderr
+@np.errstate(all="ignore")
 def analyze(run: Run, cfg: AnalysisConfig | None = None) -> Report:
     """Run every detector and the batching diagnosis over a Run.
 
@@ -118,18 +122,15 @@ def analyze(run: Run, cfg: AnalysisConfig | None = None) -> Report:
     findings: list[Finding] = []
     artifacts: dict[str, object] = {}
     for cls in ANALYZERS:
-        try:
-            detector = cls(**cfg.options_for(cls.name))
-        except TypeError as err:
-            raise ConfigError(f"bad option for detector {cls.name!r}: {err}") from None
+        detector = cls(**check_options(cls.name, cls.options, cfg.options_for(cls.name), "configuration"))
         detection = detector.analyze(run)
         findings.extend(detection.findings)
         artifacts.update(detection.artifacts)
     findings = lrcause.attach(run, findings)  # a loss event at an lr change names it
-    try:
-        diagnoser = BatchingDiagnosis(**cfg.options_for(BatchingDiagnosis.name))  # type: ignore[arg-type]
-    except TypeError as err:
-        raise ConfigError(f"bad option for {BatchingDiagnosis.name!r}: {err}") from None
+    name = BatchingDiagnosis.name
+    diagnoser = BatchingDiagnosis(
+        **check_options(name, BatchingDiagnosis.options, cfg.options_for(name), "configuration")  # type: ignore[arg-type]
+    )
     diagnosis = diagnoser.diagnose(run, findings)
     # the diagnosis may explain some detector findings as symptoms of its verdict
     findings = [*(diagnosis.attributed or findings), *diagnosis.findings]
@@ -156,10 +157,16 @@ def is_run_dir(path: Path) -> bool:
     return any(p.sniff(source) for p in PARSERS)
 
 
+#: Files in a directory that describe the logs rather than hold one (name prefixes, any case).
+NOT_LOGS = ("manifest", "readme", "license", "licence", "changelog")
+
+
 def _is_log_file(path: Path) -> bool:
     name = path.name.lower()
     for comp in _COMPRESSED:
         name = name.removesuffix(comp)
+    if name.startswith((".", *NOT_LOGS)):
+        return False
     return path.is_file() and name.endswith(LOG_SUFFIXES)
 
 
@@ -167,29 +174,45 @@ def expand_inputs(paths: Sequence[str]) -> list[str]:
     """Expand globs and directories into the inputs to analyse, in order, without repeats.
 
     A directory stands for the log files in it (and the run folders directly in it), unless it is
-    itself a run folder. A glob that matches nothing, or an empty directory, stays as given so
-    that loading it reports the problem.
+    itself a run folder; hidden files and MANIFEST/README/LICENSE/CHANGELOG files are left out.
+    A glob that matches nothing, or an empty directory, stays as given so that loading it
+    reports the problem.
     """
-    out: list[str] = []
+    return list(expand_entries(paths))
+
+
+def expand_entries(paths: Sequence[str]) -> dict[str, bool]:
+    """``expand_inputs`` with, per input, whether it was found inside a directory (True) rather
+    than named or matched by a glob: such a file may be skipped when it holds no training steps."""
+    out: dict[str, bool] = {}
     for p in paths:
         matches = sorted(glob.glob(p, recursive=True)) if glob.has_magic(p) else [p]
         for m in matches or [p]:
             path = Path(m)
             if m != "-" and path.is_dir() and not is_run_dir(path):
                 inside = [str(c) for c in sorted(path.iterdir()) if _is_log_file(c) or (c.is_dir() and is_run_dir(c))]
-                out.extend(inside or [m])
+                for name in inside:
+                    out.setdefault(name, True)
+                if not inside:
+                    out.setdefault(m, False)
             else:
-                out.append(m)
-    return list(dict.fromkeys(out))
+                out[m] = False
+    return out
 
 
-def analyze_one(path: str, cfg: AnalysisConfig) -> Outcome:
-    """Load and analyse one input; an expected error becomes an Outcome with exit code 2."""
+def analyze_one(path: str, cfg: AnalysisConfig, in_dir: bool = False) -> Outcome:
+    """Load and analyse one input; an expected error becomes an Outcome with exit code 2.
+
+    A file found in a directory (``in_dir``) that holds no training steps (a parse error, or
+    empty) is a ``skipped`` Outcome with exit code 0 instead.
+    """
     try:
         run = load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch, max_memory=cfg.max_memory)
         report = analyze(run, cfg)
     except LogdoctorError as err:
-        return Outcome(path=path, report=None, error=str(err), exit_code=ExitCode.BAD_INPUT)
+        skip = in_dir and (isinstance(err, ParseError) or str(err).endswith(": file is empty"))
+        code = ExitCode.OK if skip else ExitCode.BAD_INPUT
+        return Outcome(path=path, report=None, error=str(err), exit_code=code, skipped=skip)
     failed = should_fail(report.findings, cfg.fail_on)
     return Outcome(path=path, report=report, exit_code=ExitCode.FINDINGS if failed else ExitCode.OK)
 
@@ -232,10 +255,11 @@ def analyze_paths(paths: Sequence[str], cfg: AnalysisConfig | None = None, jobs:
         jobs: worker processes; None chooses (``auto_jobs``), 1 stays in this process.
     """
     cfg = cfg or AnalysisConfig()
-    inputs = expand_inputs(paths)
+    entries = expand_entries(paths)
+    inputs = list(entries)
     workers = min(jobs or auto_jobs(inputs), len(inputs))
     if workers <= 1 or "-" in inputs:
-        return [analyze_one(p, cfg) for p in inputs]
+        return _unskip_all([analyze_one(p, cfg, entries[p]) for p in inputs])
     cfg = worker_config(cfg, workers)
     # spawn, not fork: forking a process that has started polars' thread pool can deadlock
     import multiprocessing  # only here: a single input never pays for the process pool's imports
@@ -243,4 +267,12 @@ def analyze_paths(paths: Sequence[str], cfg: AnalysisConfig | None = None, jobs:
 
     spawn = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=spawn) as pool:
-        return list(pool.map(analyze_one, inputs, [cfg] * len(inputs)))
+        return _unskip_all(list(pool.map(analyze_one, inputs, [cfg] * len(inputs), entries.values())))
+
+
+def _unskip_all(outcomes: list[Outcome]) -> list[Outcome]:
+    """Files without training steps are skipped only beside real runs: when every input was
+    skipped, nothing was analysed, and each is an input error (exit 2) again."""
+    if outcomes and all(o.skipped for o in outcomes):
+        return [dataclasses.replace(o, skipped=False, exit_code=ExitCode.BAD_INPUT) for o in outcomes]
+    return outcomes

@@ -27,8 +27,11 @@ def fixtures_dir() -> Path:
 
 
 @pytest.fixture
-def reallogs_dir() -> Path:
-    """``../shared/reallogs``; the test is skipped when it is absent."""
+def reallogs_dir(request: pytest.FixtureRequest) -> Path:
+    """``../shared/reallogs``; the test is skipped when it is absent, and must carry the
+    ``reallogs`` marker (``-m "not reallogs"`` deselects every test that reads the folder)."""
+    if request.node.get_closest_marker("reallogs") is None:
+        pytest.fail(f"{request.node.nodeid} reads ../shared/reallogs: mark it @pytest.mark.reallogs")
     if not (REALLOGS / "MANIFEST.tsv").is_file():
         pytest.skip("../shared/reallogs is not present")
     return REALLOGS

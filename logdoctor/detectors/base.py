@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from logdoctor.model import Finding, Run
+from logdoctor.options import Option
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +32,8 @@ class Analyzer(ABC):
     """
 
     name: ClassVar[str]
+    #: the keyword thresholds of ``__init__``, each with its type and bounds (none by default)
+    options: ClassVar[tuple[Option, ...]] = ()
 
     @abstractmethod
     def analyze(self, run: Run) -> Detection:

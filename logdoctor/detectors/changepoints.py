@@ -12,6 +12,7 @@ change) are reported.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.cpsearch import fast_breakpoints
 from logdoctor.detectors.robust import FloatArray, Series
 from logdoctor.model import ACC, LOSS, Finding, Run, Severity
+from logdoctor.options import Option, at_least, fraction, int_opt, positive
 
 #: Fewer rows than this: no changepoint analysis (reported once by the too-short analyzer).
 MIN_POINTS = 30
@@ -98,6 +100,12 @@ class ChangepointDetector(Analyzer):
     """Regime changes of the loss and accuracy that stand out from the noise and the trend."""
 
     name = "changepoints"
+    #: every keyword of ``__init__`` with its type and bounds (checked where configured)
+    options: ClassVar[tuple[Option, ...]] = (
+        positive("beta"), int_opt("max_blocks", 1), positive("min_t"), at_least("min_delta_sigma", 0),
+        at_least("min_rel", 0), at_least("min_acc_delta", 0), fraction("window_frac"),
+        int_opt("max_findings", 1), int_opt("min_regime_rows", 1), Option("min_regime_frac", float, 0, 1),
+    )
 
     def __init__(
         self,
@@ -136,11 +144,16 @@ class ChangepointDetector(Analyzer):
             return []
         y = s.transformed() if code == "LD301" else s.values
         sigma = robust.noise_sigma(y)
-        if sigma <= 0:
+        if not 0 < sigma < np.inf:
             return []
         med = robust.rolling_median(y, 15)
         yw = np.clip(y, med - 5 * sigma, med + 5 * sigma)
-        bkps = fast_breakpoints(yw, self.beta * sigma**2 * np.log(s.n), max_blocks=self.max_blocks)
+        pen = self.beta * sigma**2 * np.log(s.n)
+        with np.errstate(over="ignore", invalid="ignore"):
+            # the L2 costs sum squares: values near the float limit (a loss of ±1e308) overflow them
+            if not (np.isfinite(pen) and np.isfinite(np.square(yw).sum()) and np.isfinite(med).all()):
+                return []
+        bkps = fast_breakpoints(yw, pen, max_blocks=self.max_blocks)
         x = np.log(np.maximum(s.steps - s.steps[0], 0) + 1.0 + 0.01 * (s.steps[-1] - s.steps[0]))
         window = max(10, int(self.window_frac * s.n))
         jumps = judge(x, yw, bkps, sigma, window)

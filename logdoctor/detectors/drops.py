@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from logdoctor import codes
@@ -9,6 +11,7 @@ from logdoctor.detectors import robust
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.robust import FloatArray, Series
 from logdoctor.model import ACC, LOSS, Finding, Run
+from logdoctor.options import Option, at_least, fraction, int_opt, positive
 
 #: Fewer rows than this: no trend analysis.
 MIN_POINTS = 20
@@ -35,6 +38,14 @@ class DropDetector(Analyzer):
     """Sustained accuracy drops and loss rises beyond noise, and loss plateaus."""
 
     name = "drops"
+    #: every keyword of ``__init__`` with its type and bounds (checked where configured)
+    options: ClassVar[tuple[Option, ...]] = (
+        fraction("smooth_frac"), fraction("min_frac"), int_opt("min_rows", 1),
+        Option("min_acc_drop", float, 0, 1), at_least("min_rel_drop", 0), positive("noise_k"),
+        at_least("min_rel_rise", 0), positive("max_rise_ratio"), at_least("min_improvement", 0),
+        fraction("tail_frac"), at_least("tail_flat", 0), Option("min_stall_planned_frac", float, 0, 1),
+        int_opt("max_findings", 1),
+    )
 
     def __init__(
         self,

@@ -8,6 +8,8 @@ best checkpoint" by this metric is a coin toss.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 import polars as pl
 
@@ -15,6 +17,7 @@ from logdoctor import codes
 from logdoctor.detectors import robust
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.model import EPOCH, LINE_NO, STEP, Finding, Run
+from logdoctor.options import Option, fraction, int_opt, positive
 
 #: Name fragments of metrics where lower is better (everything else: higher is better).
 LOWER_IS_BETTER = ("loss", "ppl", "perplexity", "wer", "cer", "error", "ter", "mse", "mae")
@@ -42,6 +45,12 @@ class EvalNoiseDetector(Analyzer):
     """LD415 per eval metric whose noise swamps its improvement."""
 
     name = "eval-noise"
+    options: ClassVar[tuple[Option, ...]] = (
+        int_opt("min_points", 3),
+        fraction("noise_frac"),
+        int_opt("contenders", 2),
+        positive("z"),
+    )
 
     def __init__(self, *, min_points: int = 8, noise_frac: float = 0.35, contenders: int = 3, z: float = 2.0) -> None:
         self.min_points = min_points

@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from logdoctor import codes
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.errors import ConfigError
 from logdoctor.model import LOSS, STEP, Finding, Run
+from logdoctor.options import Option, at_least, int_opt, positive
 from logdoctor.structure.counters import degenerate_columns
 
 _MAD_SCALE = 1.4826
@@ -39,6 +42,10 @@ class IntegrityDetector(Analyzer):
     """
 
     name = "integrity"
+    #: every keyword of ``__init__`` with its type and bounds (checked where configured)
+    options: ClassVar[tuple[Option, ...]] = (
+        int_opt("pre_window", 3), int_opt("post_window", 1), at_least("min_rel_jump", 0), positive("min_z"),
+    )
 
     def __init__(
         self,

@@ -8,18 +8,28 @@ dataset does the same, legitimately.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from logdoctor import codes
 from logdoctor.detectors import robust
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.model import LOSS, Run
+from logdoctor.options import Option, fraction, int_opt, positive
 
 
 class LossFloorDetector(Analyzer):
     """LD420 when the smoothed loss reaches ``floor_frac`` x its start (and ``abs_floor``) within ``early_frac``."""
 
     name = "loss-floor"
+    options: ClassVar[tuple[Option, ...]] = (
+        fraction("floor_frac"),
+        positive("abs_floor"),
+        fraction("early_frac"),
+        int_opt("min_rows", 3),
+        int_opt("smooth_rows", 1),
+    )
 
     def __init__(self, *, floor_frac: float = 0.01, abs_floor: float = 0.05, early_frac: float = 0.1,
                  min_rows: int = 30, smooth_rows: int = 5) -> None:

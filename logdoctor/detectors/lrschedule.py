@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from logdoctor import codes
@@ -11,6 +13,7 @@ from logdoctor.detectors.lrevents import LrChange
 from logdoctor.detectors.lrloss import level_fall, loss_response
 from logdoctor.detectors.robust import FloatArray, Series
 from logdoctor.model import LOSS, Finding, Run
+from logdoctor.options import Option, at_least, fraction
 
 #: Fewer lr rows than this: no schedule analysis.
 MIN_ROWS = 10
@@ -48,6 +51,14 @@ class LrScheduleDetector(Analyzer):
     """Reads the logged lr: warm-up, discontinuities, restarts, rises, and the loss's answer to them."""
 
     name = "lr-schedule"
+    options: ClassVar[tuple[Option, ...]] = (
+        at_least("min_ratio", 1.0),
+        fraction("warmup_peak_frac"),
+        fraction("restart_tolerance"),
+        fraction("min_fall", high_open=True),
+        fraction("stall_frac"),
+        at_least("far_above", 1.0),
+    )
 
     def __init__(
         self,

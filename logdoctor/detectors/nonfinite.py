@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from logdoctor import codes
 from logdoctor.detectors import robust
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.model import LINE_NO, LOSS, STEP, Finding, Run
+from logdoctor.options import Option, at_least, int_opt, positive
 
 
 class NonFiniteDetector(Analyzer):
@@ -64,6 +67,11 @@ class DivergenceDetector(Analyzer):
     """A smoothed loss that rises ``factor`` times above its best earlier level and stays there."""
 
     name = "divergence"
+    #: every keyword of ``__init__`` with its type and bounds (checked where configured)
+    options: ClassVar[tuple[Option, ...]] = (
+        Option("factor", float, 1.0, None, low_open=True), at_least("min_rise_frac", 0),
+        int_opt("min_rows", 1), Option("min_frac", float, 0, 1), int_opt("max_rows", 1), positive("noise_k"),
+    )
 
     def __init__(
         self,

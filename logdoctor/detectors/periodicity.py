@@ -10,6 +10,8 @@ monotonically, which rejects their low-frequency bumps).
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from logdoctor import codes
@@ -18,6 +20,7 @@ from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.robust import FloatArray, Series
 from logdoctor.detectors.spectral import PeakTest, acf_at, downsample, peak_tests, spectrum
 from logdoctor.model import LOSS, Finding, Run
+from logdoctor.options import Option, fraction, int_opt, positive
 
 #: Fewer rows than this: no spectral analysis (reported once by the too-short analyzer).
 MIN_POINTS = 48
@@ -45,6 +48,12 @@ class PeriodicityDetector(Analyzer):
     """Dominant period of the detrended loss, tested for significance, related to the epoch."""
 
     name = "periodicity"
+    #: every keyword of ``__init__`` with its type and bounds (checked where configured)
+    options: ClassVar[tuple[Option, ...]] = (
+        fraction("alpha", high_open=True), fraction("band_frac"), int_opt("bg_window", 3),
+        positive("min_cycles"), Option("min_acf", float, 0, 1), Option("min_power_ratio", float, 0, 1),
+        Option("min_acf_contrast", float, 0, 1), positive("trend_frac"),
+    )
 
     def __init__(
         self,

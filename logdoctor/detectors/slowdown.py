@@ -8,6 +8,8 @@ evaluation, a checkpoint save, the first compiled step) are removed by a rolling
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from logdoctor import codes
@@ -15,12 +17,21 @@ from logdoctor.detectors import robust, steptimes
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.steptimes import StepTimes
 from logdoctor.model import Finding, Run
+from logdoctor.options import Option, at_least, fraction, int_opt, positive
 
 
 class SlowdownDetector(Analyzer):
     """Stretches of slow steps against the run's median step time."""
 
     name = "step-time"
+    options: ClassVar[tuple[Option, ...]] = (
+        at_least("min_factor", 1.0),
+        positive("z_threshold"),
+        int_opt("smooth_rows", 1),
+        int_opt("min_rows", 1),
+        fraction("min_frac"),
+        int_opt("max_findings", 1),
+    )
 
     def __init__(
         self,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from logdoctor import codes
@@ -12,6 +14,7 @@ from logdoctor.detectors.robust import FloatArray, IntArray, Series
 from logdoctor.detectors.spikefind import Spikes, find_spikes, upward_z
 from logdoctor.detectors.spikenull import chance_coincidence_p, null_count_limit, run_p_value
 from logdoctor.model import GRAD_NORM, LOSS, LOSS_MAX, Finding, Run, Severity
+from logdoctor.options import Option, fraction, int_opt, positive
 
 
 def interval_regularity(times: IntArray, n_sim: int = 2000, seed: int = 0) -> tuple[float, float, float]:
@@ -46,6 +49,13 @@ class SpikeDetector(Analyzer):
     """Points far above the local level of the loss, with grad-norm context and regularity."""
 
     name = "spikes"
+    #: every keyword of ``__init__`` with its type and bounds (checked where configured)
+    options: ClassVar[tuple[Option, ...]] = (
+        positive("z_threshold"), positive("min_ratio"), int_opt("window", 3), int_opt("scale_window", 3),
+        int_opt("max_findings", 1), int_opt("frequent_count", 1), positive("grad_z_threshold"),
+        int_opt("grad_tolerance", 0), fraction("alpha", high_open=True), positive("grad_alone_z"),
+        positive("grad_alone_ratio"), positive("null_df"), fraction("null_alpha", high_open=True),
+    )
 
     def __init__(
         self,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from logdoctor.diagnosis import verdicts as vt
 from logdoctor.diagnosis.attribution import attribute
@@ -16,6 +17,7 @@ from logdoctor.diagnosis.batchfindings import artifacts_for, findings_for
 from logdoctor.diagnosis.facts import Facts, gather
 from logdoctor.diagnosis.prescription import prescribe
 from logdoctor.model import Finding, Run, Verdict
+from logdoctor.options import Option, at_least, fraction
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +43,11 @@ class BatchingDiagnosis:
     """
 
     name = "batching"
+    #: every keyword of ``__init__`` with its type and bounds (checked where configured)
+    options: ClassVar[tuple[Option, ...]] = (
+        Option("min_lag1", float, -1, 1), Option("min_monotone", float, 0, 1), at_least("min_excess", 0),
+        fraction("max_p"), at_least("min_spread", 0),
+    )
 
     def __init__(
         self,

@@ -15,6 +15,9 @@ class Renderer(ABC):
     name: ClassVar[str]
     extension: ClassVar[str]
     is_binary: ClassVar[bool] = False
+    #: the format has a document for an input that failed (JSON, JUnit, annotations), written even
+    #: when the only input failed; other formats leave errors to stderr alone
+    documents_errors: ClassVar[bool] = False
 
     def __init__(
         self,

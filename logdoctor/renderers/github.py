@@ -43,6 +43,7 @@ class GithubRenderer(Renderer):
     """``--format github``: annotations for a workflow log, plus the verdict as a notice."""
 
     name = "github"
+    documents_errors = True
     extension = ".txt"
 
     def render(self, report: Report) -> str:

@@ -13,6 +13,7 @@ from logdoctor.renderers.base import Renderer
 #: Version of the JSON document. Changelog:
 #:   1 - first release: source, series, verdict, findings. Several inputs: a list whose items
 #:       are report documents, or error documents ``{format_version, source: {path}, error}``.
+#:       (still 1) a single input that fails prints its error document alone (it printed nothing).
 FORMAT_VERSION = 1
 
 
@@ -92,6 +93,7 @@ class JsonRenderer(Renderer):
     """``--format json``: one JSON document (a list of documents for several runs)."""
 
     name = "json"
+    documents_errors = True
     extension = ".json"
 
     def render(self, report: Report) -> str:
@@ -105,6 +107,8 @@ class JsonRenderer(Renderer):
     def render_outcomes(self, outcomes: Sequence[Outcome]) -> str:
         if len(outcomes) == 1 and outcomes[0].report is not None:
             return self.render(outcomes[0].report)
+        if len(outcomes) == 1:  # one input that failed: its error document, as README's "JSON output"
+            return json.dumps(error_dict(outcomes[0]), indent=2, allow_nan=False) + "\n"
         docs = [report_dict(o.report) if o.report else error_dict(o) for o in outcomes]
         return json.dumps(docs, indent=2, allow_nan=False) + "\n"
 

@@ -80,6 +80,7 @@ class JunitRenderer(Renderer):
     """``--format junit``: a ``<testsuites>`` document with one suite per run."""
 
     name = "junit"
+    documents_errors = True
     extension = ".xml"
 
     def render(self, report: Report) -> str:

@@ -43,6 +43,17 @@ def envelope(x: np.ndarray, y: np.ndarray, buckets: int = LINE_BUCKETS) -> tuple
     return xs, ys
 
 
+#: Magnitudes beyond this cannot be drawn (an axis spanning ±1e308 overflows): they are drawn as gaps.
+DRAW_LIMIT = 1e300
+
+
+def drawable(y: np.ndarray) -> np.ndarray:
+    """``y`` as floats with NaN where the value is non-finite or beyond ±DRAW_LIMIT."""
+    y = np.asarray(y, dtype=float)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.abs(y) <= DRAW_LIMIT, y, np.nan)
+
+
 def thin(n: int, limit: int = SCATTER_POINTS) -> np.ndarray:
     """Evenly strided indices of at most ``limit`` points (deterministic)."""
     return np.arange(0, n, max(1, -(-n // limit)))
@@ -58,6 +69,8 @@ def _epoch_index(report: Report, steps: np.ndarray) -> np.ndarray | None:
 
 def _loss_panel(ax: Axes, report: Report, steps: np.ndarray, loss: np.ndarray) -> None:
     a = report.artifacts
+    beyond = np.isfinite(loss) & np.isnan(drawable(loss))
+    loss = drawable(loss)
     ax.plot(*envelope(steps, loss), lw=0.8, color="tab:blue", label="loss")
     bad = ~np.isfinite(loss)
     if bad.any():  # NaN has no height: mark it along the bottom edge
@@ -69,7 +82,7 @@ def _loss_panel(ax: Axes, report: Report, steps: np.ndarray, loss: np.ndarray) -
             ms=7,
             mew=1.5,
             transform=ax.get_xaxis_transform(),
-            label="NaN/inf loss",
+            label=f"NaN/inf loss{f' or beyond ±{DRAW_LIMIT:g}' if beyond.any() else ''}",
         )
     if a.spike_steps:
         pos = np.searchsorted(steps, np.asarray(a.spike_steps)).clip(0, steps.size - 1)
@@ -86,7 +99,7 @@ def _loss_panel(ax: Axes, report: Report, steps: np.ndarray, loss: np.ndarray) -
     if other:
         twin = ax.twinx()
         twin.plot(
-            *envelope(steps, report.run.table[other].to_numpy().astype(float)), lw=0.8, color="tab:green", alpha=0.55
+            *envelope(steps, drawable(report.run.table[other].to_numpy())), lw=0.8, color="tab:green", alpha=0.55
         )
         twin.set_ylabel(f"{other} (green)", color="tab:green")
         ax.set_zorder(twin.get_zorder() + 1)
@@ -99,7 +112,7 @@ def _length_panel(ax: Axes, report: Report, steps: np.ndarray, loss: np.ndarray)
     keep = thin(steps.size)
     epochs = _epoch_index(report, steps)
     epochs = None if epochs is None else epochs[keep]
-    length, loss = report.run.table[LEN_MEAN].to_numpy()[keep], loss[keep]
+    length, loss = drawable(report.run.table[LEN_MEAN].to_numpy()[keep]), drawable(loss[keep])
     if epochs is None:
         ax.scatter(length, loss, s=6, color="tab:blue", alpha=0.7, linewidths=0)
     elif np.unique(epochs).size <= 10:
@@ -117,7 +130,7 @@ def _length_panel(ax: Axes, report: Report, steps: np.ndarray, loss: np.ndarray)
 
 def _periodogram_panel(ax: Axes, report: Report) -> None:
     a = report.artifacts
-    ax.plot(a.periodogram_period, a.periodogram_power, lw=1, color="tab:blue")
+    ax.plot(a.periodogram_period, drawable(np.asarray(a.periodogram_power)), lw=1, color="tab:blue")
     ax.set_xscale("log")
     if a.period:
         ax.axvline(a.period, color="tab:red", ls="--", lw=1.3, label=f"detected period {a.period:g} steps")

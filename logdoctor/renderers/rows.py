@@ -179,15 +179,16 @@ def sparkline(report: Report, width: int = 60) -> str:
         return ""
     edges = np.linspace(0, loss.size, min(width, loss.size) + 1).astype(int)
     finite = np.isfinite(loss)
-    sums = np.add.reduceat(np.where(finite, loss, 0.0), edges[:-1])
     counts = np.add.reduceat(finite.astype(int), edges[:-1])
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # losses near ±1e308 overflow sums
+        sums = np.add.reduceat(np.where(finite, loss, 0.0), edges[:-1])
         means = sums / counts
     ok = counts > 0
     if not ok.any():
         return "·" * means.size
     lo, hi = float(means[ok].min()), float(means[ok].max())
-    scale = (means - lo) / (hi - lo) if hi > lo else np.zeros_like(means)
+    with np.errstate(invalid="ignore", over="ignore"):
+        scale = (means - lo) / (hi - lo) if hi > lo else np.zeros_like(means)
     idx = np.clip((np.nan_to_num(scale) * (len(SPARK_BLOCKS) - 1)).round().astype(int), 0, 7)
     return "".join(SPARK_BLOCKS[i] if good else "·" for i, good in zip(idx, ok, strict=True))
 

@@ -6,8 +6,8 @@ from logdoctor import pipeline
 from logdoctor.config import AnalysisConfig
 from logdoctor.detectors import ANALYZERS
 from logdoctor.detectors.base import Analyzer
-from logdoctor.errors import ConfigError
 from logdoctor.model import Run
+from logdoctor.options import check_options
 from logdoctor.tail.session import HeavyFn, HeavyResult, SessionOptions
 
 #: Registry names of detectors whose findings depend on a local window only, cheap enough to run
@@ -27,14 +27,12 @@ def default_detectors(opts: SessionOptions) -> tuple[list[Analyzer], HeavyFn]:
         steps_per_epoch=opts.steps_per_epoch,
         select=opts.select,
         ignore=opts.ignore,
+        options=opts.options,
     )
     cheap: list[Analyzer] = []
     for cls in ANALYZERS:
         if cls.name in CHEAP:
-            try:
-                cheap.append(cls(**cfg.options_for(cls.name)))
-            except TypeError as err:
-                raise ConfigError(f"bad option for detector {cls.name!r}: {err}") from None
+            cheap.append(cls(**check_options(cls.name, cls.options, cfg.options_for(cls.name), "configuration")))
 
     def heavy(run: Run) -> HeavyResult:
         report = pipeline.analyze(run, cfg)

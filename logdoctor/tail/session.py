@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import polars as pl
 
 from logdoctor import codes
@@ -70,6 +71,8 @@ class SessionOptions:
     steps_per_epoch: int | None = None
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    #: detector name -> keyword thresholds (the configuration's ``[spikes]`` and such tables)
+    options: Mapping[str, Mapping[str, float | int | str | bool]] = field(default_factory=dict)
     context: int = 512
     full_rows: int = 200_000
     schedule: Schedule = field(default_factory=Schedule)
@@ -169,8 +172,9 @@ class TailSession:
             return []
         run = self._run(self.history.tail(new_rows + self.opts.context))
         found: list[Finding] = []
-        for detector in self.cheap:
-            found.extend(detector.analyze(run).findings)
+        with np.errstate(all="ignore"):  # as pipeline.analyze: values near ±1e308 overflow quietly
+            for detector in self.cheap:
+                found.extend(detector.analyze(run).findings)
         return self._raise(found, now, near=1)
 
     def _run(self, rows: pl.DataFrame, *, evals: bool = False) -> Run:

@@ -1,7 +1,7 @@
 """The detectors on public training logs: no false alarms on clean runs, the known anomalies found.
 
-Files that the current parsers cannot read (or read wrongly) are skipped, not failed: the parsers
-are being rewritten in parallel. Expectations come from ../shared/reallogs/MANIFEST.tsv.
+A log that is missing from the folder, does not parse, or parses non-training rows as steps fails
+(a regression); only an absent folder skips. Expectations come from ../shared/reallogs/MANIFEST.tsv.
 """
 
 from __future__ import annotations
@@ -15,18 +15,20 @@ from logdoctor import pipeline
 from logdoctor.errors import LogdoctorError
 from logdoctor.model import Finding, Report, Severity
 
+pytestmark = pytest.mark.reallogs
+
 
 def analysed(reallogs_dir: Path, name: str) -> Report:
     path = reallogs_dir / name
-    if not path.is_file():
-        pytest.skip(f"{name} not present")
+    assert path.is_file(), f"{name} is missing from {reallogs_dir}"
     try:
         run = pipeline.load(str(path))
     except LogdoctorError as err:
-        pytest.skip(f"{name} does not parse yet: {err}")
+        pytest.fail(f"{name} does not parse: {err}")
     loss = run.table["loss"].drop_nans().drop_nulls()
-    if loss.len() and float(loss.max()) > 1000:  # type: ignore[arg-type]
-        pytest.skip(f"{name}: parsed loss reaches {loss.max()}: non-training rows were read as steps")
+    assert not (loss.len() and float(loss.max()) > 1000), (  # type: ignore[arg-type]
+        f"{name}: parsed loss reaches {loss.max()}: non-training rows were read as steps"
+    )
     return pipeline.analyze(run)
 
 

@@ -19,7 +19,8 @@ REPO = Path(__file__).resolve().parents[2]
 CANONICAL = REPO / "fixtures" / "formats" / "canonical.log"
 #: Hostile inputs worth drawing or exporting (thin, degenerate or extreme data) and bad ones.
 DEGENERATE = ["one_step.log", "two_steps.log", "constant_loss.log", "all_nan.log", "all_inf.log",
-              "huge_negative.log", "interleaved_ranks.log", "empty.log", "binary_png.log",
+              "huge_negative.log", "swing_1e308.log", "swing_1e308_batch_stats.log",
+              "interleaved_ranks.log", "empty.log", "binary_png.log",
               "truncated.log.gz", "a_directory", "missing.log"]
 
 
@@ -86,7 +87,7 @@ def test_report_and_plot_into_missing_directories(tmp_path: Path, capsys: pytest
     report = tmp_path / "a" / "b" / "report.json"
     fig = tmp_path / "c" / "fig.svg"
     rc = main(["analyze", str(CANONICAL), "--format", "json", "-o", str(report), "--plot", str(fig)])
-    assert rc in (0, 1), capsys.readouterr().err
+    assert rc == 0, capsys.readouterr().err
     assert report.read_text().startswith("{") and fig.read_text().lstrip().startswith("<?xml")
 
 
@@ -158,7 +159,7 @@ def _cli(args: str, *, stdin: bytes | None = None) -> subprocess.CompletedProces
 
 def test_output_to_a_pipe_has_no_terminal_codes() -> None:
     proc = _cli(f"analyze {CANONICAL} -v")
-    assert proc.returncode in (0, 1), proc.stderr
+    assert proc.returncode == 0, proc.stderr
     assert b"\x1b[" not in proc.stdout and b"steps" in proc.stdout
 
 

@@ -10,7 +10,6 @@ import pytest
 
 from logdoctor import pipeline
 from logdoctor.detectors.integrity import IntegrityDetector
-from logdoctor.errors import LogdoctorError
 
 pytestmark = pytest.mark.reallogs
 
@@ -91,13 +90,9 @@ def test_lightning_and_keras_evals(reallogs_dir: Path) -> None:
     assert keras.evals.height == 24 and "val_loss" in keras.evals.columns
 
 
-def test_marian_multi_resume_if_text_parser_reads_it(reallogs_dir: Path) -> None:
-    try:
-        run = pipeline.load(str(reallogs_dir / "marian_encs_bt_multi_resume.log"))
-    except LogdoctorError:
-        pytest.skip("the text parser does not read Marian logs yet")
-    if run.n_steps < 1000:
-        pytest.skip(f"the text parser reads only {run.n_steps} Marian steps yet")
+def test_marian_multi_resume(reallogs_dir: Path) -> None:
+    run = pipeline.load(str(reallogs_dir / "marian_encs_bt_multi_resume.log"))
+    assert run.n_steps >= 1000, f"the text parser reads only {run.n_steps} Marian steps"
     # Marian's update counter never goes back: the text parser must flag the first step after each
     # "Training started" line in a ``restart`` column (structure.RESTART) for this to hold.
     assert run.meta.resumes >= 1, (

@@ -26,6 +26,7 @@ NEVER: dict[str, set[str]] = {
     "errors": {"ingest", "structure", "detectors", "diagnosis", "renderers", "tail", "pipeline", "cli"},
     "codes": {"ingest", "structure", "detectors", "diagnosis", "renderers", "tail", "pipeline", "cli"},
     "exitcodes": {"ingest", "structure", "detectors", "diagnosis", "renderers", "tail", "pipeline", "cli"},
+    "options": {"ingest", "structure", "detectors", "diagnosis", "renderers", "tail", "pipeline", "cli"},
     "config": {"structure", "detectors", "diagnosis", "renderers", "tail", "pipeline", "cli"},
 }
 # compare/ (the `compare` command): built on pipeline + diagnosis (+ detectors' spectral code, the

@@ -26,7 +26,7 @@ def test_short_runs_are_inconclusive(n: int) -> None:
         .diagnose(run_of(loss, len_mean=list(np.linspace(100, 900, n))), [])
         .verdict
     )
-    assert v.batching == "inconclusive" if n < 30 else v.batching in ("sorted", "inconclusive")
+    assert v.batching == "inconclusive"
 
 
 def test_all_nan_loss_is_not_batching() -> None:
@@ -44,7 +44,7 @@ def test_constant_loss_and_lengths() -> None:
     assert v.cause == "batch lengths do not vary"
 
 
-def test_missing_lengths_in_places_are_tolerated() -> None:
+def test_missing_lengths_in_places_are_tolerated_without_blaming_batching() -> None:
     rng = np.random.default_rng(0)
     lens = list(rng.uniform(50, 900, 300))
     lens[::7] = [float("nan")] * len(lens[::7])
@@ -53,7 +53,7 @@ def test_missing_lengths_in_places_are_tolerated() -> None:
         .diagnose(run_of(list(rng.normal(2, 0.1, 300)), len_mean=lens), [])
         .verdict
     )
-    assert v.batching in ("inconclusive", "healthy")
+    assert v.batching not in ("sorted", "static")  # random lengths, some missing: no fault to call
 
 
 def test_a_lone_length_ramp_that_the_loss_ignores_is_not_sorted() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,6 @@ import pytest
 from logdoctor.configfile import config_from_table, find_config, resolve
 from logdoctor.errors import ConfigError
 from logdoctor.model import Severity
-from tests.probe import with_probe  # noqa: F401
 
 
 def test_find_config_walks_up_and_prefers_logdoctor_toml(tmp_path: Path) -> None:
@@ -26,7 +26,6 @@ def test_pyproject_without_section_is_skipped(tmp_path: Path) -> None:
     assert find_config(tmp_path) in (None, *[p / "pyproject.toml" for p in tmp_path.parents])
 
 
-@pytest.mark.usefixtures("with_probe")
 def test_full_table() -> None:
     cfg = config_from_table(
         {
@@ -35,34 +34,42 @@ def test_full_table() -> None:
             "fail-on": "error",
             "map": {"len_mean": "avg_len"},
             "steps-per-epoch": 400,
-            "nanprobe": {"max_nan": 2},
+            "spikes": {"z_threshold": 8, "window": 41},
         },
         "x",
     )
     assert cfg.select == ("LD0", "loss-spike") and cfg.ignore == ("LD003",)
     assert cfg.fail_on is Severity.ERROR and cfg.steps_per_epoch == 400
     assert cfg.fields.canonical("avg_len") == "len_mean"
-    assert cfg.options_for("nanprobe") == {"max_nan": 2}
+    assert cfg.options_for("spikes") == {"z_threshold": 8, "window": 41}
 
 
-@pytest.mark.usefixtures("with_probe")
 @pytest.mark.parametrize(
     ("table", "message"),
     [
         ({"fail_on": "error"}, "unknown key 'fail_on'"),
-        ({"spikes": {"z": 8}}, "unknown key 'spikes'"),
-        ({"nanprobe": {"z": 8}}, "unknown option nanprobe.z (known: max_nan)"),
+        ({"spike": {"z": 8}}, "unknown key 'spike'"),
+        ({"integrity": {"z": 8}}, "unknown option integrity.z (known: pre_window, post_window, min_rel_jump, min_z)"),
         ({"batching": {"z": 8}}, "unknown option batching.z"),
         ({"select": ["LD9"]}, "'LD9' is not a finding code"),
         ({"fail-on": "fatal"}, "unknown severity 'fatal'"),
         ({"steps-per-epoch": 0}, "steps-per-epoch must be a positive integer"),
         ({"map": {"nonsense": "x"}}, "not a known column"),
-        ({"nanprobe": {"max_nan": [1]}}, "must be a number"),
+        ({"spikes": {"window": [1]}}, "spikes.window must be an integer >= 3, got [1]"),
+        ({"spikes": {"window": -5}}, "spikes.window must be an integer >= 3, got -5"),
+        ({"spikes": {"window": 31.0}}, "spikes.window must be an integer >= 3, got 31.0"),
+        ({"spikes": {"z_threshold": "8"}}, "spikes.z_threshold must be a number > 0, got '8'"),
+        ({"spikes": {"z_threshold": True}}, "spikes.z_threshold must be a number > 0, got True"),
+        ({"spikes": {"alpha": 1}}, "spikes.alpha must be a number in (0, 1), got 1"),
+        ({"changepoints": {"max_blocks": 0}}, "changepoints.max_blocks must be an integer >= 1, got 0"),
+        ({"batching": {"min_lag1": "high"}}, "batching.min_lag1 must be a number in [-1, 1], got 'high'"),
+        ({"periodicity": {"alpha": float("nan")}}, "periodicity.alpha must be a number in (0, 1), got nan"),
+        ({"nonfinite": {"x": 1}}, "unknown option nonfinite.x (known: none)"),
     ],
 )
 def test_bad_keys_are_named(table: dict[str, object], message: str) -> None:
     with pytest.raises(
-        ConfigError, match=message.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")
+        ConfigError, match="^cfg: .*" + re.escape(message)
     ):
         config_from_table(table, "cfg")
 

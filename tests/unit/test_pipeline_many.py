@@ -9,7 +9,6 @@ import pytest
 from logdoctor import pipeline
 from logdoctor.config import AnalysisConfig
 from logdoctor.model import Severity
-from tests.probe import with_probe  # noqa: F401
 
 GOOD = "".join(f"step {i}: loss={3 - i * 0.01:.3f} len_mean={100 + i}\n" for i in range(1, 41))
 NANS = GOOD.replace("loss=2.900", "loss=nan")
@@ -63,7 +62,6 @@ def test_parallel_run_survives_broken_files_and_matches_serial(tmp_path: Path) -
     ]
 
 
-@pytest.mark.usefixtures("with_probe")
 def test_exit_code_follows_fail_on(tmp_path: Path) -> None:
     (tmp_path / "nan.log").write_text(NANS)
     (tmp_path / "ok.log").write_text(GOOD)
@@ -71,8 +69,18 @@ def test_exit_code_follows_fail_on(tmp_path: Path) -> None:
     assert [o.exit_code for o in pipeline.analyze_paths(paths, jobs=1)] == [1, 0]
     cfg = AnalysisConfig(ignore=("nonfinite-loss",))
     assert [o.exit_code for o in pipeline.analyze_paths(paths, cfg, jobs=1)] == [0, 0]
-    lenient = AnalysisConfig(options={"nanprobe": {"max_nan": 1}}, fail_on=Severity.ERROR)
-    assert [o.exit_code for o in pipeline.analyze_paths(paths, lenient, jobs=1)] == [0, 0]
+    strict = AnalysisConfig(fail_on=Severity.INFO)  # ok.log holds info findings (too short, plateau)
+    assert [o.exit_code for o in pipeline.analyze_paths(paths, strict, jobs=1)] == [1, 1]
+
+
+def test_detector_thresholds_reach_the_real_detectors() -> None:
+    """spiky.log has loss spikes (LD101, warning): a z threshold of 1000 silences them."""
+    path = [str(Path(__file__).resolve().parents[2] / "fixtures" / "spiky.log")]
+    (default,) = pipeline.analyze_paths(path, jobs=1)
+    assert default.exit_code == 1 and "LD101" in {f.code for f in default.report.findings}  # type: ignore[union-attr]
+    deaf = AnalysisConfig(options={"spikes": {"z_threshold": 1000}})
+    (quiet,) = pipeline.analyze_paths(path, deaf, jobs=1)
+    assert quiet.exit_code == 0 and "LD101" not in {f.code for f in quiet.report.findings}  # type: ignore[union-attr]
 
 
 def test_auto_jobs_keeps_small_sweeps_in_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -29,3 +29,12 @@ def test_action_runs_check_and_posts_the_summary() -> None:
     script = action["runs"]["steps"][-1]["run"]
     assert "--format github" in script and "--format markdown" in script
     assert "GITHUB_STEP_SUMMARY" in script and "${{" not in script  # inputs only via env
+
+
+def test_dev_extra_installs_what_the_tests_exercise() -> None:
+    """CI installs ``.[dev]``: the TensorBoard reader's tests import tensorboard instead of skipping."""
+    import tomllib
+
+    dev = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["dev"]
+    names = {d.split(">")[0].split("=")[0].split("[")[0].strip() for d in dev}
+    assert {"tensorboard", "jsonschema", "zstandard", "hypothesis"} <= names

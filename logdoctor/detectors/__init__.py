@@ -7,6 +7,7 @@ from logdoctor.detectors.changepoints import ChangepointDetector
 from logdoctor.detectors.drops import DropDetector
 from logdoctor.detectors.integrity import IntegrityDetector
 from logdoctor.detectors.nonfinite import DivergenceDetector, NonFiniteDetector
+from logdoctor.detectors.overfitting import OverfittingDetector
 from logdoctor.detectors.periodicity import PeriodicityDetector
 from logdoctor.detectors.spikes import SpikeDetector
 from logdoctor.detectors.tooshort import TooShortDetector
@@ -21,6 +22,7 @@ ANALYZERS: tuple[type[Analyzer], ...] = (
     PeriodicityDetector,
     ChangepointDetector,
     DropDetector,
+    OverfittingDetector,
 )
 
 __all__ = ["ANALYZERS", "Analyzer", "Detection"]

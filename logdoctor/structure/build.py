@@ -44,6 +44,7 @@ from logdoctor.model import (
     validate_run,
 )
 from logdoctor.structure.counters import decumulate, degenerate_columns
+from logdoctor.structure.evals import place_evals
 
 #: Optional ParseResult column: non-zero on the first step record after a restart marker line.
 RESTART = "restart"
@@ -220,4 +221,5 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
         notes=tuple(notes),
         **counts,  # type: ignore[arg-type]
     )
-    return Run(table=validate_run(table), meta=meta, evals=result.evals)
+    checked = validate_run(table)
+    return Run(table=checked, meta=meta, evals=place_evals(result.evals, checked))

@@ -326,6 +326,18 @@ class Report:
         """The highest severity among the findings, None when there are none."""
         return max((f.severity for f in self.findings), default=None)
 
+    @property
+    def problems(self) -> tuple[Finding, ...]:
+        """Warnings and errors that the verdict does not explain as symptoms, worst first."""
+        own = [f for f in self.findings if f.severity >= Severity.WARNING and not f.evidence.get("explained_by")]
+        return tuple(sorted(own, key=lambda f: -f.severity))
+
+    @property
+    def status(self) -> str:
+        """The run's health: ``ok``, ``warning`` or ``error`` (the worst unexplained finding)."""
+        worst = max((f.severity for f in self.findings if not f.evidence.get("explained_by")), default=None)
+        return "ok" if worst is None or worst < Severity.WARNING else worst.label
+
 
 @dataclass(frozen=True, slots=True)
 class Outcome:

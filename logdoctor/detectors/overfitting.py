@@ -72,7 +72,7 @@ class OverfittingDetector(Analyzer):
         drop = (train_best - train_end) / abs(train_best) if train_best else 0.0
         if drop < self.min_train_drop:
             return None
-        return _finding(ev, best, last_rise, noise, train_best, train_end)
+        return _finding(ev, best, noise, train_best, train_end)
 
 
 def _train_level(run: Run, step: float, frac: float = 0.05) -> float:
@@ -88,8 +88,9 @@ def _train_level(run: Run, step: float, frac: float = 0.05) -> float:
     return float(np.median(window)) if window.size else float("nan")
 
 
-def _finding(ev: EvalSeries, best: int, rise: float, noise: float, tb: float, te: float) -> Finding:
+def _finding(ev: EvalSeries, best: int, noise: float, tb: float, te: float) -> Finding:
     b, last = float(ev.values[best]), float(ev.values[-1])
+    rise = last - b
     bs, ls = int(ev.steps[best]), int(ev.steps[-1])
     msg = (
         f"{ev.name} was best at step {bs:,} ({b:.4g}) and rose to {last:.4g} by step {ls:,} "

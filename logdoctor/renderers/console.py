@@ -111,26 +111,24 @@ class ConsoleRenderer(Renderer):
         return ("" if self.verbosity < 0 else "\n").join(body)
 
 
+_STATUS_STYLE = {"ok": "bold green", "warning": "bold yellow", "error": "bold red"}
+
+
 def _verdict_panel(rows: Rows, report: Report) -> Panel:
+    """Health first: the status and the worst problems, the batching line, then what to do."""
     from rich import box
     from rich.console import Group
     from rich.panel import Panel
     from rich.text import Text
 
-    head = Text.assemble(
-        (rows.verdict_title.upper(), _VERDICT_STYLE[report.verdict.batching]),
-        f"  confidence {rows.confidence}",
-    )
-    lines: list[RenderableType] = [head]
-    if rows.cause != rows.verdict_title:
-        lines.append(Text(f"Cause: {rows.cause}"))
-    if rows.summary:
-        lines.append(Text(rows.summary))
-    if rows.hint:
-        lines.append(Text.assemble(("What to do: ", "bold"), rows.hint))
-    return Panel(
-        Group(*lines), title=f"logdoctor: {rows.path}", title_align="left", box=box.ROUNDED
-    )
+    lines: list[RenderableType] = []
+    for level, text in rows.headline:
+        style = _STATUS_STYLE.get(level, "")
+        lines.append(Text.assemble((f"{level.upper():<9}", style), text) if level else Text(text))
+    lines.append(Text(rows.batching))
+    for hint in rows.todo:
+        lines.append(Text.assemble(("What to do: ", "bold"), hint))
+    return Panel(Group(*lines), title=f"logdoctor: {rows.path}", title_align="left", box=box.ROUNDED)
 
 
 def _facts(rows: Rows) -> Table:

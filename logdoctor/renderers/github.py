@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from logdoctor.model import Finding, Outcome, Report, Severity
 from logdoctor.renderers.base import Renderer
-from logdoctor.renderers.rows import VERDICT_TITLES, where
+from logdoctor.renderers.rows import batching_line, headline, where
 
 #: Finding severity -> workflow command.
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -40,19 +40,20 @@ def annotation(path: str, f: Finding) -> str:
 
 
 class GithubRenderer(Renderer):
-    """``--format github``: annotations for a workflow log, plus the verdict as a notice."""
+    """``--format github``: annotations for a workflow log, plus the health and batching line as a notice."""
 
     name = "github"
     extension = ".txt"
 
     def render(self, report: Report) -> str:
-        v, path = report.verdict, report.meta.path
+        path = report.meta.path
+        health = "; ".join(text for _, text in headline(report)[:1])
         lines = [
             command(
                 "notice",
-                f"{VERDICT_TITLES[v.batching]} (confidence {v.confidence:.0%}): {v.summary}",
+                f"{health}. {batching_line(report)}",
                 file=path,
-                title=f"logdoctor verdict: {v.batching}",
+                title=f"logdoctor: {report.status}",
             )
         ]
         lines += [annotation(path, f) for f in report.findings]

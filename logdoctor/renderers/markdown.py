@@ -22,7 +22,7 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 class MarkdownRenderer(Renderer):
-    """Verdict, run at a glance, findings table and evidence, as GitHub-flavoured Markdown."""
+    """Health, batching line, run at a glance, findings and evidence, as GitHub-flavoured Markdown."""
 
     name = "markdown"
     extension = ".md"
@@ -32,12 +32,9 @@ class MarkdownRenderer(Renderer):
         if self.verbosity < 0:
             return rows.verdict_line + "\n"
         out = [f"### logdoctor: `{rows.path}`", ""]
-        cause = "" if rows.cause == rows.verdict_title else f" - {rows.cause}"
-        out.append(f"**Verdict: {rows.verdict_title}** (confidence {rows.confidence}){cause}")
-        if rows.summary:
-            out += ["", rows.summary]
-        if rows.hint:
-            out += ["", f"**What to do:** {rows.hint}"]
+        out += [f"**{level.upper()}** {text}" if level else f"_{text}_" for level, text in rows.headline]
+        out += ["", rows.batching]
+        out += [f"\n**What to do:** {hint}" for hint in rows.todo]
         out += ["", *table(("run at a glance", ""), rows.facts)]
         spark = sparkline(report, width=60)
         if spark:

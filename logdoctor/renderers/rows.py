@@ -58,6 +58,14 @@ class Rows:
     notes: tuple[str, ...]
     #: the verdict's remaining evidence as ``key: value`` lines (shown with ``-v``)
     evidence_detail: tuple[str, ...] = ()
+    #: the run's health: ``ok``, ``warning`` or ``error``
+    status: str = "ok"
+    #: (level, text): ("ok", "No problems found"), or the worst unexplained problems, one each
+    headline: tuple[tuple[str, str], ...] = ()
+    #: the batching question in one line, said once
+    batching: str = ""
+    #: what to do about the problems in the headline (never the summary again)
+    todo: tuple[str, ...] = ()
 
 
 def step_range(f: Finding) -> str:
@@ -100,7 +108,7 @@ def listed_findings(rows: Rows, verbosity: int) -> tuple[tuple[FindingRow, ...],
     """
     if verbosity > 0:
         return rows.findings, ""
-    shown = tuple(f for f in rows.findings if not f.explained_by)
+    shown = tuple(f for f in rows.findings if not f.explained_by and f.code not in BATCHING_LINE_CODES)
     hidden = [f for f in rows.findings if f.explained_by]
     if not hidden:
         return shown, ""
@@ -122,11 +130,13 @@ def count_phrase(findings: Sequence[Finding]) -> str:
 
 
 def verdict_line(report: Report) -> str:
-    """The one line ``-q`` prints: path, verdict, confidence, cause and finding counts."""
+    """The one line ``-q`` prints: path, health and worst problem, finding counts, batching verdict."""
     v = report.verdict
-    cause = "" if v.cause == VERDICT_TITLES[v.batching] else f" - {v.cause}"
+    worst = report.problems[0] if report.problems else None
+    health = f"{worst.code} {worst.rule}" if worst else NO_PROBLEMS.lower()
     return (
-        f"{report.meta.path}: {VERDICT_TITLES[v.batching]} ({v.confidence:.0%}){cause}; {count_phrase(report.findings)}"
+        f"{report.meta.path}: {report.status} ({health}); {count_phrase(report.findings)}; "
+        f"batching: {VERDICT_TITLES[v.batching].removeprefix('batching ')} ({v.confidence:.0%})"
     )
 
 
@@ -151,6 +161,48 @@ def facts(report: Report) -> tuple[tuple[str, str], ...]:
     )
 
 
+#: How many problems the headline lists before "+ N more".
+HEADLINE_MAX = 3
+#: Findings whose whole content is the batching line (said once, there).
+BATCHING_LINE_CODES = frozenset({"LD504"})
+NO_PROBLEMS = "No problems found"
+_EMIT_HINT = "log seqs/tokens/len_min/len_max/batch_fp (logdoctor.emit)"
+
+
+def headline(report: Report) -> tuple[tuple[str, str], ...]:
+    """``(("ok", "No problems found"),)`` or (severity, "rule, steps: message") per worst problem."""
+    problems = report.problems
+    if not problems:
+        return (("ok", NO_PROBLEMS),)
+    lines = [(f.severity.label, f"{f.rule}, {where(f)}: {f.message}") for f in problems[:HEADLINE_MAX]]
+    if len(problems) > HEADLINE_MAX:
+        lines.append(("", f"+ {len(problems) - HEADLINE_MAX} more problem(s): see Findings"))
+    return tuple(lines)
+
+
+def batching_line(report: Report) -> str:
+    """The batching question in one line: decided (with its cause) or what to log to decide it."""
+    v = report.verdict
+    if v.batching == "inconclusive":
+        why = "" if v.cause == "no batch statistics" else f" ({v.cause})"
+        return f"Batching: not decidable from this log{why}; {_EMIT_HINT}"
+    if v.batching == "not_batching" and report.status == "ok":
+        return f"Batching: no batching fault; the loss shows {v.cause}"
+    if v.batching == "not_batching":
+        return f"Batching: not the cause; the problem comes from {v.cause} (confidence {v.confidence:.0%})"
+    cause = "" if v.cause == VERDICT_TITLES[v.batching] else f" - {v.cause}"
+    return f"Batching: {VERDICT_TITLES[v.batching]} (confidence {v.confidence:.0%}){cause}"
+
+
+def todo(report: Report) -> tuple[str, ...]:
+    """The hints of the headline problems, each once."""
+    seen: list[str] = []
+    for f in report.problems[:HEADLINE_MAX]:
+        if f.hint and f.hint not in seen:
+            seen.append(f.hint)
+    return tuple(seen)
+
+
 def build_rows(report: Report) -> Rows:
     """All rows of the human report, findings in the order the report holds them (by severity)."""
     v = report.verdict
@@ -169,6 +221,10 @@ def build_rows(report: Report) -> Rows:
         evidence=tuple(known),
         notes=(*report.meta.notes, *report.notes),
         evidence_detail=tuple(rest),
+        status=report.status,
+        headline=headline(report),
+        batching=batching_line(report),
+        todo=todo(report),
     )
 
 

@@ -197,6 +197,8 @@ class RunMeta:
     nonmonotonic_steps: int = 0
     aliases: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    #: records after splitting physical lines at lone ``\r`` (progress-bar redraws); 0 if none split
+    records_read: int = 0
 
 
 @dataclass(frozen=True, slots=True)

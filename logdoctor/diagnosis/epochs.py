@@ -123,6 +123,36 @@ def _line_fits(
     return a, b
 
 
+def _end_value(x: np.ndarray, y: np.ndarray, at: float, resid: list[np.ndarray]) -> float:
+    """A least-squares line through (x, y), evaluated at ``at``; its residuals go to ``resid``."""
+    if x.size < 2 or np.ptp(x) == 0:
+        resid.append(y - np.mean(y))
+        return float(np.mean(y))
+    b, a = np.polyfit(x, y, 1)
+    resid.append(y - (a + b * x))
+    return float(a + b * at)
+
+
+def _boundary_jumps(
+    s: np.ndarray, y: np.ndarray, idx: np.ndarray, starts: np.ndarray, w: int
+) -> tuple[np.ndarray, float]:
+    """The loss jump at each boundary after epoch ``e`` in ``starts``: a line through the last ``w``
+    rows of epoch e and one through the first ``w`` rows of epoch e+1, both read at the boundary.
+
+    Local fits, not whole-epoch lines: a whole-epoch line through a curved (decaying) loss ends
+    below the data, which reads as a jump that the data do not have.
+    """
+    out: list[float] = []
+    resid: list[np.ndarray] = []
+    for e in starts:
+        before, after = np.flatnonzero(idx == e)[-w:], np.flatnonzero(idx == e + 1)[:w]
+        at = (s[before[-1]] + s[after[0]]) / 2.0
+        out.append(_end_value(s[after], y[after], at, resid) - _end_value(s[before], y[before], at, resid))
+    r = np.concatenate(resid) if resid else np.zeros(1)
+    sigma = float(np.median(np.abs(r - np.median(r)))) * 1.4826
+    return np.asarray(out, dtype=float), sigma
+
+
 def _noise_profile(y: np.ndarray, pos: np.ndarray, idx: np.ndarray) -> tuple[float, float]:
     """Early/late step-to-step noise ratio and the rank trend of the noise over epoch deciles."""
     from scipy import stats  # heavy: loaded on first use so the CLI starts fast
@@ -168,7 +198,14 @@ def shape(
     a, b = _line_fits(pos, y, idx, k)
     good = cnt >= 8
     pair = good[:-1] & good[1:]
-    jumps = (a[1:] - (a[:-1] + b[:-1]))[pair]
+    w = max(8, int(np.median(cnt[good])) // 2)
+    whole = (a[1:] - (a[:-1] + b[:-1]))[pair]
+    local, _ = _boundary_jumps(s, y, idx, np.flatnonzero(pair), w)
+    # a jump must show in both fits; the smaller one is kept (a curved decay biases the whole-epoch line)
+    use_local = local.size and abs(np.median(local)) < abs(np.median(whole))
+    jumps = local if use_local else whole
+    if local.size and np.sign(np.median(local)) != np.sign(np.median(whole)):
+        jumps = np.zeros_like(whole)
     drifts = b[good]
     later = drifts[len(drifts) // 2 :]
     dev = y - (a[idx] + b[idx] * pos)

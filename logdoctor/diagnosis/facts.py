@@ -150,11 +150,12 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
     clean = ls.remove_length(resid, x if tracks else None)
     found = [
         cf.nonfinite(steps, loss),
-        cf.resumed(run.meta.resumes, run.meta.resume_steps),
+        cf.resumed(run.meta.resumes, run.meta.resume_steps, run.meta.overwritten_steps),
         cf.spikes(steps, loss, clean, gn, 10.0 if tracks or usable else 7.0),
         cf.cyclic_lr(lr, clean),
     ]
-    causes = [c for c in found if c is not None] + cf.from_findings(findings)
+    # a detector's finding names the cause more precisely ("a resume followed by a loss jump")
+    causes = cf.from_findings(findings) + [c for c in found if c is not None]
     adjusted = loss - (resid - clean)  # the loss with its batch-length effect removed
     shape = ep.shape(steps, adjusted, clean, epochs) if epochs is not None else None
     if shape is not None and shape.running_average:

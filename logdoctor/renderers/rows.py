@@ -157,7 +157,7 @@ def facts(report: Report) -> tuple[tuple[str, str], ...]:
         ("resumes", resumes),
         ("NaN/inf loss", f"{s.nonfinite_loss_steps:,} steps"),
         ("columns", ", ".join(c for c in s.columns if c not in (STEP, LINE_NO)) or "none"),
-        ("log", f"{m.format}, {m.lines_read:,} lines ({m.lines_skipped:,} without a step)"),
+        ("log", _log_fact(report)),
     )
 
 
@@ -201,6 +201,17 @@ def todo(report: Report) -> tuple[str, ...]:
         if f.hint and f.hint not in seen:
             seen.append(f.hint)
     return tuple(seen)
+
+
+def _log_fact(report: Report) -> str:
+    """``text, 5,887 lines (3,428 without a step)``; counts records when ``\r`` split lines."""
+    m = report.meta
+    if m.records_read > m.lines_read:
+        return (
+            f"{m.format}, {m.lines_read:,} lines split at progress-bar redraws (\\r) into "
+            f"{m.records_read:,} records ({m.lines_skipped:,} records without a step)"
+        )
+    return f"{m.format}, {m.lines_read:,} lines ({m.lines_skipped:,} without a step)"
 
 
 def build_rows(report: Report) -> Rows:

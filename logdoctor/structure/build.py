@@ -212,6 +212,7 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
         path=name,
         format=fmt,
         lines_read=result.lines_read,
+        records_read=result.records_read,
         lines_skipped=result.lines_skipped,
         skip_reasons=dict(result.skip_reasons),
         total_steps=result.total_steps,

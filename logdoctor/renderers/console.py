@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING
 
 from logdoctor.model import Outcome, Report
 from logdoctor.renderers.base import Renderer
-from logdoctor.renderers.rows import Rows, build_rows, listed_findings, sparkline, summary_rows
+from logdoctor.renderers.rows import (
+    SUMMARY_HEADER,
+    Rows,
+    build_rows,
+    listed_findings,
+    shorten_middle,
+    sparkline,
+    summary_rows,
+    summary_title,
+)
 
 if TYPE_CHECKING:  # rich is imported when a report is drawn, so `check --format json` starts fast
     from rich.console import Console, RenderableType
@@ -77,7 +86,7 @@ class ConsoleRenderer(Renderer):
         if self.verbosity < 0:
             return rows.verdict_line + "\n"
         width = self.width or 80
-        parts: list[RenderableType] = [_verdict_panel(rows, report), _facts(rows)]
+        parts: list[RenderableType] = [_verdict_panel(rows, report, width), _facts(rows)]
         spark = sparkline(report, width=max(10, min(width, 120) - 12))
         if spark:
             parts.append(Text.assemble(("loss      ", "bold"), spark))
@@ -99,14 +108,15 @@ class ConsoleRenderer(Renderer):
         body = [self.render(r) for r in self.per_run_reports(outcomes)]
         if len(outcomes) > 1 and self.verbosity >= 0:
             table = Table(
-                title="Summary", box=box.SIMPLE_HEAD, title_justify="left", show_edge=False
+                title=summary_title(outcomes), box=box.SIMPLE_HEAD, title_justify="left", show_edge=False
             )
-            for col in ("run", "steps", "verdict", "worst finding", "exit"):
+            for col in SUMMARY_HEADER:
+                wrap = col == "worst problem"
                 table.add_column(
-                    col, justify="right" if col in ("steps", "exit") else "left", overflow="fold"
+                    col, justify="right" if col == "steps" else "left", overflow="fold", no_wrap=not wrap
                 )
             for row in summary_rows(outcomes):
-                table.add_row(*row, style="red" if row[2] == "error" else None)
+                table.add_row(*row, style=_STATUS_STYLE.get(row[2], "red").removeprefix("bold "))
             body.append(self._print([table]))
         return ("" if self.verbosity < 0 else "\n").join(body)
 
@@ -114,7 +124,7 @@ class ConsoleRenderer(Renderer):
 _STATUS_STYLE = {"ok": "bold green", "warning": "bold yellow", "error": "bold red"}
 
 
-def _verdict_panel(rows: Rows, report: Report) -> Panel:
+def _verdict_panel(rows: Rows, report: Report, width: int = 80) -> Panel:
     """Health first: the status and the worst problems, the batching line, then what to do."""
     from rich import box
     from rich.console import Group
@@ -128,7 +138,8 @@ def _verdict_panel(rows: Rows, report: Report) -> Panel:
     lines.append(Text(rows.batching))
     for hint in rows.todo:
         lines.append(Text.assemble(("What to do: ", "bold"), hint))
-    return Panel(Group(*lines), title=f"logdoctor: {rows.path}", title_align="left", box=box.ROUNDED)
+    title = f"logdoctor: {shorten_middle(rows.path, max(20, width - 17))}"
+    return Panel(Group(*lines), title=title, title_align="left", box=box.ROUNDED)
 
 
 def _facts(rows: Rows) -> Table:

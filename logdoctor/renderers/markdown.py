@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from logdoctor.model import Outcome, Report
 from logdoctor.renderers.base import Renderer
-from logdoctor.renderers.rows import build_rows, listed_findings, sparkline, summary_rows
+from logdoctor.renderers.rows import SUMMARY_HEADER, build_rows, listed_findings, sparkline, summary_rows, summary_title
 
 
 def cell(text: str) -> str:
@@ -65,9 +65,9 @@ class MarkdownRenderer(Renderer):
     def render_outcomes(self, outcomes: Sequence[Outcome]) -> str:
         body = [self.render(r) for r in self.per_run_reports(outcomes)]
         if len(outcomes) > 1 and self.verbosity >= 0:
-            header = ("run", "steps", "verdict", "worst finding", "exit")
+            rows = summary_rows(outcomes, run_width=200)
             body.append(
-                "\n".join(["### logdoctor summary", "", *table(header, summary_rows(outcomes))])
+                "\n".join([f"### logdoctor {summary_title(outcomes).lower()}", "", *table(SUMMARY_HEADER, rows)])
                 + "\n"
             )
         return ("" if self.verbosity < 0 else "\n").join(body)

@@ -259,15 +259,59 @@ def sparkline(report: Report, width: int = 60) -> str:
     return "".join(SPARK_BLOCKS[i] if good else "·" for i, good in zip(idx, ok, strict=True))
 
 
-def summary_rows(outcomes: Sequence[Outcome]) -> list[tuple[str, str, str, str, str]]:
-    """One row per run for the many-runs summary: run, steps, verdict, worst finding, exit."""
+#: Short batching labels for the many-runs summary.
+BATCHING_SHORT: dict[str, str] = {
+    "sorted": "sorted",
+    "static": "static",
+    "healthy": "healthy",
+    "not_batching": "not cause",
+    "inconclusive": "undecided",
+}
+SUMMARY_HEADER = ("run", "steps", "status", "worst problem", "batching")
+
+
+def shorten_middle(text: str, width: int) -> str:
+    """``text`` cut in the middle with ``…`` to at most ``width`` characters (the ends stay readable)."""
+    if len(text) <= width:
+        return text
+    if width < 5:
+        return text[:width]
+    keep = width - 1
+    head = keep // 3
+    return text[:head] + "…" + text[len(text) - (keep - head) :]
+
+
+def common_dir(paths: Sequence[str]) -> str:
+    """The directory prefix (with its trailing ``/``) that all ``paths`` share, or ``""``."""
+    if len(paths) < 2:
+        return ""
+    import os.path
+
+    prefix = os.path.commonprefix(list(paths))
+    return prefix[: prefix.rfind("/") + 1]
+
+
+def summary_title(outcomes: Sequence[Outcome]) -> str:
+    """``Summary`` or ``Summary (in DIR)`` when all runs share a directory."""
+    base = common_dir([o.path for o in outcomes])
+    return f"Summary (in {base})" if base else "Summary"
+
+
+def summary_rows(outcomes: Sequence[Outcome], run_width: int = 22) -> list[tuple[str, str, str, str, str]]:
+    """One row per run for the many-runs summary: run, steps, status, worst problem, batching.
+
+    No exit column: ``analyze`` exits 0 with findings, and ``check``'s exit follows ``--fail-on``.
+    """
     rows = []
+    base = common_dir([o.path for o in outcomes])
     for o in outcomes:
+        name = shorten_middle(o.path[len(base) :], run_width)
         if o.report is None:
-            rows.append((o.path, "-", "error", o.error or "", str(int(o.exit_code))))
+            why = (o.error or "").removeprefix(f"{o.path}: ").split(" (")[0]
+            rows.append((name, "-", "unreadable", why, "-"))
             continue
         r = o.report
-        worst = max(r.findings, key=lambda f: f.severity, default=None)
-        worst_txt = f"{worst.code} {worst.rule} ({worst.severity.label})" if worst else "none"
-        rows.append((o.path, f"{r.series.steps:,}", r.verdict.batching, worst_txt, str(int(o.exit_code))))
+        worst = r.problems[0] if r.problems else None
+        worst_txt = worst.rule if worst else "none"
+        rows.append((name, f"{r.series.steps:,}", r.status, worst_txt, BATCHING_SHORT[r.verdict.batching]))
     return rows

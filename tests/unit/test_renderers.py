@@ -184,3 +184,23 @@ def test_envelope_keeps_spikes_and_bounds_points() -> None:
     small = np.arange(10.0)
     assert envelope(small, small)[1] is small
     assert thin(1_000_000, 20_000).size == 20_000 and thin(5, 20_000).tolist() == [0, 1, 2, 3, 4]
+
+
+def test_console_fits_80_columns_with_long_paths() -> None:
+    import dataclasses
+
+    from logdoctor.model import Outcome
+
+    long = "/data/experiments/2026-12-01/very_long_run_name_with_many_words/rank0/train_stdout.log"
+    base = REPORTS["sorted"]()
+    rep = dataclasses.replace(base, run=dataclasses.replace(base.run, meta=dataclasses.replace(base.meta, path=long)))
+    out = ConsoleRenderer(color=False, width=80).render_outcomes(
+        [Outcome(long, rep), Outcome(long.replace("rank0", "rank1"), rep), Outcome("/x/missing.log", None, "gone", 2)]
+    )
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    title = lines[0]
+    assert title.startswith("╭─ logdoctor: /data/") and "train_stdout.log" in title  # shortened in the middle
+    summary = out[out.index("Summary") :]
+    assert "exit" not in summary.splitlines()[1]  # analyze exits 0: no exit column
+    assert "status" in summary

@@ -287,8 +287,11 @@ def common_dir(paths: Sequence[str]) -> str:
         return ""
     import os.path
 
-    prefix = os.path.commonprefix(list(paths))
-    return prefix[: prefix.rfind("/") + 1]
+    try:
+        common = os.path.commonpath([os.path.dirname(p) for p in paths])
+    except ValueError:  # absolute and relative paths mixed
+        return ""
+    return common.rstrip("/") + "/" if common else ""
 
 
 def summary_title(outcomes: Sequence[Outcome]) -> str:

@@ -16,9 +16,8 @@ from logdoctor.renderers.github import command, escape_data, escape_property
 from logdoctor.renderers.jsonreport import JsonRenderer
 from logdoctor.renderers.markdown import cell
 from logdoctor.renderers.plots import plot_renderer_for
+from logdoctor.renderers.rows import BATCHING_LINE_CODES
 from tests.reportfactory import REPORTS
-
-from logdoctor.renderers.rows import BATCHING_LINE_CODES  # noqa: E402
 
 SCHEMA = json.loads(files("logdoctor").joinpath("schema/report.schema.json").read_text())
 TEXT_FORMATS = [n for n, r in RENDERERS.items() if not r.is_binary]

@@ -164,10 +164,10 @@ def test_summary_table_lists_errors() -> None:
         Outcome("b.log", None, "b.log: file is empty", 2),
     ]
     out = ConsoleRenderer(color=False, width=100).render_outcomes(outcomes)
-    assert "LD501 sorted-batching (error)" in out
-    assert "b.log: file is empty" in out
+    assert " a.log     600   error        sorted-batching   sorted" in out
+    assert " b.log       -   unreadable   file is empty     -" in out
     md = get_renderer("markdown")().render_outcomes(outcomes)
-    assert "| a.log | 600 | sorted | LD501 sorted-batching (error) | 1 |" in md
+    assert "| a.log | 600 | error | sorted-batching | sorted |" in md
 
 
 def test_envelope_keeps_spikes_and_bounds_points() -> None:

@@ -114,3 +114,15 @@ def test_tinyllama_has_no_epoch_boundary_jump(reallogs_dir: Path) -> None:
     z = rep.verdict.evidence.get("epoch_jump_z")
     assert z is None or abs(float(z)) < 4  # type: ignore[arg-type]
     assert not [f for f in rep.findings if f.code in ("LD202", "LD203")]
+
+
+@pytest.mark.parametrize(
+    "name", ["megatron_ds_bigscience_gpt2_perf_n16_dsoff.out", "hf_trainer_state_lyric_lora_diverged.json"]
+)
+def test_second_rise_to_the_end_is_not_a_recovery(reallogs_dir: Path, name: str) -> None:
+    rep = report(reallogs_dir, name)
+    div = [f for f in rep.findings if f.code == "LD002"]
+    assert len(div) == 1
+    assert div[0].evidence["rises_again"] is True
+    assert "rising again" in div[0].message
+    assert div[0].last_step == rep.series.last_step

@@ -6,6 +6,7 @@ from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.changepoints import ChangepointDetector
 from logdoctor.detectors.drops import DropDetector
 from logdoctor.detectors.integrity import IntegrityDetector
+from logdoctor.detectors.mixedprecision import MixedPrecisionDetector
 from logdoctor.detectors.nonfinite import DivergenceDetector, NonFiniteDetector
 from logdoctor.detectors.overfitting import OverfittingDetector
 from logdoctor.detectors.periodicity import PeriodicityDetector
@@ -23,6 +24,7 @@ ANALYZERS: tuple[type[Analyzer], ...] = (
     ChangepointDetector,
     DropDetector,
     OverfittingDetector,
+    MixedPrecisionDetector,
 )
 
 __all__ = ["ANALYZERS", "Analyzer", "Detection"]

@@ -43,7 +43,7 @@ from logdoctor.model import (
     RunMeta,
     validate_run,
 )
-from logdoctor.structure.counters import decumulate, degenerate_columns
+from logdoctor.structure.counters import decumulate, degenerate_columns, is_failure_counter
 from logdoctor.structure.evals import place_evals
 
 #: Optional ParseResult column: non-zero on the first step record after a restart marker line.
@@ -178,6 +178,9 @@ def _resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
 def _column_notes(table: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
     table = decumulate(table, notes)
     for col, value in degenerate_columns(table):
+        if is_failure_counter(col) and value == 0:
+            notes.append(f"{col}: 0 in every record (no failure counted: good news)")
+            continue
         notes.append(
             f"{col}: constant {value:g} in every record (kept, but carries no information)"
         )

@@ -126,3 +126,17 @@ def test_second_rise_to_the_end_is_not_a_recovery(reallogs_dir: Path, name: str)
     assert div[0].evidence["rises_again"] is True
     assert "rising again" in div[0].message
     assert div[0].last_step == rep.series.last_step
+
+
+def test_megatron_skipped_iterations_reported_as_what_they_are(reallogs_dir: Path) -> None:
+    rep = report(reallogs_dir, "megatron_bigscience_gpt2_n8_tp4_pp8.out")
+    mp = [f for f in rep.findings if f.code == "LD020"]
+    assert len(mp) == 1 and mp[0].evidence["skipped_total"] == 9  # 8 at step 20, 1 at step 30
+    assert "loss scale" in mp[0].message
+
+
+def test_zero_failure_counter_is_good_news(reallogs_dir: Path) -> None:
+    rep = report(reallogs_dir, "megatron_ds_bigscience_gpt2_perf_n16_dsoff.out")
+    assert not [f for f in rep.findings if f.code == "LD007" and "skipped" in str(f.evidence.get("column"))]
+    good = [f for f in rep.findings if f.code == "LD021"]
+    assert good and good[0].severity.label == "info"

@@ -208,12 +208,14 @@ def shape(
         jumps = np.zeros_like(whole)
     drifts = b[good]
     later = drifts[len(drifts) // 2 :]
-    dev = y - (a[idx] + b[idx] * pos)
+    dev = (y - (a[idx] + b[idx] * pos))[good[idx]]  # epochs too short for a line fit give no residuals
     sigma = float(np.median(np.abs(dev - np.median(dev)))) * 1.4826 or 1e-12
     m = float(np.median(cnt[good]))
     jump = float(np.median(jumps)) if jumps.size else 0.0
     drift = float(np.median(later))
-    agree = float(np.mean(np.sign(jumps) == np.sign(jump))) if jumps.size else 0.0
+    # sign agreement per boundary from the local fits (a whole-epoch line misreads a curved first epoch)
+    signs = local if local.size else jumps
+    agree = float(np.mean(np.sign(signs) == np.sign(jump))) if signs.size and jump else 0.0
     noise_ratio, noise_trend = _noise_profile(y, pos, idx)
     return EpochShape(
         jump=jump,

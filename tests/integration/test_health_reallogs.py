@@ -140,3 +140,17 @@ def test_zero_failure_counter_is_good_news(reallogs_dir: Path) -> None:
     assert not [f for f in rep.findings if f.code == "LD007" and "skipped" in str(f.evidence.get("column"))]
     good = [f for f in rep.findings if f.code == "LD021"]
     assert good and good[0].severity.label == "info"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["llamafactory_trainer_log_mistral_translator_total_tokens0.jsonl", "lightning_metrics_slm_wikitext103_v0.csv"],
+)
+def test_one_staircase_rule_and_it_is_information(reallogs_dir: Path, name: str) -> None:
+    rep = report(reallogs_dir, name)
+    stair = [f for f in rep.findings if f.code == "LD203"]
+    assert len(stair) == 1 and stair[0].severity.label == "info"
+    loose = [f for f in rep.findings if f.code == "LD301" and not f.evidence.get("explained_by")]
+    assert not loose  # every level drop at an epoch boundary is a step of the staircase
+    assert "problem" not in rep.verdict.summary  # a staircase in a healthy run is information
+    assert rep.status == "ok"

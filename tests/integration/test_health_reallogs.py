@@ -154,3 +154,18 @@ def test_one_staircase_rule_and_it_is_information(reallogs_dir: Path, name: str)
     assert not loose  # every level drop at an epoch boundary is a step of the staircase
     assert "problem" not in rep.verdict.summary  # a staircase in a healthy run is information
     assert rep.status == "ok"
+
+
+@pytest.mark.parametrize("name", ["buildnanogpt_logtxt_2p5epoch.txt", "buildnanogpt_stdout_nowarmup.out"])
+def test_clean_build_nanogpt_opens_with_no_problems(reallogs_dir: Path, name: str) -> None:
+    from logdoctor.renderers import get_renderer
+    from logdoctor.renderers.jsonreport import report_dict
+
+    rep = report(reallogs_dir, name)
+    period = [f for f in rep.findings if f.code == "LD201"]
+    assert period and period[0].severity.label == "info"  # the 46.6-step cycle is information
+    assert report_dict(rep)["status"] == "ok"
+    text = get_renderer("text")(color=False, width=80).render(rep)
+    assert text.splitlines()[1].startswith("│ OK       No problems found")
+    md = get_renderer("markdown")().render(rep)
+    assert "**OK** No problems found" in md

@@ -53,7 +53,7 @@ _RULES: tuple[Rule, ...] = (
          "A failure counter (skipped / NaN iterations, overflows) is 0 at every step: good news.",
          "Nothing to do."),
     Rule("LD022", "loss-scale-collapse", Severity.ERROR,
-         "The dynamic loss scale fell to 1 or below, or by a factor of 2^16 or more: fp16 cannot recover.",
+         "The dynamic loss scale fell below 1 and 2^10 under its peak and stayed there: fp16 keeps overflowing.",
          "Lower the learning rate, switch to bf16, or find the batch that overflows; resume before the collapse."),
     Rule("LD101", "loss-spike", Severity.WARNING,
          "The loss rose far above its local level (robust z-score on a rolling median/MAD).",

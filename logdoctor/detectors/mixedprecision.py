@@ -22,7 +22,11 @@ class MixedPrecisionDetector(Analyzer):
 
     name = "mixed_precision"
 
-    def __init__(self, *, collapse_factor: float = 2.0**16, min_scale: float = 1.0) -> None:
+    def __init__(self, *, collapse_factor: float = 2.0**10, min_scale: float = 1.0, tail_frac: float = 0.25) -> None:
+        #: a collapse: over the last ``tail_frac`` of the rows the scale stays below ``min_scale`` and
+        #: ``collapse_factor`` under its peak (fairseq's scale wanders 0.5-64 in healthy runs; Megatron
+        #: drops 2^32 -> 2^16 at the start of healthy runs: neither is a collapse)
+        self.tail_frac = tail_frac
         self.collapse_factor = collapse_factor
         self.min_scale = min_scale
 
@@ -74,10 +78,10 @@ class MixedPrecisionDetector(Analyzer):
         s, st = scale[ok], steps[ok]
         peak = np.maximum.accumulate(s)
         factor = peak / s
-        bad = (s <= self.min_scale) | (factor >= self.collapse_factor)
-        if not bad.any():
+        tail = s[-max(2, int(self.tail_frac * s.size)) :]
+        if not (tail.max() < self.min_scale and peak[-1] / tail.max() >= self.collapse_factor):
             return None
-        i = int(np.flatnonzero(bad)[0])
+        i = int(np.flatnonzero((s < self.min_scale) & (factor >= self.collapse_factor))[0])
         return codes.finding(
             "LD022",
             f"The loss scale collapsed to {s[i]:g} at step {int(st[i]):,} (from {peak[i]:,.0f}, "

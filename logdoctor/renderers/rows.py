@@ -180,6 +180,16 @@ def headline(report: Report) -> tuple[tuple[str, str], ...]:
     return tuple(lines)
 
 
+def plot_health(report: Report) -> str:
+    """The health in a title: ``No problems found`` or ``ERROR divergence, steps 3-62 (+2 more)``."""
+    problems = report.problems
+    if not problems:
+        return NO_PROBLEMS
+    f = problems[0]
+    more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"{f.severity.label.upper()} {f.rule}, {where(f)}{more}"
+
+
 def batching_line(report: Report) -> str:
     """The batching question in one line: decided (with its cause) or what to log to decide it."""
     v = report.verdict

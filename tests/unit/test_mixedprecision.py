@@ -23,11 +23,18 @@ def test_skipped_iterations_are_reported_with_the_loss_scale() -> None:
 
 def test_collapsing_loss_scale_is_an_error() -> None:
     n = 60
-    scale = 2.0 ** np.r_[np.full(20, 16.0), np.linspace(16, 0, 40).round()]
+    scale = 2.0 ** np.r_[np.full(20, 16.0), np.linspace(16, -4, 20).round(), np.full(20, -4.0)]
     run = make_run(healthy(n, 2), loss_scale=scale)
     found = MixedPrecisionDetector().analyze(run).findings
     assert [f.code for f in found] == ["LD022"]
     assert found[0].severity.label == "error"
+
+
+def test_wandering_fairseq_scale_is_not_a_collapse() -> None:
+    rng = np.random.default_rng(4)
+    scale = 2.0 ** rng.integers(-1, 4, 200)  # 0.5-8, up and down: fairseq's healthy hubert run
+    run = make_run(healthy(200, 4), loss_scale=scale.astype(float))
+    assert not MixedPrecisionDetector().analyze(run).findings
 
 
 def test_healthy_fp16_run_is_silent() -> None:

@@ -136,8 +136,11 @@ def _verdict_panel(rows: Rows, report: Report, width: int = 80) -> Panel:
         style = _STATUS_STYLE.get(level, "")
         lines.append(Text.assemble((f"{level.upper():<9}", style), text) if level else Text(text))
     lines.append(Text(rows.batching))
-    for hint in rows.todo:
-        lines.append(Text.assemble(("What to do: ", "bold"), hint))
+    if len(rows.todo) == 1:
+        lines.append(Text.assemble(("What to do: ", "bold"), rows.todo[0]))
+    elif rows.todo:
+        lines.append(Text("What to do:", style="bold"))
+        lines.extend(Text(f"- {hint}") for hint in rows.todo)
     title = f"logdoctor: {shorten_middle(rows.path, max(20, width - 17))}"
     return Panel(Group(*lines), title=title, title_align="left", box=box.ROUNDED)
 

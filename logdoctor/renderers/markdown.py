@@ -32,9 +32,12 @@ class MarkdownRenderer(Renderer):
         if self.verbosity < 0:
             return rows.verdict_line + "\n"
         out = [f"### logdoctor: `{rows.path}`", ""]
-        out += [f"**{level.upper()}** {text}" if level else f"_{text}_" for level, text in rows.headline]
+        out += [f"- **{level.upper()}** {text}" if level else f"- _{text}_" for level, text in rows.headline]
         out += ["", rows.batching]
-        out += [f"\n**What to do:** {hint}" for hint in rows.todo]
+        if len(rows.todo) == 1:
+            out += ["", f"**What to do:** {rows.todo[0]}"]
+        elif rows.todo:
+            out += ["", "**What to do:**", *(f"- {hint}" for hint in rows.todo)]
         out += ["", *table(("run at a glance", ""), rows.facts)]
         spark = sparkline(report, width=60)
         if spark:

@@ -168,4 +168,4 @@ def test_clean_build_nanogpt_opens_with_no_problems(reallogs_dir: Path, name: st
     text = get_renderer("text")(color=False, width=80).render(rep)
     assert text.splitlines()[1].startswith("│ OK       No problems found")
     md = get_renderer("markdown")().render(rep)
-    assert "**OK** No problems found" in md
+    assert "- **OK** No problems found" in md

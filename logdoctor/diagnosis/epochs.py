@@ -153,6 +153,20 @@ def _boundary_jumps(
     return np.asarray(out, dtype=float), sigma
 
 
+def _curvature_bias(pos: np.ndarray, y: np.ndarray, idx: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per boundary after epoch e: the line's end value minus a quadratic's end value over epoch e."""
+    out = []
+    for e in starts:
+        sel = idx == e
+        x, v = pos[sel], y[sel]
+        if x.size < 8 or np.ptp(x) == 0:
+            out.append(0.0)
+            continue
+        line, quad = np.polyfit(x, v, 1), np.polyfit(x, v, 2)
+        out.append(float(np.polyval(line, x.max()) - np.polyval(quad, x.max())))
+    return np.asarray(out, dtype=float)
+
+
 def _noise_profile(y: np.ndarray, pos: np.ndarray, idx: np.ndarray) -> tuple[float, float]:
     """Early/late step-to-step noise ratio and the rank trend of the noise over epoch deciles."""
     from scipy import stats  # heavy: loaded on first use so the CLI starts fast
@@ -201,11 +215,10 @@ def shape(
     w = max(8, int(np.median(cnt[good])) // 2)
     whole = (a[1:] - (a[:-1] + b[:-1]))[pair]
     local, _ = _boundary_jumps(s, y, idx, np.flatnonzero(pair), w)
-    # a jump must show in both fits; the smaller one is kept (a curved decay biases the whole-epoch line)
-    use_local = local.size and abs(np.median(local)) < abs(np.median(whole))
-    jumps = local if use_local else whole
-    if local.size and np.sign(np.median(local)) != np.sign(np.median(whole)):
-        jumps = np.zeros_like(whole)
+    # where a curved epoch (a fast early decay) bends its whole-epoch line away from the data at its
+    # end, the jump is read from local fits at the boundary instead
+    bias = _curvature_bias(pos, y, idx, np.flatnonzero(pair))
+    jumps = np.where(np.abs(bias) > 0.5 * np.abs(whole), local, whole) if local.size else whole
     drifts = b[good]
     later = drifts[len(drifts) // 2 :]
     dev = (y - (a[idx] + b[idx] * pos))[good[idx]]  # epochs too short for a line fit give no residuals
@@ -213,9 +226,7 @@ def shape(
     m = float(np.median(cnt[good]))
     jump = float(np.median(jumps)) if jumps.size else 0.0
     drift = float(np.median(later))
-    # sign agreement per boundary from the local fits (a whole-epoch line misreads a curved first epoch)
-    signs = local if local.size else jumps
-    agree = float(np.mean(np.sign(signs) == np.sign(jump))) if signs.size and jump else 0.0
+    agree = float(np.mean(np.sign(jumps) == np.sign(jump))) if jumps.size and jump else 0.0
     noise_ratio, noise_trend = _noise_profile(y, pos, idx)
     return EpochShape(
         jump=jump,

@@ -31,6 +31,8 @@ DISPLAY_BUCKETS = 400
 MANY_EPOCHS = 12
 #: A loss whose 99th/1st percentile ratio exceeds this spans decades: log scale.
 DECADES = 30.0
+#: ... and whose first tenth sits this many times above its last tenth (it decays over decades).
+TREND_RATIO = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,14 @@ def _bulk_top(v: np.ndarray) -> float:
     return float(keep.max()) if keep.size else top
 
 
+def _falls(v: np.ndarray) -> float:
+    """How far the loss falls over the run: median of its first tenth over that of its last tenth."""
+    if v.size < 10 or np.any(v <= 0):
+        return 1.0
+    k = max(1, v.size // 10)
+    return float(np.median(v[:k]) / np.median(v[-k:]))
+
+
 def y_range(loss: np.ndarray, extra: np.ndarray | None = None) -> YRange | None:
     """Axis limits from the bulk of the loss and the ``extra`` values drawn with it (the eval loss);
     a few far outliers of the loss are clamped and labelled, not allowed to squash the curve."""
@@ -71,6 +81,7 @@ def y_range(loss: np.ndarray, extra: np.ndarray | None = None) -> YRange | None:
     # decades: the curve's top (stray points aside) over its 1st percentile
     top = _bulk_top(loss[np.isfinite(loss)]) if np.isfinite(loss).sum() else float(fin.max())
     log = pos.size == fin.size and fin.size > 2 and top / float(np.percentile(pos, 1)) > DECADES
+    log = log and _falls(loss[np.isfinite(loss)]) > TREND_RATIO  # a decaying run, not a sawtooth
     lv = _values(loss, log)
     ev = _values(extra, log) if extra is not None else np.empty(0)
     tops = [_bulk_top(lv)] if lv.size else []

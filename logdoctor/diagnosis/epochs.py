@@ -123,6 +123,18 @@ def _line_fits(
     return a, b
 
 
+class _Rows:
+    """Row numbers of each epoch: slices of the sorted order, computed once (no O(rows) scan per epoch)."""
+
+    def __init__(self, idx: np.ndarray) -> None:
+        order = np.argsort(idx, kind="stable")
+        self._order = order
+        self._edges = np.searchsorted(idx[order], np.arange(int(idx.max(initial=0)) + 2))
+
+    def __call__(self, e: int) -> np.ndarray:
+        return self._order[self._edges[e] : self._edges[e + 1]]
+
+
 def _end_value(x: np.ndarray, y: np.ndarray, at: float, resid: list[np.ndarray]) -> float:
     """A least-squares line through (x, y), evaluated at ``at``; its residuals go to ``resid``."""
     if x.size < 2 or np.ptp(x) == 0:
@@ -134,7 +146,7 @@ def _end_value(x: np.ndarray, y: np.ndarray, at: float, resid: list[np.ndarray])
 
 
 def _boundary_jumps(
-    s: np.ndarray, y: np.ndarray, idx: np.ndarray, starts: np.ndarray, w: int
+    s: np.ndarray, y: np.ndarray, rows: _Rows, starts: np.ndarray, w: int
 ) -> tuple[np.ndarray, float]:
     """The loss jump at each boundary after epoch ``e`` in ``starts``: a line through the last ``w``
     rows of epoch e and one through the first ``w`` rows of epoch e+1, both read at the boundary.
@@ -145,7 +157,7 @@ def _boundary_jumps(
     out: list[float] = []
     resid: list[np.ndarray] = []
     for e in starts:
-        before, after = np.flatnonzero(idx == e)[-w:], np.flatnonzero(idx == e + 1)[:w]
+        before, after = rows(e)[-w:], rows(e + 1)[:w]
         at = (s[before[-1]] + s[after[0]]) / 2.0
         out.append(_end_value(s[after], y[after], at, resid) - _end_value(s[before], y[before], at, resid))
     r = np.concatenate(resid) if resid else np.zeros(1)
@@ -153,11 +165,11 @@ def _boundary_jumps(
     return np.asarray(out, dtype=float), sigma
 
 
-def _curvature_bias(pos: np.ndarray, y: np.ndarray, idx: np.ndarray, starts: np.ndarray) -> np.ndarray:
+def _curvature_bias(pos: np.ndarray, y: np.ndarray, rows: _Rows, starts: np.ndarray) -> np.ndarray:
     """Per boundary after epoch e: the line's end value minus a quadratic's end value over epoch e."""
     out = []
     for e in starts:
-        sel = idx == e
+        sel = rows(e)
         x, v = pos[sel], y[sel]
         if x.size < 8 or np.ptp(x) == 0:
             out.append(0.0)
@@ -214,10 +226,11 @@ def shape(
     pair = good[:-1] & good[1:]
     w = max(8, int(np.median(cnt[good])) // 2)
     whole = (a[1:] - (a[:-1] + b[:-1]))[pair]
-    local, _ = _boundary_jumps(s, y, idx, np.flatnonzero(pair), w)
+    rows = _Rows(idx)
+    local, _ = _boundary_jumps(s, y, rows, np.flatnonzero(pair), w)
     # where a curved epoch (a fast early decay) bends its whole-epoch line away from the data at its
     # end, the jump is read from local fits at the boundary instead
-    bias = _curvature_bias(pos, y, idx, np.flatnonzero(pair))
+    bias = _curvature_bias(pos, y, rows, np.flatnonzero(pair))
     jumps = np.where(np.abs(bias) > 0.5 * np.abs(whole), local, whole) if local.size else whole
     drifts = b[good]
     later = drifts[len(drifts) // 2 :]

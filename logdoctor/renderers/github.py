@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from logdoctor.model import Finding, Outcome, Report, Severity
 from logdoctor.renderers.base import Renderer
-from logdoctor.renderers.rows import batching_line, headline, where
+from logdoctor.renderers.rows import BATCHING_LINE_CODES, batching_line, plot_health, where
 
 #: Finding severity -> workflow command.
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -47,7 +47,7 @@ class GithubRenderer(Renderer):
 
     def render(self, report: Report) -> str:
         path = report.meta.path
-        health = "; ".join(text for _, text in headline(report)[:1])
+        health = plot_health(report)  # the problems themselves follow as annotations
         lines = [
             command(
                 "notice",
@@ -56,7 +56,8 @@ class GithubRenderer(Renderer):
                 title=f"logdoctor: {report.status}",
             )
         ]
-        lines += [annotation(path, f) for f in report.findings]
+        # the batching-undecidable finding is the notice's batching line: said once
+        lines += [annotation(path, f) for f in report.findings if f.code not in BATCHING_LINE_CODES]
         return "\n".join(lines) + "\n"
 
     def render_outcomes(self, outcomes: Sequence[Outcome]) -> str:

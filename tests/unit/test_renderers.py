@@ -202,3 +202,22 @@ def test_console_fits_80_columns_with_long_paths() -> None:
     summary = out[out.index("Summary") :]
     assert "exit" not in summary.splitlines()[1]  # analyze exits 0: no exit column
     assert "status" in summary
+
+
+@pytest.mark.parametrize("kind", sorted(REPORTS))
+def test_every_format_tells_the_same_health(kind: str) -> None:
+    report = REPORTS[kind]()
+    status = report.status
+    doc = json.loads(JsonRenderer().render(report))
+    assert doc["status"] == status
+    text = ConsoleRenderer(color=False, width=80).render(report)
+    first = text.splitlines()[1]
+    assert first.startswith(f"│ {(report.problems[0].severity.label if report.problems else 'ok').upper()}")
+    md = get_renderer("markdown")().render(report)
+    assert ("No problems found" in md) == (status == "ok") == ("No problems found" in text)
+    junit = ET.fromstring(get_renderer("junit")().render(report))
+    assert int(junit.get("failures", "0")) == len({f.code for f in report.problems})
+    gh = get_renderer("github")().render(report).splitlines()[0]
+    assert f"title=logdoctor%3A {status}::" in gh
+    for out in (text, md, gh):
+        assert out.count("Batching: ") == 1  # the batching question, said once

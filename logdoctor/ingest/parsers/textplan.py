@@ -96,9 +96,12 @@ def plan_for(msg: str, fields: FieldMap) -> Plan:
     train: dict[str, int] = {}
     evals: dict[str, int] = {}
     aliases: dict[str, str] = {}
+    explicit = {name for name, _, _ in cols if is_eval_key(name)}
     for name, idx, key in cols:
         target = evals if (marked or is_eval_key(name)) else train
         col = _eval_name(name) if marked and not is_eval_key(name) else name
+        if marked and col != name and col in explicit:
+            continue  # "[eval] train loss X, val loss Y": the eval value is Y, not the train X
         target.setdefault(col, idx)
         if key != col and key.lower() != col:
             aliases.setdefault(key, col)

@@ -197,6 +197,8 @@ class RunMeta:
     nonmonotonic_steps: int = 0
     aliases: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    #: records after splitting physical lines at lone ``\r`` (progress-bar redraws); 0 if none split
+    records_read: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,6 +327,18 @@ class Report:
     def worst_severity(self) -> Severity | None:
         """The highest severity among the findings, None when there are none."""
         return max((f.severity for f in self.findings), default=None)
+
+    @property
+    def problems(self) -> tuple[Finding, ...]:
+        """Warnings and errors that the verdict does not explain as symptoms, worst first."""
+        own = [f for f in self.findings if f.severity >= Severity.WARNING and not f.evidence.get("explained_by")]
+        return tuple(sorted(own, key=lambda f: -f.severity))
+
+    @property
+    def status(self) -> str:
+        """The run's health: ``ok``, ``warning`` or ``error`` (the worst unexplained finding)."""
+        worst = max((f.severity for f in self.findings if not f.evidence.get("explained_by")), default=None)
+        return "ok" if worst is None or worst < Severity.WARNING else worst.label
 
 
 @dataclass(frozen=True, slots=True)

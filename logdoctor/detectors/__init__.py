@@ -9,7 +9,9 @@ from logdoctor.detectors.evalnoise import EvalNoiseDetector
 from logdoctor.detectors.integrity import IntegrityDetector
 from logdoctor.detectors.lossfloor import LossFloorDetector
 from logdoctor.detectors.lrschedule import LrScheduleDetector
+from logdoctor.detectors.mixedprecision import MixedPrecisionDetector
 from logdoctor.detectors.nonfinite import DivergenceDetector, NonFiniteDetector
+from logdoctor.detectors.overfitting import OverfittingDetector
 from logdoctor.detectors.periodicity import PeriodicityDetector
 from logdoctor.detectors.slowdown import SlowdownDetector
 from logdoctor.detectors.spikes import SpikeDetector
@@ -29,6 +31,8 @@ ANALYZERS: tuple[type[Analyzer], ...] = (
     SlowdownDetector,
     EvalNoiseDetector,
     LossFloorDetector,
+    OverfittingDetector,
+    MixedPrecisionDetector,
 )
 
 __all__ = ["ANALYZERS", "Analyzer", "Detection"]

@@ -12,7 +12,7 @@ from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.errors import ConfigError
 from logdoctor.model import LOSS, STEP, Finding, Run
 from logdoctor.options import Option, at_least, int_opt, positive
-from logdoctor.structure.counters import degenerate_columns
+from logdoctor.structure.counters import degenerate_columns, is_failure_counter
 
 _MAD_SCALE = 1.4826
 
@@ -137,11 +137,22 @@ class IntegrityDetector(Analyzer):
         ]
 
     def _degenerate(self, run: Run) -> list[Finding]:
-        return [
-            codes.finding(
-                "LD007",
-                f"Column {col!r} is {value:g} at every step; it carries no information.",
-                evidence={"column": col, "value": value, "rows": run.n_steps},
+        out = []
+        for col, value in degenerate_columns(run.table):
+            if is_failure_counter(col) and value == 0:  # a failure counter at 0: good news
+                out.append(
+                    codes.finding(
+                        "LD021",
+                        f"{col} is 0 at every step: no such failure occurred.",
+                        evidence={"column": col, "value": value, "rows": run.n_steps},
+                    )
+                )
+                continue
+            out.append(
+                codes.finding(
+                    "LD007",
+                    f"Column {col!r} is {value:g} at every step; it carries no information.",
+                    evidence={"column": col, "value": value, "rows": run.n_steps},
+                )
             )
-            for col, value in degenerate_columns(run.table)
-        ]
+        return out

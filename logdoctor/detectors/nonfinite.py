@@ -97,6 +97,24 @@ class DivergenceDetector(Analyzer):
             return Detection()
         return Detection(tuple(self._find(s)))
 
+    def _rises_again(self, s: robust.Series, sm: np.ndarray, b: int, wander: float) -> int | None:
+        """The trough row after the diverged stretch when the loss then rises again to the end.
+
+        A second rise: the smoothed loss at the end is ``min_rise_frac`` (and the noise band
+        ``wander``) above the lowest point after the stretch, and its last quarter still climbs.
+        """
+        if b >= s.n - 4:
+            return None
+        trough = b + int(np.argmin(sm[b:]))
+        tail = sm[trough:]
+        if tail.size < 4:
+            return None
+        rise = float(sm[-1] - sm[trough])
+        if rise < max(self.min_rise_frac * abs(float(sm[trough])), wander):
+            return None
+        q = tail[-max(3, tail.size // 4) :]
+        return trough if float(q[-1] - q[0]) > 0 else None
+
     def _find(self, s: robust.Series) -> list[Finding]:
         w = max(3, min(51, s.n // 20)) | 1
         sm = robust.rolling_median(s.values, w, mode="mirror")
@@ -128,6 +146,16 @@ class DivergenceDetector(Analyzer):
             "factor": self.factor,
         }
         stays = "until the end of the run" if ev["until_end"] else f"until step {s.steps[b]}"
+        again = self._rises_again(s, sm, b, wander)
+        last = b
+        if again is not None:  # no recovery: the loss climbs again to the end of the log
+            trough = again
+            ev |= {"rises_again": True, "trough_level": float(sm[trough]), "trough_step": int(s.steps[trough])}
+            stays += (
+                f"; it fell to {sm[trough]:.4g} by step {s.steps[trough]} and has been rising again since, "
+                f"to {sm[-1]:.4g} at the last step {s.steps[-1]} (still rising at the end of the log)"
+            )
+            last = s.n - 1
         return [
             codes.finding(
                 "LD002",
@@ -136,7 +164,7 @@ class DivergenceDetector(Analyzer):
                 f"over {w} rows) and stayed above {self.factor}x {stays}.",
                 confidence=float(min(0.99, 0.5 + 0.5 * (1 - self.factor / ratio))),
                 first_step=int(s.steps[a]),
-                last_step=int(s.steps[b]),
+                last_step=int(s.steps[last]),
                 line=int(s.lines[a]) or None,
                 evidence=ev,
             )

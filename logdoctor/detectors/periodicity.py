@@ -10,6 +10,7 @@ monotonically, which rejects their low-frequency bumps).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import ClassVar
 
 import numpy as np
@@ -19,7 +20,7 @@ from logdoctor.detectors import robust
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.robust import FloatArray, Series
 from logdoctor.detectors.spectral import PeakTest, acf_at, downsample, peak_tests, spectrum
-from logdoctor.model import LOSS, Finding, Run
+from logdoctor.model import LOSS, Finding, Run, Severity
 from logdoctor.options import Option, fraction, int_opt, positive
 
 #: Fewer rows than this: no spectral analysis (reported once by the too-short analyzer).
@@ -44,6 +45,20 @@ def epoch_relation(period: float, steps_per_epoch: int, tol: float = 0.05) -> st
     return f"unrelated to the epoch of {steps_per_epoch} steps (ratio {r:.3g})"
 
 
+def folded_amplitude(s: Series, resid: FloatArray, period: float) -> tuple[float, float]:
+    """Peak-to-peak amplitude of the phase-folded mean of ``resid`` over ``period``, and the per-row
+    noise (MAD sigma of ``resid``); both relative to the loss (log units when the loss is positive)."""
+    dt = float(np.median(np.diff(s.steps))) if s.n > 1 else 1.0
+    bins = int(max(4, min(16, round(period / max(dt, 1e-9)))))
+    phase = ((s.steps - s.steps[0]) / period) % 1.0
+    idx = np.minimum((phase * bins).astype(int), bins - 1)
+    counts = np.bincount(idx, minlength=bins)
+    prof = np.bincount(idx, resid, bins)[counts > 0] / counts[counts > 0]
+    noise = 1.4826 * float(np.median(np.abs(resid - np.median(resid))))
+    scale = 1.0 if s.log_scale else max(float(np.median(np.abs(s.values))), 1e-12)
+    return float(np.ptp(prof)) / scale, noise / scale
+
+
 class PeriodicityDetector(Analyzer):
     """Dominant period of the detrended loss, tested for significance, related to the epoch."""
 
@@ -52,7 +67,7 @@ class PeriodicityDetector(Analyzer):
     options: ClassVar[tuple[Option, ...]] = (
         fraction("alpha", high_open=True), fraction("band_frac"), int_opt("bg_window", 3),
         positive("min_cycles"), Option("min_acf", float, 0, 1), Option("min_power_ratio", float, 0, 1),
-        Option("min_acf_contrast", float, 0, 1), positive("trend_frac"),
+        Option("min_acf_contrast", float, 0, 1), positive("trend_frac"), fraction("max_info_amplitude"),
     )
 
     def __init__(
@@ -66,7 +81,11 @@ class PeriodicityDetector(Analyzer):
         min_power_ratio: float = 0.02,
         min_acf_contrast: float = 0.05,
         trend_frac: float = 1.0,
+        max_info_amplitude: float = 0.05,
     ) -> None:
+        #: a period unrelated to the epoch whose peak-to-peak amplitude is below the per-step noise
+        #: and below this share of the loss is information, not a warning (docs/detectors.md)
+        self.max_info_amplitude = max_info_amplitude
         self.alpha = alpha
         self.band_frac = band_frac
         self.bg_window = bg_window
@@ -102,8 +121,25 @@ class PeriodicityDetector(Analyzer):
             acf, acf_half = acf_at(sp.grid, lag), acf_at(sp.grid, max(1, lag // 2))
             if acf >= self.min_acf and acf - acf_half >= self.min_acf_contrast:
                 arts["period"] = float(pk.period)
-                return Detection((self._finding(run, s, pk, span, acf, acf_half, sp.method),), arts)
+                found = self._finding(run, s, pk, span, acf, acf_half, sp.method)
+                return Detection((self._severity(found, s, pk.period),), arts)
         return Detection(artifacts=arts)
+
+    def _severity(self, f: Finding, s: Series, period: float) -> Finding:
+        """Information when the cycle is smaller than one step's noise and unrelated to the epoch."""
+        amp, noise = folded_amplitude(s, detrend(s, self.trend_frac), period)
+        ev = {**f.evidence, "amplitude_rel": round(amp, 5), "noise_rel": round(noise, 5)}
+        ratio = f.evidence.get("epoch_ratio")
+        spe = f.evidence.get("steps_per_epoch")
+        tied = isinstance(ratio, float) and isinstance(spe, int)
+        tied = tied and not epoch_relation(period, int(spe or 1)).startswith("unrelated")
+        if amp < noise and amp < self.max_info_amplitude and not tied:
+            msg = (
+                f"{f.message[:-1]}; its amplitude ({amp:.1%} peak to peak) is below the noise of one step "
+                f"({noise:.1%}) and it matches no epoch: information, not a fault."
+            )
+            return dataclasses.replace(f, severity=Severity.INFO, message=msg, evidence=ev)
+        return dataclasses.replace(f, evidence=ev)
 
     def _finding(
         self,

@@ -48,7 +48,9 @@ def _explain(f: Finding, why: str, boundary: int | None, by: str = "sorted-batch
     evidence = {**f.evidence, "explained_by": by}
     if boundary is not None:
         evidence["explained_at_step"] = boundary
-    cause = "the length-sorted order" if by == "sorted-batching" else "the resume"
+    cause = {"sorted-batching": "the length-sorted order", "epoch-staircase": "the epoch staircase"}.get(
+        by, "the resume"
+    )
     return dataclasses.replace(
         f, severity=Severity.INFO, message=f"{f.message} Explained by {cause}: {why}.", evidence=evidence
     )
@@ -72,6 +74,26 @@ def _within_segment(f: Finding, marks: np.ndarray, tol: float) -> int | None:
     before = marks[marks <= first]
     inside = marks[(marks > first + tol) & (marks < last - tol)]
     return int(before[-1]) if before.size and not inside.size else None
+
+
+def _staircase_drops(findings: list[Finding], facts: Facts, row: float) -> list[Finding]:
+    """Under an epoch staircase, a loss level drop at an epoch boundary is one of its steps (one rule
+    for every run: the drop is the staircase, not a separate regime change)."""
+    if facts.shape is None or not facts.shape.staircase or facts.epochs is None:
+        return findings
+    starts = np.asarray(facts.epochs.starts[1:], dtype=np.int64)
+    spe = facts.epochs.steps_per_epoch or 0
+    tol = max(2 * row, 0.05 * spe)
+    out = []
+    for f in findings:
+        change = f.evidence.get("relative_change")
+        drop = isinstance(change, int | float) and change < 0
+        if f.code == "LD301" and drop and f.first_step is not None and starts.size and "explained_by" not in f.evidence:
+            near = int(starts[np.argmin(np.abs(starts - f.first_step))])
+            if abs(near - f.first_step) <= tol:
+                f = _explain(f, f"the epoch that starts at step {near} steps the loss down", near, by="epoch-staircase")
+        out.append(f)
+    return out
 
 
 def attribute(
@@ -101,6 +123,7 @@ def attribute(
         else _explain(f, f"the run resumed at step {at}", at, by="resumed-run")
         for f in findings
     ]
+    findings = _staircase_drops(findings, facts, row)
     if verdict.batching != "sorted":
         return findings
     marks, spacing = _boundaries(facts), _spacing(facts)

@@ -119,7 +119,7 @@ def from_findings(findings: Sequence[Finding]) -> list[Cause]:
     table = {
         "LD001": ("nan", "non-finite loss (NaN/inf)", PRIORITY["nan"]),
         "LD002": ("divergence", "divergence", PRIORITY["divergence"]),
-        "LD003": ("resume", "a resume that rewrote earlier steps", PRIORITY["resume"]),
+        "LD003": ("resume", "a resume", PRIORITY["resume"]),
         "LD004": ("resume", "a resume followed by a loss jump", PRIORITY["resume"]),
         "LD102": (
             "instability",
@@ -128,7 +128,7 @@ def from_findings(findings: Sequence[Finding]) -> list[Cause]:
         ),
     }
     out = []
-    for f in findings:
+    for f in sorted(findings, key=lambda f: -f.severity):  # the worst finding names a shared cause
         if f.code in table:
             key, label, prio = table[f.code]
             out.append(Cause(key, label, prio, f.confidence, {"from_finding": f.code}))
@@ -149,14 +149,14 @@ def nonfinite(steps: np.ndarray, loss: np.ndarray) -> Cause | None:
     )
 
 
-def resumed(resumes: int, resume_steps: Sequence[int]) -> Cause | None:
-    """The run restarted from an earlier step (ingest counted it)."""
+def resumed(resumes: int, resume_steps: Sequence[int], rewritten: int = 0) -> Cause | None:
+    """The run restarted (ingest counted it); the label says how many earlier steps it rewrote."""
     if resumes <= 0:
         return None
     first = int(resume_steps[0]) if resume_steps else None
     return Cause(
         "resume",
-        "a resume that rewrote earlier steps",
+        f"a resume that rewrote {rewritten:,} earlier step(s)" if rewritten else "a resume",
         PRIORITY["resume"],
         0.95,
         {"resumes": resumes, "first_resume_step": first},

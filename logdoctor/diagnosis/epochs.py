@@ -123,6 +123,62 @@ def _line_fits(
     return a, b
 
 
+class _Rows:
+    """Row numbers of each epoch: slices of the sorted order, computed once (no O(rows) scan per epoch)."""
+
+    def __init__(self, idx: np.ndarray) -> None:
+        order = np.argsort(idx, kind="stable")
+        self._order = order
+        self._edges = np.searchsorted(idx[order], np.arange(int(idx.max(initial=0)) + 2))
+
+    def __call__(self, e: int) -> np.ndarray:
+        return self._order[self._edges[e] : self._edges[e + 1]]
+
+
+def _end_value(x: np.ndarray, y: np.ndarray, at: float, resid: list[np.ndarray]) -> float:
+    """A least-squares line through (x, y), evaluated at ``at``; its residuals go to ``resid``."""
+    if x.size < 2 or np.ptp(x) == 0:
+        resid.append(y - np.mean(y))
+        return float(np.mean(y))
+    b, a = np.polyfit(x, y, 1)
+    resid.append(y - (a + b * x))
+    return float(a + b * at)
+
+
+def _boundary_jumps(
+    s: np.ndarray, y: np.ndarray, rows: _Rows, starts: np.ndarray, w: int
+) -> tuple[np.ndarray, float]:
+    """The loss jump at each boundary after epoch ``e`` in ``starts``: a line through the last ``w``
+    rows of epoch e and one through the first ``w`` rows of epoch e+1, both read at the boundary.
+
+    Local fits, not whole-epoch lines: a whole-epoch line through a curved (decaying) loss ends
+    below the data, which reads as a jump that the data do not have.
+    """
+    out: list[float] = []
+    resid: list[np.ndarray] = []
+    for e in starts:
+        before, after = rows(e)[-w:], rows(e + 1)[:w]
+        at = (s[before[-1]] + s[after[0]]) / 2.0
+        out.append(_end_value(s[after], y[after], at, resid) - _end_value(s[before], y[before], at, resid))
+    r = np.concatenate(resid) if resid else np.zeros(1)
+    sigma = float(np.median(np.abs(r - np.median(r)))) * 1.4826
+    return np.asarray(out, dtype=float), sigma
+
+
+def _curvature_bias(pos: np.ndarray, y: np.ndarray, rows: _Rows, starts: np.ndarray) -> np.ndarray:
+    """Per boundary after epoch e: the line's end value minus a quadratic's end value over epoch e."""
+    out = []
+    for e in starts:
+        sel = rows(e)
+        x, v = pos[sel], y[sel]
+        if x.size < 8 or np.ptp(x) == 0:
+            out.append(0.0)
+            continue
+        line, quad = np.polyfit(x, v, 1), np.polyfit(x, v, 2)
+        out.append(float(np.polyval(line, x.max()) - np.polyval(quad, x.max())))
+    return np.asarray(out, dtype=float)
+
+
 def _noise_profile(y: np.ndarray, pos: np.ndarray, idx: np.ndarray) -> tuple[float, float]:
     """Early/late step-to-step noise ratio and the rank trend of the noise over epoch deciles."""
     from scipy import stats  # heavy: loaded on first use so the CLI starts fast
@@ -168,15 +224,22 @@ def shape(
     a, b = _line_fits(pos, y, idx, k)
     good = cnt >= 8
     pair = good[:-1] & good[1:]
-    jumps = (a[1:] - (a[:-1] + b[:-1]))[pair]
+    w = max(8, int(np.median(cnt[good])) // 2)
+    whole = (a[1:] - (a[:-1] + b[:-1]))[pair]
+    rows = _Rows(idx)
+    local, _ = _boundary_jumps(s, y, rows, np.flatnonzero(pair), w)
+    # where a curved epoch (a fast early decay) bends its whole-epoch line away from the data at its
+    # end, the jump is read from local fits at the boundary instead
+    bias = _curvature_bias(pos, y, rows, np.flatnonzero(pair))
+    jumps = np.where(np.abs(bias) > 0.5 * np.abs(whole), local, whole) if local.size else whole
     drifts = b[good]
     later = drifts[len(drifts) // 2 :]
-    dev = y - (a[idx] + b[idx] * pos)
+    dev = (y - (a[idx] + b[idx] * pos))[good[idx]]  # epochs too short for a line fit give no residuals
     sigma = float(np.median(np.abs(dev - np.median(dev)))) * 1.4826 or 1e-12
     m = float(np.median(cnt[good]))
     jump = float(np.median(jumps)) if jumps.size else 0.0
     drift = float(np.median(later))
-    agree = float(np.mean(np.sign(jumps) == np.sign(jump))) if jumps.size else 0.0
+    agree = float(np.mean(np.sign(jumps) == np.sign(jump))) if jumps.size and jump else 0.0
     noise_ratio, noise_trend = _noise_profile(y, pos, idx)
     return EpochShape(
         jump=jump,

@@ -12,7 +12,19 @@ from logdoctor.diagnosis import confounders as cf
 from logdoctor.diagnosis import epochs as ep
 from logdoctor.diagnosis import lengthstats as ls
 from logdoctor.diagnosis import recurrence as rc
-from logdoctor.model import GRAD_NORM, LEN_MAX, LOSS, LR, SEQS, Finding, Run
+from logdoctor.model import (
+    GRAD_NORM,
+    LEN_MAX,
+    LEN_MEAN,
+    LEN_MIN,
+    LOSS,
+    LR,
+    PAD_FRAC,
+    SEQS,
+    TOKENS,
+    Finding,
+    Run,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +46,10 @@ class Facts:
     lr_cyclic: bool
     token_budget: int | None
     period: dict[str, float]
+    #: per-batch columns the log does carry (even when they give no usable batch length)
+    batch_columns: tuple[str, ...] = ()
+    #: the largest relative spread among those columns
+    batch_columns_spread: float = 0.0
 
     @property
     def usable_lengths(self) -> bool:
@@ -50,6 +66,7 @@ def _token_budget(run: Run) -> int | None:
     return int(math.ceil(prod.max() / 128) * 128) if prod.size else None
 
 
+_BATCH_COLUMNS = (TOKENS, SEQS, LEN_MEAN, LEN_MIN, LEN_MAX, PAD_FRAC)
 _PERIOD_KEYS = ("p_value", "power_ratio", "acf_at_period", "epoch_ratio")
 
 
@@ -120,6 +137,8 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
     loss = run.table[LOSS].to_numpy()
     resid = ls.detrend(steps, loss)
     x, src = ls.batch_length(run)
+    present = tuple(c for c in _BATCH_COLUMNS if run.has(c))
+    present_values = [v for c in present if (v := ls.column(run, c)) is not None]
     spread = ls.relative_spread(x) if x is not None else 0.0
     usable = x is not None and spread >= min_spread and np.isfinite(x).sum() >= 30
     order = ls.order_stats(steps, x, ls.column(run, LEN_MAX)) if usable and x is not None else None
@@ -131,11 +150,12 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
     clean = ls.remove_length(resid, x if tracks else None)
     found = [
         cf.nonfinite(steps, loss),
-        cf.resumed(run.meta.resumes, run.meta.resume_steps),
+        cf.resumed(run.meta.resumes, run.meta.resume_steps, run.meta.overwritten_steps),
         cf.spikes(steps, loss, clean, gn, 10.0 if tracks or usable else 7.0),
         cf.cyclic_lr(lr, clean),
     ]
-    causes = [c for c in found if c is not None] + cf.from_findings(findings)
+    # a detector's finding names the cause more precisely ("a resume followed by a loss jump")
+    causes = cf.from_findings(findings) + [c for c in found if c is not None]
     adjusted = loss - (resid - clean)  # the loss with its batch-length effect removed
     shape = ep.shape(steps, adjusted, clean, epochs) if epochs is not None else None
     if shape is not None and shape.running_average:
@@ -174,4 +194,6 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
         lr_cyclic=cf.is_cyclic(lr),
         token_budget=_token_budget(run),
         period=_period(findings),
+        batch_columns=present,
+        batch_columns_spread=max((ls.relative_spread(v) for v in present_values), default=0.0),
     )

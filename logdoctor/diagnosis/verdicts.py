@@ -139,6 +139,9 @@ def static_verdict(f: Facts, r: Recurrence, min_excess: float) -> Verdict:
 
 
 def _order_text(f: Facts, min_lag1: float) -> str:
+    if f.order is None and f.batch_columns:
+        cols = " and ".join(f.batch_columns)
+        return f"the logged per-batch {cols} give no usable batch length to rule batching out entirely"
     if f.order is None:
         return "the log has no per-batch statistics to rule batching out entirely"
     if f.order.lag1 < min_lag1:
@@ -155,13 +158,19 @@ def not_batching_verdict(f: Facts, min_lag1: float) -> Verdict:
     c = f.causes[0]
     others = [x.label for x in f.causes[1:]]
     extra = f" (also: {'; '.join(others)})" if others else ""
-    summary = f"The loss problem comes from {c.label}{extra}, not from batching: {_order_text(f, min_lag1)}."
+    if c.key in _INFO_CAUSES:  # a pattern, not a fault: information, not "the loss problem"
+        summary = f"The loss shows {c.label}{extra}, which is not a batching fault: {_order_text(f, min_lag1)}."
+    else:
+        summary = f"The loss problem comes from {c.label}{extra}, not from batching: {_order_text(f, min_lag1)}."
     ev = evidence(f) | {f"cause_{k}": v for k, v in c.evidence.items()}
     order_margin = (min_lag1 - f.order.lag1) / 0.1 if f.order is not None else 2.0
     m = 1.0 + 2.0 * c.strength + float(np.clip(order_margin, -1.0, 2.0))
     hint = codes.RULES[_CAUSE_CODE.get(c.key, "LD101")].action
     return Verdict("not_batching", confidence(m), c.label, summary, hint, ev)
 
+
+#: Causes that describe a healthy pattern (information), not a fault.
+_INFO_CAUSES = frozenset({"staircase", "running_avg"})
 
 _CAUSE_CODE = {
     "nan": "LD001",
@@ -206,6 +215,9 @@ def undecidable_verdict(f: Facts) -> Verdict:
     )
     what = "The log has no per-batch statistics"
     cause = "no batch statistics"
+    if f.batch_columns and not f.x_source:
+        what = _partial_stats_text(f)
+        cause = "no batch length in the logged statistics"
     if f.x_source:
         what = (
             f"The logged batch lengths ({f.x_source}) barely vary (relative spread {f.spread:.1%}: "
@@ -220,6 +232,18 @@ def undecidable_verdict(f: Facts) -> Verdict:
     return Verdict(
         "inconclusive", confidence(m), cause, summary, f"To decide, {LOG_WHAT}.", evidence(f)
     )
+
+
+def _partial_stats_text(f: Facts) -> str:
+    """Which per-batch statistics the log has, and why they cannot decide."""
+    cols = " and ".join(f.batch_columns)
+    why = (
+        f"they barely vary (relative spread {f.batch_columns_spread:.1%}: constant under packing, "
+        "or averaged over a logging interval)"
+        if f.batch_columns_spread < 0.05
+        else "they give no per-batch length (that needs len_mean, or tokens together with seqs)"
+    )
+    return f"The log has per-batch {cols}, but {why}, so batch order and composition cannot be read from them,"
 
 
 def static_undecidable_verdict(f: Facts, min_lag1: float) -> Verdict:

@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING
 
 from logdoctor.model import Outcome, Report
 from logdoctor.renderers.base import Renderer
-from logdoctor.renderers.rows import Rows, build_rows, listed_findings, sparkline, summary_rows
+from logdoctor.renderers.rows import (
+    SUMMARY_HEADER,
+    Rows,
+    build_rows,
+    listed_findings,
+    shorten_middle,
+    sparkline,
+    summary_rows,
+    summary_title,
+)
 
 if TYPE_CHECKING:  # rich is imported when a report is drawn, so `check --format json` starts fast
     from rich.console import Console, RenderableType
@@ -77,7 +86,7 @@ class ConsoleRenderer(Renderer):
         if self.verbosity < 0:
             return rows.verdict_line + "\n"
         width = self.width or 80
-        parts: list[RenderableType] = [_verdict_panel(rows, report), _facts(rows)]
+        parts: list[RenderableType] = [_verdict_panel(rows, report, width), _facts(rows)]
         spark = sparkline(report, width=max(10, min(width, 120) - 12))
         if spark:
             parts.append(Text.assemble(("loss      ", "bold"), spark))
@@ -99,38 +108,41 @@ class ConsoleRenderer(Renderer):
         body = [self.render(r) for r in self.per_run_reports(outcomes)]
         if len(outcomes) > 1 and self.verbosity >= 0:
             table = Table(
-                title="Summary", box=box.SIMPLE_HEAD, title_justify="left", show_edge=False
+                title=summary_title(outcomes), box=box.SIMPLE_HEAD, title_justify="left", show_edge=False
             )
-            for col in ("run", "steps", "verdict", "worst finding", "exit"):
+            for col in SUMMARY_HEADER:
+                wrap = col == "worst problem"
                 table.add_column(
-                    col, justify="right" if col in ("steps", "exit") else "left", overflow="fold"
+                    col, justify="right" if col == "steps" else "left", overflow="fold", no_wrap=not wrap
                 )
             for row in summary_rows(outcomes):
-                table.add_row(*row, style="red" if row[2] == "error" else None)
+                table.add_row(*row, style=_STATUS_STYLE.get(row[2], "red").removeprefix("bold "))
             body.append(self._print([table]))
         return ("" if self.verbosity < 0 else "\n").join(body)
 
 
-def _verdict_panel(rows: Rows, report: Report) -> Panel:
+_STATUS_STYLE = {"ok": "bold green", "warning": "bold yellow", "error": "bold red"}
+
+
+def _verdict_panel(rows: Rows, report: Report, width: int = 80) -> Panel:
+    """Health first: the status and the worst problems, the batching line, then what to do."""
     from rich import box
     from rich.console import Group
     from rich.panel import Panel
     from rich.text import Text
 
-    head = Text.assemble(
-        (rows.verdict_title.upper(), _VERDICT_STYLE[report.verdict.batching]),
-        f"  confidence {rows.confidence}",
-    )
-    lines: list[RenderableType] = [head]
-    if rows.cause != rows.verdict_title:
-        lines.append(Text(f"Cause: {rows.cause}"))
-    if rows.summary:
-        lines.append(Text(rows.summary))
-    if rows.hint:
-        lines.append(Text.assemble(("What to do: ", "bold"), rows.hint))
-    return Panel(
-        Group(*lines), title=f"logdoctor: {rows.path}", title_align="left", box=box.ROUNDED
-    )
+    lines: list[RenderableType] = []
+    for level, text in rows.headline:
+        style = _STATUS_STYLE.get(level, "")
+        lines.append(Text.assemble((f"{level.upper():<9}", style), text) if level else Text(text))
+    lines.append(Text(rows.batching))
+    if len(rows.todo) == 1:
+        lines.append(Text.assemble(("What to do: ", "bold"), rows.todo[0]))
+    elif rows.todo:
+        lines.append(Text("What to do:", style="bold"))
+        lines.extend(Text(f"- {hint}") for hint in rows.todo)
+    title = f"logdoctor: {shorten_middle(rows.path, max(20, width - 17))}"
+    return Panel(Group(*lines), title=title, title_align="left", box=box.ROUNDED)
 
 
 def _facts(rows: Rows) -> Table:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from logdoctor.model import Finding, Outcome, Report, Severity
 from logdoctor.renderers.base import Renderer
-from logdoctor.renderers.rows import VERDICT_TITLES, where
+from logdoctor.renderers.rows import BATCHING_LINE_CODES, batching_line, plot_health, where
 
 #: Finding severity -> workflow command.
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -40,23 +40,25 @@ def annotation(path: str, f: Finding) -> str:
 
 
 class GithubRenderer(Renderer):
-    """``--format github``: annotations for a workflow log, plus the verdict as a notice."""
+    """``--format github``: annotations for a workflow log, plus the health and batching line as a notice."""
 
     name = "github"
     documents_errors = True
     extension = ".txt"
 
     def render(self, report: Report) -> str:
-        v, path = report.verdict, report.meta.path
+        path = report.meta.path
+        health = plot_health(report)  # the problems themselves follow as annotations
         lines = [
             command(
                 "notice",
-                f"{VERDICT_TITLES[v.batching]} (confidence {v.confidence:.0%}): {v.summary}",
+                f"{health}. {batching_line(report)}",
                 file=path,
-                title=f"logdoctor verdict: {v.batching}",
+                title=f"logdoctor: {report.status}",
             )
         ]
-        lines += [annotation(path, f) for f in report.findings]
+        # the batching-undecidable finding is the notice's batching line: said once
+        lines += [annotation(path, f) for f in report.findings if f.code not in BATCHING_LINE_CODES]
         return "\n".join(lines) + "\n"
 
     def render_outcomes(self, outcomes: Sequence[Outcome]) -> str:

@@ -14,7 +14,9 @@ from logdoctor.renderers.base import Renderer
 #:   1 - first release: source, series, verdict, findings. Several inputs: a list whose items
 #:       are report documents, or error documents ``{format_version, source: {path}, error}``.
 #:       (still 1) a single input that fails prints its error document alone (it printed nothing).
-FORMAT_VERSION = 1
+#:   2 - top-level ``status`` (ok | warning | error): the worst severity among the findings that
+#:       are not explained as symptoms (info findings leave it ok). Additive; readers of 1 still work.
+FORMAT_VERSION = 2
 
 
 def _clean(value: Any) -> Any:
@@ -61,6 +63,7 @@ def report_dict(report: Report) -> dict[str, Any]:
     m, s, v = report.meta, report.series, report.verdict
     return {
         "format_version": FORMAT_VERSION,
+        "status": report.status,
         "source": {
             "path": m.path,
             "format": m.format,

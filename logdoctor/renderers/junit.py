@@ -6,10 +6,10 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
 from logdoctor.codes import RULES
-from logdoctor.model import Outcome, Report, Severity
+from logdoctor.model import Outcome, Report
 from logdoctor.renderers.base import Renderer
 from logdoctor.renderers.evidence import evidence_sentences
-from logdoctor.renderers.rows import where
+from logdoctor.renderers.rows import batching_line, headline, where
 
 
 def _suite(report: Report) -> ET.Element:
@@ -18,7 +18,8 @@ def _suite(report: Report) -> ET.Element:
     for f in report.findings:
         fired.setdefault(f.code, []).append(f)
     # an info finding is a remark, not a failure: CI jobs must not go red over it
-    failing = {c for c, fs in fired.items() if max(f.severity for f in fs) > Severity.INFO}
+    # ... nor over a symptom the verdict explains: the failures are the report's problems (its status)
+    failing = {f.code for f in report.problems}
     suite = ET.Element(
         "testsuite",
         name=name,
@@ -51,10 +52,8 @@ def _suite(report: Report) -> ET.Element:
         details.append(f"What to do: {rule.action}")
         fail.text = "\n".join(details)
     out = ET.SubElement(suite, "system-out")
-    v = report.verdict
-    out.text = (
-        f"batching verdict: {v.batching} (confidence {v.confidence:.2f}) - {v.cause}. {v.summary}"
-    )
+    health = [f"{level.upper()} {text}".strip() for level, text in headline(report)]
+    out.text = "\n".join([f"status: {report.status}", *health, batching_line(report)])
     return suite
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from logdoctor.model import Outcome, Report
 from logdoctor.renderers.base import Renderer
-from logdoctor.renderers.rows import build_rows, listed_findings, sparkline, summary_rows
+from logdoctor.renderers.rows import SUMMARY_HEADER, build_rows, listed_findings, sparkline, summary_rows, summary_title
 
 
 def cell(text: str) -> str:
@@ -22,7 +22,7 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 class MarkdownRenderer(Renderer):
-    """Verdict, run at a glance, findings table and evidence, as GitHub-flavoured Markdown."""
+    """Health, batching line, run at a glance, findings and evidence, as GitHub-flavoured Markdown."""
 
     name = "markdown"
     extension = ".md"
@@ -32,12 +32,12 @@ class MarkdownRenderer(Renderer):
         if self.verbosity < 0:
             return rows.verdict_line + "\n"
         out = [f"### logdoctor: `{rows.path}`", ""]
-        cause = "" if rows.cause == rows.verdict_title else f" - {rows.cause}"
-        out.append(f"**Verdict: {rows.verdict_title}** (confidence {rows.confidence}){cause}")
-        if rows.summary:
-            out += ["", rows.summary]
-        if rows.hint:
-            out += ["", f"**What to do:** {rows.hint}"]
+        out += [f"- **{level.upper()}** {text}" if level else f"- _{text}_" for level, text in rows.headline]
+        out += ["", rows.batching]
+        if len(rows.todo) == 1:
+            out += ["", f"**What to do:** {rows.todo[0]}"]
+        elif rows.todo:
+            out += ["", "**What to do:**", *(f"- {hint}" for hint in rows.todo)]
         out += ["", *table(("run at a glance", ""), rows.facts)]
         spark = sparkline(report, width=60)
         if spark:
@@ -68,9 +68,9 @@ class MarkdownRenderer(Renderer):
     def render_outcomes(self, outcomes: Sequence[Outcome]) -> str:
         body = [self.render(r) for r in self.per_run_reports(outcomes)]
         if len(outcomes) > 1 and self.verbosity >= 0:
-            header = ("run", "steps", "verdict", "worst finding", "exit")
+            rows = summary_rows(outcomes, run_width=200)
             body.append(
-                "\n".join(["### logdoctor summary", "", *table(header, summary_rows(outcomes))])
+                "\n".join([f"### logdoctor {summary_title(outcomes).lower()}", "", *table(SUMMARY_HEADER, rows)])
                 + "\n"
             )
         return ("" if self.verbosity < 0 else "\n").join(body)

@@ -12,7 +12,8 @@ import numpy as np
 from logdoctor.errors import ConfigError
 from logdoctor.model import ACC, EPOCH, LEN_MEAN, LOSS, LR, STEP, Report
 from logdoctor.renderers.base import Renderer
-from logdoctor.renderers.rows import VERDICT_TITLES
+from logdoctor.renderers.plotloss import draw_epochs, draw_loss, fit_title
+from logdoctor.renderers.rows import batching_line, plot_health
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -71,7 +72,7 @@ def _loss_panel(ax: Axes, report: Report, steps: np.ndarray, loss: np.ndarray) -
     a = report.artifacts
     beyond = np.isfinite(loss) & np.isnan(drawable(loss))
     loss = drawable(loss)
-    ax.plot(*envelope(steps, loss), lw=0.8, color="tab:blue", label="loss")
+    draw_loss(ax, report, steps, loss)
     bad = ~np.isfinite(loss)
     if bad.any():  # NaN has no height: mark it along the bottom edge
         ax.plot(
@@ -86,9 +87,8 @@ def _loss_panel(ax: Axes, report: Report, steps: np.ndarray, loss: np.ndarray) -
         )
     if a.spike_steps:
         pos = np.searchsorted(steps, np.asarray(a.spike_steps)).clip(0, steps.size - 1)
-        ax.plot(steps[pos], loss[pos], "o", mfc="none", mec="tab:red", ms=7, mew=1.5, label="spike")
-    for i, s in enumerate(a.epoch_boundaries):
-        ax.axvline(s, color="0.55", ls=":", lw=1, label="epoch boundary" if i == 0 else None)
+        ax.plot(steps[pos], loss[pos], "o", mfc="none", mec="tab:red", ms=7, mew=1.5, label="spike", clip_on=True)
+    draw_epochs(ax, a.epoch_boundaries)
     for i, s in enumerate(a.changepoints):
         ax.axvline(s, color="tab:purple", ls="--", lw=1.3, label="changepoint" if i == 0 else None)
     for i, s in enumerate(report.meta.resume_steps):
@@ -104,8 +104,8 @@ def _loss_panel(ax: Axes, report: Report, steps: np.ndarray, loss: np.ndarray) -
         twin.set_ylabel(f"{other} (green)", color="tab:green")
         ax.set_zorder(twin.get_zorder() + 1)
         ax.patch.set_visible(False)
-    ax.legend(loc="upper right", fontsize=8, framealpha=0.85)
-    ax.set_title("loss over steps")
+    ax.legend(loc="upper right", fontsize=8, framealpha=0.85, ncols=2)
+    ax.set_title("loss over steps" + (" (log scale)" if ax.get_yscale() == "log" else ""))
 
 
 def _length_panel(ax: Axes, report: Report, steps: np.ndarray, loss: np.ndarray) -> None:
@@ -175,12 +175,10 @@ def figure(report: Report) -> Figure:
     _loss_panel(fig.add_subplot(grid[0, :]), report, steps, loss)
     for i, draw in enumerate(extra):
         draw(fig.add_subplot(grid[1, i]))
-    v = report.verdict
-    cause = "" if v.cause == VERDICT_TITLES[v.batching] else f" - {v.cause}"
-    fig.suptitle(
-        f"{PurePath(report.meta.path).name}: {VERDICT_TITLES[v.batching]} (confidence {v.confidence:.0%}){cause}",
-        fontsize=12,
-    )
+    width = fig.get_figwidth()
+    name = PurePath(report.meta.path).name
+    first = fit_title(f"{name}: {plot_health(report)}", width, 12)
+    fig.suptitle(f"{first}\n{fit_title(batching_line(report), width, 10)}", fontsize=11)
     return fig
 
 

@@ -58,6 +58,14 @@ class Rows:
     notes: tuple[str, ...]
     #: the verdict's remaining evidence as ``key: value`` lines (shown with ``-v``)
     evidence_detail: tuple[str, ...] = ()
+    #: the run's health: ``ok``, ``warning`` or ``error``
+    status: str = "ok"
+    #: (level, text): ("ok", "No problems found"), or the worst unexplained problems, one each
+    headline: tuple[tuple[str, str], ...] = ()
+    #: the batching question in one line, said once
+    batching: str = ""
+    #: what to do about the problems in the headline (never the summary again)
+    todo: tuple[str, ...] = ()
 
 
 def step_range(f: Finding) -> str:
@@ -100,7 +108,7 @@ def listed_findings(rows: Rows, verbosity: int) -> tuple[tuple[FindingRow, ...],
     """
     if verbosity > 0:
         return rows.findings, ""
-    shown = tuple(f for f in rows.findings if not f.explained_by)
+    shown = tuple(f for f in rows.findings if not f.explained_by and f.code not in BATCHING_LINE_CODES)
     hidden = [f for f in rows.findings if f.explained_by]
     if not hidden:
         return shown, ""
@@ -122,11 +130,13 @@ def count_phrase(findings: Sequence[Finding]) -> str:
 
 
 def verdict_line(report: Report) -> str:
-    """The one line ``-q`` prints: path, verdict, confidence, cause and finding counts."""
+    """The one line ``-q`` prints: path, health and worst problem, finding counts, batching verdict."""
     v = report.verdict
-    cause = "" if v.cause == VERDICT_TITLES[v.batching] else f" - {v.cause}"
+    worst = report.problems[0] if report.problems else None
+    health = f"{worst.code} {worst.rule}" if worst else NO_PROBLEMS.lower()
     return (
-        f"{report.meta.path}: {VERDICT_TITLES[v.batching]} ({v.confidence:.0%}){cause}; {count_phrase(report.findings)}"
+        f"{report.meta.path}: {report.status} ({health}); {count_phrase(report.findings)}; "
+        f"batching: {VERDICT_TITLES[v.batching].removeprefix('batching ')} ({v.confidence:.0%})"
     )
 
 
@@ -147,8 +157,71 @@ def facts(report: Report) -> tuple[tuple[str, str], ...]:
         ("resumes", resumes),
         ("NaN/inf loss", f"{s.nonfinite_loss_steps:,} steps"),
         ("columns", ", ".join(c for c in s.columns if c not in (STEP, LINE_NO)) or "none"),
-        ("log", f"{m.format}, {m.lines_read:,} lines ({m.lines_skipped:,} without a step)"),
+        ("log", _log_fact(report)),
     )
+
+
+#: How many problems the headline lists before "+ N more".
+HEADLINE_MAX = 3
+#: Findings whose whole content is the batching line (said once, there).
+BATCHING_LINE_CODES = frozenset({"LD504"})
+NO_PROBLEMS = "No problems found"
+_EMIT_HINT = "log seqs/tokens/len_min/len_max/batch_fp (logdoctor.emit)"
+
+
+def headline(report: Report) -> tuple[tuple[str, str], ...]:
+    """``(("ok", "No problems found"),)`` or (severity, "rule, steps: message") per worst problem."""
+    problems = report.problems
+    if not problems:
+        return (("ok", NO_PROBLEMS),)
+    lines = [(f.severity.label, f"{f.rule}, {where(f)}: {f.message}") for f in problems[:HEADLINE_MAX]]
+    if len(problems) > HEADLINE_MAX:
+        lines.append(("", f"+ {len(problems) - HEADLINE_MAX} more problem(s): see Findings"))
+    return tuple(lines)
+
+
+def plot_health(report: Report) -> str:
+    """The health in a title: ``No problems found`` or ``ERROR divergence, steps 3-62 (+2 more)``."""
+    problems = report.problems
+    if not problems:
+        return NO_PROBLEMS
+    f = problems[0]
+    more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"{f.severity.label.upper()} {f.rule}, {where(f)}{more}"
+
+
+def batching_line(report: Report) -> str:
+    """The batching question in one line: decided (with its cause) or what to log to decide it."""
+    v = report.verdict
+    if v.batching == "inconclusive":
+        why = "" if v.cause == "no batch statistics" else f" ({v.cause})"
+        return f"Batching: not decidable from this log{why}; {_EMIT_HINT}"
+    if v.batching == "not_batching" and report.status == "ok":
+        return f"Batching: no batching fault; the loss shows {v.cause}"
+    if v.batching == "not_batching":
+        return f"Batching: not the cause; the problem comes from {v.cause} (confidence {v.confidence:.0%})"
+    cause = "" if v.cause == VERDICT_TITLES[v.batching] else f" - {v.cause}"
+    return f"Batching: {VERDICT_TITLES[v.batching]} (confidence {v.confidence:.0%}){cause}"
+
+
+def todo(report: Report) -> tuple[str, ...]:
+    """The hints of the headline problems, each once."""
+    seen: list[str] = []
+    for f in report.problems[:HEADLINE_MAX]:
+        if f.hint and f.hint not in seen:
+            seen.append(f.hint)
+    return tuple(seen)
+
+
+def _log_fact(report: Report) -> str:
+    """``text, 5,887 lines (3,428 without a step)``; counts records when ``\r`` split lines."""
+    m = report.meta
+    if m.records_read > m.lines_read:
+        return (
+            f"{m.format}, {m.lines_read:,} lines split at progress-bar redraws (\\r) into "
+            f"{m.records_read:,} records ({m.lines_skipped:,} records without a step)"
+        )
+    return f"{m.format}, {m.lines_read:,} lines ({m.lines_skipped:,} without a step)"
 
 
 def build_rows(report: Report) -> Rows:
@@ -169,6 +242,10 @@ def build_rows(report: Report) -> Rows:
         evidence=tuple(known),
         notes=(*report.meta.notes, *report.notes),
         evidence_detail=tuple(rest),
+        status=report.status,
+        headline=headline(report),
+        batching=batching_line(report),
+        todo=todo(report),
     )
 
 
@@ -193,15 +270,62 @@ def sparkline(report: Report, width: int = 60) -> str:
     return "".join(SPARK_BLOCKS[i] if good else "·" for i, good in zip(idx, ok, strict=True))
 
 
-def summary_rows(outcomes: Sequence[Outcome]) -> list[tuple[str, str, str, str, str]]:
-    """One row per run for the many-runs summary: run, steps, verdict, worst finding, exit."""
+#: Short batching labels for the many-runs summary.
+BATCHING_SHORT: dict[str, str] = {
+    "sorted": "sorted",
+    "static": "static",
+    "healthy": "healthy",
+    "not_batching": "not cause",
+    "inconclusive": "undecided",
+}
+SUMMARY_HEADER = ("run", "steps", "status", "worst problem", "batching")
+
+
+def shorten_middle(text: str, width: int) -> str:
+    """``text`` cut in the middle with ``…`` to at most ``width`` characters (the ends stay readable)."""
+    if len(text) <= width:
+        return text
+    if width < 5:
+        return text[:width]
+    keep = width - 1
+    head = keep // 3
+    return text[:head] + "…" + text[len(text) - (keep - head) :]
+
+
+def common_dir(paths: Sequence[str]) -> str:
+    """The directory prefix (with its trailing ``/``) that all ``paths`` share, or ``""``."""
+    if len(paths) < 2:
+        return ""
+    import os.path
+
+    try:
+        common = os.path.commonpath([os.path.dirname(p) for p in paths])
+    except ValueError:  # absolute and relative paths mixed
+        return ""
+    return common.rstrip("/") + "/" if common else ""
+
+
+def summary_title(outcomes: Sequence[Outcome]) -> str:
+    """``Summary`` or ``Summary (in DIR)`` when all runs share a directory."""
+    base = common_dir([o.path for o in outcomes])
+    return f"Summary (in {base})" if base else "Summary"
+
+
+def summary_rows(outcomes: Sequence[Outcome], run_width: int = 22) -> list[tuple[str, str, str, str, str]]:
+    """One row per run for the many-runs summary: run, steps, status, worst problem, batching.
+
+    No exit column: ``analyze`` exits 0 with findings, and ``check``'s exit follows ``--fail-on``.
+    """
     rows = []
+    base = common_dir([o.path for o in outcomes])
     for o in outcomes:
+        name = shorten_middle(o.path[len(base) :], run_width)
         if o.report is None:
-            rows.append((o.path, "-", "error", o.error or "", str(int(o.exit_code))))
+            why = (o.error or "").removeprefix(f"{o.path}: ").split(" (")[0]
+            rows.append((name, "-", "unreadable", why, "-"))
             continue
         r = o.report
-        worst = max(r.findings, key=lambda f: f.severity, default=None)
-        worst_txt = f"{worst.code} {worst.rule} ({worst.severity.label})" if worst else "none"
-        rows.append((o.path, f"{r.series.steps:,}", r.verdict.batching, worst_txt, str(int(o.exit_code))))
+        worst = r.problems[0] if r.problems else None
+        worst_txt = worst.rule if worst else "none"
+        rows.append((name, f"{r.series.steps:,}", r.status, worst_txt, BATCHING_SHORT[r.verdict.batching]))
     return rows

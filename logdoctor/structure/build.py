@@ -43,7 +43,8 @@ from logdoctor.model import (
     RunMeta,
     validate_run,
 )
-from logdoctor.structure.counters import decumulate, degenerate_columns
+from logdoctor.structure.counters import decumulate, degenerate_columns, is_failure_counter
+from logdoctor.structure.evals import place_evals
 
 #: Optional ParseResult column: non-zero on the first step record after a restart marker line.
 RESTART = "restart"
@@ -177,6 +178,9 @@ def _resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
 def _column_notes(table: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
     table = decumulate(table, notes)
     for col, value in degenerate_columns(table):
+        if is_failure_counter(col) and value == 0:
+            notes.append(f"{col}: 0 in every record (no failure counted: good news)")
+            continue
         notes.append(
             f"{col}: constant {value:g} in every record (kept, but carries no information)"
         )
@@ -211,6 +215,7 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
         path=name,
         format=fmt,
         lines_read=result.lines_read,
+        records_read=result.records_read,
         lines_skipped=result.lines_skipped,
         skip_reasons=dict(result.skip_reasons),
         total_steps=result.total_steps,
@@ -220,4 +225,5 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
         notes=tuple(notes),
         **counts,  # type: ignore[arg-type]
     )
-    return Run(table=validate_run(table), meta=meta, evals=result.evals)
+    checked = validate_run(table)
+    return Run(table=checked, meta=meta, evals=place_evals(result.evals, checked))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import polars as pl
 
@@ -68,6 +70,15 @@ def decumulate(table: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
             f"converted to the mean per step of each logging interval; totals in {col}_cumulative"
         )
     return table
+
+
+#: Columns that count failures (fp16 overflows, skipped or NaN iterations): 0 there is good news.
+FAILURE_COUNTER_RE = re.compile(r"(skipped|overflow|nan_iter|inf_iter|fail|error)", re.IGNORECASE)
+
+
+def is_failure_counter(column: str) -> bool:
+    """True for a column that counts failures (``number_of_skipped_iterations``, ``overflow``)."""
+    return FAILURE_COUNTER_RE.search(column) is not None
 
 
 def degenerate_columns(table: pl.DataFrame, *, min_rows: int = 3) -> list[tuple[str, float]]:

@@ -160,7 +160,7 @@ class LiveStream(StreamRenderer):
         found.add_column(no_wrap=True, style="dim")
         found.add_column(no_wrap=True)
         found.add_column(no_wrap=True)
-        found.add_column(overflow="ellipsis", no_wrap=True, ratio=1)
+        found.add_column(overflow="fold", ratio=1)  # wrapped, never cut: the message is the finding
         for ev in reversed(self._findings):
             f = ev.finding
             where = f"step {f.first_step}" if f.first_step is not None else "run-wide"

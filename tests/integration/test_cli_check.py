@@ -28,11 +28,11 @@ def logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_check_exit_codes(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "healthy.log", "-q", "-j", "1"]) == 0
     assert capsys.readouterr().out == (
-        "healthy.log: batching inconclusive (73%) - composition across epochs unknown; 3 findings (3 info)\n"
+        "healthy.log: ok (no problems found); 3 findings (3 info); batching: inconclusive (73%)\n"
     )
     assert main(["check", "nan.log", "-q", "-j", "1"]) == 1
     assert capsys.readouterr().out == (
-        "nan.log: not a batching problem (88%) - non-finite loss (NaN/inf); 3 findings (1 error, 2 info)\n"
+        "nan.log: error (LD001 nonfinite-loss); 3 findings (1 error, 2 info); batching: not a batching problem (88%)\n"
     )
     assert main(["check", "garbage.log", "-j", "1"]) == 2
     captured = capsys.readouterr()
@@ -70,10 +70,10 @@ def test_check_many_inputs_prints_summary_and_worst_exit(
     assert out.err == "logdoctor: error: garbage.log: binary file, not a training log\n"
     assert out.out.endswith(
         "### logdoctor summary\n\n"
-        "| run | steps | verdict | worst finding | exit |\n|---|---|---|---|---|\n"
-        "| garbage.log | - | error | garbage.log: binary file, not a training log | 2 |\n"
-        "| healthy.log | 40 | inconclusive | LD006 too-short (info) | 0 |\n"
-        "| nan.log | 40 | not_batching | LD001 nonfinite-loss (error) | 1 |\n"
+        "| run | steps | status | worst problem | batching |\n|---|---|---|---|---|\n"
+        "| garbage.log | - | unreadable | binary file, not a training log | - |\n"
+        "| healthy.log | 40 | ok | none | undecided |\n"
+        "| nan.log | 40 | error | nonfinite-loss | not cause |\n"
     )
 
 
@@ -135,8 +135,8 @@ def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
 def test_quiet_many_inputs_one_line_each(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "healthy.log", "nan.log", "-q", "-j", "1"]) == 1
     assert capsys.readouterr().out == (
-        "healthy.log: batching inconclusive (73%) - composition across epochs unknown; 3 findings (3 info)\n"
-        "nan.log: not a batching problem (88%) - non-finite loss (NaN/inf); 3 findings (1 error, 2 info)\n"
+        "healthy.log: ok (no problems found); 3 findings (3 info); batching: inconclusive (73%)\n"
+        "nan.log: error (LD001 nonfinite-loss); 3 findings (1 error, 2 info); batching: not a batching problem (88%)\n"
     )
 
 
@@ -157,9 +157,9 @@ def test_check_on_simulated_runs_healthy_sorted_garbage(
     """The README's CI example, with the real detectors and verdict: 0 healthy, 1 sorted, 2 garbage."""
     monkeypatch.chdir(FIXTURES)
     assert main(["check", "bucketed.log", "-q", "-j", "1"]) == 0
-    assert capsys.readouterr().out.startswith("bucketed.log: healthy batching (")
+    assert capsys.readouterr().out.startswith("bucketed.log: ok (no problems found)")
     assert main(["check", "sorted_asc.log", "-q", "-j", "1"]) == 1
-    assert capsys.readouterr().out.startswith("sorted_asc.log: length-sorted batches (")
+    assert capsys.readouterr().out.startswith("sorted_asc.log: error (LD501 sorted-batching)")
     garbage = tmp_path / "garbage.bin"
     garbage.write_bytes(b"\x00\x01binary\x00" * 10)
     assert main(["check", str(garbage), "-j", "1"]) == 2

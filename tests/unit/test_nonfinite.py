@@ -104,3 +104,17 @@ def test_too_short_is_reported_once_with_skipped_analyses() -> None:
 def test_noisy_flat_loss_is_not_divergence(seed: int) -> None:
     loss = np.exp(np.random.default_rng(seed).normal(0, 0.3, 2000))
     assert DivergenceDetector().analyze(make_run(loss)).findings == ()
+
+
+def test_divergence_that_rises_again_to_the_end_says_so() -> None:
+    rng = np.random.default_rng(5)
+    up = np.r_[np.full(5, 12.0), np.linspace(45, 12, 25), np.linspace(12, 20, 32)]
+    found = DivergenceDetector().analyze(make_run(up * np.exp(rng.normal(0, 0.005, up.size)))).findings
+    assert [f.code for f in found] == ["LD002"]
+    assert found[0].evidence["rises_again"] is True
+    assert "rising again" in found[0].message and found[0].last_step == up.size
+
+    recovered = np.r_[np.full(5, 12.0), np.linspace(45, 12, 25), np.linspace(12, 10, 32)]
+    found = DivergenceDetector().analyze(make_run(recovered * np.exp(rng.normal(0, 0.005, up.size)))).findings
+    assert [f.code for f in found] == ["LD002"]
+    assert "rises_again" not in found[0].evidence and "rising again" not in found[0].message

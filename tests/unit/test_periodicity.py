@@ -101,3 +101,26 @@ def test_numpy_periodogram_equals_scipy(n: int) -> None:
     f, p = periodogram(x, 5.0)
     np.testing.assert_allclose(f, f_ref, rtol=1e-12)
     np.testing.assert_allclose(p, p_ref, rtol=1e-9, atol=1e-15)
+
+
+def test_small_cycle_below_step_noise_is_information() -> None:
+    # build-nanogpt's shape: a ~46-step cycle of <1% peak to peak under ~1.4% per-step noise
+    rng = np.random.default_rng(11)
+    n = 20000
+    t = np.arange(n)
+    loss = (3.0 + 2.0 * np.exp(-t / 800)) * np.exp(0.005 * np.sin(2 * np.pi * t / 46.5) + rng.normal(0, 0.013, n))
+    found = PeriodicityDetector().analyze(make_run(loss)).findings
+    assert [f.code for f in found] == ["LD201"]
+    f = found[0]
+    assert f.severity.label == "info"
+    assert f.evidence["amplitude_rel"] < f.evidence["noise_rel"]
+    assert "information" in f.message
+
+
+def test_cycle_larger_than_step_noise_stays_a_warning() -> None:
+    rng = np.random.default_rng(12)
+    n = 6000
+    t = np.arange(n)
+    loss = (3.0 + 2.0 * np.exp(-t / 800)) * np.exp(0.03 * np.sin(2 * np.pi * t / 46.5) + rng.normal(0, 0.013, n))
+    found = PeriodicityDetector().analyze(make_run(loss)).findings
+    assert [f.code for f in found] == ["LD201"] and found[0].severity.label == "warning"

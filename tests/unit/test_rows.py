@@ -96,6 +96,15 @@ def test_summary_rows_values() -> None:
         [Outcome("x.log", REPORTS["empty"](), exit_code=0), Outcome("y.log", None, "boom", 2)]
     )
     assert rows == [
-        ("x.log", "50", "inconclusive", "none", "0"),
-        ("y.log", "-", "error", "boom", "2"),
+        ("x.log", "50", REPORTS["empty"]().status, "none", "undecided"),
+        ("y.log", "-", "unreadable", "boom", "-"),
     ]
+
+
+def test_shorten_middle_keeps_both_ends() -> None:
+    from logdoctor.renderers.rows import shorten_middle
+
+    path = "/work/shared/reallogs/hf_trl_sft_trainer_state_tinyllama_num_tokens.json"
+    short = shorten_middle(path, 40)
+    assert len(short) == 40 and short.startswith("/work/") and short.endswith("num_tokens.json")
+    assert shorten_middle("a.log", 40) == "a.log"

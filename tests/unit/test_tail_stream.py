@@ -156,3 +156,23 @@ def test_auto_picks_plain_off_a_terminal_and_unknown_is_a_config_error() -> None
     assert isinstance(stream_renderer("auto", io.StringIO()), PlainStream)
     with pytest.raises(ConfigError, match="unknown tail format"):
         stream_renderer("xml", io.StringIO())
+
+
+def test_live_view_wraps_long_finding_messages_at_80_columns() -> None:
+    long = codes.finding(
+        "LD101",
+        "The loss rose to 9.87 at step 412, 14.2 robust SDs above its rolling median of 2.31; "
+        "the grad norm did not move, ending-word-kept",
+        first_step=412,
+        last_step=412,
+    )
+    out = io.StringIO()
+    r = LiveStream(out, width=80)
+    r.start(EVENTS[0])  # type: ignore[arg-type]
+    r.handle(FindingRaised("a.log", long, 412, T))
+    r.stop(EVENTS[-1])  # type: ignore[arg-type]
+    text = out.getvalue()
+    assert "ending-word-kept" in text  # the end of the message is shown, on a wrapped line
+    assert "…" not in text
+    panel = text.split("stopped (interrupted), exit code")[0]  # a StringIO is not a terminal: no final newline
+    assert max(len(line) for line in panel.splitlines()) <= 80

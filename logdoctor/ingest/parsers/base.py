@@ -33,6 +33,8 @@ class ParseResult:
     table: pl.DataFrame
     evals: pl.DataFrame = field(default_factory=pl.DataFrame)
     lines_read: int = 0
+    #: records after splitting lines at lone ``\r`` (tqdm redraws); 0 when no line was split
+    records_read: int = 0
     skip_reasons: Mapping[str, int] = field(default_factory=dict)
     total_steps: int | None = None
     steps_per_epoch: int | None = None

@@ -124,6 +124,7 @@ class TextParser(Parser):
             table=table.with_columns(pl.col(STEP).cast(pl.Int64)),
             evals=_evals(out),
             lines_read=int(frame[LINE_NO].max() or 0),  # type: ignore[arg-type]
+            records_read=frame.height if frame.height > int(frame[LINE_NO].max() or 0) else 0,  # type: ignore[arg-type]
             skip_reasons={k: v for k, v in out.skips.items() if v},
             total_steps=_total(out),
             aliases=out.aliases,

@@ -96,9 +96,12 @@ def plan_for(msg: str, fields: FieldMap) -> Plan:
     train: dict[str, int] = {}
     evals: dict[str, int] = {}
     aliases: dict[str, str] = {}
+    explicit = {name for name, _, _ in cols if is_eval_key(name)}
     for name, idx, key in cols:
         target = evals if (marked or is_eval_key(name)) else train
         col = _eval_name(name) if marked and not is_eval_key(name) else name
+        if marked and col != name and col in explicit:
+            continue  # "[eval] train loss X, val loss Y": the eval value is Y, not the train X
         target.setdefault(col, idx)
         if key != col and key.lower() != col:
             aliases.setdefault(key, col)
@@ -109,6 +112,9 @@ def plan_for(msg: str, fields: FieldMap) -> Plan:
         if evals:
             evals[STEP] = step_idx
     ppl = next((k for k in PPL_KEYS if k in train), None) if LOSS not in train else None
+    if evals and not has_step and LOSS in train and any(m in c for c in evals for m in _METRICS):
+        # Keras' end-of-epoch line: its eval values are kept, placed at the step logged before it
+        return Plan("eval", evals=evals, aliases=aliases)
     if evals and not has_step and not (marked and any(m in c for c in evals for m in _METRICS)):
         return Plan("no step", train, evals)
     if evals and (marked or (LOSS not in train and ppl is None)):

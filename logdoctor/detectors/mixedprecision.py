@@ -1,0 +1,100 @@
+"""Mixed-precision trouble: skipped (overflowed) iterations (LD020) and a collapsing loss scale (LD022)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from logdoctor import codes
+from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.model import STEP, Finding, Run
+from logdoctor.options import Option, at_least, fraction, positive
+from logdoctor.structure.counters import is_failure_counter
+
+#: Column names of the dynamic loss scale (Megatron ``loss scale``, DeepSpeed ``loss_scale``, HF ``scaler``).
+SCALE_COLUMNS = ("loss_scale", "scale", "cur_scale", "grad_scale", "scaler_scale")
+
+
+def _column(run: Run, name: str) -> np.ndarray:
+    return run.table[name].cast(float).fill_null(np.nan).to_numpy().astype(float)
+
+
+class MixedPrecisionDetector(Analyzer):
+    """Skipped iterations and the loss scale, read from the columns Megatron/DeepSpeed log."""
+
+    name = "mixed_precision"
+    options: ClassVar[tuple[Option, ...]] = (
+        at_least("collapse_factor", 1.0),
+        positive("min_scale"),
+        fraction("tail_frac"),
+    )
+
+    def __init__(self, *, collapse_factor: float = 2.0**10, min_scale: float = 1.0, tail_frac: float = 0.25) -> None:
+        #: a collapse: over the last ``tail_frac`` of the rows the scale stays below ``min_scale`` and
+        #: ``collapse_factor`` under its peak (fairseq's scale wanders 0.5-64 in healthy runs; Megatron
+        #: drops 2^32 -> 2^16 at the start of healthy runs: neither is a collapse)
+        self.tail_frac = tail_frac
+        self.collapse_factor = collapse_factor
+        self.min_scale = min_scale
+
+    def analyze(self, run: Run) -> Detection:
+        """LD020 when any iteration was skipped; LD022 when the loss scale collapses."""
+        steps = run.table[STEP].to_numpy()
+        scale_col = next((c for c in SCALE_COLUMNS if run.has(c)), None)
+        scale = _column(run, scale_col) if scale_col else None
+        out: list[Finding] = []
+        skipped = next(
+            (c for c in run.table.columns if "skipped" in c and is_failure_counter(c) and run.has(c)), None
+        )
+        if skipped is not None:
+            found = self._skipped(steps, _column(run, skipped), skipped, scale)
+            out += [found] if found else []
+        if scale is not None:
+            found = self._collapse(steps, scale)
+            out += [found] if found else []
+        return Detection(tuple(out))
+
+    def _skipped(self, steps: np.ndarray, counts: np.ndarray, col: str, scale: np.ndarray | None) -> Finding | None:
+        hit = np.isfinite(counts) & (counts > 0)
+        if not hit.any():
+            return None
+        pairs = zip(steps[hit][:6], counts[hit][:6], strict=True)
+        where = ", ".join(f"{int(c):,} at step {int(s):,}" for s, c in pairs)
+        more = "" if hit.sum() <= 6 else f" and {int(hit.sum()) - 6} more rows"
+        msg = f"{int(counts[hit].sum()):,} iterations were skipped for gradient overflow ({where}{more})"
+        ev: dict[str, float | int | str] = {
+            "column": col,
+            "skipped_total": int(counts[hit].sum()),
+            "rows_with_skips": int(hit.sum()),
+            "first_step": int(steps[hit][0]),
+            "last_step": int(steps[hit][-1]),
+        }
+        fin = scale[np.isfinite(scale)] if scale is not None else np.empty(0)
+        if fin.size and fin.max() > fin.min():
+            msg += f"; the loss scale went from {fin[0]:,.0f} to {fin[-1]:,.0f} (lowest {fin.min():,.0f})"
+            ev |= {"loss_scale_first": float(fin[0]), "loss_scale_last": float(fin[-1])}
+            ev["loss_scale_min"] = float(fin.min())
+        return codes.finding(
+            "LD020", msg + ".", first_step=int(steps[hit][0]), last_step=int(steps[hit][-1]), evidence=ev
+        )
+
+    def _collapse(self, steps: np.ndarray, scale: np.ndarray) -> Finding | None:
+        ok = np.isfinite(scale) & (scale > 0)
+        if ok.sum() < 2:
+            return None
+        s, st = scale[ok], steps[ok]
+        peak = np.maximum.accumulate(s)
+        factor = peak / s
+        tail = s[-max(2, int(self.tail_frac * s.size)) :]
+        if not (tail.max() < self.min_scale and peak[-1] / tail.max() >= self.collapse_factor):
+            return None
+        i = int(np.flatnonzero((s < self.min_scale) & (factor >= self.collapse_factor))[0])
+        return codes.finding(
+            "LD022",
+            f"The loss scale collapsed to {s[i]:g} at step {int(st[i]):,} (from {peak[i]:,.0f}, "
+            f"/{factor[i]:,.0f}): fp16 gradients keep overflowing.",
+            first_step=int(st[i]),
+            last_step=int(st[-1]),
+            evidence={"loss_scale": float(s[i]), "peak_scale": float(peak[i]), "factor": float(factor[i])},
+        )

@@ -1,0 +1,129 @@
+"""Overfitting (LD410): the eval loss passed its best and rose while the training loss kept falling."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from logdoctor import codes
+from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.evalseries import EvalSeries, main_eval_loss
+from logdoctor.model import LOSS, STEP, Finding, Run
+from logdoctor.options import Option, int_opt, positive
+
+
+def eval_noise(values: np.ndarray) -> float:
+    """Robust per-point noise of an eval series: MAD of its successive differences / sqrt(2)."""
+    if values.size < 3:
+        return 0.0
+    d = np.diff(values)
+    return float(1.4826 * np.median(np.abs(d - np.median(d))) / np.sqrt(2.0))
+
+
+class OverfittingDetector(Analyzer):
+    """The eval loss's best point, then a sustained rise beyond its noise while the train loss falls.
+
+    A rise counts when the median of the later half of the evals after the best exceeds the best
+    level (median of the best eval and its neighbours) by ``min_rel_rise`` of its value AND by
+    ``noise_k`` times the eval noise, and the last eval is above it by as much;
+    the training loss must be lower at the end than at the best step (by ``min_train_drop``).
+    """
+
+    name = "overfitting"
+    options: ClassVar[tuple[Option, ...]] = (
+        int_opt("min_evals", 3),
+        int_opt("min_after", 1),
+        Option("min_rel_rise", float, 0, None),
+        positive("noise_k"),
+        Option("min_train_drop", float, 0, None),
+    )
+
+    def __init__(
+        self,
+        *,
+        min_evals: int = 4,
+        min_after: int = 2,
+        min_rel_rise: float = 0.01,
+        noise_k: float = 4.0,
+        min_train_drop: float = 0.02,
+    ) -> None:
+        self.min_evals = min_evals
+        self.min_after = min_after
+        self.min_rel_rise = min_rel_rise
+        self.noise_k = noise_k
+        self.min_train_drop = min_train_drop
+
+    def analyze(self, run: Run) -> Detection:
+        """LD410 when the main eval loss overfits; nothing without eval series."""
+        ev = main_eval_loss(run)
+        if ev is None or ev.n < self.min_evals:
+            return Detection()
+        found = self._check(run, ev)
+        return Detection((found,) if found else ())
+
+    def _check(self, run: Run, ev: EvalSeries) -> Finding | None:
+        best = int(np.argmin(ev.values))
+        after = ev.values[best + 1 :]
+        if after.size < self.min_after:
+            return None
+        # the best level is the median around the minimum: the minimum of noisy evals is biased low
+        b = float(np.median(ev.values[max(0, best - 1) : best + 2]))
+        rise = float(np.median(after[after.size // 2 :])) - b
+        last_rise = float(after[-1]) - b
+        noise = eval_noise(ev.values)
+        need = max(self.min_rel_rise * abs(b), self.noise_k * noise)
+        if rise < need or last_rise < need:
+            return None
+        best_step, last_step = float(ev.steps[best]), float(ev.steps[-1])
+        train_best, train_end = _train_level(run, best_step), _train_level(run, last_step)
+        if not (np.isfinite(train_best) and np.isfinite(train_end)):
+            return None
+        drop = (train_best - train_end) / abs(train_best) if train_best else 0.0
+        if drop < self.min_train_drop:
+            return None
+        return _finding(ev, best, noise, train_best, train_end)
+
+
+def _train_level(run: Run, step: float, frac: float = 0.05) -> float:
+    """Median training loss over the rows up to ``step`` (the last ``frac`` of the run's rows, >= 3)."""
+    steps = run.table[STEP].to_numpy().astype(float)
+    loss = run.table[LOSS].to_numpy().astype(float)
+    upto = int(np.searchsorted(steps, step, side="right"))
+    if upto == 0:
+        return float("nan")
+    w = max(3, int(frac * steps.size))
+    window = loss[max(0, upto - w) : upto]
+    window = window[np.isfinite(window)]
+    return float(np.median(window)) if window.size else float("nan")
+
+
+def _finding(ev: EvalSeries, best: int, noise: float, tb: float, te: float) -> Finding:
+    b, last = float(ev.values[best]), float(ev.values[-1])
+    rise = last - b
+    bs, ls = int(ev.steps[best]), int(ev.steps[-1])
+    msg = (
+        f"{ev.name} was best at step {bs:,} ({b:.4g}) and rose to {last:.4g} by step {ls:,} "
+        f"(+{rise / abs(b):.0%}) while the training loss kept falling ({tb:.4g} -> {te:.4g}): overfitting."
+    )
+    return codes.finding(
+        "LD410",
+        msg,
+        first_step=bs,
+        last_step=ls,
+        hint=f"Use the checkpoint at step {bs:,} (best {ev.name}); stop earlier or regularise (more data, dropout).",
+        evidence={
+            "metric": ev.name,
+            "best_step": bs,
+            "best_value": b,
+            "last_value": last,
+            "rise": rise,
+            "rise_rel": rise / abs(b) if b else float("inf"),
+            "eval_noise": noise,
+            "evals": ev.n,
+            "evals_after_best": ev.n - best - 1,
+            "train_loss_at_best": tb,
+            "train_loss_at_end": te,
+        },
+        confidence=0.8,
+    )

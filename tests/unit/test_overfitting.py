@@ -1,0 +1,76 @@
+"""LD410 overfitting on seeded eval curves: found when eval rises while train falls, silent otherwise."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import polars as pl
+
+from logdoctor.detectors.evalseries import eval_loss_column, main_eval_loss
+from logdoctor.detectors.overfitting import OverfittingDetector
+from logdoctor.model import Run
+from logdoctor.structure.evals import place_evals
+from tests.unit.synth import healthy, make_run
+
+
+def with_evals(run: Run, steps: np.ndarray, values: np.ndarray, name: str = "eval_loss") -> Run:
+    ev = pl.DataFrame({"step": steps.astype(np.int64), "line_no": steps.astype(np.int64) + 10, name: values})
+    return dataclasses.replace(run, evals=ev)
+
+
+def eval_curve(seed: int, n_evals: int, turn: float | None, noise: float = 0.01) -> tuple[np.ndarray, np.ndarray]:
+    """Eval loss falling to a minimum at ``turn`` (fraction of the run), then rising linearly."""
+    rng = np.random.default_rng(seed)
+    steps = np.linspace(100, 2000, n_evals).astype(int)
+    x = steps / 2000
+    base = 2.0 + 1.5 * np.exp(-x / 0.1)
+    if turn is not None:
+        base = base + np.where(x > turn, 0.6 * (x - turn), 0.0)
+    return steps, base * np.exp(rng.normal(0, noise, n_evals))
+
+
+def test_rising_eval_with_falling_train_is_overfitting() -> None:
+    run = make_run(healthy(2000, 1, tau=400, floor=0.5))
+    steps, vals = eval_curve(2, 20, turn=0.4)
+    found = OverfittingDetector().analyze(with_evals(run, steps, vals)).findings
+    assert [f.code for f in found] == ["LD410"]
+    f = found[0]
+    best = int(steps[int(np.argmin(vals))])
+    assert f.evidence["best_step"] == best
+    assert f"step {best:,}" in f.hint  # recommends the best checkpoint
+    assert f.severity.label == "warning"
+
+
+def test_eval_still_falling_is_silent() -> None:
+    run = make_run(healthy(2000, 3, tau=400, floor=0.5))
+    for seed in range(10):
+        steps, vals = eval_curve(seed, 20, turn=None, noise=0.02)
+        assert not OverfittingDetector().analyze(with_evals(run, steps, vals)).findings
+
+
+def test_eval_rising_with_train_rising_is_not_overfitting() -> None:
+    train = healthy(2000, 4, tau=400, floor=0.5)
+    train[1000:] += np.linspace(0, 2.0, 1000)  # the training loss goes up too: not overfitting
+    steps, vals = eval_curve(5, 20, turn=0.4)
+    assert not OverfittingDetector().analyze(with_evals(make_run(train), steps, vals)).findings
+
+
+def test_noisy_flat_eval_is_silent() -> None:
+    run = make_run(healthy(2000, 6, tau=400, floor=0.5))
+    rng = np.random.default_rng(7)
+    steps = np.linspace(100, 2000, 30).astype(int)
+    for _ in range(20):
+        vals = 2.0 * np.exp(rng.normal(0, 0.03, steps.size))
+        assert not OverfittingDetector().analyze(with_evals(run, steps, vals)).findings
+
+
+def test_eval_column_choice_and_stepless_rows_placed() -> None:
+    run = make_run(healthy(100, 8))
+    ev = pl.DataFrame({"line_no": [30, 60], "test_loss": [1.0, 2.0], "valid_ppl": [9.0, 8.0], "valid_loss": [2.2, 2.1]})
+    placed = place_evals(ev, run.table)
+    assert placed["step"].to_list() == [21, 51]  # the training step logged just before each eval line
+    run = dataclasses.replace(run, evals=placed)
+    assert eval_loss_column(run) == "valid_loss"
+    series = main_eval_loss(run)
+    assert series is not None and series.values.tolist() == [2.2, 2.1]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from logdoctor.model import LINE_NO, LOSS, STEP, Finding, Outcome, Report
+from logdoctor.model import LINE_NO, LOSS, STEP, Finding, Outcome, Report, RunStructure
 from logdoctor.renderers.evidence import evidence_sentences, format_value, split_evidence
 
 #: How each batching verdict reads to a person.
@@ -141,14 +141,41 @@ def facts(report: Report) -> tuple[tuple[str, str], ...]:
     resumes = str(s.resumes)
     if m.resume_steps:
         resumes += " (at step " + ", ".join(str(x) for x in m.resume_steps) + ")"
+    steps = f"{s.steps:,}{total}{rng}"
+    if m.structure is not None:
+        steps, epochs, resumes = structure_phrases(m.structure, resumes)
+    dups = (("duplicates", f"{m.structure.duplicates:,} records written twice, dropped"),) if (
+        m.structure is not None and m.structure.duplicates
+    ) else ()
     return (
-        ("steps", f"{s.steps:,}{total}{rng}"),
+        ("steps", steps),
         ("epochs", epochs),
         ("resumes", resumes),
+        *dups,
         ("NaN/inf loss", f"{s.nonfinite_loss_steps:,} steps"),
         ("columns", ", ".join(c for c in s.columns if c not in (STEP, LINE_NO)) or "none"),
         ("log", f"{m.format}, {m.lines_read:,} lines ({m.lines_skipped:,} without a step)"),
     )
+
+
+def structure_phrases(st: RunStructure, resumes: str) -> tuple[str, str, str]:
+    """(steps, epochs, resumes) facts from the run's structure: rows, stride, last step and plan
+    apart (``100 rows every 50 steps, steps 50-5000 of 5,000 planned: finished``)."""
+    every = f" every {st.stride:,} steps" if st.stride and st.stride > 1 else ""
+    span = f"steps {st.first_step}-{st.last_step}" if st.rows > 1 else f"step {st.first_step}"
+    plan = ""
+    if st.planned:
+        plan = f" of {st.planned:,} planned: " + ("finished" if st.finished else "not finished")
+    accum = f" (gradient accumulation {st.grad_accum})" if st.grad_accum and st.grad_accum > 1 else ""
+    steps = f"{st.rows:,} row{'s' if st.rows != 1 else ''}{every}, {span}{plan}{accum}"
+    epochs = "unknown" if st.epochs is None else str(st.epochs)
+    if st.steps_per_epoch:
+        epochs += f" ({format_value(st.steps_per_epoch)} steps each, from {st.epoch_source})"
+    if st.restarts:
+        resumes = f"{len(st.restarts)} (" + ", ".join(
+            f"{r.kind.replace('_', ' ')} at step {r.step}" for r in st.restarts[:8]
+        ) + (", ..." if len(st.restarts) > 8 else "") + ")"
+    return steps, epochs, resumes
 
 
 def build_rows(report: Report) -> Rows:

@@ -14,6 +14,8 @@ Rules, applied to the records in file order (``line_no``):
    non-monotonic too; when short jumps outnumber long ones, the whole log counts as interleaved.
    A long jump whose segment covers no step written before it (a late block filling a gap, as
    when files are concatenated out of order) is non-monotonic too: a resume rewrites steps.
+   A step that goes back to where the log began (or below) after the log progressed is a
+   fresh run appended to the file: always a restart, however short that run is.
    A parser may also flag the first record after a restart marker ("Training started") with a
    ``restart`` column: that record starts a resume even when its step does not go back (a flag on
    the very first record is the initial start, not a resume).
@@ -28,6 +30,8 @@ Rules, applied to the records in file order (``line_no``):
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import polars as pl
 
@@ -39,11 +43,15 @@ from logdoctor.model import (
     OPTIONAL_COLUMNS,
     STEP,
     THROUGHPUT,
+    Restart,
     Run,
     RunMeta,
     validate_run,
 )
 from logdoctor.structure.counters import decumulate, degenerate_columns
+from logdoctor.structure.layout import describe
+from logdoctor.structure.restarts import name_restarts
+from logdoctor.structure.steps import place
 
 #: Optional ParseResult column: non-zero on the first step record after a restart marker line.
 RESTART = "restart"
@@ -77,39 +85,56 @@ def _rewrites_earlier_steps(step: np.ndarray, seg: np.ndarray, at: np.ndarray) -
     return out
 
 
+def _fresh_starts(t: pl.DataFrame) -> np.ndarray:
+    """Records where the step goes back to where the log began (or below) after progress: a
+    fresh run appended to the same file, however short it is (never an interleaved writer)."""
+    step = t[STEP].to_numpy()
+    if step.size < 2:
+        return np.zeros(step.size, dtype=bool)
+    prev = np.concatenate(([step[0]], step[:-1]))
+    fresh = (step <= step[0]) & (prev > step[0])
+    fresh[0] = False
+    return fresh
+
+
 def _classify_jumps(t: pl.DataFrame, restart: pl.Series) -> tuple[pl.Series, int]:
     """(is_resume per record, count of non-resume backward jumps)."""
     back = t.select((pl.col(STEP) <= pl.col(STEP).shift(1)).fill_null(False)).to_series()
+    fresh = _fresh_starts(t)  # appended runs: always restarts, never interleaving
     seg = back.cast(pl.Int64).cum_sum()
     seg_len = seg.to_frame("s").select(pl.len().over("s")).to_series()
     last_seg = seg == seg.max()
-    long_after = (back & ((seg_len >= MIN_RESUME_RUN) | last_seg)).to_numpy()
-    n_back = int(back.sum())
+    long_after = (back & ((seg_len >= MIN_RESUME_RUN) | last_seg)).to_numpy() & ~fresh
+    n_back = int(back.sum()) - int(fresh.sum())
     n_long = int(long_after.sum())
     if n_back - n_long > n_long or n_long > max(MAX_RESUMES, t.height // 100):
-        return restart, n_back  # interleaved writers: no jump is a resume
+        return restart | pl.Series(fresh), n_back  # interleaved writers: no jump is a resume
     at = np.flatnonzero(long_after)
     keep = _rewrites_earlier_steps(t[STEP].to_numpy(), seg.to_numpy(), at)
-    resume = np.zeros(t.height, dtype=bool)
+    resume = fresh.copy()
     resume[at[keep]] = True
     return pl.Series(resume) | restart, n_back - int(keep.sum())
 
 
 def _apply_resumes(
     t: pl.DataFrame, is_resume: pl.Series
-) -> tuple[pl.DataFrame, tuple[int, ...], int]:
-    """Discard records that a later resume retrained; return (table, resume steps, overwritten)."""
+) -> tuple[pl.DataFrame, tuple[int, ...], int, tuple[int, ...]]:
+    """Discard records that a later resume retrained; return (table, resume steps, overwritten,
+    line of each resume record)."""
     inf = np.iinfo(np.int64).max
     t = t.with_columns(is_resume.alias("_resume"))
     rs = pl.when(pl.col("_resume")).then(pl.col(STEP)).otherwise(inf)
     later_min = rs.reverse().cum_min().reverse().shift(-1).fill_null(inf)
     keep = t.select(pl.col(STEP) < later_min).to_series()
-    steps = tuple(int(s) for s in t.filter(pl.col("_resume"))[STEP])
-    return t.filter(keep).drop("_resume"), steps, int((~keep).sum())
+    resumed = t.filter(pl.col("_resume"))
+    steps = tuple(int(s) for s in resumed[STEP])
+    lines = tuple(int(x) for x in resumed[LINE_NO]) if LINE_NO in t.columns else ()
+    return t.filter(keep).drop("_resume"), steps, int((~keep).sum()), lines
 
 
 def infer_steps_per_epoch(table: pl.DataFrame) -> int | None:
-    """Steps per epoch from the epoch column: median steps between changes of an integer epoch,
+    """Steps per epoch from the epoch column: steps per epoch between the first and last change
+    of an integer epoch,
     or 1 / slope of a fractional epoch (HF) against the step. None when it cannot be told."""
     if EPOCH not in table.columns:
         return None
@@ -117,11 +142,14 @@ def infer_steps_per_epoch(table: pl.DataFrame) -> int | None:
     if ep.height < 2 or ep[EPOCH].n_unique() < 2:
         return None
     if (ep[EPOCH] == ep[EPOCH].round()).all():
-        starts = ep.filter(pl.col(EPOCH).diff() > 0)[STEP]
-        if starts.len() < 2:
+        starts = ep.filter(pl.col(EPOCH).diff() > 0)
+        if starts.height < 2:
             return None
-        med = starts.diff().drop_nulls().median()
-        return round(float(med)) if med else None  # type: ignore[arg-type]
+        # steps over epochs between the first and last epoch change: rows logged every k steps
+        # can cross several epochs at once (Sockeye checkpoints), so a median gap would be k
+        d_step = float(starts[STEP][-1] - starts[STEP][0])
+        d_epoch = float(starts[EPOCH][-1] - starts[EPOCH][0])
+        return max(1, round(d_step / d_epoch)) if d_epoch > 0 and d_step > 0 else None
     slope = float(np.polyfit(ep[STEP].to_numpy().astype(float), ep[EPOCH].to_numpy(), 1)[0])
     return max(1, round(1.0 / slope)) if slope > 0 else None
 
@@ -149,6 +177,7 @@ def _resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
             ("duplicate_steps", "nonmonotonic_steps", "resumes", "overwritten_steps"), 0
         )
         counts["resume_steps"] = ()
+        counts["resume_lines"] = ()
         return result.table.drop(RESTART, strict=False), counts
     t = result.table.sort(LINE_NO, maintain_order=True)
     restart = pl.Series([False] * t.height)
@@ -161,7 +190,7 @@ def _resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
     restart = t[RESTART]
     t = t.drop(RESTART)
     is_resume, nonmono = _classify_jumps(t, restart)
-    t, resume_steps, overwritten = _apply_resumes(t, is_resume)
+    t, resume_steps, overwritten, resume_lines = _apply_resumes(t, is_resume)
     deduped = t.unique(subset=[STEP], keep="last", maintain_order=True).sort(STEP)
     overwritten += t.height - deduped.height
     counts = {
@@ -170,6 +199,7 @@ def _resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
         "resumes": len(resume_steps),
         "resume_steps": resume_steps,
         "overwritten_steps": overwritten,
+        "resume_lines": resume_lines,
     }
     return deduped, counts
 
@@ -188,14 +218,23 @@ def _column_notes(table: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
 
 
 def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | None = None) -> Run:
-    """Turn a parser's raw rows into a Run: duplicates dropped, resumes resolved (the later write of
-    a step wins), backward steps reported, steps sorted, steps per epoch recorded (rules above).
+    """Turn a parser's raw rows into a Run: rows placed from marker lines (steps.py), duplicates
+    dropped, resumes resolved (the later write of a step wins), backward steps reported, steps
+    sorted, steps per epoch recorded (rules above), the structure described (layout.py).
 
     Raises:
         ParseError: no training step survives, or the table breaks the Run schema.
     """
     notes = list(result.notes)
+    placed, epoch_source, note = place(
+        result.table, result.markers, result.step_from_order, result.total_steps
+    )
+    if note:
+        notes.append(note)
+    if placed is not result.table:
+        result = dataclasses.replace(result, table=placed)
     table, counts = _resolve(result)
+    resume_lines = counts.pop("resume_lines")
     if counts["nonmonotonic_steps"]:
         notes.append(
             f"{counts['nonmonotonic_steps']} backward step jump(s) look like interleaved writers, "
@@ -207,6 +246,21 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
         spe = infer_steps_per_epoch(table)
         if spe:
             notes.append(f"steps per epoch {spe} inferred from the epoch column")
+    restarts = _restarts(result, resume_lines)  # type: ignore[arg-type]
+    if restarts and len(restarts) != len(counts["resume_steps"]):  # type: ignore[arg-type]
+        counts["resume_steps"] = tuple(r.step for r in restarts)
+        counts["resumes"] = len(restarts)
+    structure = describe(
+        table,
+        result.evals,
+        planned=result.total_steps,
+        planned_source=result.planned_source or ("column" if result.total_steps else None),
+        spe=spe,
+        epoch_source="given" if steps_per_epoch else epoch_source,
+        restarts=restarts,
+        duplicates=int(counts["duplicate_steps"]),  # type: ignore[call-overload]
+        grad_accum=result.markers.grad_accum,
+    )
     meta = RunMeta(
         path=name,
         format=fmt,
@@ -218,6 +272,17 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
         steps_per_epoch_given=steps_per_epoch is not None,
         aliases=dict(result.aliases),
         notes=tuple(notes),
+        structure=structure,
         **counts,  # type: ignore[arg-type]
     )
     return Run(table=validate_run(table), meta=meta, evals=result.evals)
+
+
+def _restarts(result: ParseResult, resume_lines: tuple[int, ...]) -> tuple[Restart, ...]:
+    """Name the restarts (restarts.py) from the rows in file order."""
+    raw = result.table
+    flagged: tuple[int, ...] = ()
+    if RESTART in raw.columns and LINE_NO in raw.columns:
+        flags = raw.filter(pl.col(RESTART).cast(pl.Float64).fill_null(0).fill_nan(0) != 0)
+        flagged = tuple(int(x) for x in flags[LINE_NO])
+    return name_restarts(raw, resume_lines, result.markers, flagged)

@@ -32,6 +32,14 @@ TEXT_LOGS = (
     "pytorch_wordlm_rnnrelu_all_nan.md",
     "pytorch_wordlm_rnntanh_diverged.md",
     "sockeye3_signwriting_train_original.log",
+    # added 2026-12-01
+    "deepspeed_chat_rlhf_step3_fp16_overflow.log",
+    "deepspeed_randomltd_gpt2_seqlen_schedule.log",
+    "nmt_sign_translator_appended_restarts.txt",
+    "t5_finetune_per_batch_memorize.log",
+    "wav2vec2_xlsr_ar_aug20gaus_gbl_true_stdout.txt",
+    "wav2vec2_xlsr_ar_clean_gbl_true_stdout.txt",
+    "wav2vec2_xlsr_tr_clean_gbl_true_oom_restart_stdout.txt",
 )
 #: Manifest counts that include records without a training loss, by file: the Megatron it-10
 #: line has no ``lm loss`` (all 10 iterations skipped for fp16 overflow), so it is no step.

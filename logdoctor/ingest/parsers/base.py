@@ -10,6 +10,7 @@ from typing import ClassVar
 import polars as pl
 
 from logdoctor.ingest.aliases import FieldMap
+from logdoctor.ingest.parsers.markers import Markers
 from logdoctor.ingest.sources import Source
 
 
@@ -28,6 +29,10 @@ class ParseResult:
         steps_per_epoch: steps per epoch when the log states it.
         aliases: source key -> canonical column for every renamed field.
         notes: remarks for the user.
+        markers: epoch, resume and run-header lines of a text log (structure/ reads them).
+        step_from_order: True when the log prints no step and rows were numbered 1, 2, ...
+        planned_source: where ``total_steps`` was read (``column``, ``header``, ``progress_bar``,
+            ``config``), when the parser knows.
     """
 
     table: pl.DataFrame
@@ -38,6 +43,9 @@ class ParseResult:
     steps_per_epoch: int | None = None
     aliases: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    markers: Markers = field(default_factory=Markers)
+    step_from_order: bool = False
+    planned_source: str | None = None
 
     @property
     def lines_skipped(self) -> int:

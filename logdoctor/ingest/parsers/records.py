@@ -132,9 +132,10 @@ def _apply_step_rule(table: pl.DataFrame, notes: list[str]) -> tuple[pl.DataFram
         return table, None
     if EPOCH in table.columns and table[EPOCH].null_count() == 0:
         ep = table[EPOCH]
-        if (ep == ep.round()).all() and ep.n_unique() == ep.len():
+        if (ep == ep.round()).all() and (ep.diff().drop_nulls() != 0).all():
             notes.append(
                 "no step column: each record is one epoch; step = the epoch number as written"
+                + ("" if ep.n_unique() == ep.len() else " (the epoch counter restarts)")
             )
             return table.with_columns(pl.col(EPOCH).cast(pl.Int64).alias(STEP)), 1
     notes.append("no step column: step = the number (1-based) of the loss record in file order")

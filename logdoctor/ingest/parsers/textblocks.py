@@ -13,6 +13,8 @@ _BARE = (
     (rf"^\s*(\d+) train ({VALUE})\s*$", "step $1 | loss $2"),
     (rf"^\s*(\d+) val ({VALUE})\s*$", "eval step $1 | val_loss $2"),
     (rf"^\s*(\d+) hella ({VALUE})\s*$", "eval step $1 | hellaswag $2"),
+    # Keras progress: ``  3/285 [>....] - ETA: 41s - loss: ...``: a per-epoch batch counter
+    (r"^\s*(\d+)/(\d+) \[[=>.]*\] - [^-]* - ", "batches $1/$2 | "),
 )
 #: An indented ``name=value`` line that belongs to the record above it (OLMo metric blocks).
 _CONT = rf"^\s{{2,}}[A-Za-z][^=]{{0,100}}=\s*{VALUE}\s*$"

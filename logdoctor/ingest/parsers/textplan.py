@@ -109,7 +109,9 @@ def plan_for(msg: str, fields: FieldMap) -> Plan:
         if evals:
             evals[STEP] = step_idx
     ppl = next((k for k in PPL_KEYS if k in train), None) if LOSS not in train else None
-    if evals and not has_step and not (marked and any(m in c for c in evals for m in _METRICS)):
+    if evals and not has_step and LOSS not in train and not (
+        marked and any(m in c for c in evals for m in _METRICS)
+    ):
         return Plan("no step", train, evals)
     if evals and (marked or (LOSS not in train and ppl is None)):
         return Plan("eval", evals=evals, total=total_idx, aliases=aliases)

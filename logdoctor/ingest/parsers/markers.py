@@ -1,0 +1,126 @@
+"""Structure marker lines of a text log: epoch banners, progress bars, resume lines, run headers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from logdoctor.ingest.parsers.lines import LINE, LINE_NO
+
+#: Cheap prefilter: only lines matching this are looked at closely.
+_PREFILTER = (
+    r"(?i)epoch|checkpoint|resum|restor|running training|train on \d|training started"
+    r"|accumulation|optimization steps|num epochs"
+)
+_PREFIX = r"^(?:.{0,120}?\b(?:INFO|WARNING|WARN|DEBUG)\b\]?\s*[-:|]?\s*)?"
+#: A line that starts an epoch: ``Epoch 3/10`` (Keras), ``##### Epoch 3 #####``, ``-----> epoch 4``,
+#: ``Beginning of Epoch 1/1, Total ...``. Nothing but punctuation around it (or a comma after).
+EPOCH_START = (
+    _PREFIX + r"[\s#=*>\-]*(?i:beginning of |start(?:ing)? (?:of )?)?(?i:epoch)\s*[:#]?\s*(\d+)"
+    r"\s*(?:/\s*(\d+))?[\s#=*<\-]*(?:$|,\s)"
+)
+#: A line that ends an epoch: ``epoch 2 finished: 144 steps``, ``end of epoch 3``.
+EPOCH_END = (
+    r"(?i)\bepoch\s*(\d+)\s*(?:/\s*(\d+))?\s*(?:is\s+)?(?:finished|done|completed?|ended)\b"
+    r"|(?i)\bend of epoch\s*(\d+)\b"
+)
+#: A tqdm bar of one epoch: ``Epoch 3:  34%|███▍      | 50/146 [...]``.
+EPOCH_BAR = r"(?i)\bepoch\s*(\d+)\s*:\s*\d{1,3}%\|"
+#: An explicit resume: a checkpoint of this run loaded (not pretrained weight shards).
+RESUME_LINE = (
+    r"(?i)\b(?:loading|loaded|restor(?:ing|ed)|resum(?:ing|ed)|continu(?:ing|e))\b[^\n]{0,40}?"
+    r"\b(?:from\s+)?checkpoint\b"
+)
+#: Checkpoint lines that are no resume: pretrained weight shards, saving.
+NOT_RESUME = r"(?i)checkpoint shards|checkpoints? (?:saved|to)\b|saving|unable|not found|could not|no checkpoint"
+#: A new run's header: HF ``***** Running training *****``, Keras ``Train on 58 samples``.
+RUN_HEADER = r"(?i)\*+\s*running training\s*\*+|^\s*train on \d+ samples"
+_ACCUM = r"(?i)gradient[ _]accumulation[ _]steps\s*[=:]?\s*(\d+)"
+_PLANNED = r"(?i)total optimization steps\s*[=:]\s*([\d,]+)"
+_SAMPLES = r"(?i)^\s*train on (\d+) samples"
+_NUM_EPOCHS = r"(?i)\bnum(?:ber of)?[ _]epochs\s*[=:]\s*(\d+)"
+
+
+@dataclass(frozen=True, slots=True)
+class Markers:
+    """What a text log's marker lines say about its structure (line numbers are 1-based).
+
+    Attributes:
+        epoch_lines / epoch_values: line and epoch number of each epoch marker, in file order.
+        epoch_ends: True when the markers close an epoch (``epoch 2 finished``), else open one.
+        epoch_source: ``marker_lines`` or ``progress_bar``; None when there are no markers.
+        epochs_planned: ``M`` of ``Epoch N/M`` headers, or HF's ``Num Epochs = M``.
+        resume_lines: lines that load a checkpoint of the run.
+        run_headers: lines that start a new run (``***** Running training *****``).
+        grad_accum: gradient accumulation steps when stated.
+        planned_steps: ``Total optimization steps = N`` when stated.
+        samples: ``Train on N samples`` (Keras 1/TF1): the progress counter counts samples.
+    """
+
+    epoch_lines: tuple[int, ...] = ()
+    epoch_values: tuple[int, ...] = ()
+    epoch_ends: bool = False
+    epoch_source: str | None = None
+    epochs_planned: int | None = None
+    resume_lines: tuple[int, ...] = ()
+    run_headers: tuple[int, ...] = ()
+    grad_accum: int | None = None
+    planned_steps: int | None = None
+    samples: int | None = None
+
+
+def _ints(frame: pl.DataFrame, col: str) -> tuple[int, ...]:
+    return tuple(int(v) for v in frame[col].to_list())
+
+
+def _epochs(hits: pl.DataFrame) -> tuple[pl.DataFrame, bool, str | None]:
+    """(line_no, epoch, of) of the most common kind of epoch marker, its end flag and source."""
+    line = pl.col(LINE)
+    kinds = (
+        (EPOCH_START, False, "marker_lines"),
+        (EPOCH_END, True, "marker_lines"),
+        (EPOCH_BAR, False, "progress_bar"),
+    )
+    best: tuple[pl.DataFrame, bool, str | None] = (pl.DataFrame(), False, None)
+    for pattern, ends, source in kinds:
+        got = hits.select(
+            LINE_NO,
+            pl.coalesce(line.str.extract(pattern, 1), line.str.extract(pattern, 3)).alias("e"),
+            line.str.extract(pattern, 2).alias("of"),
+        ).filter(pl.col("e").is_not_null())
+        if got.height > best[0].height:
+            best = (got.with_columns(pl.col("e", "of").cast(pl.Int64, strict=False)), ends, source)
+    return best
+
+
+def _last_int(hits: pl.DataFrame, pattern: str) -> int | None:
+    """The value of the last line matching ``pattern`` (an appended run's header wins)."""
+    vals = hits[LINE].str.extract(pattern, 1).drop_nulls().str.replace_all(",", "")
+    return int(vals[-1]) if vals.len() else None
+
+
+def scan_markers(frame: pl.DataFrame) -> Markers:
+    """Find the structure marker lines of a text log (``frame``: line_no, line)."""
+    if frame.height == 0:
+        return Markers()
+    hits = frame.filter(pl.col(LINE).str.contains(_PREFILTER))
+    if hits.height == 0:
+        return Markers()
+    epochs, ends, source = _epochs(hits)
+    _resume = pl.col(LINE).str.contains(RESUME_LINE) & ~pl.col(LINE).str.contains(NOT_RESUME)
+    if source == "progress_bar":  # a bar is redrawn many times: its first draw starts the epoch
+        epochs = epochs.filter(pl.col("e") != pl.col("e").shift(1).fill_null(-1))
+    of = epochs["of"].drop_nulls() if epochs.height else pl.Series([], dtype=pl.Int64)
+    return Markers(
+        epoch_lines=_ints(epochs, LINE_NO) if epochs.height else (),
+        epoch_values=_ints(epochs, "e") if epochs.height else (),
+        epoch_ends=ends,
+        epoch_source=source,
+        epochs_planned=int(of.max()) if of.len() else _last_int(hits, _NUM_EPOCHS),  # type: ignore[arg-type]
+        resume_lines=_ints(hits.filter(_resume), LINE_NO),
+        run_headers=_ints(hits.filter(pl.col(LINE).str.contains(RUN_HEADER)), LINE_NO),
+        grad_accum=_last_int(hits, _ACCUM),
+        planned_steps=_last_int(hits, _PLANNED),
+        samples=_last_int(hits, _SAMPLES),
+    )

@@ -1,0 +1,113 @@
+"""The run's structure at a glance (RunStructure): rows, stride, plan, epochs, restarts, metrics.
+
+Resolution rules:
+
+- **stride**: the median gap between consecutive steps (``steps``); ``grad_accum`` only when the
+  log states it.
+- **planned**: the planned total the log states (``step 254/5000``, a ``max_steps`` field, a
+  ``Total optimization steps`` header); ``finished`` when the last step is within one stride of it.
+- **epochs**: an epoch column wins (``column``), then epoch marker lines or progress bars, then a
+  per-epoch batch counter; steps per epoch as build.py resolved them. Epochs covered: distinct
+  integer epochs, or the fractional epoch reached rounded up (a partial last epoch counts); with
+  no epoch column, the steps covered over steps per epoch.
+- **metrics**: numeric training columns with a finite value in at least half the rows, except
+  counters (step, epoch, batch counters, running totals, planned totals).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+
+from logdoctor.model import EPOCH, LINE_NO, STEP, Restart, RunStructure
+
+#: Columns that place a row (counters), never metrics.
+_COUNTERS = frozenset({STEP, LINE_NO, EPOCH, "batches", "batches_total", "restart"})
+_COUNTER_SUFFIXES = ("_cumulative", "_total")
+
+
+def stride_of(step: np.ndarray) -> int | None:
+    """The typical step gap between rows (median of positive gaps)."""
+    gaps = np.diff(step)
+    gaps = gaps[gaps > 0]
+    return int(np.median(gaps)) if gaps.size else None
+
+
+def metric_columns(table: pl.DataFrame) -> tuple[str, ...]:
+    """Numeric columns that are metrics: finite in at least half the rows, not counters."""
+    out: list[str] = []
+    half = max(1, table.height // 2)
+    for col, dtype in table.schema.items():
+        if col in _COUNTERS or col.endswith(_COUNTER_SUFFIXES) or not dtype.is_numeric():
+            continue
+        vals = table[col].cast(pl.Float64)
+        if int(vals.is_finite().sum()) >= half or col == "loss":
+            out.append(col)
+    return tuple(sorted(out))
+
+
+def eval_columns(evals: pl.DataFrame) -> tuple[str, ...]:
+    """Numeric eval series with at least one value."""
+    out = []
+    for col, dtype in evals.schema.items():
+        if col in _COUNTERS or not dtype.is_numeric():
+            continue
+        if evals[col].drop_nulls().len():
+            out.append(col)
+    return tuple(sorted(out))
+
+
+def epochs_covered(table: pl.DataFrame, spe: float | None) -> int | None:
+    """Epochs the rows cover (a partial last epoch counts)."""
+    if EPOCH in table.columns:
+        ep = table[EPOCH].cast(pl.Float64).drop_nulls().drop_nans().to_numpy()
+        if ep.size:
+            if np.all(ep == np.floor(ep)):
+                return int(ep.max() - ep.min() + 1)
+            return max(1, math.ceil(float(ep.max()) - 1e-9))
+    if spe and table.height:
+        first, last = int(table[STEP][0]), int(table[STEP][-1])
+        return max(1, math.ceil((last - min(first, 1) + 1) / spe - 1e-9))
+    return None
+
+
+def describe(
+    table: pl.DataFrame,
+    evals: pl.DataFrame,
+    *,
+    planned: int | None,
+    planned_source: str | None,
+    spe: float | None,
+    epoch_source: str | None,
+    restarts: tuple[Restart, ...],
+    duplicates: int,
+    grad_accum: int | None = None,
+) -> RunStructure:
+    """The RunStructure of a resolved table (sorted by step, unique steps)."""
+    step = table[STEP].to_numpy() if table.height else np.zeros(0, dtype=np.int64)
+    first = int(step[0]) if step.size else None
+    last = int(step[-1]) if step.size else None
+    stride = stride_of(step)
+    finished = None
+    if planned and last is not None:
+        finished = last >= planned - (stride or 1)
+    return RunStructure(
+        rows=table.height,
+        first_step=first,
+        last_step=last,
+        stride=stride,
+        stride_source="steps" if stride else None,
+        grad_accum=grad_accum,
+        planned=planned,
+        planned_source=planned_source if planned else None,
+        finished=finished,
+        epochs=epochs_covered(table, spe),
+        steps_per_epoch=float(spe) if spe else None,
+        epoch_source=epoch_source if spe or EPOCH in table.columns else None,
+        restarts=restarts,
+        metrics=metric_columns(table),
+        eval_metrics=eval_columns(evals),
+        duplicates=duplicates,
+    )

@@ -1,0 +1,68 @@
+"""Name each restart: a counter that went back, an explicit resume line, or an appended run.
+
+A restart found by build.py (the first row written after it, by line) is an ``appended_run`` when a
+run header (``***** Running training *****``) lies between it and the row before, a
+``resume_line`` when a resume/checkpoint-load line does (or the parser flagged a restart marker),
+an ``appended_run`` too when the counter goes back to where the log began (a fresh run written to
+the same file), else a ``counter_reset`` of the counter that went back (``epoch`` when the step is the epoch, as in
+a Keras CSVLogger file written with ``append=True``, else ``step``). A resume line above the first
+row (OLMo ``Loading checkpoint ... latest-unsharded``, counter back to 1) is a restart too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from logdoctor.ingest.parsers.markers import Markers
+from logdoctor.model import EPOCH, LINE_NO, STEP, Restart
+
+
+def _between(lines: tuple[int, ...], lo: int, hi: int) -> bool:
+    arr = np.asarray(lines)
+    return bool(((arr > lo) & (arr < hi)).any()) if arr.size else False
+
+
+def counter_of(epoch: np.ndarray | None, i: int) -> str:
+    """``epoch`` when the epoch counter went back at row ``i``, else ``step``."""
+    if epoch is not None and 0 < i < epoch.size and epoch[i] < epoch[i - 1]:
+        return "epoch"
+    return "step"
+
+
+def name_restarts(
+    raw: pl.DataFrame,
+    at_lines: tuple[int, ...],
+    markers: Markers,
+    flagged: tuple[int, ...] = (),
+) -> tuple[Restart, ...]:
+    """One Restart per resume row (``at_lines``: their line numbers), in file order.
+
+    Args:
+        raw: the rows in file order before resolution (``line_no``, ``step``).
+        at_lines: line of the first row after each restart.
+        markers: the log's marker lines.
+        flagged: lines of rows the parser flagged after a restart marker.
+    """
+    if raw.height == 0 or LINE_NO not in raw.columns:
+        return ()
+    t = raw.sort(LINE_NO)
+    lines = t[LINE_NO].to_numpy()
+    steps = t[STEP].to_numpy()
+    epoch = t[EPOCH].cast(pl.Float64).to_numpy() if EPOCH in t.columns else None
+    out: list[Restart] = []
+    if markers.resume_lines and min(markers.resume_lines) < lines[0]:
+        out.append(Restart(int(steps[0]), "resume_line", "marker_lines"))
+    for line in at_lines:
+        i = int(np.searchsorted(lines, line))
+        prev = int(lines[i - 1]) if i > 0 else 0
+        step = int(steps[min(i, steps.size - 1)])
+        if _between(markers.run_headers, prev, line):
+            out.append(Restart(step, "appended_run", "marker_lines"))
+        elif _between(markers.resume_lines, prev, line) or line in flagged:
+            out.append(Restart(step, "resume_line", "marker_lines"))
+        elif step <= steps[0]:  # back to where the log began: a fresh run appended
+            out.append(Restart(step, "appended_run", counter_of(epoch, i)))
+        else:
+            out.append(Restart(step, "counter_reset", counter_of(epoch, i)))
+    return tuple(out)

@@ -55,8 +55,8 @@ def _as_batches(table: pl.DataFrame, samples: int | None) -> pl.DataFrame:
     if not size or size <= 1:  # type: ignore[operator]
         return table
     return table.with_columns(
-        (pl.col(BATCHES) / size).ceil().alias(BATCHES),  # type: ignore[operator]
-        (pl.col(BATCHES_TOTAL) / size).ceil().alias(BATCHES_TOTAL),  # type: ignore[operator]
+        (pl.col(BATCHES) / size).ceil().alias(BATCHES),
+        (pl.col(BATCHES_TOTAL) / size).ceil().alias(BATCHES_TOTAL),
     )
 
 

@@ -20,7 +20,8 @@ Rules, applied to the records in file order (``line_no``):
    ``restart`` column: that record starts a resume even when its step does not go back (a flag on
    the very first record is the initial start, not a resume).
 3. **The later write wins.** A resume at step ``r`` discards every earlier record with step >= ``r``
-   (the final trajectory retrained those steps); they are counted in ``overwritten_steps``. Steps
+   (the final trajectory retrained those steps); they are counted in ``overwritten_steps``. A
+   fresh run appended to the file (rule 2) discards every earlier record. Steps
    repeated by interleaving keep their last write. The table is then sorted by step.
 4. NaN/inf losses are kept and counted in a note.
 5. Steps per epoch: ``--steps-per-epoch`` wins, then the parser's value, then an integer epoch
@@ -122,8 +123,11 @@ def _apply_resumes(
     """Discard records that a later resume retrained; return (table, resume steps, overwritten,
     line of each resume record)."""
     inf = np.iinfo(np.int64).max
+    fresh = pl.Series(_fresh_starts(t)) & is_resume
     t = t.with_columns(is_resume.alias("_resume"))
-    rs = pl.when(pl.col("_resume")).then(pl.col(STEP)).otherwise(inf)
+    # a fresh run appended to the file discards every earlier record, whatever its step
+    first = pl.when(fresh).then(np.iinfo(np.int64).min).otherwise(pl.col(STEP))
+    rs = pl.when(pl.col("_resume")).then(first).otherwise(inf)
     later_min = rs.reverse().cum_min().reverse().shift(-1).fill_null(inf)
     keep = t.select(pl.col(STEP) < later_min).to_series()
     resumed = t.filter(pl.col("_resume"))

@@ -11,12 +11,14 @@ Resolution rules:
   integer epochs, or the fractional epoch reached rounded up (a partial last epoch counts); with
   no epoch column, the steps covered over steps per epoch.
 - **metrics**: numeric training columns with a finite value in at least half the rows, except
-  counters (step, epoch, batch counters, running totals, planned totals).
+  counters (step, epoch, batch counters, running totals, planned totals, failure counters such
+  as Megatron's ``number of nan iterations``, consumed samples, clocks and progress).
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import polars as pl
@@ -26,6 +28,12 @@ from logdoctor.model import EPOCH, LINE_NO, STEP, Restart, RunStructure
 #: Columns that place a row (counters), never metrics.
 _COUNTERS = frozenset({STEP, LINE_NO, EPOCH, "batches", "batches_total", "restart"})
 _COUNTER_SUFFIXES = ("_cumulative", "_total")
+#: Counters and clocks by name: failure counters (``number of nan iterations``), consumed
+#: totals, wall-clock and remaining time, progress.
+_COUNTER_NAMES = re.compile(
+    r"^(?:number_of|num|n)_\w*(?:iterations|steps|skipped)|^consumed_|^(?:elapsed|remaining)(?:_time)?$"
+    r"|^time_elapsed$|^eta$|^percentage$|^samples$|^train_wall$|^wall$"
+)
 
 
 def stride_of(step: np.ndarray) -> int | None:
@@ -41,6 +49,8 @@ def metric_columns(table: pl.DataFrame) -> tuple[str, ...]:
     half = max(1, table.height // 2)
     for col, dtype in table.schema.items():
         if col in _COUNTERS or col.endswith(_COUNTER_SUFFIXES) or not dtype.is_numeric():
+            continue
+        if _COUNTER_NAMES.search(col):
             continue
         vals = table[col].cast(pl.Float64)
         if int(vals.is_finite().sum()) >= half or col == "loss":

@@ -9,7 +9,8 @@ from typing import ClassVar
 
 import polars as pl
 
-from logdoctor.ingest.aliases import FieldMap
+from logdoctor.errors import ConfigError
+from logdoctor.ingest.aliases import FieldMap, normalize_key
 from logdoctor.ingest.parsers.markers import Markers
 from logdoctor.ingest.sources import Source
 
@@ -33,6 +34,7 @@ class ParseResult:
         step_from_order: True when the log prints no step and rows were numbered 1, 2, ...
         planned_source: where ``total_steps`` was read (``column``, ``header``, ``progress_bar``,
             ``config``), when the parser knows.
+        keys_seen: the field names the log holds (for ``--map`` errors); empty when unknown.
     """
 
     table: pl.DataFrame
@@ -46,6 +48,7 @@ class ParseResult:
     markers: Markers = field(default_factory=Markers)
     step_from_order: bool = False
     planned_source: str | None = None
+    keys_seen: tuple[str, ...] = ()
 
     @property
     def lines_skipped(self) -> int:
@@ -70,3 +73,17 @@ class Parser(ABC):
         Raises:
             ParseError: when the content is this format but holds no training steps.
         """
+
+
+def check_overrides(result: ParseResult, fields: FieldMap, name: str) -> None:
+    """Raise ConfigError when a ``--map`` source field is not in the log, listing the keys seen.
+
+    Only checked when the parser reports the keys it saw.
+    """
+    if not fields.overrides or not result.keys_seen:
+        return
+    seen = {normalize_key(k) for k in (*result.keys_seen, *result.aliases)}
+    missing = [f"{c}={s}" for c, s in fields.overrides.items() if normalize_key(s) not in seen]
+    if missing:
+        keys = ", ".join(sorted(set(result.keys_seen)))
+        raise ConfigError(f"{name}: --map {', '.join(missing)}: no such field (keys seen: {keys})")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Collection
 
 import polars as pl
@@ -96,6 +97,10 @@ def to_numeric(frame: pl.DataFrame, keep_text: Collection[str] = ()) -> pl.DataF
     return out.select([c for c in out.columns if c == LINE_NO or out[c].null_count() < out.height])
 
 
+#: A unit in brackets after a field name: ``memory(GiB)``, ``train_speed(iter/s)``.
+_UNIT = re.compile(r"\([^()]*\)")
+
+
 def resolve_key(key: str, fields: FieldMap) -> str:
     """The column for a record key: its alias; else the alias of its last path component
     (``batch/n_seq`` -> ``seqs``, ``train/lr`` -> ``lr``); else the normalised key."""
@@ -105,8 +110,9 @@ def resolve_key(key: str, fields: FieldMap) -> str:
     norm = normalize_key(key)
     if norm.startswith("train_"):
         canon = fields.canonical(norm[len("train_") :])
-    if not canon and ("/" in key or "." in key):
-        canon = fields.canonical(key.replace(".", "/").rsplit("/", 1)[-1])
+    path = _UNIT.sub("", key)  # ``train_speed(iter/s)``: a unit, not a path ("s" is no step)
+    if not canon and ("/" in path or "." in path):
+        canon = fields.canonical(path.replace(".", "/").rsplit("/", 1)[-1])
     return canon or norm
 
 
@@ -229,6 +235,7 @@ def normalize_records(
         steps_per_epoch=spe,
         aliases=aliases,
         notes=tuple(notes),
+        keys_seen=tuple(c for c in frame.columns if c != LINE_NO),
     )
 
 

@@ -156,6 +156,7 @@ class TextParser(Parser):
             aliases=out.aliases,
             notes=tuple(notes),
             markers=markers,
+            keys_seen=tuple(sorted(out.keys_seen | set(out.aliases))),
             step_from_order=from_order,
             planned_source="column" if total is not None else ("header" if markers.planned_steps else None),
         )

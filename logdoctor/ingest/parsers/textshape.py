@@ -17,6 +17,10 @@ from logdoctor.ingest.parsers.textrules import SHAPE_VALUE, VALUE
 from logdoctor.model import EPOCH, LOSS, STEP
 
 MAX_LINE = 4000
+#: ``number of nan iterations: 0``: a nan that is a word of a key, not a value (textrules).
+#: A duration in words (ms-swift ``remaining_time``): not one number.
+DURATION = r"\b\d+h(?: \d+m)?(?: \d+s)?\b|\b\d+m \d+s\b"
+NAN_WORD = r"(?i)\b(of|the|at|per|in|no|with|a|an|to|for)\s+nan(\s+[a-z]+[^|,;=:]{0,40}[:=])"
 ValueOf = Callable[[int], pl.Expr]
 _SHAPE, _PLAN, _VALS = "_shape", "_plan", "_vals"
 _KEEP = ("train", "eval", "unstepped")
@@ -56,6 +60,10 @@ def numeric(expr: pl.Expr, name: str) -> pl.Expr:
 def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
     """Read every line of ``frame`` (columns line_no, msg) into ``out``."""
     msg = pl.col(MSG)
+    if frame[MSG].str.contains(NAN_WORD).any():  # plan and extraction must see the same values
+        frame = frame.with_columns(msg.str.replace_all(NAN_WORD, "${1} nan_${2}"))
+    if frame[MSG].str.contains(DURATION).any():  # ``3h 35m 58s`` is no number (3.0 is wrong)
+        frame = frame.with_columns(msg.str.replace_all(DURATION, "duration"))
     long = frame[MSG].str.len_bytes() > MAX_LINE
     has_digit = frame[MSG].str.contains(r"\d") & frame[MSG].str.contains(prefilter(fields))
     out.skips["line too long"] += int(long.sum())

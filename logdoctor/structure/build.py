@@ -149,6 +149,10 @@ def infer_steps_per_epoch(table: pl.DataFrame) -> int | None:
         starts = ep.filter(pl.col(EPOCH).diff() > 0)
         if starts.height < 2:
             return None
+        gap = ep[STEP].diff().median()
+        if float(gap or 0) <= 1:  # type: ignore[arg-type]  # every step logged: the typical epoch
+            med = starts[STEP].diff().drop_nulls().median()
+            return round(float(med)) if med else None  # type: ignore[arg-type]
         # steps over epochs between the first and last epoch change: rows logged every k steps
         # can cross several epochs at once (Sockeye checkpoints), so a median gap would be k
         d_step = float(starts[STEP][-1] - starts[STEP][0])

@@ -18,6 +18,12 @@ _BARE = (
 )
 #: An indented ``name=value`` line that belongs to the record above it (OLMo metric blocks).
 _CONT = rf"^\s{{2,}}[A-Za-z][^=]{{0,100}}=\s*{VALUE}\s*$"
+#: An indented ``key: value`` line under a header line (Coqui ``| > loss_mel: 19.08  (19.50)``):
+#: rewritten to ``key=value`` so that it joins the header; a running average in brackets is dropped.
+_COLON_CONT = (
+    rf"^\s{{2,}}(?:\|\s*>\s*)?([A-Za-z][\w./ -]{{0,60}}?)\s*:\s*({VALUE})"
+    rf"(?:\s+\(\s*{VALUE}\s*\))?\s*$"
+)
 #: Sockeye prints one checkpoint over several lines, each tagged ``Checkpoint [k]``.
 _CKPT = r"Checkpoint \[(\d+)\]\s"
 
@@ -28,6 +34,8 @@ def rewrite(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     for pattern, repl in _BARE:
         if frame[MSG].str.contains(pattern).any():
             frame = frame.with_columns(msg.str.replace(pattern, repl))
+    if frame[MSG].str.contains(_COLON_CONT).any():
+        frame = frame.with_columns(msg.str.replace(_COLON_CONT, "    ${1}=${2}"))
     frame, folded = _join_blocks(frame)
     frame, folded_ckpt = _join_checkpoints(frame)
     return frame, folded + folded_ckpt

@@ -117,9 +117,7 @@ def _classify_jumps(t: pl.DataFrame, restart: pl.Series) -> tuple[pl.Series, int
     return pl.Series(resume) | restart, n_back - int(keep.sum())
 
 
-def _apply_resumes(
-    t: pl.DataFrame, is_resume: pl.Series
-) -> tuple[pl.DataFrame, tuple[int, ...], int, tuple[int, ...]]:
+def _apply_resumes(t: pl.DataFrame, is_resume: pl.Series) -> tuple[pl.DataFrame, tuple[int, ...], int, tuple[int, ...]]:
     """Discard records that a later resume retrained; return (table, resume steps, overwritten,
     line of each resume record)."""
     inf = np.iinfo(np.int64).max
@@ -215,9 +213,7 @@ def _resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
 def _column_notes(table: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
     table = decumulate(table, notes)
     for col, value in degenerate_columns(table):
-        notes.append(
-            f"{col}: constant {value:g} in every record (kept, but carries no information)"
-        )
+        notes.append(f"{col}: constant {value:g} in every record (kept, but carries no information)")
     if LOSS in table.columns:
         bad = int(table.select((~pl.col(LOSS).is_finite()).sum()).item() or 0)
         if bad:
@@ -234,9 +230,7 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
         ParseError: no training step survives, or the table breaks the Run schema.
     """
     notes = list(result.notes)
-    placed, epoch_source, note = place(
-        result.table, result.markers, result.step_from_order, result.total_steps
-    )
+    placed, epoch_source, note = place(result.table, result.markers, result.step_from_order, result.total_steps)
     if note:
         notes.append(note)
     if placed is not result.table:

@@ -230,9 +230,10 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
         ParseError: no training step survives, or the table breaks the Run schema.
     """
     notes = list(result.notes)
-    placed, epoch_source, note = place(result.table, result.markers, result.step_from_order, result.total_steps)
-    if note:
-        notes.append(note)
+    placed, epoch_source, placed_notes = place(
+        result.table, result.markers, result.step_from_order, result.total_steps
+    )
+    notes += placed_notes
     if placed is not result.table:
         result = dataclasses.replace(result, table=placed)
     table, counts = _resolve(result)

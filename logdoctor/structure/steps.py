@@ -116,32 +116,56 @@ def order_stride(table: pl.DataFrame, planned: int | None, epochs: int | None) -
     return round(float(per_row)) if per_row >= 1.5 else None
 
 
+def agreement(table: pl.DataFrame, markers: Markers) -> str | None:
+    """When a log has an epoch column and epoch marker lines: whether they agree on where epochs
+    start (rows whose epoch changes), and which wins (the column: it is on every row)."""
+    if EPOCH not in table.columns or not markers.epoch_lines or table.height < 2:
+        return None
+    marked = epochs_from_markers(table.drop(EPOCH), markers)
+    if marked is None:
+        return None
+
+    def starts(t: pl.DataFrame) -> set[int]:
+        ep = t[EPOCH].cast(pl.Float64).fill_nan(None).forward_fill().to_numpy()
+        return set(np.flatnonzero(np.diff(ep) != 0).tolist())
+
+    col, mark = starts(table), starts(marked)
+    if col == mark:
+        return f"epochs: the epoch column and {len(markers.epoch_lines)} epoch marker lines agree"
+    return (
+        f"epochs: the epoch column and the epoch marker lines disagree ({len(col ^ mark)} epoch "
+        "starts differ); the epoch column wins (it is written on every row)"
+    )
+
+
 def place(
     table: pl.DataFrame, markers: Markers, from_order: bool, planned: int | None
-) -> tuple[pl.DataFrame, str | None, str | None]:
-    """Apply rules 1-3: (table, epoch source, note) for a parser's rows in file order."""
+) -> tuple[pl.DataFrame, str | None, tuple[str, ...]]:
+    """Apply rules 1-3: (table, epoch source, notes) for a parser's rows in file order."""
     source = "column" if EPOCH in table.columns else None
     if {EPOCH, BATCHES, BATCHES_TOTAL} <= set(table.columns):
         source = "batch_counter"
+    agree = agreement(table, markers)
+    notes: tuple[str, ...] = (agree,) if agree else ()
     marked = epochs_from_markers(table, markers)
     if marked is not None:
         table, source = marked, markers.epoch_source
     inner = per_epoch_counter(table) if STEP in table.columns and not from_order else None
     if inner is not None:
         note = "the step counts within each epoch: global step = epoch x largest step + step"
-        return inner, "two_level", note
+        return inner, "two_level", (*notes, note)
     if not from_order or LINE_NO not in table.columns:
-        return table, source, None
+        return table, source, notes
     two = two_level_steps(table, markers.samples)
     if two is not None and two.height:
         note = "steps = (epoch - first epoch) x batches per epoch + batch (per-epoch counters)"
-        return two, source, note
+        return two, source, (*notes, note)
     table = number_runs(table, markers.run_headers)
     stride = order_stride(table, planned, markers.epochs_planned)
     if stride is None:
-        return table, source, None
+        return table, source, notes
     note = (
         f"the log prints no step: rows are every {stride} steps "
         f"(epoch progress per row x {planned} planned steps / {markers.epochs_planned} epochs)"
     )
-    return table.with_columns(pl.col(STEP) * stride), source, note
+    return table.with_columns(pl.col(STEP) * stride), source, (*notes, note)

@@ -123,3 +123,9 @@ def test_text_values_nan_word_and_durations(tmp_path: Path) -> None:
     assert run.table["number_of_nan_iterations"].to_list() == [0.0] * 10
     assert "remaining_time" not in run.table.columns
     assert run.meta.structure is not None and run.meta.structure.metrics == ("loss",)
+
+
+def test_epoch_column_and_marker_lines_agreement_is_noted() -> None:
+    run = pipeline.load(str(FIXTURES / "epoch_banners.log"))
+    assert "epochs: the epoch column and 5 epoch marker lines agree" in run.meta.notes
+    assert run.meta.structure is not None and run.meta.structure.epoch_source == "column"

@@ -36,6 +36,7 @@ RESUME_LINE = (
 NOT_RESUME = r"(?i)checkpoint shards|checkpoints? (?:saved|to)\b|saving|unable|not found|could not|no checkpoint"
 #: A new run's header: HF ``***** Running training *****``, Keras ``Train on 58 samples``.
 RUN_HEADER = r"(?i)\*+\s*running training\s*\*+|^\s*train on \d+ samples"
+_METRIC = r"(?i)loss|\bacc|ppl|perplexity"
 _ACCUM = r"(?i)gradient[ _]accumulation[ _]steps\s*[=:]?\s*(\d+)"
 _PLANNED = r"(?i)total optimization steps\s*[=:]\s*([\d,]+)"
 _SAMPLES = r"(?i)^\s*train on (\d+) samples"
@@ -88,7 +89,10 @@ def _epochs(hits: pl.DataFrame) -> tuple[pl.DataFrame, bool, str | None]:
             LINE_NO,
             pl.coalesce(line.str.extract(pattern, 1), line.str.extract(pattern, 3)).alias("e"),
             line.str.extract(pattern, 2).alias("of"),
+            line.str.contains(_METRIC).alias("metric"),
         ).filter(pl.col("e").is_not_null())
+        if not ends and source == "marker_lines":  # a metric line is a row, not a banner
+            got = got.filter(~pl.col("metric"))
         if got.height > best[0].height:
             best = (got.with_columns(pl.col("e", "of").cast(pl.Int64, strict=False)), ends, source)
     return best

@@ -123,6 +123,8 @@ class TextParser(Parser):
         frame = read_lines(data)
         out = Extracted()
         rest = fast_rows(data, frame, fields, out)
+        # marker lines are never the dominant step template the fast path read
+        markers = scan_markers(rest)
         rest, folded = rewrite(clean(rest))
         if folded:
             out.skips["metric block line"] += folded
@@ -130,7 +132,6 @@ class TextParser(Parser):
         table = _combine(out.train)
         table = drop_summaries(_flag_restarts(table, rest), out.skips)
         notes: list[str] = []
-        markers = scan_markers(frame)
         from_order = False
         if table.height == 0 and sum(t.height for t in out.unstepped) >= MIN_UNSTEPPED:
             from_order = True

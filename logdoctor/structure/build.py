@@ -32,6 +32,7 @@ Rules, applied to the records in file order (``line_no``):
 from __future__ import annotations
 
 import dataclasses
+from typing import cast
 
 import numpy as np
 import polars as pl
@@ -117,9 +118,11 @@ def _classify_jumps(t: pl.DataFrame, restart: pl.Series) -> tuple[pl.Series, int
     return pl.Series(resume) | restart, n_back - int(keep.sum())
 
 
-def _apply_resumes(t: pl.DataFrame, is_resume: pl.Series) -> tuple[pl.DataFrame, tuple[int, ...], int, tuple[int, ...]]:
+def _apply_resumes(
+    t: pl.DataFrame, is_resume: pl.Series
+) -> tuple[pl.DataFrame, tuple[int, ...], int, tuple[tuple[int, ...], int]]:
     """Discard records that a later resume retrained; return (table, resume steps, overwritten,
-    line of each resume record)."""
+    (line of each resume record, rows of earlier runs appended before the last fresh run))."""
     inf = np.iinfo(np.int64).max
     fresh = pl.Series(_fresh_starts(t)) & is_resume
     t = t.with_columns(is_resume.alias("_resume"))
@@ -128,10 +131,13 @@ def _apply_resumes(t: pl.DataFrame, is_resume: pl.Series) -> tuple[pl.DataFrame,
     rs = pl.when(pl.col("_resume")).then(first).otherwise(inf)
     later_min = rs.reverse().cum_min().reverse().shift(-1).fill_null(inf)
     keep = t.select(pl.col(STEP) < later_min).to_series()
+    last_fresh = np.flatnonzero(fresh.to_numpy())
+    t = t.with_columns(pl.lit(int(last_fresh[-1]) if last_fresh.size else 0).alias("_earlier"))
     resumed = t.filter(pl.col("_resume"))
     steps = tuple(int(s) for s in resumed[STEP])
     lines = tuple(int(x) for x in resumed[LINE_NO]) if LINE_NO in t.columns else ()
-    return t.filter(keep).drop("_resume"), steps, int((~keep).sum()), lines
+    earlier = int(t["_earlier"][0]) if t.height else 0
+    return t.filter(keep).drop("_resume", "_earlier"), steps, int((~keep).sum()) - earlier, (lines, earlier)
 
 
 def infer_steps_per_epoch(table: pl.DataFrame) -> int | None:
@@ -183,7 +189,7 @@ def _resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
             ("duplicate_steps", "nonmonotonic_steps", "resumes", "overwritten_steps"), 0
         )
         counts["resume_steps"] = ()
-        counts["resume_lines"] = ()
+        counts["resume_lines"] = ((), 0)
         return result.table.drop(RESTART, strict=False), counts
     t = result.table.sort(LINE_NO, maintain_order=True)
     restart = pl.Series([False] * t.height)
@@ -230,18 +236,23 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
         ParseError: no training step survives, or the table breaks the Run schema.
     """
     notes = list(result.notes)
-    placed, epoch_source, placed_notes = place(
+    placed, epoch_source, placed_notes, numbered = place(
         result.table, result.markers, result.step_from_order, result.total_steps
     )
     notes += placed_notes
     if placed is not result.table:
         result = dataclasses.replace(result, table=placed)
     table, counts = _resolve(result)
-    resume_lines = counts.pop("resume_lines")
+    resume_lines, earlier_rows = cast("tuple[tuple[int, ...], int]", counts.pop("resume_lines"))
     if counts["nonmonotonic_steps"]:
         notes.append(
             f"{counts['nonmonotonic_steps']} backward step jump(s) look like interleaved writers, "
             "not resumes: steps were sorted and repeated steps keep their last write"
+        )
+    if earlier_rows:
+        notes.append(
+            f"{earlier_rows} row(s) of earlier run(s) appended to this log are counted in the "
+            f"structure's rows; the analyses read the last run ({table.height} rows)"
         )
     table = _column_notes(table, notes)
     spe = steps_per_epoch or result.steps_per_epoch
@@ -249,20 +260,23 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
         spe = infer_steps_per_epoch(table)
         if spe:
             notes.append(f"steps per epoch {spe} inferred from the epoch column")
-    restarts = _restarts(result, resume_lines)  # type: ignore[arg-type]
+    planned, planned_source, spe, epoch_source = _plan(result, spe, epoch_source, notes)
+    restarts = _restarts(result, resume_lines)
     if restarts and len(restarts) != len(counts["resume_steps"]):  # type: ignore[arg-type]
         counts["resume_steps"] = tuple(r.step for r in restarts)
         counts["resumes"] = len(restarts)
     structure = describe(
         table,
         result.evals,
-        planned=result.total_steps,
-        planned_source=result.planned_source or ("column" if result.total_steps else None),
+        planned=planned,
+        planned_source=planned_source,
         spe=spe,
         epoch_source="given" if steps_per_epoch else epoch_source,
         restarts=restarts,
         duplicates=int(counts["duplicate_steps"]),  # type: ignore[call-overload]
         grad_accum=result.markers.grad_accum,
+        earlier_rows=int(earlier_rows),
+        numbered=numbered,
     )
     meta = RunMeta(
         path=name,
@@ -279,6 +293,29 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
         **counts,  # type: ignore[arg-type]
     )
     return Run(table=validate_run(table), meta=meta, evals=result.evals)
+
+
+def _plan(
+    result: ParseResult, spe: int | None, epoch_source: str | None, notes: list[str]
+) -> tuple[int | None, str | None, int | None, str | None]:
+    """(planned, its source, steps per epoch, epoch source) from what the log states: the parser's
+    total, a config dump's ``max_update``, batches per epoch x planned epochs (``Epoch N/M``)."""
+    m = result.markers
+    planned, source = result.total_steps, result.planned_source
+    if planned and not source:
+        source = "column"
+    if planned is None and m.config_planned:
+        planned, source = m.config_planned, "config"
+    if spe is None and m.epoch_batches:
+        spe = m.epoch_batches
+        notes.append(f"steps per epoch {spe}: the batches per epoch the log states")
+    elif spe is None and planned and m.epochs_planned and planned >= m.epochs_planned:
+        spe, epoch_source = round(planned / m.epochs_planned), "inferred"
+        notes.append(f"steps per epoch {spe} = {planned} planned steps / {m.epochs_planned} epochs")
+    if planned is None and spe and m.epochs_planned:
+        planned, source = spe * m.epochs_planned, "header"
+        notes.append(f"planned {planned} steps = {m.epochs_planned} epochs x {spe} steps")
+    return planned, source, spe, epoch_source
 
 
 def _restarts(result: ParseResult, resume_lines: tuple[int, ...]) -> tuple[Restart, ...]:

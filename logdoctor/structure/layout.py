@@ -2,8 +2,11 @@
 
 Resolution rules:
 
-- **stride**: the median gap between consecutive steps (``steps``); ``grad_accum`` only when the
-  log states it.
+- **stride**: the most common gap between consecutive steps when at least half the gaps have it
+  (``steps``), else None, and None when the log prints no step; ``grad_accum`` only when the log
+  states it.
+- **rows**: the kept rows plus the rows of earlier runs appended to the same log (each run is
+  counted; the analyses read the last one).
 - **planned**: the planned total the log states (``step 254/5000``, a ``max_steps`` field, a
   ``Total optimization steps`` header); ``finished`` when the last step is within one stride of it.
 - **epochs**: an epoch column wins (``column``), then epoch marker lines or progress bars, then a
@@ -32,15 +35,20 @@ _COUNTER_SUFFIXES = ("_cumulative", "_total")
 #: totals, wall-clock and remaining time, progress.
 _COUNTER_NAMES = re.compile(
     r"^(?:number_of|num|n)_\w*(?:iterations|steps|skipped)|^consumed_|^(?:elapsed|remaining)(?:_time)?$"
-    r"|^time_elapsed$|^eta$|^percentage$|^samples$|^train_wall$|^wall$"
+    r"|^time_elapsed$|^eta$|^percentage$|^samples$|^train_wall$|^wall$|^\w+_ep$|^train_speed"
 )
 
 
 def stride_of(step: np.ndarray) -> int | None:
-    """The typical step gap between rows (median of positive gaps)."""
+    """The logging interval: the most common positive gap between rows, when at least half the
+    gaps are that size; None for irregular logging (Keras progress lines every 2-3 batches)."""
     gaps = np.diff(step)
     gaps = gaps[gaps > 0]
-    return int(np.median(gaps)) if gaps.size else None
+    if not gaps.size:
+        return None
+    values, counts = np.unique(gaps, return_counts=True)
+    best = int(np.argmax(counts))
+    return int(values[best]) if counts[best] * 2 >= gaps.size else None
 
 
 def metric_columns(table: pl.DataFrame) -> tuple[str, ...]:
@@ -94,17 +102,24 @@ def describe(
     restarts: tuple[Restart, ...],
     duplicates: int,
     grad_accum: int | None = None,
+    earlier_rows: int = 0,
+    numbered: bool = False,
 ) -> RunStructure:
-    """The RunStructure of a resolved table (sorted by step, unique steps)."""
+    """The RunStructure of a resolved table (sorted by step, unique steps).
+
+    Args:
+        earlier_rows: rows of earlier runs appended to the same log (counted in ``rows``).
+        numbered: the steps are only row numbers (the log prints none): no stride is known.
+    """
     step = table[STEP].to_numpy() if table.height else np.zeros(0, dtype=np.int64)
     first = int(step[0]) if step.size else None
     last = int(step[-1]) if step.size else None
-    stride = stride_of(step)
+    stride = None if numbered else stride_of(step)
     finished = None
     if planned and last is not None:
         finished = last >= planned - (stride or 1)
     return RunStructure(
-        rows=table.height,
+        rows=table.height + earlier_rows,
         first_step=first,
         last_step=last,
         stride=stride,

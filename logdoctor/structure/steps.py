@@ -140,8 +140,8 @@ def agreement(table: pl.DataFrame, markers: Markers) -> str | None:
 
 def place(
     table: pl.DataFrame, markers: Markers, from_order: bool, planned: int | None
-) -> tuple[pl.DataFrame, str | None, tuple[str, ...]]:
-    """Apply rules 1-3: (table, epoch source, notes) for a parser's rows in file order."""
+) -> tuple[pl.DataFrame, str | None, tuple[str, ...], bool]:
+    """Apply rules 1-3: (table, epoch source, notes, whether steps are only row numbers)."""
     source = "column" if EPOCH in table.columns else None
     if {EPOCH, BATCHES, BATCHES_TOTAL} <= set(table.columns):
         source = "batch_counter"
@@ -153,19 +153,19 @@ def place(
     inner = per_epoch_counter(table) if STEP in table.columns and not from_order else None
     if inner is not None:
         note = "the step counts within each epoch: global step = epoch x largest step + step"
-        return inner, "two_level", (*notes, note)
+        return inner, "two_level", (*notes, note), False
     if not from_order or LINE_NO not in table.columns:
-        return table, source, notes
+        return table, source, notes, from_order
     two = two_level_steps(table, markers.samples)
     if two is not None and two.height:
         note = "steps = (epoch - first epoch) x batches per epoch + batch (per-epoch counters)"
-        return two, source, (*notes, note)
+        return two, source, (*notes, note), False
     table = number_runs(table, markers.run_headers)
     stride = order_stride(table, planned, markers.epochs_planned)
     if stride is None:
-        return table, source, notes
+        return table, source, notes, True
     note = (
         f"the log prints no step: rows are every {stride} steps "
         f"(epoch progress per row x {planned} planned steps / {markers.epochs_planned} epochs)"
     )
-    return table.with_columns(pl.col(STEP) * stride), source, (*notes, note)
+    return table.with_columns(pl.col(STEP) * stride), source, (*notes, note), False

@@ -39,13 +39,17 @@ RUN_HEADER = r"(?i)\*+\s*running training\s*\*+|^\s*train on \d+ samples"
 #: Lines other than epoch markers worth a closer look (resume, run header, plan).
 _OTHER = (
     r"(?i)checkpoint|resum|restor|running training|train on \d|training started|accumulation"
-    r"|optimization steps|num epochs"
+    r"|optimization steps|num epochs|epochs=|max_update|max_steps|max_iters|total generation batches"
 )
 _METRIC = r"(?i)loss|\bacc|ppl|perplexity"
 _ACCUM = r"(?i)gradient[ _]accumulation[ _]steps\s*[=:]?\s*(\d+)"
 _PLANNED = r"(?i)total optimization steps\s*[=:]\s*([\d,]+)"
 _SAMPLES = r"(?i)^\s*train on (\d+) samples"
-_NUM_EPOCHS = r"(?i)\bnum(?:ber of)?[ _]epochs\s*[=:]\s*(\d+)"
+_NUM_EPOCHS = r"(?i)\b(?:num(?:ber of)?[ _]|num_train_)?epochs\s*[=:]\s*(\d+)"
+#: Planned updates in a config dump (fairseq ``'max_update': 100000``, ``max_steps=...``).
+_CONFIG_PLAN = r"(?i)\bmax_(?:update|steps|iters)['\"]?\s*[=:]\s*([1-9][\d,]*)"
+#: Batches per epoch stated by a banner (DeepSpeed-Chat ``Total Generation Batches 477``).
+_EPOCH_BATCHES = r"(?i)total (?:generation )?batches\s*[=:]?\s*(\d+)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +66,8 @@ class Markers:
         grad_accum: gradient accumulation steps when stated.
         planned_steps: ``Total optimization steps = N`` when stated.
         samples: ``Train on N samples`` (Keras 1/TF1): the progress counter counts samples.
+        config_planned: planned updates in a config dump (``max_update``), source ``config``.
+        epoch_batches: batches per epoch stated by an epoch banner.
     """
 
     epoch_lines: tuple[int, ...] = ()
@@ -74,6 +80,8 @@ class Markers:
     grad_accum: int | None = None
     planned_steps: int | None = None
     samples: int | None = None
+    config_planned: int | None = None
+    epoch_batches: int | None = None
 
 
 def _ints(frame: pl.DataFrame, col: str) -> tuple[int, ...]:
@@ -142,4 +150,6 @@ def scan_markers(frame: pl.DataFrame) -> Markers:
         grad_accum=_last_int(others, _ACCUM),
         planned_steps=_last_int(others, _PLANNED),
         samples=_last_int(others, _SAMPLES),
+        config_planned=_last_int(others, _CONFIG_PLAN),
+        epoch_batches=_last_int(others, _EPOCH_BATCHES),
     )

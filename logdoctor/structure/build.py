@@ -38,6 +38,7 @@ import numpy as np
 import polars as pl
 
 from logdoctor.ingest.parsers.base import ParseResult
+from logdoctor.ingest.parsers.clock import ELAPSED_S
 from logdoctor.model import (
     EPOCH,
     LINE_NO,
@@ -52,7 +53,7 @@ from logdoctor.model import (
 )
 from logdoctor.structure.counters import decumulate, degenerate_columns
 from logdoctor.structure.layout import describe
-from logdoctor.structure.restarts import name_restarts
+from logdoctor.structure.restarts import clock_resets, name_restarts
 from logdoctor.structure.steps import place
 
 #: Optional ParseResult column: non-zero on the first step record after a restart marker line.
@@ -240,6 +241,9 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
         result.table, result.markers, result.step_from_order, result.total_steps
     )
     notes += placed_notes
+    clock = _flag_clock_resets(placed)
+    if clock[1]:
+        placed = clock[0]
     if placed is not result.table:
         result = dataclasses.replace(result, table=placed)
     table, counts = _resolve(result)
@@ -261,7 +265,7 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
         if spe:
             notes.append(f"steps per epoch {spe} inferred from the epoch column")
     planned, planned_source, spe, epoch_source = _plan(result, spe, epoch_source, notes)
-    restarts = _restarts(result, resume_lines)
+    restarts = _restarts(result, resume_lines, clock[1])
     if restarts and len(restarts) != len(counts["resume_steps"]):  # type: ignore[arg-type]
         counts["resume_steps"] = tuple(r.step for r in restarts)
         counts["resumes"] = len(restarts)
@@ -318,11 +322,26 @@ def _plan(
     return planned, source, spe, epoch_source
 
 
-def _restarts(result: ParseResult, resume_lines: tuple[int, ...]) -> tuple[Restart, ...]:
+def _flag_clock_resets(t: pl.DataFrame) -> tuple[pl.DataFrame, tuple[int, ...]]:
+    """Flag (``restart``) the rows where the elapsed-time clock starts again; their lines."""
+    if ELAPSED_S not in t.columns or LINE_NO not in t.columns:
+        return t, ()
+    t = t.sort(LINE_NO, maintain_order=True)
+    reset = clock_resets(t, ELAPSED_S)
+    if not reset.any():
+        return t, ()
+    old = t[RESTART].cast(pl.Float64).fill_null(0).to_numpy() if RESTART in t.columns else 0.0
+    flags = np.where(reset, 1.0, old)
+    return t.with_columns(pl.Series(RESTART, flags)), tuple(int(x) for x in t[LINE_NO].filter(pl.Series(reset)))
+
+
+def _restarts(
+    result: ParseResult, resume_lines: tuple[int, ...], clock: tuple[int, ...] = ()
+) -> tuple[Restart, ...]:
     """Name the restarts (restarts.py) from the rows in file order."""
     raw = result.table
     flagged: tuple[int, ...] = ()
     if RESTART in raw.columns and LINE_NO in raw.columns:
         flags = raw.filter(pl.col(RESTART).cast(pl.Float64).fill_null(0).fill_nan(0) != 0)
         flagged = tuple(int(x) for x in flags[LINE_NO])
-    return name_restarts(raw, resume_lines, result.markers, flagged)
+    return name_restarts(raw, resume_lines, result.markers, flagged, clock)

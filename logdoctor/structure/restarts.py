@@ -30,11 +30,29 @@ def counter_of(epoch: np.ndarray | None, i: int) -> str:
     return "step"
 
 
+#: A wall clock that falls below this share of its previous value (and that had run at least
+#: ``CLOCK_MIN_S``) was started again: the process restarted (LLaMA-Factory ``elapsed_time``).
+CLOCK_DROP = 0.5
+CLOCK_MIN_S = 60.0
+
+
+def clock_resets(table: pl.DataFrame, column: str) -> np.ndarray:
+    """Rows (file order) where an elapsed-time column starts again from near zero."""
+    if column not in table.columns or table.height < 2:
+        return np.zeros(table.height, dtype=bool)
+    t = table[column].cast(pl.Float64).to_numpy()
+    prev = np.concatenate(([np.nan], t[:-1]))
+    with np.errstate(invalid="ignore"):
+        out = (prev >= CLOCK_MIN_S) & (t < CLOCK_DROP * prev)
+    return np.asarray(out, dtype=bool)
+
+
 def name_restarts(
     raw: pl.DataFrame,
     at_lines: tuple[int, ...],
     markers: Markers,
     flagged: tuple[int, ...] = (),
+    clock: tuple[int, ...] = (),
 ) -> tuple[Restart, ...]:
     """One Restart per resume row (``at_lines``: their line numbers), in file order.
 
@@ -43,6 +61,7 @@ def name_restarts(
         at_lines: line of the first row after each restart.
         markers: the log's marker lines.
         flagged: lines of rows the parser flagged after a restart marker.
+        clock: lines of rows where the elapsed-time clock started again.
     """
     if raw.height == 0 or LINE_NO not in raw.columns:
         return ()
@@ -57,7 +76,9 @@ def name_restarts(
         i = int(np.searchsorted(lines, line))
         prev = int(lines[i - 1]) if i > 0 else 0
         step = int(steps[min(i, steps.size - 1)])
-        if _between(markers.run_headers, prev, line):
+        if line in clock:
+            out.append(Restart(step, "counter_reset", "elapsed_time"))
+        elif _between(markers.run_headers, prev, line):
             out.append(Restart(step, "appended_run", "marker_lines"))
         elif _between(markers.resume_lines, prev, line) or line in flagged:
             out.append(Restart(step, "resume_line", "marker_lines"))

@@ -137,3 +137,5 @@ def test_resumed_structured_logs_keep_one_record_per_step(name: str, reallogs_di
     assert run.n_steps == n
     assert (int(run.table["step"][0]), int(run.table["step"][-1])) == (first, last)
     assert run.table["step"].is_unique().all()
+    # the elapsed_time clock starts again at the resume from checkpoint-5000 (line 1047)
+    assert run.meta.resume_steps == (5010,)

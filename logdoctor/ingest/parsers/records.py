@@ -11,6 +11,7 @@ import polars as pl
 from logdoctor.errors import ParseError
 from logdoctor.ingest.aliases import ALIASES, FieldMap, normalize_key
 from logdoctor.ingest.parsers.base import ParseResult
+from logdoctor.ingest.parsers.clock import elapsed_seconds
 from logdoctor.model import BATCH_FP, EPOCH, LINE_NO, LOSS, STEP
 
 #: Normalised key prefixes (and suffixes) that mark evaluation metrics: they go to the evals table.
@@ -213,7 +214,7 @@ def normalize_records(
         ParseError: no record holds a training loss.
     """
     skips: dict[str, int] = {}
-    frame = _split_fractions(flatten(frame))
+    frame = elapsed_seconds(_split_fractions(flatten(frame)))
     text_cols = [c for c in frame.columns if resolve_key(c, fields) == BATCH_FP]
     frame = to_numeric(drop_summaries(frame, skips), keep_text=text_cols)
     totals = [c for c in frame.columns if normalize_key(c) in TOTAL_KEYS]

@@ -129,3 +129,14 @@ def test_epoch_column_and_marker_lines_agreement_is_noted() -> None:
     run = pipeline.load(str(FIXTURES / "epoch_banners.log"))
     assert "epochs: the epoch column and 5 epoch marker lines agree" in run.meta.notes
     assert run.meta.structure is not None and run.meta.structure.epoch_source == "column"
+
+
+def test_verdict_evidence_epochs_agree_with_the_structure(tmp_path: Path) -> None:
+    # 4 epochs of 100 steps logged every 5 steps; the fractional (HF) epoch ends at exactly 4.0,
+    # which closes the fourth epoch and starts no fifth
+    rows = [{"step": s, "loss": 2.0 - s / 1000 + 0.01 * (s % 7), "epoch": s / 100} for s in range(5, 401, 5)]
+    log = tmp_path / "fractional_epochs.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    report = pipeline.analyze(pipeline.load(str(log)))
+    assert report.meta.structure is not None and report.meta.structure.epochs == 4
+    assert report.verdict.evidence["epochs"] == 4

@@ -35,7 +35,7 @@ _COUNTER_SUFFIXES = ("_cumulative", "_total")
 #: totals, wall-clock and remaining time, progress.
 _COUNTER_NAMES = re.compile(
     r"^(?:number_of|num|n)_\w*(?:iterations|steps|skipped)|^consumed_|^(?:elapsed|remaining)(?:_time|_s)?$"
-    r"|^time_elapsed$|^eta$|^percentage$|^samples$|^train_wall$|^wall$|^\w+_ep$|^train_speed"
+    r"|^time_elapsed$|^eta$|^percentage$|^samples$|^train_wall$|^wall$|^\w+_ep$|^train_speed|^v_num$"
 )
 
 

@@ -145,6 +145,8 @@ def place(
     source = "column" if EPOCH in table.columns else None
     if {EPOCH, BATCHES, BATCHES_TOTAL} <= set(table.columns):
         source = "batch_counter"
+    if source and markers.epoch_source == "progress_bar":  # the rows are the bars themselves
+        source = "progress_bar"
     agree = agreement(table, markers)
     notes: tuple[str, ...] = (agree,) if agree else ()
     marked = epochs_from_markers(table, markers)

@@ -13,6 +13,11 @@ _BARE = (
     (rf"^\s*(\d+) train ({VALUE})\s*$", "step $1 | loss $2"),
     (rf"^\s*(\d+) val ({VALUE})\s*$", "eval step $1 | val_loss $2"),
     (rf"^\s*(\d+) hella ({VALUE})\s*$", "eval step $1 | hellaswag $2"),
+    # tqdm/Lightning: ``Epoch 3:  34%|###4      | 50/146 [00:10<00:20, 4.80it/s, loss=1.23]``
+    (
+        r"^\s*(Epoch \d+):\s+\d{1,3}%\|[^|]*\|\s*(\d+)/(\d+)\s*\[[^,\]]*(?:,\s*[\d.]+\s*[a-z]+/[a-z]+)?,?\s*",
+        "$1 | batches $2/$3 | ",
+    ),
     # Keras progress: ``  3/285 [>....] - ETA: 41s - loss: ...``: a per-epoch batch counter
     (r"^\s*(\d+)/(\d+) \[[=>.]*\] - [^-]* - ", "batches $1/$2 | "),
 )

@@ -127,7 +127,8 @@ def rows(
         return
     table = _select(part, plan.train, value, cast)
     if plan.derived_step:
-        step = (pl.col(EPOCH) - 1) * pl.col(BATCHES_TOTAL) + pl.col(BATCHES)
+        first = pl.col(EPOCH).min().clip(upper_bound=1)  # 1-based (word LM) or 0-based (Lightning)
+        step = (pl.col(EPOCH) - first) * pl.col(BATCHES_TOTAL) + pl.col(BATCHES)
         table = table.with_columns(step.alias(STEP))
     if plan.ppl is not None:
         table = table.with_columns(pl.col(plan.ppl).log().alias(LOSS))

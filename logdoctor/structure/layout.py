@@ -104,17 +104,21 @@ def describe(
     grad_accum: int | None = None,
     earlier_rows: int = 0,
     numbered: bool = False,
+    all_steps: np.ndarray | None = None,
 ) -> RunStructure:
     """The RunStructure of a resolved table (sorted by step, unique steps).
 
     Args:
         earlier_rows: rows of earlier runs appended to the same log (counted in ``rows``).
         numbered: the steps are only row numbers (the log prints none): no stride is known.
+        all_steps: steps of every row in file order; with appended runs the stride is read over
+            all of them (each run's gaps), not only the last run's.
     """
     step = table[STEP].to_numpy() if table.height else np.zeros(0, dtype=np.int64)
     first = int(step[0]) if step.size else None
     last = int(step[-1]) if step.size else None
-    stride = None if numbered else stride_of(step)
+    gaps_of = all_steps if earlier_rows and all_steps is not None else step
+    stride = None if numbered else stride_of(gaps_of)
     finished = None
     if planned and last is not None:
         finished = last >= planned - (stride or 1)

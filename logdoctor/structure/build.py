@@ -38,26 +38,22 @@ import numpy as np
 import polars as pl
 
 from logdoctor.ingest.parsers.base import ParseResult
-from logdoctor.ingest.parsers.clock import ELAPSED_S
 from logdoctor.model import (
-    EPOCH,
     LINE_NO,
     LOSS,
     OPTIONAL_COLUMNS,
     STEP,
     THROUGHPUT,
-    Restart,
     Run,
     RunMeta,
     validate_run,
 )
 from logdoctor.structure.counters import decumulate, degenerate_columns
+from logdoctor.structure.epochs import infer_steps_per_epoch, plan
 from logdoctor.structure.layout import describe
-from logdoctor.structure.restarts import clock_resets, name_restarts
+from logdoctor.structure.restarts import RESTART, flag_clock_resets, restarts_of
 from logdoctor.structure.steps import place
 
-#: Optional ParseResult column: non-zero on the first step record after a restart marker line.
-RESTART = "restart"
 MIN_RESUME_RUN = 3
 MAX_RESUMES = 10
 #: Columns compared to call two adjacent records identical (throughput and timings may differ).
@@ -141,32 +137,6 @@ def _apply_resumes(
     return t.filter(keep).drop("_resume", "_earlier"), steps, int((~keep).sum()) - earlier, (lines, earlier)
 
 
-def infer_steps_per_epoch(table: pl.DataFrame) -> int | None:
-    """Steps per epoch from the epoch column: steps per epoch between the first and last change
-    of an integer epoch,
-    or 1 / slope of a fractional epoch (HF) against the step. None when it cannot be told."""
-    if EPOCH not in table.columns:
-        return None
-    ep = table.select(STEP, pl.col(EPOCH)).drop_nulls().drop_nans()
-    if ep.height < 2 or ep[EPOCH].n_unique() < 2:
-        return None
-    if (ep[EPOCH] == ep[EPOCH].round()).all():
-        starts = ep.filter(pl.col(EPOCH).diff() > 0)
-        if starts.height < 2:
-            return None
-        gap = ep[STEP].diff().median()
-        if float(gap or 0) <= 1:  # type: ignore[arg-type]  # every step logged: the typical epoch
-            med = starts[STEP].diff().drop_nulls().median()
-            return round(float(med)) if med else None  # type: ignore[arg-type]
-        # steps over epochs between the first and last epoch change: rows logged every k steps
-        # can cross several epochs at once (Sockeye checkpoints), so a median gap would be k
-        d_step = float(starts[STEP][-1] - starts[STEP][0])
-        d_epoch = float(starts[EPOCH][-1] - starts[EPOCH][0])
-        return max(1, round(d_step / d_epoch)) if d_epoch > 0 and d_step > 0 else None
-    slope = float(np.polyfit(ep[STEP].to_numpy().astype(float), ep[EPOCH].to_numpy(), 1)[0])
-    return max(1, round(1.0 / slope)) if slope > 0 else None
-
-
 def _in_order(t: pl.DataFrame) -> bool:
     """Whether records are in file order with strictly increasing steps and no restart flag past
     the first record: then rules 1-3 change nothing (no duplicate, no backward jump, no resume)."""
@@ -241,7 +211,7 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
         result.table, result.markers, result.step_from_order, result.total_steps
     )
     notes += placed_notes
-    clock = _flag_clock_resets(placed)
+    clock = flag_clock_resets(placed)
     if clock[1]:
         placed = clock[0]
     if placed is not result.table:
@@ -264,8 +234,8 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
         spe = infer_steps_per_epoch(table)
         if spe:
             notes.append(f"steps per epoch {spe} inferred from the epoch column")
-    planned, planned_source, spe, epoch_source = _plan(result, spe, epoch_source, notes)
-    restarts = _restarts(result, resume_lines, clock[1])
+    planned, planned_source, spe, epoch_source = plan(result, spe, epoch_source, notes)
+    restarts = restarts_of(result, resume_lines, clock[1])
     if restarts and len(restarts) != len(counts["resume_steps"]):  # type: ignore[arg-type]
         counts["resume_steps"] = tuple(r.step for r in restarts)
         counts["resumes"] = len(restarts)
@@ -298,51 +268,3 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
         **counts,  # type: ignore[arg-type]
     )
     return Run(table=validate_run(table), meta=meta, evals=result.evals)
-
-
-def _plan(
-    result: ParseResult, spe: int | None, epoch_source: str | None, notes: list[str]
-) -> tuple[int | None, str | None, int | None, str | None]:
-    """(planned, its source, steps per epoch, epoch source) from what the log states: the parser's
-    total, a config dump's ``max_update``, batches per epoch x planned epochs (``Epoch N/M``)."""
-    m = result.markers
-    planned, source = result.total_steps, result.planned_source
-    if planned and not source:
-        source = "column"
-    if planned is None and m.config_planned:
-        planned, source = m.config_planned, "config"
-    if spe is None and m.epoch_batches:
-        spe = m.epoch_batches
-        notes.append(f"steps per epoch {spe}: the batches per epoch the log states")
-    elif spe is None and planned and m.epochs_planned and planned >= m.epochs_planned:
-        spe, epoch_source = round(planned / m.epochs_planned), "inferred"
-        notes.append(f"steps per epoch {spe} = {planned} planned steps / {m.epochs_planned} epochs")
-    if planned is None and spe and m.epochs_planned:
-        planned, source = spe * m.epochs_planned, "header"
-        notes.append(f"planned {planned} steps = {m.epochs_planned} epochs x {spe} steps")
-    return planned, source, spe, epoch_source
-
-
-def _flag_clock_resets(t: pl.DataFrame) -> tuple[pl.DataFrame, tuple[int, ...]]:
-    """Flag (``restart``) the rows where the elapsed-time clock starts again; their lines."""
-    if ELAPSED_S not in t.columns or LINE_NO not in t.columns:
-        return t, ()
-    t = t.sort(LINE_NO, maintain_order=True)
-    reset = clock_resets(t, ELAPSED_S)
-    if not reset.any():
-        return t, ()
-    old = t[RESTART].cast(pl.Float64).fill_null(0).to_numpy() if RESTART in t.columns else 0.0
-    flags = np.where(reset, 1.0, old)
-    return t.with_columns(pl.Series(RESTART, flags)), tuple(int(x) for x in t[LINE_NO].filter(pl.Series(reset)))
-
-
-def _restarts(
-    result: ParseResult, resume_lines: tuple[int, ...], clock: tuple[int, ...] = ()
-) -> tuple[Restart, ...]:
-    """Name the restarts (restarts.py) from the rows in file order."""
-    raw = result.table
-    flagged: tuple[int, ...] = ()
-    if RESTART in raw.columns and LINE_NO in raw.columns:
-        flags = raw.filter(pl.col(RESTART).cast(pl.Float64).fill_null(0).fill_nan(0) != 0)
-        flagged = tuple(int(x) for x in flags[LINE_NO])
-    return name_restarts(raw, resume_lines, result.markers, flagged, clock)

@@ -14,8 +14,13 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from logdoctor.ingest.parsers.base import ParseResult
+from logdoctor.ingest.parsers.clock import ELAPSED_S
 from logdoctor.ingest.parsers.markers import Markers
 from logdoctor.model import EPOCH, LINE_NO, STEP, Restart
+
+#: Optional ParseResult column: non-zero on the first step record after a restart marker line.
+RESTART = "restart"
 
 
 def _between(lines: tuple[int, ...], lo: int, hi: int) -> bool:
@@ -87,3 +92,28 @@ def name_restarts(
         else:
             out.append(Restart(step, "counter_reset", counter_of(epoch, i)))
     return tuple(out)
+
+
+def flag_clock_resets(t: pl.DataFrame) -> tuple[pl.DataFrame, tuple[int, ...]]:
+    """Flag (``restart``) the rows where the elapsed-time clock starts again; their lines."""
+    if ELAPSED_S not in t.columns or LINE_NO not in t.columns:
+        return t, ()
+    t = t.sort(LINE_NO, maintain_order=True)
+    reset = clock_resets(t, ELAPSED_S)
+    if not reset.any():
+        return t, ()
+    old = t[RESTART].cast(pl.Float64).fill_null(0).to_numpy() if RESTART in t.columns else 0.0
+    flags = np.where(reset, 1.0, old)
+    return t.with_columns(pl.Series(RESTART, flags)), tuple(int(x) for x in t[LINE_NO].filter(pl.Series(reset)))
+
+
+def restarts_of(
+    result: ParseResult, resume_lines: tuple[int, ...], clock: tuple[int, ...] = ()
+) -> tuple[Restart, ...]:
+    """Name the restarts (restarts.py) from the rows in file order."""
+    raw = result.table
+    flagged: tuple[int, ...] = ()
+    if RESTART in raw.columns and LINE_NO in raw.columns:
+        flags = raw.filter(pl.col(RESTART).cast(pl.Float64).fill_null(0).fill_nan(0) != 0)
+        flagged = tuple(int(x) for x in flags[LINE_NO])
+    return name_restarts(raw, resume_lines, result.markers, flagged, clock)

@@ -158,6 +158,18 @@ def facts(report: Report) -> tuple[tuple[str, str], ...]:
     )
 
 
+#: How each epoch source reads in the report.
+_EPOCH_SOURCES = {
+    "column": "the epoch column",
+    "marker_lines": "epoch marker lines",
+    "progress_bar": "progress bars",
+    "batch_counter": "the per-epoch batch counter",
+    "two_level": "a per-epoch step counter",
+    "inferred": "planned steps / planned epochs",
+    "given": "--steps-per-epoch",
+}
+
+
 def structure_phrases(st: RunStructure, resumes: str) -> tuple[str, str, str]:
     """(steps, epochs, resumes) facts from the run's structure: rows, stride, last step and plan
     apart (``100 rows every 50 steps, steps 50-5000 of 5,000 planned: finished``)."""
@@ -170,7 +182,10 @@ def structure_phrases(st: RunStructure, resumes: str) -> tuple[str, str, str]:
     steps = f"{st.rows:,} row{'s' if st.rows != 1 else ''}{every}, {span}{plan}{accum}"
     epochs = "unknown" if st.epochs is None else str(st.epochs)
     if st.steps_per_epoch:
-        epochs += f" ({format_value(st.steps_per_epoch)} steps each, from {st.epoch_source})"
+        spe = st.steps_per_epoch
+        each = f"{int(spe):,}" if spe == int(spe) else f"{spe:,.1f}"
+        source = _EPOCH_SOURCES.get(st.epoch_source or "", st.epoch_source)
+        epochs += f" ({each} steps each, from {source})"
     if st.restarts:
         resumes = f"{len(st.restarts)} (" + ", ".join(
             f"{r.kind.replace('_', ' ')} at step {r.step}" for r in st.restarts[:8]

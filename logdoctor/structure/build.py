@@ -207,8 +207,9 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
         ParseError: no training step survives, or the table breaks the Run schema.
     """
     notes = list(result.notes)
+    per_update = result.markers.grad_accum if result.steps_in_batches else None
     placed, epoch_source, placed_notes, numbered = place(
-        result.table, result.markers, result.step_from_order, result.total_steps
+        result.table, result.markers, result.step_from_order, result.total_steps, per_update
     )
     notes += placed_notes
     clock = flag_clock_resets(placed)

@@ -13,6 +13,8 @@ Rules (applied before duplicates and resumes are resolved, rows in file order):
    header such as ``***** Running training *****`` starts the numbering again). When the rows
    carry a fractional epoch and the log states the planned steps and epochs, the logging stride is
    ``mean epoch increase per row x steps per epoch`` and row ``k`` is step ``k x stride``.
+4. **Batches, not updates.** When the step counts batches (Sockeye ``B=``) and the log states
+   the update interval (``--update-interval 2``), the optimizer step is ``batch / interval``.
 """
 
 from __future__ import annotations
@@ -139,9 +141,27 @@ def agreement(table: pl.DataFrame, markers: Markers) -> str | None:
 
 
 def place(
+    table: pl.DataFrame,
+    markers: Markers,
+    from_order: bool,
+    planned: int | None,
+    per_update: int | None = None,
+) -> tuple[pl.DataFrame, str | None, tuple[str, ...], bool]:
+    """Apply rules 1-4: (table, epoch source, notes, whether steps are only row numbers).
+
+    ``per_update``: batches per optimizer update when the step column counts batches (rule 4).
+    """
+    batches: tuple[str, ...] = ()
+    if per_update and per_update > 1 and STEP in table.columns:
+        table = table.with_columns(pl.col(STEP) // per_update)
+        batches = (f"the log counts batches: step = batch / {per_update} (update interval)",)
+    table, source, notes, numbered = _place(table, markers, from_order, planned)
+    return table, source, (*batches, *notes), numbered
+
+
+def _place(
     table: pl.DataFrame, markers: Markers, from_order: bool, planned: int | None
 ) -> tuple[pl.DataFrame, str | None, tuple[str, ...], bool]:
-    """Apply rules 1-3: (table, epoch source, notes, whether steps are only row numbers)."""
     source = "column" if EPOCH in table.columns else None
     if {EPOCH, BATCHES, BATCHES_TOTAL} <= set(table.columns):
         source = "batch_counter"

@@ -53,6 +53,10 @@ REWRITTEN = {
     # 22 runs appended to one file: the last starts at its 401st train line (file line 456)
     "nmt_sign_translator_appended_restarts.txt": 400,
 }
+#: Row counts read from the log where the manifest counts something else: Sockeye's manifest
+#: counts the 57 ``Checkpoint [k]`` summaries; its training rows are the 9,181 per-batch lines
+#: (``grep -c "\] E=[0-9]* B="``), and the checkpoint summaries are evaluation records.
+ROWS_READ = {"sockeye3_signwriting_train_original.log": 9181}
 #: Runs whose manifest says every training loss is nan.
 ALL_NAN = {"pytorch_wordlm_rnnrelu_all_nan.md"}
 
@@ -77,6 +81,7 @@ def test_real_text_log(reallogs_dir: Path, name: str) -> None:
     run = pipeline.load(str(reallogs_dir / name))
     assert run.meta.format == "text"
     expected = _count(row["n_steps"]) - NO_LOSS_RECORDS.get(name, 0) - REWRITTEN.get(name, 0)
+    expected = ROWS_READ.get(name, expected)
     assert run.n_steps == expected
     loss = run.table["loss"].to_list()
     finite = [v for v in loss if math.isfinite(v)]

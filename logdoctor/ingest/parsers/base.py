@@ -35,6 +35,8 @@ class ParseResult:
         planned_source: where ``total_steps`` was read (``column``, ``header``, ``progress_bar``,
             ``config``), when the parser knows.
         keys_seen: the field names the log holds (for ``--map`` errors); empty when unknown.
+        steps_in_batches: the step column counts batches, not optimizer updates (Sockeye
+            ``B=``): structure/ divides it by the gradient accumulation the log states.
     """
 
     table: pl.DataFrame
@@ -49,6 +51,7 @@ class ParseResult:
     step_from_order: bool = False
     planned_source: str | None = None
     keys_seen: tuple[str, ...] = ()
+    steps_in_batches: bool = False
 
     @property
     def lines_skipped(self) -> int:

@@ -39,10 +39,10 @@ RUN_HEADER = r"(?i)\*+\s*running training\s*\*+|^\s*train on \d+ samples"
 #: Lines other than epoch markers worth a closer look (resume, run header, plan).
 _OTHER = (
     r"(?i)checkpoint|resum|restor|running training|train on \d|training started|accumulation"
-    r"|optimization steps|num epochs|epochs=|max_update|max_steps|max_iters|total generation batches"
+    r"|update.interval|optimization steps|num epochs|epochs=|max_update|max_steps|max_iters|total generation batches"
 )
 _METRIC = r"(?i)loss|\bacc|ppl|perplexity"
-_ACCUM = r"(?i)gradient[ _]accumulation[ _]steps\s*[=:]?\s*(\d+)"
+_ACCUM = r"(?i)(?:gradient[ _]accumulation[ _]steps|--update[-_]interval)\s*[=:]?\s*(\d+)"
 _PLANNED = r"(?i)total optimization steps\s*[=:]\s*([\d,]+)"
 _SAMPLES = r"(?i)^\s*train on (\d+) samples"
 _NUM_EPOCHS = r"(?i)\b(?:num(?:ber of)?[ _]|num_train_)?epochs\s*[=:]\s*(\d+)"

@@ -11,7 +11,7 @@ from logdoctor.ingest.parsers.base import Parser, ParseResult
 from logdoctor.ingest.parsers.lines import clean, read_lines
 from logdoctor.ingest.parsers.markers import Markers, scan_markers
 from logdoctor.ingest.parsers.records import drop_summaries
-from logdoctor.ingest.parsers.textblocks import MSG, rewrite
+from logdoctor.ingest.parsers.textblocks import BATCH_LINE, MSG, rewrite
 from logdoctor.ingest.parsers.textfast import fast_rows
 from logdoctor.ingest.parsers.textplan import BATCHES
 from logdoctor.ingest.parsers.textshape import Extracted, extract
@@ -125,7 +125,9 @@ class TextParser(Parser):
         rest = fast_rows(data, frame, fields, out)
         # marker lines are never the dominant step template the fast path read
         markers = scan_markers(rest)
-        rest, folded = rewrite(clean(rest))
+        rest = clean(rest)
+        in_batches = bool(rest[MSG].str.contains(BATCH_LINE).any())
+        rest, folded = rewrite(rest)
         if folded:
             out.skips["metric block line"] += folded
         extract(rest, fields, out)
@@ -158,6 +160,7 @@ class TextParser(Parser):
             notes=tuple(notes),
             markers=markers,
             keys_seen=tuple(sorted(out.keys_seen | set(out.aliases))),
+            steps_in_batches=in_batches,
             step_from_order=from_order,
             planned_source="column" if total is not None else ("header" if markers.planned_steps else None),
         )

@@ -29,6 +29,9 @@ _COLON_CONT = (
     rf"^\s{{2,}}(?:\|\s*>\s*)?([A-Za-z][\w./ -]{{0,60}}?)\s*:\s*({VALUE})"
     rf"(?:\s+\(\s*{VALUE}\s*\))?\s*$"
 )
+#: Sockeye's per-batch lines ``E=3 B=4050 s/sec=... ppl=...``: B counts batches (not updates);
+#: where they exist, the ``Checkpoint [k]`` summaries are evaluation records beside them.
+BATCH_LINE = r"\bE=(\d+) B=(\d+)\s"
 #: Sockeye prints one checkpoint over several lines, each tagged ``Checkpoint [k]``.
 _CKPT = r"Checkpoint \[(\d+)\]\s"
 
@@ -41,6 +44,10 @@ def rewrite(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
             frame = frame.with_columns(msg.str.replace(pattern, repl))
     if frame[MSG].str.contains(_COLON_CONT).any():
         frame = frame.with_columns(msg.str.replace(_COLON_CONT, "    ${1}=${2}"))
+    if frame[MSG].str.contains(BATCH_LINE).any():
+        frame = frame.with_columns(
+            msg.str.replace(BATCH_LINE, "epoch=${1} | step=${2} | ").str.replace(_CKPT, "eval Checkpoint [${1}] ")
+        )
     frame, folded = _join_blocks(frame)
     frame, folded_ckpt = _join_checkpoints(frame)
     return frame, folded + folded_ckpt

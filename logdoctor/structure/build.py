@@ -252,7 +252,7 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
         grad_accum=result.markers.grad_accum,
         earlier_rows=int(earlier_rows),
         numbered=numbered,
-        all_steps=result.table.sort(LINE_NO)[STEP].to_numpy() if LINE_NO in result.table.columns else None,
+        all_rows=result.table.sort(LINE_NO) if LINE_NO in result.table.columns else None,
     )
     meta = RunMeta(
         path=name,

@@ -2,8 +2,8 @@
 
 Resolution rules:
 
-- **stride**: the most common gap between consecutive steps when at least half the gaps have it
-  (``steps``), else None, and None when the log prints no step; ``grad_accum`` only when the log
+- **stride**: the most common gap between consecutive steps when at least 90% of the gaps inside
+  an epoch have it (``steps``), else None, and None when the log prints no step; ``grad_accum`` only when the log
   states it.
 - **rows**: the kept rows plus the rows of earlier runs appended to the same log (each run is
   counted; the analyses read the last one).
@@ -31,6 +31,8 @@ from logdoctor.model import EPOCH, LINE_NO, STEP, Restart, RunStructure
 #: Columns that place a row (counters), never metrics.
 _COUNTERS = frozenset({STEP, LINE_NO, EPOCH, "batches", "batches_total", "restart"})
 _COUNTER_SUFFIXES = ("_cumulative", "_total")
+#: Share of gaps that must equal the stride for the logging to count as regular.
+REGULAR = 0.9
 #: Counters and clocks by name: failure counters (``number of nan iterations``), consumed
 #: totals, wall-clock and remaining time, progress.
 _COUNTER_NAMES = re.compile(
@@ -39,16 +41,22 @@ _COUNTER_NAMES = re.compile(
 )
 
 
-def stride_of(step: np.ndarray) -> int | None:
-    """The logging interval: the most common positive gap between rows, when at least half the
-    gaps are that size; None for irregular logging (Keras progress lines every 2-3 batches)."""
+def stride_of(step: np.ndarray, epoch: np.ndarray | None = None) -> int | None:
+    """The logging interval: the most common positive gap between rows, when at least 90% of the
+    gaps inside an epoch are that size (a gap across an epoch boundary may be shorter); None for
+    irregular logging (Keras progress lines every 1-6 batches)."""
     gaps = np.diff(step)
-    gaps = gaps[gaps > 0]
+    ok = gaps > 0
+    if epoch is not None and epoch.size == step.size:
+        inside = epoch[1:] == epoch[:-1]
+        if (ok & inside).any():
+            ok &= inside
+    gaps = gaps[ok]
     if not gaps.size:
         return None
     values, counts = np.unique(gaps, return_counts=True)
     best = int(np.argmax(counts))
-    return int(values[best]) if counts[best] * 2 >= gaps.size else None
+    return int(values[best]) if counts[best] >= REGULAR * gaps.size else None
 
 
 def metric_columns(table: pl.DataFrame) -> tuple[str, ...]:
@@ -75,6 +83,14 @@ def eval_columns(evals: pl.DataFrame) -> tuple[str, ...]:
         if evals[col].drop_nulls().len():
             out.append(col)
     return tuple(sorted(out))
+
+
+def _epochs(table: pl.DataFrame) -> np.ndarray | None:
+    """The integer epoch of each row, when the table has an integer epoch column."""
+    if EPOCH not in table.columns:
+        return None
+    ep = table[EPOCH].cast(pl.Float64).to_numpy()
+    return ep if np.all(np.isfinite(ep) & (ep == np.floor(ep))) else None
 
 
 def epochs_covered(table: pl.DataFrame, spe: float | None) -> int | None:
@@ -104,21 +120,21 @@ def describe(
     grad_accum: int | None = None,
     earlier_rows: int = 0,
     numbered: bool = False,
-    all_steps: np.ndarray | None = None,
+    all_rows: pl.DataFrame | None = None,
 ) -> RunStructure:
     """The RunStructure of a resolved table (sorted by step, unique steps).
 
     Args:
         earlier_rows: rows of earlier runs appended to the same log (counted in ``rows``).
         numbered: the steps are only row numbers (the log prints none): no stride is known.
-        all_steps: steps of every row in file order; with appended runs the stride is read over
-            all of them (each run's gaps), not only the last run's.
+        all_rows: every row in file order; with appended runs the stride is read over all of
+            them (each run's gaps), not only the last run's.
     """
     step = table[STEP].to_numpy() if table.height else np.zeros(0, dtype=np.int64)
     first = int(step[0]) if step.size else None
     last = int(step[-1]) if step.size else None
-    gaps_of = all_steps if earlier_rows and all_steps is not None else step
-    stride = None if numbered else stride_of(gaps_of)
+    rows = all_rows if earlier_rows and all_rows is not None else table
+    stride = None if numbered or not rows.height else stride_of(rows[STEP].to_numpy(), _epochs(rows))
     finished = None
     if planned and last is not None:
         finished = last >= planned - (stride or 1)

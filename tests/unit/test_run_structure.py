@@ -140,3 +140,18 @@ def test_verdict_evidence_epochs_agree_with_the_structure(tmp_path: Path) -> Non
     report = pipeline.analyze(pipeline.load(str(log)))
     assert report.meta.structure is not None and report.meta.structure.epochs == 4
     assert report.verdict.evidence["epochs"] == 4
+
+
+def test_stride_regular_irregular_and_epoch_boundaries() -> None:
+    import numpy as np
+
+    from logdoctor.structure.layout import stride_of
+
+    # every 200 batches of a 2983-batch epoch: the gap across the boundary is shorter
+    steps = np.array([e * 2983 + b for e in range(3) for b in range(200, 2983, 200)])
+    epochs = np.array([e for e in range(3) for _ in range(200, 2983, 200)], dtype=float)
+    assert stride_of(steps, epochs) == 200
+    # Keras progress lines every 1-6 batches: no logging interval
+    rng = np.random.default_rng(0)
+    assert stride_of(np.cumsum(rng.choice([1, 2, 3, 6], size=300, p=[0.1, 0.6, 0.2, 0.1]))) is None
+    assert stride_of(np.arange(10, 1001, 10)) == 10

@@ -15,7 +15,8 @@ Rules, applied to the records in file order (``line_no``):
    A long jump whose segment covers no step written before it (a late block filling a gap, as
    when files are concatenated out of order) is non-monotonic too: a resume rewrites steps.
    A step that goes back to where the log began (or below) after the log progressed is a
-   fresh run appended to the file: always a restart, however short that run is.
+   fresh run appended to the file: a restart however short that run is, unless the log is
+   interleaved (then it is one more backward jump).
    A parser may also flag the first record after a restart marker ("Training started") with a
    ``restart`` column: that record starts a resume even when its step does not go back (a flag on
    the very first record is the initial start, not a resume).
@@ -107,7 +108,9 @@ def _classify_jumps(t: pl.DataFrame, restart: pl.Series) -> tuple[pl.Series, int
     n_back = int(back.sum()) - int(fresh.sum())
     n_long = int(long_after.sum())
     if n_back - n_long > n_long or n_long > max(MAX_RESUMES, t.height // 100):
-        return restart | pl.Series(fresh), n_back  # interleaved writers: no jump is a resume
+        # interleaved writers: no jump is a resume, not even one back to the first step (a
+        # writer flushing its first chunk after another's is no fresh run)
+        return restart, n_back + int(fresh.sum())
     at = np.flatnonzero(long_after)
     keep = _rewrites_earlier_steps(t[STEP].to_numpy(), seg.to_numpy(), at)
     resume = fresh.copy()

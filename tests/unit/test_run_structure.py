@@ -155,3 +155,16 @@ def test_stride_regular_irregular_and_epoch_boundaries() -> None:
     rng = np.random.default_rng(0)
     assert stride_of(np.cumsum(rng.choice([1, 2, 3, 6], size=300, p=[0.1, 0.6, 0.2, 0.1]))) is None
     assert stride_of(np.arange(10, 1001, 10)) == 10
+
+
+def test_writers_flushing_in_chunks_are_no_appended_runs(tmp_path: Path) -> None:
+    # two ranks flush 5-step chunks in turn: rank 1's first chunk goes back to step 1
+    lines = []
+    for start in range(1, 201, 5):
+        for rank in (0, 1):
+            lines += [json.dumps({"step": s, "loss": 2.0 + 0.01 * rank}) for s in range(start, start + 5)]
+    log = tmp_path / "chunks.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+    run = pipeline.load(str(log))
+    assert run.meta.structure is not None and run.meta.structure.restarts == ()
+    assert run.n_steps == 200 and run.meta.nonmonotonic_steps == 40

@@ -108,7 +108,8 @@ class TextParser(Parser):
     name = "text"
     description = (
         "free-form text lines (key=value, key: value, key value; nanoGPT, llm.c, Megatron, "
-        "fairseq, Marian, Joey NMT, OpenNMT, OLMo, Sockeye, ...)"
+        "fairseq, Marian, Joey NMT, OpenNMT, OLMo, Sockeye, Keras console, tqdm bars, "
+        "HF Trainer console, Coqui TTS blocks, DeepSpeed-Chat, ...)"
     )
 
     def sniff(self, source: Source) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -187,9 +188,9 @@ def structure_phrases(st: RunStructure, resumes: str) -> tuple[str, str, str]:
         source = _EPOCH_SOURCES.get(st.epoch_source or "", st.epoch_source)
         epochs += f" ({each} steps each, from {source})"
     if st.restarts:
-        resumes = f"{len(st.restarts)} (" + ", ".join(
-            f"{r.kind.replace('_', ' ')} at step {r.step}" for r in st.restarts[:8]
-        ) + (", ..." if len(st.restarts) > 8 else "") + ")"
+        seen = Counter((r.kind.replace("_", " "), r.step) for r in st.restarts)
+        parts = [f"{kind} at step {step}" + (f" (x{n})" if n > 1 else "") for (kind, step), n in seen.items()]
+        resumes = f"{len(st.restarts)} (" + ", ".join(parts[:6]) + (", ..." if len(parts) > 6 else "") + ")"
     return steps, epochs, resumes
 
 

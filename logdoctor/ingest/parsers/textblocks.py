@@ -42,7 +42,8 @@ def rewrite(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     for pattern, repl in _BARE:
         if frame[MSG].str.contains(pattern).any():
             frame = frame.with_columns(msg.str.replace(pattern, repl))
-    if frame[MSG].str.contains(_COLON_CONT).any():
+    indented = frame.filter(msg.str.contains(r"^\s\s"))  # cheap test first: the regex is costly
+    if indented.height and indented[MSG].str.contains(_COLON_CONT).any():
         frame = frame.with_columns(msg.str.replace(_COLON_CONT, "    ${1}=${2}"))
     if frame[MSG].str.contains(BATCH_LINE).any():
         frame = frame.with_columns(

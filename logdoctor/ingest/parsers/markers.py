@@ -8,11 +8,12 @@ import polars as pl
 
 from logdoctor.ingest.parsers.lines import LINE, LINE_NO
 
-#: Cheap prefilter: only lines matching this are looked at closely.
+#: Cheap prefilter (Aho-Corasick, any case): only lines holding one of these are looked at closely.
 _PREFILTER = (
-    r"(?i)epoch|checkpoint|resum|restor|running training|train on \d|training started"
-    r"|accumulation|optimization steps|num epochs"
-)
+    "epoch", "checkpoint", "resum", "restor", "running training", "train on ", "training started",
+    "accumulation", "optimization steps", "update-interval", "update_interval", "max_update",
+    "max_steps", "max_iters", "total generation batches",
+)  # fmt: skip
 _PREFIX = r"^(?:.{0,120}?\b(?:INFO|WARNING|WARN|DEBUG)\b\]?\s*[-:|]?\s*)?"
 #: A line that starts an epoch: ``Epoch 3/10`` (Keras), ``##### Epoch 3 #####``, ``-----> epoch 4``,
 #: ``Beginning of Epoch 1/1, Total ...``. Nothing but punctuation around it (or a comma after).
@@ -130,7 +131,7 @@ def scan_markers(frame: pl.DataFrame) -> Markers:
     """Find the structure marker lines of a text log (``frame``: line_no, line)."""
     if frame.height == 0:
         return Markers()
-    hits = frame.filter(pl.col(LINE).str.contains(_PREFILTER))
+    hits = frame.filter(pl.col(LINE).str.contains_any(list(_PREFILTER), ascii_case_insensitive=True))
     if hits.height == 0:
         return Markers()
     epochs, ends, source = _epochs(hits)

@@ -62,7 +62,8 @@ def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
     msg = pl.col(MSG)
     if frame[MSG].str.contains(NAN_WORD).any():  # plan and extraction must see the same values
         frame = frame.with_columns(msg.str.replace_all(NAN_WORD, "${1} nan_${2}"))
-    if frame[MSG].str.contains(DURATION).any():  # ``3h 35m 58s`` is no number (3.0 is wrong)
+    if frame[MSG].str.contains(r"\d[hm] \d").any() and frame[MSG].str.contains(DURATION).any():
+        # ``3h 35m 58s`` is no number (3.0 is wrong); the cheap test first, the regex is costly
         frame = frame.with_columns(msg.str.replace_all(DURATION, "duration"))
     long = frame[MSG].str.len_bytes() > MAX_LINE
     has_digit = frame[MSG].str.contains(r"\d") & frame[MSG].str.contains(prefilter(fields))

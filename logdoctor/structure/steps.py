@@ -162,6 +162,7 @@ def place(
 def _place(
     table: pl.DataFrame, markers: Markers, from_order: bool, planned: int | None
 ) -> tuple[pl.DataFrame, str | None, tuple[str, ...], bool]:
+    """Rules 1-3 on steps already in optimizer updates (see ``place``)."""
     source = "column" if EPOCH in table.columns else None
     if {EPOCH, BATCHES, BATCHES_TOTAL} <= set(table.columns):
         source = "batch_counter"

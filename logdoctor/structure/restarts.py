@@ -107,9 +107,7 @@ def flag_clock_resets(t: pl.DataFrame) -> tuple[pl.DataFrame, tuple[int, ...]]:
     return t.with_columns(pl.Series(RESTART, flags)), tuple(int(x) for x in t[LINE_NO].filter(pl.Series(reset)))
 
 
-def restarts_of(
-    result: ParseResult, resume_lines: tuple[int, ...], clock: tuple[int, ...] = ()
-) -> tuple[Restart, ...]:
+def restarts_of(result: ParseResult, resume_lines: tuple[int, ...], clock: tuple[int, ...] = ()) -> tuple[Restart, ...]:
     """Name the restarts (restarts.py) from the rows in file order."""
     raw = result.table
     flagged: tuple[int, ...] = ()

@@ -227,6 +227,12 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
             f"{counts['nonmonotonic_steps']} backward step jump(s) look like interleaved writers, "
             "not resumes: steps were sorted and repeated steps keep their last write"
         )
+    if result.lossless_steps:
+        shown = ", ".join(str(x) for x in result.lossless_steps[:5])
+        notes.append(
+            f"{len(result.lossless_steps)} step record(s) without a loss (step {shown}) are "
+            "counted in the structure's rows, not analysed"
+        )
     if earlier_rows:
         notes.append(
             f"{earlier_rows} row(s) of earlier run(s) appended to this log are counted in the "
@@ -256,6 +262,7 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
         earlier_rows=int(earlier_rows),
         numbered=numbered,
         all_rows=result.table.sort(LINE_NO) if LINE_NO in result.table.columns else None,
+        lossless=result.lossless_steps,
     )
     meta = RunMeta(
         path=name,

@@ -121,6 +121,7 @@ def describe(
     earlier_rows: int = 0,
     numbered: bool = False,
     all_rows: pl.DataFrame | None = None,
+    lossless: tuple[int, ...] = (),
 ) -> RunStructure:
     """The RunStructure of a resolved table (sorted by step, unique steps).
 
@@ -129,17 +130,20 @@ def describe(
         numbered: the steps are only row numbers (the log prints none): no stride is known.
         all_rows: every row in file order; with appended runs the stride is read over all of
             them (each run's gaps), not only the last run's.
+        lossless: steps of step records without a loss: rows too (not in the table).
     """
     step = table[STEP].to_numpy() if table.height else np.zeros(0, dtype=np.int64)
-    first = int(step[0]) if step.size else None
-    last = int(step[-1]) if step.size else None
+    extra = np.setdiff1d(np.asarray(lossless, dtype=np.int64), step)
+    every = np.concatenate((step, extra))
+    first = int(every.min()) if every.size else None
+    last = int(every.max()) if every.size else None
     rows = all_rows if earlier_rows and all_rows is not None else table
     stride = None if numbered or not rows.height else stride_of(rows[STEP].to_numpy(), _epochs(rows))
     finished = None
     if planned and last is not None:
         finished = last >= planned - (stride or 1)
     return RunStructure(
-        rows=table.height + earlier_rows,
+        rows=table.height + earlier_rows + int(extra.size),
         first_step=first,
         last_step=last,
         stride=stride,

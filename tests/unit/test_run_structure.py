@@ -168,3 +168,20 @@ def test_writers_flushing_in_chunks_are_no_appended_runs(tmp_path: Path) -> None
     run = pipeline.load(str(log))
     assert run.meta.structure is not None and run.meta.structure.restarts == ()
     assert run.n_steps == 200 and run.meta.nonmonotonic_steps == 40
+
+
+def test_a_step_line_without_a_loss_is_a_row_not_analysed(tmp_path: Path) -> None:
+    # Megatron: every batch of iterations 1-10 skipped for fp16 overflow, so no lm loss at 10
+    head = " iteration       10/    1000 | learning rate: 0.000E+00 | number of skipped iterations:  10 |"
+    lines = [head] + [
+        f" iteration {i:8d}/    1000 | learning rate: 1.0E-04 | lm loss: {9 - i / 100:.6E} |"
+        f" number of skipped iterations:   0 | number of nan iterations:   0 |"
+        for i in range(20, 210, 10)
+    ]
+    log = tmp_path / "megatron.out"
+    log.write_text("\n".join(lines) + "\n")
+    run = pipeline.load(str(log))
+    st = run.meta.structure
+    assert st is not None and (st.rows, st.first_step, st.last_step, st.stride) == (20, 10, 200, 10)
+    assert run.n_steps == 19 and int(run.table["step"][0]) == 20
+    assert st.planned == 1000 and st.finished is False

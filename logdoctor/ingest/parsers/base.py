@@ -37,6 +37,8 @@ class ParseResult:
         keys_seen: the field names the log holds (for ``--map`` errors); empty when unknown.
         steps_in_batches: the step column counts batches, not optimizer updates (Sockeye
             ``B=``): structure/ divides it by the gradient accumulation the log states.
+        lossless_steps: steps of step lines that carry no loss (Megatron's iteration whose every
+            batch was skipped): counted in the structure's rows, never analysed.
     """
 
     table: pl.DataFrame
@@ -52,6 +54,7 @@ class ParseResult:
     planned_source: str | None = None
     keys_seen: tuple[str, ...] = ()
     steps_in_batches: bool = False
+    lossless_steps: tuple[int, ...] = ()
 
     @property
     def lines_skipped(self) -> int:

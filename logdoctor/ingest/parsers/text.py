@@ -102,6 +102,14 @@ def _main_shapes(out: Extracted, markers: Markers) -> list[pl.DataFrame]:
     return keep
 
 
+def _lossless_steps(out: Extracted) -> tuple[int, ...]:
+    """Steps of step lines that carry no loss (see textshape), sorted and unique."""
+    if not out.lossless:
+        return ()
+    steps = pl.concat(out.lossless).drop_nulls().drop_nans().cast(pl.Int64).unique().sort()
+    return tuple(int(s) for s in steps)
+
+
 class TextParser(Parser):
     """Lines that carry a step number and metric values, in whatever spelling a tool prints."""
 
@@ -162,6 +170,7 @@ class TextParser(Parser):
             markers=markers,
             keys_seen=tuple(sorted(out.keys_seen | set(out.aliases))),
             steps_in_batches=in_batches,
+            lossless_steps=_lossless_steps(out),
             step_from_order=from_order,
             planned_source="column" if total is not None else ("header" if markers.planned_steps else None),
         )

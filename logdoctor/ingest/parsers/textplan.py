@@ -149,5 +149,5 @@ def plan_for(msg: str, fields: FieldMap) -> Plan:
     if not has_step:
         return Plan("unstepped" if LOSS in train else "no step", train, aliases=aliases)
     if LOSS not in train and ppl is None:
-        return Plan("no loss value", train)
+        return Plan("no loss value", train, total=total_idx)
     return Plan("train", train, evals, total_idx, ppl, derived, aliases)

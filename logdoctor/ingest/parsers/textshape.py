@@ -38,6 +38,7 @@ class Extracted:
     aliases: dict[str, str] = field(default_factory=dict)
     unstepped: list[pl.DataFrame] = field(default_factory=list)
     keys_seen: set[str] = field(default_factory=set)
+    lossless: list[pl.Series] = field(default_factory=list)
     ppl_loss: bool = False
 
 
@@ -87,13 +88,18 @@ def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
             out.aliases.update(plan.aliases)
         out.keys_seen.update(plan.train, plan.evals)
     reps = reps.select(_SHAPE, pl.Series(_PLAN, ids, dtype=pl.Int64))
-    keep = [pid for pid, p in plans.items() if p.role in _KEEP]
+    keep = [pid for pid, p in plans.items() if p.role in _KEEP or _lossless(p)]
     used = cand.join(reps, on=_SHAPE, how="inner").filter(pl.col(_PLAN).is_in(keep))
     if used.height == 0:
         return
     used = used.with_columns(msg.str.extract_all(VALUE).alias(_VALS))
     for (pid,), part in used.partition_by(_PLAN, as_dict=True, maintain_order=True).items():
         rows(part, plans[int(pid)], out)
+
+
+def _lossless(plan: Plan) -> bool:
+    """A step line ``N/T`` without a loss (Megatron's iteration whose batches were all skipped)."""
+    return plan.role == "no loss value" and STEP in plan.train and plan.total is not None
 
 
 def list_value(i: int) -> pl.Expr:
@@ -124,6 +130,8 @@ def rows(
         out.evals.append(_select(part, plan.evals, value, cast))
     if plan.role == "unstepped":
         out.unstepped.append(_select(part, plan.train, value, cast))
+    if _lossless(plan):
+        out.lossless.append(_select(part, {STEP: plan.train[STEP]}, value, cast)[STEP])
     if plan.role != "train":
         return
     table = _select(part, plan.train, value, cast)

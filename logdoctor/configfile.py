@@ -108,7 +108,7 @@ def config_from_table(table: Mapping[str, Any], where: str) -> AnalysisConfig:
                 fields = FieldMap.parse(f"{k}={v}" for k, v in value.items())
             except ConfigError as err:
                 raise ConfigError(f"{where}: map: {str(err).removeprefix('--map ')}") from None
-            cfg = dataclasses.replace(cfg, fields=fields)
+            cfg = dataclasses.replace(cfg, fields=dataclasses.replace(fields, shared=True))
         elif key == "steps-per-epoch":
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(

@@ -160,6 +160,59 @@ class Verdict:
 
 
 @dataclass(frozen=True, slots=True)
+class Restart:
+    """One place where the run started again: a counter that went back, a resume line, an appended run.
+
+    Attributes:
+        step: the global step of the first row after the restart.
+        kind: ``counter_reset`` | ``resume_line`` | ``appended_run``.
+        source: what showed it (``step``, ``epoch``, ``marker_lines``, ...).
+    """
+
+    step: int
+    kind: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunStructure:
+    """The run's structure as a person reads it (the JSON ``structure`` block; see structure/).
+
+    Attributes:
+        rows: training-step rows kept (duplicates dropped).
+        first_step / last_step: global optimizer step of the first / last row.
+        stride: logging interval in optimizer steps; stride_source: ``steps`` | ``given``.
+        grad_accum: gradient accumulation steps when the log states them.
+        planned: planned total optimizer steps; planned_source: where it was read.
+        finished: last_step reached planned (within one stride); None when planned is unknown.
+        epochs: epochs the log covers (a partial last epoch counts).
+        steps_per_epoch: optimizer steps per epoch; epoch_source: where epochs were read.
+        restarts: each restart, in file order.
+        metrics / eval_metrics: sorted names of training metric columns / eval series.
+        duplicates: records written twice and dropped.
+        notes: how conflicts between sources were settled.
+    """
+
+    rows: int
+    first_step: int | None = None
+    last_step: int | None = None
+    stride: int | None = None
+    stride_source: str | None = None
+    grad_accum: int | None = None
+    planned: int | None = None
+    planned_source: str | None = None
+    finished: bool | None = None
+    epochs: int | None = None
+    steps_per_epoch: float | None = None
+    epoch_source: str | None = None
+    restarts: tuple[Restart, ...] = ()
+    metrics: tuple[str, ...] = ()
+    eval_metrics: tuple[str, ...] = ()
+    duplicates: int = 0
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class RunMeta:
     """What ingest learned about the log besides the table.
 
@@ -180,6 +233,7 @@ class RunMeta:
         nonmonotonic_steps: records whose step went backwards for reasons other than a resume.
         aliases: source key -> canonical column, for every renamed field.
         notes: human-readable remarks from ingest ("reduced to 1 row per 10 steps", ...).
+        structure: epochs, restarts, stride and plan as resolved by structure/ (None before).
     """
 
     path: str
@@ -199,6 +253,7 @@ class RunMeta:
     notes: tuple[str, ...] = ()
     #: records after splitting physical lines at lone ``\r`` (progress-bar redraws); 0 if none split
     records_read: int = 0
+    structure: RunStructure | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from logdoctor.exitcodes import ExitCode, should_fail
 from logdoctor.ingest import memory, streaming
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.parsers import PARSERS, ensure_content, get_parser, sniff
+from logdoctor.ingest.parsers.base import check_overrides
 from logdoctor.ingest.sources import Source, open_source
 from logdoctor.model import (
     ACC,
@@ -63,6 +64,7 @@ def load(
         ensure_content(source)
     parser = get_parser(fmt) if fmt else sniff(source)
     result = parser.parse(source, fields or FieldMap())
+    check_overrides(result, fields or FieldMap(), source.name)
     return build_run(result, source.name, parser.name, steps_per_epoch)
 
 

@@ -71,18 +71,23 @@ class IntegrityDetector(Analyzer):
 
     def _resumes(self, run: Run) -> list[Finding]:
         meta = run.meta
-        if not meta.resumes:
+        first = int(run.table[STEP][0]) if run.table.height else 0
+        # restarts at or before the first kept step began a fresh run appended to the log: the
+        # kept trajectory is that run alone, so nothing in it was resumed (structure lists them)
+        inside = [s for s in meta.resume_steps if s > first]
+        if not meta.resumes or not inside:
             return []
-        steps = ", ".join(str(s) for s in meta.resume_steps)
+        steps = ", ".join(str(s) for s in inside)
         out = [
             codes.finding(
                 "LD003",
-                f"The run was resumed {meta.resumes} time(s) (at step {steps}); "
+                f"The run was resumed {len(inside)} time(s) (at step {steps}); "
                 f"{meta.overwritten_steps} earlier step record(s) were replaced by later writes.",
-                first_step=meta.resume_steps[0] if meta.resume_steps else None,
-                last_step=meta.resume_steps[-1] if meta.resume_steps else None,
+                first_step=inside[0],
+                last_step=inside[-1],
                 evidence={
-                    "resumes": meta.resumes,
+                    "resumes": len(inside),
+                    "appended_runs": meta.resumes - len(inside),
                     "overwritten_steps": meta.overwritten_steps,
                     "resume_steps": steps,
                 },
@@ -90,7 +95,7 @@ class IntegrityDetector(Analyzer):
         ]
         step = run.table[STEP].to_numpy()
         loss = run.table[LOSS].to_numpy()
-        for at in meta.resume_steps:
+        for at in inside:
             out += self._jump(step, loss, at)
         return out
 

@@ -22,11 +22,13 @@ class Epochs:
     starts: tuple[int, ...]
     steps_per_epoch: int | None
     source: str
+    spanned: int | None = None
 
     @property
     def count(self) -> int:
-        """Number of epochs seen (complete or not)."""
-        return len(self.starts)
+        """Number of epochs the run covers (complete or not): the run structure's count when
+        known (rows logged every k steps can skip epochs), else the epochs seen in the rows."""
+        return self.spanned or len(self.starts)
 
 
 def resolve(run: Run, steps: np.ndarray, inferred: int | None, how: str) -> Epochs | None:
@@ -34,12 +36,15 @@ def resolve(run: Run, steps: np.ndarray, inferred: int | None, how: str) -> Epoc
     ``run.meta.steps_per_epoch``, else the inferred length."""
     if run.has(EPOCH) and not run.meta.steps_per_epoch_given:
         ep = run.table[EPOCH].cast(float).forward_fill().backward_fill().to_numpy()
-        _, idx = np.unique(np.floor(ep), return_inverse=True)
+        # a fractional epoch is progress (HF): 3.0 ends the third epoch, it starts no fourth
+        whole = np.floor(ep) if np.all(ep == np.floor(ep)) else np.maximum(np.ceil(ep) - 1, 0)
+        _, idx = np.unique(whole, return_inverse=True)
         starts = steps[np.flatnonzero(np.r_[True, np.diff(idx) != 0])]
         spe = run.meta.steps_per_epoch or (
             int(np.median(np.diff(starts))) if starts.size > 2 else None
         )
-        return Epochs(idx, tuple(int(s) for s in starts), spe, "epoch column")
+        spanned = run.meta.structure.epochs if run.meta.structure is not None else None
+        return Epochs(idx, tuple(int(s) for s in starts), spe, "epoch column", spanned)
     given = "given (--steps-per-epoch)" if run.meta.steps_per_epoch_given else "stated by the log"
     spe, source = run.meta.steps_per_epoch, given
     if not spe and inferred:

@@ -150,7 +150,13 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
     clean = ls.remove_length(resid, x if tracks else None)
     found = [
         cf.nonfinite(steps, loss),
-        cf.resumed(run.meta.resumes, run.meta.resume_steps, run.meta.overwritten_steps),
+        # a fresh run appended to the log left nothing before it: only restarts inside the kept
+        # trajectory (a step above its first) can shape the loss
+        cf.resumed(
+            len(inside := [r for r in run.meta.resume_steps if steps.size and r > steps[0]]),
+            inside,
+            run.meta.overwritten_steps,
+        ),
         cf.spikes(steps, loss, clean, gn, 10.0 if tracks or usable else 7.0),
         cf.cyclic_lr(lr, clean),
     ]

@@ -16,9 +16,11 @@ ALIASES: Mapping[str, tuple[str, ...]] = {
              "global_step/max_steps"),
     "loss": ("loss", "train_loss", "lm_loss", "trl", "train_loss_step", "batch_loss", "cost",
              "training_loss", "loss_step", "train_lm_loss", "xent", "train_xent",
-             "crossentropyloss", "train/CrossEntropyLoss", "cross_entropy"),
+             "crossentropyloss", "train/CrossEntropyLoss", "cross_entropy",
+             "act_loss", "actor_loss"),
     "acc": ("acc", "accuracy", "train_acc", "train_accuracy", "token_acc", "mean_token_accuracy",
-            "top1", "acc1", "train_acc_step"),
+            "top1", "acc1", "train_acc_step", "sparse_categorical_accuracy", "categorical_accuracy",
+            "binary_accuracy"),
     "lr": ("lr", "learning_rate", "l_r", "learningrate", "lr_0"),
     "grad_norm": ("grad_norm", "gnorm", "norm", "gradient_norm", "grad_norm_total", "grad_l2_norm",
                   "total_norm", "total_grad_norm", "optim/total_grad_norm"),
@@ -60,6 +62,9 @@ class FieldMap:
     """
 
     overrides: Mapping[str, str] = field(default_factory=dict)
+    #: True when the map came from a configuration file shared by many logs: a source field that
+    #: one log lacks is then not an error (a ``--map`` on the command line names this log's fields).
+    shared: bool = False
     _lookup: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from logdoctor.model import Evidence, Finding, Outcome, Report, Verdict
+from logdoctor.model import Evidence, Finding, Outcome, Report, RunStructure, Verdict
 from logdoctor.renderers.base import Renderer
 
 #: Version of the JSON document. Changelog:
@@ -15,7 +15,9 @@ from logdoctor.renderers.base import Renderer
 #:       are report documents, or error documents ``{format_version, source: {path}, error}``.
 #:       (still 1) a single input that fails prints its error document alone (it printed nothing).
 #:   2 - top-level ``status`` (ok | warning | error): the worst severity among the findings that
-#:       are not explained as symptoms (info findings leave it ok). Additive; readers of 1 still work.
+#:       are not explained as symptoms (info findings leave it ok).
+#:       Also adds ``structure``: rows, stride, planned vs reached, epochs and their source, restarts,
+#:       metric columns, duplicates (structure/layout.py; docs/formats.md). Additive; readers of 1 still work.
 FORMAT_VERSION = 2
 
 
@@ -58,6 +60,30 @@ def verdict_dict(v: Verdict) -> dict[str, Any]:
     }
 
 
+def structure_dict(st: RunStructure | None) -> dict[str, Any] | None:
+    """The run's structure as the JSON contract spells it (None when it was not resolved)."""
+    if st is None:
+        return None
+    return {
+        "rows": st.rows,
+        "first_step": st.first_step,
+        "last_step": st.last_step,
+        "stride": st.stride,
+        "stride_source": st.stride_source,
+        "grad_accum": st.grad_accum,
+        "planned": st.planned,
+        "planned_source": st.planned_source,
+        "finished": st.finished,
+        "epochs": st.epochs,
+        "steps_per_epoch": _clean(st.steps_per_epoch),
+        "epoch_source": st.epoch_source,
+        "restarts": [{"step": r.step, "kind": r.kind, "source": r.source} for r in st.restarts],
+        "metrics": list(st.metrics),
+        "eval_metrics": list(st.eval_metrics),
+        "duplicates": st.duplicates,
+    }
+
+
 def report_dict(report: Report) -> dict[str, Any]:
     """The whole report as a JSON-ready dict."""
     m, s, v = report.meta, report.series, report.verdict
@@ -89,6 +115,7 @@ def report_dict(report: Report) -> dict[str, Any]:
         },
         "verdict": verdict_dict(v),
         "findings": [finding_dict(f) for f in report.findings],
+        "structure": structure_dict(m.structure),
     }
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from logdoctor.model import LINE_NO, LOSS, STEP, Finding, Outcome, Report
+from logdoctor.model import LINE_NO, LOSS, STEP, Finding, Outcome, Report, RunStructure
 from logdoctor.renderers.evidence import evidence_sentences, format_value, split_evidence
 
 #: How each batching verdict reads to a person.
@@ -151,10 +152,17 @@ def facts(report: Report) -> tuple[tuple[str, str], ...]:
     resumes = str(s.resumes)
     if m.resume_steps:
         resumes += " (at step " + ", ".join(str(x) for x in m.resume_steps) + ")"
+    steps = f"{s.steps:,}{total}{rng}"
+    if m.structure is not None:
+        steps, epochs, resumes = structure_phrases(m.structure, resumes)
+    dups = (("duplicates", f"{m.structure.duplicates:,} records written twice, dropped"),) if (
+        m.structure is not None and m.structure.duplicates
+    ) else ()
     return (
-        ("steps", f"{s.steps:,}{total}{rng}"),
+        ("steps", steps),
         ("epochs", epochs),
         ("resumes", resumes),
+        *dups,
         ("NaN/inf loss", f"{s.nonfinite_loss_steps:,} steps"),
         ("columns", ", ".join(c for c in s.columns if c not in (STEP, LINE_NO)) or "none"),
         ("log", _log_fact(report)),
@@ -222,6 +230,41 @@ def _log_fact(report: Report) -> str:
             f"{m.records_read:,} records ({m.lines_skipped:,} records without a step)"
         )
     return f"{m.format}, {m.lines_read:,} lines ({m.lines_skipped:,} without a step)"
+
+
+#: How each epoch source reads in the report.
+_EPOCH_SOURCES = {
+    "column": "the epoch column",
+    "marker_lines": "epoch marker lines",
+    "progress_bar": "progress bars",
+    "batch_counter": "the per-epoch batch counter",
+    "two_level": "a per-epoch step counter",
+    "inferred": "planned steps / planned epochs",
+    "given": "--steps-per-epoch",
+}
+
+
+def structure_phrases(st: RunStructure, resumes: str) -> tuple[str, str, str]:
+    """(steps, epochs, resumes) facts from the run's structure: rows, stride, last step and plan
+    apart (``100 rows every 50 steps, steps 50-5000 of 5,000 planned: finished``)."""
+    every = f" every {st.stride:,} steps" if st.stride and st.stride > 1 else ""
+    span = f"steps {st.first_step}-{st.last_step}" if st.rows > 1 else f"step {st.first_step}"
+    plan = ""
+    if st.planned:
+        plan = f" of {st.planned:,} planned: " + ("finished" if st.finished else "not finished")
+    accum = f" (gradient accumulation {st.grad_accum})" if st.grad_accum and st.grad_accum > 1 else ""
+    steps = f"{st.rows:,} row{'s' if st.rows != 1 else ''}{every}, {span}{plan}{accum}"
+    epochs = "unknown" if st.epochs is None else str(st.epochs)
+    if st.steps_per_epoch:
+        spe = st.steps_per_epoch
+        each = f"{int(spe):,}" if spe == int(spe) else f"{spe:,.1f}"
+        source = _EPOCH_SOURCES.get(st.epoch_source or "", st.epoch_source)
+        epochs += f" ({each} steps each, from {source})"
+    if st.restarts:
+        seen = Counter((r.kind.replace("_", " "), r.step) for r in st.restarts)
+        parts = [f"{kind} at step {step}" + (f" (x{n})" if n > 1 else "") for (kind, step), n in seen.items()]
+        resumes = f"{len(st.restarts)} (" + ", ".join(parts[:6]) + (", ..." if len(parts) > 6 else "") + ")"
+    return steps, epochs, resumes
 
 
 def build_rows(report: Report) -> Rows:

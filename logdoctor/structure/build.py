@@ -14,11 +14,15 @@ Rules, applied to the records in file order (``line_no``):
    non-monotonic too; when short jumps outnumber long ones, the whole log counts as interleaved.
    A long jump whose segment covers no step written before it (a late block filling a gap, as
    when files are concatenated out of order) is non-monotonic too: a resume rewrites steps.
+   A step that goes back to where the log began (or below) after the log progressed is a
+   fresh run appended to the file: a restart however short that run is, unless the log is
+   interleaved (then it is one more backward jump).
    A parser may also flag the first record after a restart marker ("Training started") with a
    ``restart`` column: that record starts a resume even when its step does not go back (a flag on
    the very first record is the initial start, not a resume).
 3. **The later write wins.** A resume at step ``r`` discards every earlier record with step >= ``r``
-   (the final trajectory retrained those steps); they are counted in ``overwritten_steps``. Steps
+   (the final trajectory retrained those steps); they are counted in ``overwritten_steps``. A
+   fresh run appended to the file (rule 2) discards every earlier record. Steps
    repeated by interleaving keep their last write. The table is then sorted by step.
 4. NaN/inf losses are kept and counted in a note.
 5. Steps per epoch: ``--steps-per-epoch`` wins, then the parser's value, then an integer epoch
@@ -28,12 +32,14 @@ Rules, applied to the records in file order (``line_no``):
 
 from __future__ import annotations
 
+import dataclasses
+from typing import cast
+
 import numpy as np
 import polars as pl
 
 from logdoctor.ingest.parsers.base import ParseResult
 from logdoctor.model import (
-    EPOCH,
     LINE_NO,
     LOSS,
     OPTIONAL_COLUMNS,
@@ -44,10 +50,12 @@ from logdoctor.model import (
     validate_run,
 )
 from logdoctor.structure.counters import decumulate, degenerate_columns, is_failure_counter
+from logdoctor.structure.epochs import infer_steps_per_epoch, plan
 from logdoctor.structure.evals import place_evals
+from logdoctor.structure.layout import describe
+from logdoctor.structure.restarts import RESTART, flag_clock_resets, restarts_of
+from logdoctor.structure.steps import place
 
-#: Optional ParseResult column: non-zero on the first step record after a restart marker line.
-RESTART = "restart"
 MIN_RESUME_RUN = 3
 MAX_RESUMES = 10
 #: Columns compared to call two adjacent records identical (throughput and timings may differ).
@@ -78,53 +86,59 @@ def _rewrites_earlier_steps(step: np.ndarray, seg: np.ndarray, at: np.ndarray) -
     return out
 
 
+def _fresh_starts(t: pl.DataFrame) -> np.ndarray:
+    """Records where the step goes back to where the log began (or below) after progress: a
+    fresh run appended to the same file, however short it is (never an interleaved writer)."""
+    step = t[STEP].to_numpy()
+    if step.size < 2:
+        return np.zeros(step.size, dtype=bool)
+    prev = np.concatenate(([step[0]], step[:-1]))
+    fresh = (step <= step[0]) & (prev > step[0])
+    fresh[0] = False
+    return fresh
+
+
 def _classify_jumps(t: pl.DataFrame, restart: pl.Series) -> tuple[pl.Series, int]:
     """(is_resume per record, count of non-resume backward jumps)."""
     back = t.select((pl.col(STEP) <= pl.col(STEP).shift(1)).fill_null(False)).to_series()
+    fresh = _fresh_starts(t)  # appended runs: always restarts, never interleaving
     seg = back.cast(pl.Int64).cum_sum()
     seg_len = seg.to_frame("s").select(pl.len().over("s")).to_series()
     last_seg = seg == seg.max()
-    long_after = (back & ((seg_len >= MIN_RESUME_RUN) | last_seg)).to_numpy()
-    n_back = int(back.sum())
+    long_after = (back & ((seg_len >= MIN_RESUME_RUN) | last_seg)).to_numpy() & ~fresh
+    n_back = int(back.sum()) - int(fresh.sum())
     n_long = int(long_after.sum())
     if n_back - n_long > n_long or n_long > max(MAX_RESUMES, t.height // 100):
-        return restart, n_back  # interleaved writers: no jump is a resume
+        # interleaved writers: no jump is a resume, not even one back to the first step (a
+        # writer flushing its first chunk after another's is no fresh run)
+        return restart, n_back + int(fresh.sum())
     at = np.flatnonzero(long_after)
     keep = _rewrites_earlier_steps(t[STEP].to_numpy(), seg.to_numpy(), at)
-    resume = np.zeros(t.height, dtype=bool)
+    resume = fresh.copy()
     resume[at[keep]] = True
     return pl.Series(resume) | restart, n_back - int(keep.sum())
 
 
 def _apply_resumes(
     t: pl.DataFrame, is_resume: pl.Series
-) -> tuple[pl.DataFrame, tuple[int, ...], int]:
-    """Discard records that a later resume retrained; return (table, resume steps, overwritten)."""
+) -> tuple[pl.DataFrame, tuple[int, ...], int, tuple[tuple[int, ...], int]]:
+    """Discard records that a later resume retrained; return (table, resume steps, overwritten,
+    (line of each resume record, rows of earlier runs appended before the last fresh run))."""
     inf = np.iinfo(np.int64).max
+    fresh = pl.Series(_fresh_starts(t)) & is_resume
     t = t.with_columns(is_resume.alias("_resume"))
-    rs = pl.when(pl.col("_resume")).then(pl.col(STEP)).otherwise(inf)
+    # a fresh run appended to the file discards every earlier record, whatever its step
+    first = pl.when(fresh).then(np.iinfo(np.int64).min).otherwise(pl.col(STEP))
+    rs = pl.when(pl.col("_resume")).then(first).otherwise(inf)
     later_min = rs.reverse().cum_min().reverse().shift(-1).fill_null(inf)
     keep = t.select(pl.col(STEP) < later_min).to_series()
-    steps = tuple(int(s) for s in t.filter(pl.col("_resume"))[STEP])
-    return t.filter(keep).drop("_resume"), steps, int((~keep).sum())
-
-
-def infer_steps_per_epoch(table: pl.DataFrame) -> int | None:
-    """Steps per epoch from the epoch column: median steps between changes of an integer epoch,
-    or 1 / slope of a fractional epoch (HF) against the step. None when it cannot be told."""
-    if EPOCH not in table.columns:
-        return None
-    ep = table.select(STEP, pl.col(EPOCH)).drop_nulls().drop_nans()
-    if ep.height < 2 or ep[EPOCH].n_unique() < 2:
-        return None
-    if (ep[EPOCH] == ep[EPOCH].round()).all():
-        starts = ep.filter(pl.col(EPOCH).diff() > 0)[STEP]
-        if starts.len() < 2:
-            return None
-        med = starts.diff().drop_nulls().median()
-        return round(float(med)) if med else None  # type: ignore[arg-type]
-    slope = float(np.polyfit(ep[STEP].to_numpy().astype(float), ep[EPOCH].to_numpy(), 1)[0])
-    return max(1, round(1.0 / slope)) if slope > 0 else None
+    last_fresh = np.flatnonzero(fresh.to_numpy())
+    t = t.with_columns(pl.lit(int(last_fresh[-1]) if last_fresh.size else 0).alias("_earlier"))
+    resumed = t.filter(pl.col("_resume"))
+    steps = tuple(int(s) for s in resumed[STEP])
+    lines = tuple(int(x) for x in resumed[LINE_NO]) if LINE_NO in t.columns else ()
+    earlier = int(t["_earlier"][0]) if t.height else 0
+    return t.filter(keep).drop("_resume", "_earlier"), steps, int((~keep).sum()) - earlier, (lines, earlier)
 
 
 def _in_order(t: pl.DataFrame) -> bool:
@@ -150,6 +164,7 @@ def _resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
             ("duplicate_steps", "nonmonotonic_steps", "resumes", "overwritten_steps"), 0
         )
         counts["resume_steps"] = ()
+        counts["resume_lines"] = ((), 0)
         return result.table.drop(RESTART, strict=False), counts
     t = result.table.sort(LINE_NO, maintain_order=True)
     restart = pl.Series([False] * t.height)
@@ -162,7 +177,7 @@ def _resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
     restart = t[RESTART]
     t = t.drop(RESTART)
     is_resume, nonmono = _classify_jumps(t, restart)
-    t, resume_steps, overwritten = _apply_resumes(t, is_resume)
+    t, resume_steps, overwritten, resume_lines = _apply_resumes(t, is_resume)
     deduped = t.unique(subset=[STEP], keep="last", maintain_order=True).sort(STEP)
     overwritten += t.height - deduped.height
     counts = {
@@ -171,6 +186,7 @@ def _resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
         "resumes": len(resume_steps),
         "resume_steps": resume_steps,
         "overwritten_steps": overwritten,
+        "resume_lines": resume_lines,
     }
     return deduped, counts
 
@@ -192,18 +208,41 @@ def _column_notes(table: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
 
 
 def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | None = None) -> Run:
-    """Turn a parser's raw rows into a Run: duplicates dropped, resumes resolved (the later write of
-    a step wins), backward steps reported, steps sorted, steps per epoch recorded (rules above).
+    """Turn a parser's raw rows into a Run: rows placed from marker lines (steps.py), duplicates
+    dropped, resumes resolved (the later write of a step wins), backward steps reported, steps
+    sorted, steps per epoch recorded (rules above), the structure described (layout.py).
 
     Raises:
         ParseError: no training step survives, or the table breaks the Run schema.
     """
     notes = list(result.notes)
+    per_update = result.markers.grad_accum if result.steps_in_batches else None
+    placed, epoch_source, placed_notes, numbered = place(
+        result.table, result.markers, result.step_from_order, result.total_steps, per_update
+    )
+    notes += placed_notes
+    clock = flag_clock_resets(placed)
+    if clock[1]:
+        placed = clock[0]
+    if placed is not result.table:
+        result = dataclasses.replace(result, table=placed)
     table, counts = _resolve(result)
+    resume_lines, earlier_rows = cast("tuple[tuple[int, ...], int]", counts.pop("resume_lines"))
     if counts["nonmonotonic_steps"]:
         notes.append(
             f"{counts['nonmonotonic_steps']} backward step jump(s) look like interleaved writers, "
             "not resumes: steps were sorted and repeated steps keep their last write"
+        )
+    if result.lossless_steps:
+        shown = ", ".join(str(x) for x in result.lossless_steps[:5])
+        notes.append(
+            f"{len(result.lossless_steps)} step record(s) without a loss (step {shown}) are "
+            "counted in the structure's rows, not analysed"
+        )
+    if earlier_rows:
+        notes.append(
+            f"{earlier_rows} row(s) of earlier run(s) appended to this log are counted in the "
+            f"structure's rows; the analyses read the last run ({table.height} rows)"
         )
     table = _column_notes(table, notes)
     spe = steps_per_epoch or result.steps_per_epoch
@@ -211,6 +250,26 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
         spe = infer_steps_per_epoch(table)
         if spe:
             notes.append(f"steps per epoch {spe} inferred from the epoch column")
+    planned, planned_source, spe, epoch_source = plan(result, spe, epoch_source, notes)
+    restarts = restarts_of(result, resume_lines, clock[1])
+    if restarts and len(restarts) != len(counts["resume_steps"]):  # type: ignore[arg-type]
+        counts["resume_steps"] = tuple(r.step for r in restarts)
+        counts["resumes"] = len(restarts)
+    structure = describe(
+        table,
+        result.evals,
+        planned=planned,
+        planned_source=planned_source,
+        spe=spe,
+        epoch_source="given" if steps_per_epoch else epoch_source,
+        restarts=restarts,
+        duplicates=int(counts["duplicate_steps"]),  # type: ignore[call-overload]
+        grad_accum=result.markers.grad_accum,
+        earlier_rows=int(earlier_rows),
+        numbered=numbered,
+        all_rows=result.table.sort(LINE_NO) if LINE_NO in result.table.columns else None,
+        lossless=result.lossless_steps,
+    )
     meta = RunMeta(
         path=name,
         format=fmt,
@@ -223,6 +282,7 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
         steps_per_epoch_given=steps_per_epoch is not None,
         aliases=dict(result.aliases),
         notes=tuple(notes),
+        structure=structure,
         **counts,  # type: ignore[arg-type]
     )
     checked = validate_run(table)

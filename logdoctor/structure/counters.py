@@ -16,9 +16,7 @@ CONSTANT_IS_BROKEN: tuple[str, ...] = (LOSS, ACC, GRAD_NORM)
 _SKIP = (STEP, LINE_NO, EPOCH)
 
 
-def is_cumulative(
-    step: np.ndarray, value: np.ndarray, *, min_rows: int = 4, tol: float = 0.1
-) -> bool:
+def is_cumulative(step: np.ndarray, value: np.ndarray, *, min_rows: int = 4, tol: float = 0.1) -> bool:
     """True when ``value`` is a running total that grows in proportion to the step.
 
     A cumulative counter never decreases, rises at (nearly) every logged row, and equals its

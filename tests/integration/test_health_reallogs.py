@@ -23,7 +23,7 @@ def report(reallogs_dir: Path, name: str) -> Report:
     ("name", "metric", "best_step"),
     [
         ("hf_trainer_state_whisper_ja_5k.json", "eval_loss", 1000),
-        ("keras_stdout_leaf_1000ep_overfit.txt", "val_loss", 1),
+        ("keras_stdout_leaf_1000ep_overfit.txt", "val_loss", 2),  # 2 batches per epoch
         ("llamafactory_trainer_log_qwen7b_medical_overfit.jsonl", "eval_loss", 4500),
     ],
 )

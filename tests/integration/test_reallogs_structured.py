@@ -25,7 +25,14 @@ EXPECTED = {
     "lightning_metrics_slm_wikitext103_v0.csv": ("csv", 2814, 49, 140699),
     "hf_trl_sft_trainer_state_tinyllama_num_tokens.json": ("hf_trainer_state", 186, 15, 2790),
     "keras_csvlogger_brats_unet.log": ("csv", 24, 0, 23),
+    # added 2026-12-01 (counts read from the files: log_history / jsonl records with a loss)
+    "llamafactory_codeup_sft_math_trainer_state_gbl_false.json": ("hf_trainer_state", 1666, 10, 16660),
+    "hf_trl_trainer_state_mistral7b_medical_gbl_false.json": ("hf_trainer_state", 642, 25, 16050),
+    "hf_trainer_state_lyric_lora_diverged.json": ("hf_trainer_state", 3000, 1, 3000),
+    "llamafactory_trainer_log_qwen7b_medical_overfit.jsonl": ("jsonl", 675, 10, 6750),
 }
+#: Structured logs with a resume or duplicate writers: read by their own parser, checked below.
+RESUMED = {"llamafactory_trainer_log_resume_dupwriters.jsonl": ("jsonl", 656, 10, 6560)}
 
 
 def test_manifest_lists_every_expected_file(reallogs_dir: Path) -> None:
@@ -109,9 +116,21 @@ def test_text_logs_are_left_to_the_text_parser(reallogs_dir: Path) -> None:
     others = [
         p
         for p in reallogs_dir.iterdir()
-        if p.name not in EXPECTED and p.suffix not in (".tsv", ".md")
+        if p.name not in EXPECTED and p.name not in RESUMED and p.suffix not in (".tsv", ".md")
     ]
     others += [p for p in reallogs_dir.glob("*.md") if p.name != "README.md"]
     assert len(others) >= 15
     structured = {sniff(open_source(str(p))).name for p in others} - {"text"}
     assert structured == set()
+
+
+@pytest.mark.parametrize("name", sorted(RESUMED))
+def test_resumed_structured_logs_keep_one_record_per_step(name: str, reallogs_dir: Path) -> None:
+    fmt, n, first, last = RESUMED[name]
+    run = pipeline.load(str(reallogs_dir / name))
+    assert run.meta.format == fmt
+    assert run.n_steps == n
+    assert (int(run.table["step"][0]), int(run.table["step"][-1])) == (first, last)
+    assert run.table["step"].is_unique().all()
+    # the elapsed_time clock starts again at the resume from checkpoint-5000 (line 1047)
+    assert run.meta.resume_steps == (5010,)

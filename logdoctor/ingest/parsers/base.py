@@ -9,7 +9,9 @@ from typing import ClassVar
 
 import polars as pl
 
-from logdoctor.ingest.aliases import FieldMap
+from logdoctor.errors import ConfigError
+from logdoctor.ingest.aliases import FieldMap, normalize_key
+from logdoctor.ingest.parsers.markers import Markers
 from logdoctor.ingest.sources import Source
 
 
@@ -28,6 +30,15 @@ class ParseResult:
         steps_per_epoch: steps per epoch when the log states it.
         aliases: source key -> canonical column for every renamed field.
         notes: remarks for the user.
+        markers: epoch, resume and run-header lines of a text log (structure/ reads them).
+        step_from_order: True when the log prints no step and rows were numbered 1, 2, ...
+        planned_source: where ``total_steps`` was read (``column``, ``header``, ``progress_bar``,
+            ``config``), when the parser knows.
+        keys_seen: the field names the log holds (for ``--map`` errors); empty when unknown.
+        steps_in_batches: the step column counts batches, not optimizer updates (Sockeye
+            ``B=``): structure/ divides it by the gradient accumulation the log states.
+        lossless_steps: steps of step lines that carry no loss (Megatron's iteration whose every
+            batch was skipped): counted in the structure's rows, never analysed.
     """
 
     table: pl.DataFrame
@@ -40,6 +51,12 @@ class ParseResult:
     steps_per_epoch: int | None = None
     aliases: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    markers: Markers = field(default_factory=Markers)
+    step_from_order: bool = False
+    planned_source: str | None = None
+    keys_seen: tuple[str, ...] = ()
+    steps_in_batches: bool = False
+    lossless_steps: tuple[int, ...] = ()
 
     @property
     def lines_skipped(self) -> int:
@@ -64,3 +81,18 @@ class Parser(ABC):
         Raises:
             ParseError: when the content is this format but holds no training steps.
         """
+
+
+def check_overrides(result: ParseResult, fields: FieldMap, name: str) -> None:
+    """Raise ConfigError when a ``--map`` source field is not in the log, listing the keys seen.
+
+    Only checked when the parser reports the keys it saw, and not for a configuration file's map,
+    which is shared by logs of several formats.
+    """
+    if not fields.overrides or fields.shared or not result.keys_seen:
+        return
+    seen = {normalize_key(k) for k in (*result.keys_seen, *result.aliases)}
+    missing = [f"{c}={s}" for c, s in fields.overrides.items() if normalize_key(s) not in seen]
+    if missing:
+        keys = ", ".join(sorted(set(result.keys_seen)))
+        raise ConfigError(f"{name}: --map {', '.join(missing)}: no such field (keys seen: {keys})")

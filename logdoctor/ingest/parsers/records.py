@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Collection
 
 import polars as pl
@@ -10,6 +11,7 @@ import polars as pl
 from logdoctor.errors import ParseError
 from logdoctor.ingest.aliases import ALIASES, FieldMap, normalize_key
 from logdoctor.ingest.parsers.base import ParseResult
+from logdoctor.ingest.parsers.clock import elapsed_seconds
 from logdoctor.model import BATCH_FP, EPOCH, LINE_NO, LOSS, STEP
 
 #: Normalised key prefixes (and suffixes) that mark evaluation metrics: they go to the evals table.
@@ -96,6 +98,10 @@ def to_numeric(frame: pl.DataFrame, keep_text: Collection[str] = ()) -> pl.DataF
     return out.select([c for c in out.columns if c == LINE_NO or out[c].null_count() < out.height])
 
 
+#: A unit in brackets after a field name: ``memory(GiB)``, ``train_speed(iter/s)``.
+_UNIT = re.compile(r"\([^()]*\)")
+
+
 def resolve_key(key: str, fields: FieldMap) -> str:
     """The column for a record key: its alias; else the alias of its last path component
     (``batch/n_seq`` -> ``seqs``, ``train/lr`` -> ``lr``); else the normalised key."""
@@ -105,8 +111,9 @@ def resolve_key(key: str, fields: FieldMap) -> str:
     norm = normalize_key(key)
     if norm.startswith("train_"):
         canon = fields.canonical(norm[len("train_") :])
-    if not canon and ("/" in key or "." in key):
-        canon = fields.canonical(key.replace(".", "/").rsplit("/", 1)[-1])
+    path = _UNIT.sub("", key)  # ``train_speed(iter/s)``: a unit, not a path ("s" is no step)
+    if not canon and ("/" in path or "." in path):
+        canon = fields.canonical(path.replace(".", "/").rsplit("/", 1)[-1])
     return canon or norm
 
 
@@ -132,9 +139,10 @@ def _apply_step_rule(table: pl.DataFrame, notes: list[str]) -> tuple[pl.DataFram
         return table, None
     if EPOCH in table.columns and table[EPOCH].null_count() == 0:
         ep = table[EPOCH]
-        if (ep == ep.round()).all() and ep.n_unique() == ep.len():
+        if (ep == ep.round()).all() and (ep.diff().drop_nulls() != 0).all():
             notes.append(
                 "no step column: each record is one epoch; step = the epoch number as written"
+                + ("" if ep.n_unique() == ep.len() else " (the epoch counter restarts)")
             )
             return table.with_columns(pl.col(EPOCH).cast(pl.Int64).alias(STEP)), 1
     notes.append("no step column: step = the number (1-based) of the loss record in file order")
@@ -206,7 +214,7 @@ def normalize_records(
         ParseError: no record holds a training loss.
     """
     skips: dict[str, int] = {}
-    frame = _split_fractions(flatten(frame))
+    frame = elapsed_seconds(_split_fractions(flatten(frame)))
     text_cols = [c for c in frame.columns if resolve_key(c, fields) == BATCH_FP]
     frame = to_numeric(drop_summaries(frame, skips), keep_text=text_cols)
     totals = [c for c in frame.columns if normalize_key(c) in TOTAL_KEYS]
@@ -228,6 +236,7 @@ def normalize_records(
         steps_per_epoch=spe,
         aliases=aliases,
         notes=tuple(notes),
+        keys_seen=tuple(c for c in frame.columns if c != LINE_NO),
     )
 
 

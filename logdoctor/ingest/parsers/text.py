@@ -9,14 +9,18 @@ from logdoctor.errors import InputError, ParseError
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.parsers.base import Parser, ParseResult
 from logdoctor.ingest.parsers.lines import clean, read_lines
+from logdoctor.ingest.parsers.markers import Markers, scan_markers
 from logdoctor.ingest.parsers.records import drop_summaries
-from logdoctor.ingest.parsers.textblocks import MSG, rewrite
+from logdoctor.ingest.parsers.textblocks import BATCH_LINE, MSG, rewrite
 from logdoctor.ingest.parsers.textfast import fast_rows
+from logdoctor.ingest.parsers.textplan import BATCHES
 from logdoctor.ingest.parsers.textshape import Extracted, extract
 from logdoctor.ingest.sources import Source
 from logdoctor.model import LINE_NO, STEP
 
 _SNIFF_BYTES = 8192
+#: An unstepped line shape 20x rarer than the most common one is a summary, not a step.
+SUMMARY_SHARE = 20
 #: Loss records without step numbers are numbered 1, 2, ... only when there are at least this
 #: many and no line of the log has a step (a stray ``loss: 0.1`` in a config is not a run).
 MIN_UNSTEPPED = 3
@@ -79,13 +83,41 @@ def _total(out: Extracted) -> int | None:
     return int(best) if best is not None else None
 
 
+def _main_shapes(out: Extracted, markers: Markers) -> list[pl.DataFrame]:
+    """Unstepped rows without the rare shapes beside a dominant one: at most one line per epoch
+    marker and 20x rarer (``Epoch 3 - Average Train Loss`` lines among ``Epoch 3 - Batch loss``
+    lines are per-epoch summaries, not steps)."""
+    biggest = max(t.height for t in out.unstepped)
+    keep = [
+        t
+        for t in out.unstepped
+        if t.height * SUMMARY_SHARE >= biggest
+        or t.height > len(markers.epoch_lines)
+        or BATCHES in t.columns  # a batch counter's last line (Keras ``285/285 ... val_loss``)
+    ]
+    dropped = sum(t.height for t in out.unstepped) - sum(t.height for t in keep)
+    if dropped:
+        out.skips["summary line"] += dropped
+        out.skips["no step"] -= dropped
+    return keep
+
+
+def _lossless_steps(out: Extracted) -> tuple[int, ...]:
+    """Steps of step lines that carry no loss (see textshape), sorted and unique."""
+    if not out.lossless:
+        return ()
+    steps = pl.concat(out.lossless).drop_nulls().drop_nans().cast(pl.Int64).unique().sort()
+    return tuple(int(s) for s in steps)
+
+
 class TextParser(Parser):
     """Lines that carry a step number and metric values, in whatever spelling a tool prints."""
 
     name = "text"
     description = (
         "free-form text lines (key=value, key: value, key value; nanoGPT, llm.c, Megatron, "
-        "fairseq, Marian, Joey NMT, OpenNMT, OLMo, Sockeye, ...)"
+        "fairseq, Marian, Joey NMT, OpenNMT, OLMo, Sockeye, Keras console, tqdm bars, "
+        "HF Trainer console, Coqui TTS blocks, DeepSpeed-Chat, ...)"
     )
 
     def sniff(self, source: Source) -> bool:
@@ -100,15 +132,21 @@ class TextParser(Parser):
         frame = read_lines(data)
         out = Extracted()
         rest = fast_rows(data, frame, fields, out)
-        rest, folded = rewrite(clean(rest))
+        # marker lines are never the dominant step template the fast path read
+        markers = scan_markers(rest)
+        rest = clean(rest)
+        in_batches = bool(rest[MSG].str.contains(BATCH_LINE).any())
+        rest, folded = rewrite(rest)
         if folded:
             out.skips["metric block line"] += folded
         extract(rest, fields, out)
         table = _combine(out.train)
         table = drop_summaries(_flag_restarts(table, rest), out.skips)
         notes: list[str] = []
+        from_order = False
         if table.height == 0 and sum(t.height for t in out.unstepped) >= MIN_UNSTEPPED:
-            table = _combine(out.unstepped).with_row_index(STEP, offset=1)
+            from_order = True
+            table = _combine(_main_shapes(out, markers)).with_row_index(STEP, offset=1)
             out.skips["no step"] -= table.height
             notes.append("the log prints no step numbers: steps are numbered by record order")
         if table.height == 0:
@@ -120,13 +158,20 @@ class TextParser(Parser):
             )
         if out.ppl_loss:
             notes.append("loss derived as ln(perplexity): the log prints perplexity only")
+        total = _total(out)
         return ParseResult(
             table=table.with_columns(pl.col(STEP).cast(pl.Int64)),
             evals=_evals(out),
             lines_read=int(frame[LINE_NO].max() or 0),  # type: ignore[arg-type]
             records_read=frame.height if frame.height > int(frame[LINE_NO].max() or 0) else 0,  # type: ignore[arg-type]
             skip_reasons={k: v for k, v in out.skips.items() if v},
-            total_steps=_total(out),
+            total_steps=total if total is not None else markers.planned_steps,
             aliases=out.aliases,
             notes=tuple(notes),
+            markers=markers,
+            keys_seen=tuple(sorted(out.keys_seen | set(out.aliases))),
+            steps_in_batches=in_batches,
+            lossless_steps=_lossless_steps(out),
+            step_from_order=from_order,
+            planned_source="column" if total is not None else ("header" if markers.planned_steps else None),
         )

@@ -13,9 +13,25 @@ _BARE = (
     (rf"^\s*(\d+) train ({VALUE})\s*$", "step $1 | loss $2"),
     (rf"^\s*(\d+) val ({VALUE})\s*$", "eval step $1 | val_loss $2"),
     (rf"^\s*(\d+) hella ({VALUE})\s*$", "eval step $1 | hellaswag $2"),
+    # tqdm/Lightning: ``Epoch 3:  34%|###4      | 50/146 [00:10<00:20, 4.80it/s, loss=1.23]``
+    (
+        r"^\s*(Epoch \d+):\s+\d{1,3}%\|[^|]*\|\s*(\d+)/(\d+)\s*\[[^,\]]*(?:,\s*[\d.]+\s*[a-z]+/[a-z]+)?,?\s*",
+        "$1 | batches $2/$3 | ",
+    ),
+    # Keras progress: ``  3/285 [>....] - ETA: 41s - loss: ...``: a per-epoch batch counter
+    (r"^\s*(\d+)/(\d+) \[[=>.]*\] - [^-]* - ", "batches $1/$2 | "),
 )
 #: An indented ``name=value`` line that belongs to the record above it (OLMo metric blocks).
 _CONT = rf"^\s{{2,}}[A-Za-z][^=]{{0,100}}=\s*{VALUE}\s*$"
+#: An indented ``key: value`` line under a header line (Coqui ``| > loss_mel: 19.08  (19.50)``):
+#: rewritten to ``key=value`` so that it joins the header; a running average in brackets is dropped.
+_COLON_CONT = (
+    rf"^\s{{2,}}(?:\|\s*>\s*)?([A-Za-z][\w./ -]{{0,60}}?)\s*:\s*({VALUE})"
+    rf"(?:\s+\(\s*{VALUE}\s*\))?\s*$"
+)
+#: Sockeye's per-batch lines ``E=3 B=4050 s/sec=... ppl=...``: B counts batches (not updates);
+#: where they exist, the ``Checkpoint [k]`` summaries are evaluation records beside them.
+BATCH_LINE = r"\bE=(\d+) B=(\d+)\s"
 #: Sockeye prints one checkpoint over several lines, each tagged ``Checkpoint [k]``.
 _CKPT = r"Checkpoint \[(\d+)\]\s"
 
@@ -26,6 +42,13 @@ def rewrite(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     for pattern, repl in _BARE:
         if frame[MSG].str.contains(pattern).any():
             frame = frame.with_columns(msg.str.replace(pattern, repl))
+    indented = frame.filter(msg.str.contains(r"^\s\s"))  # cheap test first: the regex is costly
+    if indented.height and indented[MSG].str.contains(_COLON_CONT).any():
+        frame = frame.with_columns(msg.str.replace(_COLON_CONT, "    ${1}=${2}"))
+    if frame[MSG].str.contains(BATCH_LINE).any():
+        frame = frame.with_columns(
+            msg.str.replace(BATCH_LINE, "epoch=${1} | step=${2} | ").str.replace(_CKPT, "eval Checkpoint [${1}] ")
+        )
     frame, folded = _join_blocks(frame)
     frame, folded_ckpt = _join_checkpoints(frame)
     return frame, folded + folded_ckpt

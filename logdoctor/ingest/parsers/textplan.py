@@ -65,6 +65,7 @@ def _columns(
     step_idx: int | None = None
     best = 1 << 30
     total_of: dict[int, str] = {}
+    steps: list[tuple[int, str]] = []
     for i, (key, is_total) in enumerate(zip(lk.keys, lk.totals, strict=True)):
         if key is None:
             continue
@@ -75,16 +76,46 @@ def _columns(
             total_of[i] = name
             continue
         if name == STEP:
+            steps.append((i, key))
             rank = step_rank(key, fields)
             if rank < best:
                 best, step_idx = rank, i
             continue
         cols.append((name, i, key))
+    step_idx = _global_or_two_level(steps, total_of, cols, step_idx)
     total_idx = None
     if step_idx is not None and total_of.get(step_idx + 1) == STEP:
         total_idx = step_idx + 1
     cols += [(f"{name}_total", i, f"{name}_total") for i, name in total_of.items() if name != STEP]
     return cols, step_idx, total_idx
+
+
+def _global_or_two_level(
+    steps: list[tuple[int, str]],
+    total_of: dict[int, str],
+    cols: list[tuple[str, int, str]],
+    chosen: int | None,
+) -> int | None:
+    """Pick the step among several step keys on one line.
+
+    A ``global`` step wins (Coqui ``STEP: 24/36 -- GLOBAL_STEP: 1000025``). Two counters where
+    only one has a total (``iteration:1 step:16/652``) are two levels: the one with the total
+    counts within the other, so they become ``batches``/``batches_total`` under an ``epoch``
+    and the step is derived from them. Returns the value index of the step (None when derived).
+    """
+    if len(steps) < 2:
+        return chosen
+    glob = [i for i, key in steps if "global" in key.lower()]
+    if glob:
+        return glob[0]
+    inner = [i for i, _ in steps if total_of.get(i + 1) == STEP]
+    outer = [i for i, _ in steps if total_of.get(i + 1) != STEP]
+    if len(steps) == 2 and len(inner) == 1 and len(outer) == 1:
+        cols += [(EPOCH, outer[0], "epoch"), (BATCHES, inner[0], "batches")]
+        cols.append((BATCHES_TOTAL, inner[0] + 1, "batches_total"))
+        del total_of[inner[0] + 1]
+        return None
+    return chosen
 
 
 def plan_for(msg: str, fields: FieldMap) -> Plan:
@@ -112,15 +143,18 @@ def plan_for(msg: str, fields: FieldMap) -> Plan:
         if evals:
             evals[STEP] = step_idx
     ppl = next((k for k in PPL_KEYS if k in train), None) if LOSS not in train else None
-    if evals and not has_step and LOSS in train and any(m in c for c in evals for m in _METRICS):
-        # Keras' end-of-epoch line: its eval values are kept, placed at the step logged before it
-        return Plan("eval", evals=evals, aliases=aliases)
-    if evals and not has_step and not (marked and any(m in c for c in evals for m in _METRICS)):
+    if evals and not has_step and LOSS not in train and not (
+        marked and any(m in c for c in evals for m in _METRICS)
+    ):
         return Plan("no step", train, evals)
     if evals and (marked or (LOSS not in train and ppl is None)):
         return Plan("eval", evals=evals, total=total_idx, aliases=aliases)
+    if not has_step and LOSS in train:
+        # e.g. Keras' end-of-epoch line: a training row (its step comes from the batch counter)
+        # whose eval values are kept as well, placed at that step
+        return Plan("unstepped", train, evals, aliases=aliases)
     if not has_step:
-        return Plan("unstepped" if LOSS in train else "no step", train, aliases=aliases)
+        return Plan("no step", train, aliases=aliases)
     if LOSS not in train and ppl is None:
-        return Plan("no loss value", train)
+        return Plan("no loss value", train, total=total_idx)
     return Plan("train", train, evals, total_idx, ppl, derived, aliases)

@@ -91,7 +91,7 @@ def key_phrase(gap: str, attached: bool = False) -> str | None:
     """
     body = gap.rstrip(" \t'\"=:")
     parts = _DELIMS.split(body)
-    piece = parts[-1].strip(" \t'\"=:(")
+    piece = parts[-1].strip(" \t'\"=:(").lstrip("-> ")  # ``-- GLOBAL_STEP:``, ``--> STEP:``
     words = piece.split()
     if attached and len(parts) == 1 and words and words[0].lower() in _UNITS:
         words.pop(0)

@@ -17,6 +17,10 @@ from logdoctor.ingest.parsers.textrules import SHAPE_VALUE, VALUE
 from logdoctor.model import EPOCH, LOSS, STEP
 
 MAX_LINE = 4000
+#: ``number of nan iterations: 0``: a nan that is a word of a key, not a value (textrules).
+#: A duration in words (ms-swift ``remaining_time``): not one number.
+DURATION = r"\b\d+h(?: \d+m)?(?: \d+s)?\b|\b\d+m \d+s\b"
+NAN_WORD = r"(?i)\b(of|the|at|per|in|no|with|a|an|to|for)\s+nan(\s+[a-z]+[^|,;=:]{0,40}[:=])"
 ValueOf = Callable[[int], pl.Expr]
 _SHAPE, _PLAN, _VALS = "_shape", "_plan", "_vals"
 _KEEP = ("train", "eval", "unstepped")
@@ -34,6 +38,7 @@ class Extracted:
     aliases: dict[str, str] = field(default_factory=dict)
     unstepped: list[pl.DataFrame] = field(default_factory=list)
     keys_seen: set[str] = field(default_factory=set)
+    lossless: list[pl.Series] = field(default_factory=list)
     ppl_loss: bool = False
 
 
@@ -56,6 +61,11 @@ def numeric(expr: pl.Expr, name: str) -> pl.Expr:
 def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
     """Read every line of ``frame`` (columns line_no, msg) into ``out``."""
     msg = pl.col(MSG)
+    if frame[MSG].str.contains(NAN_WORD).any():  # plan and extraction must see the same values
+        frame = frame.with_columns(msg.str.replace_all(NAN_WORD, "${1} nan_${2}"))
+    if frame[MSG].str.contains(r"\d[hm] \d").any() and frame[MSG].str.contains(DURATION).any():
+        # ``3h 35m 58s`` is no number (3.0 is wrong); the cheap test first, the regex is costly
+        frame = frame.with_columns(msg.str.replace_all(DURATION, "duration"))
     long = frame[MSG].str.len_bytes() > MAX_LINE
     has_digit = frame[MSG].str.contains(r"\d") & frame[MSG].str.contains(prefilter(fields))
     out.skips["line too long"] += int(long.sum())
@@ -78,13 +88,18 @@ def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
             out.aliases.update(plan.aliases)
         out.keys_seen.update(plan.train, plan.evals)
     reps = reps.select(_SHAPE, pl.Series(_PLAN, ids, dtype=pl.Int64))
-    keep = [pid for pid, p in plans.items() if p.role in _KEEP]
+    keep = [pid for pid, p in plans.items() if p.role in _KEEP or _lossless(p)]
     used = cand.join(reps, on=_SHAPE, how="inner").filter(pl.col(_PLAN).is_in(keep))
     if used.height == 0:
         return
     used = used.with_columns(msg.str.extract_all(VALUE).alias(_VALS))
     for (pid,), part in used.partition_by(_PLAN, as_dict=True, maintain_order=True).items():
         rows(part, plans[int(pid)], out)
+
+
+def _lossless(plan: Plan) -> bool:
+    """A step line ``N/T`` without a loss (Megatron's iteration whose batches were all skipped)."""
+    return plan.role == "no loss value" and STEP in plan.train and plan.total is not None
 
 
 def list_value(i: int) -> pl.Expr:
@@ -115,11 +130,14 @@ def rows(
         out.evals.append(_select(part, plan.evals, value, cast))
     if plan.role == "unstepped":
         out.unstepped.append(_select(part, plan.train, value, cast))
+    if _lossless(plan):
+        out.lossless.append(_select(part, {STEP: plan.train[STEP]}, value, cast)[STEP])
     if plan.role != "train":
         return
     table = _select(part, plan.train, value, cast)
     if plan.derived_step:
-        step = (pl.col(EPOCH) - 1) * pl.col(BATCHES_TOTAL) + pl.col(BATCHES)
+        first = pl.col(EPOCH).min().clip(upper_bound=1)  # 1-based (word LM) or 0-based (Lightning)
+        step = (pl.col(EPOCH) - first) * pl.col(BATCHES_TOTAL) + pl.col(BATCHES)
         table = table.with_columns(step.alias(STEP))
     if plan.ppl is not None:
         table = table.with_columns(pl.col(plan.ppl).log().alias(LOSS))

@@ -1,0 +1,156 @@
+"""Structure marker lines of a text log: epoch banners, progress bars, resume lines, run headers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from logdoctor.ingest.parsers.lines import LINE, LINE_NO
+
+#: Cheap prefilter (Aho-Corasick, any case): only lines holding one of these are looked at closely.
+_PREFILTER = (
+    "epoch", "checkpoint", "resum", "restor", "running training", "train on ", "training started",
+    "accumulation", "optimization steps", "update-interval", "update_interval", "max_update",
+    "max_steps", "max_iters", "total generation batches",
+)  # fmt: skip
+_PREFIX = r"^(?:.{0,120}?\b(?:INFO|WARNING|WARN|DEBUG)\b\]?\s*[-:|]?\s*)?"
+#: A line that starts an epoch: ``Epoch 3/10`` (Keras), ``##### Epoch 3 #####``, ``-----> epoch 4``,
+#: ``Beginning of Epoch 1/1, Total ...``. Nothing but punctuation around it (or a comma after).
+EPOCH_START = (
+    _PREFIX + r"[\s#=*>\-]*(?i:beginning of |start(?:ing)? (?:of )?)?(?i:epoch)\s*[:#]?\s*(\d+)"
+    r"\s*(?:/\s*(\d+))?[\s#=*<\-]*(?:$|,\s)"
+)
+#: A line that ends an epoch: ``epoch 2 finished: 144 steps``, ``end of epoch 3``.
+EPOCH_END = (
+    r"(?i)\bepoch\s*(\d+)\s*(?:/\s*(\d+))?\s*(?:is\s+)?(?:finished|done|completed?|ended)\b"
+    r"|(?i)\bend of epoch\s*(\d+)\b"
+)
+#: A tqdm bar of one epoch: ``Epoch 3:  34%|███▍      | 50/146 [...]``.
+EPOCH_BAR = r"(?i)\bepoch\s*(\d+)\s*:\s*\d{1,3}%\|"
+#: An explicit resume: a checkpoint of this run loaded (not pretrained weight shards).
+RESUME_LINE = (
+    r"(?i)\b(?:loading|loaded|restor(?:ing|ed)|resum(?:ing|ed)|continu(?:ing|e))\b[^\n]{0,40}?"
+    r"\b(?:from\s+)?checkpoint\b"
+)
+#: Checkpoint lines that are no resume: pretrained weight shards, saving.
+NOT_RESUME = r"(?i)checkpoint shards|checkpoints? (?:saved|to)\b|saving|unable|not found|could not|no checkpoint"
+#: A new run's header: HF ``***** Running training *****``, Keras ``Train on 58 samples``.
+RUN_HEADER = r"(?i)\*+\s*running training\s*\*+|^\s*train on \d+ samples"
+#: Lines other than epoch markers worth a closer look (resume, run header, plan).
+_OTHER = (
+    r"(?i)checkpoint|resum|restor|running training|train on \d|training started|accumulation"
+    r"|update.interval|optimization steps|num epochs|epochs=|max_update|max_steps|max_iters|total generation batches"
+)
+_METRIC = r"(?i)loss|\bacc|ppl|perplexity"
+_ACCUM = r"(?i)(?:gradient[ _]accumulation[ _]steps|--update[-_]interval)\s*[=:]?\s*(\d+)"
+_PLANNED = r"(?i)total optimization steps\s*[=:]\s*([\d,]+)"
+_SAMPLES = r"(?i)^\s*train on (\d+) samples"
+_NUM_EPOCHS = r"(?i)\b(?:num(?:ber of)?[ _]|num_train_)?epochs\s*[=:]\s*(\d+)"
+#: Planned updates in a config dump (fairseq ``'max_update': 100000``, ``max_steps=...``).
+_CONFIG_PLAN = r"(?i)\bmax_(?:update|steps|iters)['\"]?\s*[=:]\s*([1-9][\d,]*)"
+#: Batches per epoch stated by a banner (DeepSpeed-Chat ``Total Generation Batches 477``).
+_EPOCH_BATCHES = r"(?i)total (?:generation )?batches\s*[=:]?\s*(\d+)"
+
+
+@dataclass(frozen=True, slots=True)
+class Markers:
+    """What a text log's marker lines say about its structure (line numbers are 1-based).
+
+    Attributes:
+        epoch_lines / epoch_values: line and epoch number of each epoch marker, in file order.
+        epoch_ends: True when the markers close an epoch (``epoch 2 finished``), else open one.
+        epoch_source: ``marker_lines`` or ``progress_bar``; None when there are no markers.
+        epochs_planned: ``M`` of ``Epoch N/M`` headers, or HF's ``Num Epochs = M``.
+        resume_lines: lines that load a checkpoint of the run.
+        run_headers: lines that start a new run (``***** Running training *****``).
+        grad_accum: gradient accumulation steps when stated.
+        planned_steps: ``Total optimization steps = N`` when stated.
+        samples: ``Train on N samples`` (Keras 1/TF1): the progress counter counts samples.
+        config_planned: planned updates in a config dump (``max_update``), source ``config``.
+        epoch_batches: batches per epoch stated by an epoch banner.
+    """
+
+    epoch_lines: tuple[int, ...] = ()
+    epoch_values: tuple[int, ...] = ()
+    epoch_ends: bool = False
+    epoch_source: str | None = None
+    epochs_planned: int | None = None
+    resume_lines: tuple[int, ...] = ()
+    run_headers: tuple[int, ...] = ()
+    grad_accum: int | None = None
+    planned_steps: int | None = None
+    samples: int | None = None
+    config_planned: int | None = None
+    epoch_batches: int | None = None
+
+
+def _ints(frame: pl.DataFrame, col: str) -> tuple[int, ...]:
+    return tuple(int(v) for v in frame[col].to_list())
+
+
+def _epochs(hits: pl.DataFrame) -> tuple[pl.DataFrame, bool, str | None]:
+    """(line_no, epoch, of) of the most common kind of epoch marker, its end flag and source.
+
+    Each kind first keeps the lines a cheap test admits (a banner is short and has no ``=``; a
+    closing line says finished/done/end; a bar has ``%|``), so that a log whose every step line
+    carries ``epoch=`` costs one pass, not three regex extractions per line.
+    """
+    line = pl.col(LINE)
+    kinds = (
+        (EPOCH_START, False, "marker_lines", (line.str.len_bytes() <= 160) & ~line.str.contains("=", literal=True)),
+        (EPOCH_END, True, "marker_lines", line.str.contains(r"(?i)finish|done|complete|ended|end of")),
+        (EPOCH_BAR, False, "progress_bar", line.str.contains("%|", literal=True)),
+    )
+    best: tuple[pl.DataFrame, bool, str | None] = (pl.DataFrame(), False, None)
+    for pattern, ends, source, admit in kinds:
+        got = (
+            hits.filter(admit)
+            .select(
+                LINE_NO,
+                pl.coalesce(line.str.extract(pattern, 1), line.str.extract(pattern, 3)).alias("e"),
+                line.str.extract(pattern, 2).alias("of"),
+                line.str.contains(_METRIC).alias("metric"),
+            )
+            .filter(pl.col("e").is_not_null())
+        )
+        if not ends and source == "marker_lines":  # a metric line is a row, not a banner
+            got = got.filter(~pl.col("metric"))
+        if got.height > best[0].height:
+            best = (got.with_columns(pl.col("e", "of").cast(pl.Int64, strict=False)), ends, source)
+    return best
+
+
+def _last_int(hits: pl.DataFrame, pattern: str) -> int | None:
+    """The value of the last line matching ``pattern`` (an appended run's header wins)."""
+    vals = hits[LINE].str.extract(pattern, 1).drop_nulls().str.replace_all(",", "")
+    return int(vals[-1]) if vals.len() else None
+
+
+def scan_markers(frame: pl.DataFrame) -> Markers:
+    """Find the structure marker lines of a text log (``frame``: line_no, line)."""
+    if frame.height == 0:
+        return Markers()
+    hits = frame.filter(pl.col(LINE).str.contains_any(list(_PREFILTER), ascii_case_insensitive=True))
+    if hits.height == 0:
+        return Markers()
+    epochs, ends, source = _epochs(hits)
+    _resume = pl.col(LINE).str.contains(RESUME_LINE) & ~pl.col(LINE).str.contains(NOT_RESUME)
+    others = hits.filter(pl.col(LINE).str.contains(_OTHER))
+    if source == "progress_bar":  # a bar is redrawn many times: its first draw starts the epoch
+        epochs = epochs.filter(pl.col("e") != pl.col("e").shift(1).fill_null(-1))
+    of = epochs["of"].drop_nulls() if epochs.height else pl.Series([], dtype=pl.Int64)
+    return Markers(
+        epoch_lines=_ints(epochs, LINE_NO) if epochs.height else (),
+        epoch_values=_ints(epochs, "e") if epochs.height else (),
+        epoch_ends=ends,
+        epoch_source=source,
+        epochs_planned=int(of.max()) if of.len() else _last_int(others, _NUM_EPOCHS),  # type: ignore[arg-type]
+        resume_lines=_ints(others.filter(_resume), LINE_NO),
+        run_headers=_ints(others.filter(pl.col(LINE).str.contains(RUN_HEADER)), LINE_NO),
+        grad_accum=_last_int(others, _ACCUM),
+        planned_steps=_last_int(others, _PLANNED),
+        samples=_last_int(others, _SAMPLES),
+        config_planned=_last_int(others, _CONFIG_PLAN),
+        epoch_batches=_last_int(others, _EPOCH_BATCHES),
+    )

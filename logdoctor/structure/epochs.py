@@ -1,0 +1,58 @@
+"""Steps per epoch and the planned total, from the epoch column and what the log states."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from logdoctor.ingest.parsers.base import ParseResult
+from logdoctor.model import EPOCH, STEP
+
+
+def infer_steps_per_epoch(table: pl.DataFrame) -> int | None:
+    """Steps per epoch from the epoch column: steps per epoch between the first and last change
+    of an integer epoch,
+    or 1 / slope of a fractional epoch (HF) against the step. None when it cannot be told."""
+    if EPOCH not in table.columns:
+        return None
+    ep = table.select(STEP, pl.col(EPOCH)).drop_nulls().drop_nans()
+    if ep.height < 2 or ep[EPOCH].n_unique() < 2:
+        return None
+    if (ep[EPOCH] == ep[EPOCH].round()).all():
+        starts = ep.filter(pl.col(EPOCH).diff() > 0)
+        if starts.height < 2:
+            return None
+        gap = ep[STEP].diff().median()
+        if float(gap or 0) <= 1:  # type: ignore[arg-type]  # every step logged: the typical epoch
+            med = starts[STEP].diff().drop_nulls().median()
+            return round(float(med)) if med else None  # type: ignore[arg-type]
+        # steps over epochs between the first and last epoch change: rows logged every k steps
+        # can cross several epochs at once (Sockeye checkpoints), so a median gap would be k
+        d_step = float(starts[STEP][-1] - starts[STEP][0])
+        d_epoch = float(starts[EPOCH][-1] - starts[EPOCH][0])
+        return max(1, round(d_step / d_epoch)) if d_epoch > 0 and d_step > 0 else None
+    slope = float(np.polyfit(ep[STEP].to_numpy().astype(float), ep[EPOCH].to_numpy(), 1)[0])
+    return max(1, round(1.0 / slope)) if slope > 0 else None
+
+
+def plan(
+    result: ParseResult, spe: int | None, epoch_source: str | None, notes: list[str]
+) -> tuple[int | None, str | None, int | None, str | None]:
+    """(planned, its source, steps per epoch, epoch source) from what the log states: the parser's
+    total, a config dump's ``max_update``, batches per epoch x planned epochs (``Epoch N/M``)."""
+    m = result.markers
+    planned, source = result.total_steps, result.planned_source
+    if planned and not source:
+        source = "column"
+    if planned is None and m.config_planned:
+        planned, source = m.config_planned, "config"
+    if spe is None and m.epoch_batches:
+        spe = m.epoch_batches
+        notes.append(f"steps per epoch {spe}: the batches per epoch the log states")
+    elif spe is None and planned and m.epochs_planned and planned >= m.epochs_planned:
+        spe, epoch_source = round(planned / m.epochs_planned), "inferred"
+        notes.append(f"steps per epoch {spe} = {planned} planned steps / {m.epochs_planned} epochs")
+    if planned is None and spe and m.epochs_planned:
+        planned, source = spe * m.epochs_planned, "header"
+        notes.append(f"planned {planned} steps = {m.epochs_planned} epochs x {spe} steps")
+    return planned, source, spe, epoch_source

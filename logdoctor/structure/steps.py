@@ -1,0 +1,194 @@
+"""Place rows in the run from marker lines: epochs of each row, global steps of two-level counters.
+
+Rules (applied before duplicates and resumes are resolved, rows in file order):
+
+1. **Epochs from marker lines.** When the table has no epoch column and the log has epoch marker
+   lines (``Epoch 3/10``, ``##### Epoch 3 #####``, ``epoch 2 finished``, tqdm ``Epoch 3: 34%|``),
+   each row gets the epoch of the last opening marker above it (or of the first closing marker
+   below it).
+2. **Two-level counters.** A per-epoch batch counter (``batches``/``batches_total``: Keras
+   ``3/285 [==>...]``) under epoch markers gives the global step ``(epoch - e0) * total + batch``,
+   ``e0`` the first epoch of the log (0- and 1-based epochs alike).
+3. **Rows without a step.** When the log prints no step, rows are numbered within each run (a run
+   header such as ``***** Running training *****`` starts the numbering again). When the rows
+   carry a fractional epoch and the log states the planned steps and epochs, the logging stride is
+   ``mean epoch increase per row x steps per epoch`` and row ``k`` is step ``k x stride``.
+4. **Batches, not updates.** When the step counts batches (Sockeye ``B=``) and the log states
+   the update interval (``--update-interval 2``), the optimizer step is ``batch / interval``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from logdoctor.ingest.parsers.markers import Markers
+from logdoctor.model import EPOCH, LINE_NO, STEP
+
+BATCHES, BATCHES_TOTAL = "batches", "batches_total"
+
+
+def epochs_from_markers(table: pl.DataFrame, markers: Markers) -> pl.DataFrame | None:
+    """The table with an ``epoch`` column read from marker lines (rule 1); None when not possible."""
+    if not markers.epoch_lines or EPOCH in table.columns or table.height == 0:
+        return None
+    lines = np.asarray(markers.epoch_lines)
+    values = np.asarray(markers.epoch_values, dtype=float)
+    row = table[LINE_NO].to_numpy()
+    if markers.epoch_ends:
+        idx = np.searchsorted(lines, row, side="left")
+        ok = idx < lines.size
+    else:
+        idx = np.searchsorted(lines, row, side="right") - 1
+        ok = idx >= 0
+    epoch = np.where(ok, values[np.clip(idx, 0, lines.size - 1)], np.nan)
+    if np.isnan(epoch).mean() > 0.5:
+        return None
+    return table.with_columns(pl.Series(EPOCH, epoch))
+
+
+def _as_batches(table: pl.DataFrame, samples: int | None) -> pl.DataFrame:
+    """Sample counters (``32/58`` after ``Train on 58 samples``) -> batch counters: the batch
+    size is the smallest partial count, batch = ceil(count / size)."""
+    if not samples or table[BATCHES_TOTAL].max() != samples:
+        return table
+    partial = table.filter(pl.col(BATCHES) < pl.col(BATCHES_TOTAL))[BATCHES]
+    size = partial.min() if partial.len() else None
+    if not size or size <= 1:  # type: ignore[operator]
+        return table
+    return table.with_columns(
+        (pl.col(BATCHES) / size).ceil().alias(BATCHES),
+        (pl.col(BATCHES_TOTAL) / size).ceil().alias(BATCHES_TOTAL),
+    )
+
+
+def two_level_steps(table: pl.DataFrame, samples: int | None = None) -> pl.DataFrame | None:
+    """Global steps from an epoch and a per-epoch batch counter (rule 2); None when absent."""
+    if not {EPOCH, BATCHES, BATCHES_TOTAL} <= set(table.columns):
+        return None
+    e0 = table[EPOCH].drop_nulls().drop_nans().min()
+    if e0 is None:
+        return None
+    table = _as_batches(table, samples)
+    step = (pl.col(EPOCH) - e0) * pl.col(BATCHES_TOTAL) + pl.col(BATCHES)
+    out = table.with_columns(step.cast(pl.Int64, strict=False).alias(STEP))
+    return out.filter(pl.col(STEP).is_not_null())
+
+
+def per_epoch_counter(table: pl.DataFrame) -> pl.DataFrame | None:
+    """Global steps when the step counts within the epoch (``epoch 3, iter 1000``): the step goes
+    back wherever the epoch goes up. Steps per epoch: the largest per-epoch step seen."""
+    if EPOCH not in table.columns or table.height < 4:
+        return None
+    ep = table[EPOCH].cast(pl.Float64).to_numpy()
+    step = table[STEP].to_numpy()
+    if not np.all(np.isfinite(ep)) or np.any(ep != np.round(ep)):
+        return None
+    up = np.diff(ep) > 0
+    if up.sum() < 2 or (np.diff(step)[up] < 0).mean() < 0.9:
+        return None
+    spe = int(step.max())
+    glob = (ep - ep.min()) * spe + step
+    return table.with_columns(pl.Series(STEP, glob.astype(np.int64)))
+
+
+def number_runs(table: pl.DataFrame, headers: tuple[int, ...]) -> pl.DataFrame:
+    """Rows numbered 1, 2, ... within each run; a run header line restarts the count (rule 3)."""
+    if not headers:
+        return table
+    run = np.searchsorted(np.asarray(headers), table[LINE_NO].to_numpy(), side="right")
+    t = table.with_columns(pl.Series("_run", run))
+    return t.with_columns(pl.int_range(1, pl.len() + 1).over("_run").alias(STEP)).drop("_run")
+
+
+def order_stride(table: pl.DataFrame, planned: int | None, epochs: int | None) -> int | None:
+    """Logging stride of rows numbered by order, from a fractional epoch (rule 3)."""
+    if not planned or not epochs or EPOCH not in table.columns or table.height < 3:
+        return None
+    ep = table[EPOCH].cast(pl.Float64).to_numpy()
+    step = table[STEP].to_numpy()
+    run_start = np.flatnonzero(np.diff(step) < 0) + 1
+    bounds = np.concatenate(([0], run_start, [step.size]))
+    longest = int(np.argmax(np.diff(bounds)))
+    seg = ep[bounds[longest] : bounds[longest + 1]]
+    seg = seg[np.isfinite(seg)]
+    if seg.size < 3 or np.all(seg == np.round(seg)) or seg[-1] <= seg[0]:
+        return None
+    per_row = (seg[-1] - seg[0]) / (seg.size - 1) * planned / epochs
+    return round(float(per_row)) if per_row >= 1.5 else None
+
+
+def agreement(table: pl.DataFrame, markers: Markers) -> str | None:
+    """When a log has an epoch column and epoch marker lines: whether they agree on where epochs
+    start (rows whose epoch changes), and which wins (the column: it is on every row)."""
+    if EPOCH not in table.columns or not markers.epoch_lines or table.height < 2:
+        return None
+    marked = epochs_from_markers(table.drop(EPOCH), markers)
+    if marked is None:
+        return None
+
+    def starts(t: pl.DataFrame) -> set[int]:
+        ep = t[EPOCH].cast(pl.Float64).fill_nan(None).forward_fill().to_numpy()
+        return set(np.flatnonzero(np.diff(ep) != 0).tolist())
+
+    col, mark = starts(table), starts(marked)
+    if col == mark:
+        return f"epochs: the epoch column and {len(markers.epoch_lines)} epoch marker lines agree"
+    return (
+        f"epochs: the epoch column and the epoch marker lines disagree ({len(col ^ mark)} epoch "
+        "starts differ); the epoch column wins (it is written on every row)"
+    )
+
+
+def place(
+    table: pl.DataFrame,
+    markers: Markers,
+    from_order: bool,
+    planned: int | None,
+    per_update: int | None = None,
+) -> tuple[pl.DataFrame, str | None, tuple[str, ...], bool]:
+    """Apply rules 1-4: (table, epoch source, notes, whether steps are only row numbers).
+
+    ``per_update``: batches per optimizer update when the step column counts batches (rule 4).
+    """
+    batches: tuple[str, ...] = ()
+    if per_update and per_update > 1 and STEP in table.columns:
+        table = table.with_columns(pl.col(STEP) // per_update)
+        batches = (f"the log counts batches: step = batch / {per_update} (update interval)",)
+    table, source, notes, numbered = _place(table, markers, from_order, planned)
+    return table, source, (*batches, *notes), numbered
+
+
+def _place(
+    table: pl.DataFrame, markers: Markers, from_order: bool, planned: int | None
+) -> tuple[pl.DataFrame, str | None, tuple[str, ...], bool]:
+    """Rules 1-3 on steps already in optimizer updates (see ``place``)."""
+    source = "column" if EPOCH in table.columns else None
+    if {EPOCH, BATCHES, BATCHES_TOTAL} <= set(table.columns):
+        source = "batch_counter"
+    if source and markers.epoch_source == "progress_bar":  # the rows are the bars themselves
+        source = "progress_bar"
+    agree = agreement(table, markers)
+    notes: tuple[str, ...] = (agree,) if agree else ()
+    marked = epochs_from_markers(table, markers)
+    if marked is not None:
+        table, source = marked, markers.epoch_source
+    inner = per_epoch_counter(table) if STEP in table.columns and not from_order else None
+    if inner is not None:
+        note = "the step counts within each epoch: global step = epoch x largest step + step"
+        return inner, "two_level", (*notes, note), False
+    if not from_order or LINE_NO not in table.columns:
+        return table, source, notes, from_order
+    two = two_level_steps(table, markers.samples)
+    if two is not None and two.height:
+        note = "steps = (epoch - first epoch) x batches per epoch + batch (per-epoch counters)"
+        return two, source, (*notes, note), False
+    table = number_runs(table, markers.run_headers)
+    stride = order_stride(table, planned, markers.epochs_planned)
+    if stride is None:
+        return table, source, notes, True
+    note = (
+        f"the log prints no step: rows are every {stride} steps "
+        f"(epoch progress per row x {planned} planned steps / {markers.epochs_planned} epochs)"
+    )
+    return table.with_columns(pl.col(STEP) * stride), source, (*notes, note), False

@@ -110,7 +110,8 @@ class BatchingDiagnosis:
             verdict = vt.not_batching_verdict(facts, self.min_lag1)
         elif o is None and r is None:
             verdict = vt.undecidable_verdict(facts)
-        elif r is None or not r.decidable:
+        elif r is None or not r.decidable or r.excess >= self.min_excess:
+            # recurrence halfway to static but not significant: neither static nor healthy
             verdict = vt.static_undecidable_verdict(facts, self.min_lag1)
         else:
             verdict = vt.healthy_verdict(facts, r, self.min_lag1, self.min_excess)

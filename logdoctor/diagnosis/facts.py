@@ -50,6 +50,9 @@ def _token_budget(run: Run) -> int | None:
     return int(math.ceil(prod.max() / 128) * 128) if prod.size else None
 
 
+#: epochs inferred from the recurrence gaps of even signature ids; only odd ids then test recurrence
+SIG_INFERRED = "inferred from batch-signature recurrence"
+
 _PERIOD_KEYS = ("p_value", "power_ratio", "acf_at_period", "epoch_ratio")
 
 
@@ -76,10 +79,8 @@ def _epochs(
     elif sig is not None:
         uniq = int(np.count_nonzero(np.bincount(sig[0])))  # ids are small ints: O(n), no sort
         if uniq < 0.7 * sig[0].size:
-            inferred, how = (
-                rc.infer_period(sig[0], steps),
-                "inferred from batch-signature recurrence",
-            )
+            half = sig[0] % 2 == 0  # the other half tests recurrence (sample splitting)
+            inferred, how = rc.infer_period(sig[0][half], steps[half]), SIG_INFERRED
     return ep.resolve(run, steps, inferred, how)
 
 
@@ -100,8 +101,10 @@ def _recurrence(
             return None
     stride = (steps[-1] - steps[0] + 1) / max(steps.size, 1)
     seqs = ls.column(run, SEQS)
-    single = None if seqs is None else seqs <= 1
-    return rc.recurrence(sig[0], epochs.index, float(stride), sig[2], sig[1], single)
+    skip = np.zeros(sig[0].size, bool) if seqs is None else seqs <= 1
+    if epochs.source == SIG_INFERRED:  # epochs found from these ids: test on the ids not used
+        skip |= sig[0] % 2 == 0
+    return rc.recurrence(sig[0], epochs.index, float(stride), sig[2], sig[1], skip)
 
 
 def _unique(causes: list[cf.Cause]) -> tuple[cf.Cause, ...]:

@@ -3,9 +3,15 @@
 A signature is the tuple of logged batch statistics (seqs, tokens, len_min, len_max, len_mean;
 counts only when they are integers, i.e. per batch, not averaged over a logging interval);
 it is coarser than a fingerprint (``batch_fp``, a hash of the sample indices): two different
-batches can share a signature by chance, never a fingerprint. The chance rate is estimated from
-signature collisions *within* epochs (where, under any strategy, distinct batches meet), and the
-recurrence expected under static composition accounts for logging only every k-th step.
+batches can share a signature by chance, never a fingerprint.
+
+Signatures are judged by how each one occupies the epochs. Under any pipeline that recomposes its
+batches from i.i.d. (or exchangeable) draws, whatever the length distribution, the epochs of the
+copies of a signature are a random allocation given the signature's count and the epoch sizes (a
+permutation null). Static composition puts the copies of a rare signature in *different* epochs
+(the same batch once per epoch): same-epoch pairs of copies fall far below the null's expectation.
+Only rare signatures (at most 2 copies per epoch on average) carry this signal; common ones are
+shared by distinct batches under any strategy and are left out.
 """
 
 from __future__ import annotations
@@ -21,6 +27,46 @@ SIGNATURE_COLUMNS = (SEQS, TOKENS, LEN_MIN, LEN_MAX, LEN_MEAN)
 
 
 @dataclass(frozen=True, slots=True)
+class Pairs:
+    """Same-epoch pairs among the copies of rare signatures, observed and under the permutation
+    null (copies allocated to epochs at random given each signature's count and the epoch sizes).
+
+    Attributes:
+        signatures: rare signatures with at least two copies (the informative ones).
+        observed: pairs of copies that share an epoch.
+        expected: their expectation under the null.
+        if_static: their expectation under static composition (the same multiset of batches in
+            every epoch): with every step logged, a signature's c copies over E epochs are c/E
+            batches per epoch, ``E·C(c/E, 2)`` pairs (0 for one batch per epoch). With sparser
+            logging the per-epoch multiplicity cannot be told from c (a batch logged by luck in 3
+            of 6 epochs), so only signatures with at most one copy per epoch on average are used
+            and a static run's pairs are taken as 0.
+        sd: the null standard deviation.
+        p_value: lower-tail p of ``observed`` (static puts the copies in different epochs).
+        p_if_static: the same p at the static expectation: how decisive the test can be.
+    """
+
+    signatures: int
+    observed: float
+    expected: float
+    if_static: float
+    sd: float
+    p_value: float
+    p_if_static: float = 1.0
+
+    @property
+    def excess(self) -> float:
+        """Where the observed pairs sit between the null (0) and static composition (1)."""
+        gap = self.expected - self.if_static
+        return (self.expected - self.observed) / gap if gap > 0 else 0.0
+
+    @property
+    def separation(self) -> float:
+        """How many null standard deviations a static run would sit below the null."""
+        return (self.expected - self.if_static) / self.sd if self.sd > 0 else 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class Recurrence:
     """Recurrence of batches across epochs.
 
@@ -28,13 +74,17 @@ class Recurrence:
         kind: "fingerprint" or "signature".
         columns: the columns the signature is built from.
         fraction: share of batches (epochs after the first) already seen in an earlier epoch.
-        chance: share expected by chance under a recomposing shuffle.
+        chance: share expected under the permutation null (recomposed from exchangeable draws);
+            0 for fingerprints.
         expected_if_static: share expected if every batch recurred (given the logging stride).
-        excess: ``(fraction - chance) / (expected_if_static - chance)``: ≈1 static, ≈0 recomposed.
-        p_value: one-sided test of the recurrences against the per-batch chances (normal
-            approximation of the Poisson-binomial).
+        excess: ≈1 static, ≈0 recomposed. Signatures: ``fraction / expected_if_static`` when
+            below 0.5 (static ruled out), else the smaller of it and ``Pairs.excess``;
+            fingerprints: ``fraction / expected_if_static``.
+        p_value: signatures: lower-tail p of the same-epoch pairs; fingerprints: normal tail of
+            the recurrence count against zero chance.
         n: batches compared.
         by_epoch: ``fraction`` for each epoch (the first is 0 by definition).
+        pairs: the signature occupancy test (None for fingerprints).
     """
 
     kind: str
@@ -46,13 +96,18 @@ class Recurrence:
     p_value: float
     n: int
     by_epoch: tuple[float, ...]
+    pairs: Pairs | None = None
 
     @property
     def decidable(self) -> bool:
-        """Enough logged batches would recur under static composition to tell it apart."""
-        return (
-            self.expected_if_static - self.chance >= 0.1 and self.n * self.expected_if_static >= 10
-        )
+        """Enough logged batches would recur under static composition to tell it apart. Too few
+        recurrences rule static out directly (chance only adds recurrences); many need the
+        signature occupancy test to be decisive: the same-epoch pairs a static run would show
+        have p < 1e-7 under the permutation null."""
+        base = self.n * self.expected_if_static >= 10 and self.expected_if_static >= 0.1
+        if self.pairs is None or self.fraction < 0.5 * self.expected_if_static:
+            return base
+        return base and self.pairs.p_if_static < 1e-7
 
     @property
     def static(self) -> bool:
@@ -60,9 +115,7 @@ class Recurrence:
         return self.decidable and self.excess >= 0.5 and self.p_value < 1e-6
 
 
-def signature_ids(
-    run: Run, use_fingerprint: bool = True
-) -> tuple[np.ndarray, tuple[str, ...], str] | None:
+def signature_ids(run: Run, use_fingerprint: bool = True) -> tuple[np.ndarray, tuple[str, ...], str] | None:
     """Integer id per row of its batch fingerprint (preferred) or signature; None without either."""
     t = run.table
     if use_fingerprint and run.has(BATCH_FP):
@@ -112,50 +165,91 @@ def recurrence(
     later = epoch >= 1
     n = int(later.sum())
     frac = float(seen[later].mean())
-    rows_before = np.cumsum(np.bincount(epoch))[epoch - 1] * later
-    p_row = _chance(ids, epoch, rows_before)[later] if kind == "signature" else np.zeros(n)
-    chance = float(p_row.mean())
     f = min(1.0, 1.0 / max(stride, 1.0))
     expected = float(np.mean(1 - (1 - f) ** epoch[later]))
-    k = float(seen[later].sum())
-    var = float(np.sum(p_row * (1 - p_row))) + 1.0
-    p = float(stats.norm.sf((k - p_row.sum()) / np.sqrt(var)))
-    denom = expected - chance
-    by_epoch = tuple(
-        float(seen[epoch == e].mean()) if np.any(epoch == e) else 0.0
-        for e in range(int(epoch.max()) + 1)
-    )
-    return Recurrence(
-        kind,
-        columns,
-        frac,
-        chance,
-        expected,
-        (frac - chance) / denom if denom > 0 else 0.0,
-        p,
-        n,
-        by_epoch,
-    )
+    by_epoch = tuple(float(seen[epoch == e].mean()) if np.any(epoch == e) else 0.0 for e in range(int(epoch.max()) + 1))
+    if kind == "signature":
+        chance = _chance(ids, epoch)
+        pairs = same_epoch_pairs(ids, epoch, f)
+        share = frac / expected if expected > 0 else 0.0
+        excess = share if share < 0.5 else min(share, pairs.excess)
+        return Recurrence(kind, columns, frac, chance, expected, excess, pairs.p_value, n, by_epoch, pairs)
+    k = float(seen[later].sum())  # fingerprints: distinct batches never share one (chance 0)
+    p = float(stats.norm.sf(k / np.sqrt(1.0)))
+    return Recurrence(kind, columns, frac, 0.0, expected, frac / expected if expected else 0.0, p, n, by_epoch)
 
 
-def _chance(ids: np.ndarray, epoch: np.ndarray, rows_before: np.ndarray) -> np.ndarray:
-    """Per row, the chance that a recomposed batch matches one of ``rows_before`` earlier batches.
+def same_epoch_pairs(ids: np.ndarray, epoch: np.ndarray, f: float = 1.0, per_epoch: float = 2.0) -> Pairs:
+    """Count same-epoch pairs of copies of each rare signature and their null moments.
 
-    Estimated from the same signature's frequency within the row's own epoch, where distinct
-    batches meet under any strategy (e.g. truncated sequences make many identical signatures).
+    For a signature with c copies allocated multinomially to epochs with shares p_e, the same-epoch
+    pairs W have mean C(c,2)·π2 and variance C(c,2)·π2(1-π2) + c(c-1)(c-2)(π3-π2²), with
+    π2 = Σp_e², π3 = Σp_e³ (pairs of pairs sharing no copy are independent). Signatures are summed
+    as independent. Exact for any length distribution, since it conditions on the counts.
     """
-    frame = pl.DataFrame({"e": epoch, "s": ids})
-    count = frame.select(pl.len().over("e", "s")).to_series().to_numpy().astype(float)
-    size = np.bincount(epoch).astype(float)[epoch]
-    q = (count - 1) / np.maximum(size - 1, 1)
-    return np.asarray(1 - (1 - q) ** rows_before)
+    n_ep = int(epoch.max()) + 1
+    per_epoch = per_epoch if f >= 1 else 1.0
+    count = np.bincount(ids)
+    rare = (count >= 2) & (count <= per_epoch * n_ep)
+    sel = rare[ids]
+    if not sel.any():
+        return Pairs(0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0)
+    uniq, inv = np.unique(ids[sel], return_inverse=True)
+    cells = np.bincount(inv * n_ep + epoch[sel], minlength=uniq.size * n_ep).astype(float)
+    observed = float(np.sum(cells * (cells - 1) / 2))
+    p = np.bincount(epoch, minlength=n_ep) / epoch.size
+    pi2, pi3 = float(np.sum(p**2)), float(np.sum(p**3))
+    c = count[uniq].astype(float)
+    pairs = c * (c - 1) / 2
+    mean = float(np.sum(pairs) * pi2)
+    var = float(np.sum(pairs * pi2 * (1 - pi2) + c * (c - 1) * (c - 2) * (pi3 - pi2**2)))
+    sd = float(np.sqrt(max(var, 1e-12)))
+    m = c / n_ep  # batches per epoch sharing the signature under static, when all are logged
+    if_static = float(np.sum(n_ep * m * (m - 1) / 2)) if f >= 1 else 0.0
+    pval = lower_tail(observed, mean, var)
+    return Pairs(int(uniq.size), observed, mean, if_static, sd, pval, lower_tail(if_static, mean, var))
+
+
+def lower_tail(w: float, mean: float, var: float) -> float:
+    """P(W <= w) for a count with this null mean and variance: a binomial when underdispersed (a
+    sum of independent pair indicators: exactly binomial when every signature has 2 copies), else a
+    negative binomial; the normal approximation is far too loose in the tail that decides static.
+    """
+    from scipy import stats  # heavy: loaded on first use so the CLI starts fast
+
+    if mean <= 0:
+        return 1.0
+    if var < mean * (1 - 1e-9):
+        n = max(1, round(mean * mean / (mean - var)))
+        return float(stats.binom.cdf(np.floor(w), n, min(1.0, mean / n)))
+    r = mean * mean / max(var - mean, 1e-9)
+    return float(stats.nbinom.cdf(np.floor(w), r, mean / max(var, mean)))
+
+
+def _chance(ids: np.ndarray, epoch: np.ndarray) -> float:
+    """The share of later-epoch rows whose signature was seen in an earlier epoch, expected under
+    the permutation null: given its count c among N rows, a row with B rows before its epoch has
+    none of its c-1 other copies among them with probability C(N-1-B, c-1) / C(N-1, c-1).
+    """
+    from scipy.special import gammaln
+
+    n_tot = float(ids.size)
+    c = np.bincount(ids)[ids].astype(float)
+    before = np.cumsum(np.bincount(epoch))[epoch] - np.bincount(epoch)[epoch]
+    later = epoch >= 1
+    b, cc = before[later].astype(float), c[later]
+    free = n_tot - 1 - b
+    log_none = np.where(
+        free >= cc - 1,
+        gammaln(free + 1) - gammaln(free - cc + 2) - gammaln(n_tot) + gammaln(n_tot - cc + 1),
+        -np.inf,
+    )
+    return float(np.mean(1 - np.exp(log_none))) if b.size else 0.0
 
 
 def within_epoch_repeats(ids: np.ndarray, epoch: np.ndarray) -> float:
     """Share of rows whose id occurs more than once within its own epoch."""
-    count = (
-        pl.DataFrame({"e": epoch, "s": ids}).select(pl.len().over("e", "s")).to_series().to_numpy()
-    )
+    count = pl.DataFrame({"e": epoch, "s": ids}).select(pl.len().over("e", "s")).to_series().to_numpy()
     return float(np.mean(count > 1)) if count.size else 0.0
 
 

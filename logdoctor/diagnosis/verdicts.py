@@ -72,6 +72,13 @@ def evidence(f: Facts) -> EvidenceDict:
             "recurrence_p": r.p_value,
             "recurrence_n": r.n,
         }
+        if r.pairs is not None:
+            ev |= {
+                "recurrence_rare_signatures": r.pairs.signatures,
+                "recurrence_same_epoch_pairs": r.pairs.observed,
+                "recurrence_same_epoch_pairs_null": rounded(r.pairs.expected, 2),
+                "recurrence_same_epoch_pairs_if_static": rounded(r.pairs.if_static, 2),
+            }
     if f.shape is not None:
         s = f.shape
         ev |= {
@@ -90,8 +97,14 @@ def evidence(f: Facts) -> EvidenceDict:
     return ev
 
 
-def _buckets_hint(f: Facts) -> str:
-    base = "Shuffle every epoch; a bucketed shuffle keeps the padding savings"
+SORTED_FIX = "Shuffle every epoch; a bucketed shuffle keeps the padding savings"
+STATIC_FIX = (
+    "Re-form the batches every epoch with a bucketed shuffle (shuffle within length buckets, "
+    "batch, then shuffle the batches); it keeps the padding savings"
+)
+
+
+def _buckets_hint(f: Facts, base: str = SORTED_FIX) -> str:
     if f.token_budget:
         cmd = f"logdoctor buckets LENGTHS --token-budget {f.token_budget}"
         return f"{base}: run `{cmd}` on your dataset's lengths."
@@ -127,14 +140,29 @@ def static_verdict(f: Facts, r: Recurrence, min_excess: float) -> Verdict:
     what = "batch fingerprints" if r.kind == "fingerprint" else "batch signatures"
     summary = (
         f"The same batches recur every epoch ({r.fraction:.0%} of {what} already seen in an "
-        f"earlier epoch, {r.expected_if_static:.0%} expected if static, {r.chance:.1%} by chance); "
-        "only their order is shuffled"
+        f"earlier epoch, {r.expected_if_static:.0%} expected if static, {r.chance:.1%} by chance"
+        f"{_occupancy(r)}); only their order is shuffled"
         f"{_tracks(f)}."
     )
     scale = 0.05 if r.kind == "fingerprint" else 0.15
     m = (2.5 if r.kind == "fingerprint" else 1.5) + (r.excess - min_excess) / scale
     return Verdict(
-        "static", confidence(m), "static batch composition", summary, _buckets_hint(f), evidence(f)
+        "static",
+        confidence(m),
+        "static batch composition",
+        summary,
+        _buckets_hint(f, STATIC_FIX),
+        evidence(f),
+    )
+
+
+def _occupancy(r: Recurrence) -> str:
+    if r.pairs is None:
+        return ""
+    p = r.pairs
+    return (
+        f"; copies of rare signatures share an epoch {p.observed:.0f} times where a recomposing "
+        f"pipeline gives {p.expected:.0f}, p={p.p_value:.1e}"
     )
 
 
@@ -212,14 +240,9 @@ def undecidable_verdict(f: Facts) -> Verdict:
             "packed sequences or interval averages), so their order carries no signal,"
         )
         cause = "batch lengths do not vary"
-    summary = (
-        f"{what} and {why}the loss alone cannot tell static composition from a healthy shuffle; "
-        f"{LOG_WHAT}."
-    )
+    summary = f"{what} and {why}the loss alone cannot tell static composition from a healthy shuffle; {LOG_WHAT}."
     m = 2.0 - (1.5 if why else 0.0)
-    return Verdict(
-        "inconclusive", confidence(m), cause, summary, f"To decide, {LOG_WHAT}.", evidence(f)
-    )
+    return Verdict("inconclusive", confidence(m), cause, summary, f"To decide, {LOG_WHAT}.", evidence(f))
 
 
 def static_undecidable_verdict(f: Facts, min_lag1: float) -> Verdict:
@@ -230,6 +253,8 @@ def static_undecidable_verdict(f: Facts, min_lag1: float) -> Verdict:
         else "only one epoch"
         if f.rec is None
         else "too few logged batches to compare across epochs"
+        if not f.rec.decidable
+        else f"batch recurrence {f.rec.excess:.0%} of the way to static but not significant (p={f.rec.p_value:.1e})"
     )
     summary = (
         f"Batches are not fed in length order ({_order_text(f, min_lag1)}), but with {reason} the log "
@@ -256,9 +281,5 @@ def healthy_verdict(f: Facts, r: Recurrence, min_lag1: float, min_excess: float)
         f"{order}; "
         f"nothing in the loss points at the data pipeline{_tracks(f)}."
     )
-    m = 1.0 + min(
-        3.0, (min_excess - r.excess) / 0.15, (min_lag1 - o.lag1) / 0.1 if o is not None else 3.0
-    )
-    return Verdict(
-        "healthy", confidence(m), "recomposed, shuffled batches", summary, "", evidence(f)
-    )
+    m = 1.0 + min(3.0, (min_excess - r.excess) / 0.15, (min_lag1 - o.lag1) / 0.1 if o is not None else 3.0)
+    return Verdict("healthy", confidence(m), "recomposed, shuffled batches", summary, "", evidence(f))

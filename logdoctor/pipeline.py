@@ -129,6 +129,8 @@ def analyze(run: Run, cfg: AnalysisConfig | None = None) -> Report:
         diagnoser = BatchingDiagnosis(**cfg.options_for(BatchingDiagnosis.name))  # type: ignore[arg-type]
     except TypeError as err:
         raise ConfigError(f"bad option for {BatchingDiagnosis.name!r}: {err}") from None
+    # the verdict weighs only the findings the report will show (selected, as configured)
+    findings = codes.select(findings, cfg.select, cfg.ignore)
     diagnosis = diagnoser.diagnose(run, findings)
     # the diagnosis may explain some detector findings as symptoms of its verdict
     findings = [*(diagnosis.attributed or findings), *diagnosis.findings]

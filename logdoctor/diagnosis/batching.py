@@ -14,6 +14,7 @@ from logdoctor.diagnosis import verdicts as vt
 from logdoctor.diagnosis.attribution import attribute
 from logdoctor.diagnosis.batchfindings import artifacts_for, findings_for
 from logdoctor.diagnosis.facts import Facts, gather
+from logdoctor.diagnosis.lengthstats import tracks as tracks_length
 from logdoctor.diagnosis.prescription import prescribe
 from logdoctor.model import Finding, Run, Verdict
 
@@ -62,8 +63,7 @@ class BatchingDiagnosis:
         either resets at an epoch or window boundary or drives the loss. A single ramp with neither
         (e.g. a length curriculum, or a toy log whose lengths just count up) is not enough.
         """
-        o, c = facts.order, facts.loss_len
-        tracks = c is not None and c.p_value < 1e-3 and abs(c.rho) >= 0.1
+        o, tracks = facts.order, tracks_length(facts.loss_len)
         return (
             o is not None
             and o.n >= 30

@@ -12,7 +12,7 @@ from logdoctor.diagnosis import confounders as cf
 from logdoctor.diagnosis import epochs as ep
 from logdoctor.diagnosis import lengthstats as ls
 from logdoctor.diagnosis import recurrence as rc
-from logdoctor.model import GRAD_NORM, LEN_MAX, LOSS, LR, SEQS, Finding, Run
+from logdoctor.model import LEN_MAX, LOSS, LR, SEQS, Finding, Run
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,14 +128,14 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
     order = ls.order_stats(steps, x, ls.column(run, LEN_MAX)) if usable and x is not None else None
     sig = rc.signature_ids(run)
     epochs = _epochs(run, steps, order, sig)
-    lr, gn = ls.column(run, LR), ls.column(run, GRAD_NORM)
+    lr = ls.column(run, LR)
     loss_len = ls.loss_length(resid, x) if usable and x is not None else None
-    tracks = loss_len is not None and loss_len.p_value < 1e-3 and abs(loss_len.rho) >= 0.1
+    tracks = ls.tracks(loss_len)
     clean = ls.remove_length(resid, x if tracks else None)
     found = [
         cf.nonfinite(steps, loss),
         cf.resumed(run.meta.resumes, run.meta.resume_steps),
-        cf.spikes(steps, loss, clean, gn, 10.0 if tracks or usable else 7.0),
+        cf.bad_batches(findings, steps, loss, clean, 10.0 if tracks or usable else 7.0),
         cf.cyclic_lr(lr, clean),
     ]
     causes = [c for c in found if c is not None] + cf.from_findings(findings)

@@ -9,7 +9,7 @@ import numpy as np
 from logdoctor import codes
 from logdoctor.diagnosis.epochs import EpochShape
 from logdoctor.diagnosis.facts import Facts
-from logdoctor.diagnosis.lengthstats import OrderStats
+from logdoctor.diagnosis.lengthstats import OrderStats, tracks
 from logdoctor.diagnosis.recurrence import Recurrence
 from logdoctor.model import Verdict
 
@@ -113,7 +113,7 @@ def _buckets_hint(f: Facts, base: str = SORTED_FIX) -> str:
 
 def _tracks(f: Facts) -> str:
     c = f.loss_len
-    if c is None or c.p_value >= 1e-3 or abs(c.rho) < 0.1:
+    if c is None or not tracks(c):
         return ""
     return f"; the loss follows batch length (ρ={c.rho:.2f})"
 

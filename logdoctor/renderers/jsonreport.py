@@ -13,6 +13,7 @@ from logdoctor.renderers.base import Renderer
 #: Version of the JSON document. Changelog:
 #:   1 - first release: source, series, verdict, findings. Several inputs: a list whose items
 #:       are report documents, or error documents ``{format_version, source: {path}, error}``.
+#:   1 (additive) - ``verdict.batching`` may also be ``"grouped"`` (length-grouped megabatches, LD505).
 FORMAT_VERSION = 1
 
 

@@ -11,13 +11,17 @@ import pytest
 from fixtures.simulator import EXPECTED_CAUSE as CAUSES
 from fixtures.simulator import SimConfig, as_run, simulate
 from logdoctor import codes
+from logdoctor.detectors.spikes import SpikeDetector
 from logdoctor.diagnosis.batching import BatchingDiagnosis
 from logdoctor.model import Finding, Run, RunMeta, Verdict, validate_run
 
 
 def verdict(cfg: SimConfig, findings: list[Finding] | None = None) -> Verdict:
+    """The verdict given the spike detector's findings (the verdict names no spike it lacks)."""
     table, _ = simulate(cfg)
-    return BatchingDiagnosis().diagnose(as_run(table), findings or []).verdict
+    run = as_run(table)
+    spikes = list(SpikeDetector().analyze(run).findings)
+    return BatchingDiagnosis().diagnose(run, spikes + (findings or [])).verdict
 
 
 @pytest.mark.parametrize("stats", [True, False])

@@ -9,7 +9,7 @@ from logdoctor.diagnosis.lengthstats import tracks
 from logdoctor.diagnosis.verdicts import confidence, rounded
 from logdoctor.model import Finding, Verdict
 
-_VERDICT_CODE = {"sorted": "LD501", "static": "LD502", "inconclusive": "LD504"}
+_VERDICT_CODE = {"sorted": "LD501", "static": "LD502", "inconclusive": "LD504", "grouped": "LD505"}
 
 
 def _shape_finding(f: Facts, s: EpochShape, span: dict[str, int]) -> Finding | None:

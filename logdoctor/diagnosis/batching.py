@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from logdoctor.diagnosis import grouped
 from logdoctor.diagnosis import verdicts as vt
 from logdoctor.diagnosis.attribution import attribute
 from logdoctor.diagnosis.batchfindings import artifacts_for, findings_for
@@ -31,7 +32,7 @@ class Diagnosis:
 
 
 class BatchingDiagnosis:
-    """Decide sorted / static / healthy / not_batching / inconclusive, with calibrated confidence.
+    """Decide sorted / grouped / static / healthy / not_batching / inconclusive, with confidence.
 
     Args:
         min_lag1: least lag-1 rank autocorrelation of batch length for sorted order.
@@ -96,20 +97,41 @@ class BatchingDiagnosis:
         """
         return all(c.key in ("divergence", "bad_batches") for c in facts.causes)
 
+    @staticmethod
+    def megabatch_explains(facts: Facts) -> bool:
+        """A megabatch oscillation also explains loss spikes (its long batches) and a "divergence";
+        an epoch staircase (memorisation) may come with it."""
+        return all(c.key in ("divergence", "bad_batches", "staircase") for c in facts.causes)
+
+    @staticmethod
+    def _no_grouping_reason(facts: Facts, match: object) -> str:
+        if match is not None and not facts.has_lr:
+            return (
+                "; the loss repeats at the length-grouped megabatch period, but the lr is not logged, "
+                "so a schedule with that period cannot be ruled out"
+            )
+        return grouped.averaged_reason(facts)
+
     def diagnose(self, run: Run, findings: Sequence[Finding]) -> Diagnosis:
         """Return the verdict for a run given the detectors' findings."""
         facts = gather(run, findings, self.min_spread)
         o, r, s = facts.order, facts.rec, facts.shape
+        match = grouped.loss_match(facts) if o is None else None
         if o is not None and self.is_sorted(facts):
-            verdict = vt.sorted_verdict(facts, o, self.min_lag1, self.min_monotone)
+            if grouped.windowed(facts, o, r is not None and self.is_static(facts)):
+                verdict = grouped.from_stats(facts, o, self.min_lag1, self.min_monotone)
+            else:
+                verdict = vt.sorted_verdict(facts, o, self.min_lag1, self.min_monotone)
         elif r is not None and self.is_static(facts):
             verdict = vt.static_verdict(facts, r, self.min_excess)
         elif s is not None and self.loss_only_sorted(facts) and self.sawtooth_explains(facts):
             verdict = vt.loss_only_sorted_verdict(facts, s)
+        elif match is not None and facts.has_lr and not facts.lr_cyclic and self.megabatch_explains(facts):
+            verdict = grouped.from_loss(facts, match)
         elif facts.causes:
             verdict = vt.not_batching_verdict(facts, self.min_lag1)
         elif o is None and r is None:
-            verdict = vt.undecidable_verdict(facts)
+            verdict = vt.undecidable_verdict(facts, self._no_grouping_reason(facts, match))
         elif r is None or not r.decidable or r.excess >= self.min_excess:
             # recurrence halfway to static but not significant: neither static nor healthy
             verdict = vt.static_undecidable_verdict(facts, self.min_lag1)

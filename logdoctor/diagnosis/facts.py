@@ -34,6 +34,9 @@ class Facts:
     lr_cyclic: bool
     token_budget: int | None
     period: dict[str, float]
+    #: steps per logged row (median step gap) and whether steps are only record numbers
+    stride: float = 1.0
+    rows_only: bool = False
 
     @property
     def usable_lengths(self) -> bool:
@@ -49,6 +52,9 @@ def _token_budget(run: Run) -> int | None:
     prod = prod[np.isfinite(prod)]
     return int(math.ceil(prod.max() / 128) * 128) if prod.size else None
 
+
+#: ingest's note for a log without step numbers (steps are record numbers, not optimizer steps)
+NO_STEP_NUMBERS = "the log prints no step numbers"
 
 #: epochs inferred from the recurrence gaps of even signature ids; only odd ids then test recurrence
 SIG_INFERRED = "inferred from batch-signature recurrence"
@@ -177,4 +183,6 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
         lr_cyclic=cf.is_cyclic(lr),
         token_budget=_token_budget(run),
         period=_period(findings),
+        stride=float(np.median(np.diff(steps))) if steps.size > 1 else 1.0,
+        rows_only=any(NO_STEP_NUMBERS in n for n in run.meta.notes),
     )

@@ -125,7 +125,7 @@ def sorted_verdict(f: Facts, o: OrderStats, min_lag1: float, min_mono: float) ->
     where = (
         "within each epoch"
         if per_epoch or len(o.resets) <= 1
-        else f"within windows of about {o.reset_spacing:.0f} steps (length-grouped megabatches)"
+        else f"within windows of about {o.reset_spacing:.0f} steps (the same windows every epoch, or epochs unknown)"
     )
     period = " with the epoch as its period" if per_epoch else ""
     summary = f"Batches are fed in {o.direction} length order {where}{_tracks(f)}{period}."
@@ -225,7 +225,7 @@ def loss_only_sorted_verdict(f: Facts, s: EpochShape) -> Verdict:
     )
 
 
-def undecidable_verdict(f: Facts) -> Verdict:
+def undecidable_verdict(f: Facts, extra: str = "") -> Verdict:
     """Loss only (or lengths that never vary), no epoch pattern: composition cannot be judged."""
     why = (
         "the lr is not logged, so an epoch-periodic schedule cannot be ruled out, and "

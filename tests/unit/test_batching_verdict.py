@@ -14,12 +14,23 @@ def diagnose(cfg: SimConfig, *, epoch_column: bool = True) -> Diagnosis:
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-@pytest.mark.parametrize("strategy", ["sorted_asc", "sorted_desc", "megabatch"])
+@pytest.mark.parametrize("strategy", ["sorted_asc", "sorted_desc"])
 def test_sorted_orders_are_found(strategy: str, seed: int) -> None:
     d = diagnose(SimConfig(strategy=strategy, n_samples=2500, seed=seed))
     assert d.verdict.batching == "sorted"
     assert d.verdict.evidence["lag1_len_mean"] > 0.5  # type: ignore[operator]
     assert [f.code for f in d.findings if f.code == "LD501"] == ["LD501"]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("epoch_column", [True, False])
+def test_length_grouped_megabatches_are_grouped_not_sorted(seed: int, epoch_column: bool) -> None:
+    d = diagnose(SimConfig(strategy="megabatch", n_samples=8000, seed=seed), epoch_column=epoch_column)
+    assert d.verdict.batching == "grouped", d.verdict.summary
+    ld505 = [f for f in d.findings if f.code == "LD505"]
+    assert ld505 and ld505[0].severity.label == "warning"
+    assert not {f.code for f in d.findings} & {"LD501", "LD502"}
+    assert d.verdict.evidence["megabatch_period"] and d.verdict.evidence["megabatch_sampler"]
 
 
 def test_full_sort_is_described_per_epoch_and_windows_as_megabatches() -> None:
@@ -28,6 +39,7 @@ def test_full_sort_is_described_per_epoch_and_windows_as_megabatches() -> None:
     assert "with the epoch as its period" in asc.summary
     mega = diagnose(SimConfig(strategy="megabatch", n_samples=8000, seed=4)).verdict
     assert "descending length order within windows" in mega.summary
+    assert "recomposed every epoch" in mega.summary
 
 
 def test_sorted_hint_prescribes_buckets_with_the_logged_token_budget() -> None:

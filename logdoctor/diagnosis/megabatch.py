@@ -1,0 +1,101 @@
+"""Length-grouped megabatches: which sampler a window or a loss period matches, aliasing included.
+
+HF ``group_by_length`` (``LengthGroupedSampler``) draws random megabatches of ``mega_batch_mult``
+batches of ``per_device_batch × grad_accum`` samples, sorts each by length and recomposes them every
+epoch: ``mega_batch_mult = min(50, samples // (4 × batch))``, so a megabatch is 50 optimizer steps
+(fewer, a quarter epoch, on small datasets). The loss then oscillates with that period. A log written
+every k steps (HF logs the mean over the k steps) sees a period of m steps at the alias frequency
+``|k/m - round(k/m)|`` cycles per row, and nothing when k is a multiple of m.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: HF's default (and largest) megabatch, in optimizer steps.
+HF_MEGABATCH = 50
+#: Logging intervals tried when the log prints no step numbers (rows, not steps).
+ROW_STRIDES = (1, 2, 5, 10, 25)
+#: Relative tolerance on a period match (LD201 periods are estimated to a few percent).
+TOLERANCE = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A period that matches a length-grouped sampler.
+
+    Attributes:
+        period: the observed period, in the log's step unit (steps, or rows when unnumbered).
+        megabatch_steps: the sampler's megabatch, in optimizer steps.
+        stride: optimizer steps per logged row (assumed when the log has no step numbers).
+        aliased: the logged period is an alias of the megabatch period.
+        sampler: what it matches, in words.
+    """
+
+    period: float
+    megabatch_steps: int
+    stride: int
+    aliased: bool
+    sampler: str
+
+
+def logged_period(m: float, k: float) -> float | None:
+    """Period (in steps) at which a period of ``m`` steps appears in a loss averaged over every
+    ``k`` steps; None when the averaging removes it (k a multiple of m)."""
+    if k <= 1:
+        return float(m)
+    r = k / m
+    alias = abs(r - round(r))
+    return None if alias < 1e-6 else k / alias
+
+
+def sampler_name(m: int) -> str:
+    """The sampler a megabatch of ``m`` optimizer steps matches."""
+    if m == HF_MEGABATCH:
+        return f"HF LengthGroupedSampler / group_by_length (mega_batch_mult={HF_MEGABATCH})"
+    return f"HF LengthGroupedSampler on a small dataset (mega_batch_mult={m}: a quarter epoch)"
+
+
+def _candidates(steps_per_epoch: float | None) -> list[int]:
+    out = [HF_MEGABATCH]
+    if steps_per_epoch and 2 <= steps_per_epoch // 4 < HF_MEGABATCH:
+        out.append(int(steps_per_epoch // 4))
+    return out
+
+
+def match_steps(period: float, stride: float, steps_per_epoch: float | None) -> Match | None:
+    """Match a loss period in real steps, logged every ``stride`` steps."""
+    k = max(1, round(stride))
+    for m in _candidates(steps_per_epoch):
+        e = logged_period(m, k)
+        if e is not None and abs(period / e - 1) <= TOLERANCE:
+            return Match(period, m, k, abs(e - m) > 1e-6, sampler_name(m))
+    return None
+
+
+def averaged_away(stride: float, steps_per_epoch: float | None) -> bool:
+    """Logging every ``stride`` steps averages every candidate megabatch period away."""
+    k = max(1, round(stride))
+    return k > 1 and all(logged_period(m, k) is None for m in _candidates(steps_per_epoch))
+
+
+def match_rows(period_rows: float, rows_per_epoch: float | None) -> Match | None:
+    """Match a loss period in rows of a log with no step numbers: the HF megabatch of 50 steps
+    logged every k steps for a common k dividing 50 (no alias: an aliased match would be
+    ambiguous), with an epoch long enough (≥ 200 optimizer steps) for mega_batch_mult to be 50."""
+    for k in ROW_STRIDES:
+        e = HF_MEGABATCH / k
+        long_epoch = rows_per_epoch is None or rows_per_epoch * k >= 4 * HF_MEGABATCH
+        if e >= 2 and abs(period_rows / e - 1) <= TOLERANCE / 2 and long_epoch:
+            return Match(period_rows, HF_MEGABATCH, k, False, sampler_name(HF_MEGABATCH))
+    return None
+
+
+def window_sampler(spacing: float) -> str:
+    """What sorted windows of ``spacing`` logged batches match (from batch statistics): HF's
+    megabatch is 50 optimizer steps, i.e. 50·g per-device batches with g-step gradient accumulation."""
+    for g in (1, 2, 4, 8):
+        if abs(spacing / (HF_MEGABATCH * g) - 1) <= TOLERANCE:
+            acc = f", {g} accumulation steps" if g > 1 else ""
+            return f"HF LengthGroupedSampler / group_by_length (mega_batch_mult={HF_MEGABATCH}{acc})"
+    return "a sorted-megabatch sampler (group_by_length with another size, lhotse/ESPnet-style buckets)"

@@ -92,8 +92,17 @@ def from_loss(f: Facts, match: mb.Match) -> Verdict:
 
 
 def averaged_reason(f: Facts) -> str:
-    """Why the loss cannot show a megabatch period: logging averages it away."""
+    """Why the loss cannot show a megabatch period (logging averages it away), or what an
+    unmatched loss period could be."""
     spe = f.epochs.steps_per_epoch if f.epochs else None
+    period, p = f.period.get("period"), f.period.get("p_value", 1.0)
+    if period and p < 1e-3 and not (spe and abs(period / spe - 1) <= 0.1):
+        unit = "logged rows" if f.rows_only else "steps"
+        return (
+            f"; the loss repeats every {period:.1f} {unit} (LD201), which matches no known megabatch "
+            f"size (HF: {mb.HF_MEGABATCH} optimizer steps), so length-grouped batching cannot be "
+            "told from another periodic cause"
+        )
     if f.rows_only or not mb.averaged_away(f.stride, spe):
         return ""
     return (

@@ -240,9 +240,14 @@ def undecidable_verdict(f: Facts, extra: str = "") -> Verdict:
             "packed sequences or interval averages), so their order carries no signal,"
         )
         cause = "batch lengths do not vary"
-    summary = f"{what} and {why}the loss alone cannot tell static composition from a healthy shuffle; {LOG_WHAT}."
+    summary = (
+        f"{what} and {why}the loss alone cannot tell static composition from a healthy shuffle"
+        f"{extra}; {LOG_WHAT}."
+    )
     m = 2.0 - (1.5 if why else 0.0)
-    return Verdict("inconclusive", confidence(m), cause, summary, f"To decide, {LOG_WHAT}.", evidence(f))
+    return Verdict(
+        "inconclusive", confidence(m), cause, summary, f"To decide, {LOG_WHAT}.", evidence(f)
+    )
 
 
 def static_undecidable_verdict(f: Facts, min_lag1: float) -> Verdict:
@@ -281,5 +286,9 @@ def healthy_verdict(f: Facts, r: Recurrence, min_lag1: float, min_excess: float)
         f"{order}; "
         f"nothing in the loss points at the data pipeline{_tracks(f)}."
     )
-    m = 1.0 + min(3.0, (min_excess - r.excess) / 0.15, (min_lag1 - o.lag1) / 0.1 if o is not None else 3.0)
-    return Verdict("healthy", confidence(m), "recomposed, shuffled batches", summary, "", evidence(f))
+    m = 1.0 + min(
+        3.0, (min_excess - r.excess) / 0.15, (min_lag1 - o.lag1) / 0.1 if o is not None else 3.0
+    )
+    return Verdict(
+        "healthy", confidence(m), "recomposed, shuffled batches", summary, "", evidence(f)
+    )

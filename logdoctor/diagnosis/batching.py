@@ -98,12 +98,6 @@ class BatchingDiagnosis:
         return all(c.key in ("divergence", "bad_batches") for c in facts.causes)
 
     @staticmethod
-    def megabatch_explains(facts: Facts) -> bool:
-        """A megabatch oscillation also explains loss spikes (its long batches) and a "divergence";
-        an epoch staircase (memorisation) may come with it."""
-        return all(c.key in ("divergence", "bad_batches", "staircase") for c in facts.causes)
-
-    @staticmethod
     def _no_grouping_reason(facts: Facts, match: object) -> str:
         if match is not None and not facts.has_lr:
             return (
@@ -126,7 +120,7 @@ class BatchingDiagnosis:
             verdict = vt.static_verdict(facts, r, self.min_excess)
         elif s is not None and self.loss_only_sorted(facts) and self.sawtooth_explains(facts):
             verdict = vt.loss_only_sorted_verdict(facts, s)
-        elif match is not None and facts.has_lr and not facts.lr_cyclic and self.megabatch_explains(facts):
+        elif match is not None and facts.has_lr and not facts.lr_cyclic and grouped.explains(facts):
             verdict = grouped.from_loss(facts, match)
         elif facts.causes:
             verdict = vt.not_batching_verdict(facts, self.min_lag1)

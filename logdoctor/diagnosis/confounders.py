@@ -142,7 +142,7 @@ def resumed(resumes: int, resume_steps: Sequence[int]) -> Cause | None:
     )
 
 
-def _flagged_rows(findings: Sequence[Finding], steps: np.ndarray, code: str) -> np.ndarray:
+def flagged_rows(findings: Sequence[Finding], steps: np.ndarray, code: str) -> np.ndarray:
     """Row indices of the steps that ``code`` findings name (their ``step`` or first step)."""
     at = []
     for f in findings:
@@ -167,7 +167,7 @@ def bad_batches(
     1.5x it). More than max(3, 2%) such rows are not isolated (a periodic or length pattern).
     The verdict never names spikes the report does not show.
     """
-    flagged = _flagged_rows(findings, steps, "LD101")
+    flagged = flagged_rows(findings, steps, "LD101")
     if flagged.size == 0:
         return None
     z = _peak_z(resid) * (_peak_z(loss, min_ratio=1.5) > 0)

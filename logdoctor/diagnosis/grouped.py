@@ -48,16 +48,24 @@ def from_stats(f: Facts, o: OrderStats, min_lag1: float, min_mono: float) -> Ver
 
 
 def loss_match(f: Facts) -> mb.Match | None:
-    """An LD201 loss period (p < 1e-3) at the megabatch length, not the epoch's."""
+    """An LD201 loss period (p < 1e-3) at the megabatch length, not the epoch's; else the
+    candidate megabatch periods tested directly (LD201 searches every period and may stop at the
+    harmonics of a sawtooth)."""
     period, p = f.period.get("period"), f.period.get("p_value", 1.0)
-    if not period or p >= 1e-3:
-        return None
     spe = f.epochs.steps_per_epoch if f.epochs else None
-    if spe and abs(period / spe - 1) <= 0.1:
-        return None
-    if f.rows_only:
-        return mb.match_rows(period, spe)
-    return mb.match_steps(period, f.stride, spe)
+    if period and p < 1e-3 and not (spe and abs(period / spe - 1) <= 0.1):
+        found = mb.match_rows(period, spe) if f.rows_only else mb.match_steps(period, f.stride, spe)
+        if found is not None:
+            return found
+    return mb.match_folded(f.steps, f.resid, f.stride, spe, f.rows_only)
+
+
+def explains(f: Facts) -> bool:
+    """A megabatch period at an exact, known length is the pipeline's signature and outranks loss
+    spikes, grad-norm spikes (its longest batch comes first), a "divergence" and an epoch staircase,
+    which stay listed under ``causes``; not NaN, a resume, a cyclic lr or a running average, which
+    reshape the loss over time themselves."""
+    return not {c.key for c in f.causes} & {"nan", "resume", "cyclic_lr", "running_avg"}
 
 
 def from_loss(f: Facts, match: mb.Match) -> Verdict:
@@ -74,8 +82,13 @@ def from_loss(f: Facts, match: mb.Match) -> Verdict:
             else ""
         )
     )
+    test = (
+        f"LD201, p={f.period.get('p_value', 1.0):.1e}"
+        if match.source == "LD201"
+        else f"its phase explains {match.r2:.0%} of the detrended loss, F-test p={match.p_value:.1e}"
+    )
     summary = (
-        f"The loss repeats every {how} (LD201, p={f.period.get('p_value', 1.0):.1e}), which the lr "
+        f"The loss repeats every {how} ({test}), which the lr "
         f"does not explain and which matches {match.sampler}: batches are most likely "
         f"length-grouped megabatches; {COST}."
     )
@@ -85,8 +98,11 @@ def from_loss(f: Facts, match: mb.Match) -> Verdict:
         "megabatch_stride_assumed" if f.rows_only else "megabatch_stride": match.stride,
         "megabatch_aliased": match.aliased,
         "megabatch_sampler": match.sampler,
+        "megabatch_test": match.source,
+        "megabatch_p": match.p_value,
+        "megabatch_r2": rounded(match.r2) if match.r2 is not None else None,
     }
-    strength = f.period.get("power_ratio", 0.0)
+    strength = f.period.get("power_ratio", 0.0) if match.source == "LD201" else (match.r2 or 0.0)
     m = (0.5 if f.rows_only else 1.0) + min(2.0, strength / 0.1)
     return Verdict("grouped", confidence(m), "length-grouped megabatches (from the loss)", summary, HINT, ev)
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 #: HF's default (and largest) megabatch, in optimizer steps.
 HF_MEGABATCH = 50
 #: Logging intervals tried when the log prints no step numbers (rows, not steps).
@@ -20,6 +22,11 @@ ROW_STRIDES = (1, 2, 5, 10, 25)
 #: a period to far better than 5% over the runs it can see (resolution ~P²/N steps); the real HF
 #: group_by_length logs sit within 2.5%, a nanoGPT loss period of 46.6 steps (no megabatches) 6.7% off.
 TOLERANCE = 0.05
+
+
+#: Folded test: per-candidate p below this (≤ 10 candidates: family-wise ≤ 1e-3, LD201's alpha),
+#: and the megabatch phase must explain at least this share of the detrended loss variance.
+FOLD_P, FOLD_R2 = 1e-4, 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +46,10 @@ class Match:
     stride: int
     aliased: bool
     sampler: str
+    #: "LD201" when the detector found the period, "folded" when the candidate was tested directly
+    source: str = "LD201"
+    p_value: float | None = None
+    r2: float | None = None
 
 
 def logged_period(m: float, k: float) -> float | None:
@@ -101,3 +112,55 @@ def window_sampler(spacing: float) -> str:
             acc = f", {g} accumulation steps" if g > 1 else ""
             return f"HF LengthGroupedSampler / group_by_length (mega_batch_mult={HF_MEGABATCH}{acc})"
     return "a sorted-megabatch sampler (group_by_length with another size, lhotse/ESPnet-style buckets)"
+
+
+def folded(steps: np.ndarray, resid: np.ndarray, period: float, stride: float) -> tuple[float, float]:
+    """(p, R²) of a one-way ANOVA of the detrended loss on its phase within ``period`` steps.
+
+    A pre-specified period needs no search: under any stationary noise whose autocorrelation has
+    died out at the period (white; AR(1) with φ^period ≈ 0), the phase-bin means are independent and
+    the F statistic follows F(bins-1, n-bins). Slow drifts spread over every phase.
+    """
+    from scipy import stats  # heavy: loaded on first use so the CLI starts fast
+
+    ok = np.isfinite(resid)
+    y, t = resid[ok], steps[ok].astype(float)
+    bins = int(np.clip(round(period / max(stride, 1.0)), 2, 20))
+    if y.size < 10 * bins:
+        return 1.0, 0.0
+    b = np.minimum((((t - t[0]) % period) / period * bins).astype(int), bins - 1)
+    count = np.bincount(b, minlength=bins).astype(float)
+    if np.any(count < 3):
+        return 1.0, 0.0
+    mean = np.bincount(b, y, minlength=bins) / count
+    ssb = float(np.sum(count * (mean - y.mean()) ** 2))
+    ssw = float(np.sum((y - mean[b]) ** 2))
+    f = (ssb / (bins - 1)) / max(ssw / (y.size - bins), 1e-300)
+    return float(stats.f.sf(f, bins - 1, y.size - bins)), ssb / max(ssb + ssw, 1e-300)
+
+
+def candidates_logged(stride: float, steps_per_epoch: float | None, rows_only: bool) -> list[tuple[int, int, float]]:
+    """(megabatch steps, logging interval, logged period in the log's unit) to test directly."""
+    if rows_only:
+        return [(HF_MEGABATCH, k, HF_MEGABATCH / k) for k in ROW_STRIDES if HF_MEGABATCH / k >= 2]
+    k = max(1, round(stride))
+    out = []
+    for m in _candidates(steps_per_epoch):
+        e = logged_period(m, k)
+        if e is not None and e / k >= 2:
+            out.append((m, k, e))
+    return out
+
+
+def match_folded(steps: np.ndarray, resid: np.ndarray, stride: float, steps_per_epoch: float | None,
+                 rows_only: bool) -> Match | None:
+    """The strongest candidate megabatch period that passes the folded test, if any."""
+    best: Match | None = None
+    for m, k, e in candidates_logged(stride, steps_per_epoch, rows_only):
+        if steps_per_epoch and abs(e / steps_per_epoch - 1) <= 0.1:
+            continue  # the epoch's own period is the sawtooth rule's
+        p, r2 = folded(steps, resid, e, 1.0 if rows_only else stride)
+        if p < FOLD_P and r2 >= FOLD_R2 and (best is None or (best.r2 or 0) < r2):
+            aliased = not rows_only and abs(e - m) > 1e-6
+            best = Match(e, m, k, aliased, sampler_name(m), "folded", p, r2)
+    return best

@@ -60,3 +60,11 @@ def test_steps_per_epoch_option_is_honoured(fixtures_dir: Path) -> None:
     report = pipeline.analyze(run, AnalysisConfig(steps_per_epoch=spe))
     assert report.verdict.batching == "static"
     assert report.verdict.evidence["epoch_source"] == "given (--steps-per-epoch)"
+
+
+def test_check_treats_grouped_as_a_warning(fixtures_dir: Path) -> None:
+    from logdoctor.cli import main
+
+    example = str(fixtures_dir / "example.log")
+    assert main(["check", example, "-q", "--fail-on", "error"]) == 0  # no error: grouped is a warning
+    assert main(["check", example, "-q"]) == 1  # the default gate (warning) still stops on it

@@ -1,6 +1,6 @@
 """What else explains a bad-looking loss: NaN, divergence, resume, instability, bad batches, lr.
 
-Spikes and instability come only from the detectors' findings as configured (LD101, LD102), so the
+Spikes and instability come only from the detectors' findings as configured (LD101, LD102, LD104), so the
 report and the verdict never disagree; NaN, resumes, a cyclic lr and epoch shapes are checked here
 (each backed by a finding: LD001, LD003/LD004, LD506, LD202-204).
 """
@@ -191,6 +191,35 @@ def bad_batches(
         float(min(1.0, zf.max() / 20)),
         ev,
     )
+
+
+def instability(
+    findings: Sequence[Finding], steps: np.ndarray, loss: np.ndarray, resid: np.ndarray
+) -> Cause | None:
+    """Grad-norm spikes the report shows (LD104: without an isolated loss spike) at which the loss
+    still jumps: ≥ 1.2x its level over the 7 rows before, robust z > 5 (length effect removed),
+    within 2 rows; instability bumps decay over several steps and so need not look like spikes."""
+    at = []
+    for f in findings:
+        if f.code == "LD104":
+            at += [v for k in ("first_step", "max_step") if isinstance(v := f.evidence.get(k), int)]
+    if not at or steps.size < 30:
+        return None
+    rows = np.unique(np.clip(np.searchsorted(steps, np.asarray(at)), 0, steps.size - 1))
+    base = resid - _rolling_median(resid, 15, center=True)
+    z = base / _mad_scale(base[np.isfinite(base)])
+    level = np.r_[loss[0], _rolling_median(loss, 7, center=False)[:-1]]
+    rise = np.where((loss >= 1.2 * level) & (z > 5), z, 0.0)
+    hits = [int(r) for r in rows if rise[max(0, r - 2) : r + 3].max() > 0]
+    if not hits:
+        return None
+    ev: dict[str, float | int | str | bool | None] = {
+        "grad_norm_spikes_with_loss": len(hits),
+        "first_spike_step": int(steps[hits[0]]),
+        "from_finding": "LD104",
+    }
+    label = "optimisation instability (grad-norm spikes with loss jumps)"
+    return Cause("instability", label, PRIORITY["instability"], float(min(1.0, 0.5 + 0.1 * len(hits))), ev)
 
 
 def cyclic_lr(lr: np.ndarray | None, resid: np.ndarray) -> Cause | None:

@@ -142,6 +142,7 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
         cf.nonfinite(steps, loss),
         cf.resumed(run.meta.resumes, run.meta.resume_steps),
         cf.bad_batches(findings, steps, loss, clean, 10.0 if tracks or usable else 7.0),
+        cf.instability(findings, steps, loss, clean),
         cf.cyclic_lr(lr, clean),
     ]
     causes = [c for c in found if c is not None] + cf.from_findings(findings)

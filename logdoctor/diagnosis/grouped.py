@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from logdoctor.diagnosis import megabatch as mb
 from logdoctor.diagnosis.facts import Facts
 from logdoctor.diagnosis.lengthstats import OrderStats
@@ -19,19 +21,24 @@ HINT = (
 
 
 def windowed(f: Facts, o: OrderStats, static: bool) -> bool:
-    """Sorted runs inside windows shorter than the epoch, recomposed each epoch (else `sorted`).
+    """Sorted runs inside windows, recomposed each epoch (else `sorted`: a full or fixed order).
 
-    With the epoch from the log, windows are resets spaced at most 0.8 epoch; with the epoch
-    inferred from the resets themselves, the windows must not recur (a full sort recurs every
-    epoch: the same batches). A fixed order (windows that recur: static) stays `sorted`.
+    With the epoch from the log: resets spaced at most 0.8 epoch; or, on a small dataset whose
+    windows are about an epoch long, windows that do not recur (a full sort gives the same batches
+    every epoch) and resets that are not all at epoch boundaries. With the epoch inferred from the
+    resets themselves, the windows must not recur. A fixed order (static windows) stays `sorted`.
     """
-    if len(o.resets) < 2 or not o.reset_spacing or static:
+    if len(o.resets) < 2 or not o.reset_spacing or static or f.epochs is None:
         return False
-    if f.epochs is None or not f.epochs.steps_per_epoch:
-        return False
-    if f.epochs.source.startswith("inferred from batch-length resets"):
-        return f.rec is not None and f.rec.decidable and f.rec.excess < 0.5
-    return o.reset_spacing <= 0.8 * f.epochs.steps_per_epoch
+    spe = f.epochs.steps_per_epoch
+    recomposed = f.rec is not None and f.rec.decidable and f.rec.excess < 0.5
+    if not spe or f.epochs.source.startswith("inferred from batch-length resets"):
+        return recomposed
+    if o.reset_spacing <= 0.8 * spe:
+        return True
+    starts = np.asarray(f.epochs.starts, dtype=float)
+    off = [min(abs(starts - r)) > 0.1 * spe for r in o.resets]
+    return recomposed and any(off)
 
 
 def from_stats(f: Facts, o: OrderStats, min_lag1: float, min_mono: float) -> Verdict:

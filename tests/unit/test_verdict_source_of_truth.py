@@ -14,7 +14,7 @@ BACKING = {
     "nan": {"LD001"},
     "divergence": {"LD002"},
     "resume": {"LD003", "LD004"},
-    "instability": {"LD102"},
+    "instability": {"LD102", "LD104"},
     "bad_batches": {"LD101"},
     "cyclic_lr": {"LD506"},
     "running_avg": {"LD204"},
@@ -25,11 +25,12 @@ SETTINGS = [
     {},
     {"spikes": {"z_threshold": 1000.0}},
     {"spikes": {"z_threshold": 1000.0, "grad_z_threshold": 1000.0, "grad_alone_z": 1000.0}},
+    {"spikes": {"grad_alone_z": 1000.0}},
     {"spikes": {"z_threshold": 3.0, "min_ratio": 1.1}},
 ]
 
 
-@pytest.mark.parametrize("options", SETTINGS, ids=["default", "z1000", "all1000", "z3"])
+@pytest.mark.parametrize("options", SETTINGS, ids=["default", "z1000", "all1000", "gn_alone1000", "z3"])
 @pytest.mark.parametrize(
     "confounder", ["bad_batches", "instability", "nan", "resume", "cyclic_lr", "staircase"]
 )

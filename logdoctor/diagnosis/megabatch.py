@@ -132,6 +132,7 @@ def folded(steps: np.ndarray, resid: np.ndarray, period: float, stride: float) -
     count = np.bincount(b, minlength=bins).astype(float)
     if np.any(count < 3):
         return 1.0, 0.0
+    y = (y - np.median(y)) / (np.ptp(y) or 1.0)  # scale-free: huge losses cannot overflow
     mean = np.bincount(b, y, minlength=bins) / count
     ssb = float(np.sum(count * (mean - y.mean()) ** 2))
     ssw = float(np.sum((y - mean[b]) ** 2))

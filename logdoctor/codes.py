@@ -120,6 +120,16 @@ _RULES: tuple[Rule, ...] = (
     Rule("LD504", "batching-undecidable", Severity.INFO,
          "The log lacks the per-batch statistics needed to decide how batches are formed.",
          "Log per-batch seqs, tokens, len_min/len_mean/len_max and a batch fingerprint (see logdoctor.emit)."),
+    Rule("LD505", "length-grouped-batching", Severity.WARNING,
+         "Batches are length-grouped megabatches (HF group_by_length / LengthGroupedSampler, sorted-"
+         "megabatch bucketing): each window of batches is sorted by length and the windows are recomposed "
+         "every epoch. The loss oscillates at the megabatch period, a short length curriculum each time.",
+         "Keep it if the speed matters more than the oscillation; else use a bucketed shuffle with random "
+         "batch order (`logdoctor buckets`)."),
+    Rule("LD506", "loss-follows-cyclic-lr", Severity.INFO,
+         "The learning rate rises again after its first peak (restarts / cyclic) and the detrended loss "
+         "follows it: the loss pattern is the schedule's, not the batching's.",
+         "Nothing to fix if the schedule is intended; judge the loss at the same phase of each cycle."),
     Rule("LD601", "lr-no-warmup", Severity.INFO,
          "The learning rate is at its peak from the first logged step: no warm-up.",
          "Add a linear warm-up (a few hundred steps, or 1-5% of training) if the early loss is unstable."),

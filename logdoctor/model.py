@@ -122,13 +122,14 @@ class Finding:
             raise ValueError(f"confidence {self.confidence} outside [0, 1]")
 
 
-BatchingLabel = Literal["sorted", "static", "healthy", "not_batching", "inconclusive"]
+BatchingLabel = Literal["sorted", "static", "healthy", "not_batching", "inconclusive", "grouped"]
 BATCHING_LABELS: tuple[BatchingLabel, ...] = (
     "sorted",
     "static",
     "healthy",
     "not_batching",
     "inconclusive",
+    "grouped",
 )
 
 

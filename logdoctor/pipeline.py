@@ -133,6 +133,8 @@ def analyze(run: Run, cfg: AnalysisConfig | None = None) -> Report:
     diagnoser = BatchingDiagnosis(
         **check_options(name, BatchingDiagnosis.options, cfg.options_for(name), "configuration")  # type: ignore[arg-type]
     )
+    # the verdict weighs only the findings the report will show (selected, as configured)
+    findings = codes.select(findings, cfg.select, cfg.ignore)
     diagnosis = diagnoser.diagnose(run, findings)
     # the diagnosis may explain some detector findings as symptoms of its verdict
     findings = [*(diagnosis.attributed or findings), *diagnosis.findings]

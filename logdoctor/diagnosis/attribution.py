@@ -44,13 +44,18 @@ def _spacing(facts: Facts) -> float | None:
     return None
 
 
+_CAUSE_TEXT = {
+    "sorted-batching": "the length-sorted order",
+    "grouped-batching": "the length-grouped megabatches",
+    "epoch-staircase": "the epoch staircase",
+}
+
+
 def _explain(f: Finding, why: str, boundary: int | None, by: str = "sorted-batching") -> Finding:
     evidence = {**f.evidence, "explained_by": by}
     if boundary is not None:
         evidence["explained_at_step"] = boundary
-    cause = {"sorted-batching": "the length-sorted order", "epoch-staircase": "the epoch staircase"}.get(
-        by, "the resume"
-    )
+    cause = _CAUSE_TEXT.get(by, "the resume")
     return dataclasses.replace(
         f, severity=Severity.INFO, message=f"{f.message} Explained by {cause}: {why}.", evidence=evidence
     )
@@ -124,11 +129,15 @@ def attribute(
         for f in findings
     ]
     findings = _staircase_drops(findings, facts, row)
-    if verdict.batching != "sorted":
+    if verdict.batching not in ("sorted", "grouped"):
         return findings
     marks, spacing = _boundaries(facts), _spacing(facts)
     tol = max(2.0, tolerance * spacing) if spacing else 2.0
     periods = [p for p in (spacing, facts.epochs.steps_per_epoch if facts.epochs else None) if p]
+    by = f"{verdict.batching}-batching"
+    mega = verdict.evidence.get("megabatch_period")
+    if verdict.batching == "grouped" and isinstance(mega, int | float):
+        periods.append(float(mega))  # a loss-only grouped verdict: its period explains LD201/LD103
     out: list[Finding] = []
     for f in findings:
         if "explained_by" in f.evidence:
@@ -136,12 +145,12 @@ def attribute(
         elif f.code in _STEP_CODES and f.first_step is not None and marks.size:
             nearest = int(marks[np.argmin(np.abs(marks - f.first_step))])
             if abs(nearest - f.first_step) <= tol:
-                f = _explain(f, f"batch length resets at step {nearest}", nearest)
+                f = _explain(f, f"batch length resets at step {nearest}", nearest, by=by)
             elif f.code in _TREND_CODES and (start := _within_segment(f, marks, tol)) is not None:
-                f = _explain(f, f"the loss drifts with batch length within the epoch from step {start}", start)
+                f = _explain(f, f"the loss drifts with batch length within the epoch from step {start}", start, by=by)
         elif f.code in _PERIOD_CODES:
             period = f.evidence.get("period") or f.evidence.get("spike_period")
             if isinstance(period, int | float) and any(abs(period / p - 1) <= period_tolerance for p in periods):
-                f = _explain(f, f"its period of {period:.0f} steps is the length-sort cycle", None)
+                f = _explain(f, f"its period of {period:.0f} steps is the length-sort cycle", None, by=by)
         out.append(f)
     return out

@@ -1,14 +1,15 @@
-"""Findings the batching diagnosis adds (LD501-504, epoch shapes LD202-204) and its artifacts."""
+"""Findings the batching diagnosis adds (LD501-506, epoch shapes LD202-204) and its artifacts."""
 
 from __future__ import annotations
 
 from logdoctor import codes
 from logdoctor.diagnosis.epochs import EpochShape
 from logdoctor.diagnosis.facts import Facts
+from logdoctor.diagnosis.lengthstats import tracks
 from logdoctor.diagnosis.verdicts import confidence, rounded
 from logdoctor.model import Finding, Verdict
 
-_VERDICT_CODE = {"sorted": "LD501", "static": "LD502", "inconclusive": "LD504"}
+_VERDICT_CODE = {"sorted": "LD501", "static": "LD502", "inconclusive": "LD504", "grouped": "LD505"}
 
 
 def _shape_finding(f: Facts, s: EpochShape, span: dict[str, int]) -> Finding | None:
@@ -57,7 +58,7 @@ def findings_for(v: Verdict, f: Facts) -> tuple[Finding, ...]:
             )
         )
     c = f.loss_len
-    if c is not None and c.p_value < 1e-3 and abs(c.rho) >= 0.1:
+    if c is not None and tracks(c):
         msg = (
             f"The detrended loss tracks batch length (Spearman ρ={c.rho:.2f}, "
             f"95% CI {c.ci_low:.2f}..{c.ci_high:.2f})."
@@ -66,6 +67,13 @@ def findings_for(v: Verdict, f: Facts) -> tuple[Finding, ...]:
         out.append(
             codes.finding("LD503", msg, confidence=confidence(abs(c.rho) * 10), evidence=ev, **span)
         )
+    cyc = next((x for x in f.causes if x.key == "cyclic_lr"), None)
+    if cyc is not None:
+        msg = (
+            f"The lr rises again by {cyc.evidence.get('lr_rerise', 0):.0%} of its range after its first "
+            f"peak and the detrended loss follows it (Spearman ρ={cyc.evidence.get('loss_lr_rho')})."
+        )
+        out.append(codes.finding("LD506", msg, confidence=cyc.strength, evidence=dict(cyc.evidence), **span))
     shape = _shape_finding(f, f.shape, span) if f.shape is not None else None
     if shape is not None:
         out.append(shape)

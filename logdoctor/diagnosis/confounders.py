@@ -1,7 +1,8 @@
 """What else explains a bad-looking loss: NaN, divergence, resume, instability, bad batches, lr.
 
-Each check uses the detectors' findings when present (LD001, LD002, LD003/LD004, LD102, LD101) and
-otherwise computes the minimum it needs itself, so the verdict never rests on batching by default.
+Spikes and instability come only from the detectors' findings as configured (LD101, LD102, LD104), so the
+report and the verdict never disagree; NaN, resumes, a cyclic lr and epoch shapes are checked here
+(each backed by a finding: LD001, LD003/LD004, LD506, LD202-204).
 """
 
 from __future__ import annotations
@@ -69,18 +70,6 @@ def _mad_scale(dev: np.ndarray) -> float:
     return float(np.median(np.abs(dev - np.median(dev)))) * 1.4826 or 1e-12
 
 
-def _robust_z(v: np.ndarray, window: int = 15) -> np.ndarray:
-    """Deviation from a centred rolling median over a global MAD scale (NaN-safe)."""
-    ok = np.isfinite(v)
-    z = np.zeros(v.shape)
-    if ok.sum() < window:
-        return z
-    f = v[ok]
-    dev = f - _rolling_median(f, window, center=True)
-    z[ok] = dev / _mad_scale(dev)
-    return z
-
-
 def _peak_z(
     v: np.ndarray, side: int = 7, min_ratio: float = 1.0, min_rise: float = 0.0
 ) -> np.ndarray:
@@ -102,16 +91,6 @@ def _peak_z(
     big = ((level <= 0) | (f >= min_ratio * level)) & (f - level >= min_rise)
     z[ok] = np.where(big, (f - level) / _mad_scale(base), 0.0)
     return z
-
-
-def _level(v: np.ndarray, side: int = 7) -> np.ndarray:
-    """Median of the ``side`` finite values before each point (its level before any jump)."""
-    ok = np.isfinite(v)
-    out = np.full(v.shape, np.nan)
-    if ok.any():
-        f = v[ok]
-        out[ok] = np.r_[f[0], _rolling_median(f, side, center=False)[:-1]]
-    return out
 
 
 def from_findings(findings: Sequence[Finding]) -> list[Cause]:
@@ -163,56 +142,84 @@ def resumed(resumes: int, resume_steps: Sequence[int], rewritten: int = 0) -> Ca
     )
 
 
-def spikes(
+def flagged_rows(findings: Sequence[Finding], steps: np.ndarray, code: str) -> np.ndarray:
+    """Row indices of the steps that ``code`` findings name (their ``step`` or first step)."""
+    at = []
+    for f in findings:
+        if f.code == code:
+            step = f.evidence.get("step", f.first_step)
+            if isinstance(step, int | float):
+                at.append(int(step))
+    if not at or steps.size == 0:
+        return np.array([], dtype=int)
+    return np.unique(np.clip(np.searchsorted(steps, np.asarray(at)), 0, steps.size - 1))
+
+
+def bad_batches(
+    findings: Sequence[Finding],
     steps: np.ndarray,
     loss: np.ndarray,
     resid: np.ndarray,
-    grad_norm: np.ndarray | None,
     z_min: float = 8.0,
 ) -> Cause | None:
-    """Isolated loss spikes (length effect removed; at least 1.5x the local level), or grad-norm
-    spikes (at least 5x) that the loss jumps with (≥1.2x): instability, whose bumps decay over
-    several steps and so need not look isolated.
+    """Isolated bad batches: LD101 loss spikes (as the spike detector was configured) that stay
+    spikes once the length effect is removed (robust z > ``z_min`` over the local level, at least
+    1.5x it). More than max(3, 2%) such rows are not isolated (a periodic or length pattern).
+    The verdict never names spikes the report does not show.
     """
+    flagged = flagged_rows(findings, steps, "LD101")
+    if flagged.size == 0:
+        return None
     z = _peak_z(resid) * (_peak_z(loss, min_ratio=1.5) > 0)
-    hit = np.flatnonzero(z > z_min)
-    if hit.size > max(3, 0.02 * resid.size):
+    if np.count_nonzero(z > z_min) > max(3, 0.02 * resid.size):
         return None
-    gn_hits = np.array([], dtype=int)
-    if grad_norm is not None:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            gz = _peak_z(np.log(grad_norm), min_rise=float(np.log(5.0)))
-        cand = np.flatnonzero(gz > 8)[:50]
-        if cand.size:
-            rise = _robust_z(resid) * (_robust_z(loss) > 0) * (loss >= 1.2 * _level(loss))
-            near = [rise[max(0, i - 2) : i + 3].max() for i in cand]
-            gn_hits = cand[np.asarray(near) > 5]
-    if hit.size == 0 and gn_hits.size == 0:
-        return None
-    first = int(steps[min(np.r_[hit, gn_hits])])
-    ev: dict[str, float | int | str | bool | None] = {
-        "loss_spikes": int(hit.size),
-        "max_spike_z": round(float(z[hit].max()), 1) if hit.size else None,
-        "grad_norm_spikes_with_loss": int(gn_hits.size),
-        "first_spike_step": first,
-    }
-    if gn_hits.size and gn_hits.size <= max(3, 0.02 * resid.size):
-        return Cause(
-            "instability",
-            "optimisation instability (loss spikes with grad-norm spikes)",
-            PRIORITY["instability"],
-            float(min(1.0, 0.5 + 0.1 * gn_hits.size)),
-            ev,
-        )
+    near = np.clip(flagged[:, None] + np.arange(-1, 2)[None, :], 0, z.size - 1)
+    zf = z[near].max(axis=1)
+    hit = flagged[zf > z_min]
     if hit.size == 0:
         return None
+    ev: dict[str, float | int | str | bool | None] = {
+        "loss_spikes": int(hit.size),
+        "max_spike_z": round(float(zf.max()), 1),
+        "first_spike_step": int(steps[hit[0]]),
+        "from_finding": "LD101",
+    }
     return Cause(
         "bad_batches",
         "isolated bad batches (loss spikes)",
         PRIORITY["bad_batches"],
-        float(min(1.0, z[hit].max() / 20)),
+        float(min(1.0, zf.max() / 20)),
         ev,
     )
+
+
+def instability(
+    findings: Sequence[Finding], steps: np.ndarray, loss: np.ndarray, resid: np.ndarray
+) -> Cause | None:
+    """Grad-norm spikes the report shows (LD104: without an isolated loss spike) at which the loss
+    still jumps: ≥ 1.2x its level over the 7 rows before, robust z > 5 (length effect removed),
+    within 2 rows; instability bumps decay over several steps and so need not look like spikes."""
+    at = []
+    for f in findings:
+        if f.code == "LD104":
+            at += [v for k in ("first_step", "max_step") if isinstance(v := f.evidence.get(k), int)]
+    if not at or steps.size < 30:
+        return None
+    rows = np.unique(np.clip(np.searchsorted(steps, np.asarray(at)), 0, steps.size - 1))
+    base = resid - _rolling_median(resid, 15, center=True)
+    z = base / _mad_scale(base[np.isfinite(base)])
+    level = np.r_[loss[0], _rolling_median(loss, 7, center=False)[:-1]]
+    rise = np.where((loss >= 1.2 * level) & (z > 5), z, 0.0)
+    hits = [int(r) for r in rows if rise[max(0, r - 2) : r + 3].max() > 0]
+    if not hits:
+        return None
+    ev: dict[str, float | int | str | bool | None] = {
+        "grad_norm_spikes_with_loss": len(hits),
+        "first_spike_step": int(steps[hits[0]]),
+        "from_finding": "LD104",
+    }
+    label = "optimisation instability (grad-norm spikes with loss jumps)"
+    return Cause("instability", label, PRIORITY["instability"], float(min(1.0, 0.5 + 0.1 * len(hits))), ev)
 
 
 def cyclic_lr(lr: np.ndarray | None, resid: np.ndarray) -> Cause | None:

@@ -13,7 +13,6 @@ from logdoctor.diagnosis import epochs as ep
 from logdoctor.diagnosis import lengthstats as ls
 from logdoctor.diagnosis import recurrence as rc
 from logdoctor.model import (
-    GRAD_NORM,
     LEN_MAX,
     LEN_MEAN,
     LEN_MIN,
@@ -50,6 +49,9 @@ class Facts:
     batch_columns: tuple[str, ...] = ()
     #: the largest relative spread among those columns
     batch_columns_spread: float = 0.0
+    #: steps per logged row (median step gap) and whether steps are only record numbers
+    stride: float = 1.0
+    rows_only: bool = False
 
     @property
     def usable_lengths(self) -> bool:
@@ -67,6 +69,13 @@ def _token_budget(run: Run) -> int | None:
 
 
 _BATCH_COLUMNS = (TOKENS, SEQS, LEN_MEAN, LEN_MIN, LEN_MAX, PAD_FRAC)
+
+#: ingest's note for a log without step numbers (steps are record numbers, not optimizer steps)
+NO_STEP_NUMBERS = "the log prints no step numbers"
+
+#: epochs inferred from the recurrence gaps of even signature ids; only odd ids then test recurrence
+SIG_INFERRED = "inferred from batch-signature recurrence"
+
 _PERIOD_KEYS = ("p_value", "power_ratio", "acf_at_period", "epoch_ratio")
 
 
@@ -93,10 +102,8 @@ def _epochs(
     elif sig is not None:
         uniq = int(np.count_nonzero(np.bincount(sig[0])))  # ids are small ints: O(n), no sort
         if uniq < 0.7 * sig[0].size:
-            inferred, how = (
-                rc.infer_period(sig[0], steps),
-                "inferred from batch-signature recurrence",
-            )
+            half = sig[0] % 2 == 0  # the other half tests recurrence (sample splitting)
+            inferred, how = rc.infer_period(sig[0][half], steps[half]), SIG_INFERRED
     return ep.resolve(run, steps, inferred, how)
 
 
@@ -117,8 +124,10 @@ def _recurrence(
             return None
     stride = (steps[-1] - steps[0] + 1) / max(steps.size, 1)
     seqs = ls.column(run, SEQS)
-    single = None if seqs is None else seqs <= 1
-    return rc.recurrence(sig[0], epochs.index, float(stride), sig[2], sig[1], single)
+    skip = np.zeros(sig[0].size, bool) if seqs is None else seqs <= 1
+    if epochs.source == SIG_INFERRED:  # epochs found from these ids: test on the ids not used
+        skip |= sig[0] % 2 == 0
+    return rc.recurrence(sig[0], epochs.index, float(stride), sig[2], sig[1], skip)
 
 
 def _unique(causes: list[cf.Cause]) -> tuple[cf.Cause, ...]:
@@ -144,9 +153,9 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
     order = ls.order_stats(steps, x, ls.column(run, LEN_MAX)) if usable and x is not None else None
     sig = rc.signature_ids(run)
     epochs = _epochs(run, steps, order, sig)
-    lr, gn = ls.column(run, LR), ls.column(run, GRAD_NORM)
+    lr = ls.column(run, LR)
     loss_len = ls.loss_length(resid, x) if usable and x is not None else None
-    tracks = loss_len is not None and loss_len.p_value < 1e-3 and abs(loss_len.rho) >= 0.1
+    tracks = ls.tracks(loss_len)
     clean = ls.remove_length(resid, x if tracks else None)
     found = [
         cf.nonfinite(steps, loss),
@@ -157,7 +166,8 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
             inside,
             run.meta.overwritten_steps,
         ),
-        cf.spikes(steps, loss, clean, gn, 10.0 if tracks or usable else 7.0),
+        cf.bad_batches(findings, steps, loss, clean, 10.0 if tracks or usable else 7.0),
+        cf.instability(findings, steps, loss, clean),
         cf.cyclic_lr(lr, clean),
     ]
     # a detector's finding names the cause more precisely ("a resume followed by a loss jump")
@@ -202,4 +212,6 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
         period=_period(findings),
         batch_columns=present,
         batch_columns_spread=max((ls.relative_spread(v) for v in present_values), default=0.0),
+        stride=float(np.median(np.diff(steps))) if steps.size > 1 else 1.0,
+        rows_only=any(NO_STEP_NUMBERS in n for n in run.meta.notes),
     )

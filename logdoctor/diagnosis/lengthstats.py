@@ -156,6 +156,17 @@ class LossLength:
     n: int
 
 
+#: "the loss tracks batch length": Spearman p below this and |ρ| at least TRACK_RHO. Null: under a
+#: shuffled order with no length effect ρ ~ N(0, 1/n); p < 1e-3 keeps the false-alarm rate at 0.1%
+#: per run, and |ρ| ≥ 0.1 (1% of the loss variance) keeps huge runs from flagging a negligible effect.
+TRACK_P, TRACK_RHO = 1e-3, 0.1
+
+
+def tracks(c: LossLength | None) -> bool:
+    """The loss follows batch length (the one definition every rule uses)."""
+    return c is not None and c.p_value < TRACK_P and abs(c.rho) >= TRACK_RHO
+
+
 def loss_length(resid: np.ndarray, x: np.ndarray) -> LossLength | None:
     """How the detrended loss tracks batch length; None with fewer than 10 usable steps."""
     ok = np.isfinite(resid) & np.isfinite(x)

@@ -21,13 +21,13 @@ def _column(run: Run, name: str, rows: int) -> np.ndarray | None:
 
 
 def prescribe(run: Run, verdict: Verdict, token_budget: int | None) -> Verdict:
-    """Add a bucket-plan estimate to a sorted/static verdict's hint and evidence.
+    """Add a bucket-plan estimate to a sorted/static/grouped verdict's hint and evidence.
 
     The lengths are reconstructed from the logged per-batch statistics of the first epoch (see
     ``buckets.estimate``); the estimate is what ``logdoctor buckets`` would recommend for them.
     Other verdicts, and logs without ``len_mean`` and ``seqs``, are returned unchanged.
     """
-    if verdict.batching not in ("sorted", "static") or not (run.has(LEN_MEAN) and run.has(SEQS)):
+    if verdict.batching not in ("sorted", "static", "grouped") or not (run.has(LEN_MEAN) and run.has(SEQS)):
         return verdict
     from logdoctor.bucketing.estimate import estimate_from_batches
 

@@ -3,9 +3,15 @@
 A signature is the tuple of logged batch statistics (seqs, tokens, len_min, len_max, len_mean;
 counts only when they are integers, i.e. per batch, not averaged over a logging interval);
 it is coarser than a fingerprint (``batch_fp``, a hash of the sample indices): two different
-batches can share a signature by chance, never a fingerprint. The chance rate is estimated from
-signature collisions *within* epochs (where, under any strategy, distinct batches meet), and the
-recurrence expected under static composition accounts for logging only every k-th step.
+batches can share a signature by chance, never a fingerprint.
+
+Signatures are judged by how each one occupies the epochs. Under any pipeline that recomposes its
+batches from i.i.d. (or exchangeable) draws, whatever the length distribution, the epochs of the
+copies of a signature are a random allocation given the signature's count and the epoch sizes (a
+permutation null). Static composition puts the copies of a rare signature in *different* epochs
+(the same batch once per epoch): same-epoch pairs of copies fall far below the null's expectation.
+Only rare signatures (at most 2 copies per epoch on average) carry this signal; common ones are
+shared by distinct batches under any strategy and are left out.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from logdoctor.diagnosis.occupancy import Pairs, chance, same_epoch_pairs
 from logdoctor.model import BATCH_FP, LEN_MAX, LEN_MEAN, LEN_MIN, SEQS, TOKENS, Run
 
 SIGNATURE_COLUMNS = (SEQS, TOKENS, LEN_MIN, LEN_MAX, LEN_MEAN)
@@ -28,13 +35,17 @@ class Recurrence:
         kind: "fingerprint" or "signature".
         columns: the columns the signature is built from.
         fraction: share of batches (epochs after the first) already seen in an earlier epoch.
-        chance: share expected by chance under a recomposing shuffle.
+        chance: share expected under the permutation null (recomposed from exchangeable draws);
+            0 for fingerprints.
         expected_if_static: share expected if every batch recurred (given the logging stride).
-        excess: ``(fraction - chance) / (expected_if_static - chance)``: ≈1 static, ≈0 recomposed.
-        p_value: one-sided test of the recurrences against the per-batch chances (normal
-            approximation of the Poisson-binomial).
+        excess: ≈1 static, ≈0 recomposed. Signatures: ``fraction / expected_if_static`` when
+            below 0.5 (static ruled out), else the smaller of it and ``Pairs.excess``;
+            fingerprints: ``fraction / expected_if_static``.
+        p_value: signatures: lower-tail p of the same-epoch pairs; fingerprints: normal tail of
+            the recurrence count against zero chance.
         n: batches compared.
         by_epoch: ``fraction`` for each epoch (the first is 0 by definition).
+        pairs: the signature occupancy test (None for fingerprints).
     """
 
     kind: str
@@ -46,13 +57,18 @@ class Recurrence:
     p_value: float
     n: int
     by_epoch: tuple[float, ...]
+    pairs: Pairs | None = None
 
     @property
     def decidable(self) -> bool:
-        """Enough logged batches would recur under static composition to tell it apart."""
-        return (
-            self.expected_if_static - self.chance >= 0.1 and self.n * self.expected_if_static >= 10
-        )
+        """Enough logged batches would recur under static composition to tell it apart. Too few
+        recurrences rule static out directly (chance only adds recurrences); many need the
+        signature occupancy test to be decisive: the same-epoch pairs a static run would show
+        have p < 1e-7 under the permutation null."""
+        base = self.n * self.expected_if_static >= 10 and self.expected_if_static >= 0.1
+        if self.pairs is None or self.fraction < 0.5 * self.expected_if_static:
+            return base
+        return base and self.pairs.p_if_static < 1e-7
 
     @property
     def static(self) -> bool:
@@ -60,9 +76,7 @@ class Recurrence:
         return self.decidable and self.excess >= 0.5 and self.p_value < 1e-6
 
 
-def signature_ids(
-    run: Run, use_fingerprint: bool = True
-) -> tuple[np.ndarray, tuple[str, ...], str] | None:
+def signature_ids(run: Run, use_fingerprint: bool = True) -> tuple[np.ndarray, tuple[str, ...], str] | None:
     """Integer id per row of its batch fingerprint (preferred) or signature; None without either."""
     t = run.table
     if use_fingerprint and run.has(BATCH_FP):
@@ -112,50 +126,23 @@ def recurrence(
     later = epoch >= 1
     n = int(later.sum())
     frac = float(seen[later].mean())
-    rows_before = np.cumsum(np.bincount(epoch))[epoch - 1] * later
-    p_row = _chance(ids, epoch, rows_before)[later] if kind == "signature" else np.zeros(n)
-    chance = float(p_row.mean())
     f = min(1.0, 1.0 / max(stride, 1.0))
     expected = float(np.mean(1 - (1 - f) ** epoch[later]))
-    k = float(seen[later].sum())
-    var = float(np.sum(p_row * (1 - p_row))) + 1.0
-    p = float(stats.norm.sf((k - p_row.sum()) / np.sqrt(var)))
-    denom = expected - chance
-    by_epoch = tuple(
-        float(seen[epoch == e].mean()) if np.any(epoch == e) else 0.0
-        for e in range(int(epoch.max()) + 1)
-    )
-    return Recurrence(
-        kind,
-        columns,
-        frac,
-        chance,
-        expected,
-        (frac - chance) / denom if denom > 0 else 0.0,
-        p,
-        n,
-        by_epoch,
-    )
-
-
-def _chance(ids: np.ndarray, epoch: np.ndarray, rows_before: np.ndarray) -> np.ndarray:
-    """Per row, the chance that a recomposed batch matches one of ``rows_before`` earlier batches.
-
-    Estimated from the same signature's frequency within the row's own epoch, where distinct
-    batches meet under any strategy (e.g. truncated sequences make many identical signatures).
-    """
-    frame = pl.DataFrame({"e": epoch, "s": ids})
-    count = frame.select(pl.len().over("e", "s")).to_series().to_numpy().astype(float)
-    size = np.bincount(epoch).astype(float)[epoch]
-    q = (count - 1) / np.maximum(size - 1, 1)
-    return np.asarray(1 - (1 - q) ** rows_before)
+    by_epoch = tuple(float(seen[epoch == e].mean()) if np.any(epoch == e) else 0.0 for e in range(int(epoch.max()) + 1))
+    if kind == "signature":
+        chance_share = chance(ids, epoch)
+        pairs = same_epoch_pairs(ids, epoch, f)
+        share = frac / expected if expected > 0 else 0.0
+        excess = share if share < 0.5 else min(share, pairs.excess)
+        return Recurrence(kind, columns, frac, chance_share, expected, excess, pairs.p_value, n, by_epoch, pairs)
+    k = float(seen[later].sum())  # fingerprints: distinct batches never share one (chance 0)
+    p = float(stats.norm.sf(k / np.sqrt(1.0)))
+    return Recurrence(kind, columns, frac, 0.0, expected, frac / expected if expected else 0.0, p, n, by_epoch)
 
 
 def within_epoch_repeats(ids: np.ndarray, epoch: np.ndarray) -> float:
     """Share of rows whose id occurs more than once within its own epoch."""
-    count = (
-        pl.DataFrame({"e": epoch, "s": ids}).select(pl.len().over("e", "s")).to_series().to_numpy()
-    )
+    count = pl.DataFrame({"e": epoch, "s": ids}).select(pl.len().over("e", "s")).to_series().to_numpy()
     return float(np.mean(count > 1)) if count.size else 0.0
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from logdoctor import codes
 from logdoctor.diagnosis.epochs import EpochShape
 from logdoctor.diagnosis.facts import Facts
-from logdoctor.diagnosis.lengthstats import OrderStats
+from logdoctor.diagnosis.lengthstats import OrderStats, tracks
 from logdoctor.diagnosis.recurrence import Recurrence
 from logdoctor.model import Verdict
 
@@ -72,6 +72,13 @@ def evidence(f: Facts) -> EvidenceDict:
             "recurrence_p": r.p_value,
             "recurrence_n": r.n,
         }
+        if r.pairs is not None:
+            ev |= {
+                "recurrence_rare_signatures": r.pairs.signatures,
+                "recurrence_same_epoch_pairs": r.pairs.observed,
+                "recurrence_same_epoch_pairs_null": rounded(r.pairs.expected, 2),
+                "recurrence_same_epoch_pairs_if_static": rounded(r.pairs.if_static, 2),
+            }
     if f.shape is not None:
         s = f.shape
         ev |= {
@@ -90,8 +97,14 @@ def evidence(f: Facts) -> EvidenceDict:
     return ev
 
 
-def _buckets_hint(f: Facts) -> str:
-    base = "Shuffle every epoch; a bucketed shuffle keeps the padding savings"
+SORTED_FIX = "Shuffle every epoch; a bucketed shuffle keeps the padding savings"
+STATIC_FIX = (
+    "Re-form the batches every epoch with a bucketed shuffle (shuffle within length buckets, "
+    "batch, then shuffle the batches); it keeps the padding savings"
+)
+
+
+def _buckets_hint(f: Facts, base: str = SORTED_FIX) -> str:
     if f.token_budget:
         cmd = f"logdoctor buckets LENGTHS --token-budget {f.token_budget}"
         return f"{base}: run `{cmd}` on your dataset's lengths."
@@ -100,7 +113,7 @@ def _buckets_hint(f: Facts) -> str:
 
 def _tracks(f: Facts) -> str:
     c = f.loss_len
-    if c is None or c.p_value >= 1e-3 or abs(c.rho) < 0.1:
+    if c is None or not tracks(c):
         return ""
     return f"; the loss follows batch length (ρ={c.rho:.2f})"
 
@@ -112,7 +125,7 @@ def sorted_verdict(f: Facts, o: OrderStats, min_lag1: float, min_mono: float) ->
     where = (
         "within each epoch"
         if per_epoch or len(o.resets) <= 1
-        else f"within windows of about {o.reset_spacing:.0f} steps (length-grouped megabatches)"
+        else f"within windows of about {o.reset_spacing:.0f} steps (the same windows every epoch, or epochs unknown)"
     )
     period = " with the epoch as its period" if per_epoch else ""
     summary = f"Batches are fed in {o.direction} length order {where}{_tracks(f)}{period}."
@@ -127,14 +140,29 @@ def static_verdict(f: Facts, r: Recurrence, min_excess: float) -> Verdict:
     what = "batch fingerprints" if r.kind == "fingerprint" else "batch signatures"
     summary = (
         f"The same batches recur every epoch ({r.fraction:.0%} of {what} already seen in an "
-        f"earlier epoch, {r.expected_if_static:.0%} expected if static, {r.chance:.1%} by chance); "
-        "only their order is shuffled"
+        f"earlier epoch, {r.expected_if_static:.0%} expected if static, {r.chance:.1%} by chance"
+        f"{_occupancy(r)}); only their order is shuffled"
         f"{_tracks(f)}."
     )
     scale = 0.05 if r.kind == "fingerprint" else 0.15
     m = (2.5 if r.kind == "fingerprint" else 1.5) + (r.excess - min_excess) / scale
     return Verdict(
-        "static", confidence(m), "static batch composition", summary, _buckets_hint(f), evidence(f)
+        "static",
+        confidence(m),
+        "static batch composition",
+        summary,
+        _buckets_hint(f, STATIC_FIX),
+        evidence(f),
+    )
+
+
+def _occupancy(r: Recurrence) -> str:
+    if r.pairs is None:
+        return ""
+    p = r.pairs
+    return (
+        f"; copies of rare signatures share an epoch {p.observed:.0f} times where a recomposing "
+        f"pipeline gives {p.expected:.0f}, p={p.p_value:.1e}"
     )
 
 
@@ -206,7 +234,7 @@ def loss_only_sorted_verdict(f: Facts, s: EpochShape) -> Verdict:
     )
 
 
-def undecidable_verdict(f: Facts) -> Verdict:
+def undecidable_verdict(f: Facts, extra: str = "") -> Verdict:
     """Loss only (or lengths that never vary), no epoch pattern: composition cannot be judged."""
     why = (
         "the lr is not logged, so an epoch-periodic schedule cannot be ruled out, and "
@@ -225,8 +253,8 @@ def undecidable_verdict(f: Facts) -> Verdict:
         )
         cause = "batch lengths do not vary"
     summary = (
-        f"{what} and {why}the loss alone cannot tell static composition from a healthy shuffle; "
-        f"{LOG_WHAT}."
+        f"{what} and {why}the loss alone cannot tell static composition from a healthy shuffle"
+        f"{extra}; {LOG_WHAT}."
     )
     m = 2.0 - (1.5 if why else 0.0)
     return Verdict(
@@ -254,6 +282,8 @@ def static_undecidable_verdict(f: Facts, min_lag1: float) -> Verdict:
         else "only one epoch"
         if f.rec is None
         else "too few logged batches to compare across epochs"
+        if not f.rec.decidable
+        else f"batch recurrence {f.rec.excess:.0%} of the way to static but not significant (p={f.rec.p_value:.1e})"
     )
     summary = (
         f"Batches are not fed in length order ({_order_text(f, min_lag1)}), but with {reason} the log "

@@ -35,6 +35,7 @@ _VERDICT_STYLE = {
     "healthy": "bold green",
     "not_batching": "bold cyan",
     "inconclusive": "bold yellow",
+    "grouped": "bold yellow",
 }
 _SEVERITY_STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
 

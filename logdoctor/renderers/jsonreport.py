@@ -18,6 +18,7 @@ from logdoctor.renderers.base import Renderer
 #:       are not explained as symptoms (info findings leave it ok).
 #:       Also adds ``structure``: rows, stride, planned vs reached, epochs and their source, restarts,
 #:       metric columns, duplicates (structure/layout.py; docs/formats.md). Additive; readers of 1 still work.
+#:       Also: ``verdict.batching`` may be ``"grouped"`` (length-grouped megabatches, LD505).
 FORMAT_VERSION = 2
 
 

@@ -18,6 +18,7 @@ VERDICT_TITLES: dict[str, str] = {
     "healthy": "healthy batching",
     "not_batching": "not a batching problem",
     "inconclusive": "batching inconclusive",
+    "grouped": "length-grouped megabatches",
 }
 
 

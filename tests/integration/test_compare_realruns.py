@@ -23,7 +23,9 @@ def real_pairs() -> list[tuple[Path, Path]]:
     pairs = []
     for static in sorted(REALRUNS.glob("*static*.log")):
         twin = static.with_name(static.name.replace("static", "bucketed"))
-        if twin.is_file():
+        truth = static.with_suffix(".truth.json")
+        decidable = not truth.is_file() or json.loads(truth.read_text()).get("expected_verdict") == "static"
+        if twin.is_file() and decidable:  # a loss-only static run is honestly inconclusive
             pairs.append((static, twin))
     return pairs
 
@@ -47,7 +49,11 @@ PAIRS = real_pairs()
 
 @pytest.mark.skipif(not PAIRS, reason="no fixtures/realruns/*static*.log with a *bucketed* twin yet")
 @pytest.mark.parametrize(("static", "bucketed"), PAIRS, ids=[p[0].stem for p in PAIRS] or None)
-def test_real_static_vs_bucketed_pair(static: Path, bucketed: Path) -> None:
+def test_real_static_vs_bucketed_pair(static: Path, bucketed: Path, request: pytest.FixtureRequest) -> None:
+    from tests.integration.test_realruns import KNOWN_MISSES
+
+    if static.stem in KNOWN_MISSES:  # the verdict's own known miss on this run, strict there too
+        request.applymarker(pytest.mark.xfail(reason=KNOWN_MISSES[static.stem], strict=True))
     c = compare_paths(str(static), [str(bucketed)])
     v = c.versus[0]
     assert (c.baseline.verdict.batching, v.candidate.verdict.batching) == ("static", "healthy")

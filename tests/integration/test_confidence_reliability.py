@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from fixtures.simulator import as_run, simulate
-from logdoctor.diagnosis.batching import BatchingDiagnosis
+from logdoctor import pipeline
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "confusion.py"
 #: a scenario seed no other test uses (bench/confusion.py's convention: >= 1000); runs up to 12k samples
@@ -47,7 +47,8 @@ def test_confidence_matches_accuracy_on_fresh_runs() -> None:
         if cfg.n_samples > MAX_SAMPLES:  # the long runs take seconds each: bench/confusion.py has them
             continue
         table, truth = simulate(cfg)
-        verdict = BatchingDiagnosis().diagnose(as_run(table), []).verdict
+        # the verdict as a report gives it: it names only causes the detectors' findings back
+        verdict = pipeline.analyze(as_run(table)).verdict
         conf.append(verdict.confidence)
         right.append(verdict.batching == truth["expected_verdict"])
     c, r = np.asarray(conf), np.asarray(right, dtype=float)

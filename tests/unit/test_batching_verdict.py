@@ -14,12 +14,23 @@ def diagnose(cfg: SimConfig, *, epoch_column: bool = True) -> Diagnosis:
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-@pytest.mark.parametrize("strategy", ["sorted_asc", "sorted_desc", "megabatch"])
+@pytest.mark.parametrize("strategy", ["sorted_asc", "sorted_desc"])
 def test_sorted_orders_are_found(strategy: str, seed: int) -> None:
     d = diagnose(SimConfig(strategy=strategy, n_samples=2500, seed=seed))
     assert d.verdict.batching == "sorted"
     assert d.verdict.evidence["lag1_len_mean"] > 0.5  # type: ignore[operator]
     assert [f.code for f in d.findings if f.code == "LD501"] == ["LD501"]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("epoch_column", [True, False])
+def test_length_grouped_megabatches_are_grouped_not_sorted(seed: int, epoch_column: bool) -> None:
+    d = diagnose(SimConfig(strategy="megabatch", n_samples=8000, seed=seed), epoch_column=epoch_column)
+    assert d.verdict.batching == "grouped", d.verdict.summary
+    ld505 = [f for f in d.findings if f.code == "LD505"]
+    assert ld505 and ld505[0].severity.label == "warning"
+    assert not {f.code for f in d.findings} & {"LD501", "LD502"}
+    assert d.verdict.evidence["megabatch_period"] and d.verdict.evidence["megabatch_sampler"]
 
 
 def test_full_sort_is_described_per_epoch_and_windows_as_megabatches() -> None:
@@ -28,6 +39,7 @@ def test_full_sort_is_described_per_epoch_and_windows_as_megabatches() -> None:
     assert "with the epoch as its period" in asc.summary
     mega = diagnose(SimConfig(strategy="megabatch", n_samples=8000, seed=4)).verdict
     assert "descending length order within windows" in mega.summary
+    assert "recomposed every epoch" in mega.summary
 
 
 def test_sorted_hint_prescribes_buckets_with_the_logged_token_budget() -> None:
@@ -48,7 +60,9 @@ def test_static_composition_is_found_from_signatures(seed: int) -> None:
 
 
 def test_static_with_logging_every_fifth_step_expects_partial_recurrence() -> None:
-    d = diagnose(SimConfig(strategy="static", n_samples=6000, epochs=6, log_every=5, seed=7))
+    # 12k samples: at 6k (195 logged batches) a few truncated batches sharing a signature within
+    # the epoch leave the occupancy test short of p < 1e-6 under the permutation null
+    d = diagnose(SimConfig(strategy="static", n_samples=12000, epochs=6, log_every=5, seed=7))
     ev = d.verdict.evidence
     assert d.verdict.batching == "static"
     assert 0.2 < ev["recurrence_expected_if_static"] < 0.7  # type: ignore[operator]
@@ -103,3 +117,11 @@ def test_confidence_differs_between_verdicts_and_stays_in_0_1() -> None:
         for s in ("sorted_asc", "static", "bucketed", "megabatch")
     }
     assert len(confs) >= 3 and all(0 < c < 1 for c in confs)
+
+
+def test_static_hint_says_to_reform_batches_every_epoch() -> None:
+    v = diagnose(SimConfig(strategy="static", n_samples=2500, seed=2)).verdict
+    assert v.batching == "static"
+    assert "Re-form the batches every epoch" in v.hint and "shuffle within length buckets" in v.hint
+    assert "Shuffle every epoch" not in v.hint
+    assert "fix_bucketed_vs_random_throughput" in v.evidence  # priced as before

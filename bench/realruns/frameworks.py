@@ -1,0 +1,96 @@
+"""The same corpus through the HF Trainer (default sampler or group_by_length) and Lightning."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from bench.realruns.data import MAX_LEN, VOCAB, pad
+from logdoctor.emit import BatchRecorder
+
+
+def _collate(features: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
+    ids, mask = pad([np.asarray(f["input_ids"]) for f in features])
+    labels = np.where(mask, ids, -100)
+    return {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask.astype(np.int64)),
+            "labels": torch.from_numpy(labels)}
+
+
+def _drop_idx(features: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
+    return _collate([{k: v for k, v in f.items() if k != "idx"} for f in features])
+
+
+def train_hf(spec: Any, seqs: list[np.ndarray], seed: int, out: Path, tmp: str) -> int:
+    """A tiny GPT-2 (from a config) through ``transformers.Trainer``; the log goes to ``out``:
+    logdoctor JSONL from the emit callback with statistics, else the saved trainer_state.json.
+    Returns steps per epoch (optimizer steps)."""
+    from transformers import GPT2Config, GPT2LMHeadModel, PrinterCallback, Trainer, TrainingArguments
+    from transformers.utils import logging as hf_logging
+
+    from logdoctor.emit.collate import RecordingCollator
+    from logdoctor.emit.hf import LogdoctorCallback
+
+    hf_logging.set_verbosity_error()
+    logging.getLogger("transformers").setLevel(logging.ERROR)
+    torch.manual_seed(seed)
+    cfg = GPT2Config(vocab_size=VOCAB, n_positions=MAX_LEN, n_embd=32, n_layer=2, n_head=2,
+                     bos_token_id=0, eos_token_id=0)
+    model = GPT2LMHeadModel(cfg)
+    data = [{"input_ids": s.tolist(), "idx": i} for i, s in enumerate(seqs)]
+    rec = BatchRecorder()
+    collator = RecordingCollator(_collate, rec, index_key="idx") if spec.stats else _drop_idx
+    args = TrainingArguments(
+        output_dir=tmp, per_device_train_batch_size=spec.batch, gradient_accumulation_steps=spec.accum,
+        num_train_epochs=spec.epochs, logging_steps=spec.every, learning_rate=3e-3, warmup_steps=20,
+        lr_scheduler_type="cosine", report_to="none", use_cpu=True, save_strategy="no", disable_tqdm=True,
+        seed=seed, data_seed=seed, dataloader_num_workers=0, remove_unused_columns=False,
+        train_sampling_strategy=spec.strategy if spec.strategy == "group_by_length" else "random",
+    )
+    callbacks = [LogdoctorCallback(rec, jsonl=out)] if spec.stats else []
+    trainer = Trainer(model=model, args=args, train_dataset=data, data_collator=collator,  # type: ignore[arg-type]
+                      callbacks=callbacks)
+    trainer.remove_callback(PrinterCallback)  # keep stdout quiet
+    trainer.train()
+    if not spec.stats:
+        trainer.state.save_to_json(str(out))
+    return int(np.ceil(len(seqs) / spec.batch / spec.accum))
+
+
+def train_lightning(spec: Any, seqs: list[np.ndarray], seed: int, out: Path, tmp: str) -> int:
+    """The char LM through Lightning (shuffling DataLoader, CSVLogger every step); metrics.csv
+    is copied to ``out``. Returns steps per epoch."""
+    import lightning as L
+    from lightning.pytorch.loggers import CSVLogger
+
+    from bench.realruns.train import CharLM
+
+    class Module(L.LightningModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = CharLM()
+
+        def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], _: int) -> torch.Tensor:
+            loss = self.net.loss(*batch)
+            self.log("train_loss", loss, on_step=True)
+            return loss
+
+        def configure_optimizers(self) -> torch.optim.Optimizer:
+            return torch.optim.AdamW(self.parameters(), lr=3e-3)
+
+    def collate(items: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
+        ids, mask = pad(items)
+        return torch.from_numpy(ids), torch.from_numpy(mask)
+
+    L.seed_everything(seed, verbose=False)
+    loader = torch.utils.data.DataLoader(seqs, batch_size=spec.batch, shuffle=True,  # type: ignore[arg-type]
+                                         collate_fn=collate)
+    logger = CSVLogger(tmp, name="", version="")
+    trainer = L.Trainer(max_epochs=spec.epochs, accelerator="cpu", logger=logger, log_every_n_steps=1,
+                        enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False)
+    trainer.fit(Module(), loader)
+    out.write_text((Path(logger.log_dir) / "metrics.csv").read_text(encoding="utf-8"), encoding="utf-8")
+    return len(loader)

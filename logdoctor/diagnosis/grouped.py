@@ -1,0 +1,134 @@
+"""The `grouped` verdict: length-grouped megabatches, from batch statistics or from the loss alone."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from logdoctor.diagnosis import megabatch as mb
+from logdoctor.diagnosis.facts import Facts
+from logdoctor.diagnosis.lengthstats import OrderStats
+from logdoctor.diagnosis.verdicts import _tracks, confidence, evidence, rounded
+from logdoctor.model import Verdict
+
+COST = (
+    "a deliberate speed feature, at a cost: the loss oscillates at the megabatch period and every "
+    "megabatch is a short length curriculum"
+)
+HINT = (
+    "Keep it if the speed matters more than the oscillation (judge the loss averaged over a "
+    "megabatch); otherwise use a bucketed shuffle with random batch order (`logdoctor buckets`)."
+)
+
+
+def windowed(f: Facts, o: OrderStats, static: bool) -> bool:
+    """Sorted runs inside windows, recomposed each epoch (else `sorted`: a full or fixed order).
+
+    With the epoch from the log: resets spaced at most 0.8 epoch; or, on a small dataset whose
+    windows are about an epoch long, windows that do not recur (a full sort gives the same batches
+    every epoch) and resets that are not all at epoch boundaries. With the epoch inferred from the
+    resets themselves, the windows must not recur. A fixed order (static windows) stays `sorted`.
+    """
+    if len(o.resets) < 2 or not o.reset_spacing or static or f.epochs is None:
+        return False
+    spe = f.epochs.steps_per_epoch
+    recomposed = f.rec is not None and f.rec.decidable and f.rec.excess < 0.5
+    if not spe or f.epochs.source.startswith("inferred from batch-length resets"):
+        return recomposed
+    if o.reset_spacing <= 0.8 * spe:
+        return True
+    starts = np.asarray(f.epochs.starts, dtype=float)
+    off = [min(abs(starts - r)) > 0.1 * spe for r in o.resets]
+    return recomposed and any(off)
+
+
+def from_stats(f: Facts, o: OrderStats, min_lag1: float, min_mono: float) -> Verdict:
+    """Sorted windows, recomposed every epoch."""
+    sampler = mb.window_sampler(o.reset_spacing or 0.0)
+    summary = (
+        f"Batches are length-grouped megabatches: {o.direction} length order within windows of "
+        f"about {o.reset_spacing:.0f} steps, recomposed every epoch, as in {sampler}{_tracks(f)}; "
+        f"{COST}."
+    )
+    ev = evidence(f) | {"megabatch_period": rounded(o.reset_spacing, 1), "megabatch_sampler": sampler}
+    m = 1.5 + 3 * min((o.lag1 - min_lag1) / 0.5, (o.monotone_frac - min_mono) / 0.3)
+    return Verdict("grouped", confidence(m), "length-grouped megabatches", summary, HINT, ev)
+
+
+def loss_match(f: Facts) -> mb.Match | None:
+    """An LD201 loss period (p < 1e-3) at the megabatch length, not the epoch's; else the
+    candidate megabatch periods tested directly (LD201 searches every period and may stop at the
+    harmonics of a sawtooth)."""
+    period, p = f.period.get("period"), f.period.get("p_value", 1.0)
+    spe = f.epochs.steps_per_epoch if f.epochs else None
+    if period and p < 1e-3 and not (spe and abs(period / spe - 1) <= 0.1):
+        found = mb.match_rows(period, spe) if f.rows_only else mb.match_steps(period, f.stride, spe)
+        if found is not None:
+            return found
+    return mb.match_folded(f.steps, f.resid, f.stride, spe, f.rows_only)
+
+
+def explains(f: Facts) -> bool:
+    """A megabatch period at an exact, known length is the pipeline's signature and outranks loss
+    spikes, grad-norm spikes (its longest batch comes first), a "divergence" and an epoch staircase,
+    which stay listed under ``causes``; not NaN, a resume, a cyclic lr or a running average, which
+    reshape the loss over time themselves."""
+    return not {c.key for c in f.causes} & {"nan", "resume", "cyclic_lr", "running_avg"}
+
+
+def from_loss(f: Facts, match: mb.Match) -> Verdict:
+    """No batch statistics; the loss repeats at the megabatch period and the lr does not cycle."""
+    unit = "logged rows" if f.rows_only else "steps"
+    how = (
+        f"{match.period:.1f} {unit} = {match.megabatch_steps} optimizer steps if logged every "
+        f"{match.stride} steps"
+        if f.rows_only
+        else f"{match.period:.0f} steps"
+        + (
+            f" (the {match.megabatch_steps}-step megabatch aliased by logging every {match.stride} steps)"
+            if match.aliased
+            else ""
+        )
+    )
+    test = (
+        f"LD201, p={f.period.get('p_value', 1.0):.1e}"
+        if match.source == "LD201"
+        else f"its phase explains {match.r2:.0%} of the detrended loss, F-test p={match.p_value:.1e}"
+    )
+    summary = (
+        f"The loss repeats every {how} ({test}), which the lr "
+        f"does not explain and which matches {match.sampler}: batches are most likely "
+        f"length-grouped megabatches; {COST}."
+    )
+    ev = evidence(f) | {
+        "megabatch_period": rounded(match.period, 3),
+        "megabatch_steps": match.megabatch_steps,
+        "megabatch_stride_assumed" if f.rows_only else "megabatch_stride": match.stride,
+        "megabatch_aliased": match.aliased,
+        "megabatch_sampler": match.sampler,
+        "megabatch_test": match.source,
+        "megabatch_p": match.p_value,
+        "megabatch_r2": rounded(match.r2) if match.r2 is not None else None,
+    }
+    strength = f.period.get("power_ratio", 0.0) if match.source == "LD201" else (match.r2 or 0.0)
+    m = (0.5 if f.rows_only else 1.0) + min(2.0, strength / 0.1)
+    return Verdict("grouped", confidence(m), "length-grouped megabatches (from the loss)", summary, HINT, ev)
+
+
+def averaged_reason(f: Facts) -> str:
+    """Why the loss cannot show a megabatch period (logging averages it away), or what an
+    unmatched loss period could be."""
+    spe = f.epochs.steps_per_epoch if f.epochs else None
+    period, p = f.period.get("period"), f.period.get("p_value", 1.0)
+    if period and p < 1e-3 and not (spe and abs(period / spe - 1) <= 0.1):
+        unit = "logged rows" if f.rows_only else "steps"
+        return (
+            f"; the loss repeats every {period:.1f} {unit} (LD201), which matches no known megabatch "
+            f"size (HF: {mb.HF_MEGABATCH} optimizer steps), so length-grouped batching cannot be "
+            "told from another periodic cause"
+        )
+    if f.rows_only or not mb.averaged_away(f.stride, spe):
+        return ""
+    return (
+        f"; logging the mean loss every {f.stride:.0f} steps averages a {mb.HF_MEGABATCH}-step "
+        "length-grouped megabatch period away, so group_by_length cannot be seen in the loss"
+    )

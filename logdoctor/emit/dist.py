@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, TypeVar
 
-from logdoctor.emit.stats import Pair
+T = TypeVar("T")
 
 
 def _dist() -> Any:
@@ -17,17 +17,15 @@ def _dist() -> Any:
     return dist if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1 else None
 
 
-def gather(pairs: list[Pair]) -> list[Pair]:
-    """Every rank's pairs of this step, rank 0's first (a collective: call it on every rank).
-
-    Without a process group (one process) the pairs come back unchanged.
-    """
+def gather(items: list[T]) -> list[T]:
+    """Every rank's items, rank 0's first (a collective: call it on every rank the same number
+    of times). Without a process group (one process) the items come back unchanged."""
     dist = _dist()
     if dist is None:
-        return pairs
+        return items
     out: list[Any] = [None] * dist.get_world_size()
-    dist.all_gather_object(out, pairs)
-    return [pair for part in out for pair in part]
+    dist.all_gather_object(out, items)
+    return [item for part in out for item in part]
 
 
 def is_rank_zero() -> bool:

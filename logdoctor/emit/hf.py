@@ -74,11 +74,12 @@ class LogdoctorCallback(_CallbackBase):  # type: ignore[misc,unused-ignore]
         if module.training:
             import torch
 
-            if torch.is_grad_enabled():
-                self.session.add(self._pair(carried, kwargs))
+            pair = self._pair(carried, kwargs) if torch.is_grad_enabled() else None
+            if pair is not None:
+                self.session.add(pair)
         return args, kwargs
 
-    def _pair(self, carried: Carried | None, batch: dict[str, Any]) -> Pair:
+    def _pair(self, carried: Carried | None, batch: dict[str, Any]) -> Pair | None:
         if carried is not None:
             if carried.indices is None:
                 self.session.warn_once("fp", _NO_FP)
@@ -86,7 +87,10 @@ class LogdoctorCallback(_CallbackBase):  # type: ignore[misc,unused-ignore]
         if self.recorder is not None and len(self.recorder):
             return self.recorder.take(1)[0]
         self.session.warn_once("fp", _NO_FP)
-        mask, ids = batch.get("attention_mask"), batch.get("input_ids")
+        mask: Any = batch.get("attention_mask")
+        ids: Any = batch.get("input_ids")
+        if mask is None and ids is None:
+            return None
         if mask is not None:
             lengths = [int(n) for n in mask.sum(-1).reshape(-1).tolist()]
         else:
@@ -101,12 +105,12 @@ class LogdoctorCallback(_CallbackBase):  # type: ignore[misc,unused-ignore]
         """Hook the model, open the JSONL (an earlier run's file moved aside unless resuming)."""
         self.hook(model)
         self.session.open(resuming=bool(state.global_step))
-        self.epoch = int(math.floor(state.epoch or 0))
+        self.epoch = math.floor(state.epoch or 0)
         return control
 
     def on_epoch_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
         """The epoch index written with each line (HF's ``epoch`` is progress: 1.0 at epoch 0's end)."""
-        self.epoch = int(round(state.epoch or 0))
+        self.epoch = round(state.epoch or 0)
         return control
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:

@@ -27,8 +27,8 @@ class EmitSession:
     """Records of one training run, grouped the way the loss is logged.
 
     ``add`` a pair per micro-batch this rank trains on; ``end_step`` at each optimizer step
-    combines them with the other ranks' (one ``all_gather_object`` per step under
-    torch.distributed); ``interval`` merges the steps since the last log.
+    combines them with the other ranks' (one ``all_gather_object`` of a few hundred bytes per
+    step under torch.distributed); ``interval`` merges the steps since the last log.
     """
 
     def __init__(self, jsonl: str | Path | None) -> None:
@@ -52,13 +52,16 @@ class EmitSession:
         """One micro-batch this rank trained on."""
         self.micro.append(pair)
 
-    def end_step(self) -> list[Pair]:
-        """Close the optimizer step: this step's pairs from every rank (a collective)."""
-        pairs = dist.gather(self.micro)
+    def end_step(self, loss: float | None = None) -> float | None:
+        """Close the optimizer step: keep its pairs from every rank (a collective under
+        torch.distributed); returns the ranks' mean of ``loss`` (None when not given)."""
+        parts = dist.gather([(self.micro, loss)])
         self.micro = []
+        pairs = [pair for part, _ in parts for pair in part]
         if pairs:
             self.steps.append(pairs)
-        return pairs
+        losses = [x for _, x in parts if x is not None]
+        return sum(losses) / len(losses) if losses else None
 
     def interval(self) -> dict[str, Any]:
         """The record of the steps since the last call, merged: the fingerprint only when the

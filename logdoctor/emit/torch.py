@@ -47,10 +47,20 @@ class RecordingBatchSampler(_SamplerBase):  # type: ignore[misc,unused-ignore]
         return len(self.batch_sampler)  # type: ignore[arg-type]
 
     def set_epoch(self, epoch: int) -> None:
-        """Forwarded to the wrapped sampler when it has one (DistributedSampler, buckets)."""
-        inner = getattr(self.batch_sampler, "set_epoch", None)
-        if callable(inner):
-            inner(epoch)
+        """Forwarded to the wrapped batch sampler when it has ``set_epoch``, else to the sampler
+        it draws from (``BatchSampler(DistributedSampler(...))``): without it every epoch would
+        get the same batches in the same order, the very bug logdoctor detects."""
+        for inner in (self.batch_sampler, getattr(self.batch_sampler, "sampler", None)):
+            forward = getattr(inner, "set_epoch", None)
+            if callable(forward):
+                forward(epoch)
+                return
+
+    def __getattr__(self, name: str) -> Any:
+        """Anything else (``sampler``, ``batch_size``, ``drop_last``...) is the wrapped sampler's."""
+        if name in ("batch_sampler", "recorder") or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.batch_sampler, name)
 
     def pop(self, n: int = 1) -> dict[str, Any]:
         """The record of the next step: the oldest ``n`` batches (gradient accumulation) merged."""

@@ -17,12 +17,14 @@ Import this module only where lightning is installed.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from logdoctor.emit.carry import take_carried, width_of
 from logdoctor.emit.recorder import BatchRecorder
 from logdoctor.emit.session import EmitSession
+from logdoctor.emit.torch import RecordingBatchSampler
 
 try:
     from lightning.pytorch import Callback as _CallbackBase
@@ -31,6 +33,16 @@ except ImportError:  # pragma: no cover
         from pytorch_lightning import Callback as _CallbackBase  # type: ignore[assignment,unused-ignore]
     except ImportError:
         _CallbackBase = object  # type: ignore[assignment,misc,unused-ignore]
+
+
+def _wrappers(loaders: Any) -> Iterator[RecordingBatchSampler]:
+    """The RecordingBatchSamplers of the train loader(s) (a loader, or a dict / list of them)."""
+    items = loaders.values() if isinstance(loaders, Mapping) else (
+        loaders if isinstance(loaders, list | tuple) else [loaders])
+    for loader in items:
+        sampler = getattr(loader, "batch_sampler", None)
+        if isinstance(sampler, RecordingBatchSampler):
+            yield sampler
 
 
 def _loss_of(outputs: Any) -> float | None:
@@ -54,6 +66,12 @@ class LogdoctorCallback(_CallbackBase):  # type: ignore[misc,unused-ignore]
         """Open the JSONL (an earlier run's file moved aside unless resuming)."""
         self._step = int(trainer.global_step)
         self.session.open(resuming=self._step > 0)
+
+    def on_train_epoch_start(self, trainer: Any, pl_module: Any) -> None:
+        """Lightning calls ``set_epoch`` only on ``loader.sampler`` and ``loader.batch_sampler.sampler``:
+        a wrapped custom batch sampler (buckets) would repeat epoch 0, so call it here."""
+        for sampler in _wrappers(getattr(trainer, "train_dataloader", None)):
+            sampler.set_epoch(int(trainer.current_epoch))
 
     def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any, batch_idx: int) -> None:
         """Take the micro-batch's record out of the batch (or from the sampler's recorder)."""

@@ -116,3 +116,30 @@ def expected(seqs: list[list[int]], steps: Sequence[Sequence[Sequence[int]]],
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+class BucketedSampler:
+    """A bucketed shuffle: each epoch, shuffle inside 3 length buckets, cut batches, shuffle them."""
+
+    def __init__(self, seqs: list[list[int]], batch_size: int = 8, seed: int = 0) -> None:
+        order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
+        third = len(order) // 3
+        self.buckets = [order[:third], order[third:2 * third], order[2 * third:]]
+        self.batch_size, self.seed, self.epoch = batch_size, seed, 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def batches(self) -> list[list[int]]:
+        rng = np.random.default_rng(self.seed * 1000 + self.epoch)
+        out = []
+        for bucket in self.buckets:
+            members = [bucket[i] for i in rng.permutation(len(bucket))]
+            out += [members[i:i + self.batch_size] for i in range(0, len(members), self.batch_size)]
+        return [out[i] for i in rng.permutation(len(out))]
+
+    def __iter__(self) -> Any:
+        return iter(self.batches())
+
+    def __len__(self) -> int:
+        return sum(-(-len(b) // self.batch_size) for b in self.buckets)

@@ -12,9 +12,9 @@ pytest.importorskip("torch", reason="needs the 'frameworks' extra: pip install -
 pytest.importorskip("transformers", reason="needs the 'frameworks' extra: pip install -e '.[frameworks]'")
 pytest.importorskip("accelerate", reason="needs the 'frameworks' extra: pip install -e '.[frameworks]'")
 
-from logdoctor import pipeline  # noqa: E402
-from tests.frameworks.hfrun import train  # noqa: E402
-from tests.frameworks.tiny import corpus, expected  # noqa: E402
+from logdoctor import pipeline
+from tests.frameworks.hfrun import train
+from tests.frameworks.tiny import corpus, expected
 
 SEQS = corpus()
 RECORD = ("n_seq", "tokens", "len_mean", "len_min", "len_max", "pad_frac", "batch_fp")

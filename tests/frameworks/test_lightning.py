@@ -15,14 +15,14 @@ pytest.importorskip("torch", reason="needs the 'frameworks' extra: pip install -
 pytest.importorskip("lightning", reason="needs the 'frameworks' extra: pip install -e '.[frameworks]'")
 pytest.importorskip("transformers", reason="needs the 'frameworks' extra: pip install -e '.[frameworks]'")
 
-from torch.utils.data import BatchSampler, DataLoader, DistributedSampler  # noqa: E402
+from torch.utils.data import BatchSampler, DataLoader, DistributedSampler
 
-from logdoctor import pipeline  # noqa: E402
-from logdoctor.emit.collate import RecordingCollator  # noqa: E402
-from logdoctor.emit.lightning import LogdoctorCallback  # noqa: E402
-from logdoctor.emit.torch import RecordingBatchSampler  # noqa: E402
-from tests.frameworks.plrun import fit, losses, seen_batches  # noqa: E402
-from tests.frameworks.tiny import BucketedSampler, Samples, corpus, expected, pad_collate, read_jsonl  # noqa: E402
+from logdoctor import pipeline
+from logdoctor.emit.collate import RecordingCollator
+from logdoctor.emit.lightning import LogdoctorCallback
+from logdoctor.emit.torch import RecordingBatchSampler
+from tests.frameworks.plrun import fit, losses, seen_batches
+from tests.frameworks.tiny import BucketedSampler, Samples, corpus, expected, pad_collate, read_jsonl
 
 SEQS = corpus()
 LENGTHS = np.array([len(s) for s in SEQS])

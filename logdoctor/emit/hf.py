@@ -16,6 +16,7 @@ MLflow log it. Import this module only where transformers is installed.
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -72,9 +73,9 @@ class LogdoctorCallback(_CallbackBase):  # type: ignore[misc,unused-ignore]
     def _pre_forward(self, module: Any, args: Any, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         carried = take_carried(kwargs)
         if module.training:
-            import torch
-
-            pair = self._pair(carried, kwargs) if torch.is_grad_enabled() else None
+            torch = sys.modules.get("torch")
+            grad = torch.is_grad_enabled() if torch is not None else True
+            pair = self._pair(carried, kwargs) if grad else None
             if pair is not None:
                 self.session.add(pair)
         return args, kwargs

@@ -14,6 +14,9 @@ from logdoctor.diagnosis import lengthstats as ls
 from logdoctor.diagnosis import recurrence as rc
 from logdoctor.model import GRAD_NORM, LEN_MAX, LOSS, LR, SEQS, Finding, Run
 
+#: Logged steps with a batch length needed before their order is judged.
+MIN_LENGTH_STEPS = 30
+
 
 @dataclass(frozen=True, slots=True)
 class Facts:
@@ -121,7 +124,7 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
     resid = ls.detrend(steps, loss)
     x, src = ls.batch_length(run)
     spread = ls.relative_spread(x) if x is not None else 0.0
-    usable = x is not None and spread >= min_spread and np.isfinite(x).sum() >= 30
+    usable = x is not None and spread >= min_spread and np.isfinite(x).sum() >= MIN_LENGTH_STEPS
     order = ls.order_stats(steps, x, ls.column(run, LEN_MAX)) if usable and x is not None else None
     sig = rc.signature_ids(run)
     epochs = _epochs(run, steps, order, sig)

@@ -120,3 +120,22 @@ def test_fingerprinted_runs_get_the_right_verdict(tmp_path: Path, order: str, ve
     assert report.series.steps == 60
     assert report.verdict.batching == verdict, report.verdict.evidence
     assert report.verdict.evidence["recurrence_kind"] == "fingerprint"
+
+
+def test_sparse_logger_rows_pair_loss_and_statistics_of_one_step(tmp_path: Path) -> None:
+    """Issue 16.9: with log_every_n_steps the logger keeps every n-th step; its statistics are
+    that step's, like its loss, and the report does not claim the log has none."""
+    import csv
+
+    fit(tmp_path, collated(), LogdoctorCallback(jsonl=tmp_path / "ld.jsonl"), SEQS, log_every_n_steps=5)
+    lines = {r["step"]: r for r in read_jsonl(tmp_path / "ld.jsonl")}
+    path = next((tmp_path / "csv").glob("*/metrics.csv"))
+    rows = [r for r in csv.DictReader(path.open()) if r["loss"]]
+    assert len(rows) == 4
+    for row in rows:  # the logger's step is 0-based, the optimizer step after it 1-based
+        line = lines[int(row["step"]) + 1]
+        assert float(row["len_mean"]) == pytest.approx(line["len_mean"])
+        assert float(row["loss"]) == pytest.approx(line["loss"], rel=1e-6)
+    report = pipeline.analyze(pipeline.load(str(path)))
+    assert "no per-batch statistics" not in report.verdict.summary
+    assert "logged on only 4 steps" in report.verdict.summary

@@ -11,8 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from logdoctor.emit import batch_fingerprint, batch_stats
-from logdoctor.emit.stats import combine
+from logdoctor.emit import batch_fingerprint
 
 VOCAB = 257  # bytes + padding id 256
 PAD = 256
@@ -102,16 +101,21 @@ class Seen:
 
 
 def expected(seqs: list[list[int]], steps: Sequence[Sequence[Sequence[int]]],
-             fingerprint: bool = True) -> dict[str, Any]:
-    """The record of steps made of micro-batches (index lists), computed independently."""
-    pairs = []
-    for step in steps:
-        for batch in step:
-            rec: dict[str, Any] = batch_stats([len(seqs[i]) for i in batch])
-            if fingerprint:
-                rec["batch_fp"] = batch_fingerprint(batch)
-            pairs.append((rec, np.asarray(batch, dtype=np.int64)))
-    return combine(pairs)
+             fingerprint: bool = True) -> Any:
+    """The record of steps made of micro-batches (index lists), computed here from the sample
+    lengths (each micro-batch padded to its longest), for comparison within float rounding."""
+    import pytest
+
+    batches = [list(b) for step in steps for b in step]
+    lengths = [len(seqs[i]) for b in batches for i in b]
+    padded = sum(len(b) * max(len(seqs[i]) for i in b) for b in batches)
+    rec: dict[str, Any] = {
+        "n_seq": len(lengths), "tokens": sum(lengths), "len_mean": sum(lengths) / len(lengths),
+        "len_min": min(lengths), "len_max": max(lengths), "pad_frac": 1 - sum(lengths) / padded,
+    }
+    if fingerprint:
+        rec["batch_fp"] = batch_fingerprint([i for b in batches for i in b])
+    return pytest.approx(rec, rel=1e-12)
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -74,7 +74,10 @@ def hf_trainer(rank: int, out: Path, port: int) -> None:
 
 if __name__ == "__main__":
     import torch.multiprocessing as mp
+    import transformers  # noqa: F401  # imported once here, inherited by the forked ranks
+
+    import tests.frameworks.hfrun  # noqa: F401
 
     target = {"torch": torch_loop, "hf": hf_trainer}[sys.argv[1]]
-    mp.start_processes(target, args=(Path(sys.argv[2]), int(sys.argv[3])), nprocs=2, start_method="spawn")
+    mp.start_processes(target, args=(Path(sys.argv[2]), int(sys.argv[3])), nprocs=2, start_method="fork")
     print(json.dumps({"ok": True}))

@@ -9,7 +9,8 @@ from tests.frameworks.tiny import Samples, Seen, corpus, pad_collate, read_jsonl
 
 
 def train(out: Path, *, attach: bool = False, eval_every: int = 0, jsonl: Path | None = None,
-          seqs: list[list[int]] | None = None, **overrides: Any) -> tuple[list[dict[str, Any]], Seen, Any]:
+          seqs: list[list[int]] | None = None, resume: str | None = None,
+          **overrides: Any) -> tuple[list[dict[str, Any]], Seen, Any]:
     """(JSONL rows, the batches the model's forward received, the trainer)."""
     import torch
     from transformers import Trainer, TrainingArguments
@@ -37,5 +38,5 @@ def train(out: Path, *, attach: bool = False, eval_every: int = 0, jsonl: Path |
     if attach:
         LogdoctorCallback.attach(trainer, jsonl=path)
     seen = Seen(seqs).install(model)
-    trainer.train()
+    trainer.train(resume_from_checkpoint=resume)
     return (read_jsonl(path) if path.exists() else []), seen, trainer

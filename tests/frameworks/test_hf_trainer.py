@@ -96,6 +96,19 @@ def test_jsonl_inside_output_dir_and_a_rerun_is_not_a_resume(tmp_path: Path) -> 
     assert pipeline.load(str(path)).meta.resumes == 0
 
 
+def test_a_resumed_run_appends(tmp_path: Path) -> None:
+    """Issue 16.8: a run resumed from a checkpoint continues the same file, read as one resume."""
+    path = tmp_path / "logdoctor.jsonl"
+    train(tmp_path, max_steps=12, save_strategy="steps", save_steps=6)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rows, _, _ = train(tmp_path, max_steps=12, save_strategy="no", resume=str(tmp_path / "checkpoint-6"))
+    assert not any("moved to" in str(w.message) for w in caught)
+    assert [r["step"] for r in rows] == [*range(1, 13), *range(7, 13)]
+    run = pipeline.load(str(path))
+    assert run.meta.resumes == 1 and run.table["step"].to_list() == list(range(1, 13))
+
+
 def test_epoch_of_an_epochs_last_step(tmp_path: Path) -> None:
     """Issue 16.10: HF's ``epoch`` is progress (1.0 at epoch 0's last step); lines carry the index."""
     rows, _, _ = train(tmp_path, max_steps=-1, num_train_epochs=2)

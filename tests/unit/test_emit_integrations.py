@@ -157,3 +157,31 @@ def test_emit_imports_no_framework() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[2]).stdout.strip()
     assert out == "False"
+
+
+def test_carried_record_survives_pickling_and_is_taken_out_once() -> None:
+    """What DataLoader workers do to the batch (pickle) and what the callbacks do (take it out)."""
+    import pickle
+
+    from logdoctor.emit.carry import RECORD_KEY, Carried, take_carried
+
+    batch = {"input_ids": np.zeros((2, 9)), RECORD_KEY: Carried([3, 5], [7, 2])}
+    batch = pickle.loads(pickle.dumps(batch))
+    carried = take_carried(batch)
+    assert carried is not None and take_carried(batch) is None and RECORD_KEY not in batch
+    rec, idx = carried.pair(pad_to=9)
+    assert rec == {**batch_stats([3, 5], pad_to=9), "batch_fp": batch_fingerprint([2, 7])}
+    assert idx.tolist() == [7, 2]
+    assert "batch_fp" not in Carried([3, 5], None).pair()[0]
+
+
+def test_a_new_run_moves_the_old_file_aside(tmp_path: Path) -> None:
+    from logdoctor.emit.dist import gather, is_rank_zero
+    from logdoctor.emit.session import fresh_path
+
+    path = tmp_path / "ld.jsonl"
+    assert fresh_path(path) is None
+    path.write_text("{}\n")
+    (tmp_path / "ld.1.jsonl").write_text("old\n")
+    assert fresh_path(path) == tmp_path / "ld.2.jsonl" and not path.exists()
+    assert gather([1, 2]) == [1, 2] and is_rank_zero()  # one process: no collective

@@ -129,6 +129,17 @@ def test_reporting_integrations_log_the_statistics(tmp_path: Path) -> None:
     assert run.table["len_mean"].to_list() == pytest.approx([r["len_mean"] for r in rows])
 
 
+def test_a_tensorboard_log_of_a_shuffled_run_is_judged(tmp_path: Path) -> None:
+    """Issue 16.7: with HF's train/epoch read, a shuffled run's TensorBoard log is not inconclusive;
+    the last step's loss is the step's, not the run mean of the summary written at the same step."""
+    pytest.importorskip("tensorboard", reason="needs tensorboard")
+    rows, _, _ = train(tmp_path, attach=True, report_to=["tensorboard"], max_steps=-1, num_train_epochs=5)
+    run = pipeline.load(str(tmp_path / "runs"))
+    assert run.table["loss"].to_list() == pytest.approx([r["loss"] for r in rows])
+    report = pipeline.analyze(run)
+    assert report.series.epochs == 5.0 and report.verdict.batching == "healthy", report.verdict.summary
+
+
 @pytest.mark.parametrize(("strategy", "verdict"), [("sequential", "static"), ("group_by_length", "healthy")])
 def test_fingerprinted_runs_get_the_right_verdict(tmp_path: Path, strategy: str, verdict: str) -> None:
     rows, _, _ = train(tmp_path, max_steps=-1, num_train_epochs=5, train_sampling_strategy=strategy)

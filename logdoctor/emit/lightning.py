@@ -35,6 +35,12 @@ except ImportError:  # pragma: no cover
         _CallbackBase = object  # type: ignore[assignment,misc,unused-ignore]
 
 
+_NOTHING = ("logdoctor.emit: a training batch carries no record and no RecordingBatchSampler fed one: "
+            "collate with RecordingCollator (or wrap the batch sampler) so batches can be recorded")
+_NO_FP = ("logdoctor.emit: training batches carry no dataset indices, so no batch_fp is written: "
+          "give each sample an 'idx' feature for RecordingCollator")
+
+
 def _wrappers(loaders: Any) -> Iterator[RecordingBatchSampler]:
     """The RecordingBatchSamplers of the train loader(s) (a loader, or a dict / list of them)."""
     items = loaders.values() if isinstance(loaders, Mapping) else (
@@ -80,6 +86,11 @@ class LogdoctorCallback(_CallbackBase):  # type: ignore[misc,unused-ignore]
             self.session.add(carried.pair(width_of(batch)))
         elif self.recorder is not None and len(self.recorder):
             self.session.add(self.recorder.take(1)[0])
+        else:
+            self.session.warn_once("none", _NOTHING)
+            return
+        if "batch_fp" not in self.session.micro[-1][0]:
+            self.session.warn_once("fp", _NO_FP)
 
     def on_validation_batch_start(self, trainer: Any, pl_module: Any, batch: Any, batch_idx: int,
                                   dataloader_idx: int = 0) -> None:

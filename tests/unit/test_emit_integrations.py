@@ -185,3 +185,21 @@ def test_a_new_run_moves_the_old_file_aside(tmp_path: Path) -> None:
     (tmp_path / "ld.1.jsonl").write_text("old\n")
     assert fresh_path(path) == tmp_path / "ld.2.jsonl" and not path.exists()
     assert gather([1, 2]) == [1, 2] and is_rank_zero()  # one process: no collective
+
+
+def test_lightning_callback_warns_once_when_it_cannot_record() -> None:
+    """Issue 16.6: nothing recorded, or no fingerprint, is said once, never silent."""
+    import warnings
+
+    from logdoctor.emit.carry import RECORD_KEY, Carried
+    from logdoctor.emit.lightning import LogdoctorCallback
+
+    cb = LogdoctorCallback()
+    trainer = SimpleNamespace(global_step=0, current_epoch=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            cb.on_train_batch_start(trainer, None, {"input_ids": [1]}, 0)
+            cb.on_train_batch_start(trainer, None, {RECORD_KEY: Carried([2, 3], None)}, 0)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 2 and "RecordingCollator" in messages[0] and "batch_fp" in messages[1]

@@ -7,45 +7,41 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import lightning as L
+import torch
+
 from tests.frameworks.tiny import Samples, Seen, corpus, pad_collate, read_jsonl, tiny_gpt2
 
 
-def module(seqs: list[list[int]], out: Path) -> Any:
-    """A LightningModule around the tiny GPT-2 that notes each batch and the loss it returns."""
-    import lightning as L
-    import torch
+class Tiny(L.LightningModule):
+    """The tiny GPT-2 as a LightningModule that notes each batch and the loss it returns."""
 
-    class Tiny(L.LightningModule):
-        def __init__(self) -> None:
-            super().__init__()
-            self.model = tiny_gpt2()
-            self.seen = Seen(seqs).install(self.model)
-            self.losses: list[float] = []
+    def __init__(self, seqs: list[list[int]], out: Path) -> None:
+        super().__init__()
+        self.model = tiny_gpt2()
+        self.seen = Seen(seqs).install(self.model)
+        self.out = out
+        self.losses: list[float] = []
 
-        def on_train_start(self) -> None:
-            self.seen.out = out / f"seen{self.global_rank}.json"
+    def on_train_start(self) -> None:
+        self.seen.out = self.out / f"seen{self.global_rank}.json"
 
-        def training_step(self, batch: dict[str, Any], batch_idx: int) -> Any:
-            loss = self.model(**batch).loss
-            self.losses.append(float(loss))
-            (out / f"losses{self.global_rank}.json").write_text(json.dumps(self.losses))
-            self.log("loss", loss)
-            return loss
+    def training_step(self, batch: dict[str, Any], batch_idx: int) -> Any:
+        loss = self.model(**batch).loss
+        self.losses.append(float(loss.detach()))
+        (self.out / f"losses{self.global_rank}.json").write_text(json.dumps(self.losses))
+        self.log("loss", loss)
+        return loss
 
-        def validation_step(self, batch: dict[str, Any], batch_idx: int) -> None:
-            self.log("val_loss", self.model(**batch).loss)
+    def validation_step(self, batch: dict[str, Any], batch_idx: int) -> None:
+        self.log("val_loss", self.model(**batch).loss)
 
-        def configure_optimizers(self) -> Any:
-            return torch.optim.AdamW(self.parameters(), lr=1e-3)
-
-    return Tiny()
+    def configure_optimizers(self) -> Any:
+        return torch.optim.AdamW(self.parameters(), lr=1e-3)
 
 
 def fit(out: Path, loader: Any, callback: Any, seqs: list[list[int]], *, val: Any = None,
         **options: Any) -> Any:
-    import lightning as L
-    import torch
-
     torch.set_num_threads(1)
     out.mkdir(parents=True, exist_ok=True)
     settings: dict[str, Any] = {
@@ -54,7 +50,7 @@ def fit(out: Path, loader: Any, callback: Any, seqs: list[list[int]], *, val: An
         "logger": L.pytorch.loggers.CSVLogger(out, name="csv"), "log_every_n_steps": 1,
     }
     settings.update(options)
-    mod = module(seqs, out)
+    mod = Tiny(seqs, out)
     L.Trainer(**settings).fit(mod, loader, val)
     return mod
 
@@ -67,7 +63,7 @@ def losses(out: Path, rank: int = 0) -> list[float]:
     return json.loads((out / f"losses{rank}.json").read_text())
 
 
-def ddp_main(out: Path, order: str) -> None:
+def ddp_main(out: Path, strategy: str) -> None:
     """Two CPU processes (gloo), the documented recipe: a plain DataLoader, Lightning's sampler."""
     from torch.utils.data import DataLoader
 
@@ -75,10 +71,8 @@ def ddp_main(out: Path, order: str) -> None:
     from logdoctor.emit.lightning import LogdoctorCallback
 
     seqs = corpus()
-    loader = DataLoader(Samples(seqs), batch_size=4, shuffle=order == "shuffle",
-                        collate_fn=RecordingCollator(pad_collate))
-    fit(out, loader, LogdoctorCallback(jsonl=out / "logdoctor.jsonl"), seqs, devices=2,
-        strategy="ddp_fork", max_epochs=int(sys.argv[3]) if len(sys.argv) > 3 else 2)
+    loader = DataLoader(Samples(seqs), batch_size=4, shuffle=True, collate_fn=RecordingCollator(pad_collate))
+    fit(out, loader, LogdoctorCallback(jsonl=out / "logdoctor.jsonl"), seqs, devices=2, strategy=strategy)
 
 
 if __name__ == "__main__":

@@ -86,19 +86,21 @@ def test_plain_set_epoch_call_reaches_the_distributed_sampler() -> None:
     assert sampler.sampler is inner.sampler and sampler.batch_size == 8
 
 
-def _run_ddp(out: Path, order: str, epochs: int) -> list[dict[str, object]]:
+def _run_ddp(out: Path, strategy: str) -> list[dict[str, object]]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run([sys.executable, "-m", "tests.frameworks.plrun", str(out), order, str(epochs)],
+    proc = subprocess.run([sys.executable, "-m", "tests.frameworks.plrun", str(out), strategy],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return read_jsonl(out / "logdoctor.jsonl")
 
 
 @pytest.mark.slow
-def test_ddp_two_processes_write_the_global_batch_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("strategy", ["ddp_fork", "ddp_spawn"])
+def test_ddp_two_processes_write_the_global_batch_once(tmp_path: Path, strategy: str) -> None:
     """Issues 16.2 and 16.4: the documented recipe with devices=2 (Lightning injects its
-    DistributedSampler); rank 0 writes one line per step for the global batch of both ranks."""
-    rows = _run_ddp(tmp_path, "shuffle", 2)
+    DistributedSampler); rank 0 writes one line per step for the global batch of both ranks.
+    ddp_spawn also pickles the callback into fresh processes."""
+    rows = _run_ddp(tmp_path, strategy)
     seen = [seen_batches(tmp_path, r) for r in (0, 1)]
     loss = [losses(tmp_path, r) for r in (0, 1)]
     assert [r["step"] for r in rows] == list(range(1, 25)) and len(seen[0]) == len(seen[1]) == 24

@@ -45,7 +45,6 @@ def check(rows: list[dict[str, object]], seen: list[list[list[int]]], micro: int
         assert {key: row[key] for key in RECORD} == expected(SEQS, [step])
 
 
-@pytest.mark.slow
 def test_plain_torch_ddp(tmp_path: Path) -> None:
     rows, seen = run_two("torch", tmp_path)
     assert len(rows) == 12
@@ -54,7 +53,6 @@ def test_plain_torch_ddp(tmp_path: Path) -> None:
     assert not epochs[0] & epochs[1]  # set_epoch reached the DistributedSampler (issue 16.1)
 
 
-@pytest.mark.slow
 def test_hf_trainer_ddp(tmp_path: Path) -> None:
     rows, seen = run_two("hf", tmp_path)
     assert len(rows) == 12 and all(r["n_seq"] == 16 for r in rows)

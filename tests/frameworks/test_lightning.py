@@ -94,8 +94,7 @@ def _run_ddp(out: Path, strategy: str) -> list[dict[str, object]]:
     return read_jsonl(out / "logdoctor.jsonl")
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("strategy", ["ddp_fork", "ddp_spawn"])
+@pytest.mark.parametrize("strategy", ["ddp_fork", pytest.param("ddp_spawn", marks=pytest.mark.slow)])
 def test_ddp_two_processes_write_the_global_batch_once(tmp_path: Path, strategy: str) -> None:
     """Issues 16.2 and 16.4: the documented recipe with devices=2 (Lightning injects its
     DistributedSampler); rank 0 writes one line per step for the global batch of both ranks.

@@ -25,6 +25,9 @@ from logdoctor.model import (
     Run,
 )
 
+#: Logged steps with a batch length needed before their order is judged.
+MIN_LENGTH_STEPS = 30
+
 
 @dataclass(frozen=True, slots=True)
 class Facts:
@@ -149,7 +152,7 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
     present = tuple(c for c in _BATCH_COLUMNS if run.has(c))
     present_values = [v for c in present if (v := ls.column(run, c)) is not None]
     spread = ls.relative_spread(x) if x is not None else 0.0
-    usable = x is not None and spread >= min_spread and np.isfinite(x).sum() >= 30
+    usable = x is not None and spread >= min_spread and np.isfinite(x).sum() >= MIN_LENGTH_STEPS
     order = ls.order_stats(steps, x, ls.column(run, LEN_MAX)) if usable and x is not None else None
     sig = rc.signature_ids(run)
     epochs = _epochs(run, steps, order, sig)

@@ -8,7 +8,7 @@ import numpy as np
 
 from logdoctor import codes
 from logdoctor.diagnosis.epochs import EpochShape
-from logdoctor.diagnosis.facts import Facts
+from logdoctor.diagnosis.facts import MIN_LENGTH_STEPS, Facts
 from logdoctor.diagnosis.lengthstats import OrderStats, tracks
 from logdoctor.diagnosis.recurrence import Recurrence
 from logdoctor.model import Verdict
@@ -167,6 +167,9 @@ def _occupancy(r: Recurrence) -> str:
 
 
 def _order_text(f: Facts, min_lag1: float) -> str:
+    if f.order is None and f.x_source and f.steps.size < MIN_LENGTH_STEPS:
+        return (f"judged from the loss: batch statistics ({f.x_source}) are logged on only "
+                f"{f.steps.size} steps, too few to check it")
     if f.order is None and f.batch_columns:
         cols = " and ".join(f.batch_columns)
         return f"the logged per-batch {cols} give no usable batch length to rule batching out entirely"

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from logdoctor.emit.stats import batch_fingerprint, batch_stats, merge
+from logdoctor.emit.stats import Pair, batch_fingerprint, batch_stats, combine
 
 LengthSource = Sequence[int] | np.ndarray | Callable[[int], int]
 
@@ -32,7 +32,7 @@ class BatchRecorder:
         self._lengths = (lengths if callable(lengths) or lengths is None
                          else np.asarray(lengths, dtype=np.int64))
         self.pad_to = pad_to
-        self._pending: deque[tuple[dict[str, Any], np.ndarray]] = deque(maxlen=maxlen)
+        self._pending: deque[Pair] = deque(maxlen=maxlen)
         self.last: dict[str, Any] = {}
 
     def lengths_of(self, indices: np.ndarray) -> np.ndarray:
@@ -62,17 +62,21 @@ class BatchRecorder:
         self._pending.append((rec, idx))
         return rec
 
+    def add(self, record: dict[str, Any], indices: Sequence[int] | np.ndarray = ()) -> None:
+        """Queue a record made elsewhere (a collator's, another rank's)."""
+        self._pending.append((record, np.asarray(indices, dtype=np.int64).ravel()))
+
+    def take(self, n: int | None = None) -> list[Pair]:
+        """The oldest ``n`` (record, indices) pairs, unmerged; every pending one when ``n`` is None."""
+        count = len(self._pending) if n is None else min(n, len(self._pending))
+        return [self._pending.popleft() for _ in range(count)]
+
     def pop(self, n: int = 1) -> dict[str, Any]:
         """The next training step's record: the oldest ``n`` batches merged ({} when none)."""
-        taken = [self._pending.popleft() for _ in range(min(n, len(self._pending)))]
-        if not taken:
-            return {}
-        if len(taken) == 1:
-            self.last = dict(taken[0][0])
-        else:
-            fps = all("batch_fp" in t[0] for t in taken)
-            self.last = merge([t[0] for t in taken], [t[1] for t in taken] if fps else [])
-        return self.last
+        taken = self.take(n)
+        if taken:
+            self.last = combine(taken)
+        return self.last if taken else {}
 
     def __len__(self) -> int:
         return len(self._pending)

@@ -10,7 +10,11 @@ import numpy as np
 
 from logdoctor.emit.keys import BATCH_KEYS
 
-__all__ = ["BATCH_KEYS", "batch_fingerprint", "batch_stats", "merge"]
+__all__ = ["BATCH_KEYS", "Pair", "batch_fingerprint", "batch_stats", "combine", "merge"]
+
+#: One recorded batch: its record (``batch_stats`` + ``batch_fp``) and its sample indices
+#: (empty when unknown: then the record has no ``batch_fp``).
+Pair = tuple[dict[str, Any], np.ndarray]
 
 
 def batch_stats(lengths: Iterable[int], pad_to: int | None = None) -> dict[str, int | float]:
@@ -83,3 +87,15 @@ def merge(records: Sequence[dict[str, Any]], indices: Sequence[Any] = ()) -> dic
         out["batch_fp"] = batch_fingerprint(np.concatenate([np.asarray(i, dtype=np.int64)
                                                             for i in indices]))
     return out
+
+
+def combine(pairs: Sequence[Pair]) -> dict[str, Any]:
+    """One record for several batches (micro-batches of a step, ranks of a global batch):
+    ``n_seq`` and ``tokens`` summed, ``len_mean`` weighted, min/max, ``pad_frac`` over all padded
+    tokens, and ``batch_fp`` over the union of indices when every batch has its indices."""
+    if not pairs:
+        return {}
+    fps = all("batch_fp" in rec for rec, _ in pairs)
+    if len(pairs) == 1:
+        return dict(pairs[0][0])
+    return merge([rec for rec, _ in pairs], [idx for _, idx in pairs] if fps else [])

@@ -7,6 +7,8 @@ Usage (one line)::
         ...
         print(format_line(step, loss.item(), lr=lr, batch=loader.batch_sampler.pop()))
 
+Under torch.distributed use ``pop_global()`` on every rank and write on rank 0.
+
 Import this module only where torch is installed; ``logdoctor.emit`` never imports it.
 """
 
@@ -15,7 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from logdoctor.emit.dist import gather
 from logdoctor.emit.recorder import BatchRecorder, LengthSource
+from logdoctor.emit.stats import combine
 
 try:  # subclass torch's Sampler when torch is there; the logic itself is framework-free
     from torch.utils.data import Sampler as _SamplerBase
@@ -47,11 +51,27 @@ class RecordingBatchSampler(_SamplerBase):  # type: ignore[misc,unused-ignore]
         return len(self.batch_sampler)  # type: ignore[arg-type]
 
     def set_epoch(self, epoch: int) -> None:
-        """Forwarded to the wrapped sampler when it has one (DistributedSampler, buckets)."""
-        inner = getattr(self.batch_sampler, "set_epoch", None)
-        if callable(inner):
-            inner(epoch)
+        """Forwarded to the wrapped batch sampler when it has ``set_epoch``, else to the sampler
+        it draws from (``BatchSampler(DistributedSampler(...))``): without it every epoch would
+        get the same batches in the same order, the very bug logdoctor detects."""
+        for inner in (self.batch_sampler, getattr(self.batch_sampler, "sampler", None)):
+            forward = getattr(inner, "set_epoch", None)
+            if callable(forward):
+                forward(epoch)
+                return
+
+    def __getattr__(self, name: str) -> Any:
+        """Anything else (``sampler``, ``batch_size``, ``drop_last``...) is the wrapped sampler's."""
+        if name in ("batch_sampler", "recorder") or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.batch_sampler, name)
 
     def pop(self, n: int = 1) -> dict[str, Any]:
         """The record of the next step: the oldest ``n`` batches (gradient accumulation) merged."""
         return self.recorder.pop(n)
+
+    def pop_global(self, n: int = 1) -> dict[str, Any]:
+        """Like ``pop``, for the global batch under torch.distributed: every rank's ``n`` oldest
+        batches combined (a collective: call it on every rank at every step; write the line where
+        ``logdoctor.emit.dist.is_rank_zero()``). One process: the same as ``pop``."""
+        return combine(gather(self.recorder.take(n)))

@@ -41,3 +41,17 @@ def test_default_budget_from_the_log_and_empty_input() -> None:
     assert est.token_budget == 4000
     with pytest.raises(ConfigError):
         estimate_from_batches([np.nan], [3])
+
+
+def test_bucketed_never_keeps_more_than_sorted_throughput() -> None:
+    """Issue 16.10: a simulated bucketed shuffle a hair above sorted batching keeps 100%, not 101%."""
+    from logdoctor.bucketing.plan import BucketPlan, StrategyResult
+
+    strategies = {name: StrategyResult(name, eff, 10.0, 1000.0)
+                  for name, eff in (("random", 0.6), ("sorted", 0.95), ("bucketed", 0.96))}
+    plan = BucketPlan(token_budget=4096, max_seq_len=512, sequences=100, real_tokens=9000, truncated=0,
+                      boundaries=(128, 512), objective_value=500, efficiency_by_k=(0.9, 0.95),
+                      strategies=strategies, buckets=(), shuffles=4, seed=0)
+    assert plan.relative_throughput("bucketed", "sorted") == 1.0
+    assert "keeps 100% of sorted" in plan.summary()
+    assert plan.relative_throughput("bucketed", "random") == pytest.approx(0.96 / 0.6)

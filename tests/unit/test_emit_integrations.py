@@ -74,42 +74,55 @@ def test_collator_records_lengths_and_index_fingerprint() -> None:
 
 
 def test_hf_callback_logic(tmp_path: Path) -> None:
+    """The forward pre-hook takes training batches' records out of the batch; the step combines
+    its micro-batches; the log gets the numbers, log_history and the JSONL the fingerprint too."""
+    from logdoctor.emit.carry import RECORD_KEY, Carried
     from logdoctor.emit.hf import LogdoctorCallback
 
-    rec = BatchRecorder(LENGTHS)
-    cb = LogdoctorCallback(rec, jsonl=tmp_path / "ld.jsonl")
+    cb = LogdoctorCallback(jsonl=tmp_path / "sub" / "ld.jsonl")
     args = SimpleNamespace(gradient_accumulation_steps=2)
-    state = SimpleNamespace(global_step=1, max_steps=10, log_history=[])
-    for b in BATCHES[:2]:
-        rec.record(b)
+    state = SimpleNamespace(global_step=0, max_steps=10, log_history=[], epoch=0.0)
+    cb.on_train_begin(args, state, None)
+    for b, training in ((BATCHES[0], True), (BATCHES[3], False), (BATCHES[1], True)):
+        kwargs = {"input_ids": None, RECORD_KEY: Carried(LENGTHS[b], b)}
+        cb._pre_forward(SimpleNamespace(training=training), (), kwargs)
+        assert RECORD_KEY not in kwargs  # the model never sees it
+    state.global_step = 1
     cb.on_step_end(args, state, None)
     logs = {"loss": 2.5, "learning_rate": 1e-4, "epoch": 0.1}
     state.log_history.append({**logs, "step": 1})
     cb.on_log(args, state, None, logs=logs)
     fp = batch_fingerprint(BATCHES[0] + BATCHES[1])
-    assert logs["batch_fp"] == fp and state.log_history[-1]["batch_fp"] == fp
+    assert "batch_fp" not in logs and logs["n_seq"] == 5 and state.log_history[-1]["batch_fp"] == fp
     eval_logs = {"eval_loss": 3.0}
     cb.on_log(args, state, None, logs=eval_logs)
-    assert "batch_fp" not in eval_logs
+    assert "n_seq" not in eval_logs
     cb.on_train_end(args, state, None)
-    row = json.loads((tmp_path / "ld.jsonl").read_text())
+    row = json.loads((tmp_path / "sub" / "ld.jsonl").read_text())
     assert row["step"] == 1 and row["loss"] == 2.5 and row["batch_fp"] == fp and row["n_seq"] == 5
+    assert row["epoch"] == 0
 
 
 def test_lightning_callback_logic(tmp_path: Path) -> None:
+    from logdoctor.emit.carry import RECORD_KEY, Carried
     from logdoctor.emit.lightning import LogdoctorCallback
 
     logged: dict[str, float] = {}
     module = SimpleNamespace(log_dict=lambda d, **kw: logged.update(d))
-    trainer = SimpleNamespace(global_step=7, current_epoch=1)
-    rec = BatchRecorder(LENGTHS)
-    cb = LogdoctorCallback(rec, jsonl=tmp_path / "ld.jsonl")
-    rec.record(BATCHES[2])
-    cb.on_train_batch_end(trainer, module, {"loss": 1.25}, None, 0)
+    trainer = SimpleNamespace(global_step=0, current_epoch=1, accumulate_grad_batches=2)
+    cb = LogdoctorCallback(jsonl=tmp_path / "ld.jsonl")
+    cb.on_train_start(trainer, module)
+    for b, loss in ((BATCHES[2], 0.5), (BATCHES[0], 0.75)):
+        batch = {RECORD_KEY: Carried(LENGTHS[b], b)}
+        cb.on_train_batch_start(trainer, module, batch, 0)
+        assert batch == {}
+        trainer.global_step += loss == 0.75  # the optimizer steps after the second micro-batch
+        cb.on_train_batch_end(trainer, module, {"loss": loss}, batch, 0)
     cb.on_train_end(trainer, module)
-    assert logged["n_seq"] == 4.0 and "batch_fp" not in logged
+    assert logged["n_seq"] == 7.0 and "batch_fp" not in logged
     row = json.loads((tmp_path / "ld.jsonl").read_text())
-    assert row == {"step": 7, "loss": 1.25, "epoch": 1, **rec.last}
+    assert row == {"step": 1, "loss": 1.25, "epoch": 1, **cb.latest}
+    assert row["batch_fp"] == batch_fingerprint(BATCHES[2] + BATCHES[0])
 
 
 def test_with_torch_dataloader() -> None:
@@ -144,3 +157,49 @@ def test_emit_imports_no_framework() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[2]).stdout.strip()
     assert out == "False"
+
+
+def test_carried_record_survives_pickling_and_is_taken_out_once() -> None:
+    """What DataLoader workers do to the batch (pickle) and what the callbacks do (take it out)."""
+    import pickle
+
+    from logdoctor.emit.carry import RECORD_KEY, Carried, take_carried
+
+    batch = {"input_ids": np.zeros((2, 9)), RECORD_KEY: Carried([3, 5], [7, 2])}
+    batch = pickle.loads(pickle.dumps(batch))
+    carried = take_carried(batch)
+    assert carried is not None and take_carried(batch) is None and RECORD_KEY not in batch
+    rec, idx = carried.pair(pad_to=9)
+    assert rec == {**batch_stats([3, 5], pad_to=9), "batch_fp": batch_fingerprint([2, 7])}
+    assert idx.tolist() == [7, 2]
+    assert "batch_fp" not in Carried([3, 5], None).pair()[0]
+
+
+def test_a_new_run_moves_the_old_file_aside(tmp_path: Path) -> None:
+    from logdoctor.emit.dist import gather, is_rank_zero
+    from logdoctor.emit.session import fresh_path
+
+    path = tmp_path / "ld.jsonl"
+    assert fresh_path(path) is None
+    path.write_text("{}\n")
+    (tmp_path / "ld.1.jsonl").write_text("old\n")
+    assert fresh_path(path) == tmp_path / "ld.2.jsonl" and not path.exists()
+    assert gather([1, 2]) == [1, 2] and is_rank_zero()  # one process: no collective
+
+
+def test_lightning_callback_warns_once_when_it_cannot_record() -> None:
+    """Issue 16.6: nothing recorded, or no fingerprint, is said once, never silent."""
+    import warnings
+
+    from logdoctor.emit.carry import RECORD_KEY, Carried
+    from logdoctor.emit.lightning import LogdoctorCallback
+
+    cb = LogdoctorCallback()
+    trainer = SimpleNamespace(global_step=0, current_epoch=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            cb.on_train_batch_start(trainer, None, {"input_ids": [1]}, 0)
+            cb.on_train_batch_start(trainer, None, {RECORD_KEY: Carried([2, 3], None)}, 0)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 2 and "RecordingCollator" in messages[0] and "batch_fp" in messages[1]

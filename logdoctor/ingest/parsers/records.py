@@ -17,6 +17,8 @@ from logdoctor.model import BATCH_FP, EPOCH, LINE_NO, LOSS, STEP
 #: Normalised key prefixes (and suffixes) that mark evaluation metrics: they go to the evals table.
 EVAL_PREFIXES: tuple[str, ...] = ("eval_", "val_", "valid_", "validation_", "test_", "predict_")
 EVAL_SUFFIXES: tuple[str, ...] = ("_epoch",)
+#: Keys that end like an epoch-level metric but are the epoch counter (HF's TensorBoard ``train/epoch``).
+EPOCH_COUNTERS: frozenset[str] = frozenset({"train_epoch"})
 #: Keys whose presence marks an end-of-training summary record (HF ``train_runtime`` ...).
 SUMMARY_KEYS: frozenset[str] = frozenset(
     {"train_runtime", "total_flos", "train_samples_per_second", "train_steps_per_second"}
@@ -29,7 +31,7 @@ _FRACTION = r"^\s*\d+\s*/\s*\d+\s*$"
 def is_eval_key(key: str) -> bool:
     """True for an evaluation metric key such as ``eval_loss``, ``val_acc`` or ``loss_epoch``."""
     k = normalize_key(key)
-    return k.startswith(EVAL_PREFIXES) or k.endswith(EVAL_SUFFIXES)
+    return k.startswith(EVAL_PREFIXES) or (k.endswith(EVAL_SUFFIXES) and k not in EPOCH_COUNTERS)
 
 
 def flatten(frame: pl.DataFrame, sep: str = "/") -> pl.DataFrame:

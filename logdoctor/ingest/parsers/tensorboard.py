@@ -9,9 +9,9 @@ from typing import Any
 import polars as pl
 
 from logdoctor.errors import InputError, ParseError
-from logdoctor.ingest.aliases import FieldMap
+from logdoctor.ingest.aliases import FieldMap, normalize_key
 from logdoctor.ingest.parsers.base import Parser, ParseResult
-from logdoctor.ingest.parsers.records import normalize_records, resolve_key
+from logdoctor.ingest.parsers.records import SUMMARY_KEYS, normalize_records, resolve_key
 from logdoctor.ingest.parsers.tfrecord import looks_like_tfrecord
 from logdoctor.ingest.sources import Source
 from logdoctor.model import LINE_NO, STEP
@@ -73,6 +73,19 @@ def _read(root: Path, files: list[Path]) -> pl.DataFrame:
     ).with_row_index("order")
 
 
+def _drop_summary(long: pl.DataFrame) -> pl.DataFrame:
+    """Drop HF's end-of-training summary (``train/train_runtime``, ``train/total_flos``... and its
+    ``train/train_loss``, a mean over the run) at the steps where it was written: not a step."""
+    last = {k: normalize_key(k.rsplit("/", 1)[-1]) for k in long["key"].unique().to_list()}
+    summary = [k for k, v in last.items() if v in SUMMARY_KEYS]
+    if not summary:
+        return long
+    marks = long.filter(pl.col("key").is_in(summary))[STEP].unique().implode()
+    run_mean = [k for k, v in last.items() if v == "train_loss"]
+    drop = pl.col("key").is_in(summary) | (pl.col("key").is_in(run_mean) & pl.col(STEP).is_in(marks))
+    return long.filter(~drop)
+
+
 def _loss_fallback(columns: list[str], fields: FieldMap) -> dict[str, str]:
     """Rename the one training tag ending in ``loss`` (Keras ``epoch_loss``) to loss."""
     if any(resolve_key(c, fields) == "loss" for c in columns):
@@ -97,7 +110,7 @@ class TensorBoardParser(Parser):
             raise InputError(f"{source.name}: TensorBoard event files must be read from a path")
         root = source.path if source.is_dir else source.path.parent
         files = event_files(root) if source.is_dir else [source.path]
-        long = _read(root, files)
+        long = _drop_summary(_read(root, files))
         if long.height == 0:
             raise ParseError(f"{source.name}: no scalar summaries in {len(files)} event file(s)")
         # one record per step in order of first appearance; later writes of a tag win

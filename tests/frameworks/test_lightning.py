@@ -1,0 +1,142 @@
+"""logdoctor.emit inside real Lightning runs (tiny GPT-2, CPU; DDP with 2 CPU processes):
+one record per optimizer step, equal to the batches the model trained on (issue 16)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch", reason="needs the 'frameworks' extra: pip install -e '.[frameworks]'")
+pytest.importorskip("lightning", reason="needs the 'frameworks' extra: pip install -e '.[frameworks]'")
+pytest.importorskip("transformers", reason="needs the 'frameworks' extra: pip install -e '.[frameworks]'")
+
+from torch.utils.data import BatchSampler, DataLoader, DistributedSampler
+
+from logdoctor import pipeline
+from logdoctor.emit.collate import RecordingCollator
+from logdoctor.emit.lightning import LogdoctorCallback
+from logdoctor.emit.torch import RecordingBatchSampler
+from tests.frameworks.plrun import fit, losses, seen_batches
+from tests.frameworks.tiny import BucketedSampler, Samples, corpus, expected, pad_collate, read_jsonl
+
+SEQS = corpus()
+LENGTHS = np.array([len(s) for s in SEQS])
+RECORD = ("n_seq", "tokens", "len_mean", "len_min", "len_max", "pad_frac", "batch_fp")
+REPO = Path(__file__).resolve().parents[2]
+
+
+def record(row: dict[str, object]) -> dict[str, object]:
+    return {k: row[k] for k in RECORD if k in row}
+
+
+def collated(shuffle: bool = True, batch_size: int = 8, **kw: object) -> DataLoader:
+    return DataLoader(Samples(SEQS), batch_size=batch_size, shuffle=shuffle,
+                      collate_fn=RecordingCollator(pad_collate), **kw)  # type: ignore[arg-type]
+
+
+def test_accumulation_writes_one_line_per_optimizer_step(tmp_path: Path) -> None:
+    """Issue 16.5: accumulate_grad_batches=4: one line per optimizer step, statistics over its 4
+    micro-batches, the loss as training_step returned it (Lightning hands callbacks loss / 4)."""
+    fit(tmp_path, collated(batch_size=4), LogdoctorCallback(jsonl=tmp_path / "ld.jsonl"), SEQS,
+        accumulate_grad_batches=4)
+    rows, seen, loss = read_jsonl(tmp_path / "ld.jsonl"), seen_batches(tmp_path), losses(tmp_path)
+    assert [r["step"] for r in rows] == list(range(1, 13)) and len(seen) == 48
+    for k, row in enumerate(rows):
+        assert record(row) == expected(SEQS, [seen[4 * k:4 * k + 4]]) and row["n_seq"] == 16
+        assert row["loss"] == pytest.approx(np.mean(loss[4 * k:4 * k + 4]), rel=1e-6)
+        assert row["epoch"] == k // 6
+
+
+def test_validation_batches_and_workers(tmp_path: Path) -> None:
+    """Validation batches share the collator and are dropped; workers collate (issue 16.3, 16.6)."""
+    fit(tmp_path, collated(num_workers=2), LogdoctorCallback(jsonl=tmp_path / "ld.jsonl"), SEQS,
+        val=DataLoader(Samples(corpus(8, seed=1)), batch_size=4, collate_fn=RecordingCollator(pad_collate)))
+    rows, seen = read_jsonl(tmp_path / "ld.jsonl"), seen_batches(tmp_path)
+    assert len(rows) == len(seen) == 24
+    for row, batch in zip(rows, seen, strict=True):
+        assert record(row) == expected(SEQS, [[batch]])
+
+
+def test_set_epoch_reaches_the_sampler_inside_the_wrapper(tmp_path: Path) -> None:
+    """Issue 16.1: Lightning calls set_epoch on ``loader.batch_sampler.sampler``; through the
+    wrapper it must reach the DistributedSampler, or every epoch repeats epoch 0's batches."""
+    inner = BatchSampler(DistributedSampler(Samples(SEQS), num_replicas=1, rank=0, shuffle=True), 8, False)
+    sampler = RecordingBatchSampler(inner, LENGTHS)
+    loader = DataLoader(Samples(SEQS), batch_sampler=sampler, collate_fn=pad_collate)
+    fit(tmp_path, loader, LogdoctorCallback(sampler.recorder, jsonl=tmp_path / "ld.jsonl"), SEQS)
+    rows, seen = read_jsonl(tmp_path / "ld.jsonl"), seen_batches(tmp_path)
+    for row, batch in zip(rows, seen, strict=True):
+        assert record(row) == expected(SEQS, [[batch]])
+    first = {r["batch_fp"] for r in rows if r["epoch"] == 0}
+    assert len(rows) == 24 and not first & {r["batch_fp"] for r in rows if r["epoch"] == 1}
+
+
+def test_plain_set_epoch_call_reaches_the_distributed_sampler() -> None:
+    """Issue 16.1, the documented ``loader.batch_sampler.set_epoch(epoch)`` in a plain loop."""
+    inner = BatchSampler(DistributedSampler(Samples(SEQS), num_replicas=1, rank=0, shuffle=True), 8, False)
+    sampler = RecordingBatchSampler(inner, LENGTHS)
+    epoch0 = [list(b) for b in sampler]
+    sampler.set_epoch(1)
+    assert [list(b) for b in sampler] != epoch0
+    assert sampler.sampler is inner.sampler and sampler.batch_size == 8
+
+
+def _run_ddp(out: Path, strategy: str) -> list[dict[str, object]]:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-m", "tests.frameworks.plrun", str(out), strategy],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return read_jsonl(out / "logdoctor.jsonl")
+
+
+@pytest.mark.parametrize("strategy", ["ddp_fork", pytest.param("ddp_spawn", marks=pytest.mark.slow)])
+def test_ddp_two_processes_write_the_global_batch_once(tmp_path: Path, strategy: str) -> None:
+    """Issues 16.2 and 16.4: the documented recipe with devices=2 (Lightning injects its
+    DistributedSampler); rank 0 writes one line per step for the global batch of both ranks.
+    ddp_spawn also pickles the callback into fresh processes."""
+    rows = _run_ddp(tmp_path, strategy)
+    seen = [seen_batches(tmp_path, r) for r in (0, 1)]
+    loss = [losses(tmp_path, r) for r in (0, 1)]
+    assert [r["step"] for r in rows] == list(range(1, 25)) and len(seen[0]) == len(seen[1]) == 24
+    for k, row in enumerate(rows):
+        assert record(row) == expected(SEQS, [[seen[0][k], seen[1][k]]]) and row["n_seq"] == 8
+        assert row["loss"] == pytest.approx((loss[0][k] + loss[1][k]) / 2, rel=1e-6)
+
+
+@pytest.mark.parametrize(("order", "verdict"), [("fixed", "static"), ("bucketed", "healthy")])
+def test_fingerprinted_runs_get_the_right_verdict(tmp_path: Path, order: str, verdict: str) -> None:
+    if order == "fixed":
+        loader, callback = collated(shuffle=False), LogdoctorCallback(jsonl=tmp_path / "ld.jsonl")
+    else:
+        sampler = RecordingBatchSampler(BucketedSampler(SEQS), LENGTHS)
+        loader = DataLoader(Samples(SEQS), batch_sampler=sampler, collate_fn=pad_collate)
+        callback = LogdoctorCallback(sampler.recorder, jsonl=tmp_path / "ld.jsonl")
+    fit(tmp_path, loader, callback, SEQS, max_epochs=5)
+    report = pipeline.analyze(pipeline.load(str(tmp_path / "ld.jsonl")))
+    assert report.series.steps == 60
+    assert report.verdict.batching == verdict, report.verdict.evidence
+    assert report.verdict.evidence["recurrence_kind"] == "fingerprint"
+
+
+def test_sparse_logger_rows_pair_loss_and_statistics_of_one_step(tmp_path: Path) -> None:
+    """Issue 16.9: with log_every_n_steps the logger keeps every n-th step; its statistics are
+    that step's, like its loss, and the report does not claim the log has none."""
+    import csv
+
+    fit(tmp_path, collated(), LogdoctorCallback(jsonl=tmp_path / "ld.jsonl"), SEQS, log_every_n_steps=5)
+    lines = {r["step"]: r for r in read_jsonl(tmp_path / "ld.jsonl")}
+    path = next((tmp_path / "csv").glob("*/metrics.csv"))
+    rows = [r for r in csv.DictReader(path.open()) if r["loss"]]
+    assert len(rows) == 4
+    for row in rows:  # the logger's step is 0-based, the optimizer step after it 1-based
+        line = lines[int(row["step"]) + 1]
+        assert float(row["len_mean"]) == pytest.approx(line["len_mean"])
+        assert float(row["loss"]) == pytest.approx(line["loss"], rel=1e-6)
+    report = pipeline.analyze(pipeline.load(str(path)))
+    assert "no per-batch statistics" not in report.verdict.summary
+    assert "logged on only 4 steps" in report.verdict.summary

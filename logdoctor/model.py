@@ -160,6 +160,22 @@ class Verdict:
 
 
 @dataclass(frozen=True, slots=True)
+class ConfigFact:
+    """A fact the run's own configuration states (W&B config, MLflow params), with its source.
+
+    Attributes:
+        name: what it says: ``epochs``, ``batch_size``, ``grad_accum``, ``group_by_length``,
+            ``lr_schedule``, ``max_steps``.
+        value: the value as configured.
+        source: where it was read, e.g. ``wandb config num_train_epochs``.
+    """
+
+    name: str
+    value: str | float | bool
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
 class RunMeta:
     """What ingest learned about the log besides the table.
 
@@ -180,6 +196,7 @@ class RunMeta:
         nonmonotonic_steps: records whose step went backwards for reasons other than a resume.
         aliases: source key -> canonical column, for every renamed field.
         notes: human-readable remarks from ingest ("reduced to 1 row per 10 steps", ...).
+        config_facts: what the run's configuration states (tracking-tool inputs), with sources.
     """
 
     path: str
@@ -197,6 +214,7 @@ class RunMeta:
     nonmonotonic_steps: int = 0
     aliases: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    config_facts: tuple[ConfigFact, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from logdoctor.exitcodes import ExitCode, should_fail
 from logdoctor.ingest import memory, streaming
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.parsers import PARSERS, ensure_content, get_parser, sniff
+from logdoctor.ingest.runfolders import run_folders
 from logdoctor.ingest.sources import Source, open_source
 from logdoctor.model import (
     ACC,
@@ -62,7 +63,10 @@ def load(
         ensure_content(source)
     parser = get_parser(fmt) if fmt else sniff(source)
     result = parser.parse(source, fields or FieldMap())
-    return build_run(result, source.name, parser.name, steps_per_epoch)
+    run = build_run(result, source.name, parser.name, steps_per_epoch)
+    if result.config_facts:
+        run = dataclasses.replace(run, meta=dataclasses.replace(run.meta, config_facts=result.config_facts))
+    return run
 
 
 def _epochs_seen(epoch: np.ndarray) -> float | None:
@@ -174,7 +178,9 @@ def expand_inputs(paths: Sequence[str]) -> list[str]:
         matches = sorted(glob.glob(p, recursive=True)) if glob.has_magic(p) else [p]
         for m in matches or [p]:
             path = Path(m)
-            if m != "-" and path.is_dir() and not is_run_dir(path):
+            if m != "-" and path.is_dir() and (runs := run_folders(path)):
+                out.extend(str(r) for r in runs)
+            elif m != "-" and path.is_dir() and not is_run_dir(path):
                 inside = [str(c) for c in sorted(path.iterdir()) if _is_log_file(c) or (c.is_dir() and is_run_dir(c))]
                 out.extend(inside or [m])
             else:

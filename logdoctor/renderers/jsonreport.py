@@ -7,12 +7,14 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from logdoctor.model import Evidence, Finding, Outcome, Report, Verdict
+from logdoctor.model import ConfigFact, Evidence, Finding, Outcome, Report, Verdict
 from logdoctor.renderers.base import Renderer
 
 #: Version of the JSON document. Changelog:
 #:   1 - first release: source, series, verdict, findings. Several inputs: a list whose items
 #:       are report documents, or error documents ``{format_version, source: {path}, error}``.
+#:     (compatible addition) ``source.config_facts``: ``[{name, value, source}]`` when the run's
+#:       configuration states facts (W&B config, MLflow params); absent otherwise.
 FORMAT_VERSION = 1
 
 
@@ -55,6 +57,13 @@ def verdict_dict(v: Verdict) -> dict[str, Any]:
     }
 
 
+def _config_facts(facts: Sequence[ConfigFact]) -> dict[str, Any]:
+    """``{"config_facts": [...]}`` when there are any, else nothing (older documents unchanged)."""
+    if not facts:
+        return {}
+    return {"config_facts": [{"name": f.name, "value": f.value, "source": f.source} for f in facts]}
+
+
 def report_dict(report: Report) -> dict[str, Any]:
     """The whole report as a JSON-ready dict."""
     m, s, v = report.meta, report.series, report.verdict
@@ -68,6 +77,7 @@ def report_dict(report: Report) -> dict[str, Any]:
             "skip_reasons": dict(m.skip_reasons),
             "aliases": dict(m.aliases),
             "notes": list(m.notes),
+            **_config_facts(m.config_facts),
         },
         "series": {
             "steps": s.steps,

@@ -11,6 +11,7 @@ import polars as pl
 
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.sources import Source
+from logdoctor.model import ConfigFact
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +29,7 @@ class ParseResult:
         steps_per_epoch: steps per epoch when the log states it.
         aliases: source key -> canonical column for every renamed field.
         notes: remarks for the user.
+        config_facts: what the run's configuration states (W&B config, MLflow params).
     """
 
     table: pl.DataFrame
@@ -38,6 +40,7 @@ class ParseResult:
     steps_per_epoch: int | None = None
     aliases: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    config_facts: tuple[ConfigFact, ...] = ()
 
     @property
     def lines_skipped(self) -> int:

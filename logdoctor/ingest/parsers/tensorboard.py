@@ -10,6 +10,7 @@ import polars as pl
 
 from logdoctor.errors import InputError, ParseError
 from logdoctor.ingest.aliases import FieldMap
+from logdoctor.ingest.namespaced import canonical_renames
 from logdoctor.ingest.parsers.base import Parser, ParseResult
 from logdoctor.ingest.parsers.records import normalize_records, resolve_key
 from logdoctor.ingest.parsers.tfrecord import looks_like_tfrecord
@@ -108,6 +109,7 @@ class TensorBoardParser(Parser):
         wide = (
             wide.join(first, on=STEP).sort(LINE_NO).with_columns(pl.col(LINE_NO).cast(pl.Int64) + 1)
         )
+        wide = wide.rename(canonical_renames(wide.columns, fields))
         wide = wide.rename(
             _loss_fallback([c for c in wide.columns if c not in (STEP, LINE_NO)], fields)
         )

@@ -18,7 +18,10 @@ from logdoctor.errors import ConfigError, LogdoctorError
 from logdoctor.exitcodes import ExitCode, should_fail
 from logdoctor.ingest import memory, streaming
 from logdoctor.ingest.aliases import FieldMap
-from logdoctor.ingest.parsers import PARSERS, ensure_content, get_parser, sniff
+from logdoctor.ingest.mlflow_server import run_ref
+from logdoctor.ingest.parsers import PARSERS, ParseResult, ensure_content, get_parser, sniff
+from logdoctor.ingest.parsers.mlflow_server import FORMAT as SERVER_FORMAT
+from logdoctor.ingest.parsers.mlflow_server import read_server_run
 from logdoctor.ingest.runfolders import run_folders
 from logdoctor.ingest.sources import Source, open_source
 from logdoctor.model import (
@@ -54,6 +57,10 @@ def load(
         InputError / ParseError: the input cannot be read or holds no training steps.
         ConfigError: $LOGDOCTOR_MAX_MEMORY is not a size.
     """
+    ref = run_ref(path)
+    if ref is not None:  # an MLflow tracking server's run
+        result = read_server_run(ref, fields or FieldMap())
+        return _with_facts(build_run(result, path, SERVER_FORMAT, steps_per_epoch), result)
     total = memory.budget(max_memory)
     source = open_source(path, limit=memory.in_memory_limit(total))
     large = streaming.parse_large(source, fields or FieldMap(), total, fmt)
@@ -63,10 +70,14 @@ def load(
         ensure_content(source)
     parser = get_parser(fmt) if fmt else sniff(source)
     result = parser.parse(source, fields or FieldMap())
-    run = build_run(result, source.name, parser.name, steps_per_epoch)
-    if result.config_facts:
-        run = dataclasses.replace(run, meta=dataclasses.replace(run.meta, config_facts=result.config_facts))
-    return run
+    return _with_facts(build_run(result, source.name, parser.name, steps_per_epoch), result)
+
+
+def _with_facts(run: Run, result: ParseResult) -> Run:
+    """The run with the configuration facts its source stated (W&B config, MLflow params)."""
+    if not result.config_facts:
+        return run
+    return dataclasses.replace(run, meta=dataclasses.replace(run.meta, config_facts=result.config_facts))
 
 
 def _epochs_seen(epoch: np.ndarray) -> float | None:

@@ -22,6 +22,7 @@ from logdoctor.ingest.mlflow_server import run_ref
 from logdoctor.ingest.parsers import PARSERS, ParseResult, ensure_content, get_parser, sniff
 from logdoctor.ingest.parsers.mlflow_server import FORMAT as SERVER_FORMAT
 from logdoctor.ingest.parsers.mlflow_server import read_server_run
+from logdoctor.ingest.remote import open_remote, scheme_of
 from logdoctor.ingest.runfolders import run_folders
 from logdoctor.ingest.sources import Source, open_source
 from logdoctor.model import (
@@ -62,7 +63,8 @@ def load(
         result = read_server_run(ref, fields or FieldMap())
         return _with_facts(build_run(result, path, SERVER_FORMAT, steps_per_epoch), result)
     total = memory.budget(max_memory)
-    source = open_source(path, limit=memory.in_memory_limit(total))
+    limit = memory.in_memory_limit(total)
+    source = open_remote(path, limit) if scheme_of(path) else open_source(path, limit=limit)
     large = streaming.parse_large(source, fields or FieldMap(), total, fmt)
     if large is not None:
         return build_run(large[0], source.name, large[1], steps_per_epoch)

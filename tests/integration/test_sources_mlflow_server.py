@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.server
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -95,3 +96,53 @@ def test_401_is_one_line_and_the_token_is_sent(
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_polling_a_live_run_hands_each_step_over_once(served: tuple[str, str, Path]) -> None:
+    from mlflow.entities import Metric
+    from mlflow.tracking import MlflowClient
+
+    from logdoctor.tail.runsources import MlflowPoller
+
+    url, _, _ = served
+    client = MlflowClient(tracking_uri=url)
+    run_id = client.create_run(experiment_id="0").info.run_id
+    poller = MlflowPoller(RunRef(url, run_id), interval=0.0)
+    seen: list[int] = []
+
+    def log(steps: range) -> None:
+        metrics = [Metric("train/loss", 2.0 - s / 1000, 1_700_000_000_000 + s, s) for s in steps]
+        client.log_batch(run_id, metrics=metrics)
+
+    def poll() -> None:
+        seen.extend(json.loads(line)["step"] for line in poller.read().data.splitlines())
+
+    log(range(1, 31))
+    poll()
+    assert seen == list(range(1, 30))  # step 30 may still get more metrics: held back
+    log(range(31, 61))
+    poll()
+    poll()
+    assert seen == list(range(1, 60))
+    client.set_terminated(run_id)
+    poll()
+    assert seen == list(range(1, 61))
+
+
+def test_tail_of_a_server_run_raises_what_its_csv_raises(
+    served: tuple[str, str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    url, run_id, csv = served
+
+    def events(target: str) -> tuple[set[str], str | None, int]:
+        capsys.readouterr()
+        main(["tail", target, "--format", "jsonl", "--idle-timeout", "3", "--poll", "--server-interval", "1"])
+        evs = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+        verdicts = [e["verdict"]["batching"] for e in evs if e["event"] == "verdict"]
+        (stop,) = [e for e in evs if e["event"] == "stop"]
+        found = {e["finding"]["code"] for e in evs if e["event"] == "finding"}
+        return found, (verdicts[-1] if verdicts else None), stop["sources"][0]["rows"]
+
+    want = events(str(csv))
+    assert events(f"{url}/#/experiments/0/runs/{run_id}") == want
+    assert want[1] == "static"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -86,3 +88,63 @@ def test_damaged_log_is_one_line_exit_2(root: Path, tmp_path: Path, capsys: pyte
     assert main(["analyze", str(bad)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "offline-run-x" in err and "checksum" in err
+
+
+def _tail_events(target: str, capsys: pytest.CaptureFixture[str]) -> tuple[set[str], str | None, int]:
+    """(finding codes raised, last verdict, rows read) of ``logdoctor tail`` until idle."""
+    capsys.readouterr()
+    main(["tail", target, "--format", "jsonl", "--idle-timeout", "4", "--poll", "--poll-interval", "0.1"])
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    found = {e["finding"]["code"] for e in events if e["event"] == "finding"}
+    verdicts = [e["verdict"]["batching"] for e in events if e["event"] == "verdict"]
+    (stop,) = [e for e in events if e["event"] == "stop"]
+    return found, (verdicts[-1] if verdicts else None), stop["sources"][0]["rows"]
+
+
+def test_following_a_growing_wandb_run_raises_what_its_csv_raises(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (log,) = _runs(root)[0].glob("*.wandb")
+    data = log.read_bytes()
+    live = tmp_path / "wandb" / "offline-run-20261201_000000-live"
+    live.mkdir(parents=True)
+    target = live / "run-live.wandb"
+    target.write_bytes(data[:5000])
+
+    def grow() -> None:  # wandb appends records as the run logs: replay its bytes in pieces
+        for start in range(5000, len(data), 97_000):
+            time.sleep(0.3)
+            with target.open("ab") as fh:
+                fh.write(data[start : start + 97_000])
+
+    writer = threading.Thread(target=grow)
+    writer.start()
+    try:
+        got = _tail_events(str(live), capsys)
+    finally:
+        writer.join()
+    want = _tail_events(str(root / "static.csv"), capsys)
+    # a growing run may say "undecidable" (LD504) before its second epoch: the rest must match
+    assert want[0] <= got[0] <= want[0] | {"LD504"}
+    assert got[1:] == want[1:] == ("static", run_table().height)
+    assert _tail_events(str(_runs(root)[0]), capsys) == want  # the finished run: the very same events
+
+
+def test_the_follower_reads_pieces_as_it_reads_the_whole(root: Path, tmp_path: Path) -> None:
+    from logdoctor.tail.runsources import WandbFollower
+
+    (log,) = _runs(root)[0].glob("*.wandb")
+    data = log.read_bytes()
+    whole = WandbFollower(str(log)).read().data
+    grown = tmp_path / "run-x.wandb"
+    grown.write_bytes(b"")
+    follower = WandbFollower(str(grown))
+    pieces = b""
+    for start in range(0, len(data), 12_345):
+        with grown.open("ab") as fh:
+            fh.write(data[start : start + 12_345])
+        pieces += follower.read().data
+    assert pieces == whole
+    rows = [json.loads(line) for line in whole.splitlines()]
+    assert sum("loss" in r or "train/loss" in r for r in rows) == run_table().height
+    assert rows[0]["step"] == 1 and "epoch" in rows[0]

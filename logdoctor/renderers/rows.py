@@ -148,7 +148,18 @@ def facts(report: Report) -> tuple[tuple[str, str], ...]:
         ("NaN/inf loss", f"{s.nonfinite_loss_steps:,} steps"),
         ("columns", ", ".join(c for c in s.columns if c not in (STEP, LINE_NO)) or "none"),
         ("log", f"{m.format}, {m.lines_read:,} lines ({m.lines_skipped:,} without a step)"),
+        *_config_row(report),
     )
+
+
+def _config_row(report: Report) -> tuple[tuple[str, str], ...]:
+    """("config", "epochs=8, grad_accum=4 (wandb config)") when the source stated any; the JSON
+    names each fact's key."""
+    stated = report.meta.config_facts
+    if not stated:
+        return ()
+    origins = ", ".join(dict.fromkeys(f.source.rsplit(" ", 1)[0] for f in stated))
+    return (("config", ", ".join(f"{f.name}={f.value}" for f in stated) + f" ({origins})"),)
 
 
 def build_rows(report: Report) -> Rows:

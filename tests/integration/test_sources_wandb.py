@@ -79,6 +79,8 @@ def test_the_wandb_file_itself_and_json_facts(root: Path, capsys: pytest.Capture
     main(["analyze", str(_runs(root)[0]), "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
     assert {"name": "epochs", "value": 8, "source": "wandb config num_train_epochs"} in doc["source"]["config_facts"]
+    main(["analyze", str(_runs(root)[0])])
+    assert "group_by_length=False" in capsys.readouterr().out
 
 
 def test_damaged_log_is_one_line_exit_2(root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -142,7 +142,9 @@ class Tailer:
             follower = tracked or FileFollower(path, from_end=self.opts.from_end and initial)
             session = TailSession(path, self.cheap, self.heavy, self.opts.session)
             self.files[path] = (follower, session)
-            if initial and not is_glob(path) and not os.path.exists(path):
+            if tracked is not None:
+                self._emit([Notice(path, tracked.describe, time.time())])
+            elif initial and not is_glob(path) and not os.path.exists(path):
                 self._emit([Notice(path, "waiting for the file to appear", time.time())])
         self.watcher.watch(watch_dirs([p for p in self.opts.patterns if run_ref(p) is None]))
 

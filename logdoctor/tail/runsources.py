@@ -46,6 +46,11 @@ class WandbFollower:
     def is_open(self) -> bool:
         return self._file is not None
 
+    @property
+    def describe(self) -> str:
+        """What is followed, for the first notice."""
+        return "W&B run: following its .wandb file as wandb appends to it"
+
     def head(self, n: int = 0) -> bytes:
         return b""
 
@@ -98,6 +103,11 @@ class MlflowPoller:
     @property
     def is_open(self) -> bool:
         return self._opened
+
+    @property
+    def describe(self) -> str:
+        """What is followed, for the first notice."""
+        return f"MLflow run on {self.ref.base}: polling every {self.interval:g} s"
 
     def head(self, n: int = 0) -> bytes:
         return b""

@@ -87,8 +87,6 @@ def merged_config(records: list[WandbRecord]) -> dict[str, Any]:
 def _output_log(source: Source, log: Path, fields: FieldMap) -> ParseResult:
     """The run's console output (``files/output.log``) read as a text log."""
     out = log.parent / "files" / "output.log"
-    if not out.is_file():
-        raise ParseError(f"{source.name}: the W&B run logged no history and has no files/output.log")
     result = TextParser().parse(open_source(str(out)), fields)
     note = "W&B history holds no training loss: read the console output files/output.log"
     return dataclasses.replace(result, notes=(*result.notes, note))
@@ -115,10 +113,10 @@ class WandbParser(Parser):
             raise ParseError(f"{source.name}: damaged .wandb file ({corrupt} chunk(s) failed their checksum)")
         try:
             if frame.height == 0:
-                raise ParseError(f"{source.name}: no history")
+                raise ParseError(f"{source.name}: the W&B run logged no history")
             result = normalize_records(frame, fields, source.name, frame.height)
         except ParseError:
-            if not source.is_dir and source.path is None:
+            if not (log.parent / "files" / "output.log").is_file():
                 raise
             result = _output_log(source, log, fields)
         notes = [f"W&B transaction log {log.name}: {frame.height} history records"]

@@ -1,9 +1,8 @@
-"""Read a run from an MLflow tracking server over its REST API (no mlflow package needed).
+"""Read a run from an MLflow tracking server over its REST API (no mlflow package needed)."""
 
-``http://host:5000/#/experiments/0/runs/<run_id>`` (the UI's address, which ``mlflow`` prints as
-"View run at ...") and ``mlflow://host:port/<run_id>`` name a run. ``runs/get`` gives the metric
-keys and params; ``metrics/get-history`` (paginated) gives every value of every metric.
-"""
+# ``http://host:5000/#/experiments/0/runs/<run_id>`` (the UI's address, which ``mlflow`` prints as
+# "View run at ...") and ``mlflow://host:port/<run_id>`` name a run. ``runs/get`` gives the metric
+# keys and params; ``metrics/get-history`` (paginated) gives every value of every metric.
 
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
-"""Read a W&B ``.wandb`` transaction log: block framing, then the few protobuf fields we need.
+"""Read a W&B ``.wandb`` transaction log: block framing, then the few protobuf fields we need."""
 
-The file is a ``:W&B`` header (magic 0xBEE1, version 0) followed by 32 KiB blocks of chunks, each
-``crc32(type + data)`` (4 bytes), ``len`` (2), ``type`` (1: full, 2: first, 3: middle, 4: last),
-as in LevelDB's log format. Each record is a ``wandb_internal.Record`` protobuf; field numbers
-are part of W&B's wire contract, so this reader needs no ``wandb`` package.
-"""
+# The file is a ``:W&B`` header (magic 0xBEE1, version 0) followed by 32 KiB blocks of chunks, each
+# ``crc32(type + data)`` (4 bytes), ``len`` (2), ``type`` (1: full, 2: first, 3: middle, 4: last),
+# as in LevelDB's log format. Each record is a ``wandb_internal.Record`` protobuf; field numbers
+# are part of W&B's wire contract, so this reader needs no ``wandb`` package.
 
 from __future__ import annotations
 

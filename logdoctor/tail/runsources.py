@@ -1,7 +1,7 @@
-"""Follow runs that live in tracking tools: a W&B run's growing ``.wandb`` file, an MLflow run by
-polling its server. Both hand the session JSON lines of canonical records, so a followed run
-raises the same events as a text log.
-"""
+"""Follow runs that live in tracking tools: a W&B run's growing ``.wandb`` file, an MLflow run by polling."""
+
+# Both hand the session JSON lines of canonical records, so a followed run
+# raises the same events as a text log.
 
 from __future__ import annotations
 

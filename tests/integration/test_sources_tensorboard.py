@@ -11,6 +11,7 @@ pytest.importorskip("torch.utils.tensorboard", reason="torch is not installed")
 
 from fixtures.trackers import BUCKETED, run_table, write_csv, write_tensorboard
 from logdoctor import pipeline
+from logdoctor.errors import InputError
 from logdoctor.ingest.runfolders import tensorboard_runs
 
 
@@ -58,3 +59,8 @@ def test_one_run_and_keras_split_folders_are_not_expanded(logdir: Path, tmp_path
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "events.out.tfevents.2.h").write_bytes(b"")
     assert tensorboard_runs(tmp_path) == [tmp_path / "keras", tmp_path / "other"]
+
+
+def test_loading_a_log_dir_of_several_runs_never_merges_them(logdir: Path) -> None:
+    with pytest.raises(InputError, match=r"a log dir of 2 runs \(bucketed, static"):
+        pipeline.load(str(logdir / "runs"))

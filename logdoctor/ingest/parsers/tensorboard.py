@@ -30,6 +30,32 @@ def event_files(root: Path) -> list[Path]:
     return sorted(found)[:_MAX_FILES]
 
 
+#: Sub-folders that hold one run's split (Keras ``train/`` + ``validation/``), not a run of their own.
+SPLIT_DIRS = frozenset({"train", "training", "val", "valid", "validation", "eval", "test"})
+_MAX_DEPTH = 3
+_MAX_RUNS = 1000
+
+
+def _event_folders(root: Path) -> list[Path]:
+    folders: set[Path] = set()
+    pattern = EVENT_GLOB
+    for _ in range(_MAX_DEPTH + 1):
+        folders.update(p.parent for p in root.glob(pattern) if p.is_file())
+        pattern = f"*/{pattern}"
+    return sorted(folders)
+
+
+def tensorboard_runs(root: Path) -> list[Path]:
+    """The run folders of a TensorBoard log dir, when it holds more than one run (else [])."""
+    if any(p.is_file() for p in root.glob(EVENT_GLOB)):
+        return []  # event files at the top: the folder is one run
+    runs: set[Path] = set()
+    for folder in _event_folders(root):
+        run = folder.parent if folder.name.lower() in SPLIT_DIRS else folder
+        runs.add(run)
+    return sorted(runs)[:_MAX_RUNS] if len(runs) > 1 else []
+
+
 def _loader() -> Any:
     try:
         from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
@@ -97,6 +123,10 @@ class TensorBoardParser(Parser):
         if source.path is None:
             raise InputError(f"{source.name}: TensorBoard event files must be read from a path")
         root = source.path if source.is_dir else source.path.parent
+        runs = tensorboard_runs(root) if source.is_dir else []
+        if runs:
+            names = ", ".join(r.relative_to(root).as_posix() for r in runs[:5])
+            raise InputError(f"{source.name}: a log dir of {len(runs)} runs ({names}...): name one, or use analyze")
         files = event_files(root) if source.is_dir else [source.path]
         long = _read(root, files)
         if long.height == 0:

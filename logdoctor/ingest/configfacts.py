@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import polars as pl
+
 from logdoctor.ingest.aliases import normalize_key
-from logdoctor.model import ConfigFact
+from logdoctor.model import EPOCH, STEP, ConfigFact
 
 #: fact -> configuration keys that state it (compared normalised, on the last path component).
 FACT_KEYS: Mapping[str, tuple[str, ...]] = {
@@ -76,3 +78,22 @@ def planned_steps(facts: tuple[ConfigFact, ...]) -> int | None:
         if fact.name == "max_steps" and not isinstance(fact.value, str | bool):
             return int(fact.value)
     return None
+
+
+def epoch_length(facts: tuple[ConfigFact, ...], table: pl.DataFrame, finished: bool) -> tuple[int | None, str]:
+    """(steps per epoch, note) from the configured epochs over a finished run's steps, for records
+    that carry no epoch; (None, "") unless the run ended cleanly, states no ``max_steps`` (which
+    would cap it), and its last step divides evenly into the epochs."""
+    if not finished or EPOCH in table.columns or table.height == 0 or planned_steps(facts):
+        return None, ""
+    fact = next((f for f in facts if f.name == "epochs"), None)
+    if fact is None or isinstance(fact.value, str | bool) or fact.value < 2 or fact.value != int(fact.value):
+        return None, ""
+    epochs, last = int(fact.value), int(table[STEP].cast(pl.Int64).max() or 0)  # type: ignore[arg-type]
+    if last % epochs or last // epochs < 2:
+        return None, ""
+    note = (
+        f"steps per epoch {last // epochs} from the configured epochs ({fact.source} = {epochs}) "
+        f"over the {last} steps of the finished run"
+    )
+    return last // epochs, note

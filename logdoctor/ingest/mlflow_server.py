@@ -96,13 +96,14 @@ def get_json(ref: RunRef, endpoint: str, query: dict[str, str]) -> dict[str, Any
     return doc
 
 
-def run_info(ref: RunRef) -> tuple[list[str], dict[str, str]]:
-    """(metric keys, params) of the run."""
+def run_info(ref: RunRef) -> tuple[list[str], dict[str, str], str]:
+    """(metric keys, params, status: RUNNING, FINISHED, FAILED, KILLED...) of the run."""
     run = get_json(ref, "runs/get", {"run_id": ref.run_id}).get("run", {})
     data = run.get("data", {}) if isinstance(run, dict) else {}
     keys = sorted({m["key"] for m in data.get("metrics", []) if "key" in m})
     params = {p["key"]: p.get("value", "") for p in data.get("params", []) if "key" in p}
-    return keys, params
+    status = run.get("info", {}).get("status", "") if isinstance(run, dict) else ""
+    return keys, params, str(status)
 
 
 def metric_history(ref: RunRef, key: str) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ BLOCK = 32 * 1024
 _CHUNK_HEAD = 7
 _FULL, _FIRST, _MIDDLE, _LAST = 1, 2, 3, 4
 # Record fields (wandb_internal.proto)
-_HISTORY, _OUTPUT, _CONFIG, _OUTPUT_RAW, _RUN = 2, 4, 5, 13, 17
+_HISTORY, _OUTPUT, _CONFIG, _OUTPUT_RAW, _RUN, _EXIT = 2, 4, 5, 13, 17, 18
 
 
 def is_wandb_log(head: bytes) -> bool:
@@ -176,7 +176,7 @@ def _config(buf: bytes) -> WandbRecord:
 
 
 def decode(record: bytes) -> WandbRecord | None:
-    """The history, config or output content of a Record; None for every other kind."""
+    """The history, config, output or exit content of a Record; None for every other kind."""
     try:
         for num, wire, v in fields(record):
             if wire != 2:
@@ -188,6 +188,9 @@ def decode(record: bytes) -> WandbRecord | None:
             if num == _RUN:
                 cfg = next((x for n, _, x in fields(v) if n == 4), None)
                 return _config(cfg) if cfg is not None else None
+            if num == _EXIT:  # RunExitRecord: exit_code (field 1, 0 when absent)
+                code = next((x for n, w, x in fields(v) if n == 1 and w == 0), 0)
+                return WandbRecord("exit", {"exit_code": code - (1 << 32) if code >= 1 << 31 else code})
             if num in (_OUTPUT, _OUTPUT_RAW):
                 line = next((x for n, _, x in fields(v) if n == 3), b"")
                 return WandbRecord("output", {}, line=line.decode("utf-8", "replace"))

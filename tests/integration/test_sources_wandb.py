@@ -24,6 +24,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_wandb(table, root)
     write_wandb(run_table(BUCKETED), root)
     write_wandb(table.head(300), root, mode="output")
+    write_wandb(table.drop("epoch"), root)  # a custom loop that logs no epoch
     return root
 
 
@@ -64,7 +65,7 @@ def test_wandb_folder_is_every_run_and_latest_run_is_one(root: Path) -> None:
     assert [o.report.verdict.batching for o in outcomes if o.report][:2] == ["static", "healthy"]
     latest = pipeline.analyze_paths([str(root / "wandb" / "latest-run")], jobs=1)
     assert len(latest) == 1 and latest[0].report is not None
-    assert latest[0].report.series.steps == 300  # the output-only run was the last
+    assert (root / "wandb" / "latest-run").resolve() == _runs(root)[-1]
 
 
 def test_console_output_is_read_when_there_is_no_history(root: Path) -> None:
@@ -150,3 +151,20 @@ def test_the_follower_reads_pieces_as_it_reads_the_whole(root: Path, tmp_path: P
     rows = [json.loads(line) for line in whole.splitlines()]
     assert sum("loss" in r or "train/loss" in r for r in rows) == run_table().height
     assert rows[0]["step"] == 1 and "epoch" in rows[0]
+
+
+def test_configured_epochs_give_the_epoch_length_of_a_finished_run_only(root: Path, tmp_path: Path) -> None:
+    no_epoch = _runs(root)[3]
+    run = pipeline.load(str(no_epoch))
+    assert not run.has("epoch")
+    assert run.meta.steps_per_epoch == run_table().height // 8
+    assert any("wandb config num_train_epochs = 8" in n for n in run.meta.notes)
+    assert pipeline.analyze(run).verdict.batching == "static"
+    # the same run cut short (crashed, or still running): no exit record, so no epoch length from config
+    (log,) = no_epoch.glob("*.wandb")
+    cut = tmp_path / "offline-run-cut"
+    cut.mkdir()
+    (cut / "run-cut.wandb").write_bytes(log.read_bytes()[: log.stat().st_size * 2 // 3])
+    partial = pipeline.load(str(cut))
+    assert 0 < partial.n_steps < run.n_steps
+    assert not any("configured epochs" in n for n in partial.meta.notes)

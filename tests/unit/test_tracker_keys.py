@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import polars as pl
+
 from logdoctor.ingest.aliases import FieldMap
-from logdoctor.ingest.configfacts import config_facts, planned_steps
+from logdoctor.ingest.configfacts import config_facts, epoch_length, planned_steps
 from logdoctor.ingest.namespaced import canonical_renames, dropped
 
 
@@ -42,3 +44,14 @@ def test_facts_from_flat_nested_and_text_configs() -> None:
 def test_shallowest_key_wins_and_noise_is_no_fact() -> None:
     facts = config_facts({"model": {"epochs": 1}, "epochs": 4, "scheduler": "", "notes": "x" * 500}, "cfg")
     assert [(f.name, f.value) for f in facts] == [("epochs", 4)]
+
+
+def test_epoch_length_needs_a_clean_end_even_division_and_no_epoch_column() -> None:
+    facts = config_facts({"num_train_epochs": 4}, "cfg")
+    table = pl.DataFrame({"step": list(range(1, 401)), "loss": [1.0] * 400})
+    assert epoch_length(facts, table, finished=True)[0] == 100
+    assert epoch_length(facts, table, finished=False) == (None, "")
+    assert epoch_length(facts, table.head(398), finished=True) == (None, "")  # 398 / 4 is not whole
+    assert epoch_length(facts, table.with_columns(epoch=pl.lit(0.0)), finished=True) == (None, "")
+    capped = config_facts({"num_train_epochs": 4, "max_steps": 400}, "cfg")
+    assert epoch_length(capped, table, finished=True) == (None, "")

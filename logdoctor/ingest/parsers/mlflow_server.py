@@ -9,7 +9,7 @@ import polars as pl
 
 from logdoctor.errors import ParseError
 from logdoctor.ingest.aliases import FieldMap
-from logdoctor.ingest.configfacts import config_facts, planned_steps
+from logdoctor.ingest.configfacts import config_facts, epoch_length, planned_steps
 from logdoctor.ingest.mlflow_server import RunRef, metric_history, run_info
 from logdoctor.ingest.namespaced import canonical_renames
 from logdoctor.ingest.parsers.base import ParseResult
@@ -51,17 +51,20 @@ def read_server_run(ref: RunRef, fields: FieldMap) -> ParseResult:
         InputError: server down, access refused, no such run.
         ParseError: the run logged no training loss.
     """
-    keys, params = run_info(ref)
+    keys, params, status = run_info(ref)
     if not keys:
         raise ParseError(f"{ref.display}: the run has no metrics")
     histories = {k: metric_history(ref, k) for k in keys}
     long = long_table(histories)
     result = normalize_records(wide_table(long, fields), fields, ref.display, long.height)
     facts = config_facts(params, "mlflow params")
-    note = f"MLflow server {ref.base}: {long.height} values of {len(keys)} metric(s) over the REST API"
+    notes = [f"MLflow server {ref.base}: {long.height} values of {len(keys)} metric(s) over the REST API"]
+    spe, spe_note = (None, "") if result.steps_per_epoch else epoch_length(facts, result.table, status == "FINISHED")
+    notes += [spe_note] if spe else []
     return dataclasses.replace(
         result,
-        notes=(*result.notes, note),
+        notes=(*result.notes, *notes),
+        steps_per_epoch=result.steps_per_epoch or spe,
         config_facts=facts,
         total_steps=result.total_steps or planned_steps(facts),
     )

@@ -10,7 +10,7 @@ import polars as pl
 
 from logdoctor.errors import InputError, ParseError
 from logdoctor.ingest.aliases import FieldMap
-from logdoctor.ingest.configfacts import config_facts, planned_steps
+from logdoctor.ingest.configfacts import config_facts, epoch_length, planned_steps
 from logdoctor.ingest.namespaced import canonical_renames, dropped
 from logdoctor.ingest.parsers.base import Parser, ParseResult
 from logdoctor.ingest.parsers.records import normalize_records
@@ -120,6 +120,9 @@ class WandbParser(Parser):
                 raise
             result = _output_log(source, log, fields)
         notes = [f"W&B transaction log {log.name}: {frame.height} history records"]
+        finished = any(r.kind == "exit" and r.items.get("exit_code") == 0 for r in records)
+        spe, spe_note = (None, "") if result.steps_per_epoch else epoch_length(facts, result.table, finished)
+        notes += [spe_note] if spe else []
         if corrupt:
             notes.append(f"{corrupt} chunk(s) failed their checksum and were skipped")
         return dataclasses.replace(
@@ -127,4 +130,5 @@ class WandbParser(Parser):
             notes=(*result.notes, *notes),
             config_facts=facts,
             total_steps=result.total_steps or planned_steps(facts),
+            steps_per_epoch=result.steps_per_epoch or spe,
         )

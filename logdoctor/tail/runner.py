@@ -146,7 +146,22 @@ class Tailer:
                 self._emit([Notice(path, tracked.describe, time.time())])
             elif initial and not is_glob(path) and not os.path.exists(path):
                 self._emit([Notice(path, "waiting for the file to appear", time.time())])
-        self.watcher.watch(watch_dirs([p for p in self.opts.patterns if run_ref(p) is None]))
+        self.watcher.watch(watch_dirs(self._watch_patterns()))
+
+    def _watch_patterns(self) -> list[str]:
+        """The patterns whose directories to watch: a W&B run folder's ``*.wandb`` inside it (its
+        appends wake the loop); nothing for a tracking server's run (it is polled)."""
+        out: list[str] = []
+        for p in self.opts.patterns:
+            if run_ref(p) is not None:
+                continue
+            wandb_dir = isinstance(self._follower(p), WandbFollower) and os.path.isdir(p)
+            out.append(os.path.join(p, "*.wandb") if wandb_dir else p)
+        return out
+
+    def _follower(self, path: str) -> object:
+        entry = self.files.get(path)
+        return entry[0] if entry else None
 
     def _read_all(self) -> list[TailEvent]:
         events: list[TailEvent] = []

@@ -369,6 +369,9 @@ def tail(
     config: ConfigOpt = None,
     select: SelectOpt = None,
     ignore: IgnoreOpt = None,
+    server_interval: Annotated[
+        float, typer.Option("--server-interval", min=0.5, help="Seconds between MLflow server polls.")
+    ] = 10.0,
 ) -> int:
     """Follow a live training log and report findings the moment they appear (Ctrl-C stops)."""
     from logdoctor.tail.runner import TailOptions, follow
@@ -388,6 +391,7 @@ def tail(
         heartbeat=heartbeat, idle_timeout=idle_timeout, max_seconds=max_seconds,
         exit_on=Severity.parse(exit_on) if exit_on else None, on_finding=on_finding,
         inotify=not poll, session=session,
+        server_interval=server_interval,
     )
     return follow(opts, stream_renderer(fmt))
 

@@ -176,6 +176,22 @@ class Restart:
 
 
 @dataclass(frozen=True, slots=True)
+class ConfigFact:
+    """A fact the run's own configuration states (W&B config, MLflow params), with its source.
+
+    Attributes:
+        name: what it says: ``epochs``, ``batch_size``, ``grad_accum``, ``group_by_length``,
+            ``lr_schedule``, ``max_steps``.
+        value: the value as configured.
+        source: where it was read, e.g. ``wandb config num_train_epochs``.
+    """
+
+    name: str
+    value: str | float | bool
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
 class RunStructure:
     """The run's structure as a person reads it (the JSON ``structure`` block; see structure/).
 
@@ -235,6 +251,7 @@ class RunMeta:
         aliases: source key -> canonical column, for every renamed field.
         notes: human-readable remarks from ingest ("reduced to 1 row per 10 steps", ...).
         structure: epochs, restarts, stride and plan as resolved by structure/ (None before).
+        config_facts: what the run's configuration states (tracking-tool inputs), with sources.
     """
 
     path: str
@@ -255,6 +272,7 @@ class RunMeta:
     #: records after splitting physical lines at lone ``\r`` (progress-bar redraws); 0 if none split
     records_read: int = 0
     structure: RunStructure | None = None
+    config_facts: tuple[ConfigFact, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

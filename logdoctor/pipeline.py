@@ -18,8 +18,13 @@ from logdoctor.errors import LogdoctorError, ParseError
 from logdoctor.exitcodes import ExitCode, should_fail
 from logdoctor.ingest import memory, streaming
 from logdoctor.ingest.aliases import FieldMap
-from logdoctor.ingest.parsers import PARSERS, ensure_content, get_parser, sniff
+from logdoctor.ingest.mlflow_server import run_ref
+from logdoctor.ingest.parsers import PARSERS, ParseResult, ensure_content, get_parser, sniff
 from logdoctor.ingest.parsers.base import check_overrides
+from logdoctor.ingest.parsers.mlflow_server import FORMAT as SERVER_FORMAT
+from logdoctor.ingest.parsers.mlflow_server import read_server_run
+from logdoctor.ingest.remote import open_remote, scheme_of
+from logdoctor.ingest.runfolders import run_folders
 from logdoctor.ingest.sources import Source, open_source
 from logdoctor.model import (
     ACC,
@@ -55,8 +60,13 @@ def load(
         InputError / ParseError: the input cannot be read or holds no training steps.
         ConfigError: $LOGDOCTOR_MAX_MEMORY is not a size.
     """
+    ref = run_ref(path)
+    if ref is not None:  # an MLflow tracking server's run
+        result = read_server_run(ref, fields or FieldMap())
+        return _with_facts(build_run(result, path, SERVER_FORMAT, steps_per_epoch), result)
     total = memory.budget(max_memory)
-    source = open_source(path, limit=memory.in_memory_limit(total))
+    limit = memory.in_memory_limit(total)
+    source = open_remote(path, limit) if scheme_of(path) else open_source(path, limit=limit)
     large = streaming.parse_large(source, fields or FieldMap(), total, fmt)
     if large is not None:
         return build_run(large[0], source.name, large[1], steps_per_epoch)
@@ -65,7 +75,14 @@ def load(
     parser = get_parser(fmt) if fmt else sniff(source)
     result = parser.parse(source, fields or FieldMap())
     check_overrides(result, fields or FieldMap(), source.name)
-    return build_run(result, source.name, parser.name, steps_per_epoch)
+    return _with_facts(build_run(result, source.name, parser.name, steps_per_epoch), result)
+
+
+def _with_facts(run: Run, result: ParseResult) -> Run:
+    """The run with the configuration facts its source stated (W&B config, MLflow params)."""
+    if not result.config_facts:
+        return run
+    return dataclasses.replace(run, meta=dataclasses.replace(run.meta, config_facts=result.config_facts))
 
 
 def _epochs_seen(epoch: np.ndarray) -> float | None:
@@ -193,7 +210,10 @@ def expand_entries(paths: Sequence[str]) -> dict[str, bool]:
         matches = sorted(glob.glob(p, recursive=True)) if glob.has_magic(p) else [p]
         for m in matches or [p]:
             path = Path(m)
-            if m != "-" and path.is_dir() and not is_run_dir(path):
+            if m != "-" and path.is_dir() and (runs := run_folders(path)):
+                for run in runs:  # a W&B folder or a TensorBoard dir of several runs
+                    out.setdefault(str(run), True)
+            elif m != "-" and path.is_dir() and not is_run_dir(path):
                 inside = [str(c) for c in sorted(path.iterdir()) if _is_log_file(c) or (c.is_dir() and is_run_dir(c))]
                 for name in inside:
                     out.setdefault(name, True)

@@ -152,8 +152,8 @@ def prefixed(head: bytes, fh: BinaryIO) -> BinaryIO:
     return io.BufferedReader(_Prefixed(head, fh))
 
 
-def _open_stream(name: str, fh: BinaryIO, limit: int | None) -> Source:
-    """Standard input or a FIFO (readable once): read whole when small, else keep it as a stream."""
+def open_stream(name: str, fh: BinaryIO, limit: int | None) -> Source:
+    """Standard input, a FIFO or a remote file (read once): whole when small, else kept as a stream."""
     head = fh.read(limit + 1) if limit is not None else fh.read()
     comp = compression_of(head[:8])
     src = Source(name=name, path=None, compression=comp)
@@ -176,7 +176,7 @@ def open_source(name: str, limit: int | None = None) -> Source:
         InputError: missing, unreadable, a special file we cannot read, or empty.
     """
     if name == "-":
-        return _open_stream("<stdin>", sys.stdin.buffer, limit)
+        return open_stream("<stdin>", sys.stdin.buffer, limit)
     path = Path(name)
     try:
         st = path.stat()
@@ -196,7 +196,7 @@ def open_source(name: str, limit: int | None = None) -> Source:
         raise InputError(f"{name}: cannot read ({err.strerror or err})") from None
     if stat.S_ISFIFO(st.st_mode):  # readable once: the stream keeps the file open
         try:
-            src = _open_stream(name, fh, limit)
+            src = open_stream(name, fh, limit)
         except OSError as err:
             raise InputError(f"{name}: cannot read ({err.strerror or err})") from None
         src.path = path

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from logdoctor.model import Evidence, Finding, Outcome, Report, RunStructure, Verdict
+from logdoctor.model import ConfigFact, Evidence, Finding, Outcome, Report, RunStructure, Verdict
 from logdoctor.renderers.base import Renderer
 
 #: Version of the JSON document. Changelog:
@@ -19,6 +19,8 @@ from logdoctor.renderers.base import Renderer
 #:       Also adds ``structure``: rows, stride, planned vs reached, epochs and their source, restarts,
 #:       metric columns, duplicates (structure/layout.py; docs/formats.md). Additive; readers of 1 still work.
 #:       Also: ``verdict.batching`` may be ``"grouped"`` (length-grouped megabatches, LD505).
+#:       Also (compatible) ``source.config_facts``: ``[{name, value, source}]`` when the run's
+#:       configuration states facts (W&B config, MLflow params); absent otherwise.
 FORMAT_VERSION = 2
 
 
@@ -85,6 +87,13 @@ def structure_dict(st: RunStructure | None) -> dict[str, Any] | None:
     }
 
 
+def _config_facts(facts: Sequence[ConfigFact]) -> dict[str, Any]:
+    """``{"config_facts": [...]}`` when there are any, else nothing (older documents unchanged)."""
+    if not facts:
+        return {}
+    return {"config_facts": [{"name": f.name, "value": f.value, "source": f.source} for f in facts]}
+
+
 def report_dict(report: Report) -> dict[str, Any]:
     """The whole report as a JSON-ready dict."""
     m, s, v = report.meta, report.series, report.verdict
@@ -99,6 +108,7 @@ def report_dict(report: Report) -> dict[str, Any]:
             "skip_reasons": dict(m.skip_reasons),
             "aliases": dict(m.aliases),
             "notes": list(m.notes),
+            **_config_facts(m.config_facts),
         },
         "series": {
             "steps": s.steps,

@@ -167,6 +167,7 @@ def facts(report: Report) -> tuple[tuple[str, str], ...]:
         ("NaN/inf loss", f"{s.nonfinite_loss_steps:,} steps"),
         ("columns", ", ".join(c for c in s.columns if c not in (STEP, LINE_NO)) or "none"),
         ("log", _log_fact(report)),
+        *_config_row(report),
     )
 
 
@@ -266,6 +267,16 @@ def structure_phrases(st: RunStructure, resumes: str) -> tuple[str, str, str]:
         parts = [f"{kind} at step {step}" + (f" (x{n})" if n > 1 else "") for (kind, step), n in seen.items()]
         resumes = f"{len(st.restarts)} (" + ", ".join(parts[:6]) + (", ..." if len(parts) > 6 else "") + ")"
     return steps, epochs, resumes
+
+
+def _config_row(report: Report) -> tuple[tuple[str, str], ...]:
+    """("config", "epochs=8, grad_accum=4 (wandb config)") when the source stated any; the JSON
+    names each fact's key."""
+    stated = report.meta.config_facts
+    if not stated:
+        return ()
+    origins = ", ".join(dict.fromkeys(f.source.rsplit(" ", 1)[0] for f in stated))
+    return (("config", ", ".join(f"{f.name}={f.value}" for f in stated) + f" ({origins})"),)
 
 
 def build_rows(report: Report) -> Rows:

@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from logdoctor.detectors.base import Analyzer
 from logdoctor.errors import InputError, LogdoctorError
 from logdoctor.exitcodes import ExitCode
+from logdoctor.ingest.mlflow_server import run_ref
 from logdoctor.model import Run, Severity
 from logdoctor.tail.events import FindingRaised, Heartbeat, Notice, Started, Stopped, TailEvent
 from logdoctor.tail.follower import FileFollower, expand, is_glob, watch_dirs
 from logdoctor.tail.hooks import FindingHook
+from logdoctor.tail.runsources import MlflowPoller, WandbFollower, run_follower
 from logdoctor.tail.session import HeavyFn, HeavyResult, SessionOptions, TailSession
 from logdoctor.tail.signals import StopSignals
 from logdoctor.tail.stream import StreamRenderer, event_dict
@@ -37,6 +39,7 @@ class TailOptions:
     on_finding: str | None = None
     hook_timeout: float = 10.0
     inotify: bool = True
+    server_interval: float = 10.0
     background: bool = True
     session: SessionOptions = field(default_factory=SessionOptions)
 
@@ -57,7 +60,7 @@ class Tailer:
         )
         self.signals = StopSignals()
         self.watcher = make_watcher(opts.inotify, self.signals.wake_fd)
-        self.files: dict[str, tuple[FileFollower, TailSession]] = {}
+        self.files: dict[str, tuple[FileFollower | WandbFollower | MlflowPoller, TailSession]] = {}
         self._pool = (
             ThreadPoolExecutor(1, thread_name_prefix="logdoctor-heavy") if opts.background else None
         )
@@ -133,14 +136,32 @@ class Tailer:
         for path in expand(list(self.opts.patterns)):
             if path in self.files:
                 continue
-            if os.path.isdir(path):
+            tracked = run_follower(path, self.opts.server_interval, self.opts.session.fields)
+            if tracked is None and os.path.isdir(path):
                 raise InputError(f"{path}: is a directory; tail follows log files (try --glob)")
-            follower = FileFollower(path, from_end=self.opts.from_end and initial)
+            follower = tracked or FileFollower(path, from_end=self.opts.from_end and initial)
             session = TailSession(path, self.cheap, self.heavy, self.opts.session)
             self.files[path] = (follower, session)
-            if initial and not is_glob(path) and not os.path.exists(path):
+            if tracked is not None:
+                self._emit([Notice(path, tracked.describe, time.time())])
+            elif initial and not is_glob(path) and not os.path.exists(path):
                 self._emit([Notice(path, "waiting for the file to appear", time.time())])
-        self.watcher.watch(watch_dirs(list(self.opts.patterns)))
+        self.watcher.watch(watch_dirs(self._watch_patterns()))
+
+    def _watch_patterns(self) -> list[str]:
+        """The patterns whose directories to watch: a W&B run folder's ``*.wandb`` inside it (its
+        appends wake the loop); nothing for a tracking server's run (it is polled)."""
+        out: list[str] = []
+        for p in self.opts.patterns:
+            if run_ref(p) is not None:
+                continue
+            wandb_dir = isinstance(self._follower(p), WandbFollower) and os.path.isdir(p)
+            out.append(os.path.join(p, "*.wandb") if wandb_dir else p)
+        return out
+
+    def _follower(self, path: str) -> object:
+        entry = self.files.get(path)
+        return entry[0] if entry else None
 
     def _read_all(self) -> list[TailEvent]:
         events: list[TailEvent] = []

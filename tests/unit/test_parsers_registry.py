@@ -12,6 +12,7 @@ from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.parsers import PARSERS, sniff
 from logdoctor.ingest.parsers.tfrecord import frame, scalar_event, version_event
 from logdoctor.ingest.sources import open_source
+from tests.wandb_support import history, write_log
 
 NAMES = [p.name for p in PARSERS]
 
@@ -33,6 +34,10 @@ def _one_record(name: str, tmp: Path) -> Path:
         (tmp / "run" / "metrics").mkdir(parents=True)
         (tmp / "run" / "metrics" / "loss").write_text("1700000000000 2.5 3\n")
         return tmp / "run"
+    if name == "wandb":
+        (tmp / "offline-run-1").mkdir()
+        (tmp / "offline-run-1" / "run-1.wandb").write_bytes(write_log([history(3, loss=2.5)]))
+        return tmp / "offline-run-1"
     if name == "tensorboard":
         (tmp / "tb").mkdir()
         data = frame(version_event(1.0)) + frame(scalar_event(2.0, 3, "loss", 2.5))
@@ -47,6 +52,10 @@ def _empty(name: str, tmp: Path) -> Path:
         (tmp / "run" / "metrics").mkdir(parents=True)
         (tmp / "run" / "metrics" / "loss").write_text("")
         return tmp / "run"
+    if name == "wandb":
+        (tmp / "offline-run-1").mkdir()
+        (tmp / "offline-run-1" / "run-1.wandb").write_bytes(write_log([]))
+        return tmp / "offline-run-1"
     if name == "tensorboard":
         (tmp / "tb").mkdir()
         (tmp / "tb" / "events.out.tfevents.1.h").write_bytes(frame(version_event(1.0)))

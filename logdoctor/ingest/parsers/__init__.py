@@ -10,12 +10,14 @@ from logdoctor.ingest.parsers.jsonl import JsonLinesParser
 from logdoctor.ingest.parsers.mlflow import MlflowParser
 from logdoctor.ingest.parsers.tensorboard import TensorBoardParser
 from logdoctor.ingest.parsers.text import TextParser
+from logdoctor.ingest.parsers.wandb import WandbParser
 from logdoctor.ingest.sources import Source
 
 #: Ordered: the first parser whose ``sniff`` accepts the content reads it. Specific formats come
 #: before general ones; the free-form text parser is last.
 PARSERS: tuple[Parser, ...] = (
     TensorBoardParser(),
+    WandbParser(),
     MlflowParser(),
     HfTrainerStateParser(),
     JsonLinesParser(),
@@ -49,7 +51,7 @@ def sniff(source: Source) -> Parser:
         if parser.sniff(source):
             return parser
     if source.is_dir:
-        raise InputError(f"{source.name}: is a directory, and not an MLflow run or TensorBoard log dir")
+        raise InputError(f"{source.name}: is a directory, and not an MLflow run, W&B run or TensorBoard log dir")
     if b"\x00" in source.head_bytes(8192):
         raise InputError(f"{source.name}: binary file, not a training log")
     raise ParseError(f"{source.name}: unrecognised log format")

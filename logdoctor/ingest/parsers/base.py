@@ -13,6 +13,7 @@ from logdoctor.errors import ConfigError
 from logdoctor.ingest.aliases import FieldMap, normalize_key
 from logdoctor.ingest.parsers.markers import Markers
 from logdoctor.ingest.sources import Source
+from logdoctor.model import ConfigFact
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,7 @@ class ParseResult:
             ``B=``): structure/ divides it by the gradient accumulation the log states.
         lossless_steps: steps of step lines that carry no loss (Megatron's iteration whose every
             batch was skipped): counted in the structure's rows, never analysed.
+        config_facts: what the run's configuration states (W&B config, MLflow params).
     """
 
     table: pl.DataFrame
@@ -57,6 +59,7 @@ class ParseResult:
     keys_seen: tuple[str, ...] = ()
     steps_in_batches: bool = False
     lossless_steps: tuple[int, ...] = ()
+    config_facts: tuple[ConfigFact, ...] = ()
 
     @property
     def lines_skipped(self) -> int:

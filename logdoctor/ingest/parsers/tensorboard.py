@@ -10,6 +10,7 @@ import polars as pl
 
 from logdoctor.errors import InputError, ParseError
 from logdoctor.ingest.aliases import FieldMap, normalize_key
+from logdoctor.ingest.namespaced import canonical_renames
 from logdoctor.ingest.parsers.base import Parser, ParseResult
 from logdoctor.ingest.parsers.records import SUMMARY_KEYS, normalize_records, resolve_key
 from logdoctor.ingest.parsers.tfrecord import looks_like_tfrecord
@@ -27,6 +28,32 @@ def event_files(root: Path) -> list[Path]:
     for pattern in (EVENT_GLOB, f"*/{EVENT_GLOB}", f"*/*/{EVENT_GLOB}"):
         found += (p for p in root.glob(pattern) if p.is_file())
     return sorted(found)[:_MAX_FILES]
+
+
+#: Sub-folders that hold one run's split (Keras ``train/`` + ``validation/``), not a run of their own.
+SPLIT_DIRS = frozenset({"train", "training", "val", "valid", "validation", "eval", "test"})
+_MAX_DEPTH = 3
+_MAX_RUNS = 1000
+
+
+def _event_folders(root: Path) -> list[Path]:
+    folders: set[Path] = set()
+    pattern = EVENT_GLOB
+    for _ in range(_MAX_DEPTH + 1):
+        folders.update(p.parent for p in root.glob(pattern) if p.is_file())
+        pattern = f"*/{pattern}"
+    return sorted(folders)
+
+
+def tensorboard_runs(root: Path) -> list[Path]:
+    """The run folders of a TensorBoard log dir, when it holds more than one run (else [])."""
+    if any(p.is_file() for p in root.glob(EVENT_GLOB)):
+        return []  # event files at the top: the folder is one run
+    runs: set[Path] = set()
+    for folder in _event_folders(root):
+        run = folder.parent if folder.name.lower() in SPLIT_DIRS else folder
+        runs.add(run)
+    return sorted(runs)[:_MAX_RUNS] if len(runs) > 1 else []
 
 
 def _loader() -> Any:
@@ -109,6 +136,10 @@ class TensorBoardParser(Parser):
         if source.path is None:
             raise InputError(f"{source.name}: TensorBoard event files must be read from a path")
         root = source.path if source.is_dir else source.path.parent
+        runs = tensorboard_runs(root) if source.is_dir else []
+        if runs:
+            names = ", ".join(r.relative_to(root).as_posix() for r in runs[:5])
+            raise InputError(f"{source.name}: a log dir of {len(runs)} runs ({names}...): name one, or use analyze")
         files = event_files(root) if source.is_dir else [source.path]
         long = _drop_summary(_read(root, files))
         if long.height == 0:
@@ -121,6 +152,7 @@ class TensorBoardParser(Parser):
         wide = (
             wide.join(first, on=STEP).sort(LINE_NO).with_columns(pl.col(LINE_NO).cast(pl.Int64) + 1)
         )
+        wide = wide.rename(canonical_renames(wide.columns, fields))
         wide = wide.rename(
             _loss_fallback([c for c in wide.columns if c not in (STEP, LINE_NO)], fields)
         )

@@ -1,0 +1,122 @@
+"""Read a run from an MLflow tracking server over its REST API (no mlflow package needed)."""
+
+# ``http://host:5000/#/experiments/0/runs/<run_id>`` (the UI's address, which ``mlflow`` prints as
+# "View run at ...") and ``mlflow://host:port/<run_id>`` name a run. ``runs/get`` gives the metric
+# keys and params; ``metrics/get-history`` (paginated) gives every value of every metric.
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+from logdoctor.errors import InputError
+
+_UI = re.compile(r"^(?P<base>https?://[^#]+?)/?#/experiments/[^/]+/runs/(?P<run>[0-9A-Za-z_-]+)")
+_SCHEME = re.compile(r"^mlflow://(?P<host>[^/]+)(?P<prefix>(?:/[^/]+)*?)/(?P<run>[0-9A-Za-z_-]+)/?$")
+PAGE = 25000
+TIMEOUT_S = 30.0
+_MAX_PAGES = 10000
+
+
+@dataclass(frozen=True, slots=True)
+class RunRef:
+    """A run on a tracking server: the server's base URL and the run id."""
+
+    base: str
+    run_id: str
+
+    @property
+    def display(self) -> str:
+        return f"{self.base} run {self.run_id}"
+
+
+def run_ref(name: str) -> RunRef | None:
+    """The run a tracking-server address names, or None when ``name`` is not one."""
+    m = _UI.match(name)
+    if m:
+        return RunRef(m["base"].rstrip("/"), m["run"])
+    m = _SCHEME.match(name)
+    if m:
+        scheme = "https" if m["host"].endswith(":443") else "http"
+        return RunRef(f"{scheme}://{m['host']}{m['prefix']}", m["run"])
+    return None
+
+
+def _auth_header() -> dict[str, str]:
+    token = os.environ.get("MLFLOW_TRACKING_TOKEN")
+    if token:
+        return {"Authorization": f"Bearer {token}"}
+    user, password = os.environ.get("MLFLOW_TRACKING_USERNAME"), os.environ.get("MLFLOW_TRACKING_PASSWORD")
+    if user and password:
+        basic = base64.b64encode(f"{user}:{password}".encode()).decode()
+        return {"Authorization": f"Basic {basic}"}
+    return {}
+
+
+def _error(ref: RunRef, err: urllib.error.HTTPError) -> InputError:
+    if err.code in (401, 403):
+        return InputError(
+            f"{ref.display}: the server refused access (HTTP {err.code}); set MLFLOW_TRACKING_TOKEN "
+            "or MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD"
+        )
+    try:
+        body = json.loads(err.read() or b"{}")
+    except ValueError:
+        body = {}
+    code = body.get("error_code", "") if isinstance(body, dict) else ""
+    if err.code == 404 or code in ("RESOURCE_DOES_NOT_EXIST", "INVALID_PARAMETER_VALUE"):
+        return InputError(f"{ref.display}: no such run on this MLflow server (HTTP {err.code} {code})".rstrip())
+    return InputError(f"{ref.display}: the MLflow server answered HTTP {err.code} {err.reason}")
+
+
+def get_json(ref: RunRef, endpoint: str, query: dict[str, str]) -> dict[str, Any]:
+    """GET ``/api/2.0/mlflow/<endpoint>?query`` as JSON; every failure is one InputError line."""
+    url = f"{ref.base}/api/2.0/mlflow/{endpoint}?{urllib.parse.urlencode(query)}"
+    req = urllib.request.Request(url, headers={"Accept": "application/json", **_auth_header()})
+    try:
+        with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
+            doc = json.loads(resp.read())
+    except urllib.error.HTTPError as err:
+        raise _error(ref, err) from None
+    except urllib.error.URLError as err:
+        raise InputError(f"{ref.display}: cannot reach the MLflow server ({err.reason})") from None
+    except (TimeoutError, OSError) as err:
+        raise InputError(f"{ref.display}: cannot reach the MLflow server ({err})") from None
+    except ValueError:
+        raise InputError(f"{ref.display}: the server's answer is not JSON (is this an MLflow server?)") from None
+    if not isinstance(doc, dict):
+        raise InputError(f"{ref.display}: unexpected answer from the MLflow server")
+    return doc
+
+
+def run_info(ref: RunRef) -> tuple[list[str], dict[str, str], str]:
+    """(metric keys, params, status: RUNNING, FINISHED, FAILED, KILLED...) of the run."""
+    run = get_json(ref, "runs/get", {"run_id": ref.run_id}).get("run", {})
+    data = run.get("data", {}) if isinstance(run, dict) else {}
+    keys = sorted({m["key"] for m in data.get("metrics", []) if "key" in m})
+    params = {p["key"]: p.get("value", "") for p in data.get("params", []) if "key" in p}
+    status = run.get("info", {}).get("status", "") if isinstance(run, dict) else ""
+    return keys, params, str(status)
+
+
+def metric_history(ref: RunRef, key: str) -> list[dict[str, Any]]:
+    """Every logged value of one metric, following ``next_page_token``."""
+    out: list[dict[str, Any]] = []
+    token = ""
+    for _ in range(_MAX_PAGES):
+        query = {"run_id": ref.run_id, "metric_key": key, "max_results": str(PAGE)}
+        if token:
+            query["page_token"] = token
+        doc = get_json(ref, "metrics/get-history", query)
+        out += doc.get("metrics", [])
+        token = doc.get("next_page_token", "")
+        if not token:
+            break
+    return out

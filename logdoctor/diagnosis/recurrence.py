@@ -10,6 +10,7 @@ recurrence expected under static composition accounts for logging only every k-t
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,8 +101,6 @@ def recurrence(
     """Measure recurrence; ``stride`` is steps per logged row, ``exclude`` marks rows to ignore
     (single-sequence batches, whose composition is fixed under any strategy). None with one epoch.
     """
-    from scipy import stats  # heavy: loaded on first use so the CLI starts fast
-
     keep = np.ones(ids.size, bool) if exclude is None else ~exclude
     ids, epoch = ids[keep], epoch[keep]
     if ids.size == 0 or epoch.max() < 1:
@@ -119,7 +118,7 @@ def recurrence(
     expected = float(np.mean(1 - (1 - f) ** epoch[later]))
     k = float(seen[later].sum())
     var = float(np.sum(p_row * (1 - p_row))) + 1.0
-    p = float(stats.norm.sf((k - p_row.sum()) / np.sqrt(var)))
+    p = 0.5 * math.erfc((k - float(p_row.sum())) / math.sqrt(2.0 * var))  # normal upper tail
     denom = expected - chance
     by_epoch = tuple(
         float(seen[epoch == e].mean()) if np.any(epoch == e) else 0.0

@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 FloatArray = NDArray[np.float64]
 
 #: Largest ``len(x) * max(a)`` summed term by term; beyond it scipy.special is cheaper.
-_MAX_TERMS = 4_000_000
+_MAX_TERMS = 1_000_000
 
 
 def gamma_logsf(x: FloatArray, a: FloatArray) -> FloatArray:

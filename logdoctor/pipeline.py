@@ -235,11 +235,6 @@ def analyze_paths(paths: Sequence[str], cfg: AnalysisConfig | None = None, jobs:
     workers = min(jobs or auto_jobs(inputs), len(inputs))
     if workers <= 1 or "-" in inputs:
         return [analyze_one(p, cfg) for p in inputs]
-    cfg = worker_config(cfg, workers)
-    # spawn, not fork: forking a process that has started polars' thread pool can deadlock
-    import multiprocessing  # only here: a single input never pays for the process pool's imports
-    from concurrent.futures import ProcessPoolExecutor
+    from logdoctor.parallel import fan_out
 
-    spawn = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=spawn) as pool:
-        return list(pool.map(analyze_one, inputs, [cfg] * len(inputs)))
+    return fan_out(analyze_one, inputs, worker_config(cfg, workers), workers)

@@ -284,14 +284,14 @@ def analyze_paths(paths: Sequence[str], cfg: AnalysisConfig | None = None, jobs:
     workers = min(jobs or auto_jobs(inputs), len(inputs))
     if workers <= 1 or "-" in inputs:
         return _unskip_all([analyze_one(p, cfg, entries[p]) for p in inputs])
-    cfg = worker_config(cfg, workers)
-    # spawn, not fork: forking a process that has started polars' thread pool can deadlock
-    import multiprocessing  # only here: a single input never pays for the process pool's imports
-    from concurrent.futures import ProcessPoolExecutor
+    from logdoctor.parallel import fan_out
 
-    spawn = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=spawn) as pool:
-        return _unskip_all(list(pool.map(analyze_one, inputs, [cfg] * len(inputs), entries.values())))
+    return _unskip_all(fan_out(_analyze_entry, list(entries.items()), worker_config(cfg, workers), workers))
+
+
+def _analyze_entry(entry: tuple[str, bool], cfg: AnalysisConfig) -> Outcome:
+    """``analyze_one`` on an ``(input, found in a directory)`` pair: the unit of work of a worker."""
+    return analyze_one(entry[0], cfg, entry[1])
 
 
 def _unskip_all(outcomes: list[Outcome]) -> list[Outcome]:

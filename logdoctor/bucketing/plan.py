@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import gammaln
 
 from logdoctor.bucketing import optimize, packing
 from logdoctor.errors import ConfigError
@@ -146,7 +145,7 @@ def _simulate(lengths: NDArray[np.int64], budget: int, boundaries: NDArray[np.in
         p = packing.pack(lengths[order], budget, bucket[order])
         b_of_batch = bucket[order][p.starts]
         per_bucket += np.bincount(b_of_batch, minlength=boundaries.size)
-        lf = gammaln(p.sizes + 1.0) / math.log(10)
+        lf = _log_factorial(int(p.sizes.max(initial=0)))[p.sizes] / math.log(10)
         log_fact += np.bincount(b_of_batch, weights=lf, minlength=boundaries.size)
         results["bucketed"].append(p)
     out = {}
@@ -215,3 +214,8 @@ def _bucket_stats(lengths: NDArray[np.int64], bounds: NDArray[np.int64],
             log10_compositions=max(0.0, comps),
         ))
     return tuple(out)
+
+
+def _log_factorial(n: int) -> NDArray[np.float64]:
+    """log(k!) for k = 0..n (a cumulative sum of logs: scipy.special.gammaln(k + 1) without scipy)."""
+    return np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, n + 1, dtype=np.float64)))))

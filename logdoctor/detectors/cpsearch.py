@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from logdoctor.detectors import robust
+from logdoctor.detectors.kernelcpd import pelt_l2
 from logdoctor.detectors.robust import FloatArray
 
 
@@ -34,10 +35,8 @@ def fast_breakpoints(y: FloatArray, pen: float, *, max_blocks: int = 2000, min_s
     blocks, b = robust.block_reduce(y, max_blocks, how="mean")
     if blocks.size < 4:
         return [n]
-    import ruptures as rpt  # heavy: loaded on first use so the CLI starts fast
-
-    algo = rpt.KernelCPD(kernel="linear", min_size=max(1, min_size // b) if b > 1 else min_size, jump=1)
-    coarse = [min(n, int(k) * b) for k in algo.fit(blocks.reshape(-1, 1)).predict(pen=pen / b)[:-1]]
+    block_min = max(1, min_size // b) if b > 1 else min_size
+    coarse = [min(n, k * b) for k in pelt_l2(blocks, pen / b, block_min)[:-1]]
     if b == 1 or not coarse:
         return [*coarse, n]
     c1 = np.concatenate(([0.0], np.cumsum(y)))

@@ -16,6 +16,7 @@ import numpy as np
 
 from logdoctor.detectors import robust
 from logdoctor.detectors.robust import FloatArray
+from logdoctor.detectors.tails import gamma_logsf
 
 #: Irregularly spaced runs up to this many rows use Lomb-Scargle (O(n^2)); longer ones, and runs
 #: whose spacing is regular but for a few gaps, are interpolated onto the median spacing.
@@ -155,17 +156,6 @@ def peak_tests(
         p = float(min(1.0, np.exp(logp[i]) * n_tests))
         out.append(PeakTest(int(i), 1.0 / f_c, p, float(share[i]), float(stat[i])))
     return out
-
-
-def gamma_logsf(x: FloatArray, a: FloatArray) -> FloatArray:
-    """log P(Gamma(a) > x): the value of ``scipy.stats.gamma.logsf(x, a)`` (which is log of the
-    regularised upper incomplete gamma), without its argument checks (~0.2 s at 1M bins)."""
-    from scipy import special  # heavy: loaded on first use so the CLI starts fast
-
-    x = np.maximum(x, 0.0)
-    sf = special.gammaincc(a, x)
-    with np.errstate(divide="ignore"):  # below the median scipy takes log1p(-cdf): same here
-        return np.where(sf < 0.5, np.log(sf), np.log1p(-special.gammainc(a, x)))
 
 
 def acf_at(grid: FloatArray, lag: int) -> float:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
+from logdoctor.detectors import robust
 from logdoctor.model import Evidence, Finding
 
 #: Which cause is named first when several are present: mechanisms that explain the symptoms
@@ -53,9 +54,7 @@ def _rolling_median(f: np.ndarray, window: int, *, center: bool) -> np.ndarray:
     h, n = window // 2, f.size
     if window % 2 == 0 or n < 3 * window:
         return _rolling_median_pl(f, window, center=center)
-    from scipy import ndimage  # heavy: loaded on first use so the CLI starts fast
-
-    mid = np.asarray(ndimage.median_filter(f, size=window, mode="nearest"), dtype=float)
+    mid = robust.rolling_median(f, window, mode="nearest")  # = scipy.ndimage.median_filter
     if center:  # mid[i] is exact where the whole window fits: h <= i < n - h
         mid[:h] = _rolling_median_pl(f[: 2 * window], window, center=True)[:h]
         mid[n - h :] = _rolling_median_pl(f[-2 * window :], window, center=True)[-h:]
@@ -224,8 +223,6 @@ def instability(
 
 def cyclic_lr(lr: np.ndarray | None, resid: np.ndarray) -> Cause | None:
     """An lr that rises again after decaying (restarts / triangular) and that the loss follows."""
-    from scipy import stats  # heavy: loaded on first use so the CLI starts fast
-
     if lr is None:
         return None
     ok = np.isfinite(lr) & np.isfinite(resid)
@@ -235,8 +232,7 @@ def cyclic_lr(lr: np.ndarray | None, resid: np.ndarray) -> Cause | None:
         return None
     if np.ptp(resid[ok]) == 0:
         return None
-    res = stats.spearmanr(resid[ok], v)
-    rho, p = float(res.statistic), float(res.pvalue)
+    rho, p = robust.spearman(resid[ok], v)
     if not (rho > 0.1 and p < 1e-4):
         return None
     return Cause(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from logdoctor.detectors import robust
 from logdoctor.model import EPOCH, Run
 
 
@@ -186,8 +187,6 @@ def _curvature_bias(pos: np.ndarray, y: np.ndarray, rows: _Rows, starts: np.ndar
 
 def _noise_profile(y: np.ndarray, pos: np.ndarray, idx: np.ndarray) -> tuple[float, float]:
     """Early/late step-to-step noise ratio and the rank trend of the noise over epoch deciles."""
-    from scipy import stats  # heavy: loaded on first use so the CLI starts fast
-
     dn = np.abs(np.diff(y))
     ph = pos[1:]
     same = idx[1:] == idx[:-1]
@@ -198,7 +197,7 @@ def _noise_profile(y: np.ndarray, pos: np.ndarray, idx: np.ndarray) -> tuple[flo
     dec = np.minimum((ph[same] * 10).astype(int), 9)
     med = [np.median(dn[same][dec == d]) for d in range(10) if np.any(dec == d)]
     varied = len(med) >= 4 and np.ptp(med) > 0
-    trend = float(stats.spearmanr(np.arange(len(med)), med).statistic) if varied else 0.0
+    trend = robust.spearman(np.arange(len(med), dtype=np.float64), np.asarray(med))[0] if varied else 0.0
     return ratio, trend
 
 

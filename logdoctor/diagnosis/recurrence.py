@@ -16,6 +16,7 @@ shared by distinct batches under any strategy and are left out.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -114,8 +115,6 @@ def recurrence(
     """Measure recurrence; ``stride`` is steps per logged row, ``exclude`` marks rows to ignore
     (single-sequence batches, whose composition is fixed under any strategy). None with one epoch.
     """
-    from scipy import stats  # heavy: loaded on first use so the CLI starts fast
-
     keep = np.ones(ids.size, bool) if exclude is None else ~exclude
     ids, epoch = ids[keep], epoch[keep]
     if ids.size == 0 or epoch.max() < 1:
@@ -136,7 +135,7 @@ def recurrence(
         excess = share if share < 0.5 else min(share, pairs.excess)
         return Recurrence(kind, columns, frac, chance_share, expected, excess, pairs.p_value, n, by_epoch, pairs)
     k = float(seen[later].sum())  # fingerprints: distinct batches never share one (chance 0)
-    p = float(stats.norm.sf(k / np.sqrt(1.0)))
+    p = 0.5 * math.erfc(k / math.sqrt(2.0))  # normal upper tail
     return Recurrence(kind, columns, frac, 0.0, expected, frac / expected if expected else 0.0, p, n, by_epoch)
 
 

@@ -1,0 +1,117 @@
+"""Tail probabilities of the tests logdoctor runs, in numpy and math alone.
+
+scipy.special gives the same values, but importing it costs ~0.2-0.5 s (it pulls in scipy's
+array-API layer), most of the analysis time of an everyday log. Each function here is tested
+against scipy.special to 1e-10 relative error over the range logdoctor uses.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+
+#: Largest ``len(x) * max(a)`` summed term by term; beyond it scipy.special is cheaper.
+_MAX_TERMS = 1_000_000
+
+
+def gamma_logsf(x: FloatArray, a: FloatArray) -> FloatArray:
+    """log P(Gamma(a) > x) for integer shapes ``a >= 1`` (= ``scipy.stats.gamma.logsf(x, a)``).
+
+    For integer a the regularised incomplete gammas are Poisson sums: the upper one
+    Q(a, x) = exp(-x) * sum_{k<a} x^k / k!, and the lower one P = exp(-x) * sum_{k>=a} x^k / k!.
+    Both are summed in log space; where Q > 1/2 the answer is log1p(-P), as scipy does, so a tail
+    near 1 keeps its digits. Falls back to scipy.special for other shapes or very large inputs.
+    """
+    x = np.maximum(np.asarray(x, dtype=np.float64), 0.0)
+    a = np.asarray(a)
+    kmax = int(a.max()) if a.size else 0
+    n_terms = 2 * kmax + 100
+    if a.size == 0 or not np.all(a == np.round(a)) or a.min() < 1 or x.size * n_terms > _MAX_TERMS:
+        return _gamma_logsf_scipy(x, a)
+    k = np.arange(n_terms, dtype=np.float64)
+    log_fact = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, n_terms, dtype=np.float64)))))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = k[None, :] * np.log(x)[:, None] - log_fact[None, :]
+    terms[:, 0] = 0.0  # x^0 / 0! = 1, also at x = 0
+    upper = k[None, :] < a.reshape(-1, 1)
+    log_q = -x + _logsumexp(np.where(upper, terms, -np.inf))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_p = -x + _logsumexp(np.where(upper, -np.inf, terms))
+        near_one = log_q > math.log(0.5)
+        return np.where(near_one, np.log1p(-np.exp(np.where(near_one, log_p, -np.inf))), log_q)
+
+
+def _logsumexp(v: FloatArray) -> FloatArray:
+    top = v.max(axis=1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.asarray(top[:, 0] + np.log(np.exp(v - top).sum(axis=1)), dtype=np.float64)
+
+
+def _gamma_logsf_scipy(x: FloatArray, a: FloatArray) -> FloatArray:
+    from scipy import special  # heavy: only for shapes or sizes the closed form does not cover
+
+    sf = special.gammaincc(a, x)
+    with np.errstate(divide="ignore"):  # below the median scipy takes log1p(-cdf): same here
+        return np.asarray(np.where(sf < 0.5, np.log(sf), np.log1p(-special.gammainc(a, x))), dtype=np.float64)
+
+
+def student_t_two_sided(t: float, dof: int) -> float:
+    """P(|T| >= |t|) for Student's t with ``dof`` degrees of freedom (= 2 * scipy.special.stdtr(dof, -|t|)).
+
+    Through the regularised incomplete beta: P = I_{dof/(dof+t^2)}(dof/2, 1/2).
+    """
+    if dof < 1 or math.isnan(t):
+        return float("nan")
+    if math.isinf(t):
+        return 0.0
+    x, y = dof / (dof + t * t), t * t / (dof + t * t)  # y = 1 - x without cancellation
+    return min(1.0, _betainc_half(0.5 * dof, x, y))
+
+
+def _betainc_half(a: float, x: float, y: float) -> float:
+    """Regularised incomplete beta I_x(a, 1/2), with y = 1 - x given exactly (continued fraction)."""
+    if x <= 0.0:
+        return 0.0
+    if y <= 0.0:
+        return 1.0
+    b = 0.5
+    log_front = a * math.log(x) + b * math.log(y) - _log_beta_half(a)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _beta_cf(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _beta_cf(b, a, y) / b
+
+
+def _log_beta_half(a: float) -> float:
+    """log B(a, 1/2) = lgamma(a) + lgamma(1/2) - lgamma(a + 1/2), kept accurate for large a
+    (the plain difference of two large lgammas loses ~1e-9 at a = 5e5)."""
+    if a < 50.0:
+        return math.lgamma(a) + math.lgamma(0.5) - math.lgamma(a + 0.5)
+    # log Gamma(a + 1/2) - log Gamma(a) = log(a)/2 - 1/(8a) + 1/(192a^3) - 1/(640a^5) + 17/(14336a^7)
+    inv = 1.0 / a
+    ratio = 0.5 * math.log(a) - inv / 8 + inv**3 / 192 - inv**5 / 640 + 17 * inv**7 / 14336
+    return math.lgamma(0.5) - ratio
+
+
+def _beta_cf(a: float, b: float, x: float) -> float:
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 100_000):
+        for num in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + num / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-16:
+            break
+    return h

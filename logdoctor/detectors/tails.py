@@ -115,3 +115,29 @@ def _beta_cf(a: float, b: float, x: float) -> float:
         if abs(d * c - 1.0) < 1e-16:
             break
     return h
+
+
+def f_sf(f: float, d1: float, d2: float) -> float:
+    """P(F >= f) for the F distribution with (d1, d2) degrees of freedom (= ``scipy.stats.f.sf``).
+
+    Through the regularised incomplete beta: P = I_{d2/(d2+d1 f)}(d2/2, d1/2).
+    """
+    if not f > 0:
+        return 1.0
+    if math.isinf(f):
+        return 0.0
+    x, y = d2 / (d2 + d1 * f), d1 * f / (d2 + d1 * f)  # y = 1 - x without cancellation
+    return min(1.0, max(0.0, betainc(0.5 * d2, 0.5 * d1, x, y)))
+
+
+def betainc(a: float, b: float, x: float, y: float | None = None) -> float:
+    """Regularised incomplete beta I_x(a, b), with ``y`` = 1 - x when the caller has it exactly."""
+    y = 1.0 - x if y is None else y
+    if x <= 0.0:
+        return 0.0
+    if y <= 0.0:
+        return 1.0
+    log_front = a * math.log(x) + b * math.log(y) - (math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _beta_cf(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _beta_cf(b, a, y) / b

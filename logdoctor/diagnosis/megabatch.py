@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from logdoctor.detectors.tails import f_sf
+
 #: HF's default (and largest) megabatch, in optimizer steps.
 HF_MEGABATCH = 50
 #: Logging intervals tried when the log prints no step numbers (rows, not steps).
@@ -121,8 +123,6 @@ def folded(steps: np.ndarray, resid: np.ndarray, period: float, stride: float) -
     died out at the period (white; AR(1) with φ^period ≈ 0), the phase-bin means are independent and
     the F statistic follows F(bins-1, n-bins). Slow drifts spread over every phase.
     """
-    from scipy import stats  # heavy: loaded on first use so the CLI starts fast
-
     ok = np.isfinite(resid)
     y, t = resid[ok], steps[ok].astype(float)
     bins = int(np.clip(round(period / max(stride, 1.0)), 2, 20))
@@ -137,7 +137,7 @@ def folded(steps: np.ndarray, resid: np.ndarray, period: float, stride: float) -
     ssb = float(np.sum(count * (mean - y.mean()) ** 2))
     ssw = float(np.sum((y - mean[b]) ** 2))
     f = (ssb / (bins - 1)) / max(ssw / (y.size - bins), 1e-300)
-    return float(stats.f.sf(f, bins - 1, y.size - bins)), ssb / max(ssb + ssw, 1e-300)
+    return f_sf(f, bins - 1, y.size - bins), ssb / max(ssb + ssw, 1e-300)
 
 
 def candidates_logged(stride: float, steps_per_epoch: float | None, rows_only: bool) -> list[tuple[int, int, float]]:

@@ -130,3 +130,12 @@ def test_spearman_equals_scipy(n: int, ties: bool, link: float) -> None:
     rho, p = robust.spearman(a, b)
     ref = stats.spearmanr(a, b)
     np.testing.assert_allclose([rho, p], [ref.statistic, ref.pvalue], rtol=1e-9, atol=1e-300)
+
+
+@pytest.mark.parametrize("d1", [1, 2, 4, 9, 19])
+def test_f_tail_equals_scipy(d1: int) -> None:
+    from logdoctor.detectors.tails import f_sf
+
+    for d2 in (10, 50, 300, 5000, 200_000):
+        for f in (0.0, 0.01, 0.5, 1.0, 1.5, 3.0, 8.0, 30.0, 200.0):
+            assert f_sf(f, d1, d2) == pytest.approx(float(stats.f.sf(f, d1, d2)), rel=1e-8, abs=1e-300)

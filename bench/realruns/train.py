@@ -119,8 +119,9 @@ def _short(batch: dict[str, object] | None) -> dict[str, object] | None:
     return {k: round(v, 4) if isinstance(v, float) else v for k, v in batch.items()}
 
 
-def train_loop(spec: Spec, seqs: list[np.ndarray], seed: int) -> tuple[list[str], int]:
-    """A plain PyTorch loop over the spec's sampler; returns the log lines and steps per epoch."""
+def train_loop(spec: Spec, seqs: list[np.ndarray], seed: int) -> tuple[list[str], int, float]:
+    """A plain PyTorch loop over the spec's sampler; returns the log lines, steps per epoch and the
+    median throughput (real tokens per second) the lines state."""
     torch.manual_seed(seed)
     lengths = np.array([s.size for s in seqs])
     sampler, model = Sampler(spec.strategy, lengths, spec.batch, seed), CharLM()
@@ -128,6 +129,7 @@ def train_loop(spec: Spec, seqs: list[np.ndarray], seed: int) -> tuple[list[str]
     rec = BatchRecorder(lengths)
     spe = -(-len(sampler.fixed) // spec.accum)
     total, step, lines = spe * spec.epochs, 0, []
+    speeds: list[float] = []
     for epoch in range(spec.epochs):
         batches = sampler.epoch()
         for g in range(0, len(batches), spec.accum):
@@ -135,8 +137,9 @@ def train_loop(spec: Spec, seqs: list[np.ndarray], seed: int) -> tuple[list[str]
             for pg in opt.param_groups:
                 pg["lr"] = _lr(step, total)
             opt.zero_grad()
-            loss = 0.0
+            loss, t_step, real = 0.0, time.perf_counter(), 0
             for idx in group:
+                real += int(lengths[idx].sum())
                 ids, mask = pad([seqs[i] for i in idx])
                 rec.record(idx)
                 part = model.loss(torch.from_numpy(ids), torch.from_numpy(mask)) / len(group)
@@ -144,6 +147,8 @@ def train_loop(spec: Spec, seqs: list[np.ndarray], seed: int) -> tuple[list[str]
                 loss += float(part.detach())
             opt.step()
             step += 1
+            tok_s = real / max(time.perf_counter() - t_step, 1e-9)  # real (unpadded) tokens per second
+            speeds.append(tok_s)
             record = rec.pop(len(group))
             if not spec.fp:
                 record.pop("batch_fp", None)
@@ -151,8 +156,8 @@ def train_loop(spec: Spec, seqs: list[np.ndarray], seed: int) -> tuple[list[str]
                 batch = record if spec.stats else None
                 lr = float(f"{_lr(step - 1, total):.4g}")
                 lines.append(format_line(step, round(loss, 4), total=total, batch=_short(batch), lr=lr,
-                                         epoch=epoch))
-    return lines, spe
+                                         tok_s=round(tok_s), epoch=epoch))
+    return lines, spe, float(np.median(speeds))
 
 
 def run_one(name: str, spec: Spec, out_dir: Path, seed: int = 0) -> dict[str, object]:
@@ -163,9 +168,10 @@ def run_one(name: str, spec: Spec, out_dir: Path, seed: int = 0) -> dict[str, ob
     seqs = corpus(SAMPLES, seed=1)
     log = out_dir / f"{name}.log"
     t0 = time.perf_counter()
+    speed: float | None = None
     with tempfile.TemporaryDirectory() as tmp:
         if spec.kind == "loop":
-            lines, spe = train_loop(spec, seqs, seed)
+            lines, spe, speed = train_loop(spec, seqs, seed)
             log.write_text("\n".join(lines) + "\n", encoding="utf-8")
         elif spec.kind == "hf":
             spe = train_hf(spec, seqs, seed, log, tmp)
@@ -177,6 +183,8 @@ def run_one(name: str, spec: Spec, out_dir: Path, seed: int = 0) -> dict[str, ob
         "must_not": ["sorted", "static", "grouped"] if spec.strategy in ("random", "bucketed") else [],
         "train_seconds": round(time.perf_counter() - t0, 1),
     }
+    if speed is not None:  # the throughput the log states (tok/s of real tokens), for `compare`
+        truth["median_tokens_per_s"] = round(speed, 1)
     log.with_suffix(".truth.json").write_text(json.dumps(truth, indent=1) + "\n", encoding="utf-8")
     return truth
 

@@ -58,6 +58,7 @@ class LrScheduleDetector(Analyzer):
         fraction("min_fall", high_open=True),
         fraction("stall_frac"),
         at_least("far_above", 1.0),
+        fraction("min_rise_frac"),
     )
 
     def __init__(
@@ -69,8 +70,10 @@ class LrScheduleDetector(Analyzer):
         min_fall: float = 0.3,
         stall_frac: float = 0.9,
         far_above: float = 1.5,
+        min_rise_frac: float = 0.01,
     ) -> None:
         self.min_ratio = min_ratio
+        self.min_rise_frac = min_rise_frac
         self.warmup_peak_frac = warmup_peak_frac
         self.restart_tolerance = restart_tolerance
         self.min_fall = min_fall
@@ -131,7 +134,10 @@ class LrScheduleDetector(Analyzer):
         rows = {c.row for c in jumps}
         k = max(1, s.n // MAX_SCAN_ROWS)  # a smooth rise of 1.5x spans many rows: every k-th row finds it
         eps = [(a * k, b * k) for a, b in rise_episodes(s.values[::k], peak // k, self.min_ratio)]
-        return [(a, b) for a, b in eps if not any(a - k < r <= b + k for r in rows)]
+        # a rise that never gets back to a material share of the peak (the tail of a cosine run a few
+        # steps past its planned total: 0 -> 5e-8 against a 3e-3 peak) changes no update
+        floor = self.min_rise_frac * float(s.values[peak])
+        return [(a, b) for a, b in eps if not any(a - k < r <= b + k for r in rows) and s.values[a:].max() >= floor]
 
     def _rises(self, s: Series, episodes: list[tuple[int, int]], restarts: list[LrChange]) -> list[Finding]:
         n_cycles = len(episodes) + len(restarts)

@@ -129,3 +129,13 @@ def test_no_lr_warning_on_healthy_real_runs(reallogs_dir: Path) -> None:
         run = pipeline.load(str(reallogs_dir / name))
         warn = [f.code for f in LrScheduleDetector().analyze(run).findings if f.severity.label != "info"]
         assert warn == [], name
+
+
+def test_a_cosine_run_a_few_steps_past_its_total_is_not_a_rise() -> None:
+    """A real run's cosine planned for 400 steps ran 412 (token-budget epochs vary): the lr goes
+    0 -> 5e-8 against a 3e-3 peak after step 400; no update changes, so no LD602."""
+    t = np.arange(412)
+    lr = 3e-3 * np.minimum(1.0, (t + 1) / 20) * 0.5 * (1 + np.cos(np.pi * t / 400))
+    assert "LD602" not in _codes(lr)
+    lr[300:] = np.linspace(lr[300], 2e-3, 112)  # a material smooth rise after the peak still is one
+    assert "LD602" in _codes(lr)

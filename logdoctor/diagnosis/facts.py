@@ -216,5 +216,13 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
         batch_columns=present,
         batch_columns_spread=max((ls.relative_spread(v) for v in present_values), default=0.0),
         stride=float(np.median(np.diff(steps))) if steps.size > 1 else 1.0,
-        rows_only=any(NO_STEP_NUMBERS in n for n in run.meta.notes),
+        rows_only=_rows_only(run),
     )
+
+
+def _rows_only(run: Run) -> bool:
+    """Steps are record numbers: the log prints none and the structure stage could not place the
+    rows on the optimizer-step axis either (it did when its stride is more than one step)."""
+    st = run.meta.structure
+    placed = st is not None and st.stride is not None and st.stride > 1
+    return not placed and any(NO_STEP_NUMBERS in n for n in run.meta.notes)

@@ -70,27 +70,15 @@ def student_t_two_sided(t: float, dof: int) -> float:
     if math.isinf(t):
         return 0.0
     x, y = dof / (dof + t * t), t * t / (dof + t * t)  # y = 1 - x without cancellation
-    return min(1.0, _betainc_half(0.5 * dof, x, y))
+    return min(1.0, betainc(0.5 * dof, 0.5, x, y))
 
 
-def _betainc_half(a: float, x: float, y: float) -> float:
-    """Regularised incomplete beta I_x(a, 1/2), with y = 1 - x given exactly (continued fraction)."""
-    if x <= 0.0:
-        return 0.0
-    if y <= 0.0:
-        return 1.0
-    b = 0.5
-    log_front = a * math.log(x) + b * math.log(y) - _log_beta_half(a)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(log_front) * _beta_cf(a, b, x) / a
-    return 1.0 - math.exp(log_front) * _beta_cf(b, a, y) / b
-
-
-def _log_beta_half(a: float) -> float:
-    """log B(a, 1/2) = lgamma(a) + lgamma(1/2) - lgamma(a + 1/2), kept accurate for large a
-    (the plain difference of two large lgammas loses ~1e-9 at a = 5e5)."""
-    if a < 50.0:
-        return math.lgamma(a) + math.lgamma(0.5) - math.lgamma(a + 0.5)
+def _log_beta(a: float, b: float) -> float:
+    """log B(a, b); for b = 1/2 and large a (Student's t with many degrees of freedom) through the
+    asymptotic series of lgamma(a + 1/2) - lgamma(a), since the plain difference of two large
+    lgammas loses ~1e-9 at a = 5e5."""
+    if b != 0.5 or a < 50.0:
+        return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
     # log Gamma(a + 1/2) - log Gamma(a) = log(a)/2 - 1/(8a) + 1/(192a^3) - 1/(640a^5) + 17/(14336a^7)
     inv = 1.0 / a
     ratio = 0.5 * math.log(a) - inv / 8 + inv**3 / 192 - inv**5 / 640 + 17 * inv**7 / 14336
@@ -137,7 +125,7 @@ def betainc(a: float, b: float, x: float, y: float | None = None) -> float:
         return 0.0
     if y <= 0.0:
         return 1.0
-    log_front = a * math.log(x) + b * math.log(y) - (math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b))
+    log_front = a * math.log(x) + b * math.log(y) - _log_beta(a, b)
     if x < (a + 1.0) / (a + b + 2.0):
         return math.exp(log_front) * _beta_cf(a, b, x) / a
     return 1.0 - math.exp(log_front) * _beta_cf(b, a, y) / b

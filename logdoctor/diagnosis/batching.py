@@ -115,7 +115,7 @@ class BatchingDiagnosis:
         return grouped.averaged_reason(facts)
 
     @staticmethod
-    def _megabatch_over_epoch(facts: Facts, match: Match | None) -> bool:
+    def _megabatch_over_epoch(facts: Facts, match: Match) -> bool:
         """A megabatch period that explains more of the loss than the epoch's phase does.
 
         HF's sampler puts its longest megabatch first, so a grouped run jumps at each epoch start
@@ -124,16 +124,16 @@ class BatchingDiagnosis:
         0.21 for the sawtooth's 50-step harmonic).
         """
         s = facts.shape
-        return (
-            match is not None and match.r2 is not None and s is not None and match.r2 > s.phase_r2
-            and facts.has_lr and not facts.lr_cyclic and grouped.explains(facts)
-        )
+        return match.r2 is not None and s is not None and match.r2 > s.phase_r2
 
     def diagnose(self, run: Run, findings: Sequence[Finding]) -> Diagnosis:
         """Return the verdict for a run given the detectors' findings."""
         facts = gather(run, findings, self.min_spread)
         o, r, s = facts.order, facts.rec, facts.shape
         match = grouped.loss_match(facts) if o is None else None
+        # a loss period the megabatch explains: the lr is logged, does not cycle, and nothing that
+        # reshapes the loss over time (NaN, resume, running average) is in the way
+        fits = match if match is not None and facts.has_lr and not facts.lr_cyclic and grouped.explains(facts) else None
         if o is not None and self.is_sorted(facts):
             if grouped.windowed(facts, o, r is not None and self.is_static(facts)):
                 verdict = grouped.from_stats(facts, o, self.min_lag1, self.min_monotone)
@@ -141,12 +141,12 @@ class BatchingDiagnosis:
                 verdict = vt.sorted_verdict(facts, o, self.min_lag1, self.min_monotone)
         elif r is not None and self.is_static(facts):
             verdict = vt.static_verdict(facts, r, self.min_excess)
-        elif self._megabatch_over_epoch(facts, match):
-            verdict = grouped.from_loss(facts, match)  # type: ignore[arg-type]  # match is set here
+        elif fits is not None and self._megabatch_over_epoch(facts, fits):
+            verdict = grouped.from_loss(facts, fits)
         elif s is not None and self.loss_only_sorted(facts) and self.sawtooth_explains(facts):
             verdict = vt.loss_only_sorted_verdict(facts, s)
-        elif match is not None and facts.has_lr and not facts.lr_cyclic and grouped.explains(facts):
-            verdict = grouped.from_loss(facts, match)
+        elif fits is not None:
+            verdict = grouped.from_loss(facts, fits)
         elif facts.causes:
             verdict = vt.not_batching_verdict(facts, self.min_lag1)
         elif o is None and r is None:

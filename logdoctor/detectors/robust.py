@@ -75,7 +75,9 @@ def rolling_median(x: FloatArray, window: int, mode: str = "nearest") -> FloatAr
     size = w | 1
     h = size // 2
     small = x.size <= _SMALL_RUN and mode in _NUMPY_PAD and np.isfinite(x).all()
-    if not small or (x.size * size > _SMALL_VIEW and (x.size <= 2 * size or h * size > _SMALL_VIEW)):
+    whole_view = x.size * size <= _SMALL_VIEW  # numpy's sliding median over the whole series
+    edges_view = x.size > 2 * size and h * size <= _SMALL_VIEW  # polars inside, numpy on the edges
+    if not small or not (whole_view or edges_view):
         # long runs and wide windows: ndimage is ~7x faster than polars' rolling median at 1M
         # points, and its import (~0.15 s) is then paid once for much work
         from scipy import ndimage
@@ -84,7 +86,7 @@ def rolling_median(x: FloatArray, window: int, mode: str = "nearest") -> FloatAr
     # the same values as scipy.ndimage.median_filter without its import: numpy's sliding median on
     # the padded series, or polars' rolling median where the whole window fits plus numpy's on the edges
     padded = np.pad(x.astype(np.float64, copy=False), h, mode=_NUMPY_PAD[mode])  # type: ignore[call-overload]
-    if x.size * size <= _SMALL_VIEW:
+    if whole_view:
         return _sliding_median(padded, size)
     out = pl.Series(x, dtype=pl.Float64).rolling_median(window_size=size, center=True).to_numpy().copy()
     out[:h] = _sliding_median(padded[: h + size - 1], size)

@@ -49,8 +49,9 @@ def _rolling_median_pl(f: np.ndarray, window: int, *, center: bool) -> np.ndarra
 
 def _rolling_median(f: np.ndarray, window: int, *, center: bool) -> np.ndarray:
     """Rolling median of finite values; edges use the available points. Same values as polars'
-    ``rolling_median(min_samples=1)``, but full windows (odd sizes) go through scipy's
-    median_filter, ~5x faster at 1M points; only the few edge points are left to polars."""
+    ``rolling_median(min_samples=1)``, but full windows (odd sizes) go through robust.rolling_median
+    (scipy's median_filter on long runs, ~5x faster at 1M points); only the few edge points are left
+    to polars."""
     h, n = window // 2, f.size
     if window % 2 == 0 or n < 3 * window:
         return _rolling_median_pl(f, window, center=center)

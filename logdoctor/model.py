@@ -30,6 +30,10 @@ LEN_MIN = "len_min"
 LEN_MAX = "len_max"
 PAD_FRAC = "pad_frac"
 BATCH_FP = "batch_fp"
+#: The fingerprints of the micro-batches (or ranks' shares) one logged step merged, joined by
+#: ``+``: under gradient accumulation the union ``batch_fp`` recomposes even when every
+#: micro-batch is static, so recurrence is judged on these.
+MICRO_FP = "micro_fp"
 #: Extra columns of a run reduced to per-block aggregates (see logdoctor.ingest.reduce): the block's
 #: largest finite loss, and how many step records the block holds.
 LOSS_MAX = "loss_max"
@@ -57,6 +61,7 @@ OPTIONAL_COLUMNS: Mapping[str, str] = {
     LEN_MAX: "Float64",
     PAD_FRAC: "Float64",
     BATCH_FP: "String",
+    MICRO_FP: "String",
 }
 CANONICAL_COLUMNS: tuple[str, ...] = (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS)
 #: Per-batch length statistics, the evidence for the batching diagnosis.

@@ -18,6 +18,7 @@ from logdoctor.model import (
     LEN_MIN,
     LOSS,
     LR,
+    MICRO_FP,
     PAD_FRAC,
     SEQS,
     TOKENS,
@@ -127,10 +128,15 @@ def _recurrence(
             return None
     stride = (steps[-1] - steps[0] + 1) / max(steps.size, 1)
     seqs = ls.column(run, SEQS)
-    skip = np.zeros(sig[0].size, bool) if seqs is None else seqs <= 1
+    ids, epoch, cols = sig[0], epochs.index, sig[1]
+    skip = np.zeros(ids.size, bool) if seqs is None else seqs <= 1
+    micro = rc.micro_ids(run) if sig[2] == "fingerprint" else None
+    if micro is not None and rc.within_epoch_repeats(micro[0], epoch[micro[1]]) <= 0.05:
+        # each logged step merged several parts: their pairing recomposes, the parts may not
+        ids, epoch, skip, cols = micro[0], epoch[micro[1]], skip[micro[1]], (MICRO_FP,)
     if epochs.source == SIG_INFERRED:  # epochs found from these ids: test on the ids not used
-        skip |= sig[0] % 2 == 0
-    return rc.recurrence(sig[0], epochs.index, float(stride), sig[2], sig[1], skip)
+        skip |= ids % 2 == 0
+    return rc.recurrence(ids, epoch, float(stride), sig[2], cols, skip)
 
 
 def _unique(causes: list[cf.Cause]) -> tuple[cf.Cause, ...]:

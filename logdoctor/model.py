@@ -213,6 +213,9 @@ class RunStructure:
         metrics / eval_metrics: sorted names of training metric columns / eval series.
         duplicates: records written twice and dropped.
         notes: how conflicts between sources were settled.
+        running_mean: columns the log printed as running means since the epoch began (Keras
+            progress bars), read back as each logged interval's mean (structure/runmean.py);
+            running_mean_slopes: each one's noise slope (-1 for a running mean, 0 otherwise).
     """
 
     rows: int
@@ -232,6 +235,8 @@ class RunStructure:
     eval_metrics: tuple[str, ...] = ()
     duplicates: int = 0
     notes: tuple[str, ...] = ()
+    running_mean: tuple[str, ...] = ()
+    running_mean_slopes: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

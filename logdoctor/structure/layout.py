@@ -15,7 +15,8 @@ Resolution rules:
   no epoch column, the steps covered over steps per epoch.
 - **metrics**: numeric training columns with a finite value in at least half the rows, except
   counters (step, epoch, batch counters, running totals, planned totals, failure counters such
-  as Megatron's ``number of nan iterations``, consumed samples, clocks and progress).
+  as Megatron's ``number of nan iterations``, consumed samples, clocks and progress) and running
+  totals by name (``cum. examples``, ``tokens seen``: counters.is_cumulative_name).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 import polars as pl
 
 from logdoctor.model import EPOCH, LINE_NO, STEP, Restart, RunStructure
+from logdoctor.structure.counters import is_cumulative_name
 
 #: Columns that place a row (counters), never metrics.
 _COUNTERS = frozenset({STEP, LINE_NO, EPOCH, "batches", "batches_total", "restart"})
@@ -66,7 +68,7 @@ def metric_columns(table: pl.DataFrame) -> tuple[str, ...]:
     for col, dtype in table.schema.items():
         if col in _COUNTERS or col.endswith(_COUNTER_SUFFIXES) or not dtype.is_numeric():
             continue
-        if _COUNTER_NAMES.search(col):
+        if _COUNTER_NAMES.search(col) or is_cumulative_name(col):
             continue
         vals = table[col].cast(pl.Float64)
         if int(vals.is_finite().sum()) >= half or col == "loss":

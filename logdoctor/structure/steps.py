@@ -24,6 +24,7 @@ import polars as pl
 
 from logdoctor.ingest.parsers.markers import Markers
 from logdoctor.model import EPOCH, LINE_NO, STEP
+from logdoctor.structure.epochlen import describe_length, run_length
 
 BATCHES, BATCHES_TOTAL = "batches", "batches_total"
 
@@ -75,9 +76,10 @@ def two_level_steps(table: pl.DataFrame, samples: int | None = None) -> pl.DataF
     return out.filter(pl.col(STEP).is_not_null())
 
 
-def per_epoch_counter(table: pl.DataFrame) -> pl.DataFrame | None:
+def per_epoch_counter(table: pl.DataFrame) -> tuple[pl.DataFrame, str] | None:
     """Global steps when the step counts within the epoch (``epoch 3, iter 1000``): the step goes
-    back wherever the epoch goes up. Steps per epoch: the largest per-epoch step seen."""
+    back wherever the epoch goes up. Steps per epoch of each run appended to the log: from a
+    running total beside the counter, else the largest per-epoch step (epochlen.py); with a note."""
     if EPOCH not in table.columns or table.height < 4:
         return None
     ep = table[EPOCH].cast(pl.Float64).to_numpy()
@@ -87,9 +89,14 @@ def per_epoch_counter(table: pl.DataFrame) -> pl.DataFrame | None:
     up = np.diff(ep) > 0
     if up.sum() < 2 or (np.diff(step)[up] < 0).mean() < 0.9:
         return None
-    spe = int(step.max())
+    back = (np.diff(ep) < 0) | ((np.diff(ep) == 0) & (np.diff(step) <= 0))
+    run = np.concatenate(([0], np.cumsum(back)))
+    spe = np.zeros(step.size)
+    lengths = [run_length(table.filter(pl.Series(run == r))) for r in range(int(run[-1]) + 1)]
+    for r, length in enumerate(lengths):
+        spe[run == r] = length.steps
     glob = (ep - ep.min()) * spe + step
-    return table.with_columns(pl.Series(STEP, glob.astype(np.int64)))
+    return table.with_columns(pl.Series(STEP, glob.astype(np.int64))), describe_length(lengths[-1])
 
 
 def number_runs(table: pl.DataFrame, headers: tuple[int, ...]) -> pl.DataFrame:
@@ -175,8 +182,8 @@ def _place(
         table, source = marked, markers.epoch_source
     inner = per_epoch_counter(table) if STEP in table.columns and not from_order else None
     if inner is not None:
-        note = "the step counts within each epoch: global step = epoch x largest step + step"
-        return inner, "two_level", (*notes, note), False
+        note = "the step counts within each epoch: global step = epoch x steps per epoch + step"
+        return inner[0], "two_level", (*notes, note, inner[1]), False
     if not from_order or LINE_NO not in table.columns:
         return table, source, notes, from_order
     two = two_level_steps(table, markers.samples)

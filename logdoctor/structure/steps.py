@@ -103,9 +103,21 @@ def number_runs(table: pl.DataFrame, headers: tuple[int, ...]) -> pl.DataFrame:
     """Rows numbered 1, 2, ... within each run; a run header line restarts the count (rule 3)."""
     if not headers:
         return table
-    run = np.searchsorted(np.asarray(headers), table[LINE_NO].to_numpy(), side="right")
+    run = np.searchsorted(np.asarray(sorted(headers)), table[LINE_NO].to_numpy(), side="right")
     t = table.with_columns(pl.Series("_run", run))
     return t.with_columns(pl.int_range(1, pl.len() + 1).over("_run").alias(STEP)).drop("_run")
+
+
+def resume_offsets(table: pl.DataFrame, resumes: tuple[tuple[int, int], ...]) -> np.ndarray:
+    """Per row, the global step a resume line above its run names (``Continuing training from
+    global step 400``: the run's row k is step 400 + k x stride); 0 where none does (rule 3)."""
+    out = np.zeros(table.height, dtype=np.int64)
+    if not resumes or table.height == 0:
+        return out
+    line = table[LINE_NO].to_numpy()
+    for at, step in sorted(resumes):
+        out[line > at] = step  # a later resume line overrides an earlier one
+    return out
 
 
 def order_stride(table: pl.DataFrame, planned: int | None, epochs: int | None) -> int | None:
@@ -190,7 +202,7 @@ def _place(
     if two is not None and two.height:
         note = "steps = (epoch - first epoch) x batches per epoch + batch (per-epoch counters)"
         return two, source, (*notes, note), False
-    table = number_runs(table, markers.run_headers)
+    table = number_runs(table, (*markers.run_headers, *markers.resume_lines))
     stride = order_stride(table, planned, markers.epochs_planned)
     if stride is None:
         return table, source, notes, True
@@ -198,4 +210,7 @@ def _place(
         f"the log prints no step: rows are every {stride} steps "
         f"(epoch progress per row x {planned} planned steps / {markers.epochs_planned} epochs)"
     )
-    return table.with_columns(pl.col(STEP) * stride), source, (*notes, note), False
+    offset = resume_offsets(table, markers.resume_steps)
+    if offset.any():
+        note += "; rows after a resume line continue from the global step it names"
+    return table.with_columns(pl.col(STEP) * stride + pl.Series(offset)), source, (*notes, note), False

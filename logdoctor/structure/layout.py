@@ -3,7 +3,8 @@
 Resolution rules:
 
 - **stride**: the most common gap between consecutive steps when at least 90% of the gaps inside
-  an epoch have it (``steps``), else None, and None when the log prints no step; ``grad_accum`` only when the log
+  an epoch have it (``steps``), else None, and None when the log prints no step (unless ``--stride``
+  gives it: ``given``); ``grad_accum`` only when the log
   states it.
 - **rows**: the kept rows plus the rows of earlier runs appended to the same log (each run is
   counted; the analyses read the last one).
@@ -124,6 +125,7 @@ def describe(
     numbered: bool = False,
     all_rows: pl.DataFrame | None = None,
     lossless: tuple[int, ...] = (),
+    stride_given: int | None = None,
 ) -> RunStructure:
     """The RunStructure of a resolved table (sorted by step, unique steps).
 
@@ -133,6 +135,7 @@ def describe(
         all_rows: every row in file order; with appended runs the stride is read over all of
             them (each run's gaps), not only the last run's.
         lossless: steps of step records without a loss: rows too (not in the table).
+        stride_given: the user's ``--stride`` when it placed the rows (stride_source ``given``).
     """
     step = table[STEP].to_numpy() if table.height else np.zeros(0, dtype=np.int64)
     extra = np.setdiff1d(np.asarray(lossless, dtype=np.int64), step)
@@ -141,6 +144,7 @@ def describe(
     last = int(every.max()) if every.size else None
     rows = all_rows if earlier_rows and all_rows is not None else table
     stride = None if numbered or not rows.height else stride_of(rows[STEP].to_numpy(), _epochs(rows))
+    stride = stride_given or stride
     finished = None
     if planned and last is not None:
         finished = last >= planned - (stride or 1)
@@ -149,7 +153,7 @@ def describe(
         first_step=first,
         last_step=last,
         stride=stride,
-        stride_source="steps" if stride else None,
+        stride_source=("given" if stride_given else "steps") if stride else None,
         grad_accum=grad_accum,
         planned=planned,
         planned_source=planned_source if planned else None,

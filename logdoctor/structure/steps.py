@@ -12,7 +12,9 @@ Rules (applied before duplicates and resumes are resolved, rows in file order):
 3. **Rows without a step.** When the log prints no step, rows are numbered within each run (a run
    header such as ``***** Running training *****`` starts the numbering again). When the rows
    carry a fractional epoch and the log states the planned steps and epochs, the logging stride is
-   ``mean epoch increase per row x steps per epoch`` and row ``k`` is step ``k x stride``.
+   ``mean epoch increase per row x steps per epoch`` and row ``k`` is step ``k x stride``; a
+   ``--stride N`` the user gives wins (every row is N optimizer steps). A resume line naming its
+   global step (HF ``Continuing training from global step 400``) starts the numbering again there.
 4. **Batches, not updates.** When the step counts batches (Sockeye ``B=``) and the log states
    the update interval (``--update-interval 2``), the optimizer step is ``batch / interval``.
 """
@@ -27,6 +29,8 @@ from logdoctor.model import EPOCH, LINE_NO, STEP
 from logdoctor.structure.epochlen import describe_length, run_length
 
 BATCHES, BATCHES_TOTAL = "batches", "batches_total"
+#: Start of the note that says the user's ``--stride`` placed the rows (stride_source ``given``).
+GIVEN_NOTE = "--stride"
 
 
 def epochs_from_markers(table: pl.DataFrame, markers: Markers) -> pl.DataFrame | None:
@@ -165,21 +169,25 @@ def place(
     from_order: bool,
     planned: int | None,
     per_update: int | None = None,
+    stride: int | None = None,
 ) -> tuple[pl.DataFrame, str | None, tuple[str, ...], bool]:
     """Apply rules 1-4: (table, epoch source, notes, whether steps are only row numbers).
 
     ``per_update``: batches per optimizer update when the step column counts batches (rule 4).
+    ``stride``: the user's ``--stride`` (rule 3: rows without a step are every ``stride`` steps).
     """
     batches: tuple[str, ...] = ()
     if per_update and per_update > 1 and STEP in table.columns:
         table = table.with_columns(pl.col(STEP) // per_update)
         batches = (f"the log counts batches: step = batch / {per_update} (update interval)",)
-    table, source, notes, numbered = _place(table, markers, from_order, planned)
+    table, source, notes, numbered = _place(table, markers, from_order, planned, stride)
+    if stride and not from_order:
+        notes = (*notes, f"the log prints its steps: --stride {stride} not used")
     return table, source, (*batches, *notes), numbered
 
 
 def _place(
-    table: pl.DataFrame, markers: Markers, from_order: bool, planned: int | None
+    table: pl.DataFrame, markers: Markers, from_order: bool, planned: int | None, given: int | None = None
 ) -> tuple[pl.DataFrame, str | None, tuple[str, ...], bool]:
     """Rules 1-3 on steps already in optimizer updates (see ``place``)."""
     source = "column" if EPOCH in table.columns else None
@@ -203,10 +211,11 @@ def _place(
         note = "steps = (epoch - first epoch) x batches per epoch + batch (per-epoch counters)"
         return two, source, (*notes, note), False
     table = number_runs(table, (*markers.run_headers, *markers.resume_lines))
-    stride = order_stride(table, planned, markers.epochs_planned)
+    stride = given or order_stride(table, planned, markers.epochs_planned)
     if stride is None:
         return table, source, notes, True
     note = (
+        f"{GIVEN_NOTE} {stride}: the log prints no step, each row is {stride} optimizer steps" if given else
         f"the log prints no step: rows are every {stride} steps "
         f"(epoch progress per row x {planned} planned steps / {markers.epochs_planned} epochs)"
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -26,9 +27,9 @@ def stepless(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return log
 
 
-def _structure(capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+def _structure(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
     doc = json.loads(capsys.readouterr().out)
-    return doc["structure"]  # type: ignore[no-any-return]
+    return doc["structure"]
 
 
 def test_analyze_places_rows_every_stride_steps(stepless: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -102,3 +102,10 @@ def test_hf_fresh_run_has_no_restart_and_a_resumed_one_keeps_earlier_steps() -> 
     assert resumed.meta.resumes == 1
     steps = resumed.table["step"].to_list()
     assert steps[:3] == [10, 20, 30] and steps[-1] == 800  # steps 10-200 of the first attempt kept
+
+
+def test_the_detail_fixtures_are_what_their_seeded_generator_writes(tmp_path: Path) -> None:
+    from fixtures import gen_struct_details
+
+    for written in gen_struct_details.generate(tmp_path):
+        assert written.read_bytes() == (FIXTURES / written.name).read_bytes(), written.name

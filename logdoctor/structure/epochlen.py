@@ -11,8 +11,9 @@ beside it (``cum. examples``, ``global_step``) tells where the epoch ended:
   reset in between) epoch ``E`` held ``N = s·b + Δtotal - s'·b`` units, i.e. ``ceil(N / b)`` steps
   (a partial last batch counts as one step).
 
-Each run appended to the log (the epoch goes back) gets its own length: runs may read different
-data. A run without such a boundary falls back to its largest per-epoch step, a lower bound.
+Each run of the log (a restart: the counter goes back) gets its own length: appended runs may read
+different data. A run without such a boundary takes the length measured in the run before it (a
+resume continues it), else the largest per-epoch step of the whole log, a lower bound.
 """
 
 from __future__ import annotations
@@ -81,6 +82,19 @@ def run_length(run: pl.DataFrame) -> EpochLength:
             kind = "global_counter" if math.isclose(b, 1.0) and "step" in col.lower() else "cumulative_counter"
             return EpochLength(int(np.median(lengths)), kind, col, b)
     return EpochLength(int(np.nanmax(step)), "largest_step")
+
+
+def run_lengths(table: pl.DataFrame, run: np.ndarray) -> list[EpochLength]:
+    """The epoch length of each run (``run``: the run index of each row, 0, 1, ...)."""
+    largest = int(table[STEP].max())  # type: ignore[arg-type]
+    out: list[EpochLength] = []
+    for r in range(int(run.max()) + 1 if run.size else 0):
+        got = run_length(table.filter(pl.Series(run == r)))
+        if got.column is None:
+            before = [x for x in out if x.column is not None]
+            got = before[-1] if before else EpochLength(largest, "largest_step")
+        out.append(got)
+    return out
 
 
 def describe_length(length: EpochLength) -> str:

@@ -26,7 +26,7 @@ import polars as pl
 
 from logdoctor.ingest.parsers.markers import Markers
 from logdoctor.model import EPOCH, LINE_NO, STEP
-from logdoctor.structure.epochlen import describe_length, run_length
+from logdoctor.structure.epochlen import describe_length, run_lengths
 
 BATCHES, BATCHES_TOTAL = "batches", "batches_total"
 #: Start of the note that says the user's ``--stride`` placed the rows (stride_source ``given``).
@@ -96,7 +96,7 @@ def per_epoch_counter(table: pl.DataFrame) -> tuple[pl.DataFrame, str] | None:
     back = (np.diff(ep) < 0) | ((np.diff(ep) == 0) & (np.diff(step) <= 0))
     run = np.concatenate(([0], np.cumsum(back)))
     spe = np.zeros(step.size)
-    lengths = [run_length(table.filter(pl.Series(run == r))) for r in range(int(run[-1]) + 1)]
+    lengths = run_lengths(table, run)
     for r, length in enumerate(lengths):
         spe[run == r] = length.steps
     glob = (ep - ep.min()) * spe + step

@@ -109,3 +109,19 @@ def test_the_detail_fixtures_are_what_their_seeded_generator_writes(tmp_path: Pa
 
     for written in gen_struct_details.generate(tmp_path):
         assert written.read_bytes() == (FIXTURES / written.name).read_bytes(), written.name
+
+
+def test_a_resumed_run_without_a_boundary_of_its_own_keeps_the_measured_length() -> None:
+    from logdoctor.structure.steps import per_epoch_counter
+
+    nan = float("nan")
+    table = pl.DataFrame({
+        "line_no": list(range(1, 10)),
+        "epoch": [0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 3.0],
+        "step": [100, 200, 100, 200, 100, 200, 100, 200, 100],  # back to epoch 1 iter 100 at row 5: a resume
+        "cum_examples": [100.0, 200.0, 350.0, 450.0, nan, nan, nan, nan, nan],  # 250 per epoch, then not logged
+    })
+    got = per_epoch_counter(table)
+    assert got is not None
+    assert got[0]["step"].to_list() == [100, 200, 350, 450, 350, 450, 600, 700, 850]
+    assert "running total cum_examples" in got[1]

@@ -231,7 +231,7 @@ def plot(
     renderer = plot_renderer_for(dest)()
     cfg = _config(config, field_map, steps_per_epoch, None, None, max_memory=max_memory)
     run = pipeline.load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch,
-                        max_memory=cfg.max_memory)
+                        max_memory=cfg.max_memory, stride=cfg.stride)
     report = pipeline.analyze(run, cfg)
     write_output(renderer.render(report), dest, inputs=[path])
     typer.echo(f"logdoctor: wrote {dest}", err=True)

@@ -101,3 +101,13 @@ def test_a_log_that_prints_its_steps_keeps_them(capsys: pytest.CaptureFixture[st
     doc = json.loads(capsys.readouterr().out)
     assert (doc["structure"]["stride"], doc["structure"]["stride_source"]) == (10, "steps")
     assert any("--stride 7 not used" in n for n in doc["source"]["notes"])
+
+
+def test_plot_and_compare_read_the_config_key(stepless: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``stride`` in the file reaches every command that loads a log, not only those with the flag."""
+    Path("logdoctor.toml").write_text("stride = 3\n")
+    assert main(["plot", str(stepless), "-o", "fig.svg"]) == 0
+    assert Path("fig.svg").stat().st_size > 0
+    assert main(["compare", str(stepless), str(stepless), "--format", "json"]) == 0
+    series = json.loads(capsys.readouterr().out)["baseline"]["series"]
+    assert (series["first_step"], series["last_step"]) == (3, 3 * ROWS)

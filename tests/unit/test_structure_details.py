@@ -125,3 +125,29 @@ def test_a_resumed_run_without_a_boundary_of_its_own_keeps_the_measured_length()
     assert got is not None
     assert got[0]["step"].to_list() == [100, 200, 350, 450, 350, 450, 600, 700, 850]
     assert "running total cum_examples" in got[1]
+
+
+def _stepped(tmp_path: Path, between: list[str]) -> Path:
+    lines = [f"step={s} loss={3 - 0.001 * s:.4f}" for s in range(10, 301, 10)]
+    lines += [*between, *(f"step={s} loss={3 - 0.001 * s:.4f}" for s in range(310, 601, 10))]
+    path = tmp_path / "run.log"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("line", [
+    "  Continuing training from checkpoint, will skip to saved global_step",
+    "  Continuing training from global step 300",
+    "  Will skip the first 1 epochs then the first 100 batches in the first epoch.",
+    "  Fast-forwarding the dataloader past 1 epochs and 100 batches to resume from the exact training state.",
+])
+def test_a_resume_line_is_a_restart_when_the_counter_runs_on(line: str, tmp_path: Path) -> None:
+    """Killed right after saving checkpoint-300 and resumed from it: the step never goes back."""
+    st = pipeline.load(str(_stepped(tmp_path, [line]))).meta.structure
+    assert st is not None
+    assert [(r.step, r.kind) for r in st.restarts] == [(310, "resume_line")]
+
+
+def test_starting_training_mid_log_is_no_restart(tmp_path: Path) -> None:
+    st = pipeline.load(str(_stepped(tmp_path, ["Starting training"]))).meta.structure
+    assert st is not None and st.restarts == ()

@@ -112,15 +112,18 @@ def number_runs(table: pl.DataFrame, headers: tuple[int, ...]) -> pl.DataFrame:
     return t.with_columns(pl.int_range(1, pl.len() + 1).over("_run").alias(STEP)).drop("_run")
 
 
-def resume_offsets(table: pl.DataFrame, resumes: tuple[tuple[int, int], ...]) -> np.ndarray:
+def resume_offsets(
+    table: pl.DataFrame, resumes: tuple[tuple[int, int], ...], headers: tuple[int, ...] = ()
+) -> np.ndarray:
     """Per row, the global step a resume line above its run names (``Continuing training from
-    global step 400``: the run's row k is step 400 + k x stride); 0 where none does (rule 3)."""
+    global step 400``: the run's row k is step 400 + k x stride); 0 where none does, and 0 again
+    after a later run header that no resume line follows (a fresh run appended; rule 3)."""
     out = np.zeros(table.height, dtype=np.int64)
     if not resumes or table.height == 0:
         return out
     line = table[LINE_NO].to_numpy()
-    for at, step in sorted(resumes):
-        out[line > at] = step  # a later resume line overrides an earlier one
+    for at, step in sorted([*resumes, *((h, 0) for h in headers)]):
+        out[line > at] = step  # in line order: the last header or resume line above a row wins
     return out
 
 
@@ -219,7 +222,7 @@ def _place(
         f"the log prints no step: rows are every {stride} steps "
         f"(epoch progress per row x {planned} planned steps / {markers.epochs_planned} epochs)"
     )
-    offset = resume_offsets(table, markers.resume_steps)
+    offset = resume_offsets(table, markers.resume_steps, markers.run_headers)
     if offset.any():
         note += "; rows after a resume line continue from the global step it names"
     return table.with_columns(pl.col(STEP) * stride + pl.Series(offset)), source, (*notes, note), False

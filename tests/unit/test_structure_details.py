@@ -151,3 +151,12 @@ def test_a_resume_line_is_a_restart_when_the_counter_runs_on(line: str, tmp_path
 def test_starting_training_mid_log_is_no_restart(tmp_path: Path) -> None:
     st = pipeline.load(str(_stepped(tmp_path, ["Starting training"]))).meta.structure
     assert st is not None and st.restarts == ()
+
+
+def test_resume_offsets_end_at_a_fresh_run_header() -> None:
+    from logdoctor.structure.steps import resume_offsets
+
+    table = pl.DataFrame({"line_no": [2, 3, 6, 7, 10, 11]})
+    # header at 4, resume "global step 200" at 5; a fresh run's header at 8 (no resume after it)
+    got = resume_offsets(table, ((5, 200),), (1, 4, 8))
+    assert got.tolist() == [0, 0, 200, 200, 0, 0]

@@ -30,6 +30,10 @@ MapOpt = Annotated[
     typer.Option("--map", help="Field override canonical=source, e.g. len_mean=avg_tokens_per_seq."),
 ]
 SpeOpt = Annotated[int | None, typer.Option("--steps-per-epoch", min=1, help="Steps in one epoch.")]
+StrideOpt = Annotated[
+    str | None,
+    typer.Option("--stride", metavar="N", help="Optimizer steps per row, for logs whose rows carry no step."),
+]
 MemOpt = Annotated[
     str | None,
     typer.Option("--max-memory", help="Memory budget of ingest, e.g. 4G (default: half the free memory)."),
@@ -96,6 +100,7 @@ def _config(
     ignore: list[str] | None,
     fail_on: str | None = None,
     max_memory: str | None = None,
+    stride: str | None = None,
 ) -> AnalysisConfig:
     from logdoctor import configfile
     from logdoctor.ingest import memory
@@ -105,8 +110,11 @@ def _config(
     except ValueError as err:
         raise ConfigError(f"--fail-on: {err}") from None
     fields = FieldMap.parse(field_map) if field_map else None
+    given = None
+    if stride is not None:  # read here, not by typer: a bad value is one line, not a usage screen
+        given = configfile.check_stride(int(stride) if stride.strip().isdigit() else stride, "--stride")
     cfg = configfile.resolve(config, fields=fields, steps_per_epoch=spe, select=_split(select),
-                             ignore=_split(ignore), fail_on=severity)
+                             ignore=_split(ignore), fail_on=severity, stride=given)
     return dataclasses.replace(cfg, max_memory=memory.parse_size(max_memory)) if max_memory else cfg
 
 
@@ -150,6 +158,7 @@ def analyze(
     select: SelectOpt = None,
     ignore: IgnoreOpt = None,
     max_memory: MemOpt = None,
+    stride: StrideOpt = None,
 ) -> int:
     """Analyse training logs and report what is wrong with each run, with evidence."""
     from logdoctor import pipeline
@@ -158,7 +167,7 @@ def analyze(
     from logdoctor.renderers.plots import plot_renderer_for
 
     get_renderer(fmt)
-    cfg = _config(config, field_map, steps_per_epoch, select, ignore, max_memory=max_memory)
+    cfg = _config(config, field_map, steps_per_epoch, select, ignore, max_memory=max_memory, stride=stride)
     outcomes = _emit(pipeline.analyze_paths(paths, cfg, jobs), fmt, -1 if quiet else verbose, output, paths,
                      reports)
     done = [o.report for o in outcomes if o.report]
@@ -188,13 +197,14 @@ def check(
     quiet: QuietOpt = False,
     reports: ReportsOpt = False,
     max_memory: MemOpt = None,
+    stride: StrideOpt = None,
 ) -> int:
     """CI gate: exit 0 when no finding is at or above --fail-on, 1 when one is, 2 on bad input."""
     from logdoctor import pipeline
     from logdoctor.renderers import get_renderer
 
     get_renderer(fmt)
-    cfg = _config(config, field_map, steps_per_epoch, select, ignore, fail_on, max_memory)
+    cfg = _config(config, field_map, steps_per_epoch, select, ignore, fail_on, max_memory, stride)
     outcomes = _emit(pipeline.analyze_paths(paths, cfg, jobs), fmt, -1 if quiet else verbose, output, paths,
                      reports)
     code = worst(ExitCode(o.exit_code) for o in outcomes)
@@ -221,7 +231,7 @@ def plot(
     renderer = plot_renderer_for(dest)()
     cfg = _config(config, field_map, steps_per_epoch, None, None, max_memory=max_memory)
     run = pipeline.load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch,
-                        max_memory=cfg.max_memory)
+                        max_memory=cfg.max_memory, stride=cfg.stride)
     report = pipeline.analyze(run, cfg)
     write_output(renderer.render(report), dest, inputs=[path])
     typer.echo(f"logdoctor: wrote {dest}", err=True)
@@ -322,6 +332,7 @@ def parse(
         str | None, typer.Option("--table-format", help="parquet, csv or jsonl (default: by -o).")
     ] = None,
     config: ConfigOpt = None,
+    stride: StrideOpt = None,
 ) -> int:
     """Write the normalised step table of a log, for your own notebooks."""
     from logdoctor import pipeline
@@ -329,8 +340,9 @@ def parse(
     from logdoctor.renderers.tables import render_table, table_format
 
     fmt = table_format(output, table_fmt)
-    cfg = _config(config, field_map, steps_per_epoch, None, None)
-    run = pipeline.load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch, fmt=format_in)
+    cfg = _config(config, field_map, steps_per_epoch, None, None, stride=stride)
+    run = pipeline.load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch, fmt=format_in,
+                        stride=cfg.stride)
     write_output(render_table(run, fmt), output, inputs=[path])
     return ExitCode.OK
 
@@ -372,6 +384,7 @@ def tail(
     server_interval: Annotated[
         float, typer.Option("--server-interval", min=0.5, help="Seconds between MLflow server polls.")
     ] = 10.0,
+    stride: StrideOpt = None,
 ) -> int:
     """Follow a live training log and report findings the moment they appear (Ctrl-C stops)."""
     from logdoctor.tail.runner import TailOptions, follow
@@ -383,9 +396,9 @@ def tail(
         raise ConfigError("tail needs a log file or --glob PATTERN")
     if exit_on not in (None, "warning", "error"):
         raise ConfigError(f"--exit-on expects warning or error, got {exit_on!r}")
-    cfg = _config(config, field_map, steps_per_epoch, select, ignore)
+    cfg = _config(config, field_map, steps_per_epoch, select, ignore, stride=stride)
     session = SessionOptions(fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch, select=cfg.select,
-                             ignore=cfg.ignore, options=cfg.options)
+                             ignore=cfg.ignore, options=cfg.options, stride=cfg.stride)
     opts = TailOptions(
         patterns=tuple(patterns), from_end=from_end, poll_interval=poll_interval,
         heartbeat=heartbeat, idle_timeout=idle_timeout, max_seconds=max_seconds,

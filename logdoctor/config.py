@@ -16,6 +16,7 @@ class AnalysisConfig:
     Attributes:
         fields: source-field overrides (``--map``).
         steps_per_epoch: overrides what the log states or ingest infers.
+        stride: optimizer steps per row of a log whose rows carry no step (``--stride``).
         options: detector name -> keyword thresholds for that detector's ``__init__``.
         select / ignore: codes, code prefixes or rule names to keep / drop.
         fail_on: the severity at or above which ``check`` fails.
@@ -29,6 +30,7 @@ class AnalysisConfig:
     ignore: tuple[str, ...] = ()
     fail_on: Severity = Severity.WARNING
     max_memory: int | None = None
+    stride: int | None = None
 
     def options_for(self, name: str) -> Mapping[str, float | int | str | bool]:
         """Keyword thresholds configured for the detector called ``name``."""

@@ -17,7 +17,18 @@ from logdoctor.ingest.aliases import FieldMap
 from logdoctor.model import Severity
 from logdoctor.options import Value, check_options
 
-TOP_KEYS = ("select", "ignore", "fail-on", "map", "steps-per-epoch")
+TOP_KEYS = ("select", "ignore", "fail-on", "map", "steps-per-epoch", "stride")
+
+
+#: Largest ``--stride``: a row that stands for more optimizer steps than this is a typo.
+MAX_STRIDE = 10**9
+
+
+def check_stride(value: object, what: str) -> int:
+    """``value`` as a stride (optimizer steps per row): an integer in [1, MAX_STRIDE], or ConfigError."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_STRIDE:
+        raise ConfigError(f"{what}: expected an integer in [1, {MAX_STRIDE}] (optimizer steps per row), got {value!r}")
+    return value
 
 
 def detectors() -> dict[str, type[Analyzer] | type[BatchingDiagnosis]]:
@@ -115,6 +126,8 @@ def config_from_table(table: Mapping[str, Any], where: str) -> AnalysisConfig:
                     f"{where}: steps-per-epoch must be a positive integer, got {value!r}"
                 )
             cfg = dataclasses.replace(cfg, steps_per_epoch=value)
+        elif key == "stride":
+            cfg = dataclasses.replace(cfg, stride=check_stride(value, f"{where}: stride"))
         else:
             options[key] = _options(key, value, where)
     return dataclasses.replace(cfg, options=options)

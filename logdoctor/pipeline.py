@@ -49,12 +49,14 @@ def load(
     steps_per_epoch: int | None = None,
     fmt: str | None = None,
     max_memory: int | None = None,
+    stride: int | None = None,
 ) -> Run:
     """Read a log (path, directory or "-" for stdin) into a validated Run.
 
     A log larger than the in-memory limit of the memory budget (``max_memory`` bytes, else
     ``$LOGDOCTOR_MAX_MEMORY``, else half the available memory) is read in chunks and, when its
     steps do not fit, reduced to per-block aggregates; the run's notes say so (see streaming).
+    ``stride``: optimizer steps per row of a log whose rows carry no step (``--stride``).
 
     Raises:
         InputError / ParseError: the input cannot be read or holds no training steps.
@@ -63,19 +65,19 @@ def load(
     ref = run_ref(path)
     if ref is not None:  # an MLflow tracking server's run
         result = read_server_run(ref, fields or FieldMap())
-        return _with_facts(build_run(result, path, SERVER_FORMAT, steps_per_epoch), result)
+        return _with_facts(build_run(result, path, SERVER_FORMAT, steps_per_epoch, stride), result)
     total = memory.budget(max_memory)
     limit = memory.in_memory_limit(total)
     source = open_remote(path, limit) if scheme_of(path) else open_source(path, limit=limit)
     large = streaming.parse_large(source, fields or FieldMap(), total, fmt)
     if large is not None:
-        return build_run(large[0], source.name, large[1], steps_per_epoch)
+        return build_run(large[0], source.name, large[1], steps_per_epoch, stride)
     if fmt:
         ensure_content(source)
     parser = get_parser(fmt) if fmt else sniff(source)
     result = parser.parse(source, fields or FieldMap())
     check_overrides(result, fields or FieldMap(), source.name)
-    return _with_facts(build_run(result, source.name, parser.name, steps_per_epoch), result)
+    return _with_facts(build_run(result, source.name, parser.name, steps_per_epoch, stride), result)
 
 
 def _with_facts(run: Run, result: ParseResult) -> Run:
@@ -231,7 +233,8 @@ def analyze_one(path: str, cfg: AnalysisConfig, in_dir: bool = False) -> Outcome
     empty) is a ``skipped`` Outcome with exit code 0 instead.
     """
     try:
-        run = load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch, max_memory=cfg.max_memory)
+        run = load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch, max_memory=cfg.max_memory,
+                   stride=cfg.stride)
         report = analyze(run, cfg)
     except LogdoctorError as err:
         skip = in_dir and (isinstance(err, ParseError) or str(err).endswith(": file is empty"))

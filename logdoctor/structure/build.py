@@ -55,7 +55,7 @@ from logdoctor.structure.evals import place_evals
 from logdoctor.structure.layout import describe
 from logdoctor.structure.restarts import RESTART, flag_clock_resets, restarts_of
 from logdoctor.structure.runmean import deaverage
-from logdoctor.structure.steps import place
+from logdoctor.structure.steps import GIVEN_NOTE, place
 
 MIN_RESUME_RUN = 3
 MAX_RESUMES = 10
@@ -208,10 +208,13 @@ def _column_notes(table: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
     return table
 
 
-def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | None = None) -> Run:
+def build_run(
+    result: ParseResult, name: str, fmt: str, steps_per_epoch: int | None = None, stride: int | None = None
+) -> Run:
     """Turn a parser's raw rows into a Run: rows placed from marker lines (steps.py), duplicates
     dropped, resumes resolved (the later write of a step wins), backward steps reported, steps
     sorted, steps per epoch recorded (rules above), the structure described (layout.py).
+    ``stride`` (``--stride``): optimizer steps per row when the rows carry no step (steps.py rule 3).
 
     Raises:
         ParseError: no training step survives, or the table breaks the Run schema.
@@ -219,8 +222,9 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
     notes = list(result.notes)
     per_update = result.markers.grad_accum if result.steps_in_batches else None
     placed, epoch_source, placed_notes, numbered = place(
-        result.table, result.markers, result.step_from_order, result.total_steps, per_update
+        result.table, result.markers, result.step_from_order, result.total_steps, per_update, stride
     )
+    stride_given = bool(stride) and any(n.startswith(GIVEN_NOTE) for n in placed_notes)
     notes += placed_notes
     clock = flag_clock_resets(placed)
     if clock[1]:
@@ -271,6 +275,7 @@ def build_run(result: ParseResult, name: str, fmt: str, steps_per_epoch: int | N
         numbered=numbered,
         all_rows=result.table.sort(LINE_NO) if LINE_NO in result.table.columns else None,
         lossless=result.lossless_steps,
+        stride_given=stride if stride_given else None,
     )
     if running is not None:
         structure = dataclasses.replace(

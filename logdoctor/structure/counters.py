@@ -70,6 +70,25 @@ def decumulate(table: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
     return table
 
 
+#: Running totals by name: ``cum. examples``, ``cumulative_tokens``, ``examples_seen``,
+#: ``num_input_tokens_seen``, ``consumed_samples``, ``total_tokens``, ``global_step``: counters, never
+#: metrics (their values grow with the run; they place rows, they do not measure training).
+_COUNTED = (
+    r"(?:examples|samples|sentences|sents|tokens|words|seqs|sequences|batches|images|frames|chars"
+    r"|characters|bytes|updates|steps?|iters?|iterations)"
+)
+CUMULATIVE_NAME_RE = re.compile(
+    rf"^(?:cum|cumul|cumulative|total|global|consumed|seen)_(?:\w+_)?{_COUNTED}$"
+    rf"|^(?:num_)?(?:\w+_)?{_COUNTED}_(?:seen|cumulative|consumed|so_far)$",
+    re.IGNORECASE,
+)
+
+
+def is_cumulative_name(column: str) -> bool:
+    """True for a column whose name says it is a running total (``cum_examples``, ``tokens_seen``)."""
+    return CUMULATIVE_NAME_RE.search(column) is not None
+
+
 #: Columns that count failures (fp16 overflows, skipped or NaN iterations): 0 there is good news.
 FAILURE_COUNTER_RE = re.compile(r"(skipped|overflow|nan_iter|inf_iter|fail|error)", re.IGNORECASE)
 

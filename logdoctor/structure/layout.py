@@ -3,7 +3,8 @@
 Resolution rules:
 
 - **stride**: the most common gap between consecutive steps when at least 90% of the gaps inside
-  an epoch have it (``steps``), else None, and None when the log prints no step; ``grad_accum`` only when the log
+  an epoch have it (``steps``), else None, and None when the log prints no step (unless ``--stride``
+  gives it: ``given``); ``grad_accum`` only when the log
   states it.
 - **rows**: the kept rows plus the rows of earlier runs appended to the same log (each run is
   counted; the analyses read the last one).
@@ -15,7 +16,8 @@ Resolution rules:
   no epoch column, the steps covered over steps per epoch.
 - **metrics**: numeric training columns with a finite value in at least half the rows, except
   counters (step, epoch, batch counters, running totals, planned totals, failure counters such
-  as Megatron's ``number of nan iterations``, consumed samples, clocks and progress).
+  as Megatron's ``number of nan iterations``, consumed samples, clocks and progress) and running
+  totals by name (``cum. examples``, ``tokens seen``: counters.is_cumulative_name).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import numpy as np
 import polars as pl
 
 from logdoctor.model import EPOCH, LINE_NO, STEP, Restart, RunStructure
+from logdoctor.structure.counters import is_cumulative_name
 
 #: Columns that place a row (counters), never metrics.
 _COUNTERS = frozenset({STEP, LINE_NO, EPOCH, "batches", "batches_total", "restart"})
@@ -66,7 +69,7 @@ def metric_columns(table: pl.DataFrame) -> tuple[str, ...]:
     for col, dtype in table.schema.items():
         if col in _COUNTERS or col.endswith(_COUNTER_SUFFIXES) or not dtype.is_numeric():
             continue
-        if _COUNTER_NAMES.search(col):
+        if _COUNTER_NAMES.search(col) or is_cumulative_name(col):
             continue
         vals = table[col].cast(pl.Float64)
         if int(vals.is_finite().sum()) >= half or col == "loss":
@@ -122,6 +125,7 @@ def describe(
     numbered: bool = False,
     all_rows: pl.DataFrame | None = None,
     lossless: tuple[int, ...] = (),
+    stride_given: int | None = None,
 ) -> RunStructure:
     """The RunStructure of a resolved table (sorted by step, unique steps).
 
@@ -131,6 +135,7 @@ def describe(
         all_rows: every row in file order; with appended runs the stride is read over all of
             them (each run's gaps), not only the last run's.
         lossless: steps of step records without a loss: rows too (not in the table).
+        stride_given: the user's ``--stride`` when it placed the rows (stride_source ``given``).
     """
     step = table[STEP].to_numpy() if table.height else np.zeros(0, dtype=np.int64)
     extra = np.setdiff1d(np.asarray(lossless, dtype=np.int64), step)
@@ -139,6 +144,7 @@ def describe(
     last = int(every.max()) if every.size else None
     rows = all_rows if earlier_rows and all_rows is not None else table
     stride = None if numbered or not rows.height else stride_of(rows[STEP].to_numpy(), _epochs(rows))
+    stride = stride_given or stride
     finished = None
     if planned and last is not None:
         finished = last >= planned - (stride or 1)
@@ -147,7 +153,7 @@ def describe(
         first_step=first,
         last_step=last,
         stride=stride,
-        stride_source="steps" if stride else None,
+        stride_source=("given" if stride_given else "steps") if stride else None,
         grad_accum=grad_accum,
         planned=planned,
         planned_source=planned_source if planned else None,

@@ -1,8 +1,9 @@
 """Name each restart: a counter that went back, an explicit resume line, or an appended run.
 
-A restart found by build.py (the first row written after it, by line) is an ``appended_run`` when a
-run header (``***** Running training *****``) lies between it and the row before, a
-``resume_line`` when a resume/checkpoint-load line does (or the parser flagged a restart marker),
+A restart found by build.py (the first row written after it, by line) is a ``resume_line`` when a
+resume/checkpoint-load line lies between it and the row before (or the parser flagged a restart
+marker; HF prints its run header and then ``Continuing training from global step N``), an
+``appended_run`` when only a run header (``***** Running training *****``) does,
 an ``appended_run`` too when the counter goes back to where the log began (a fresh run written to
 the same file), else a ``counter_reset`` of the counter that went back (``epoch`` when the step is the epoch, as in
 a Keras CSVLogger file written with ``append=True``, else ``step``). A resume line above the first
@@ -83,10 +84,10 @@ def name_restarts(
         step = int(steps[min(i, steps.size - 1)])
         if line in clock:
             out.append(Restart(step, "counter_reset", "elapsed_time"))
-        elif _between(markers.run_headers, prev, line):
-            out.append(Restart(step, "appended_run", "marker_lines"))
         elif _between(markers.resume_lines, prev, line) or line in flagged:
             out.append(Restart(step, "resume_line", "marker_lines"))
+        elif _between(markers.run_headers, prev, line):
+            out.append(Restart(step, "appended_run", "marker_lines"))
         elif step <= steps[0]:  # back to where the log began: a fresh run appended
             out.append(Restart(step, "appended_run", counter_of(epoch, i)))
         else:

@@ -12,7 +12,9 @@ Rules (applied before duplicates and resumes are resolved, rows in file order):
 3. **Rows without a step.** When the log prints no step, rows are numbered within each run (a run
    header such as ``***** Running training *****`` starts the numbering again). When the rows
    carry a fractional epoch and the log states the planned steps and epochs, the logging stride is
-   ``mean epoch increase per row x steps per epoch`` and row ``k`` is step ``k x stride``.
+   ``mean epoch increase per row x steps per epoch`` and row ``k`` is step ``k x stride``; a
+   ``--stride N`` the user gives wins (every row is N optimizer steps). A resume line naming its
+   global step (HF ``Continuing training from global step 400``) starts the numbering again there.
 4. **Batches, not updates.** When the step counts batches (Sockeye ``B=``) and the log states
    the update interval (``--update-interval 2``), the optimizer step is ``batch / interval``.
 """
@@ -24,8 +26,11 @@ import polars as pl
 
 from logdoctor.ingest.parsers.markers import Markers
 from logdoctor.model import EPOCH, LINE_NO, STEP
+from logdoctor.structure.epochlen import describe_length, run_lengths
 
 BATCHES, BATCHES_TOTAL = "batches", "batches_total"
+#: Start of the note that says the user's ``--stride`` placed the rows (stride_source ``given``).
+GIVEN_NOTE = "--stride"
 
 
 def epochs_from_markers(table: pl.DataFrame, markers: Markers) -> pl.DataFrame | None:
@@ -75,9 +80,10 @@ def two_level_steps(table: pl.DataFrame, samples: int | None = None) -> pl.DataF
     return out.filter(pl.col(STEP).is_not_null())
 
 
-def per_epoch_counter(table: pl.DataFrame) -> pl.DataFrame | None:
+def per_epoch_counter(table: pl.DataFrame) -> tuple[pl.DataFrame, str] | None:
     """Global steps when the step counts within the epoch (``epoch 3, iter 1000``): the step goes
-    back wherever the epoch goes up. Steps per epoch: the largest per-epoch step seen."""
+    back wherever the epoch goes up. Steps per epoch of each run appended to the log: from a
+    running total beside the counter, else the largest per-epoch step (epochlen.py); with a note."""
     if EPOCH not in table.columns or table.height < 4:
         return None
     ep = table[EPOCH].cast(pl.Float64).to_numpy()
@@ -87,18 +93,38 @@ def per_epoch_counter(table: pl.DataFrame) -> pl.DataFrame | None:
     up = np.diff(ep) > 0
     if up.sum() < 2 or (np.diff(step)[up] < 0).mean() < 0.9:
         return None
-    spe = int(step.max())
+    back = (np.diff(ep) < 0) | ((np.diff(ep) == 0) & (np.diff(step) <= 0))
+    run = np.concatenate(([0], np.cumsum(back)))
+    spe = np.zeros(step.size)
+    lengths = run_lengths(table, run)
+    for r, length in enumerate(lengths):
+        spe[run == r] = length.steps
     glob = (ep - ep.min()) * spe + step
-    return table.with_columns(pl.Series(STEP, glob.astype(np.int64)))
+    return table.with_columns(pl.Series(STEP, glob.astype(np.int64))), describe_length(lengths[-1])
 
 
 def number_runs(table: pl.DataFrame, headers: tuple[int, ...]) -> pl.DataFrame:
     """Rows numbered 1, 2, ... within each run; a run header line restarts the count (rule 3)."""
     if not headers:
         return table
-    run = np.searchsorted(np.asarray(headers), table[LINE_NO].to_numpy(), side="right")
+    run = np.searchsorted(np.asarray(sorted(headers)), table[LINE_NO].to_numpy(), side="right")
     t = table.with_columns(pl.Series("_run", run))
     return t.with_columns(pl.int_range(1, pl.len() + 1).over("_run").alias(STEP)).drop("_run")
+
+
+def resume_offsets(
+    table: pl.DataFrame, resumes: tuple[tuple[int, int], ...], headers: tuple[int, ...] = ()
+) -> np.ndarray:
+    """Per row, the global step a resume line above its run names (``Continuing training from
+    global step 400``: the run's row k is step 400 + k x stride); 0 where none does, and 0 again
+    after a later run header that no resume line follows (a fresh run appended; rule 3)."""
+    out = np.zeros(table.height, dtype=np.int64)
+    if not resumes or table.height == 0:
+        return out
+    line = table[LINE_NO].to_numpy()
+    for at, step in sorted([*resumes, *((h, 0) for h in headers)]):
+        out[line > at] = step  # in line order: the last header or resume line above a row wins
+    return out
 
 
 def order_stride(table: pl.DataFrame, planned: int | None, epochs: int | None) -> int | None:
@@ -146,21 +172,25 @@ def place(
     from_order: bool,
     planned: int | None,
     per_update: int | None = None,
+    stride: int | None = None,
 ) -> tuple[pl.DataFrame, str | None, tuple[str, ...], bool]:
     """Apply rules 1-4: (table, epoch source, notes, whether steps are only row numbers).
 
     ``per_update``: batches per optimizer update when the step column counts batches (rule 4).
+    ``stride``: the user's ``--stride`` (rule 3: rows without a step are every ``stride`` steps).
     """
     batches: tuple[str, ...] = ()
     if per_update and per_update > 1 and STEP in table.columns:
         table = table.with_columns(pl.col(STEP) // per_update)
         batches = (f"the log counts batches: step = batch / {per_update} (update interval)",)
-    table, source, notes, numbered = _place(table, markers, from_order, planned)
+    table, source, notes, numbered = _place(table, markers, from_order, planned, stride)
+    if stride and not from_order:
+        notes = (*notes, f"the log prints its steps: --stride {stride} not used")
     return table, source, (*batches, *notes), numbered
 
 
 def _place(
-    table: pl.DataFrame, markers: Markers, from_order: bool, planned: int | None
+    table: pl.DataFrame, markers: Markers, from_order: bool, planned: int | None, given: int | None = None
 ) -> tuple[pl.DataFrame, str | None, tuple[str, ...], bool]:
     """Rules 1-3 on steps already in optimizer updates (see ``place``)."""
     source = "column" if EPOCH in table.columns else None
@@ -175,20 +205,24 @@ def _place(
         table, source = marked, markers.epoch_source
     inner = per_epoch_counter(table) if STEP in table.columns and not from_order else None
     if inner is not None:
-        note = "the step counts within each epoch: global step = epoch x largest step + step"
-        return inner, "two_level", (*notes, note), False
+        note = "the step counts within each epoch: global step = epoch x steps per epoch + step"
+        return inner[0], "two_level", (*notes, note, inner[1]), False
     if not from_order or LINE_NO not in table.columns:
         return table, source, notes, from_order
     two = two_level_steps(table, markers.samples)
     if two is not None and two.height:
         note = "steps = (epoch - first epoch) x batches per epoch + batch (per-epoch counters)"
         return two, source, (*notes, note), False
-    table = number_runs(table, markers.run_headers)
-    stride = order_stride(table, planned, markers.epochs_planned)
+    table = number_runs(table, (*markers.run_headers, *markers.resume_lines))
+    stride = given or order_stride(table, planned, markers.epochs_planned)
     if stride is None:
         return table, source, notes, True
     note = (
+        f"{GIVEN_NOTE} {stride}: the log prints no step, each row is {stride} optimizer steps" if given else
         f"the log prints no step: rows are every {stride} steps "
         f"(epoch progress per row x {planned} planned steps / {markers.epochs_planned} epochs)"
     )
-    return table.with_columns(pl.col(STEP) * stride), source, (*notes, note), False
+    offset = resume_offsets(table, markers.resume_steps, markers.run_headers)
+    if offset.any():
+        note += "; rows after a resume line continue from the global step it names"
+    return table.with_columns(pl.col(STEP) * stride + pl.Series(offset)), source, (*notes, note), False

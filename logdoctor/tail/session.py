@@ -69,6 +69,8 @@ class SessionOptions:
 
     fields: FieldMap = field(default_factory=FieldMap)
     steps_per_epoch: int | None = None
+    #: optimizer steps per row of a log whose rows carry no step (``--stride``)
+    stride: int | None = None
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     #: detector name -> keyword thresholds (the configuration's ``[spikes]`` and such tables)
@@ -148,11 +150,22 @@ class TailSession:
                     )
                 )
             return events
+        table = self._given_stride(table)
         self.history.append(table, evals)
         self._remember_latest(table)
         events += self._cheap(table.height, now)
         events.append(self._progress(now))
         return events
+
+    def _given_stride(self, table: pl.DataFrame) -> pl.DataFrame:
+        """Rows of a log that prints no step are numbered per chunk: with ``--stride N`` row k of the
+        file is step k x N."""
+        result = self.ingest.result
+        if not self.opts.stride or result is None or not result.step_from_order:
+            return table
+        first = self.history.rows_total + 1
+        steps = pl.int_range(first, first + pl.len(), dtype=pl.Int64) * self.opts.stride
+        return table.with_columns(steps.alias(STEP))
 
     def restarted(self, how: str, now: float) -> Notice:
         """The file started over (truncated or replaced): keep the history, say so."""

@@ -255,11 +255,11 @@ def test_directory_leaves_out_manifest_readme_and_skips_files_without_steps(
     [
         (c, spec, spec[1])
         for c, flags in {
-            "analyze": ["map", "spe", "select", "ignore", "memory"],
-            "check": ["map", "spe", "select", "ignore", "memory", "fail-on"],
-            "tail": ["map", "spe", "select", "ignore"],
+            "analyze": ["map", "spe", "select", "ignore", "memory", "stride"],
+            "check": ["map", "spe", "select", "ignore", "memory", "fail-on", "stride"],
+            "tail": ["map", "spe", "select", "ignore", "stride"],
             "plot": ["map", "spe", "memory"],
-            "parse": ["map", "spe"],
+            "parse": ["map", "spe", "stride"],
         }.items()
         for flag, spec in {
             "map": (["--map", "nonsense=x"], "--map target 'nonsense' is not a known column"),
@@ -268,6 +268,7 @@ def test_directory_leaves_out_manifest_readme_and_skips_files_without_steps(
             "ignore": (["--ignore", "nope"], "--ignore: 'nope' is not a finding code"),
             "memory": (["--max-memory", "lots"], "lots"),
             "fail-on": (["--fail-on", "fatal"], "--fail-on: unknown severity 'fatal'"),
+            "stride": (["--stride", "0"], "--stride: expected an integer in [1, "),
         }.items()
         if flag in flags
     ],

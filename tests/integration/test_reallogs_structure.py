@@ -83,12 +83,7 @@ def test_truth_folder_matches_manifest(reallogs_dir: Path) -> None:
 
 #: Logs whose truth the structure stage does not reach yet, each with the reason (strict: a fix turns
 #: the expected failure into a failure of this list, so it is removed when the code gets there).
-KNOWN_GAPS = {
-    "nmt_sign_translator_appended_restarts.txt": (
-        "steps per epoch come from the largest per-epoch iter (7,000); the log's 'cum. examples' "
-        "counter shows epoch 0 held 7,096 batches of one, so later epochs' global steps are 96 short each"
-    ),
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _cases() -> list[object]:

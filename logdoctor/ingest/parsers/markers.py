@@ -12,7 +12,8 @@ from logdoctor.ingest.parsers.lines import LINE, LINE_NO
 _PREFILTER = (
     "epoch", "checkpoint", "resum", "restor", "running training", "train on ", "training started",
     "accumulation", "optimization steps", "update-interval", "update_interval", "max_update",
-    "max_steps", "max_iters", "total generation batches",
+    "max_steps", "max_iters", "total generation batches", "continuing training", "will skip the first",
+    "fast-forwarding the dataloader",
 )  # fmt: skip
 _PREFIX = r"^(?:.{0,120}?\b(?:INFO|WARNING|WARN|DEBUG)\b\]?\s*[-:|]?\s*)?"
 #: A line that starts an epoch: ``Epoch 3/10`` (Keras), ``##### Epoch 3 #####``, ``-----> epoch 4``,
@@ -32,6 +33,15 @@ EPOCH_BAR = r"(?i)\bepoch\s*(\d+)\s*:\s*\d{1,3}%\|"
 RESUME_LINE = (
     r"(?i)\b(?:loading|loaded|restor(?:ing|ed)|resum(?:ing|ed)|continu(?:ing|e))\b[^\n]{0,40}?"
     r"\b(?:from\s+)?checkpoint\b"
+    # HF Trainer 4.x ``Continuing training from epoch 1`` / ``from global step 400`` / ``Will skip the
+    # first 1 epochs then the first 0 batches``; 5.x ``Fast-forwarding the dataloader past 1 epochs``
+    r"|\bcontinuing training from (?:epoch|global step)\s*\d|\bwill skip the first \d+ epochs?\b"
+    r"|\bfast-forwarding the dataloader past \d+ epochs?\b"
+)
+#: The global step a resume line names (HF ``Continuing training from global step 400``, 5.x
+#: ``Resuming training from checkpoint with epoch 1 and global step 400``).
+_RESUME_STEP = (
+    r"(?i)\b(?:continuing training from|resuming training from checkpoint with epoch \d+ and) global step (\d+)"
 )
 #: Checkpoint lines that are no resume: pretrained weight shards, saving.
 NOT_RESUME = r"(?i)checkpoint shards|checkpoints? (?:saved|to)\b|saving|unable|not found|could not|no checkpoint"
@@ -40,6 +50,7 @@ RUN_HEADER = r"(?i)\*+\s*running training\s*\*+|^\s*train on \d+ samples"
 #: Lines other than epoch markers worth a closer look (resume, run header, plan).
 _OTHER = (
     r"(?i)checkpoint|resum|restor|running training|train on \d|training started|accumulation"
+    r"|continuing training|will skip the first|fast-forwarding"
     r"|update.interval|optimization steps|num epochs|epochs=|max_update|max_steps|max_iters|total generation batches"
 )
 _METRIC = r"(?i)loss|\bacc|ppl|perplexity"
@@ -69,6 +80,7 @@ class Markers:
         samples: ``Train on N samples`` (Keras 1/TF1): the progress counter counts samples.
         config_planned: planned updates in a config dump (``max_update``), source ``config``.
         epoch_batches: batches per epoch stated by an epoch banner.
+        resume_steps: (line, global step) of each resume line that names the step it resumes at.
     """
 
     epoch_lines: tuple[int, ...] = ()
@@ -83,6 +95,7 @@ class Markers:
     samples: int | None = None
     config_planned: int | None = None
     epoch_batches: int | None = None
+    resume_steps: tuple[tuple[int, int], ...] = ()
 
 
 def _ints(frame: pl.DataFrame, col: str) -> tuple[int, ...]:
@@ -153,4 +166,12 @@ def scan_markers(frame: pl.DataFrame) -> Markers:
         samples=_last_int(others, _SAMPLES),
         config_planned=_last_int(others, _CONFIG_PLAN),
         epoch_batches=_last_int(others, _EPOCH_BATCHES),
+        resume_steps=_resume_steps(others),
     )
+
+
+def _resume_steps(others: pl.DataFrame) -> tuple[tuple[int, int], ...]:
+    """(line, global step) of the resume lines that name their step."""
+    got = others.select(LINE_NO, pl.col(LINE).str.extract(_RESUME_STEP, 1).cast(pl.Int64).alias("g"))
+    got = got.drop_nulls()
+    return tuple((int(a), int(b)) for a, b in got.iter_rows())

@@ -26,9 +26,13 @@ SUMMARY_SHARE = 20
 MIN_UNSTEPPED = 3
 #: ParseResult column that structure.build_run reads as "a resume starts here" (structure.RESTART).
 RESTART = "restart"
-#: Lines that say training (re)started: Marian's ``Training started``, ``Resuming training from``.
+#: Lines that say training (re)started: Marian's ``Training started``, ``Resuming training from``,
+#: HF Trainer's ``Continuing training from global step 400`` / ``Will skip the first 1 epochs``
+#: (4.x) and ``Fast-forwarding the dataloader past 1 epochs`` (5.x).
 RESTART_MARK = (
     r"(?i)\btraining started\b|\bresum(?:ing|ed) (?:training|from)\b|\brestarting training\b"
+    r"|\bcontinuing training from (?:checkpoint|epoch|global step)\b|\bwill skip the first \d+ epochs?\b"
+    r"|\bfast-forwarding the dataloader past\b"
 )
 _CONTROL = bytes(range(0, 32)).replace(b"\t", b"").replace(b"\n", b"").replace(b"\r", b"")
 _CONTROL = _CONTROL.replace(b"\x1b", b"")

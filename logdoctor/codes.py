@@ -56,6 +56,15 @@ _RULES: tuple[Rule, ...] = (
     Rule("LD022", "loss-scale-collapse", Severity.ERROR,
          "The dynamic loss scale fell below 1 and 2^10 under its peak and stayed there: fp16 keeps overflowing.",
          "Lower the learning rate, switch to bf16, or find the batch that overflows; resume before the collapse."),
+    Rule("LD023", "fp16-overflow-calibration", Severity.INFO,
+         "fp16 steps were skipped (gradient overflow) while the dynamic loss scale calibrated down from its "
+         "initial value: how dynamic loss scaling starts, not a fault.",
+         "Nothing to fix."),
+    Rule("LD024", "fp16-overflows-after-calibration", Severity.WARNING,
+         "fp16 steps were skipped after the loss scale had settled (it had grown back since its last cut); "
+         "a warning only when they are more than a settled scaler's probing explains (one per growth window).",
+         "Many late overflows point at an lr too high or bad batches: check the loss and gradient norm at "
+         "those steps, or switch to bf16."),
     Rule("LD101", "loss-spike", Severity.WARNING,
          "The loss rose far above its local level (robust z-score on a rolling median/MAD).",
          "Look at the batches at these steps; spikes that recur with batch length point at batching."),

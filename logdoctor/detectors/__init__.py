@@ -6,6 +6,7 @@ from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.changepoints import ChangepointDetector
 from logdoctor.detectors.drops import DropDetector
 from logdoctor.detectors.evalnoise import EvalNoiseDetector
+from logdoctor.detectors.fp16overflows import Fp16OverflowDetector
 from logdoctor.detectors.integrity import IntegrityDetector
 from logdoctor.detectors.lossfloor import LossFloorDetector
 from logdoctor.detectors.lrschedule import LrScheduleDetector
@@ -33,6 +34,7 @@ ANALYZERS: tuple[type[Analyzer], ...] = (
     LossFloorDetector,
     OverfittingDetector,
     MixedPrecisionDetector,
+    Fp16OverflowDetector,
 )
 
 __all__ = ["ANALYZERS", "Analyzer", "Detection"]

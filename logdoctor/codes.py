@@ -109,6 +109,11 @@ _RULES: tuple[Rule, ...] = (
     Rule("LD410", "overfitting", Severity.WARNING,
          "The eval loss passed its best point and rose beyond its noise while the training loss kept falling.",
          "Use the checkpoint at the eval metric's best step; stop earlier or regularise (more data, dropout)."),
+    Rule("LD411", "memorization", Severity.WARNING,
+         "The training loss kept falling many-fold while an eval score (BLEU, accuracy, F1, ...; or WER/"
+         "perplexity, lower is better) stayed within its noise or got worse: the model memorises the training set.",
+         "Keep the checkpoint where the eval score stopped improving; more training only fits the training "
+         "data (more data, augmentation, regularisation, or stop there)."),
     Rule("LD415", "eval-noise", Severity.INFO,
          "An evaluation metric is too noisy to rank checkpoints by: its step-to-step noise is as large "
          "as the differences between the best checkpoints.",

@@ -10,6 +10,7 @@ from logdoctor.detectors.fp16overflows import Fp16OverflowDetector
 from logdoctor.detectors.integrity import IntegrityDetector
 from logdoctor.detectors.lossfloor import LossFloorDetector
 from logdoctor.detectors.lrschedule import LrScheduleDetector
+from logdoctor.detectors.memorization import MemorizationDetector
 from logdoctor.detectors.mixedprecision import MixedPrecisionDetector
 from logdoctor.detectors.nonfinite import DivergenceDetector, NonFiniteDetector
 from logdoctor.detectors.overfitting import OverfittingDetector
@@ -33,6 +34,7 @@ ANALYZERS: tuple[type[Analyzer], ...] = (
     EvalNoiseDetector,
     LossFloorDetector,
     OverfittingDetector,
+    MemorizationDetector,
     MixedPrecisionDetector,
     Fp16OverflowDetector,
 )

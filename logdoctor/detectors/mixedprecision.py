@@ -45,7 +45,9 @@ class MixedPrecisionDetector(Analyzer):
         scale_col = next((c for c in SCALE_COLUMNS if run.has(c)), None)
         scale = _column(run, scale_col) if scale_col else None
         out: list[Finding] = []
-        skipped = next((c for c in run.table.columns if "skipped" in c and is_failure_counter(c) and run.has(c)), None)
+        skipped = next(
+            (c for c in run.table.columns if "skipped" in c and is_failure_counter(c) and run.has(c)), None
+        )
         if skipped is not None:
             found = self._skipped(steps, _column(run, skipped), skipped, scale)
             out += [found] if found else []

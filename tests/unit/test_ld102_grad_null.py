@@ -3,8 +3,12 @@ coincidence against the grad norm's background spike rate (rows away from the lo
 
 from __future__ import annotations
 
-import numpy as np
+from pathlib import Path
 
+import numpy as np
+import pytest
+
+from logdoctor import pipeline
 from logdoctor.detectors.spikes import SpikeDetector
 from tests.unit.synth import healthy, make_run
 
@@ -44,3 +48,20 @@ def test_hard_batches_with_moderate_grad_bumps_are_not_instability() -> None:
 def test_blowups_on_a_grad_norm_that_spikes_everywhere_are_chance() -> None:
     _, codes = _run(40.0, 3, spiky_grad=True)
     assert not [c for c in codes if c.startswith("LD102")]
+
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+
+
+def test_simulated_instability_is_reported() -> None:
+    rep = pipeline.analyze(pipeline.load(str(FIXTURES / "sim" / "instability.log")))
+    (f,) = [f for f in rep.findings if f.code == "LD102"]
+    assert f.severity.label == "warning" and rep.status == "warning"
+    assert f.evidence["grad_null_p_value"] <= 0.01 and f.evidence["chance_p_value"] <= 0.01
+
+
+@pytest.mark.parametrize("name", ["pathology_overfit.log", "pathology_lr_jump.log", "pathology_healthy.log"])
+def test_real_hard_batch_coincidences_are_not_instability(name: str) -> None:
+    # pathology_overfit: 2 of 2 loss spikes with grad-norm z 7-8 (chance p 0.001 under independence)
+    rep = pipeline.analyze(pipeline.load(str(FIXTURES / "realruns" / name)))
+    assert not [f for f in rep.findings if f.code == "LD102"]

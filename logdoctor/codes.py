@@ -56,6 +56,15 @@ _RULES: tuple[Rule, ...] = (
     Rule("LD022", "loss-scale-collapse", Severity.ERROR,
          "The dynamic loss scale fell below 1 and 2^10 under its peak and stayed there: fp16 keeps overflowing.",
          "Lower the learning rate, switch to bf16, or find the batch that overflows; resume before the collapse."),
+    Rule("LD023", "fp16-overflow-calibration", Severity.INFO,
+         "fp16 steps were skipped (gradient overflow) while the dynamic loss scale calibrated down from its "
+         "initial value: how dynamic loss scaling starts, not a fault.",
+         "Nothing to fix."),
+    Rule("LD024", "fp16-overflows-after-calibration", Severity.WARNING,
+         "fp16 steps were skipped after the loss scale had settled (it had grown back since its last cut); "
+         "a warning only when they are more than a settled scaler's probing explains (one per growth window).",
+         "Many late overflows point at an lr too high or bad batches: check the loss and gradient norm at "
+         "those steps, or switch to bf16."),
     Rule("LD101", "loss-spike", Severity.WARNING,
          "The loss rose far above its local level (robust z-score on a rolling median/MAD).",
          "Look at the batches at these steps; spikes that recur with batch length point at batching."),
@@ -100,6 +109,11 @@ _RULES: tuple[Rule, ...] = (
     Rule("LD410", "overfitting", Severity.WARNING,
          "The eval loss passed its best point and rose beyond its noise while the training loss kept falling.",
          "Use the checkpoint at the eval metric's best step; stop earlier or regularise (more data, dropout)."),
+    Rule("LD411", "memorization", Severity.WARNING,
+         "The training loss kept falling many-fold while an eval score (BLEU, accuracy, F1, ...; or WER/"
+         "perplexity, lower is better) stayed within its noise or got worse: the model memorises the training set.",
+         "Keep the checkpoint where the eval score stopped improving; more training only fits the training "
+         "data (more data, augmentation, regularisation, or stop there)."),
     Rule("LD415", "eval-noise", Severity.INFO,
          "An evaluation metric is too noisy to rank checkpoints by: its step-to-step noise is as large "
          "as the differences between the best checkpoints.",

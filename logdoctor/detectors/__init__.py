@@ -6,9 +6,11 @@ from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.changepoints import ChangepointDetector
 from logdoctor.detectors.drops import DropDetector
 from logdoctor.detectors.evalnoise import EvalNoiseDetector
+from logdoctor.detectors.fp16overflows import Fp16OverflowDetector
 from logdoctor.detectors.integrity import IntegrityDetector
 from logdoctor.detectors.lossfloor import LossFloorDetector
 from logdoctor.detectors.lrschedule import LrScheduleDetector
+from logdoctor.detectors.memorization import MemorizationDetector
 from logdoctor.detectors.mixedprecision import MixedPrecisionDetector
 from logdoctor.detectors.nonfinite import DivergenceDetector, NonFiniteDetector
 from logdoctor.detectors.overfitting import OverfittingDetector
@@ -32,7 +34,9 @@ ANALYZERS: tuple[type[Analyzer], ...] = (
     EvalNoiseDetector,
     LossFloorDetector,
     OverfittingDetector,
+    MemorizationDetector,
     MixedPrecisionDetector,
+    Fp16OverflowDetector,
 )
 
 __all__ = ["ANALYZERS", "Analyzer", "Detection"]

@@ -8,7 +8,8 @@ import numpy as np
 
 from logdoctor import codes
 from logdoctor.detectors.base import Analyzer, Detection
-from logdoctor.model import STEP, Finding, Run
+from logdoctor.detectors.fp16overflows import late_null
+from logdoctor.model import STEP, Finding, Run, Severity
 from logdoctor.options import Option, at_least, fraction, positive
 from logdoctor.structure.counters import is_failure_counter
 
@@ -71,12 +72,22 @@ class MixedPrecisionDetector(Analyzer):
             "last_step": int(steps[hit][-1]),
         }
         fin = scale[np.isfinite(scale)] if scale is not None else np.empty(0)
+        severity = codes.RULES["LD020"].severity
         if fin.size and fin.max() > fin.min():
             msg += f"; the loss scale went from {fin[0]:,.0f} to {fin[-1]:,.0f} (lowest {fin.min():,.0f})"
             ev |= {"loss_scale_first": float(fin[0]), "loss_scale_last": float(fin[-1])}
             ev["loss_scale_min"] = float(fin.min())
+        if scale is not None and fin.size:
+            extra, calm, more_ev = _calibration_split(steps, counts, hit, scale)
+            msg, ev = msg + extra, ev | more_ev
+            severity = Severity.INFO if calm else severity
         return codes.finding(
-            "LD020", msg + ".", first_step=int(steps[hit][0]), last_step=int(steps[hit][-1]), evidence=ev
+            "LD020",
+            msg + ".",
+            severity=severity,
+            first_step=int(steps[hit][0]),
+            last_step=int(steps[hit][-1]),
+            evidence=ev,
         )
 
     def _collapse(self, steps: np.ndarray, scale: np.ndarray) -> Finding | None:
@@ -98,3 +109,25 @@ class MixedPrecisionDetector(Analyzer):
             last_step=int(st[-1]),
             evidence={"loss_scale": float(s[i]), "peak_scale": float(peak[i]), "factor": float(factor[i])},
         )
+
+
+def _calibration_split(
+    steps: np.ndarray, counts: np.ndarray, hit: np.ndarray, scale: np.ndarray
+) -> tuple[str, bool, dict[str, float | int | str]]:
+    """Skips before the loss scale first grew back are its calibration (normal); later ones are
+    judged against the settled scaler's null (fp16overflows.late_null). Returns (message tail,
+    True when nothing beyond the null, evidence)."""
+    s = np.where(np.isfinite(scale), scale, np.nan)
+    grew = np.flatnonzero(np.diff(s) > 0) + 1  # NaN comparisons are False
+    end = int(grew[0]) if grew.size else steps.size
+    rows = np.flatnonzero(hit)
+    calib, late = rows[rows < end], rows[rows >= end]
+    k_cal, k_late = int(counts[calib].sum()), int(counts[late].sum())
+    ev: dict[str, float | int | str] = {"skipped_in_calibration": k_cal, "skipped_after_calibration": k_late}
+    if not late.size:
+        return ", all while the loss scale calibrated down: normal for dynamic loss scaling", True, ev
+    start = float(steps[calib[-1]]) if calib.size else float(steps[0])
+    warn, lam, p = late_null(k_late, max(1.0, float(steps[-1]) - start), 1)
+    ev |= {"expected_by_null": lam, "p_value": p}
+    tail = f"; {k_late:,} after the scale had settled ({'beyond' if warn else 'within'} the null: expected {lam:.1f})"
+    return tail, not warn, ev

@@ -10,6 +10,7 @@ from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.parsers.base import Parser, ParseResult
 from logdoctor.ingest.parsers.lines import clean, read_lines
 from logdoctor.ingest.parsers.markers import Markers, scan_markers
+from logdoctor.ingest.parsers.overflows import attach_overflows, scan_overflows
 from logdoctor.ingest.parsers.records import drop_summaries
 from logdoctor.ingest.parsers.textblocks import BATCH_LINE, MSG, rewrite
 from logdoctor.ingest.parsers.textfast import fast_rows
@@ -138,6 +139,7 @@ class TextParser(Parser):
         rest = fast_rows(data, frame, fields, out)
         # marker lines are never the dominant step template the fast path read
         markers = scan_markers(rest)
+        overflows = scan_overflows(rest)
         rest = clean(rest)
         in_batches = bool(rest[MSG].str.contains(BATCH_LINE).any())
         rest, folded = rewrite(rest)
@@ -146,6 +148,7 @@ class TextParser(Parser):
         extract(rest, fields, out)
         table = _combine(out.train)
         table = drop_summaries(_flag_restarts(table, rest), out.skips)
+        table = attach_overflows(table, overflows)
         notes: list[str] = []
         from_order = False
         if table.height == 0 and sum(t.height for t in out.unstepped) >= MIN_UNSTEPPED:

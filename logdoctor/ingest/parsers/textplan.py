@@ -123,7 +123,10 @@ def plan_for(msg: str, fields: FieldMap) -> Plan:
     if CODE_RE.search(msg):
         return Plan("source code / config")
     cols, step_idx, total_idx = _columns(msg, fields)
-    marked = EVAL_MARK_RE.search(msg) is not None
+    mark = EVAL_MARK_RE.search(msg)
+    marked = mark is not None
+    # a ``Dev`` line beside a ``Validation`` line of the same metrics is another split: its own columns
+    dev = mark is not None and mark.group().strip(" \t[|]-").lower() == "dev"
     train: dict[str, int] = {}
     evals: dict[str, int] = {}
     aliases: dict[str, str] = {}
@@ -131,6 +134,7 @@ def plan_for(msg: str, fields: FieldMap) -> Plan:
     for name, idx, key in cols:
         target = evals if (marked or is_eval_key(name)) else train
         col = _eval_name(name) if marked and not is_eval_key(name) else name
+        col = f"dev_{name}" if dev and col == name and name != EPOCH and not is_eval_key(name) else col
         if marked and col != name and col in explicit:
             continue  # "[eval] train loss X, val loss Y": the eval value is Y, not the train X
         target.setdefault(col, idx)

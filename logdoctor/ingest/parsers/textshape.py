@@ -21,6 +21,9 @@ MAX_LINE = 4000
 #: A duration in words (ms-swift ``remaining_time``): not one number.
 DURATION = r"\b\d+h(?: \d+m)?(?: \d+s)?\b|\b\d+m \d+s\b"
 NAN_WORD = r"(?i)\b(of|the|at|per|in|no|with|a|an|to|for)\s+nan(\s+[a-z]+[^|,;=:]{0,40}[:=])"
+#: ``BLEU-4 31.75`` / ``ROUGE-1 45.20``: a metric name ending in ``-N`` before its decimal value; the
+#: ``-4`` is part of the key (``bleu_4``), not a value of its own.
+DASHED_KEY = r"([A-Za-z])-(\d{1,2})(\s+[-+]?\d+\.\d)"
 ValueOf = Callable[[int], pl.Expr]
 _SHAPE, _PLAN, _VALS = "_shape", "_plan", "_vals"
 _KEEP = ("train", "eval", "unstepped")
@@ -63,6 +66,8 @@ def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
     msg = pl.col(MSG)
     if frame[MSG].str.contains(NAN_WORD).any():  # plan and extraction must see the same values
         frame = frame.with_columns(msg.str.replace_all(NAN_WORD, "${1} nan_${2}"))
+    if frame[MSG].str.contains(DASHED_KEY).any():
+        frame = frame.with_columns(msg.str.replace_all(DASHED_KEY, "${1}_${2}${3}"))
     if frame[MSG].str.contains(r"\d[hm] \d").any() and frame[MSG].str.contains(DURATION).any():
         # ``3h 35m 58s`` is no number (3.0 is wrong); the cheap test first, the regex is costly
         frame = frame.with_columns(msg.str.replace_all(DURATION, "duration"))

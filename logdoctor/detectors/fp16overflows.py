@@ -1,0 +1,163 @@
+"""fp16 overflow lines: the loss scale calibrating at the start (LD023) and overflows after it settled (LD024)."""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import numpy as np
+
+from logdoctor import codes
+from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.ingest.parsers.overflows import CUT, REGROWN, SCALERS, SKIPS, TRIED
+from logdoctor.model import STEP, Finding, Run, Severity
+from logdoctor.options import Option, fraction, int_opt, positive
+
+
+def poisson_sf(k: int, lam: float) -> float:
+    """P(X >= k) for X ~ Poisson(lam)."""
+    if k <= 0:
+        return 1.0
+    if lam <= 0:
+        return 0.0
+    log_terms = [j * math.log(lam) - lam - math.lgamma(j + 1) for j in range(k)]
+    top = max(log_terms)
+    cdf = math.exp(top) * sum(math.exp(t - top) for t in log_terms)
+    return max(0.0, 1.0 - cdf)
+
+
+#: The null's growth window (steps): the shortest of common defaults, so the null is lenient.
+NULL_WINDOW = 100.0
+#: A warning needs at least this many late overflows and a Poisson tail below ALPHA.
+MIN_LATE, ALPHA = 3, 0.001
+
+
+def late_null(
+    k: int, settled: float, scalers: int, window: float = NULL_WINDOW, alpha: float = ALPHA, min_late: int = MIN_LATE
+) -> tuple[bool, float, float]:
+    """(beyond the null, expected count, Poisson tail) for ``k`` overflows over ``settled`` steps.
+
+    A settled dynamic scaler grows its scale after ``window`` clean steps and may overflow right
+    after: about one overflow per window per scaler, so the null count is Poisson(scalers * settled / window).
+    """
+    lam = scalers * settled / window
+    p = poisson_sf(k, lam)
+    return (k >= min_late and p < alpha), lam, p
+
+
+def _col(run: Run, name: str) -> np.ndarray:
+    return run.table[name].cast(float).fill_null(np.nan).to_numpy().astype(float)
+
+
+class Fp16OverflowDetector(Analyzer):
+    """Overflow lines read by ingest (DeepSpeed ``OVERFLOW! ... Skipping step``, fairseq, apex).
+
+    Calibration: dynamic loss scaling starts high (DeepSpeed 2^16, fairseq 128) and halves at each
+    overflow until gradients fit; those first skipped steps are how it works (LD023, info). The
+    scale has settled once an overflow hits a scale that had grown back (the scaler doubles it
+    after ``window`` clean steps). After that, a healthy scaler still overflows about once per
+    growth window per scaler: the null is Poisson with mean ``scalers * settled_steps / window``,
+    ``window`` = 100 steps, the shortest window of common defaults (DeepSpeed-Chat 100,
+    DeepSpeed/Megatron 1000, fairseq 2^14/(GPUs*update_freq), torch GradScaler 2000), so the null is lenient.
+    LD024 is a warning when at least ``min_late`` overflows came after calibration and their
+    count is beyond that null (Poisson tail < ``alpha``), else info.
+    """
+
+    name = "fp16_overflows"
+    options: ClassVar[tuple[Option, ...]] = (
+        positive("window"),
+        fraction("alpha", high_open=True),
+        int_opt("min_late", 1),
+    )
+
+    def __init__(self, *, window: float = NULL_WINDOW, alpha: float = ALPHA, min_late: int = MIN_LATE) -> None:
+        self.window = window
+        self.alpha = alpha
+        self.min_late = min_late
+
+    def analyze(self, run: Run) -> Detection:
+        """LD023 for the calibration overflows, LD024 for those after it; nothing without overflow lines."""
+        if not run.has(SKIPS):
+            return Detection()
+        steps = run.table[STEP].to_numpy().astype(float)
+        skips = _col(run, SKIPS)
+        hit = np.flatnonzero(skips > 0)
+        if hit.size == 0:
+            return Detection()
+        grown = np.flatnonzero(np.nan_to_num(_col(run, REGROWN)) > 0)
+        end = int(grown[0]) if grown.size else steps.size  # first row after calibration
+        calib, late = hit[hit < end], hit[hit >= end]
+        out = [_calibration(run, steps, skips, calib)] if calib.size else []
+        if late.size:
+            out.append(self._late(run, steps, skips, calib, late))
+        return Detection(tuple(out))
+
+    def _late(self, run: Run, steps: np.ndarray, skips: np.ndarray, calib: np.ndarray, late: np.ndarray) -> Finding:
+        tried, cut = _col(run, TRIED), _col(run, CUT)
+        scalers = int(np.nanmax(_col(run, SCALERS)))
+        start = float(steps[calib[-1]]) if calib.size else float(steps[0])
+        settled = max(1.0, float(steps[-1]) - start)
+        k = int(skips[late].sum())
+        warn, lam, p = late_null(k, settled, scalers, self.window, self.alpha, self.min_late)
+        first, last = int(steps[late[0]]), int(steps[late[-1]])
+        verdict = (
+            f"more than the null of one per {self.window:g} steps per scaler allows (p={p:.2g}): "
+            "gradients overflow often at the settled scale"
+            if warn
+            else f"within the null of one per {self.window:g} steps per scaler (expected up to "
+            f"{lam:.1f}, p={p:.2g}): the scaler probing a higher scale, not a problem by itself"
+        )
+        msg = (
+            f"{k} optimizer step(s) skipped for fp16 overflow after the loss scale had settled "
+            f"({_span(first, last)}, at scale {np.nanmax(tried[late]):g}, cut to {np.nanmin(cut[late]):g}); "
+            f"{verdict}."
+        )
+        return codes.finding(
+            "LD024",
+            msg,
+            severity=Severity.WARNING if warn else Severity.INFO,
+            first_step=first,
+            last_step=last,
+            evidence={
+                "skipped_after_calibration": k,
+                "rows_with_skips": int(late.size),
+                "settled_steps": settled,
+                "scalers": scalers,
+                "null_window": self.window,
+                "expected_by_null": lam,
+                "p_value": p,
+                "skip_rate": k / (scalers * settled),
+                "scale_tried_max": float(np.nanmax(tried[late])),
+                "scale_cut_min": float(np.nanmin(cut[late])),
+            },
+            confidence=0.7 if warn else 0.5,
+        )
+
+
+def _calibration(run: Run, steps: np.ndarray, skips: np.ndarray, calib: np.ndarray) -> Finding:
+    tried, cut = _col(run, TRIED), _col(run, CUT)
+    first, last = int(steps[calib[0]]), int(steps[calib[-1]])
+    k = int(skips[calib].sum())
+    hi, lo = float(np.nanmax(tried[calib])), float(np.nanmin(cut[calib]))
+    msg = (
+        f"{k} optimizer step(s) skipped for fp16 overflow while the loss scale calibrated down from "
+        f"{hi:g} to {lo:g} ({_span(first, last)}): normal for dynamic loss scaling, nothing to fix."
+    )
+    return codes.finding(
+        "LD023",
+        msg,
+        first_step=first,
+        last_step=last,
+        evidence={
+            "skipped_in_calibration": k,
+            "rows_with_skips": int(calib.size),
+            "initial_scale": hi,
+            "calibrated_scale": lo,
+            "scalers": int(np.nanmax(_col(run, SCALERS))),
+        },
+        confidence=0.9,
+    )
+
+
+def _span(first: int, last: int) -> str:
+    return f"step {first:,}" if first == last else f"steps {first:,}-{last:,}"

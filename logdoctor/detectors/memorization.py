@@ -1,0 +1,183 @@
+"""Memorisation (LD411): the training loss keeps falling many-fold while an eval score stays flat or gets worse."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from logdoctor import codes
+from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.evalseries import EvalSeries, eval_series
+from logdoctor.detectors.overfitting import _train_level, eval_noise
+from logdoctor.detectors.tails import student_t_two_sided
+from logdoctor.model import EPOCH, LINE_NO, STEP, Finding, Run
+from logdoctor.options import Option, at_least, fraction, int_opt, positive
+
+#: Name words of eval scores where higher is better (a word of the column name split at ``_``,
+#: trailing digits dropped: ``rouge1`` -> ``rouge``, ``bleu_4`` -> ``bleu``).
+HIGHER = frozenset(
+    {"bleu", "chrf", "acc", "accuracy", "f1", "rouge", "rougel", "rougelsum", "em", "precision", "recall",
+     "auc", "dice", "iou", "hellaswag", "correct", "meteor", "bertscore", "map", "ndcg", "mrr", "sacrebleu"}
+)  # fmt: skip
+#: Name words of eval metrics where lower is better (the mirror case).
+LOWER = frozenset({"wer", "cer", "ter", "ppl", "perplexity"})
+#: Phrases matched on the whole name (more than one word).
+HIGHER_PHRASES = ("exact_match",)
+#: Columns never judged here: losses (LD410's), bookkeeping, test/best/train columns.
+_SKIP_RE = re.compile(r"(^|_)(loss|test|best|train|predict|runtime|per_second|count|num|time|epoch)(_|$)")
+
+_EVAL_NAMED = re.compile(r"^(eval|val|valid|validation|dev)_")
+
+
+def direction(name: str) -> int:
+    """+1 when higher is better, -1 when lower is better, 0 when the name does not say."""
+    low = name.lower()
+    if _SKIP_RE.search(low):
+        return 0
+    words = {v for w in low.split("_") for v in (w, re.sub(r"\d+$", "", w))}
+    if words & LOWER:
+        return -1
+    if words & HIGHER or any(p in low for p in HIGHER_PHRASES):
+        return 1
+    return 0
+
+
+@dataclass(frozen=True, slots=True)
+class Trend:
+    """The eval score's least-squares trend over the evals from ``start`` on, in the better direction."""
+
+    start: int
+    slope: float
+    t: float
+    p_improving: float
+    n: int
+
+
+def trend(ev: EvalSeries, start: int, sign: int) -> Trend:
+    """OLS slope of ``ev`` from index ``start`` on; ``t`` and the one-sided p of "it improves"."""
+    x, y = ev.steps[start:], sign * ev.values[start:]
+    n = int(x.size)
+    xc = x - x.mean()
+    sxx = float(np.sum(xc**2))
+    slope = float(np.sum(xc * (y - y.mean())) / sxx) if sxx > 0 else 0.0
+    resid = y - y.mean() - slope * xc
+    se = math.sqrt(float(np.sum(resid**2)) / (n - 2) / sxx) if sxx > 0 and n > 2 else math.inf
+    t = slope / se if se > 0 else (math.inf if slope > 0 else -math.inf if slope < 0 else 0.0)
+    p2 = student_t_two_sided(t, n - 2) if math.isfinite(t) else 0.0
+    return Trend(start, slope, t, p2 / 2 if t > 0 else 1 - p2 / 2, n)
+
+
+class MemorizationDetector(Analyzer):
+    """LD411: from some eval on, the score no longer improves beyond its noise while the training
+    loss falls ``min_fold``-fold or more.
+
+    The plateau starts at the earliest eval from which the score's least-squares slope is not
+    significantly better than 0 (one-sided t-test at ``alpha``, at least ``min_evals`` evals). The
+    training loss level at an eval is the median of the rows just before it (as LD410 reads it).
+    ``min_fold`` = 5: over the flat-score stretches of the real public runs whose scores are healthy
+    the training loss falls at most 1.8-fold (OpenNMT, Sockeye; docs/detectors.md lists all 21), so
+    5 is 2.7x beyond that; the memorising T5 run falls 230-fold, Whisper's 9-fold.
+    """
+
+    name = "memorization"
+    options: ClassVar[tuple[Option, ...]] = (
+        int_opt("min_evals", 3),
+        at_least("min_fold", 1.0),
+        fraction("alpha", high_open=True),
+        positive("noise_k"),
+    )
+
+    def __init__(self, *, min_evals: int = 4, min_fold: float = 5.0, alpha: float = 0.05, noise_k: float = 2.0) -> None:
+        self.min_evals = min_evals
+        self.noise_k = noise_k
+        self.min_fold = min_fold
+        self.alpha = alpha
+
+    def analyze(self, run: Run) -> Detection:
+        """One LD411 for the score whose flat stretch saw the largest training-loss fall (ties within
+        1%: the flattest score), naming the other scores that agree."""
+        hits: list[tuple[float, float, Finding]] = []  # (train fold, p of improving, finding)
+        for col in run.evals.columns:
+            sign = direction(col) if col not in (STEP, LINE_NO, EPOCH) else 0
+            found = self._check(run, eval_series(run, col), sign) if sign else None
+            hits += [found] if found else []
+        if not hits:
+            return Detection()
+        top = max(h[0] for h in hits)
+        _, _, best = max((h for h in hits if h[0] >= 0.99 * top), key=lambda h: h[1])
+        others = ", ".join(str(h[2].evidence["metric"]) for h in hits if h[2] is not best)
+        ev = dict(best.evidence) | {"scores_flat": len(hits), "other_scores_flat": others}
+        return Detection((dataclasses.replace(best, evidence=ev),))
+
+    def plateau(self, ev: EvalSeries, sign: int) -> Trend | None:
+        """The trend from the earliest eval on which the score stops improving significantly."""
+        noise = eval_noise(ev.values)
+        for start in range(0, ev.n - self.min_evals + 1):
+            tr = trend(ev, start, sign)
+            if tr.p_improving < self.alpha:
+                continue
+            # the stretch starts at its first eval within noise of its level (not at a last bad point)
+            for first in range(start, ev.n - self.min_evals + 1):
+                level = float(np.median(ev.values[first:]))
+                if sign * (level - ev.values[first]) <= self.noise_k * noise:
+                    return trend(ev, first, sign)
+            return None
+        return None
+
+    def _check(self, run: Run, ev: EvalSeries, sign: int) -> tuple[float, float, Finding] | None:
+        if ev.n < self.min_evals:
+            return None
+        tr = self.plateau(ev, sign)
+        if tr is None:
+            return None
+        s0, s1 = float(ev.steps[tr.start]), float(ev.steps[-1])
+        before, after = _train_level(run, s0), _train_level(run, s1)
+        if not (np.isfinite(before) and np.isfinite(after) and before > 0 and after > 0):
+            return None
+        fold = before / after
+        if fold < self.min_fold:
+            return None
+        return fold, tr.p_improving, _finding(ev, sign, tr, before, after)
+
+
+def _finding(ev: EvalSeries, sign: int, tr: Trend, before: float, after: float) -> Finding:
+    s0, s1 = int(ev.steps[tr.start]), int(ev.steps[-1])
+    v0, v1 = float(ev.values[tr.start]), float(ev.values[-1])
+    worse = tr.t < 0 and tr.p_improving > 0.975  # significantly worse (two-sided 5%)
+    how = "got worse" if worse else "stayed within its noise"
+    fold = before / after
+    label = ev.name if _EVAL_NAMED.match(ev.name) else f"eval {ev.name}"
+    msg = (
+        f"The training loss fell {fold:,.0f}-fold since step {s0:,} ({before:.4g} -> {after:.4g}) while "
+        f"{label} {how} over {tr.n} evals ({v0:.4g} -> {v1:.4g}; no significant improvement, one-sided "
+        f"p={tr.p_improving:.2f}): the model memorises the training data."
+    )
+    return codes.finding(
+        "LD411",
+        msg,
+        first_step=s0,
+        last_step=s1,
+        hint=f"Keep the checkpoint near step {s0:,}; more training only fits the training set "
+        "(more data, augmentation, regularisation, or stop there).",
+        evidence={
+            "metric": ev.name,
+            "higher_is_better": sign > 0,
+            "plateau_step": s0,
+            "train_loss_at_plateau": before,
+            "train_loss_at_end": after,
+            "train_fold": fold,
+            "eval_first": v0,
+            "eval_last": v1,
+            "slope_per_1k_steps": sign * tr.slope * 1000.0,
+            "t": tr.t,
+            "p_improving": tr.p_improving,
+            "evals_in_plateau": tr.n,
+            "got_worse": worse,
+        },
+        confidence=0.7,
+    )

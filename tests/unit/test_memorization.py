@@ -1,0 +1,87 @@
+"""Memorisation (LD411): train loss falls many-fold while an eval score stays flat (or worsens)."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from logdoctor.detectors.memorization import MemorizationDetector, direction
+from logdoctor.model import Run
+from tests.unit.synth import make_run
+
+N = 2000
+
+
+def _run(train: np.ndarray, evals: dict[str, np.ndarray], every: int = 100) -> Run:
+    run = make_run(train)
+    steps = np.arange(every, N + 1, every)
+    frame = pl.DataFrame({"step": steps, "line_no": steps + 10} | {k: v for k, v in evals.items()})
+    return Run(run.table, run.meta, evals=frame.with_columns(pl.col("step").cast(pl.Int64)))
+
+
+def _train(seed: int, start: float, end: float) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    t = np.arange(1, N + 1)
+    return np.exp(np.log(start) + (np.log(end) - np.log(start)) * (1 - np.exp(-t / 500)) / (1 - np.exp(-4))) * np.exp(
+        rng.normal(0, 0.1, N)
+    )
+
+
+def _score(seed: int, rise_until: int, lo: float, hi: float, noise: float) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    s = np.arange(100, N + 1, 100)
+    return lo + (hi - lo) * np.minimum(s / rise_until, 1.0) + rng.normal(0, noise, s.size)
+
+
+@pytest.mark.parametrize(
+    ("name", "sign"),
+    [("bleu_4", 1), ("dev_bleu_4", 1), ("val_acc", 1), ("eval_mean_token_accuracy", 1), ("exact_match", 1),
+     ("validation_rouge1", 1), ("val_sparse_categorical_accuracy", 1), ("hellaswag", 1), ("eval_f1", 1),
+     ("eval_wer", -1), ("validation_ter", -1), ("val_perplexity", -1), ("cer", -1),
+     ("eval_loss", 0), ("eval_runtime", 0), ("eval_samples_per_second", 0), ("test_acc", 0), ("best_bleu", 0),
+     ("val_length_ratio_mse", 0), ("iter", 0), ("eval_num_tokens", 0)],
+)  # fmt: skip
+def test_direction_is_known_per_metric_name(name: str, sign: int) -> None:
+    assert direction(name) == sign
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_flat_bleu_while_train_loss_collapses_is_memorisation(seed: int) -> None:
+    run = _run(_train(seed, 2.0, 0.005), {"bleu": _score(seed, 400, 20.0, 30.0, 0.3)})
+    (found,) = MemorizationDetector().analyze(run).findings
+    assert found.code == "LD411" and found.severity.label == "warning"
+    assert found.evidence["metric"] == "bleu" and found.evidence["train_fold"] > 10  # about 19 by construction
+    assert 400 <= found.evidence["plateau_step"] <= 700  # the score stops rising at 400
+    assert "fold since step" in found.message
+
+
+def test_worsening_wer_is_the_mirror() -> None:
+    wer = 0.30 + 0.0001 * np.arange(100, N + 1, 100) + np.random.default_rng(1).normal(0, 0.005, 20)
+    run = _run(_train(1, 1.5, 0.01), {"eval_wer": wer})
+    (found,) = MemorizationDetector().analyze(run).findings
+    assert found.evidence["higher_is_better"] is False and found.evidence["got_worse"] is True
+    assert "got worse" in found.message
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_score_still_improving_is_not_memorisation(seed: int) -> None:
+    # a long fine-tune: the train loss falls 50-fold and BLEU keeps rising to the end
+    run = _run(_train(seed, 2.0, 0.04), {"bleu": _score(seed, N, 20.0, 30.0, 0.5)})
+    assert not MemorizationDetector().analyze(run).findings
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_converged_run_with_flat_score_and_modest_train_fall_is_silent(seed: int) -> None:
+    run = _run(_train(seed, 2.0, 0.9), {"val_acc": _score(seed, 300, 0.5, 0.8, 0.01)})
+    assert not MemorizationDetector().analyze(run).findings
+
+
+def test_eval_loss_alone_is_left_to_ld410() -> None:
+    run = _run(_train(0, 2.0, 0.005), {"eval_loss": np.full(20, 1.0)})
+    assert not MemorizationDetector().analyze(run).findings
+
+
+def test_negative_training_loss_is_no_fold() -> None:
+    run = _run(-_train(0, 2.0, 0.005), {"bleu": _score(0, 400, 20.0, 30.0, 0.3)})
+    assert not MemorizationDetector().analyze(run).findings

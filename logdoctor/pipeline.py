@@ -14,6 +14,7 @@ from logdoctor import codes
 from logdoctor.config import AnalysisConfig
 from logdoctor.detectors import ANALYZERS, lrcause
 from logdoctor.diagnosis.batching import BatchingDiagnosis
+from logdoctor.diagnosis.runs import run_parts
 from logdoctor.errors import LogdoctorError, ParseError
 from logdoctor.exitcodes import ExitCode, should_fail
 from logdoctor.ingest import memory, streaming
@@ -122,16 +123,28 @@ def summarize(run: Run) -> SeriesSummary:
     )
 
 
-# statistics of values near the float limit (a loss of ±1e308) overflow to inf/nan, which the
-# detectors take as "no evidence": numpy's warnings about it would only be noise on stderr
-@np.errstate(all="ignore")
 def analyze(run: Run, cfg: AnalysisConfig | None = None) -> Report:
     """Run every detector and the batching diagnosis over a Run.
+
+    A log holding several appended runs: the report is the last run's (headline, status, exit
+    code) and ``Report.runs`` says what each run had, each analysed on its own.
 
     Raises:
         ConfigError: a detector option is unknown or has a bad value.
     """
     cfg = cfg or AnalysisConfig()
+    report = _analyze_run(run, cfg)
+    if not run.earlier:
+        return report
+    earlier = [_analyze_run(r, cfg) for r in run.earlier]
+    return dataclasses.replace(report, runs=run_parts(earlier, report))
+
+
+# statistics of values near the float limit (a loss of ±1e308) overflow to inf/nan, which the
+# detectors take as "no evidence": numpy's warnings about it would only be noise on stderr
+@np.errstate(all="ignore")
+def _analyze_run(run: Run, cfg: AnalysisConfig) -> Report:
+    """Every detector and the batching diagnosis over one run."""
     if cfg.steps_per_epoch and (cfg.steps_per_epoch, True) != (
         run.meta.steps_per_epoch,
         run.meta.steps_per_epoch_given,

@@ -276,7 +276,8 @@ def build_run(
     if earlier_rows:
         notes.append(
             f"{earlier_rows} row(s) of earlier run(s) appended to this log are counted in the "
-            f"structure's rows; the analyses read the last run ({table.height} rows)"
+            f"structure's rows; the report is the last run's ({table.height} rows), and each "
+            "earlier run is analysed on its own (Earlier runs)"
         )
     table = _column_notes(table, notes)
     spe = steps_per_epoch or result.steps_per_epoch

@@ -93,6 +93,8 @@ def runs_fact(report: Report) -> tuple[tuple[str, str], ...]:
         return ()
     c = current[0]
     bad = sum(1 for p in report.earlier_runs if p.findings)
-    had = f"{bad} earlier run{'s' if bad > 1 else ''} had problems (see below)" if bad else "no earlier run had problems"
+    had = "no earlier run had problems"
+    if bad:
+        had = f"{bad} earlier run{'s' if bad > 1 else ''} had problems (see below)"
     where = run_label(c).removeprefix(f"run {c.index} of {c.of} ")
     return (("runs", f"{c.of} in this log; this report is the last, run {c.index} {where}; {had}"),)

@@ -10,6 +10,7 @@ run (its headers); an evaluation belongs to the run whose rows it follows.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import polars as pl
 
@@ -58,7 +59,7 @@ def earlier_segments(result: ParseResult, starts: tuple[int, ...]) -> list[Parse
     """One ParseResult per run appended before the last (file order), cut at ``starts``: the
     line of the first row of each fresh run after the first."""
     bounds = [0, *sorted(starts)]
-    return [segment(result, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+    return [segment(result, lo, hi) for lo, hi in itertools.pairwise(bounds)]
 
 
 def last_run_evals(evals: pl.DataFrame, starts: tuple[int, ...]) -> pl.DataFrame:

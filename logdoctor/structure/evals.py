@@ -6,7 +6,6 @@ import polars as pl
 
 from logdoctor.model import LINE_NO, STEP
 
-
 #: An eval's own step below this share of the training step logged just before it is no step on
 #: the training axis (``validation: iter 3`` counts validations, written after step 21000).
 BEHIND = 0.5

@@ -1,7 +1,8 @@
 """Overfitting (LD410): the eval loss passed its best and rose while the training loss kept falling.
 
-The same rise while the training loss did not fall is no overfitting but still a loss that rose
-over a sustained stretch: LD403 on the eval series (a run that stopped learning, or got worse).
+The same rise while the training loss stayed flat (within ``min_train_drop`` either way) is no
+overfitting but still a loss that rose over a sustained stretch: LD403 on the eval series (a run
+that stopped learning and got worse). A training loss that rose too is left to its own detectors.
 """
 
 from __future__ import annotations
@@ -84,7 +85,9 @@ class OverfittingDetector(Analyzer):
         if not (np.isfinite(train_best) and np.isfinite(train_end)):
             return None
         drop = (train_best - train_end) / abs(train_best) if train_best else 0.0
-        if drop < self.min_train_drop:  # no overfitting, but the held-out loss still got worse
+        if drop <= -self.min_train_drop:  # the training loss rose too: its own detectors say so
+            return None
+        if drop < self.min_train_drop:  # flat training loss: no overfitting, but held-out got worse
             return _eval_rise(ev, best, noise, (train_best, train_end), self.min_train_drop)
         return _finding(ev, best, noise, train_best, train_end)
 
@@ -120,14 +123,14 @@ def _rise_evidence(ev: EvalSeries, best: int, noise: float, tb: float, te: float
 
 
 def _eval_rise(ev: EvalSeries, best: int, noise: float, train: tuple[float, float], min_drop: float) -> Finding:
-    """LD403 on the eval series: it rose beyond its noise while the training loss did not fall."""
+    """LD403 on the eval series: it rose beyond its noise while the training loss stayed flat."""
     tb, te = train
     evidence = _rise_evidence(ev, best, noise, tb, te)
     bs, ls = int(ev.steps[best]), int(ev.steps[-1])
     msg = (
         f"{ev.name} was best at step {bs:,} ({evidence['best_value']:.4g}) and rose to "
         f"{evidence['last_value']:.4g} by step {ls:,} (+{evidence['rise_rel']:.0%}) while the training "
-        f"loss did not fall by {min_drop:.0%} ({tb:.4g} -> {te:.4g}): the run got worse on held-out data."
+        f"loss stayed within {min_drop:.0%} ({tb:.4g} -> {te:.4g}): the run got worse on held-out data."
     )
     return codes.finding(
         "LD403",

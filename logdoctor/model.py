@@ -30,6 +30,10 @@ LEN_MIN = "len_min"
 LEN_MAX = "len_max"
 PAD_FRAC = "pad_frac"
 BATCH_FP = "batch_fp"
+#: The fingerprints of the micro-batches (or ranks' shares) one logged step merged, joined by
+#: ``+``: under gradient accumulation the union ``batch_fp`` recomposes even when every
+#: micro-batch is static, so recurrence is judged on these.
+MICRO_FP = "micro_fp"
 #: Extra columns of a run reduced to per-block aggregates (see logdoctor.ingest.reduce): the block's
 #: largest finite loss, and how many step records the block holds.
 LOSS_MAX = "loss_max"
@@ -57,6 +61,7 @@ OPTIONAL_COLUMNS: Mapping[str, str] = {
     LEN_MAX: "Float64",
     PAD_FRAC: "Float64",
     BATCH_FP: "String",
+    MICRO_FP: "String",
 }
 CANONICAL_COLUMNS: tuple[str, ...] = (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS)
 #: Per-batch length statistics, the evidence for the batching diagnosis.
@@ -208,6 +213,9 @@ class RunStructure:
         metrics / eval_metrics: sorted names of training metric columns / eval series.
         duplicates: records written twice and dropped.
         notes: how conflicts between sources were settled.
+        running_mean: columns the log printed as running means since the epoch began (Keras
+            progress bars), read back as each logged interval's mean (structure/runmean.py);
+            running_mean_slopes: each one's noise slope (-1 for a running mean, 0 otherwise).
     """
 
     rows: int
@@ -227,6 +235,8 @@ class RunStructure:
     eval_metrics: tuple[str, ...] = ()
     duplicates: int = 0
     notes: tuple[str, ...] = ()
+    running_mean: tuple[str, ...] = ()
+    running_mean_slopes: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

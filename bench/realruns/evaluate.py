@@ -20,9 +20,10 @@ FIX = Path(__file__).resolve().parents[2] / "fixtures" / "realruns"
 
 
 def verdicts(root: Path = FIX) -> list[tuple[dict[str, object], str, str]]:
-    """(truth, verdict, summary) for every run under ``root``."""
+    """(truth, verdict, summary) for every batching run under ``root`` (the ``pathology_*`` runs of
+    pathologies.py have their own truths and test)."""
     out = []
-    for truth_path in sorted(root.glob("*.truth.json")):
+    for truth_path in sorted(p for p in root.glob("*.truth.json") if not p.name.startswith("pathology_")):
         truth = json.loads(truth_path.read_text(encoding="utf-8"))
         log = truth_path.with_name(truth_path.name.replace(".truth.json", ".log"))
         v = pipeline.analyze(pipeline.load(str(log))).verdict

@@ -75,9 +75,22 @@ def findings_for(v: Verdict, f: Facts) -> tuple[Finding, ...]:
         )
         out.append(codes.finding("LD506", msg, confidence=cyc.strength, evidence=dict(cyc.evidence), **span))
     shape = _shape_finding(f, f.shape, span) if f.shape is not None else None
+    if shape is None and f.running_mean_slope is not None:
+        shape = _read_back(f.running_mean_slope, span)
     if shape is not None:
         out.append(shape)
     return tuple(out)
+
+
+def _read_back(slope: float, span: dict[str, int]) -> Finding:
+    """LD204 for a running-mean loss the structure stage read back as per-interval means."""
+    msg = (
+        "The logged loss is a running average reset each epoch (its step-to-step change shrinks as "
+        f"1/k through the epoch: slope {slope:.2f}); the analyses read each logged interval's own "
+        "mean, undone from it."
+    )
+    ev = {"noise_slope": slope, "read_back": True}
+    return codes.finding("LD204", msg, evidence=ev, confidence=confidence(-slope * 10 - 3), **span)
 
 
 def artifacts_for(f: Facts) -> dict[str, object]:

@@ -18,6 +18,7 @@ from logdoctor.model import (
     LEN_MIN,
     LOSS,
     LR,
+    MICRO_FP,
     PAD_FRAC,
     SEQS,
     TOKENS,
@@ -55,11 +56,22 @@ class Facts:
     #: steps per logged row (median step gap) and whether steps are only record numbers
     stride: float = 1.0
     rows_only: bool = False
+    #: the log printed the loss as a running mean since the epoch began (read back by structure/):
+    #: its noise slope against the position in the epoch, else None
+    running_mean_slope: float | None = None
 
     @property
     def usable_lengths(self) -> bool:
         """Batch lengths are logged and vary enough to carry order information."""
         return self.order is not None
+
+
+def _running_mean_slope(run: Run) -> float | None:
+    """The loss's noise slope when the structure stage read it back from a running mean."""
+    st = run.meta.structure
+    if st is None or LOSS not in st.running_mean:
+        return None
+    return st.running_mean_slopes[st.running_mean.index(LOSS)]
 
 
 def _token_budget(run: Run) -> int | None:
@@ -127,10 +139,15 @@ def _recurrence(
             return None
     stride = (steps[-1] - steps[0] + 1) / max(steps.size, 1)
     seqs = ls.column(run, SEQS)
-    skip = np.zeros(sig[0].size, bool) if seqs is None else seqs <= 1
+    ids, epoch, cols = sig[0], epochs.index, sig[1]
+    skip = np.zeros(ids.size, bool) if seqs is None else seqs <= 1
+    micro = rc.micro_ids(run) if sig[2] == "fingerprint" else None
+    if micro is not None and rc.within_epoch_repeats(micro[0], epoch[micro[1]]) <= 0.05:
+        # each logged step merged several parts: their pairing recomposes, the parts may not
+        ids, epoch, skip, cols = micro[0], epoch[micro[1]], skip[micro[1]], (MICRO_FP,)
     if epochs.source == SIG_INFERRED:  # epochs found from these ids: test on the ids not used
-        skip |= sig[0] % 2 == 0
-    return rc.recurrence(sig[0], epochs.index, float(stride), sig[2], sig[1], skip)
+        skip |= ids % 2 == 0
+    return rc.recurrence(ids, epoch, float(stride), sig[2], cols, skip)
 
 
 def _unique(causes: list[cf.Cause]) -> tuple[cf.Cause, ...]:
@@ -177,7 +194,18 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
     causes = cf.from_findings(findings) + [c for c in found if c is not None]
     adjusted = loss - (resid - clean)  # the loss with its batch-length effect removed
     shape = ep.shape(steps, adjusted, clean, epochs) if epochs is not None else None
-    if shape is not None and shape.running_average:
+    slope = _running_mean_slope(run)
+    if slope is not None:
+        causes.append(
+            cf.Cause(
+                "running_avg",
+                "a running-average loss that resets every epoch",
+                cf.PRIORITY["running_avg"],
+                min(1.0, -slope),
+                {"noise_slope": slope},
+            )
+        )
+    elif shape is not None and shape.running_average:
         causes.append(
             cf.Cause(
                 "running_avg",
@@ -217,6 +245,7 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
         batch_columns_spread=max((ls.relative_spread(v) for v in present_values), default=0.0),
         stride=float(np.median(np.diff(steps))) if steps.size > 1 else 1.0,
         rows_only=_rows_only(run),
+        running_mean_slope=slope,
     )
 
 

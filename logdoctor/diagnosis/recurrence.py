@@ -23,7 +23,7 @@ import numpy as np
 import polars as pl
 
 from logdoctor.diagnosis.occupancy import Pairs, chance, same_epoch_pairs
-from logdoctor.model import BATCH_FP, LEN_MAX, LEN_MEAN, LEN_MIN, SEQS, TOKENS, Run
+from logdoctor.model import BATCH_FP, LEN_MAX, LEN_MEAN, LEN_MIN, MICRO_FP, SEQS, TOKENS, Run
 
 SIGNATURE_COLUMNS = (SEQS, TOKENS, LEN_MIN, LEN_MAX, LEN_MEAN)
 
@@ -95,6 +95,26 @@ def signature_ids(run: Run, use_fingerprint: bool = True) -> tuple[np.ndarray, t
     frame = t.select([pl.col(c).cast(float).round(1).fill_null(-1.0) for c in cols])
     ids = frame.select(pl.struct(cols).rank("dense")).to_series().to_numpy().astype(np.int64)
     return ids, cols, "signature"
+
+
+def micro_ids(run: Run) -> tuple[np.ndarray, np.ndarray] | None:
+    """(integer id per micro-batch fingerprint, the row it was logged on), or None without
+    ``micro_fp`` on most rows. Under gradient accumulation (or ranks merged into one record) the
+    parts are what a pipeline composes; their union (``batch_fp``) pairs them anew each epoch even
+    when every part is static. A row without ``micro_fp`` is one part: its ``batch_fp``."""
+    t = run.table
+    if not run.has(MICRO_FP) or t[MICRO_FP].null_count() > t.height // 2:
+        return None
+    fp = pl.col(MICRO_FP).cast(pl.String)
+    if run.has(BATCH_FP):
+        fp = pl.coalesce(fp, pl.col(BATCH_FP).cast(pl.String))
+    parts = (
+        t.select(fp.str.split("+").alias("fp"), pl.int_range(pl.len(), dtype=pl.Int64).alias("row"))
+        .explode("fp")
+        .filter(pl.col("fp").is_not_null() & (pl.col("fp") != ""))
+    )
+    ids = parts["fp"].cast(pl.Categorical).to_physical().rank("dense").to_numpy().astype(np.int64)
+    return ids, parts["row"].to_numpy()
 
 
 def _integral(col: pl.Series) -> bool:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from logdoctor.emit.carry import Carried, take_carried, width_of
+from logdoctor.emit.keys import FP_KEYS
 from logdoctor.emit.recorder import BatchRecorder
 from logdoctor.emit.session import EmitSession
 from logdoctor.emit.stats import Pair, batch_stats
@@ -127,7 +128,7 @@ class LogdoctorCallback(_CallbackBase):  # type: ignore[misc,unused-ignore]
         self.latest = self.session.interval()
         if not self.latest:
             return control
-        logs.update({k: v for k, v in self.latest.items() if k != "batch_fp"})
+        logs.update({k: v for k, v in self.latest.items() if k not in FP_KEYS})
         history = getattr(state, "log_history", None)
         if history and history[-1].get("step") == state.global_step and "loss" in history[-1]:
             history[-1].update(self.latest)

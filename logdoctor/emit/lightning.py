@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from logdoctor.emit.carry import take_carried, width_of
+from logdoctor.emit.keys import FP_KEYS
 from logdoctor.emit.recorder import BatchRecorder
 from logdoctor.emit.session import EmitSession
 from logdoctor.emit.torch import RecordingBatchSampler
@@ -112,7 +113,7 @@ class LogdoctorCallback(_CallbackBase):  # type: ignore[misc,unused-ignore]
         self.latest = self.session.interval()
         if not self.latest:
             return
-        numbers = {k: float(v) for k, v in self.latest.items() if k != "batch_fp"}
+        numbers = {k: float(v) for k, v in self.latest.items() if k not in FP_KEYS}
         pl_module.log_dict(numbers, on_step=True, on_epoch=False, batch_size=int(numbers["n_seq"]))
         if loss_all is not None:
             self.session.write(self._step, loss_all, epoch=int(trainer.current_epoch), batch=self.latest)

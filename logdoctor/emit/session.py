@@ -69,6 +69,8 @@ class EmitSession:
         epoch, so it could neither prove nor rule out static composition)."""
         steps, self.steps = self.steps, []
         rec = combine([pair for step in steps for pair in step])
+        if len(steps) > 1:
+            rec.pop("micro_fp", None)
         if len(steps) > 1 and rec.pop("batch_fp", None) is not None:
             self.warn_once("interval", "logdoctor.emit: the loss is logged every "
                            f"{len(steps)} steps, so batch statistics are merged over each interval and "

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from logdoctor.emit.keys import BATCH_KEYS
+from logdoctor.emit.keys import BATCH_KEYS, MAX_MICRO_FP
 
 __all__ = ["BATCH_KEYS", "Pair", "batch_fingerprint", "batch_stats", "combine", "merge"]
 
@@ -69,7 +69,10 @@ def merge(records: Sequence[dict[str, Any]], indices: Sequence[Any] = ()) -> dic
 
     Args:
         records: ``batch_stats`` results of the micro-batches.
-        indices: the micro-batches' index arrays, for the fingerprint of their union.
+        indices: the micro-batches' index arrays, for the fingerprint of their union and, up to
+            ``MAX_MICRO_FP`` parts, each part's own fingerprint joined by ``+`` (``micro_fp``):
+            under gradient accumulation static micro-batches are paired anew every epoch, so
+            only the parts recur.
     """
     if len(records) == 1 and not indices:
         return dict(records[0])
@@ -86,6 +89,8 @@ def merge(records: Sequence[dict[str, Any]], indices: Sequence[Any] = ()) -> dic
     if indices:
         out["batch_fp"] = batch_fingerprint(np.concatenate([np.asarray(i, dtype=np.int64)
                                                             for i in indices]))
+        if 1 < len(indices) <= MAX_MICRO_FP:
+            out["micro_fp"] = "+".join(batch_fingerprint(i) for i in indices)
     return out
 
 

@@ -39,6 +39,7 @@ ALIASES: Mapping[str, tuple[str, ...]] = {
     "pad_frac": ("pad_frac", "padding", "pad_ratio", "padding_frac", "pad_fraction", "padding_ratio",
                  "pad_pct"),
     "batch_fp": ("batch_fp", "batch_id", "batch_fingerprint", "batch_hash", "batch_sig", "fp"),
+    "micro_fp": ("micro_fp", "micro_fps", "micro_batch_fp"),
 }
 
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")

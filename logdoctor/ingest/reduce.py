@@ -21,13 +21,23 @@ from __future__ import annotations
 
 import polars as pl
 
-from logdoctor.model import BATCH_FP, BLOCK_STEPS, CANONICAL_COLUMNS, EPOCH, LINE_NO, LOSS, LOSS_MAX, STEP
+from logdoctor.model import (
+    BATCH_FP,
+    BLOCK_STEPS,
+    CANONICAL_COLUMNS,
+    EPOCH,
+    LINE_NO,
+    LOSS,
+    LOSS_MAX,
+    MICRO_FP,
+    STEP,
+)
 
 BLOCK = "_block"
 COUNT = BLOCK_STEPS
 #: Raw-mode column kept for structure.build_run (a restart marker).
 RESTART = "restart"
-_FIRST = (EPOCH, BATCH_FP)
+_FIRST = (EPOCH, BATCH_FP, MICRO_FP)
 _SUM, _N = "@sum", "@n"
 _MAX_EPOCHS = 100_000
 

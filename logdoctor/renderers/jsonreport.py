@@ -21,6 +21,8 @@ from logdoctor.renderers.base import Renderer
 #:       Also: ``verdict.batching`` may be ``"grouped"`` (length-grouped megabatches, LD505).
 #:       Also (compatible) ``source.config_facts``: ``[{name, value, source}]`` when the run's
 #:       configuration states facts (W&B config, MLflow params); absent otherwise.
+#:       Also (compatible) ``structure.running_mean`` / ``running_mean_slopes``: columns printed as
+#:       running means since the epoch began, read back as per-interval means (structure/runmean.py).
 #:   3 - ``runs``: one entry per fresh run appended to the log (``index``, ``first_line``/``last_line``,
 #:       ``first_step``/``last_step``, ``rows``, ``status``, ``too_short``, ``current``, ``findings``: its
 #:       problems with their evidence), each analysed on its own; the last is the report's own run
@@ -88,6 +90,8 @@ def structure_dict(st: RunStructure | None) -> dict[str, Any] | None:
         "metrics": list(st.metrics),
         "eval_metrics": list(st.eval_metrics),
         "duplicates": st.duplicates,
+        "running_mean": list(st.running_mean),
+        "running_mean_slopes": list(st.running_mean_slopes),
     }
 
 

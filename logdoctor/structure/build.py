@@ -55,6 +55,7 @@ from logdoctor.structure.epochs import infer_steps_per_epoch, plan
 from logdoctor.structure.evals import place_evals
 from logdoctor.structure.layout import describe
 from logdoctor.structure.restarts import RESTART, flag_clock_resets, restarts_of
+from logdoctor.structure.runmean import deaverage
 from logdoctor.structure.steps import place
 
 MIN_RESUME_RUN = 3
@@ -280,6 +281,7 @@ def build_run(
             "earlier run is analysed on its own (Earlier runs)"
         )
     table = _column_notes(table, notes)
+    table, running = deaverage(table, notes)
     spe = steps_per_epoch or result.steps_per_epoch
     if spe is None:
         spe = infer_steps_per_epoch(table)
@@ -305,6 +307,10 @@ def build_run(
         all_rows=result.table.sort(LINE_NO) if LINE_NO in result.table.columns else None,
         lossless=result.lossless_steps,
     )
+    if running is not None:
+        structure = dataclasses.replace(
+            structure, running_mean=running.columns, running_mean_slopes=running.slopes
+        )
     meta = RunMeta(
         path=name,
         format=fmt,

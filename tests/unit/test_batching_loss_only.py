@@ -51,8 +51,21 @@ def test_staircase_and_running_average_findings() -> None:
     stair = diagnose(SimConfig(confounder="staircase", n_samples=3000, batch_stats=False, seed=66))
     assert "LD203" in {f.code for f in stair.findings}
     assert "LD202" not in {f.code for f in stair.findings}
+    # with an epoch column the structure stage reads the running mean back (structure/runmean.py)
     ravg = diagnose(SimConfig(confounder="running_avg", n_samples=3000, batch_stats=False, seed=66))
     ld204 = [f for f in ravg.findings if f.code == "LD204"]
+    assert ld204 and ld204[0].evidence["read_back"] is True
+    assert ld204[0].evidence["noise_slope"] < -0.8  # type: ignore[operator]
+    assert ravg.verdict.batching == "not_batching"
+
+
+def test_running_average_seen_in_the_epoch_shape_when_not_read_back() -> None:
+    """Epochs known only from the steps per epoch (no column, no batch counter): the running mean
+    stays in the loss and the epoch shape names it (noise ≥ 4x larger early in the epoch)."""
+    from tests.unit.synth import make_run, running_average
+
+    d = BatchingDiagnosis().diagnose(make_run(running_average(3000, 3), steps_per_epoch=500), [])
+    ld204 = [f for f in d.findings if f.code == "LD204"]
     assert ld204 and ld204[0].evidence["noise_ratio"] > 4  # type: ignore[operator]
 
 

@@ -27,11 +27,25 @@ def test_recorder_fifo_and_merge() -> None:
     merged = rec.pop(2)  # gradient accumulation over two micro-batches
     both = BATCHES[1] + BATCHES[2]
     assert merged["batch_fp"] == batch_fingerprint(both)
+    # each part's own fingerprint too: static parts recur even when their pairing does not
+    assert merged["micro_fp"] == f"{batch_fingerprint(BATCHES[1])}+{batch_fingerprint(BATCHES[2])}"
     assert merged["n_seq"] == 6 and merged["tokens"] == int(LENGTHS[both].sum())
     padded = 2 * LENGTHS[BATCHES[1]].max() + 4 * LENGTHS[BATCHES[2]].max()
     assert merged["pad_frac"] == pytest.approx(1 - LENGTHS[both].sum() / padded)
     assert (merged["len_min"], merged["len_max"]) == (101, 180)
     assert rec.pop(5)["n_seq"] == 1 and rec.pop() == {} and len(rec) == 0
+
+
+def test_micro_fingerprints_are_capped() -> None:
+    """Accumulation times ranks beyond MAX_MICRO_FP parts: the union only (no kilobyte lines)."""
+    from logdoctor.emit.keys import MAX_MICRO_FP
+    from logdoctor.emit.stats import merge
+
+    parts = [np.array([i]) for i in range(MAX_MICRO_FP + 1)]
+    recs = [batch_stats([5]) for _ in parts]
+    assert "micro_fp" not in merge(recs, parts) and "batch_fp" in merge(recs, parts)
+    assert merge(recs[:MAX_MICRO_FP], parts[:MAX_MICRO_FP])["micro_fp"].count("+") == MAX_MICRO_FP - 1
+    assert "micro_fp" not in merge(recs[:1], parts[:1])  # one part: its batch_fp says it all
 
 
 def test_recorder_with_length_function() -> None:

@@ -15,14 +15,14 @@ from logdoctor.ingest.parsers.textrules import (
     resolve,
     step_rank,
 )
-from logdoctor.model import ACC, BATCH_FP, EPOCH, LOSS, STEP
+from logdoctor.model import ACC, BATCH_FP, EPOCH, LOSS, MICRO_FP, STEP
 
 Role = Literal["train", "eval", "unstepped", "source code / config", "no step", "no loss value"]
 #: Perplexity keys: cross-entropy loss is their natural log when a log prints no loss.
 PPL_KEYS = ("ppl", "train_ppl", "perplexity", "train_perplexity")
 #: ``| epoch 3 | 200/2983 batches |`` (pytorch word_language_model): step derived from these.
 BATCHES, BATCHES_TOTAL = "batches", "batches_total"
-STRING_COLUMNS = frozenset({BATCH_FP})
+STRING_COLUMNS = frozenset({BATCH_FP, MICRO_FP})
 #: An evaluation record without a step is kept only when it names one of these metrics.
 _METRICS = ("loss", "ppl", "perplexity", "acc", "bleu")
 

@@ -239,6 +239,21 @@ def _place_rows(
     return own
 
 
+def _earlier_runs(
+    raw: ParseResult, placement: Placement, starts: tuple[int, ...], name: str, fmt: str, spe: int | None
+) -> tuple[Run, ...]:
+    """Each fresh run appended before the last (cut at ``starts``), built on its own from its own
+    records, keeping the whole log's placement when its own places worse (``_place_rows``)."""
+    if not starts:
+        return ()
+    placed, epoch_source, numbered = placement
+    own = earlier_segments(raw, starts)
+    as_placed = earlier_segments(placed, starts)
+    return tuple(
+        build_run(seg, name, fmt, spe, (cut, epoch_source, numbered)) for seg, cut in zip(own, as_placed, strict=True)
+    )
+
+
 def build_run(
     result: ParseResult, name: str, fmt: str, steps_per_epoch: int | None = None, whole: Placement | None = None
 ) -> Run:
@@ -260,6 +275,7 @@ def build_run(
         placed = clock[0]
     if placed is not result.table:
         result = dataclasses.replace(result, table=placed)
+    placement: Placement = (result, epoch_source, numbered)
     table, counts = _resolve(result)
     resume_lines, earlier_rows = cast("tuple[tuple[int, ...], int]", counts.pop("resume_lines"))
     fresh_lines = cast("tuple[int, ...]", counts.pop("fresh_lines"))
@@ -327,13 +343,6 @@ def build_run(
         **counts,  # type: ignore[arg-type]
     )
     checked = validate_run(table)
-    earlier: tuple[Run, ...] = ()
-    if whole is None and fresh_lines:
-        earlier = tuple(
-            build_run(seg, name, fmt, steps_per_epoch, (placed_seg, epoch_source, numbered))
-            for seg, placed_seg in zip(
-                earlier_segments(raw, fresh_lines), earlier_segments(result, fresh_lines), strict=True
-            )
-        )
+    earlier = _earlier_runs(raw, placement, fresh_lines, name, fmt, steps_per_epoch) if whole is None else ()
     evals = place_evals(last_run_evals(result.evals, fresh_lines), checked)
     return Run(table=checked, meta=meta, evals=evals, earlier=earlier)

@@ -56,10 +56,9 @@ def test_nmt_problems_only_where_the_log_shows_them(reallogs_dir: Path) -> None:
 @pytest.mark.parametrize(
     ("name", "runs", "earlier_with_problems"),
     [
-        # four Keras models trained one after another: the earlier three models' per-batch loss
-        # shows the same kinds of spikes and level jumps as the last model's (which the report
-        # has always shown for this log)
-        ("keras_stdout_belgian_traffic_4models_50ep.txt", 4, {1, 2, 3}),
+        # four Keras models trained one after another, each a healthy run (their progress-bar
+        # running means read back per interval, structure/runmean.py): no false alarm in any
+        ("keras_stdout_belgian_traffic_4models_50ep.txt", 4, set()),
         # a run killed by OOM, then started again: the killed run has no problem of its own
         ("wav2vec2_xlsr_tr_clean_gbl_true_oom_restart_stdout.txt", 2, set()),
     ],

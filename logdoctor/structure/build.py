@@ -90,14 +90,15 @@ def _rewrites_earlier_steps(step: np.ndarray, seg: np.ndarray, at: np.ndarray) -
 
 def _fresh_starts(t: pl.DataFrame) -> np.ndarray:
     """Records where the step goes back to where the log began (or below) after progress, or
-    below the step before while there: a fresh run appended to the same file, however short it
-    is, even after an earlier run that never passed the log's first step (never an interleaved
-    writer, whose steps repeat)."""
+    below the step before while there, right after a step up: a fresh run appended to the same
+    file, however short it is, even after an earlier run that never passed the log's first step
+    (never an interleaved writer, whose steps repeat, nor a log written newest first)."""
     step = t[STEP].to_numpy()
     if step.size < 2:
         return np.zeros(step.size, dtype=bool)
     prev = np.concatenate(([step[0]], step[:-1]))
-    fresh = (step <= step[0]) & ((prev > step[0]) | (step < prev))
+    rose = np.concatenate(([False], prev[1:] > prev[:-1]))  # the row before was a step up
+    fresh = (step <= step[0]) & ((prev > step[0]) | ((step < prev) & rose))
     fresh[0] = False
     return fresh
 

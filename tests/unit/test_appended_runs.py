@@ -120,3 +120,11 @@ def test_text_report_health_first_and_no_noise() -> None:
     assert "run 3 of 3 (" not in earlier
     quiet = get_renderer("text")(verbosity=-1).render(_report(APPENDED / "three_runs.log"))
     assert quiet.startswith(f"{APPENDED / 'three_runs.log'}: ok") and "earlier runs: 1 of 2 with problems" in quiet
+
+
+def test_log_written_newest_first_is_not_split(tmp_path: Path) -> None:
+    """Must not: steps that only go down (a log written newest first) are no chain of one-row runs."""
+    path = tmp_path / "reversed.log"
+    path.write_text("".join(f"step={s} loss={2 + 0.01 * s:.3f}\n" for s in range(60, 0, -1)))
+    report = _report(path)
+    assert report.runs == () and report.run.table.height == 60

@@ -294,11 +294,14 @@ class Run:
             numeric columns (Float64) under their own names. Sorted by step, steps unique.
         meta: ingest metadata.
         evals: evaluation records (``step`` nullable Int64, ``line_no``, metric columns).
+        earlier: the fresh runs appended to the same log before this one (file order), each
+            built on its own from its own lines (structure/appended.py); empty for one run.
     """
 
     table: pl.DataFrame
     meta: RunMeta
     evals: pl.DataFrame = field(default_factory=lambda: _empty_frame())
+    earlier: tuple[Run, ...] = ()
 
     @property
     def n_steps(self) -> int:
@@ -392,8 +395,39 @@ class Artifacts:
 
 
 @dataclass(frozen=True, slots=True)
+class RunPart:
+    """One of several fresh runs appended to the same log, analysed on its own (diagnosis/runs.py).
+
+    Attributes:
+        index / of: its place among the log's runs (1-based, file order) and how many there are.
+        first_line / last_line: the log lines it spans (training rows and its evaluations).
+        first_step / last_step / rows: its own step range and training rows.
+        status: ``ok``, ``warning`` or ``error``, as a report's status.
+        findings: its problems (warnings and errors not explained as symptoms), worst first.
+        too_short: fewer rows than any trend analysis needs and no problem found.
+        current: the last run, the one the report's headline, status and exit code describe.
+    """
+
+    index: int
+    of: int
+    first_line: int | None
+    last_line: int | None
+    first_step: int | None
+    last_step: int | None
+    rows: int
+    status: str
+    findings: tuple[Finding, ...] = ()
+    too_short: bool = False
+    current: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Report:
-    """Everything a renderer needs: the run, its summary, the verdict and the findings."""
+    """Everything a renderer needs: the run, its summary, the verdict and the findings.
+
+    ``runs``: one entry per fresh run appended to the log (the last is this report's run), empty
+    when the log holds one run.
+    """
 
     run: Run
     series: SeriesSummary
@@ -401,6 +435,12 @@ class Report:
     findings: tuple[Finding, ...] = ()
     artifacts: Artifacts = field(default_factory=Artifacts)
     notes: tuple[str, ...] = ()
+    runs: tuple[RunPart, ...] = ()
+
+    @property
+    def earlier_runs(self) -> tuple[RunPart, ...]:
+        """The runs appended before the current one (file order)."""
+        return tuple(r for r in self.runs if not r.current)
 
     @property
     def meta(self) -> RunMeta:

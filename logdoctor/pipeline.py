@@ -14,6 +14,7 @@ from logdoctor import codes
 from logdoctor.config import AnalysisConfig
 from logdoctor.detectors import ANALYZERS, lrcause
 from logdoctor.diagnosis.batching import BatchingDiagnosis
+from logdoctor.diagnosis.runs import run_parts
 from logdoctor.errors import LogdoctorError, ParseError
 from logdoctor.exitcodes import ExitCode, should_fail
 from logdoctor.ingest import memory, streaming
@@ -65,19 +66,19 @@ def load(
     ref = run_ref(path)
     if ref is not None:  # an MLflow tracking server's run
         result = read_server_run(ref, fields or FieldMap())
-        return _with_facts(build_run(result, path, SERVER_FORMAT, steps_per_epoch, stride), result)
+        return _with_facts(build_run(result, path, SERVER_FORMAT, steps_per_epoch, stride=stride), result)
     total = memory.budget(max_memory)
     limit = memory.in_memory_limit(total)
     source = open_remote(path, limit) if scheme_of(path) else open_source(path, limit=limit)
     large = streaming.parse_large(source, fields or FieldMap(), total, fmt)
     if large is not None:
-        return build_run(large[0], source.name, large[1], steps_per_epoch, stride)
+        return build_run(large[0], source.name, large[1], steps_per_epoch, stride=stride)
     if fmt:
         ensure_content(source)
     parser = get_parser(fmt) if fmt else sniff(source)
     result = parser.parse(source, fields or FieldMap())
     check_overrides(result, fields or FieldMap(), source.name)
-    return _with_facts(build_run(result, source.name, parser.name, steps_per_epoch, stride), result)
+    return _with_facts(build_run(result, source.name, parser.name, steps_per_epoch, stride=stride), result)
 
 
 def _with_facts(run: Run, result: ParseResult) -> Run:
@@ -124,16 +125,28 @@ def summarize(run: Run) -> SeriesSummary:
     )
 
 
-# statistics of values near the float limit (a loss of ±1e308) overflow to inf/nan, which the
-# detectors take as "no evidence": numpy's warnings about it would only be noise on stderr
-@np.errstate(all="ignore")
 def analyze(run: Run, cfg: AnalysisConfig | None = None) -> Report:
     """Run every detector and the batching diagnosis over a Run.
+
+    A log holding several appended runs: the report is the last run's (headline, status, exit
+    code) and ``Report.runs`` says what each run had, each analysed on its own.
 
     Raises:
         ConfigError: a detector option is unknown or has a bad value.
     """
     cfg = cfg or AnalysisConfig()
+    report = _analyze_run(run, cfg)
+    if not run.earlier:
+        return report
+    earlier = [_analyze_run(r, cfg) for r in run.earlier]
+    return dataclasses.replace(report, runs=run_parts(earlier, report))
+
+
+# statistics of values near the float limit (a loss of ±1e308) overflow to inf/nan, which the
+# detectors take as "no evidence": numpy's warnings about it would only be noise on stderr
+@np.errstate(all="ignore")
+def _analyze_run(run: Run, cfg: AnalysisConfig) -> Report:
+    """Every detector and the batching diagnosis over one run."""
     if cfg.steps_per_epoch and (cfg.steps_per_epoch, True) != (
         run.meta.steps_per_epoch,
         run.meta.steps_per_epoch_given,

@@ -1,4 +1,9 @@
-"""Overfitting (LD410): the eval loss passed its best and rose while the training loss kept falling."""
+"""Overfitting (LD410): the eval loss passed its best and rose while the training loss kept falling.
+
+The same rise while the training loss stayed flat (within ``min_train_drop`` either way) is no
+overfitting but still a loss that rose over a sustained stretch: LD403 on the eval series (a run
+that stopped learning and got worse). A training loss that rose too is left to its own detectors.
+"""
 
 from __future__ import annotations
 
@@ -80,8 +85,10 @@ class OverfittingDetector(Analyzer):
         if not (np.isfinite(train_best) and np.isfinite(train_end)):
             return None
         drop = (train_best - train_end) / abs(train_best) if train_best else 0.0
-        if drop < self.min_train_drop:
+        if drop <= -self.min_train_drop:  # the training loss rose too: its own detectors say so
             return None
+        if drop < self.min_train_drop:  # flat training loss: no overfitting, but held-out got worse
+            return _eval_rise(ev, best, noise, (train_best, train_end), self.min_train_drop)
         return _finding(ev, best, noise, train_best, train_end)
 
 
@@ -98,6 +105,44 @@ def _train_level(run: Run, step: float, frac: float = 0.05) -> float:
     return float(np.median(window)) if window.size else float("nan")
 
 
+def _rise_evidence(ev: EvalSeries, best: int, noise: float, tb: float, te: float) -> dict[str, float | int | str]:
+    b, last = float(ev.values[best]), float(ev.values[-1])
+    return {
+        "metric": ev.name,
+        "best_step": int(ev.steps[best]),
+        "best_value": b,
+        "last_value": last,
+        "rise": last - b,
+        "rise_rel": (last - b) / abs(b) if b else float("inf"),
+        "eval_noise": noise,
+        "evals": ev.n,
+        "evals_after_best": ev.n - best - 1,
+        "train_loss_at_best": tb,
+        "train_loss_at_end": te,
+    }
+
+
+def _eval_rise(ev: EvalSeries, best: int, noise: float, train: tuple[float, float], min_drop: float) -> Finding:
+    """LD403 on the eval series: it rose beyond its noise while the training loss stayed flat."""
+    tb, te = train
+    evidence = _rise_evidence(ev, best, noise, tb, te)
+    bs, ls = int(ev.steps[best]), int(ev.steps[-1])
+    msg = (
+        f"{ev.name} was best at step {bs:,} ({evidence['best_value']:.4g}) and rose to "
+        f"{evidence['last_value']:.4g} by step {ls:,} (+{evidence['rise_rel']:.0%}) while the training "
+        f"loss stayed within {min_drop:.0%} ({tb:.4g} -> {te:.4g}): the run got worse on held-out data."
+    )
+    return codes.finding(
+        "LD403",
+        msg,
+        first_step=bs,
+        last_step=ls,
+        hint=f"The run stopped learning: check the lr, data and labels; the best checkpoint is at step {bs:,}.",
+        evidence={**evidence, "series": "eval"},
+        confidence=0.8,
+    )
+
+
 def _finding(ev: EvalSeries, best: int, noise: float, tb: float, te: float) -> Finding:
     b, last = float(ev.values[best]), float(ev.values[-1])
     rise = last - b
@@ -112,18 +157,6 @@ def _finding(ev: EvalSeries, best: int, noise: float, tb: float, te: float) -> F
         first_step=bs,
         last_step=ls,
         hint=f"Use the checkpoint at step {bs:,} (best {ev.name}); stop earlier or regularise (more data, dropout).",
-        evidence={
-            "metric": ev.name,
-            "best_step": bs,
-            "best_value": b,
-            "last_value": last,
-            "rise": rise,
-            "rise_rel": rise / abs(b) if b else float("inf"),
-            "eval_noise": noise,
-            "evals": ev.n,
-            "evals_after_best": ev.n - best - 1,
-            "train_loss_at_best": tb,
-            "train_loss_at_end": te,
-        },
+        evidence=_rise_evidence(ev, best, noise, tb, te),
         confidence=0.8,
     )

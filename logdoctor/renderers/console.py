@@ -94,6 +94,7 @@ class ConsoleRenderer(Renderer):
         parts.append(_findings(rows, self.verbosity))
         if self.verbosity > 0:
             parts.extend(_details(rows))
+        parts.extend(_earlier(rows, self.verbosity))
         if rows.evidence:
             parts.append(Text("Evidence behind the verdict", style="bold"))
             parts.extend(_indented(f"- {s}") for s in rows.evidence)
@@ -204,3 +205,15 @@ def _indented(text: str) -> Padding:
     from rich.text import Text
 
     return Padding(Text(text), (0, 0, 0, 2))
+
+
+def _earlier(rows: Rows, verbosity: int) -> list[RenderableType]:
+    """The earlier runs appended to the same log: one line per run with problems, then the rest
+    summarised (``-v``: every problem of every earlier run)."""
+    from rich.text import Text
+
+    if not rows.earlier_title:
+        return []
+    lines = rows.earlier_detail if verbosity > 0 and rows.earlier_detail else ()
+    rest = tuple(x for x in rows.earlier if not x.startswith("run ")) if lines else rows.earlier
+    return [Text(rows.earlier_title, style="bold"), *(_indented(f"- {x}") for x in (*lines, *rest))]

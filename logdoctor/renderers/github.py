@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from logdoctor.model import Finding, Outcome, Report, Severity
 from logdoctor.renderers.base import Renderer
 from logdoctor.renderers.rows import BATCHING_LINE_CODES, batching_line, plot_health, where
+from logdoctor.renderers.runlines import problem_line
 
 #: Finding severity -> workflow command.
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -59,6 +60,12 @@ class GithubRenderer(Renderer):
         ]
         # the batching-undecidable finding is the notice's batching line: said once
         lines += [annotation(path, f) for f in report.findings if f.code not in BATCHING_LINE_CODES]
+        # earlier runs appended to the log: a notice each (history the user re-ran never fails CI)
+        lines += [
+            command("notice", problem_line(p), file=path, line=p.findings[0].line or p.first_line,
+                    title=f"logdoctor: earlier run {p.index} of {p.of}: {p.status}")
+            for p in report.earlier_runs if p.findings
+        ]
         return "\n".join(lines) + "\n"
 
     def render_outcomes(self, outcomes: Sequence[Outcome]) -> str:

@@ -16,6 +16,7 @@ from logdoctor.detectors.steptimes import step_times
 from logdoctor.model import GRAD_NORM, LEN_MEAN, LOSS, LR, STEP, Report, Severity
 from logdoctor.renderers.base import Renderer
 from logdoctor.renderers.rows import VERDICT_TITLES, build_rows, facts
+from logdoctor.renderers.runlines import earlier_lines, earlier_title
 from logdoctor.renderers.svgcharts import Axis, Chart, Line, Shade, chart_svg, scatter_svg, timeline_svg
 
 CSS = """
@@ -126,6 +127,15 @@ def _findings_table(report: Report) -> str:
             + "".join(body) + "</table>")
 
 
+def _earlier_runs(report: Report) -> str:
+    """The earlier runs appended to the same log: one line per run with problems, the rest summarised."""
+    title = earlier_title(report)
+    if not title:
+        return ""
+    items = "".join(f"<li>{escape(x)}</li>" for x in earlier_lines(report))
+    return f"<h2>{escape(title)}</h2><ul>{items}</ul>"
+
+
 def render_html(report: Report) -> str:
     """The whole page for one run."""
     t = report.run.table
@@ -141,7 +151,7 @@ def render_html(report: Report) -> str:
         "<h2>Curves (one step axis; finding ranges shaded)</h2>",
         *(chart_svg(c, axis) for c in _charts(report)),
         _batching_panels(report),
-        "<h2>Findings</h2>", _findings_table(report),
+        "<h2>Findings</h2>", _findings_table(report), _earlier_runs(report),
         f'<h2>Run at a glance</h2><table class="facts">{glance}</table>',
         "</body></html>",
     ]

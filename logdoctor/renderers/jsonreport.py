@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from logdoctor.model import ConfigFact, Evidence, Finding, Outcome, Report, RunStructure, Verdict
+from logdoctor.model import ConfigFact, Evidence, Finding, Outcome, Report, RunPart, RunStructure, Verdict
 from logdoctor.renderers.base import Renderer
 
 #: Version of the JSON document. Changelog:
@@ -23,7 +23,11 @@ from logdoctor.renderers.base import Renderer
 #:       configuration states facts (W&B config, MLflow params); absent otherwise.
 #:       Also (compatible) ``structure.running_mean`` / ``running_mean_slopes``: columns printed as
 #:       running means since the epoch began, read back as per-interval means (structure/runmean.py).
-FORMAT_VERSION = 2
+#:   3 - ``runs``: one entry per fresh run appended to the log (``index``, ``first_line``/``last_line``,
+#:       ``first_step``/``last_step``, ``rows``, ``status``, ``too_short``, ``current``, ``findings``: its
+#:       problems with their evidence), each analysed on its own; the last is the report's own run
+#:       (``current``), whose status stays the top-level ``status``. ``[]`` for a log of one run. Additive.
+FORMAT_VERSION = 3
 
 
 def _clean(value: Any) -> Any:
@@ -91,6 +95,22 @@ def structure_dict(st: RunStructure | None) -> dict[str, Any] | None:
     }
 
 
+def run_part_dict(p: RunPart) -> dict[str, Any]:
+    """One run appended to the log, as the JSON contract spells it (format_version 3)."""
+    return {
+        "index": p.index,
+        "first_line": p.first_line,
+        "last_line": p.last_line,
+        "first_step": p.first_step,
+        "last_step": p.last_step,
+        "rows": p.rows,
+        "status": p.status,
+        "too_short": p.too_short,
+        "current": p.current,
+        "findings": [finding_dict(f) for f in p.findings],
+    }
+
+
 def _config_facts(facts: Sequence[ConfigFact]) -> dict[str, Any]:
     """``{"config_facts": [...]}`` when there are any, else nothing (older documents unchanged)."""
     if not facts:
@@ -131,6 +151,7 @@ def report_dict(report: Report) -> dict[str, Any]:
         "verdict": verdict_dict(v),
         "findings": [finding_dict(f) for f in report.findings],
         "structure": structure_dict(m.structure),
+        "runs": [run_part_dict(p) for p in report.runs],
     }
 
 

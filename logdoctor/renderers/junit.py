@@ -10,6 +10,7 @@ from logdoctor.model import Outcome, Report
 from logdoctor.renderers.base import Renderer
 from logdoctor.renderers.evidence import evidence_sentences
 from logdoctor.renderers.rows import batching_line, headline, where
+from logdoctor.renderers.runlines import earlier_lines, earlier_title
 
 
 def _suite(report: Report) -> ET.Element:
@@ -53,7 +54,8 @@ def _suite(report: Report) -> ET.Element:
         fail.text = "\n".join(details)
     out = ET.SubElement(suite, "system-out")
     health = [f"{level.upper()} {text}".strip() for level, text in headline(report)]
-    out.text = "\n".join([f"status: {report.status}", *health, batching_line(report)])
+    earlier = (earlier_title(report), *(f"- {x}" for x in earlier_lines(report))) if report.earlier_runs else ()
+    out.text = "\n".join([f"status: {report.status}", *health, batching_line(report), *earlier])
     return suite
 
 

@@ -56,6 +56,10 @@ class MarkdownRenderer(Renderer):
                     out += [f"- {e}" for e in f.evidence]
         else:
             out.append("No findings.")
+        if rows.earlier_title:
+            lines = rows.earlier_detail if self.verbosity > 0 and rows.earlier_detail else ()
+            rest = tuple(x for x in rows.earlier if not x.startswith("run ")) if lines else rows.earlier
+            out += ["", f"#### {rows.earlier_title}", "", *(f"- {cell(x)}" for x in (*lines, *rest))]
         if rows.evidence:
             out += ["", "#### Evidence behind the verdict", ""]
             out += [f"- {s}" for s in rows.evidence]

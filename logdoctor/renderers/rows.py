@@ -10,6 +10,7 @@ import numpy as np
 
 from logdoctor.model import LINE_NO, LOSS, STEP, Finding, Outcome, Report, RunStructure
 from logdoctor.renderers.evidence import evidence_sentences, format_value, split_evidence
+from logdoctor.renderers.runlines import earlier_detail, earlier_lines, earlier_title, runs_fact
 
 #: How each batching verdict reads to a person.
 VERDICT_TITLES: dict[str, str] = {
@@ -68,6 +69,10 @@ class Rows:
     batching: str = ""
     #: what to do about the problems in the headline (never the summary again)
     todo: tuple[str, ...] = ()
+    #: earlier runs appended to the same log: a title, their lines, every problem (``-v``)
+    earlier_title: str = ""
+    earlier: tuple[str, ...] = ()
+    earlier_detail: tuple[str, ...] = ()
 
 
 def step_range(f: Finding) -> str:
@@ -136,9 +141,11 @@ def verdict_line(report: Report) -> str:
     v = report.verdict
     worst = report.problems[0] if report.problems else None
     health = f"{worst.code} {worst.rule}" if worst else NO_PROBLEMS.lower()
+    bad = sum(1 for p in report.earlier_runs if p.findings)
+    earlier = f"; earlier runs: {bad} of {len(report.earlier_runs)} with problems" if report.earlier_runs else ""
     return (
         f"{report.meta.path}: {report.status} ({health}); {count_phrase(report.findings)}; "
-        f"batching: {VERDICT_TITLES[v.batching].removeprefix('batching ')} ({v.confidence:.0%})"
+        f"batching: {VERDICT_TITLES[v.batching].removeprefix('batching ')} ({v.confidence:.0%}){earlier}"
     )
 
 
@@ -168,6 +175,7 @@ def facts(report: Report) -> tuple[tuple[str, str], ...]:
         ("columns", ", ".join(c for c in s.columns if c not in (STEP, LINE_NO)) or "none"),
         ("log", _log_fact(report)),
         *_config_row(report),
+        *runs_fact(report),
     )
 
 
@@ -301,6 +309,9 @@ def build_rows(report: Report) -> Rows:
         headline=headline(report),
         batching=batching_line(report),
         todo=todo(report),
+        earlier_title=earlier_title(report),
+        earlier=earlier_lines(report),
+        earlier_detail=earlier_detail(report),
     )
 
 

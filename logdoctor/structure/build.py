@@ -49,6 +49,7 @@ from logdoctor.model import (
     RunMeta,
     validate_run,
 )
+from logdoctor.structure.appended import backward_steps, earlier_segments, last_run_evals
 from logdoctor.structure.counters import decumulate, degenerate_columns, is_failure_counter
 from logdoctor.structure.epochs import infer_steps_per_epoch, plan
 from logdoctor.structure.evals import place_evals
@@ -88,13 +89,16 @@ def _rewrites_earlier_steps(step: np.ndarray, seg: np.ndarray, at: np.ndarray) -
 
 
 def _fresh_starts(t: pl.DataFrame) -> np.ndarray:
-    """Records where the step goes back to where the log began (or below) after progress: a
-    fresh run appended to the same file, however short it is (never an interleaved writer)."""
+    """Records where the step goes back to where the log began (or below) after progress, or
+    below the step before while there, right after a step up: a fresh run appended to the same
+    file, however short it is, even after an earlier run that never passed the log's first step
+    (never an interleaved writer, whose steps repeat, nor a log written newest first)."""
     step = t[STEP].to_numpy()
     if step.size < 2:
         return np.zeros(step.size, dtype=bool)
     prev = np.concatenate(([step[0]], step[:-1]))
-    fresh = (step <= step[0]) & (prev > step[0])
+    rose = np.concatenate(([False], prev[1:] > prev[:-1]))  # the row before was a step up
+    fresh = (step <= step[0]) & ((prev > step[0]) | ((step < prev) & rose))
     fresh[0] = False
     return fresh
 
@@ -142,6 +146,14 @@ def _apply_resumes(
     return t.filter(keep).drop("_resume", "_earlier"), steps, int((~keep).sum()) - earlier, (lines, earlier)
 
 
+def _fresh_lines(t: pl.DataFrame, is_resume: pl.Series) -> tuple[int, ...]:
+    """Lines of the first row of each fresh run appended to the log (rule 2), file order."""
+    if LINE_NO not in t.columns:
+        return ()
+    fresh = pl.Series(_fresh_starts(t)) & is_resume
+    return tuple(int(x) for x in t[LINE_NO].filter(fresh))
+
+
 def _in_order(t: pl.DataFrame) -> bool:
     """Whether records are in file order with strictly increasing steps and no restart flag past
     the first record: then rules 1-3 change nothing (no duplicate, no backward jump, no resume)."""
@@ -166,6 +178,7 @@ def _resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
         )
         counts["resume_steps"] = ()
         counts["resume_lines"] = ((), 0)
+        counts["fresh_lines"] = ()
         return result.table.drop(RESTART, strict=False), counts
     t = result.table.sort(LINE_NO, maintain_order=True)
     restart = pl.Series([False] * t.height)
@@ -178,6 +191,7 @@ def _resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
     restart = t[RESTART]
     t = t.drop(RESTART)
     is_resume, nonmono = _classify_jumps(t, restart)
+    fresh_lines = _fresh_lines(t, is_resume)
     t, resume_steps, overwritten, resume_lines = _apply_resumes(t, is_resume)
     deduped = t.unique(subset=[STEP], keep="last", maintain_order=True).sort(STEP)
     overwritten += t.height - deduped.height
@@ -188,6 +202,7 @@ def _resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
         "resume_steps": resume_steps,
         "overwritten_steps": overwritten,
         "resume_lines": resume_lines,
+        "fresh_lines": fresh_lines,
     }
     return deduped, counts
 
@@ -208,22 +223,68 @@ def _column_notes(table: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
     return table
 
 
+#: How the whole log placed its rows: (the placed rows, epoch source, whether steps are row numbers).
+Placement = tuple[ParseResult, str | None, bool]
+
+
+def _place_rows(
+    result: ParseResult, whole: Placement | None, stride: int | None = None
+) -> tuple[pl.DataFrame, str | None, tuple[str, ...], bool]:
+    """``steps.place`` on the rows; an appended run (``whole`` given) whose own rows place worse
+    than the whole log placed them (more backward steps: one epoch change is too few to see a
+    per-epoch counter) keeps the log's placement."""
+    per_update = result.markers.grad_accum if result.steps_in_batches else None
+    own = place(result.table, result.markers, result.step_from_order, result.total_steps, per_update, stride)
+    if whole is not None and backward_steps(whole[0].table) < backward_steps(own[0]):
+        return whole[0].table, whole[1], (), whole[2]
+    return own
+
+
+def _earlier_runs(
+    raw: ParseResult,
+    placement: Placement,
+    starts: tuple[int, ...],
+    name: str,
+    fmt: str,
+    spe: int | None,
+    stride: int | None = None,
+) -> tuple[Run, ...]:
+    """Each fresh run appended before the last (cut at ``starts``), built on its own from its own
+    records, keeping the whole log's placement when its own places worse (``_place_rows``)."""
+    if not starts:
+        return ()
+    placed, epoch_source, numbered = placement
+    own = earlier_segments(raw, starts)
+    as_placed = earlier_segments(placed, starts)
+    return tuple(
+        build_run(seg, name, fmt, spe, (cut, epoch_source, numbered), stride)
+        for seg, cut in zip(own, as_placed, strict=True)
+    )
+
+
 def build_run(
-    result: ParseResult, name: str, fmt: str, steps_per_epoch: int | None = None, stride: int | None = None
+    result: ParseResult,
+    name: str,
+    fmt: str,
+    steps_per_epoch: int | None = None,
+    whole: Placement | None = None,
+    stride: int | None = None,
+    earlier_runs: bool = True,
 ) -> Run:
     """Turn a parser's raw rows into a Run: rows placed from marker lines (steps.py), duplicates
     dropped, resumes resolved (the later write of a step wins), backward steps reported, steps
     sorted, steps per epoch recorded (rules above), the structure described (layout.py).
     ``stride`` (``--stride``): optimizer steps per row when the rows carry no step (steps.py rule 3).
+    The Run is the log's last run; each fresh run appended before it is built on its own into
+    ``Run.earlier`` (appended.py), with ``whole`` (how the whole log placed its rows) given;
+    ``earlier_runs=False`` leaves them out (tail follows the current run only).
 
     Raises:
         ParseError: no training step survives, or the table breaks the Run schema.
     """
+    raw = result
     notes = list(result.notes)
-    per_update = result.markers.grad_accum if result.steps_in_batches else None
-    placed, epoch_source, placed_notes, numbered = place(
-        result.table, result.markers, result.step_from_order, result.total_steps, per_update, stride
-    )
+    placed, epoch_source, placed_notes, numbered = _place_rows(result, whole, stride)
     stride_given = bool(stride) and any(n.startswith(GIVEN_NOTE) for n in placed_notes)
     notes += placed_notes
     clock = flag_clock_resets(placed)
@@ -231,8 +292,10 @@ def build_run(
         placed = clock[0]
     if placed is not result.table:
         result = dataclasses.replace(result, table=placed)
+    placement: Placement = (result, epoch_source, numbered)
     table, counts = _resolve(result)
     resume_lines, earlier_rows = cast("tuple[tuple[int, ...], int]", counts.pop("resume_lines"))
+    fresh_lines = cast("tuple[int, ...]", counts.pop("fresh_lines"))
     if counts["nonmonotonic_steps"]:
         notes.append(
             f"{counts['nonmonotonic_steps']} backward step jump(s) look like interleaved writers, "
@@ -247,7 +310,8 @@ def build_run(
     if earlier_rows:
         notes.append(
             f"{earlier_rows} row(s) of earlier run(s) appended to this log are counted in the "
-            f"structure's rows; the analyses read the last run ({table.height} rows)"
+            f"structure's rows; the report is the last run's ({table.height} rows), and each "
+            "earlier run is analysed on its own (Earlier runs)"
         )
     table = _column_notes(table, notes)
     table, running = deaverage(table, notes)
@@ -297,4 +361,10 @@ def build_run(
         **counts,  # type: ignore[arg-type]
     )
     checked = validate_run(table)
-    return Run(table=checked, meta=meta, evals=place_evals(result.evals, checked))
+    earlier = (
+        _earlier_runs(raw, placement, fresh_lines, name, fmt, steps_per_epoch, stride)
+        if whole is None and earlier_runs
+        else ()
+    )
+    evals = place_evals(last_run_evals(result.evals, fresh_lines), checked)
+    return Run(table=checked, meta=meta, evals=evals, earlier=earlier)

@@ -198,7 +198,8 @@ class TailSession:
             skip_reasons=dict(self.skipped),
         )
         fmt = self.parser.name if self.parser else "unknown"
-        return build_run(result, self.source, fmt, self.opts.steps_per_epoch)
+        # tail watches the current run: earlier runs appended to the log are not rebuilt each pass
+        return build_run(result, self.source, fmt, self.opts.steps_per_epoch, earlier_runs=False)
 
     def _progress(self, now: float) -> Progress:
         recent = self.history.tail(self.opts.sparkline)[LOSS].to_list()

@@ -74,3 +74,26 @@ def test_eval_column_choice_and_stepless_rows_placed() -> None:
     assert eval_loss_column(run) == "valid_loss"
     series = main_eval_loss(run)
     assert series is not None and series.values.tolist() == [2.2, 2.1]
+
+
+def test_eval_rising_with_train_flat_is_an_eval_loss_rise() -> None:
+    """A held-out loss that turns and rises while the training loss stays flat is no overfitting
+    (LD410 needs a falling training loss) but a loss rise on the eval series (LD403)."""
+    rng = np.random.default_rng(3)
+    train = 2.0 + rng.normal(0, 0.01, 2000)  # flat: the run stopped learning
+    steps, vals = eval_curve(5, 20, turn=0.4)
+    found = OverfittingDetector().analyze(with_evals(make_run(train), steps, vals)).findings
+    assert [f.code for f in found] == ["LD403"]
+    ev = found[0].evidence
+    assert ev["series"] == "eval" and ev["rise_rel"] > 0.01 and ev["evals_after_best"] >= 2
+    assert abs(float(ev["train_loss_at_best"]) - float(ev["train_loss_at_end"])) < 0.04
+
+
+def test_flat_train_with_flat_noisy_eval_is_silent() -> None:
+    """Must not: a flat training loss beside a flat noisy eval loss is no rise (20 seeds)."""
+    rng = np.random.default_rng(11)
+    steps = np.linspace(100, 2000, 30).astype(int)
+    for _ in range(20):
+        run = make_run(2.0 + rng.normal(0, 0.01, 2000))
+        vals = 2.0 * np.exp(rng.normal(0, 0.03, steps.size))
+        assert not OverfittingDetector().analyze(with_evals(run, steps, vals)).findings

@@ -1,0 +1,76 @@
+"""Cut a log holding several appended fresh runs into one ParseResult per earlier run.
+
+build.py finds where a fresh run starts (rule 2: the step goes back to where the log began); the
+records from one such start up to the next belong to one run, which is then built on its own and
+never joined to another run's rows. A resume from a checkpoint (the counter goes back, but not to
+where the log began) stays inside its run. The lines before the first start belong to the first
+run (its headers); an evaluation belongs to the run whose rows it follows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import polars as pl
+
+from logdoctor.ingest.parsers.base import ParseResult
+from logdoctor.ingest.parsers.markers import Markers
+from logdoctor.model import LINE_NO, STEP
+
+
+def _lines_in(lines: tuple[int, ...], lo: int, hi: int) -> tuple[int, ...]:
+    return tuple(x for x in lines if lo <= x < hi)
+
+
+def _markers_in(m: Markers, lo: int, hi: int) -> Markers:
+    """The marker lines of ``[lo, hi)``; facts without a line (plan, accumulation) stay."""
+    pairs = [(x, v) for x, v in zip(m.epoch_lines, m.epoch_values, strict=False) if lo <= x < hi]
+    return dataclasses.replace(
+        m,
+        epoch_lines=tuple(x for x, _ in pairs),
+        epoch_values=tuple(v for _, v in pairs),
+        epoch_source=m.epoch_source if pairs else None,
+        resume_lines=_lines_in(m.resume_lines, lo, hi),
+        run_headers=_lines_in(m.run_headers, lo, hi),
+    )
+
+
+def _rows_in(table: pl.DataFrame, lo: int, hi: int) -> pl.DataFrame:
+    if table.height == 0 or LINE_NO not in table.columns:
+        return table
+    line = pl.col(LINE_NO)
+    return table.filter((line >= lo) & (line < hi))
+
+
+def segment(result: ParseResult, lo: int, hi: int) -> ParseResult:
+    """The part of ``result`` written on lines ``[lo, hi)``: rows, evaluations and markers."""
+    return dataclasses.replace(
+        result,
+        table=_rows_in(result.table, lo, hi),
+        evals=_rows_in(result.evals, lo, hi),
+        markers=_markers_in(result.markers, lo, hi),
+        lossless_steps=(),
+        notes=(),
+    )
+
+
+def earlier_segments(result: ParseResult, starts: tuple[int, ...]) -> list[ParseResult]:
+    """One ParseResult per run appended before the last (file order), cut at ``starts``: the
+    line of the first row of each fresh run after the first."""
+    bounds = [0, *sorted(starts)]
+    return [segment(result, lo, hi) for lo, hi in itertools.pairwise(bounds)]
+
+
+def last_run_evals(evals: pl.DataFrame, starts: tuple[int, ...]) -> pl.DataFrame:
+    """The evaluations of the last run: those written from its first row on."""
+    return _rows_in(evals, max(starts), 2**62) if starts else evals
+
+
+def backward_steps(table: pl.DataFrame) -> int:
+    """Rows (in file order) whose step is not above the step of the row before."""
+    if table.height < 2 or STEP not in table.columns:
+        return 0
+    t = table.sort(LINE_NO, maintain_order=True) if LINE_NO in table.columns else table
+    step = t[STEP].cast(pl.Float64)
+    return int((step.diff() <= 0).sum())

@@ -139,3 +139,28 @@ def test_f_tail_equals_scipy(d1: int) -> None:
     for d2 in (10, 50, 300, 5000, 200_000):
         for f in (0.0, 0.01, 0.5, 1.0, 1.5, 3.0, 8.0, 30.0, 200.0):
             assert f_sf(f, d1, d2) == pytest.approx(float(stats.f.sf(f, d1, d2)), rel=1e-8, abs=1e-300)
+
+
+@pytest.mark.parametrize("width", [8, 13, 16])
+def test_hex_fingerprint_ids_give_the_classes_of_the_strings(width: int) -> None:
+    from logdoctor.diagnosis.recurrence import _hex_codes
+
+    rng = np.random.default_rng(width)
+    values = rng.integers(0, 2 ** (4 * width - 1), 3000)
+    fp = pl.Series([f"{v:0{width}x}" for v in np.concatenate((values, values[:500], [0]))])
+    codes = _hex_codes(fp)
+    assert codes is not None
+    by_code = codes.rank("dense").to_numpy()
+    by_string = fp.cast(pl.Categorical).to_physical().rank("dense").to_numpy()
+    # one-to-one both ways: the pairs are exactly as many as either's classes
+    pairs = {(int(a), int(b)) for a, b in zip(by_code, by_string, strict=True)}
+    assert len(pairs) == len(set(by_code.tolist())) == len(set(by_string.tolist())) == 3001
+
+
+@pytest.mark.parametrize(
+    "fp", [["0abc", "abc"], ["abcd", "ABCD"], ["abcd", None], ["12345678901234567", "0"], ["xyz1", "abcd"]]
+)
+def test_hex_fingerprint_ids_refuse_ambiguous_spellings(fp: list[str | None]) -> None:
+    from logdoctor.diagnosis.recurrence import _hex_codes
+
+    assert _hex_codes(pl.Series(fp, dtype=pl.String)) is None

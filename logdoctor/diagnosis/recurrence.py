@@ -142,7 +142,7 @@ def recurrence(
     frac = float(seen[later].mean())
     f = min(1.0, 1.0 / max(stride, 1.0))
     expected = float(np.mean(1 - (1 - f) ** epoch[later]))
-    by_epoch = tuple(float(seen[epoch == e].mean()) if np.any(epoch == e) else 0.0 for e in range(int(epoch.max()) + 1))
+    by_epoch = _share_by_epoch(seen, epoch)
     if kind == "signature":
         chance_share = chance(ids, epoch)
         pairs = same_epoch_pairs(ids, epoch, f)
@@ -152,6 +152,17 @@ def recurrence(
     k = float(seen[later].sum())  # fingerprints: distinct batches never share one (chance 0)
     p = 0.5 * math.erfc(k / math.sqrt(2.0))  # normal upper tail
     return Recurrence(kind, columns, frac, 0.0, expected, frac / expected if expected else 0.0, p, n, by_epoch)
+
+
+def _share_by_epoch(seen: np.ndarray, epoch: np.ndarray) -> tuple[float, ...]:
+    """Per epoch 0..max, the share of its rows in ``seen`` (0.0 for an epoch without rows): one
+    pass (bincount), not one scan of every row per epoch."""
+    k = int(epoch.max()) + 1
+    if epoch.min() < 0 or not np.issubdtype(epoch.dtype, np.integer):
+        return tuple(float(seen[epoch == e].mean()) if np.any(epoch == e) else 0.0 for e in range(k))
+    rows = np.bincount(epoch, minlength=k)
+    hits = np.bincount(epoch, weights=seen.astype(np.float64), minlength=k)
+    return tuple(float(h / r) if r else 0.0 for h, r in zip(hits.tolist(), rows.tolist(), strict=True))
 
 
 def within_epoch_repeats(ids: np.ndarray, epoch: np.ndarray) -> float:

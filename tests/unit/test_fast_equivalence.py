@@ -164,3 +164,14 @@ def test_hex_fingerprint_ids_refuse_ambiguous_spellings(fp: list[str | None]) ->
     from logdoctor.diagnosis.recurrence import _hex_codes
 
     assert _hex_codes(pl.Series(fp, dtype=pl.String)) is None
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_recurrence_share_by_epoch_equals_one_scan_per_epoch(seed: int) -> None:
+    from logdoctor.diagnosis.recurrence import _share_by_epoch
+
+    rng = np.random.default_rng(seed)
+    epoch = rng.integers(0, 30, 4000) * (1 + seed % 2)  # odd seeds leave empty epochs
+    seen = rng.random(4000) < 0.3
+    want = tuple(float(seen[epoch == e].mean()) if np.any(epoch == e) else 0.0 for e in range(int(epoch.max()) + 1))
+    assert _share_by_epoch(seen, epoch) == want

@@ -175,3 +175,15 @@ def test_recurrence_share_by_epoch_equals_one_scan_per_epoch(seed: int) -> None:
     seen = rng.random(4000) < 0.3
     want = tuple(float(seen[epoch == e].mean()) if np.any(epoch == e) else 0.0 for e in range(int(epoch.max()) + 1))
     assert _share_by_epoch(seen, epoch) == want
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_within_epoch_repeats_equals_the_grouped_count(seed: int) -> None:
+    from logdoctor.diagnosis.recurrence import within_epoch_repeats
+
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, 50 + 500 * seed, 5000)
+    epoch = np.sort(rng.integers(0, 12, 5000))
+    count = pl.DataFrame({"e": epoch, "s": ids}).select(pl.len().over("e", "s")).to_series().to_numpy()
+    assert within_epoch_repeats(ids, epoch) == float(np.mean(count > 1))
+    assert within_epoch_repeats(ids.astype(float), epoch) == float(np.mean(count > 1))  # grouped path

@@ -178,11 +178,16 @@ def _piece_rows(piece: bytes, tokens: list[Token], rep: str, plan: Plan) -> pl.D
     return tok.lazy().with_columns(*values).select(ok.fill_null(False).alias("_ok"), *typed).collect()
 
 
+def _fewer_lines(data: bytes, n: int) -> bool:
+    """True when ``data`` has fewer than ``n`` lines (without counting the newlines of a big log)."""
+    return len(head(data, n)) == len(data) and line_count(data) < n
+
+
 def fast_rows(data: bytes, fields: FieldMap, out: Extracted) -> FastRead | None:
     """Read the lines of the dominant template at CSV speed, a piece of the log at a time (so
     that no table of every line's tokens or text is ever built); None when the log does not suit
     the fast path (then nothing was added to ``out``)."""
-    if b"\x1b" in data or line_count(data) < MIN_LINES:
+    if b"\x1b" in data or _fewer_lines(data, MIN_LINES):
         return None
     if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
         return None

@@ -83,12 +83,12 @@ def signature_ids(run: Run, use_fingerprint: bool = True) -> tuple[np.ndarray, t
     if use_fingerprint and run.has(BATCH_FP):
         fp = t[BATCH_FP].cast(pl.String)
         # ids only need to be equal where fingerprints are: ranking the categorical codes is
-        # ~4x faster than ranking the strings (1M rows) and gives the same classes
-        return (
-            fp.fill_null("").cast(pl.Categorical).to_physical().rank("dense").to_numpy().astype(np.int64),
-            (BATCH_FP,),
-            "fingerprint",
-        )
+        # ~4x faster than ranking the strings (1M rows) and gives the same classes; hex
+        # fingerprints of one width as integers are faster still (and one-to-one)
+        codes = _hex_codes(fp)
+        if codes is None:
+            codes = fp.fill_null("").cast(pl.Categorical).to_physical()
+        return codes.rank("dense").to_numpy().astype(np.int64), (BATCH_FP,), "fingerprint"
     cols = tuple(c for c in SIGNATURE_COLUMNS if run.has(c) and (c == LEN_MEAN or _integral(t[c])))
     if len(cols) < 2 or not ({TOKENS, LEN_MIN, LEN_MAX} & set(cols)):
         return None
@@ -115,6 +115,21 @@ def micro_ids(run: Run) -> tuple[np.ndarray, np.ndarray] | None:
     )
     ids = parts["fp"].cast(pl.Categorical).to_physical().rank("dense").to_numpy().astype(np.int64)
     return ids, parts["row"].to_numpy()
+
+
+def _hex_codes(fp: pl.Series) -> pl.Series | None:
+    """Lower-case hex fingerprints of one width (at most 16 digits) as distinct integers; None
+    when any is otherwise (null, upper case, another width or alphabet)."""
+    width = fp.str.len_bytes()
+    n = width.min()
+    if fp.null_count() or not isinstance(n, int) or not 0 < n <= 16 or width.max() != n:
+        return None
+    if fp.str.contains("[^0-9a-f]").any():
+        return None
+    cut = max(0, n - 8)  # two halves of at most 32 bits each: no overflow, one-to-one
+    hi = fp.str.slice(0, cut).str.to_integer(base=16, strict=False) if cut else None
+    lo = fp.str.slice(cut).str.to_integer(base=16, strict=True).cast(pl.UInt64)
+    return lo if hi is None else hi.cast(pl.UInt64) * (1 << 32) + lo
 
 
 def _integral(col: pl.Series) -> bool:
@@ -147,7 +162,7 @@ def recurrence(
     frac = float(seen[later].mean())
     f = min(1.0, 1.0 / max(stride, 1.0))
     expected = float(np.mean(1 - (1 - f) ** epoch[later]))
-    by_epoch = tuple(float(seen[epoch == e].mean()) if np.any(epoch == e) else 0.0 for e in range(int(epoch.max()) + 1))
+    by_epoch = _share_by_epoch(seen, epoch)
     if kind == "signature":
         chance_share = chance(ids, epoch)
         pairs = same_epoch_pairs(ids, epoch, f)
@@ -159,10 +174,45 @@ def recurrence(
     return Recurrence(kind, columns, frac, 0.0, expected, frac / expected if expected else 0.0, p, n, by_epoch)
 
 
+def _share_by_epoch(seen: np.ndarray, epoch: np.ndarray) -> tuple[float, ...]:
+    """Per epoch 0..max, the share of its rows in ``seen`` (0.0 for an epoch without rows): one
+    pass (bincount), not one scan of every row per epoch."""
+    k = int(epoch.max()) + 1
+    if epoch.min() < 0 or not np.issubdtype(epoch.dtype, np.integer):
+        return tuple(float(seen[epoch == e].mean()) if np.any(epoch == e) else 0.0 for e in range(k))
+    rows = np.bincount(epoch, minlength=k)
+    hits = np.bincount(epoch, weights=seen.astype(np.float64), minlength=k)
+    return tuple(float(h / r) if r else 0.0 for h, r in zip(hits.tolist(), rows.tolist(), strict=True))
+
+
 def within_epoch_repeats(ids: np.ndarray, epoch: np.ndarray) -> float:
     """Share of rows whose id occurs more than once within its own epoch."""
-    count = pl.DataFrame({"e": epoch, "s": ids}).select(pl.len().over("e", "s")).to_series().to_numpy()
-    return float(np.mean(count > 1)) if count.size else 0.0
+    if not ids.size:
+        return 0.0
+    key = _pair_key(ids, epoch)
+    if key is None:
+        count = pl.DataFrame({"e": epoch, "s": ids}).select(pl.len().over("e", "s")).to_series().to_numpy()
+        return float(np.mean(count > 1))
+    # one (epoch, id) integer per row, sorted: a row repeats when a neighbour has its key
+    # (6x less CPU than a grouped count at 1M rows; the share does not depend on the order)
+    key.sort()
+    same = key[1:] == key[:-1]
+    repeated = np.zeros(key.size, dtype=bool)
+    repeated[1:] |= same
+    repeated[:-1] |= same
+    return float(np.mean(repeated))
+
+
+def _pair_key(ids: np.ndarray, epoch: np.ndarray) -> np.ndarray | None:
+    """``epoch * (max id + 1) + id`` as int64 for non-negative integers that cannot overflow."""
+    if not (np.issubdtype(ids.dtype, np.integer) and np.issubdtype(epoch.dtype, np.integer)):
+        return None
+    if ids.min() < 0 or epoch.min() < 0:
+        return None
+    width = int(ids.max()) + 1
+    if (int(epoch.max()) + 1) * width >= 2**62:
+        return None
+    return epoch.astype(np.int64) * width + ids.astype(np.int64)
 
 
 def infer_period(ids: np.ndarray, steps: np.ndarray) -> int | None:

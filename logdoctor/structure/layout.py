@@ -62,6 +62,14 @@ def stride_of(step: np.ndarray, epoch: np.ndarray | None = None) -> int | None:
     return int(values[best]) if counts[best] >= REGULAR * gaps.size else None
 
 
+def _contains(sorted_steps: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per value, True when it is one of ``sorted_steps`` (ascending)."""
+    if not sorted_steps.size or not values.size:
+        return np.zeros(values.size, dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_steps, values), sorted_steps.size - 1)
+    return np.asarray(sorted_steps[at] == values)
+
+
 def metric_columns(table: pl.DataFrame) -> tuple[str, ...]:
     """Numeric columns that are metrics: finite in at least half the rows, not counters."""
     out: list[str] = []
@@ -138,7 +146,10 @@ def describe(
         stride_given: the user's ``--stride`` when it placed the rows (stride_source ``given``).
     """
     step = table[STEP].to_numpy() if table.height else np.zeros(0, dtype=np.int64)
-    extra = np.setdiff1d(np.asarray(lossless, dtype=np.int64), step)
+    # lossless steps are few: test them against the sorted steps instead of np.setdiff1d's sort
+    # of every step (0.37 s at 1M rows)
+    given = np.unique(np.asarray(lossless, dtype=np.int64))
+    extra = given[~_contains(step, given)]
     every = np.concatenate((step, extra))
     first = int(every.min()) if every.size else None
     last = int(every.max()) if every.size else None

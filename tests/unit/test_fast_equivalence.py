@@ -139,3 +139,51 @@ def test_f_tail_equals_scipy(d1: int) -> None:
     for d2 in (10, 50, 300, 5000, 200_000):
         for f in (0.0, 0.01, 0.5, 1.0, 1.5, 3.0, 8.0, 30.0, 200.0):
             assert f_sf(f, d1, d2) == pytest.approx(float(stats.f.sf(f, d1, d2)), rel=1e-8, abs=1e-300)
+
+
+@pytest.mark.parametrize("width", [8, 13, 16])
+def test_hex_fingerprint_ids_give_the_classes_of_the_strings(width: int) -> None:
+    from logdoctor.diagnosis.recurrence import _hex_codes
+
+    rng = np.random.default_rng(width)
+    values = rng.integers(0, 2 ** (4 * width - 1), 3000)
+    fp = pl.Series([f"{v:0{width}x}" for v in np.concatenate((values, values[:500], [0]))])
+    codes = _hex_codes(fp)
+    assert codes is not None
+    by_code = codes.rank("dense").to_numpy()
+    by_string = fp.cast(pl.Categorical).to_physical().rank("dense").to_numpy()
+    # one-to-one both ways: the pairs are exactly as many as either's classes
+    pairs = {(int(a), int(b)) for a, b in zip(by_code, by_string, strict=True)}
+    assert len(pairs) == len(set(by_code.tolist())) == len(set(by_string.tolist())) == 3001
+
+
+@pytest.mark.parametrize(
+    "fp", [["0abc", "abc"], ["abcd", "ABCD"], ["abcd", None], ["12345678901234567", "0"], ["xyz1", "abcd"]]
+)
+def test_hex_fingerprint_ids_refuse_ambiguous_spellings(fp: list[str | None]) -> None:
+    from logdoctor.diagnosis.recurrence import _hex_codes
+
+    assert _hex_codes(pl.Series(fp, dtype=pl.String)) is None
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_recurrence_share_by_epoch_equals_one_scan_per_epoch(seed: int) -> None:
+    from logdoctor.diagnosis.recurrence import _share_by_epoch
+
+    rng = np.random.default_rng(seed)
+    epoch = rng.integers(0, 30, 4000) * (1 + seed % 2)  # odd seeds leave empty epochs
+    seen = rng.random(4000) < 0.3
+    want = tuple(float(seen[epoch == e].mean()) if np.any(epoch == e) else 0.0 for e in range(int(epoch.max()) + 1))
+    assert _share_by_epoch(seen, epoch) == want
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_within_epoch_repeats_equals_the_grouped_count(seed: int) -> None:
+    from logdoctor.diagnosis.recurrence import within_epoch_repeats
+
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, 50 + 500 * seed, 5000)
+    epoch = np.sort(rng.integers(0, 12, 5000))
+    count = pl.DataFrame({"e": epoch, "s": ids}).select(pl.len().over("e", "s")).to_series().to_numpy()
+    assert within_epoch_repeats(ids, epoch) == float(np.mean(count > 1))
+    assert within_epoch_repeats(ids.astype(float), epoch) == float(np.mean(count > 1))  # grouped path

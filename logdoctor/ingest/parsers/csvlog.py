@@ -20,6 +20,16 @@ _CELL = re.compile(
 )
 
 
+def _end_of_line(data: bytes, n: int) -> int:
+    """Offset just past the ``n``-th newline of ``data`` (its length when it has fewer)."""
+    end = -1
+    for _ in range(n):
+        end = data.find(b"\n", end + 1)
+        if end < 0:
+            return len(data)
+    return end + 1
+
+
 def _separator(header: str) -> str | None:
     """The field separator of a header line (tab, comma or semicolon), or None."""
     for sep in ("\t", ",", ";"):
@@ -69,7 +79,8 @@ class CsvParser(Parser):
         # without carriage returns polars reads the bytes as they are (no decoded copy of the file)
         text = data.decode("utf-8", errors="replace") if b"\r" in data else ""
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-        head = text.split("\n", 50) if text else data.split(b"\n", 50)[:50]
+        # the first lines only: splitting the whole buffer would copy all but them
+        head = text.split("\n", 50) if text else data[: _end_of_line(data, 50)].split(b"\n", 50)[:50]
         lines = (ln if isinstance(ln, str) else ln.decode("utf-8", errors="replace") for ln in head[:50])
         first = next((ln for ln in lines if ln.strip()), "")
         sep = _separator(first)

@@ -26,6 +26,12 @@ _BARE = r"(:\s*)(-?(?:NaN|Infinity|nan|inf))(\s*[,}])"
 
 def _lines(source: Source) -> pl.DataFrame:
     """All lines, numbered from 1, stripped (one vectorised split, no per-line loop)."""
+    data = source.read_bytes()
+    if b"\r" not in data and b"\x1f" not in data and data.strip():
+        try:  # polars splits valid UTF-8 without a Python string per line (~5x faster at 1M)
+            return _split(data)
+        except pl.exceptions.PolarsError:
+            pass  # not UTF-8: decoded with replacement characters below
     text = source.text().replace("\r\n", "\n").replace("\r", "\n")
     lines = pl.Series("line", text.split("\n"), dtype=pl.String)
     if lines.len() and lines[-1] == "":
@@ -34,6 +40,22 @@ def _lines(source: Source) -> pl.DataFrame:
         pl.DataFrame({"line": lines})
         .with_row_index(LINE_NO, offset=1)
         .with_columns(pl.col("line").str.strip_chars(), pl.col(LINE_NO).cast(pl.Int64))
+    )
+
+
+def _split(data: bytes) -> pl.DataFrame:
+    """``_lines`` of UTF-8 bytes without CR or 0x1f; PolarsError when they are not UTF-8."""
+    lines = pl.read_csv(
+        data,
+        has_header=False,
+        separator="\x1f",
+        quote_char=None,
+        schema={"line": pl.String},
+        truncate_ragged_lines=True,
+        encoding="utf8",
+    )
+    return lines.with_row_index(LINE_NO, offset=1).select(
+        pl.col(LINE_NO).cast(pl.Int64), pl.col("line").fill_null("").str.strip_chars()
     )
 
 

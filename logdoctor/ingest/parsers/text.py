@@ -134,9 +134,11 @@ class TextParser(Parser):
         data = source.read_bytes()
         if is_binary(data[:_SNIFF_BYTES]):
             raise InputError(f"{source.name}: binary file, not a text training log")
-        frame = read_lines(data)
         out = Extracted()
-        rest = fast_rows(data, frame, fields, out)
+        fast = fast_rows(data, fields, out)
+        rest = read_lines(data) if fast is None else fast.rest
+        lines = fast.lines if fast is not None else int(rest[LINE_NO].max() or 0)  # type: ignore[arg-type]
+        records = lines if fast is not None else rest.height  # \r-split segments count apart
         # marker lines are never the dominant step template the fast path read
         markers = scan_markers(rest)
         overflows = scan_overflows(rest)
@@ -160,7 +162,7 @@ class TextParser(Parser):
             seen = ", ".join(sorted(out.keys_seen)[:12]) or "none"
             reasons = ", ".join(f"{k}: {v}" for k, v in out.skips.most_common() if v)
             raise ParseError(
-                f"{source.name}: no training steps found in {frame.height} lines "
+                f"{source.name}: no training steps found in {records} lines "
                 f"(skipped: {reasons or 'nothing'}; keys seen: {seen})"
             )
         if out.ppl_loss:
@@ -169,8 +171,8 @@ class TextParser(Parser):
         return ParseResult(
             table=table.with_columns(pl.col(STEP).cast(pl.Int64)),
             evals=_evals(out),
-            lines_read=int(frame[LINE_NO].max() or 0),  # type: ignore[arg-type]
-            records_read=frame.height if frame.height > int(frame[LINE_NO].max() or 0) else 0,  # type: ignore[arg-type]
+            lines_read=lines,
+            records_read=records if records > lines else 0,
             skip_reasons={k: v for k, v in out.skips.items() if v},
             total_steps=total if total is not None else markers.planned_steps,
             aliases=out.aliases,

@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
 
 from logdoctor.ingest.aliases import FieldMap
-from logdoctor.ingest.parsers.lines import LINE, LINE_NO
+from logdoctor.ingest.parsers.lines import LINE, LINE_NO, read_lines
+from logdoctor.ingest.parsers.pieces import head, line_count, lines_at, pieces
 from logdoctor.ingest.parsers.textplan import STRING_COLUMNS, Plan, plan_for
 from logdoctor.ingest.parsers.textrules import (
     LEVEL_PREFIX,
@@ -18,13 +20,16 @@ from logdoctor.ingest.parsers.textrules import (
     WRAPPED,
     value_spans,
 )
-from logdoctor.ingest.parsers.textshape import Extracted, rows
+from logdoctor.ingest.parsers.textshape import DURATION, NAN_WORD, Extracted, rows
 
 #: Below this many lines the general path is fast enough.
 MIN_LINES = 20_000
 SAMPLE = 4000
 _PREFIXED = re.compile(f"{LEVEL_PREFIX}|{RANK_PREFIX}")
 _WRAPPED = re.compile(WRAPPED)
+_NAN_WORD = re.compile(NAN_WORD)
+_DURATION = re.compile(DURATION)
+_WHOLE_VALUE = f"^{VALUE}$"
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,36 +126,39 @@ def _choose(frame: pl.DataFrame, fields: FieldMap) -> tuple[str, Plan] | None:
     for rep, n in zip(counts[LINE].head(3), counts["len"].head(3), strict=False):
         if n < sample.height // 10 or _PREFIXED.match(rep) or _WRAPPED.search(rep):
             continue
-        plan = plan_for(rep, fields)
+        if _DURATION.search(rep):  # the general path reads ``3h 35m`` as one word
+            continue
+        # planned as the general path plans it (``number of nan_ iterations``): same key names
+        plan = plan_for(_NAN_WORD.sub(r"\g<1> nan_\g<2>", rep), fields)
         if plan.role == "train" and not plan.derived_step and plan.ppl is None:
             return rep, plan
     return None
 
 
-def fast_rows(data: bytes, frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> pl.DataFrame:
-    """Read the lines of the dominant template at CSV speed; returns the lines left to read."""
-    if frame.height < MIN_LINES or b"\x1b" in data:
-        return frame
-    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
-        return frame
-    chosen = _choose(frame, fields)
-    tokens = template(chosen[0]) if chosen else None
-    if chosen is None or tokens is None:
-        return frame
-    rep, plan = chosen
-    n = len(tokens)
+@dataclass(frozen=True, slots=True)
+class FastRead:
+    """What the fast path left: the lines it did not read, and the log's physical line count."""
+
+    rest: pl.DataFrame
+    lines: int
+
+
+def _piece_rows(piece: bytes, tokens: list[Token], rep: str, plan: Plan) -> pl.DataFrame | None:
+    """Typed values (``_v{i}``) and ``_ok`` per line of one piece; None when its tokens do not
+    line up with its lines."""
     tok = pl.read_csv(
-        data,
+        piece,
         has_header=False,
         separator=" ",
         quote_char=None,
         encoding="utf8-lossy",
-        schema={f"_t{i}": pl.String for i in range(n + 1)},
+        schema={f"_t{i}": pl.String for i in range(len(tokens) + 1)},
         truncate_ragged_lines=True,
         missing_columns="insert",
+        extra_columns="ignore",  # a first line longer than the template sets no column count
     )
-    if tok.height != frame.height:
-        return frame
+    if tok.height != line_count(piece):
+        return None
     ok, values = _token_exprs(tokens, rep)
     used = {
         *plan.train.values(),
@@ -161,20 +169,45 @@ def fast_rows(data: bytes, frame: pl.DataFrame, fields: FieldMap, out: Extracted
     typed: list[pl.Expr] = []
     for i in sorted(used):
         v = pl.col(f"_v{i}")
-        typed.append(v if names.get(i) in STRING_COLUMNS else v.cast(pl.Float64, strict=False))
-        ok = ok & typed[-1].is_not_null()
-    parsed = (
-        tok.lazy().with_columns(*values).select(ok.fill_null(False).alias("_ok"), *typed).collect()
-    )
-    del tok  # the token table is the biggest object here: free it before building rows
-    parsed = parsed.with_columns(frame[LINE_NO])
-    mask = parsed["_ok"]
-    rows(
-        parsed if mask.all() else parsed.filter(mask),
-        plan,
-        out,
-        value=lambda i: pl.col(f"_v{i}"),
-        cast=False,
-    )
+        if names.get(i) in STRING_COLUMNS:  # a fingerprint the general path reads as a value
+            typed.append(v)
+            ok = ok & v.str.contains(_WHOLE_VALUE)
+        else:  # nan/inf go to the general path: ``nanms`` holds no value there (no word boundary)
+            typed.append(v.cast(pl.Float64, strict=False))
+            ok = ok & typed[-1].is_finite()
+    return tok.lazy().with_columns(*values).select(ok.fill_null(False).alias("_ok"), *typed).collect()
+
+
+def _fewer_lines(data: bytes, n: int) -> bool:
+    """True when ``data`` has fewer than ``n`` lines (without counting the newlines of a big log)."""
+    return len(head(data, n)) == len(data) and line_count(data) < n
+
+
+def fast_rows(data: bytes, fields: FieldMap, out: Extracted) -> FastRead | None:
+    """Read the lines of the dominant template at CSV speed, a piece of the log at a time (so
+    that no table of every line's tokens or text is ever built); None when the log does not suit
+    the fast path (then nothing was added to ``out``)."""
+    if b"\x1b" in data or _fewer_lines(data, MIN_LINES):
+        return None
+    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
+        return None
+    chosen = _choose(read_lines(head(data, SAMPLE)), fields)
+    tokens = template(chosen[0]) if chosen else None
+    if chosen is None or tokens is None:
+        return None
+    rep, plan = chosen
+    kept: list[pl.DataFrame] = []
+    rest: list[pl.DataFrame] = []
+    first = 1
+    for piece in pieces(data):
+        parsed = _piece_rows(piece, tokens, rep, plan)
+        if parsed is None:
+            return None
+        mask = parsed["_ok"]
+        line_no = pl.int_range(first, first + parsed.height, dtype=pl.Int64, eager=True)
+        kept.append(parsed.with_columns(line_no.alias(LINE_NO)).filter(mask))
+        rest.append(lines_at(piece, np.flatnonzero(~mask.to_numpy()), first))
+        first += parsed.height
+    rows(pl.concat(kept), plan, out, value=lambda i: pl.col(f"_v{i}"), cast=False)
     out.aliases.update(plan.aliases)
-    return frame.filter(~mask)
+    return FastRead(pl.concat(rest), first - 1)

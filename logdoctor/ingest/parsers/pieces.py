@@ -1,0 +1,58 @@
+"""Line-aligned pieces of a log's bytes, and the text of chosen lines without reading every line."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import polars as pl
+
+from logdoctor.ingest.parsers.lines import LINE, LINE_NO, read_lines
+
+#: Bytes per piece the fast path tokenises at once: bounds its working memory (~4x a piece).
+PIECE_BYTES = 24 * 1024 * 1024
+_NL = 10
+
+
+def line_count(data: bytes) -> int:
+    """Physical lines in ``data`` (a last line without a newline counts)."""
+    if not data:
+        return 0
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+
+def head(data: bytes, lines: int) -> bytes:
+    """The first ``lines`` lines of ``data`` (all of it when shorter)."""
+    end = -1
+    for _ in range(lines):
+        end = data.find(b"\n", end + 1)
+        if end < 0:
+            return data
+    return data[: end + 1]
+
+
+def pieces(data: bytes, size: int | None = None) -> Iterator[bytes]:
+    """``data`` cut after a newline roughly every ``size`` bytes (default PIECE_BYTES)."""
+    size = size or PIECE_BYTES
+    start = 0
+    while start < len(data):
+        cut = data.find(b"\n", start + size) if start + size < len(data) else -1
+        end = len(data) if cut < 0 else cut + 1
+        yield data[start:end]
+        start = end
+
+
+def lines_at(piece: bytes, rows: np.ndarray, first_line: int) -> pl.DataFrame:
+    """The (line_no, line) rows of the 0-based line indices ``rows`` of ``piece``, as read_lines
+    reads them; ``first_line`` is the line number of the piece's first line."""
+    if rows.size == 0:
+        return pl.DataFrame(schema={LINE_NO: pl.Int64, LINE: pl.String})
+    ends = np.flatnonzero(np.frombuffer(piece, dtype=np.uint8) == _NL)
+    starts = np.concatenate(([0], ends + 1))
+    ends = np.concatenate((ends, [len(piece)]))
+    picked = b"\n".join(piece[starts[i] : ends[i]] for i in rows.tolist()) + b"\n"
+    frame = read_lines(picked)
+    if frame.height != rows.size:  # a blank or \r-split picked line: read the piece whole
+        whole = read_lines(piece)
+        return whole[rows].with_columns(pl.col(LINE_NO) + (first_line - 1))
+    return frame.with_columns(pl.Series(LINE_NO, rows + first_line, dtype=pl.Int64))

@@ -1,0 +1,119 @@
+"""The text fast path (polars tokens, a piece of the log at a time) reads every log exactly as the
+general per-shape path does: every fixture and every real log, forced through both."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from polars.testing import assert_frame_equal
+
+from logdoctor import pipeline
+from logdoctor.errors import LogdoctorError
+from logdoctor.ingest.aliases import FieldMap
+from logdoctor.ingest.parsers import pieces, textfast
+from logdoctor.model import Run
+from tests.conftest import FIXTURES
+
+TEXT_SUFFIXES = (".log", ".txt", ".out", ".md")
+#: Small pieces, so that every fixture is tokenised in several pieces.
+SMALL_PIECE = 2048
+
+
+def _text_logs(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES)
+
+
+def _load(path: Path, fast: bool, monkeypatch: pytest.MonkeyPatch) -> Run | str:
+    monkeypatch.setattr(textfast, "MIN_LINES", 0 if fast else 10**9)
+    monkeypatch.setattr(pieces, "PIECE_BYTES", SMALL_PIECE)
+    try:
+        return pipeline.load(str(path), fmt="text")
+    except LogdoctorError as err:
+        return str(err)
+
+
+def _fast_read(path: Path, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Lines the fast path read itself (0 when it declined the log)."""
+    monkeypatch.setattr(textfast, "MIN_LINES", 0)
+    monkeypatch.setattr(pieces, "PIECE_BYTES", SMALL_PIECE)
+    from logdoctor.ingest.parsers.textshape import Extracted
+
+    fast = textfast.fast_rows(path.read_bytes(), FieldMap(), Extracted())
+    return fast.lines - fast.rest.height if fast else 0
+
+
+def assert_same_run(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fast, slow = _load(path, True, monkeypatch), _load(path, False, monkeypatch)
+    if isinstance(slow, str) or isinstance(fast, str):
+        assert fast == slow
+        return
+    assert_frame_equal(fast.table, slow.table)
+    assert_frame_equal(fast.evals, slow.evals)
+    assert fast.meta == slow.meta
+
+
+FIXTURE_LOGS = _text_logs(FIXTURES)
+
+
+def test_fixtures_exercise_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    read = [_fast_read(p, monkeypatch) for p in FIXTURE_LOGS]
+    assert sum(n > 0 for n in read) >= 20  # the comparison below is not vacuous
+
+
+@pytest.mark.parametrize("path", FIXTURE_LOGS, ids=[p.name for p in FIXTURE_LOGS])
+def test_fast_path_equals_general_path_on_fixtures(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert_same_run(path, monkeypatch)
+
+
+@pytest.mark.reallogs
+def test_fast_path_equals_general_path_on_real_logs(
+    reallogs_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logs = _text_logs(reallogs_dir)
+    assert len(logs) >= 25
+    for path in logs:
+        assert_same_run(path, monkeypatch)
+
+
+def test_pieces_cut_after_newlines_and_cover_the_data() -> None:
+    data = b"".join(f"line {i} ".encode() * (i % 7) + b"\n" for i in range(500)) + b"tail"
+    parts = list(pieces.pieces(data, 100))
+    assert b"".join(parts) == data and len(parts) > 5
+    assert all(p.endswith(b"\n") for p in parts[:-1])
+    assert sum(pieces.line_count(p) for p in parts) == pieces.line_count(data) == 501
+
+
+def test_lines_at_reads_chosen_lines_like_read_lines() -> None:
+    piece = b"a 1\nb\xff 2\n\nc\x1fd\r\nlast"
+    got = pieces.lines_at(piece, np.array([1, 2, 3, 4]), first_line=10)
+    assert got["line_no"].to_list() == [11, 12, 13, 14]
+    assert got["line"].to_list() == ["b\ufffd 2", "", "c d", "last"]
+
+
+def _mixed_log(n: int) -> bytes:
+    """Template lines with the values the general path reads differently mixed in."""
+    out = ["[config] a=1 b=2 c=3 d=4 e=5 f=6 g=7 h=8 i=9 j=10 k=11 l=12 m=13 n=14 o=15 p=16"]
+    odd = [
+        "step {s} | loss=nan t=12ms fp=0badc0de",  # nan: general path
+        "step {s} | loss=2.5 t=nanms fp=0badc0de",  # ``nanms`` is no value there
+        "step {s} | loss=2.5 t=12ms fp=xyz",  # not a fingerprint
+        "step {s} | loss=1,234.5 t=12ms fp=0badc0de",  # thousands separator
+        "step {s} | loss=2.5 t=3h 35m fp=0badc0de",  # longer line, a duration
+        "step {s} | loss=2.5  t=12ms fp=0badc0de",  # two blanks
+    ]
+    for s in range(1, n + 1):
+        out.append(f"step {s} | loss={1 + (s % 97) / 50:.4f} t={s % 13}ms fp={s * 2654435761 % 2**32:08x}")
+        if s % 37 == 0:
+            out.append(odd[(s // 37) % len(odd)].format(s=s))
+    return ("\n".join(out) + "\n").encode()
+
+
+def test_fast_path_hands_what_it_cannot_read_to_the_general_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "mixed.log"
+    path.write_bytes(_mixed_log(3000))
+    assert _fast_read(path, monkeypatch) > 2900
+    assert_same_run(path, monkeypatch)

@@ -129,3 +129,51 @@ def betainc(a: float, b: float, x: float, y: float | None = None) -> float:
     if x < (a + 1.0) / (a + b + 2.0):
         return math.exp(log_front) * _beta_cf(a, b, x) / a
     return 1.0 - math.exp(log_front) * _beta_cf(b, a, y) / b
+
+
+#: Largest shape the continued fraction takes on; beyond it lgamma differences lose digits.
+_MAX_SHAPE = 5e4
+
+
+def binom_cdf(k: float, n: int, p: float) -> float:
+    """P(X <= k) for X ~ Binomial(n, p) (= ``scipy.stats.binom.cdf``): I_{1-p}(n - k, k + 1)."""
+    k = math.floor(k)
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    return _betainc_or_scipy(n - k, k + 1.0, 1.0 - p, p)
+
+
+def nbinom_cdf(k: float, r: float, p: float, q: float | None = None) -> float:
+    """P(X <= k) for X ~ NegBinomial(r, p) failures before the r-th success (= ``scipy.stats.nbinom.cdf``):
+    I_p(r, k + 1); ``q`` = 1 - p when the caller has it without cancellation."""
+    k = math.floor(k)
+    if k < 0:
+        return 0.0
+    return _betainc_or_scipy(r, k + 1.0, p, 1.0 - p if q is None else q)
+
+
+def _betainc_or_scipy(a: float, b: float, x: float, y: float) -> float:
+    if max(a, b) <= _MAX_SHAPE:
+        return min(1.0, max(0.0, betainc(a, b, x, y)))
+    from scipy import special  # heavy: only for shapes where the lgamma differences lose digits
+
+    return float(special.betainc(a, b, x))
+
+
+def lgamma_of_integers(v: NDArray[np.int64]) -> FloatArray:
+    """``scipy.special.gammaln`` of positive integers: math.lgamma once per distinct value."""
+    v = np.asarray(v, dtype=np.int64)
+    if v.size == 0:
+        return np.zeros(0)
+    top = int(v.max())
+    if v.min() < 1 or top > 16 * v.size + 1_000_000:
+        distinct, inv = np.unique(v, return_inverse=True)
+        return np.array([math.lgamma(float(d)) for d in distinct])[inv.reshape(v.shape)]
+    seen = np.zeros(top + 1, dtype=bool)
+    seen[v] = True
+    table = np.zeros(top + 1)
+    for d in np.flatnonzero(seen).tolist():
+        table[d] = math.lgamma(d)
+    return table[v]

@@ -1,0 +1,87 @@
+"""Start-up paths without scipy: the occupancy tails, log-gammas and wide rolling medians equal scipy's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+from logdoctor.detectors.tails import binom_cdf, lgamma_of_integers, nbinom_cdf
+from logdoctor.diagnosis import occupancy
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 40, 333, 5000, 120_000, 3_000_000])
+@pytest.mark.parametrize("p", [1e-6, 0.01, 0.2, 0.5, 0.93, 1.0])
+def test_binom_cdf_equals_scipy(n: int, p: float) -> None:
+    mean = n * p
+    for k in {-1.0, 0.0, 0.5, 1.0, mean / 4, mean / 2, mean - 3 * np.sqrt(mean + 1), mean, n - 1.0, float(n)}:
+        want = float(stats.binom.cdf(np.floor(k), n, p))
+        assert binom_cdf(k, n, p) == pytest.approx(want, rel=1e-9, abs=1e-300), (k, n, p)
+
+
+@pytest.mark.parametrize("r", [0.3, 1.0, 4.5, 80.0, 2500.0, 4e5, 5e6])
+@pytest.mark.parametrize("p", [0.05, 0.4, 0.9, 0.999])
+def test_nbinom_cdf_equals_scipy(r: float, p: float) -> None:
+    mean = r * (1 - p) / p
+    for k in {-1.0, 0.0, 1.0, 2.7, mean / 10, mean / 2, mean, 3 * mean + 5}:
+        want = float(stats.nbinom.cdf(np.floor(k), r, p))
+        assert nbinom_cdf(k, r, p) == pytest.approx(want, rel=1e-9, abs=1e-300), (k, r, p)
+
+
+def test_lgamma_of_integers_equals_gammaln() -> None:
+    rng = np.random.default_rng(3)
+    for v in (np.arange(1, 3000), rng.integers(1, 2_000_000, 20_000), np.array([5, 5, 5]), np.array([10**9, 2])):
+        np.testing.assert_allclose(lgamma_of_integers(v), special.gammaln(v.astype(float)), rtol=1e-14)
+
+
+def _chance_scipy(ids: np.ndarray, epoch: np.ndarray) -> float:
+    """The former scipy.special.gammaln implementation of ``occupancy.chance``."""
+    n_tot = float(ids.size)
+    c = np.bincount(ids)[ids].astype(float)
+    before = np.cumsum(np.bincount(epoch))[epoch] - np.bincount(epoch)[epoch]
+    later = epoch >= 1
+    b, cc = before[later].astype(float), c[later]
+    free = n_tot - 1 - b
+    g = special.gammaln
+    log_none = np.where(
+        free >= cc - 1, g(free + 1) - g(free - cc + 2) - g(n_tot) + g(n_tot - cc + 1), -np.inf
+    )
+    return float(np.mean(1 - np.exp(log_none))) if b.size else 0.0
+
+
+@pytest.mark.parametrize("n_sig", [3, 50, 4000, 10**6])
+def test_chance_equals_the_scipy_version(n_sig: int) -> None:
+    rng = np.random.default_rng(n_sig)
+    ids = rng.integers(0, n_sig, 30_000)
+    epoch = np.sort(rng.integers(0, 5, ids.size))
+    assert occupancy.chance(ids, epoch) == pytest.approx(_chance_scipy(ids, epoch), rel=1e-10, abs=1e-15)
+    assert occupancy.chance(ids, np.zeros_like(ids)) == 0.0
+
+
+def test_the_occupancy_test_imports_no_scipy() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np; from logdoctor.diagnosis import occupancy as o;"
+        "r = np.random.default_rng(1); ids = r.integers(0, 900, 3000); ep = np.repeat(np.arange(3), 1000);"
+        "o.same_epoch_pairs(ids, ep); o.chance(ids, ep);"
+        "print(sorted(m for m in sys.modules if m.startswith('scipy')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(("n", "window"), [(3334, 3333), (4000, 3999), (4000, 2001), (1500, 1400), (5000, 3001)])
+@pytest.mark.parametrize("mode", ["nearest", "mirror", "reflect", "wrap"])
+def test_whole_run_rolling_median_equals_ndimage(n: int, window: int, mode: str) -> None:
+    """Windows too wide for numpy's window view (robust.trend's whole-run window on block medians)
+    slide a sorted window instead of importing scipy.ndimage: the same values, ties included."""
+    from scipy import ndimage
+
+    from logdoctor.detectors import robust
+
+    x = np.random.default_rng(n + window).standard_cauchy(n)
+    x[::7] = x[3]
+    got = robust.rolling_median(x, window, mode=mode)
+    np.testing.assert_array_equal(got, ndimage.median_filter(x, size=window | 1, mode=mode))

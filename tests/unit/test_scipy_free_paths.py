@@ -85,3 +85,43 @@ def test_whole_run_rolling_median_equals_ndimage(n: int, window: int, mode: str)
     x[::7] = x[3]
     got = robust.rolling_median(x, window, mode=mode)
     np.testing.assert_array_equal(got, ndimage.median_filter(x, size=window | 1, mode=mode))
+
+
+@pytest.mark.parametrize("df", [0.3, 1.0, 1.5, 2.0, 3.0, 3.7, 4.0, 10.0, 300.0])
+def test_student_t_sf_and_quantile_equal_scipy(df: float) -> None:
+    from logdoctor.detectors.tails import t_ppf, t_sf
+
+    assert t_ppf(0.75, df) == pytest.approx(float(stats.t.ppf(0.75, df)), rel=1e-12)
+    for x in (-3.0, 0.0, 0.1, 1.0, 2.5, 10.0, 50.0, 300.0, 1e4, 1e6):
+        assert t_sf(x, df) == pytest.approx(float(stats.t.sf(x, df)), rel=1e-11, abs=1e-300), x
+
+
+@pytest.mark.parametrize("lam", [0.0, 1e-9, 1e-3, 0.2, 1.0, 3.3, 17.0, 250.0, 4000.0, 1e5])
+def test_poisson_quantile_equals_scipy(lam: float) -> None:
+    from logdoctor.detectors.tails import poisson_ppf
+
+    for q in (0.5, 0.9, 0.95, 0.99, 0.999, 1 - 1e-6):
+        assert poisson_ppf(q, lam) == int(stats.poisson.ppf(q, lam)), q
+
+
+@pytest.mark.parametrize("n", [1, 3, 20, 400, 10_000, 200_000])
+def test_binomial_sf_equals_scipy(n: int) -> None:
+    from logdoctor.detectors.tails import binom_sf
+
+    for p in (0.0, 1e-5, 0.01, 0.3, 0.9, 1.0):
+        for k in (-1, 0, 1, n // 3, n // 2, n - 1, n):
+            assert binom_sf(k, n, p) == pytest.approx(float(stats.binom.sf(k, n, p)), rel=1e-9, abs=1e-300)
+
+
+def test_weighing_spikes_imports_no_scipy() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from logdoctor.detectors import spikenull as s;"
+        "s.run_p_value(12.0, 30000, 3.0); s.null_count_limit(30000, 6.0, 3.0, 0.01);"
+        "s.chance_coincidence_p(0.01, 5, 40, 6);"
+        "print(sorted(m for m in sys.modules if m.startswith('scipy')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

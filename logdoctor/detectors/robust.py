@@ -9,6 +9,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from logdoctor.detectors import ndmedian
 from logdoctor.detectors.tails import student_t_two_sided
 from logdoctor.model import LINE_NO, STEP, Run
 
@@ -77,6 +78,9 @@ def rolling_median(x: FloatArray, window: int, mode: str = "nearest") -> FloatAr
     if w <= 1 or x.size == 0:
         return x.astype(np.float64, copy=True)
     size = w | 1
+    compiled = ndmedian.median_filter(x, size, mode)  # scipy's own filter, without scipy.ndimage's import
+    if compiled is not None:
+        return compiled
     h = size // 2
     small = x.size <= _SMALL_RUN and mode in _NUMPY_PAD and np.isfinite(x).all()
     whole_view = x.size * size <= _SMALL_VIEW  # numpy's sliding median over the whole series

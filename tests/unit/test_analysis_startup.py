@@ -22,20 +22,22 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
 #: top-level packages (or package prefixes) a small analysis must not import
 HEAVY = ("scipy", "ruptures", "matplotlib", "pandas", "torch", "sklearn")
+#: compiled extensions that need only numpy, loaded by their file (not their packages)
+ALONE = ("ruptures.detection._detection.ekcpd", "scipy.ndimage._rank_filter_1d")
 
 
 def _heavy_after(args: list[str], pre: str = "") -> list[str]:
     """Run ``logdoctor ARGS`` in a fresh interpreter; the heavy modules it left in sys.modules.
 
-    ``ruptures.detection._detection.ekcpd`` (the compiled search, loaded by file without the
-    package ``__init__``) is not the package and is allowed.
+    The two compiled extensions loaded by file without their package ``__init__`` (ruptures'
+    search, detectors/kernelcpd.py; scipy's 1-D median filter, detectors/ndmedian.py) are allowed.
     """
     code = (
         f"import json, sys; {pre}\n"
         "from logdoctor.cli import main\n"
         f"rc = main({args!r})\n"
         f"mods = sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}"
-        " and m != 'ruptures.detection._detection.ekcpd')\n"
+        f" and m not in {ALONE!r})\n"
         "print(json.dumps({'rc': rc, 'heavy': mods}))"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)

@@ -74,12 +74,17 @@ def test_the_occupancy_test_imports_no_scipy() -> None:
 
 @pytest.mark.parametrize(("n", "window"), [(3334, 3333), (4000, 3999), (4000, 2001), (1500, 1400), (5000, 3001)])
 @pytest.mark.parametrize("mode", ["nearest", "mirror", "reflect", "wrap"])
-def test_whole_run_rolling_median_equals_ndimage(n: int, window: int, mode: str) -> None:
-    """Windows too wide for numpy's window view (robust.trend's whole-run window on block medians)
-    slide a sorted window instead of importing scipy.ndimage: the same values, ties included."""
+def test_whole_run_rolling_median_equals_ndimage(
+    n: int, window: int, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without scipy's compiled filter, windows too wide for numpy's window view (robust.trend's
+    whole-run window on block medians) slide a sorted window instead of importing scipy.ndimage:
+    the same values, ties included."""
     from scipy import ndimage
 
-    from logdoctor.detectors import robust
+    from logdoctor.detectors import ndmedian, robust
+
+    monkeypatch.setattr(ndmedian, "median_filter", lambda *args: None)
 
     x = np.random.default_rng(n + window).standard_cauchy(n)
     x[::7] = x[3]
@@ -125,3 +130,38 @@ def test_weighing_spikes_imports_no_scipy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("n", [1, 2, 9, 600, 30_000])
+@pytest.mark.parametrize("mode", ["nearest", "mirror", "reflect", "wrap"])
+def test_compiled_median_filter_equals_ndimage(n: int, mode: str) -> None:
+    from scipy import ndimage
+
+    from logdoctor.detectors import ndmedian
+
+    x = np.random.default_rng(n).standard_cauchy(n)
+    x[::11] = x[0]
+    if n > 100:
+        x[50] = np.nan
+    for size in sorted({1, 3, 7, 15, 301, 1001, n | 1, (2 * n) | 1}):
+        got = ndmedian.median_filter(x, size, mode)
+        if not 3 <= size <= n:
+            assert got is None  # size 1 and windows past the series stay with the other paths
+            continue
+        assert got is not None
+        np.testing.assert_array_equal(got, ndimage.median_filter(x, size=size, mode=mode))
+    assert ndmedian.median_filter(x, 4, mode) is None  # even windows: scipy's origin rule, not ours
+    assert ndmedian.median_filter(x, 3, "constant") is None
+
+
+def test_the_compiled_median_filter_loads_without_scipy_ndimage() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np; from logdoctor.detectors import robust;"
+        "robust.rolling_median(np.random.default_rng(1).normal(size=50_000), 1001);"
+        "print(sorted(m for m in sys.modules if m.startswith('scipy')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['scipy.ndimage._rank_filter_1d']"

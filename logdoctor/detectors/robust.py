@@ -63,7 +63,8 @@ def series(run: Run, column: str) -> Series:
 
 #: scipy.ndimage edge mode -> numpy.pad mode giving the same padded values.
 _NUMPY_PAD = {"nearest": "edge", "mirror": "reflect", "reflect": "symmetric", "wrap": "wrap"}
-#: Up to this many points the rolling median runs without scipy (everyday logs start fast).
+#: Up to this many points the rolling median runs without scipy.ndimage's import when scipy's compiled
+#: filter cannot be loaded alone (ndmedian.py; the usual path whenever it can, at any size).
 _SMALL_RUN = 20_000
 #: Largest window view (points x window) that numpy's sliding median takes on.
 _SMALL_VIEW = 1_000_000

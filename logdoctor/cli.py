@@ -10,12 +10,14 @@ from typing import Annotated
 
 import typer
 
-from logdoctor import __version__
+from logdoctor import __version__, clicoerce
 from logdoctor.config import AnalysisConfig
 from logdoctor.errors import ConfigError, LogdoctorError
 from logdoctor.exitcodes import ExitCode, worst
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.model import Outcome, Severity
+
+clicoerce.install()  # typer's coercion without pydantic where values need none (~70 ms per command)
 
 app = typer.Typer(
     name="logdoctor",

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from logdoctor.detectors import ndmedian
 from logdoctor.detectors.tails import student_t_two_sided
 from logdoctor.model import LINE_NO, STEP, Run
 
@@ -61,10 +63,14 @@ def series(run: Run, column: str) -> Series:
 
 #: scipy.ndimage edge mode -> numpy.pad mode giving the same padded values.
 _NUMPY_PAD = {"nearest": "edge", "mirror": "reflect", "reflect": "symmetric", "wrap": "wrap"}
-#: Up to this many points the rolling median runs without scipy (everyday logs start fast).
+#: Up to this many points the rolling median runs without scipy.ndimage's import when scipy's compiled
+#: filter cannot be loaded alone (ndmedian.py; the usual path whenever it can, at any size).
 _SMALL_RUN = 20_000
 #: Largest window view (points x window) that numpy's sliding median takes on.
 _SMALL_VIEW = 1_000_000
+#: Largest points x window that a sorted window list takes on (whole-run trend windows on block
+#: medians: ~4000 x 4000 costs ~15 ms, against ~0.15 s to import scipy.ndimage).
+_SORTED_VIEW = 20_000_000
 
 
 def rolling_median(x: FloatArray, window: int, mode: str = "nearest") -> FloatArray:
@@ -73,11 +79,15 @@ def rolling_median(x: FloatArray, window: int, mode: str = "nearest") -> FloatAr
     if w <= 1 or x.size == 0:
         return x.astype(np.float64, copy=True)
     size = w | 1
+    compiled = ndmedian.median_filter(x, size, mode)  # scipy's own filter, without scipy.ndimage's import
+    if compiled is not None:
+        return compiled
     h = size // 2
     small = x.size <= _SMALL_RUN and mode in _NUMPY_PAD and np.isfinite(x).all()
     whole_view = x.size * size <= _SMALL_VIEW  # numpy's sliding median over the whole series
     edges_view = x.size > 2 * size and h * size <= _SMALL_VIEW  # polars inside, numpy on the edges
-    if not small or not (whole_view or edges_view):
+    sorted_view = x.size * size <= _SORTED_VIEW  # a sorted window slid along the padded series
+    if not small or not (whole_view or edges_view or sorted_view):
         # long runs and wide windows: ndimage is ~7x faster than polars' rolling median at 1M
         # points, and its import (~0.15 s) is then paid once for much work
         from scipy import ndimage
@@ -88,6 +98,8 @@ def rolling_median(x: FloatArray, window: int, mode: str = "nearest") -> FloatAr
     padded = np.pad(x.astype(np.float64, copy=False), h, mode=_NUMPY_PAD[mode])  # type: ignore[call-overload]
     if whole_view:
         return _sliding_median(padded, size)
+    if not edges_view:
+        return _sorted_window_median(padded, size)
     out = pl.Series(x, dtype=pl.Float64).rolling_median(window_size=size, center=True).to_numpy().copy()
     out[:h] = _sliding_median(padded[: h + size - 1], size)
     out[x.size - h :] = _sliding_median(padded[x.size - h :], size)
@@ -96,6 +108,19 @@ def rolling_median(x: FloatArray, window: int, mode: str = "nearest") -> FloatAr
 
 def _sliding_median(padded: FloatArray, size: int) -> FloatArray:
     return np.asarray(np.median(np.lib.stride_tricks.sliding_window_view(padded, size), axis=1), dtype=np.float64)
+
+
+def _sorted_window_median(padded: FloatArray, size: int) -> FloatArray:
+    """The middle of each odd ``size`` window of ``padded``, keeping one window sorted as it slides."""
+    vals = padded.tolist()
+    window = sorted(vals[:size])
+    h = size // 2
+    out = [window[h]]
+    for old, new in zip(vals, vals[size:], strict=False):
+        del window[bisect.bisect_left(window, old)]
+        bisect.insort(window, new)
+        out.append(window[h])
+    return np.asarray(out, dtype=np.float64)
 
 
 def rolling_mad(x: FloatArray, center: FloatArray, window: int) -> FloatArray:

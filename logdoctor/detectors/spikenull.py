@@ -11,39 +11,33 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
+from logdoctor.detectors.tails import binom_sf, poisson_ppf, t_ppf, t_sf
+
 
 @lru_cache(maxsize=32)
 def _z_to_t(df: float) -> float:
     """Robust z (MAD-scaled) -> Student-t units: the t's MAD times 1.4826."""
-    from scipy import stats  # heavy: only when a spike is weighed
-
-    return float(stats.t.ppf(0.75, df) * 1.4826)
+    return t_ppf(0.75, df) * 1.4826
 
 
 def run_p_value(z: float, n: int, df: float) -> float:
     """P(some row of n rows of Student-t(df) noise reaches robust z >= ``z``)."""
-    from scipy import stats  # heavy: only when a spike is weighed
-
-    per_row = float(stats.t.sf(z * _z_to_t(df), df))
+    per_row = t_sf(z * _z_to_t(df), df)
     return float(-math.expm1(n * math.log1p(-per_row)))
 
 
 def null_count_limit(n: int, z: float, df: float, alpha: float) -> int:
     """The number of rows at robust z >= ``z`` that n rows of Student-t(df) noise exceed only with
     probability ``alpha`` (Poisson approximation)."""
-    from scipy import stats  # heavy: only when a spike is weighed
-
-    lam = n * float(stats.t.sf(z * _z_to_t(df), df))
-    return int(stats.poisson.ppf(1.0 - alpha, lam))
+    lam = n * t_sf(z * _z_to_t(df), df)
+    return poisson_ppf(1.0 - alpha, lam)
 
 
 def chance_coincidence_p(rate: float, width: int, trials: int, hits: int) -> float:
     """P(at least ``hits`` of ``trials`` loss spikes meet a grad-norm spike within ``width`` rows by
     chance), when a fraction ``rate`` of grad-norm rows are spikes anyway."""
-    from scipy import stats  # heavy: only when a spike is weighed
-
     if hits <= 0:
         return 1.0
     p = 1.0 - (1.0 - min(max(rate, 0.0), 1.0)) ** width
-    return float(stats.binom.sf(hits - 1, trials, p))
+    return binom_sf(hits - 1, trials, p)
 

@@ -8,9 +8,12 @@ different epochs: same-epoch pairs of copies fall far below the null's expectati
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from logdoctor.detectors.tails import binom_cdf, lgamma_of_integers, nbinom_cdf
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,15 +92,13 @@ def lower_tail(w: float, mean: float, var: float) -> float:
     sum of independent pair indicators: exactly binomial when every signature has 2 copies), else a
     negative binomial; the normal approximation is far too loose in the tail that decides static.
     """
-    from scipy import stats  # heavy: loaded on first use so the CLI starts fast
-
     if mean <= 0:
         return 1.0
     if var < mean * (1 - 1e-9):
         n = max(1, round(mean * mean / (mean - var)))
-        return float(stats.binom.cdf(np.floor(w), n, min(1.0, mean / n)))
+        return binom_cdf(w, n, min(1.0, mean / n))
     r = mean * mean / max(var - mean, 1e-9)
-    return float(stats.nbinom.cdf(np.floor(w), r, mean / max(var, mean)))
+    return nbinom_cdf(w, r, mean / max(var, mean))
 
 
 def chance(ids: np.ndarray, epoch: np.ndarray) -> float:
@@ -105,17 +106,18 @@ def chance(ids: np.ndarray, epoch: np.ndarray) -> float:
     the permutation null: given its count c among N rows, a row with B rows before its epoch has
     none of its c-1 other copies among them with probability C(N-1-B, c-1) / C(N-1, c-1).
     """
-    from scipy.special import gammaln
-
-    n_tot = float(ids.size)
-    c = np.bincount(ids)[ids].astype(float)
+    n_tot = ids.size
+    c = np.bincount(ids)[ids]
     before = np.cumsum(np.bincount(epoch))[epoch] - np.bincount(epoch)[epoch]
     later = epoch >= 1
-    b, cc = before[later].astype(float), c[later]
+    b, cc = before[later], c[later]
+    if not b.size:
+        return 0.0
     free = n_tot - 1 - b
-    log_none = np.where(
-        free >= cc - 1,
-        gammaln(free + 1) - gammaln(free - cc + 2) - gammaln(n_tot) + gammaln(n_tot - cc + 1),
-        -np.inf,
-    )
-    return float(np.mean(1 - np.exp(log_none))) if b.size else 0.0
+    ok = free >= cc - 1
+    # the arguments are whole numbers: lgamma once per distinct value (= scipy.special.gammaln)
+    lg = lgamma_of_integers
+    log_none = np.full(b.size, -np.inf)
+    f, k = free[ok], cc[ok]
+    log_none[ok] = lg(f + 1) - lg(f - k + 2) - math.lgamma(n_tot) + lg(n_tot - k + 1)
+    return float(np.mean(1 - np.exp(log_none)))

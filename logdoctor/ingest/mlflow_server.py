@@ -12,7 +12,6 @@ import os
 import re
 import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,6 +77,8 @@ def _error(ref: RunRef, err: urllib.error.HTTPError) -> InputError:
 
 def get_json(ref: RunRef, endpoint: str, query: dict[str, str]) -> dict[str, Any]:
     """GET ``/api/2.0/mlflow/<endpoint>?query`` as JSON; every failure is one InputError line."""
+    import urllib.request  # here: http.client and ssl would cost every local analysis ~15 ms
+
     url = f"{ref.base}/api/2.0/mlflow/{endpoint}?{urllib.parse.urlencode(query)}"
     req = urllib.request.Request(url, headers={"Accept": "application/json", **_auth_header()})
     try:

@@ -1,0 +1,67 @@
+"""scipy.ndimage's compiled 1-D median filter, loaded alone (without ``import scipy.ndimage``).
+
+``scipy.ndimage.median_filter`` on a 1-D float64 series runs one C++ function,
+``scipy.ndimage._rank_filter_1d.rank_filter``, which needs only numpy. Importing scipy.ndimage to
+reach it also imports scipy.special and scipy's array-API layer (~0.17-0.25 s per process, paid
+again by every ``--jobs`` worker). This module loads that extension from the installed scipy by its
+file, as kernelcpd.py does for ruptures, and answers None when it cannot (another layout, another
+scipy version) or when scipy itself would take its general n-D path; the caller then uses ndimage.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+_EXTENSION = "scipy.ndimage._rank_filter_1d"
+#: scipy.ndimage's boundary mode -> the code its filters take (``_ni_support._extend_mode_to_code``)
+_MODE_CODE = {"nearest": 0, "wrap": 1, "reflect": 2, "mirror": 3}
+
+
+@cache
+def _rank_filter() -> Callable[..., Any] | None:
+    """scipy's compiled 1-D ``rank_filter``, or None when it cannot be loaded on its own."""
+    spec = importlib.util.find_spec("scipy")  # locates the package without executing it
+    if spec is None or spec.origin is None:
+        return None
+    folder = Path(spec.origin).parent / "ndimage"
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = folder / f"_rank_filter_1d{suffix}"
+        if not path.is_file():
+            continue
+        try:
+            loader = importlib.machinery.ExtensionFileLoader(_EXTENSION, str(path))
+            ext_spec = importlib.util.spec_from_file_location(_EXTENSION, path, loader=loader)
+            if ext_spec is None:
+                return None
+            module = importlib.util.module_from_spec(ext_spec)
+            loader.exec_module(module)
+            return getattr(module, "rank_filter", None)
+        except (ImportError, OSError):
+            return None
+    return None
+
+
+def median_filter(x: NDArray[np.float64], size: int, mode: str) -> NDArray[np.float64] | None:
+    """``scipy.ndimage.median_filter(x, size=size, mode=mode)`` for a 1-D series and an odd
+    ``size`` from 3 to ``len(x)``, or None when the compiled filter is not available for this input."""
+    fn = _rank_filter()
+    code = _MODE_CODE.get(mode)
+    # scipy itself sends size 1 to another filter, and windows longer than the series are its
+    # corner cases (gh-23293: wrong values there): both stay with the caller's other paths
+    if fn is None or code is None or x.ndim != 1 or size % 2 == 0 or not 3 <= size <= x.size:
+        return None
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    out = np.empty_like(x)
+    try:
+        fn(x, size // 2, size, out, code, 0.0, 0)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    return out

@@ -1,0 +1,68 @@
+"""A small analysis loads no heavy module: no scipy, no ruptures package, no matplotlib or pandas.
+
+Everyday logs (hundreds to ~10k steps) are mostly import time; scipy.stats alone costs more than
+the whole analysis. Each heavy part is loaded only by the stage that needs it (1M-step rolling
+medians, plots), so these runs must finish without it. The probe runs the real CLI in a fresh
+interpreter and lists what it imported; the control case shows the probe sees a heavy import.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "fixtures"
+#: top-level packages (or package prefixes) a small analysis must not import
+HEAVY = ("scipy", "ruptures", "matplotlib", "pandas", "torch", "sklearn")
+#: compiled extensions that need only numpy, loaded by their file (not their packages)
+ALONE = ("ruptures.detection._detection.ekcpd", "scipy.ndimage._rank_filter_1d")
+
+
+def _heavy_after(args: list[str], pre: str = "") -> list[str]:
+    """Run ``logdoctor ARGS`` in a fresh interpreter; the heavy modules it left in sys.modules.
+
+    The two compiled extensions loaded by file without their package ``__init__`` (ruptures'
+    search, detectors/kernelcpd.py; scipy's 1-D median filter, detectors/ndmedian.py) are allowed.
+    """
+    code = (
+        f"import json, sys; {pre}\n"
+        "from logdoctor.cli import main\n"
+        f"rc = main({args!r})\n"
+        f"mods = sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}"
+        f" and m not in {ALONE!r})\n"
+        "print(json.dumps({'rc': rc, 'heavy': mods}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert res["rc"] in (0, 1), out.stderr
+    return list(res["heavy"])
+
+
+def _loss_only_log(path: Path, steps: int = 10_000) -> Path:
+    """A seeded loss-only text log: a decaying loss with Gaussian noise."""
+    rng = random.Random(5)
+    with path.open("w") as fh:
+        for s in range(1, steps + 1):
+            fh.write(f"step {s} | loss={2 + 3 * math.exp(-s / 2000) + rng.gauss(0, 0.05):.4f}\n")
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+@pytest.mark.parametrize("name", ["example.log", "spiky.log", "loss-only 10k"])
+def test_a_small_analysis_imports_no_heavy_module(name: str, fmt: str, tmp_path: Path) -> None:
+    path = _loss_only_log(tmp_path / "loss.log") if name.startswith("loss-only") else FIXTURES / name
+    assert _heavy_after(["analyze", str(path), "--format", fmt, "-o", os.devnull]) == []
+
+
+def test_the_probe_sees_a_heavy_import() -> None:
+    """Control: the same probe reports a heavy module that was imported (the test can fail)."""
+    heavy = _heavy_after(["analyze", str(FIXTURES / "example.log"), "-o", os.devnull], pre="import scipy.stats")
+    assert "scipy.stats" in heavy

@@ -114,6 +114,9 @@ _RULES: tuple[Rule, ...] = (
          "perplexity, lower is better) stayed within its noise or got worse: the model memorises the training set.",
          "Keep the checkpoint where the eval score stopped improving; more training only fits the training "
          "data (more data, augmentation, regularisation, or stop there)."),
+    Rule("LD412", "eval-rise", Severity.WARNING,
+         "The eval loss passed its best point and rose beyond its noise while the training loss stayed flat.",
+         "The run stopped learning: check the lr, data and labels; use the checkpoint at the eval's best step."),
     Rule("LD415", "eval-noise", Severity.INFO,
          "An evaluation metric is too noisy to rank checkpoints by: its step-to-step noise is as large "
          "as the differences between the best checkpoints.",

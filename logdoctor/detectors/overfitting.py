@@ -1,8 +1,8 @@
 """Overfitting (LD410): the eval loss passed its best and rose while the training loss kept falling.
 
 The same rise while the training loss stayed flat (within ``min_train_drop`` either way) is no
-overfitting but still a loss that rose over a sustained stretch: LD403 on the eval series (a run
-that stopped learning and got worse). A training loss that rose too is left to its own detectors.
+overfitting but an eval loss that rose over a sustained stretch: LD412 (a run that stopped learning
+and got worse on held-out data). A training loss that rose too is left to its own detectors.
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def _rise_evidence(ev: EvalSeries, best: int, noise: float, tb: float, te: float
 
 
 def _eval_rise(ev: EvalSeries, best: int, noise: float, train: tuple[float, float], min_drop: float) -> Finding:
-    """LD403 on the eval series: it rose beyond its noise while the training loss stayed flat."""
+    """LD412: the eval loss rose beyond its noise while the training loss stayed flat."""
     tb, te = train
     evidence = _rise_evidence(ev, best, noise, tb, te)
     bs, ls = int(ev.steps[best]), int(ev.steps[-1])
@@ -133,7 +133,7 @@ def _eval_rise(ev: EvalSeries, best: int, noise: float, train: tuple[float, floa
         f"loss stayed within {min_drop:.0%} ({tb:.4g} -> {te:.4g}): the run got worse on held-out data."
     )
     return codes.finding(
-        "LD403",
+        "LD412",
         msg,
         first_step=bs,
         last_step=ls,

@@ -41,7 +41,7 @@ def test_nmt_long_runs_dev_perplexity_rise_is_reported_under_its_run(reallogs_di
     run6 = _report(reallogs_dir, NMT).runs[5]
     assert (run6.first_line, run6.last_line) == (108, 181)
     (rise,) = run6.findings
-    assert rise.code == "LD403" and rise.evidence["metric"] == "dev_ppl" and rise.evidence["evals"] == 24
+    assert rise.code == "LD412" and rise.evidence["metric"] == "dev_ppl" and rise.evidence["evals"] == 24
     assert 0.14 < float(rise.evidence["rise_rel"]) < 0.18
 
 
@@ -50,7 +50,7 @@ def test_nmt_problems_only_where_the_log_shows_them(reallogs_dir: Path) -> None:
     run has a problem (a fresh run's first loss is never a divergence)."""
     report = _report(reallogs_dir, NMT)
     bad = {p.index: sorted({f.code for f in p.findings}) for p in report.runs if p.findings}
-    assert bad == {6: ["LD403"], 20: ["LD002"], 21: ["LD002"]}
+    assert bad == {6: ["LD412"], 20: ["LD002"], 21: ["LD002"]}
 
 
 @pytest.mark.parametrize(

@@ -78,12 +78,12 @@ def test_eval_column_choice_and_stepless_rows_placed() -> None:
 
 def test_eval_rising_with_train_flat_is_an_eval_loss_rise() -> None:
     """A held-out loss that turns and rises while the training loss stays flat is no overfitting
-    (LD410 needs a falling training loss) but a loss rise on the eval series (LD403)."""
+    (LD410 needs a falling training loss) but an eval-loss rise (LD412)."""
     rng = np.random.default_rng(3)
     train = 2.0 + rng.normal(0, 0.01, 2000)  # flat: the run stopped learning
     steps, vals = eval_curve(5, 20, turn=0.4)
     found = OverfittingDetector().analyze(with_evals(make_run(train), steps, vals)).findings
-    assert [f.code for f in found] == ["LD403"]
+    assert [f.code for f in found] == ["LD412"]
     ev = found[0].evidence
     assert ev["series"] == "eval" and ev["rise_rel"] > 0.01 and ev["evals_after_best"] >= 2
     assert abs(float(ev["train_loss_at_best"]) - float(ev["train_loss_at_end"])) < 0.04

@@ -1,4 +1,4 @@
-"""The in-order fast path of structure._resolve gives exactly what the full rules give."""
+"""The in-order fast path of structure.resolve gives exactly what the full rules give."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from logdoctor.ingest.parsers.base import ParseResult
-from logdoctor.structure import build as structure
+from logdoctor.structure import resolve as structure
 from logdoctor.structure.build import build_run
 
 

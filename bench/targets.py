@@ -5,8 +5,9 @@ Usage (from the repository root): ``python bench/targets.py [--repeat 3] [--only
 bench/run.py calls :func:`measure_targets` and writes the "Targets" section of bench/RESULTS.md from it.
 ``--root`` measures another checkout's code (e.g. ``git archive main | tar -x -C /tmp/main``) on the
 same inputs, which is how a "before" column is measured. Each group is one function returning
-``(values, details)``; :data:`SOURCES` maps a group to it, so a better measurement (a helper's
-bench_startup.py / bench_sweep.py / bench_million.py) replaces one entry without touching the table.
+``(values, details)``; :data:`SOURCES` maps a group to it. A group whose own script exists in the
+measured checkout (:data:`SCRIPTS`: bench_million.py for the 1M group) is measured by that script
+through a small adapter; adding bench_startup.py / bench_sweep.py is one adapter and one entry each.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -184,10 +186,50 @@ def tail(root: Path, repeat: int) -> Measured:
     return values, details
 
 
+def _script_doc(script: Path, *args: str) -> dict[str, Any]:
+    """The JSON document a bench script prints (its whole stdout)."""
+    res = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, check=True,
+                         cwd=script.parent.parent)
+    return dict(json.loads(res.stdout[res.stdout.index("{"):]))
+
+
+def million_script(root: Path, repeat: int) -> Measured:
+    """The 1M group from bench/bench_million.py (its text and emit-shaped logs; the worse of the two)."""
+    doc = _script_doc(root / "bench" / "bench_million.py", "--repeat", str(repeat), "--text-only")
+    logs = {k: v for k, v in doc.items() if isinstance(v, dict) and "parse" in v}
+    worst = {
+        "m1_analyze_s": max(v["analyze"]["wall"] for v in logs.values()),
+        "m1_vs_reloop": max(v["ratio_wall"] for v in logs.values()),
+        "m1_parse_s": max(v["parse"]["wall"] for v in logs.values()),
+        "m1_peak_mb": max(max(v["parse"]["rss_mb"], v["analyze"]["rss_mb"]) for v in logs.values()),
+    }
+
+    def each(fn: Callable[[dict[str, Any]], str]) -> str:
+        return "; ".join(f"{label} ({v['mb']} MB): {fn(v)}" for label, v in logs.items())
+
+    details = {
+        "m1_analyze_s": each(lambda v: f"{v['analyze']['wall']:.2f} s wall, {v['analyze']['cpu']:.2f} CPU"),
+        "m1_vs_reloop": each(lambda v: f"{v['analyze']['wall']:.2f} / {v['re_loop']['wall']:.2f} s"),
+        "m1_parse_s": each(lambda v: f"{v['parse']['wall']:.2f} s wall, {v['parse']['cpu']:.2f} CPU"),
+        "m1_peak_mb": each(lambda v: f"parse {v['parse']['rss_mb']:.0f} / analyze {v['analyze']['rss_mb']:.0f} MB"),
+    }
+    return worst, details
+
+
 #: group -> measurement; replace an entry to measure a group another way (same keys as TARGETS).
 SOURCES: dict[str, Callable[[Path, int], Measured]] = {
     "startup": startup, "million": million, "sweep": sweep, "tail": tail,
 }
+#: group -> (script in bench/, its adapter): used instead of SOURCES when the measured checkout has it.
+SCRIPTS: dict[str, tuple[str, Callable[[Path, int], Measured]]] = {
+    "million": ("bench_million.py", million_script),
+}
+
+
+def source(group: str, root: Path) -> Callable[[Path, int], Measured]:
+    """The measurement of ``group`` for the checkout at ``root``: its own bench script when it has one."""
+    script, adapter = SCRIPTS.get(group, ("", SOURCES[group]))
+    return adapter if script and (root / "bench" / script).is_file() else SOURCES[group]
 
 
 def measure_targets(repeat: int, groups: list[str] | None = None, root: Path = HERE.parent) -> dict[str, object]:
@@ -196,7 +238,7 @@ def measure_targets(repeat: int, groups: list[str] | None = None, root: Path = H
     details: dict[str, str] = {}
     load0 = os.getloadavg()
     for group in groups or list(SOURCES):
-        v, d = SOURCES[group](root, repeat)
+        v, d = source(group, root)(root, repeat)
         values |= v
         details |= d
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=root,

@@ -259,6 +259,10 @@ def main() -> int:
     doc = {"measured": f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
            **measure_targets(args.repeat, ["startup"] if args.quick else None)}
     write_results(out, sections, start, load0, os.getloadavg(), args.repeat, KEEP, targets_lines(doc, before))
+    if not args.quick:  # the README's performance table follows RESULTS.md (tests/unit/test_perf_table.py)
+        from report import update_readme
+
+        update_readme(ROOT / "README.md", out)
     return 0
 
 

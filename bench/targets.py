@@ -238,12 +238,12 @@ def measure_targets(repeat: int, groups: list[str] | None = None, root: Path = H
     values: dict[str, float] = {}
     details: dict[str, str] = {}
     load0 = os.getloadavg()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=root,
+                            check=False).stdout.strip()  # the code measured: HEAD when the run starts
     for group in groups or list(SOURCES):
         v, d = source(group, root)(root, repeat)
         values |= v
         details |= d
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=root,
-                            check=False).stdout.strip()
     return {"commit": commit or str(root), "cores": os.cpu_count(), "load": [round(load0[0], 2),
             round(os.getloadavg()[0], 2)], "values": values, "details": details}
 

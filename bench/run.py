@@ -1,6 +1,10 @@
 """All of logdoctor's benchmarks in one command: seeded inputs, a table, and bench/RESULTS.md.
 
-Usage (from the repository root): ``python bench/run.py [--repeat 3] [--quick] [--cap 120]``.
+Usage (from the repository root): ``python bench/run.py [--repeat 3] [--quick] [--cap 120] [--before SRC]``.
+The "Targets" section at the top measures issue 17's targets (bench/targets.py) beside the numbers of
+the last full run kept in RESULTS.md (``--before`` takes them from a targets JSON file, another
+RESULTS.md, or a git ref's bench/RESULTS.md instead). ``--quick`` (small inputs, start-up targets
+only) writes bench/RESULTS.quick.md (git-ignored) and leaves RESULTS.md, with its 1M rows, alone.
 Inputs are generated once into bench/data/ (git-ignored): text logs with batch statistics at 10k,
 100k and 1M steps (bench_ingest.write_log), JSONL and CSV at 1M steps. Every measurement runs in a
 fresh child process started through a fresh intermediate one, whose ``RUSAGE_CHILDREN`` gives the
@@ -12,6 +16,7 @@ pandas columns need the ``bench`` extra (``pip install pandas``); they are skipp
 from __future__ import annotations
 
 import argparse
+import compileall
 import datetime as dt
 import importlib.util
 import json
@@ -206,14 +211,37 @@ def row(name: str, label: str, r: dict[str, float], note: str, stage: bool = Tru
     return [name, label, f"{wall:.3f}", f"{cpu:.3f}", f"{r['rss_mb']:.0f}", note + err]
 
 
+def before_doc(source: str | None, results: Path) -> dict[str, object] | None:
+    """The targets document of the last full run: from RESULTS.md, a JSON file, or a git ref's RESULTS.md."""
+    from report import read_doc
+
+    if source is None:
+        text = results.read_text(encoding="utf-8") if results.exists() else ""
+    elif Path(source).is_file():
+        text = Path(source).read_text(encoding="utf-8")
+        if source.endswith(".json"):
+            return dict(json.loads(text))
+    else:
+        text = subprocess.run(["git", "show", f"{source}:bench/RESULTS.md"], capture_output=True, text=True,
+                              check=True, cwd=ROOT).stdout
+    doc = read_doc(text)
+    return {k: v for k, v in doc.items() if k != "before"} if doc else None
+
+
 def main() -> int:
     """Generate the inputs, run every section, print the table and write bench/RESULTS.md."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3, help="runs of each measurement; the best is kept")
     ap.add_argument("--quick", action="store_true", help="10k/100k text only, no 20k exhaustive PELT")
     ap.add_argument("--cap", type=float, default=120.0, help="seconds allowed to each exhaustive search")
+    ap.add_argument("--before", help="targets JSON, RESULTS.md or git ref for the 'before' column")
     args = ap.parse_args()
-    from report import write_results
+    # measure an installed package: its bytecode cached, as on a user's machine (this sandbox sets
+    # PYTHONDONTWRITEBYTECODE, which recompiles logdoctor's ~170 modules in every process)
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    compileall.compile_dir(str(HERE.parent / "logdoctor"), quiet=1)
+    from report import targets_lines, write_results
+    from targets import measure_targets
 
     load0, start = os.getloadavg(), dt.datetime.now(dt.UTC)
     files = inputs(args.quick)
@@ -231,7 +259,15 @@ def main() -> int:
         ),
         "Many runs": bench_many(args.repeat, runs=10 if args.quick else 50),
     }
-    write_results(HERE / "RESULTS.md", sections, start, load0, os.getloadavg(), args.repeat, KEEP)
+    out = HERE / ("RESULTS.quick.md" if args.quick else "RESULTS.md")
+    before = before_doc(args.before, HERE / "RESULTS.md")
+    doc = {"measured": f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
+           **measure_targets(args.repeat, ["startup"] if args.quick else None)}
+    write_results(out, sections, start, load0, os.getloadavg(), args.repeat, KEEP, targets_lines(doc, before))
+    if not args.quick:  # the README's performance table follows RESULTS.md (tests/unit/test_perf_table.py)
+        from report import update_readme
+
+        update_readme(ROOT / "README.md", out)
     return 0
 
 

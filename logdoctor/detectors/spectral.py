@@ -144,7 +144,8 @@ def peak_tests(
     pc = np.concatenate(([0.0], np.cumsum(sp.power)))
     share = (pc[hi] - pc[lo]) / pc[-1] if pc[-1] > 0 else np.zeros(k.size)
     cand &= share >= min_power_ratio
-    logp = np.where(cand, gamma_logsf(stat, hi - lo), np.inf)
+    logp = np.full(k.size, np.inf)
+    logp[cand] = gamma_logsf(stat[cand], (hi - lo)[cand])  # the tail only where it is used
     out: list[PeakTest] = []
     for i in np.argsort(logp, kind="stable")[: 50 * top]:
         if np.isposinf(logp[i]) or len(out) >= top:

@@ -29,9 +29,11 @@ def gamma_logsf(x: FloatArray, a: FloatArray) -> FloatArray:
     """
     x = np.maximum(np.asarray(x, dtype=np.float64), 0.0)
     a = np.asarray(a)
-    kmax = int(a.max()) if a.size else 0
+    if a.size == 0:
+        return np.zeros(0)
+    kmax = int(a.max())
     n_terms = 2 * kmax + 100
-    if a.size == 0 or not np.all(a == np.round(a)) or a.min() < 1 or x.size * n_terms > _MAX_TERMS:
+    if not np.all(a == np.round(a)) or a.min() < 1 or x.size * n_terms > _MAX_TERMS:
         return _gamma_logsf_scipy(x, a)
     k = np.arange(n_terms, dtype=np.float64)
     log_fact = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, n_terms, dtype=np.float64)))))

@@ -10,15 +10,13 @@ to ``ruptures.KernelCPD`` when it cannot (another layout, another ruptures versi
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 from collections.abc import Callable
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from logdoctor.detectors.extload import compiled_function
 from logdoctor.detectors.robust import FloatArray
 
 _EXTENSION = "ruptures.detection._detection.ekcpd"
@@ -27,25 +25,7 @@ _EXTENSION = "ruptures.detection._detection.ekcpd"
 @cache
 def _compiled_pelt() -> Callable[..., Any] | None:
     """ruptures' compiled ``ekcpd_pelt_L2``, or None when it cannot be loaded on its own."""
-    spec = importlib.util.find_spec("ruptures")  # locates the package without executing it
-    if spec is None or spec.origin is None:
-        return None
-    folder = Path(spec.origin).parent / "detection" / "_detection"
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        path = folder / f"ekcpd{suffix}"
-        if not path.is_file():
-            continue
-        try:
-            loader = importlib.machinery.ExtensionFileLoader(_EXTENSION, str(path))
-            ext_spec = importlib.util.spec_from_file_location(_EXTENSION, path, loader=loader)
-            if ext_spec is None:
-                return None
-            module = importlib.util.module_from_spec(ext_spec)
-            loader.exec_module(module)
-            return getattr(module, "ekcpd_pelt_L2", None)
-        except (ImportError, OSError):
-            return None
-    return None
+    return compiled_function(_EXTENSION, "ekcpd_pelt_L2")
 
 
 def pelt_l2(signal: FloatArray, pen: float, min_size: int) -> list[int]:

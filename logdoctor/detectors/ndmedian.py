@@ -10,15 +10,14 @@ scipy version) or when scipy itself would take its general n-D path; the caller 
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 from collections.abc import Callable
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+from logdoctor.detectors.extload import compiled_function
 
 _EXTENSION = "scipy.ndimage._rank_filter_1d"
 #: scipy.ndimage's boundary mode -> the code its filters take (``_ni_support._extend_mode_to_code``)
@@ -28,25 +27,7 @@ _MODE_CODE = {"nearest": 0, "wrap": 1, "reflect": 2, "mirror": 3}
 @cache
 def _rank_filter() -> Callable[..., Any] | None:
     """scipy's compiled 1-D ``rank_filter``, or None when it cannot be loaded on its own."""
-    spec = importlib.util.find_spec("scipy")  # locates the package without executing it
-    if spec is None or spec.origin is None:
-        return None
-    folder = Path(spec.origin).parent / "ndimage"
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        path = folder / f"_rank_filter_1d{suffix}"
-        if not path.is_file():
-            continue
-        try:
-            loader = importlib.machinery.ExtensionFileLoader(_EXTENSION, str(path))
-            ext_spec = importlib.util.spec_from_file_location(_EXTENSION, path, loader=loader)
-            if ext_spec is None:
-                return None
-            module = importlib.util.module_from_spec(ext_spec)
-            loader.exec_module(module)
-            return getattr(module, "rank_filter", None)
-        except (ImportError, OSError):
-            return None
-    return None
+    return compiled_function(_EXTENSION, "rank_filter")
 
 
 def median_filter(x: NDArray[np.float64], size: int, mode: str) -> NDArray[np.float64] | None:

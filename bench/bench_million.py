@@ -17,7 +17,6 @@ import argparse
 import compileall
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -29,6 +28,8 @@ CHILD = str(HERE / "child.py")
 STEPS = 1_000_000
 TARGETS = {"parse_s": 1.0, "analyze_s": 3.0, "ratio": 1.0, "rss_mb": 1024.0}
 sys.path[:0] = [str(HERE), str(HERE.parent)]
+
+from best import best_of  # noqa: E402
 
 
 def write_emit_log(path: Path, steps: int = STEPS, seed: int = 17) -> None:
@@ -83,18 +84,8 @@ def inputs() -> dict[str, Path]:
 
 
 def measure(cmd: list[str], repeat: int) -> dict[str, float]:
-    """Best (by wall) of ``repeat`` fresh runs: wall, cpu, rss_mb (and stage_* for stages)."""
-    best: dict[str, float] = {}
-    for _ in range(repeat):
-        res = subprocess.run(
-            [sys.executable, CHILD, "--rusage", "--", *cmd], capture_output=True, text=True, check=True
-        )
-        r = json.loads(res.stdout.strip().splitlines()[-1])
-        if "error" in r:
-            raise SystemExit(f"{' '.join(cmd)} failed with exit code {r['error']}")
-        if not best or r["wall"] < best["wall"]:
-            best = r
-    return {k: round(v, 3) for k, v in best.items()}
+    """Best of ``repeat`` fresh runs: wall, cpu, rss_mb (bench/best.py), rounded."""
+    return {k: round(v, 3) for k, v in best_of(cmd, repeat).items()}
 
 
 def bench_text(path: Path, repeat: int) -> dict[str, object]:

@@ -29,6 +29,7 @@ CHILD = str(HERE / "child.py")
 TARGET = 2.5
 sys.path[:0] = [str(HERE)]
 
+import best  # noqa: E402
 from bench_ingest import write_log  # noqa: E402
 
 
@@ -56,13 +57,8 @@ def inputs() -> dict[str, Path]:
 
 
 def best_of(cmd: list[str], repeat: int) -> dict[str, float]:
-    """Best (by wall) of ``repeat`` fresh runs of ``cmd`` under bench/child.py --rusage."""
-    runs = []
-    for _ in range(repeat):
-        out = subprocess.run([sys.executable, CHILD, "--rusage", "--", *cmd], capture_output=True, text=True,
-                             check=True, cwd=ROOT)
-        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    return min(runs, key=lambda r: r["wall"])
+    """Best of ``repeat`` fresh runs of ``cmd`` in the repository (bench/best.py)."""
+    return best.best_of(cmd, repeat, ROOT)
 
 
 def measure(repeat: int = 5) -> dict[str, object]:

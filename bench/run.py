@@ -35,6 +35,7 @@ KEEP = "<!-- hand-written notes below this line are kept when run.py rewrites th
 sys.path[:0] = [str(HERE), str(ROOT)]
 
 from bench_ingest import write_log  # noqa: E402
+from best import best_of  # noqa: E402
 
 PANDAS = importlib.util.find_spec("pandas") is not None
 
@@ -85,16 +86,8 @@ def inputs(quick: bool) -> dict[str, Path]:
 
 
 def measure(cmd: list[str], repeat: int) -> dict[str, float]:
-    """Best (by wall) of ``repeat`` fresh runs of ``cmd``, each through a fresh intermediate process."""
-    best: dict[str, float] = {}
-    for _ in range(repeat):
-        res = subprocess.run(
-            [sys.executable, CHILD, "--rusage", "--", *cmd], capture_output=True, text=True, check=True
-        )
-        r = json.loads(res.stdout.strip().splitlines()[-1])
-        if not best or r.get("stage_wall", r["wall"]) < best.get("stage_wall", best["wall"]):
-            best = r
-    return best
+    """Best of ``repeat`` fresh runs of ``cmd`` (bench/best.py)."""
+    return best_of(cmd, repeat)
 
 
 def _stage_cmd(kind: str, arg: str) -> list[str]:

@@ -31,6 +31,7 @@ CHILD = str(HERE / "child.py")
 sys.path[:0] = [str(HERE)]
 
 from bench_ingest import write_log  # noqa: E402
+from best import best_of  # noqa: E402
 
 Measured = tuple[dict[str, float], dict[str, str]]
 
@@ -75,17 +76,8 @@ TARGETS = (
 
 
 def measure(cmd: list[str], repeat: int, cwd: Path) -> dict[str, float]:
-    """Best (by wall) of ``repeat`` fresh runs of ``cmd`` under bench/child.py's rusage wrapper."""
-    best: dict[str, float] = {}
-    for _ in range(repeat):
-        res = subprocess.run([sys.executable, CHILD, "--rusage", "--", *cmd], capture_output=True, text=True,
-                             check=True, cwd=cwd)
-        r = json.loads(res.stdout.strip().splitlines()[-1])
-        if "error" in r:
-            raise RuntimeError(f"{' '.join(cmd)}: exit {r['error']:.0f}")
-        if not best or r.get("stage_wall", r["wall"]) < best.get("stage_wall", best["wall"]):
-            best = r
-    return best
+    """Best of ``repeat`` fresh runs of ``cmd`` run in ``cwd`` (bench/best.py)."""
+    return best_of(cmd, repeat, cwd)
 
 
 def _ld(*args: str) -> list[str]:

@@ -29,6 +29,9 @@ SLOPE = -0.6
 MIN_BINS = 5
 MIN_SPAN = 10.0
 MIN_PAIRS = 50
+#: The slope is read from at most this many consecutive pairs (evenly strided): ample for 12 bins,
+#: and a million-row log costs no more than a 100k one.
+MAX_PAIRS = 100_000
 #: The in-epoch batch counter a parser reads from ``k/N`` progress output.
 BATCHES = "batches"
 #: Columns that logs print as running means (the rest are counters, rates or settings).
@@ -69,6 +72,9 @@ def _steps(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def noise_slope(values: np.ndarray, k: np.ndarray) -> float | None:
     """Slope of log(median |Δ| per batch) on log(k); None when the log cannot tell."""
     cont, gap = _steps(k)
+    if cont.size > MAX_PAIRS:
+        every = -(-cont.size // MAX_PAIRS)
+        cont, gap = cont[::every], gap[::every]
     d = np.abs(values[cont] - values[cont - 1]) / gap
     kk = k[cont]
     ok = np.isfinite(d)

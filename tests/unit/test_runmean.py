@@ -130,3 +130,18 @@ def test_no_real_training_fixture_is_read_back(fixtures_dir: Path) -> None:
     for path in sorted((fixtures_dir / "realruns").glob("*.log")):
         st = pipeline.load(str(path)).meta.structure
         assert st is not None and st.running_mean == (), path.name
+
+
+def test_long_logs_are_judged_on_a_strided_sample() -> None:
+    """Past MAX_PAIRS consecutive pairs the slope is read from every k-th pair: still found, and a
+    per-batch loss of the same length still left alone."""
+    epochs, per = 40, 5_000  # 200k rows > MAX_PAIRS
+    rng = np.random.default_rng(11)
+    raw = 0.5 + 0.15 * rng.standard_normal(epochs * per)
+    k = np.tile(np.arange(1, per + 1), epochs).astype(float)
+    running = (np.cumsum(raw.reshape(epochs, per), axis=1).ravel()) / k
+    base = {"step": np.arange(1, raw.size + 1), "epoch": np.repeat(np.arange(epochs), per).astype(float), "batches": k}
+    assert raw.size - epochs > runmean.MAX_PAIRS
+    found = runmean.deaverage(pl.DataFrame({**base, "loss": running}), [])[1]
+    assert found is not None and found.slopes[0] < -0.8
+    assert runmean.deaverage(pl.DataFrame({**base, "loss": raw}), [])[1] is None

@@ -66,6 +66,13 @@ class Facts:
         return self.order is not None
 
 
+def _running_avg(strength: float, evidence: dict[str, float]) -> cf.Cause:
+    """The running-average cause, whichever way it was seen."""
+    return cf.Cause(
+        "running_avg", "a running-average loss that resets every epoch", cf.PRIORITY["running_avg"], strength, evidence
+    )
+
+
 def _running_mean_slope(run: Run) -> float | None:
     """The loss's noise slope when the structure stage read it back from a running mean."""
     st = run.meta.structure
@@ -195,26 +202,10 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
     adjusted = loss - (resid - clean)  # the loss with its batch-length effect removed
     shape = ep.shape(steps, adjusted, clean, epochs) if epochs is not None else None
     slope = _running_mean_slope(run)
-    if slope is not None:
-        causes.append(
-            cf.Cause(
-                "running_avg",
-                "a running-average loss that resets every epoch",
-                cf.PRIORITY["running_avg"],
-                min(1.0, -slope),
-                {"noise_slope": slope},
-            )
-        )
-    elif shape is not None and shape.running_average:
-        causes.append(
-            cf.Cause(
-                "running_avg",
-                "a running-average loss that resets every epoch",
-                cf.PRIORITY["running_avg"],
-                min(1.0, shape.noise_ratio / 8),
-                {"noise_ratio": round(shape.noise_ratio, 2)},
-            )
-        )
+    if slope is not None:  # read back by the structure stage
+        causes.append(_running_avg(min(1.0, -slope), {"noise_slope": slope}))
+    elif shape is not None and shape.running_average:  # still in the loss: seen in its epoch shape
+        causes.append(_running_avg(min(1.0, shape.noise_ratio / 8), {"noise_ratio": round(shape.noise_ratio, 2)}))
     elif shape is not None and shape.staircase:
         causes.append(
             cf.Cause(

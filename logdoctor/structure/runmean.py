@@ -111,21 +111,19 @@ def deaverage(table: pl.DataFrame, notes: list[str]) -> tuple[pl.DataFrame, Runn
     k = position(table)
     if k is None:
         return table, None
-    found: dict[str, float] = {}
-    for col in (c for c in CANDIDATES if c in table.columns):
+    found: dict[str, tuple[float, np.ndarray]] = {}
+    for col in (c for c in CANDIDATES if c in table.columns):  # the loss first: no loss, nothing
         values = table[col].cast(pl.Float64).to_numpy()
         slope = noise_slope(values, k)
         if slope is not None and slope <= SLOPE:
-            found[col] = slope
-    if LOSS not in found:
-        return table, None
-    table = table.with_columns(
-        pl.Series(c, undo(table[c].cast(pl.Float64).to_numpy(), k)) for c in found
-    )
+            found[col] = (slope, values)
+        elif col == LOSS:
+            return table, None
+    table = table.with_columns(pl.Series(c, undo(values, k)) for c, (_, values) in found.items())
     cols = ", ".join(found)
     notes.append(
         f"{cols}: logged as running means since each epoch began (their step-to-step change shrinks "
-        f"as 1/k through the epoch: slope {found[LOSS]:.2f}, -1 for a running mean, 0 otherwise); "
+        f"as 1/k through the epoch: slope {found[LOSS][0]:.2f}, -1 for a running mean, 0 otherwise); "
         "the analyses read each logged interval's own mean, undone from them"
     )
-    return table, RunningMean(tuple(found), tuple(round(s, 3) for s in found.values()))
+    return table, RunningMean(tuple(found), tuple(round(slope, 3) for slope, _ in found.values()))

@@ -44,6 +44,16 @@ def write_log(path: Path, steps: int, seed: int = 7) -> None:
                 fh.write(f"eval step {s} | val_loss={2 + rng.random():.4f} val_acc=0.41\n")
 
 
+def log_folder(folder: Path, runs: int, steps: int, seed: int = 100, width: int = 3) -> Path:
+    """``runs`` seeded canonical logs of ``steps`` lines in ``folder`` (``run_000.log``, ... with
+    seeds ``seed``, ``seed + 1``, ...), each written only when missing: the inputs of the sweeps."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(runs):
+        if not (p := folder / f"run_{i:0{width}d}.log").exists():
+            write_log(p, steps, seed=seed + i)
+    return folder
+
+
 def re_loop(path: Path) -> int:
     """The baseline: read lines, match the step line, pull every key=value pair into a dict."""
     rows = []

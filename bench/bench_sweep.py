@@ -31,7 +31,7 @@ DATA = HERE / "data"
 CHILD = str(HERE / "child.py")
 sys.path[:0] = [str(HERE)]
 
-from bench_ingest import write_log  # noqa: E402
+from bench_ingest import log_folder  # noqa: E402
 
 PER_RUN = """
 import json, sys, time
@@ -50,13 +50,7 @@ print(json.dumps({"wall": (time.perf_counter() - w) / len(paths), "cpu": (time.p
 
 def sweep(runs: int, steps: int) -> Path:
     """The seeded sweep folder (written once)."""
-    folder = DATA / f"sweep_{runs}x{steps}"
-    folder.mkdir(parents=True, exist_ok=True)
-    for i in range(runs):
-        p = folder / f"run_{i:03d}.log"
-        if not p.exists():
-            write_log(p, steps, seed=100 + i)
-    return folder
+    return log_folder(DATA / f"sweep_{runs}x{steps}", runs, steps)
 
 
 def _check(folder: Path, jobs: int, out: Path, repeat: int) -> dict[str, float]:

@@ -34,7 +34,7 @@ CHILD = str(HERE / "child.py")
 KEEP = "<!-- hand-written notes below this line are kept when run.py rewrites the file -->"
 sys.path[:0] = [str(HERE), str(ROOT)]
 
-from bench_ingest import write_log  # noqa: E402
+from bench_ingest import log_folder, write_log  # noqa: E402
 from best import best_of  # noqa: E402
 
 PANDAS = importlib.util.find_spec("pandas") is not None
@@ -174,12 +174,7 @@ def bench_startup(repeat: int) -> list[list[str]]:
 
 def bench_many(repeat: int, runs: int = 50, steps: int = 20_000) -> list[list[str]]:
     """Section (5): ``check DIR --jobs 1`` vs ``--jobs 2`` on a sweep of generated runs."""
-    sweep = DATA / f"sweep_{runs}x{steps}"
-    sweep.mkdir(parents=True, exist_ok=True)
-    for i in range(runs):
-        p = sweep / f"run_{i:03d}.log"
-        if not p.exists():
-            write_log(p, steps, seed=100 + i)
+    sweep = log_folder(DATA / f"sweep_{runs}x{steps}", runs, steps)
     out, base = [], None
     for jobs in (1, 2):
         cmd = [sys.executable, "-m", "logdoctor", "check", str(sweep), "--jobs", str(jobs), "-o", os.devnull]

@@ -19,7 +19,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE)]
 
-from bench_ingest import write_log  # noqa: E402
+from bench_ingest import log_folder  # noqa: E402
 from targets import DATA, measure, sweep_dir  # noqa: E402
 
 ROOT = HERE.parent
@@ -27,12 +27,7 @@ ROOT = HERE.parent
 
 def small_dir(runs: int, steps: int = 600) -> Path:
     """``runs`` seeded everyday-sized logs (600 steps with batch statistics), generated once."""
-    d = DATA / f"small_{runs}x{steps}"
-    d.mkdir(parents=True, exist_ok=True)
-    for i in range(runs):
-        if not (p := d / f"run_{i:04d}.log").exists():
-            write_log(p, steps, seed=500 + i)
-    return d
+    return log_folder(DATA / f"small_{runs}x{steps}", runs, steps, seed=500, width=4)
 
 
 def emit(what: str, files: int, r: dict[str, float], load0: float) -> None:

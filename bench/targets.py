@@ -30,7 +30,7 @@ DATA = HERE / "data"
 CHILD = str(HERE / "child.py")
 sys.path[:0] = [str(HERE)]
 
-from bench_ingest import write_log  # noqa: E402
+from bench_ingest import log_folder, write_log  # noqa: E402
 from best import best_of  # noqa: E402
 
 Measured = tuple[dict[str, float], dict[str, str]]
@@ -133,12 +133,7 @@ def million(root: Path, repeat: int) -> Measured:
 
 def sweep_dir(runs: int = 30, steps: int = 30_000) -> Path:
     """``runs`` seeded text logs of ``steps`` steps with batch statistics, generated once."""
-    d = DATA / f"sweep_{runs}x{steps}"
-    d.mkdir(parents=True, exist_ok=True)
-    for i in range(runs):
-        if not (p := d / f"run_{i:03d}.log").exists():
-            write_log(p, steps, seed=100 + i)
-    return d
+    return log_folder(DATA / f"sweep_{runs}x{steps}", runs, steps)
 
 
 def sweep(root: Path, repeat: int) -> Measured:

@@ -13,7 +13,7 @@ import numpy as np
 from logdoctor import codes
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.evalseries import EvalSeries, eval_series
-from logdoctor.detectors.overfitting import _train_level, eval_noise
+from logdoctor.detectors.overfitting import eval_noise, train_level
 from logdoctor.detectors.tails import student_t_two_sided
 from logdoctor.model import EPOCH, LINE_NO, STEP, Finding, Run
 from logdoctor.options import Option, at_least, fraction, int_opt, positive
@@ -136,7 +136,7 @@ class MemorizationDetector(Analyzer):
         if tr is None:
             return None
         s0, s1 = float(ev.steps[tr.start]), float(ev.steps[-1])
-        before, after = _train_level(run, s0), _train_level(run, s1)
+        before, after = train_level(run, s0), train_level(run, s1)
         if not (np.isfinite(before) and np.isfinite(after) and before > 0 and after > 0):
             return None
         fold = before / after

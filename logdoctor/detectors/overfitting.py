@@ -81,7 +81,7 @@ class OverfittingDetector(Analyzer):
         if rise < need or last_rise < need:
             return None
         best_step, last_step = float(ev.steps[best]), float(ev.steps[-1])
-        train_best, train_end = _train_level(run, best_step), _train_level(run, last_step)
+        train_best, train_end = train_level(run, best_step), train_level(run, last_step)
         if not (np.isfinite(train_best) and np.isfinite(train_end)):
             return None
         drop = (train_best - train_end) / abs(train_best) if train_best else 0.0
@@ -92,7 +92,7 @@ class OverfittingDetector(Analyzer):
         return _finding(ev, best, noise, train_best, train_end)
 
 
-def _train_level(run: Run, step: float, frac: float = 0.05) -> float:
+def train_level(run: Run, step: float, frac: float = 0.05) -> float:
     """Median training loss over the rows up to ``step`` (the last ``frac`` of the run's rows, >= 3)."""
     steps = run.table[STEP].to_numpy().astype(float)
     loss = run.table[LOSS].to_numpy().astype(float)

@@ -2,29 +2,16 @@
 
 from __future__ import annotations
 
-import math
 from typing import ClassVar
 
 import numpy as np
 
 from logdoctor import codes
 from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.tails import poisson_sf
 from logdoctor.ingest.parsers.overflows import CUT, REGROWN, SCALERS, SKIPS, TRIED
 from logdoctor.model import STEP, Finding, Run, Severity
 from logdoctor.options import Option, fraction, int_opt, positive
-
-
-def poisson_sf(k: int, lam: float) -> float:
-    """P(X >= k) for X ~ Poisson(lam)."""
-    if k <= 0:
-        return 1.0
-    if lam <= 0:
-        return 0.0
-    log_terms = [j * math.log(lam) - lam - math.lgamma(j + 1) for j in range(k)]
-    top = max(log_terms)
-    cdf = math.exp(top) * sum(math.exp(t - top) for t in log_terms)
-    return max(0.0, 1.0 - cdf)
-
 
 #: The null's growth window (steps): the shortest of common defaults, so the null is lenient.
 NULL_WINDOW = 100.0

@@ -210,6 +210,18 @@ def t_ppf(q: float, df: float) -> float:
         lo, hi = (mid, hi) if t_sf(mid, df) > target else (lo, mid)
 
 
+def poisson_sf(k: int, lam: float) -> float:
+    """P(X >= k) for X ~ Poisson(lam) (= ``scipy.stats.poisson.sf(k - 1, lam)``)."""
+    if k <= 0:
+        return 1.0
+    if lam <= 0:
+        return 0.0
+    log_terms = [j * math.log(lam) - lam - math.lgamma(j + 1) for j in range(k)]
+    top = max(log_terms)
+    cdf = math.exp(top) * sum(math.exp(t - top) for t in log_terms)
+    return max(0.0, 1.0 - cdf)
+
+
 def poisson_ppf(q: float, lam: float) -> int:
     """Smallest k with P(Poisson(lam) <= k) >= q (= ``scipy.stats.poisson.ppf`` for 0 < q < 1):
     the cumulative sum of the terms in log space."""

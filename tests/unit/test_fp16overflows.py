@@ -11,8 +11,9 @@ import pytest
 from scipy import stats
 
 from logdoctor import pipeline
-from logdoctor.detectors.fp16overflows import late_null, poisson_sf
+from logdoctor.detectors.fp16overflows import late_null
 from logdoctor.detectors.mixedprecision import MixedPrecisionDetector
+from logdoctor.detectors.tails import poisson_sf
 from logdoctor.ingest.parsers.overflows import scan_overflows, track_scalers
 from logdoctor.model import Report
 from tests.unit.synth import healthy, make_run

@@ -42,12 +42,18 @@ def pieces(data: bytes, size: int | None = None) -> Iterator[bytes]:
         start = end
 
 
-def lines_at(piece: bytes, rows: np.ndarray, first_line: int) -> pl.DataFrame:
+def newlines(data: bytes) -> np.ndarray:
+    """Offsets of the newlines in ``data``."""
+    return np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == _NL)
+
+
+def lines_at(piece: bytes, rows: np.ndarray, first_line: int, ends: np.ndarray | None = None) -> pl.DataFrame:
     """The (line_no, line) rows of the 0-based line indices ``rows`` of ``piece``, as read_lines
-    reads them; ``first_line`` is the line number of the piece's first line."""
+    reads them; ``first_line`` is the line number of the piece's first line; ``ends``: the piece's
+    newline offsets (:func:`newlines`) when already known."""
     if rows.size == 0:
         return pl.DataFrame(schema={LINE_NO: pl.Int64, LINE: pl.String})
-    ends = np.flatnonzero(np.frombuffer(piece, dtype=np.uint8) == _NL)
+    ends = newlines(piece) if ends is None else ends
     starts = np.concatenate(([0], ends + 1))
     ends = np.concatenate((ends, [len(piece)]))
     picked = b"\n".join(piece[starts[i] : ends[i]] for i in rows.tolist()) + b"\n"

@@ -152,9 +152,10 @@ def build_run(
     if restarts and len(restarts) != len(counts["resume_steps"]):  # type: ignore[arg-type]
         counts["resume_steps"] = tuple(r.step for r in restarts)
         counts["resumes"] = len(restarts)
+    evals = last_run_evals(result.evals, fresh_lines)  # an earlier run's evaluations are its own
     structure = describe(
         table,
-        result.evals,
+        evals,
         planned=planned,
         planned_source=planned_source,
         spe=spe,
@@ -193,5 +194,4 @@ def build_run(
         if whole is None and earlier_runs
         else ()
     )
-    evals = place_evals(last_run_evals(result.evals, fresh_lines), checked)
-    return Run(table=checked, meta=meta, evals=evals, earlier=earlier)
+    return Run(table=checked, meta=meta, evals=place_evals(evals, checked), earlier=earlier)

@@ -60,6 +60,8 @@ def test_runs_are_never_joined() -> None:
     assert int(first.table["loss"].is_nan().sum()) == 13 and not run.table["loss"].is_nan().any()
     assert middle.evals["step"].to_list() == [100, 200, 300, 400, 500, 600]
     assert run.evals.height == 0  # the other runs' evaluations stay theirs
+    assert run.meta.structure is not None and middle.meta.structure is not None
+    assert run.meta.structure.eval_metrics == () and middle.meta.structure.eval_metrics != ()
 
 
 def test_status_and_exit_code_are_the_last_runs(tmp_path: Path) -> None:

@@ -68,8 +68,11 @@ def _values(doc: dict[str, object] | None) -> dict[str, float]:
 def _when(doc: dict[str, object] | None) -> str:
     if not doc:
         return "not measured"
-    load = doc.get("load", ["?", "?"])
-    return f"`{doc.get('commit')}` on {doc.get('measured')}, {doc.get('cores')} cores, load {load[0]}-{load[1]}"  # type: ignore[index]
+    load: list[object] = doc.get("load", ["?", "?"])  # type: ignore[assignment]
+    machine: dict[str, float] = doc.get("machine") or {}  # type: ignore[assignment]
+    speed = (f" (Python 10M-add loop {machine['python_loop_s']:.2f} s, 256 MB first touch "
+             f"{machine['fresh_256mb_s']:.2f} s)" if machine else "")
+    return f"`{doc.get('commit')}` on {doc.get('measured')}, {doc.get('cores')} cores{speed}, load {load[0]}-{load[1]}"
 
 
 def targets_lines(doc: dict[str, object], before: dict[str, object] | None) -> list[str]:

@@ -220,6 +220,27 @@ def source(group: str, root: Path) -> Callable[[Path, int], Measured]:
     return adapter if script and (root / "bench" / script).is_file() else SOURCES[group]
 
 
+#: Two machine yardsticks, each in a fresh process (best of 3): a pure-Python loop (CPU speed) and
+#: writing 256 MB of fresh memory (page faults: ~0.03 s on bare metal, ~0.4 s in some VMs). Absolute
+#: targets (seconds, % of a core) move with both; they tell a reader how this machine compares.
+_YARDSTICKS = {
+    "python_loop_s": "import time; t = time.perf_counter(); s = 0\nfor i in range(10_000_000): s += i\n"
+                     "print(time.perf_counter() - t)",
+    "fresh_256mb_s": "import time, numpy as np; t = time.perf_counter(); np.ones(256 * 2**20, np.uint8)\n"
+                     "print(time.perf_counter() - t)",
+}
+
+
+def yardsticks() -> dict[str, float]:
+    """Seconds of each machine yardstick (best of 3 fresh processes)."""
+    out = {}
+    for key, code in _YARDSTICKS.items():
+        runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+                for _ in range(3)]
+        out[key] = round(min(float(r.stdout) for r in runs), 3)
+    return out
+
+
 def measure_targets(repeat: int, groups: list[str] | None = None, root: Path = HERE.parent) -> dict[str, object]:
     """Measure the chosen groups; the JSON-ready document stored in RESULTS.md."""
     values: dict[str, float] = {}
@@ -232,7 +253,7 @@ def measure_targets(repeat: int, groups: list[str] | None = None, root: Path = H
         values |= v
         details |= d
     return {"commit": commit or str(root), "cores": os.cpu_count(), "load": [round(load0[0], 2),
-            round(os.getloadavg()[0], 2)], "values": values, "details": details}
+            round(os.getloadavg()[0], 2)], "machine": yardsticks(), "values": values, "details": details}
 
 
 def main() -> int:

@@ -208,7 +208,10 @@ class RunStructure:
         planned: planned total optimizer steps; planned_source: where it was read.
         finished: last_step reached planned (within one stride); None when planned is unknown.
         epochs: epochs the log covers (a partial last epoch counts).
-        steps_per_epoch: optimizer steps per epoch; epoch_source: where epochs were read.
+        steps_per_epoch: optimizer steps per epoch; epoch_source: where epochs were read;
+            steps_per_epoch_source: where the number was read (``given``, ``stated``,
+            ``cumulative_counter`` / ``global_counter``: a running total beside a per-epoch step counter,
+            ``largest_step``: a lower bound, ``epoch_changes``, ``planned_over_epochs``).
         restarts: each restart, in file order.
         metrics / eval_metrics: sorted names of training metric columns / eval series.
         duplicates: records written twice and dropped.
@@ -230,6 +233,7 @@ class RunStructure:
     epochs: int | None = None
     steps_per_epoch: float | None = None
     epoch_source: str | None = None
+    steps_per_epoch_source: str | None = None
     restarts: tuple[Restart, ...] = ()
     metrics: tuple[str, ...] = ()
     eval_metrics: tuple[str, ...] = ()

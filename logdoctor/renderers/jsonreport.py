@@ -86,6 +86,7 @@ def structure_dict(st: RunStructure | None) -> dict[str, Any] | None:
         "epochs": st.epochs,
         "steps_per_epoch": _clean(st.steps_per_epoch),
         "epoch_source": st.epoch_source,
+        "steps_per_epoch_source": st.steps_per_epoch_source,
         "restarts": [{"step": r.step, "kind": r.kind, "source": r.source} for r in st.restarts],
         "metrics": list(st.metrics),
         "eval_metrics": list(st.eval_metrics),

@@ -252,6 +252,13 @@ _EPOCH_SOURCES = {
     "inferred": "planned steps / planned epochs",
     "given": "--steps-per-epoch",
 }
+#: How a per-epoch step counter's length was read (RunStructure.steps_per_epoch_source), said after
+#: its epoch source.
+_COUNTER_LENGTHS = {
+    "cumulative_counter": " and the running total beside it",
+    "global_counter": " and the global step beside it",
+    "largest_step": "; its largest value, a lower bound",
+}
 
 
 def structure_phrases(st: RunStructure, resumes: str) -> tuple[str, str, str]:
@@ -269,7 +276,9 @@ def structure_phrases(st: RunStructure, resumes: str) -> tuple[str, str, str]:
         spe = st.steps_per_epoch
         each = f"{int(spe):,}" if spe == int(spe) else f"{spe:,.1f}"
         source = _EPOCH_SOURCES.get(st.epoch_source or "", st.epoch_source)
-        epochs += f" ({each} steps each, from {source})"
+        length = _COUNTER_LENGTHS.get(st.steps_per_epoch_source or "", "")
+        at_least = "at least " if st.steps_per_epoch_source == "largest_step" else ""
+        epochs += f" ({at_least}{each} steps each, from {source}{length})"
     if st.restarts:
         seen = Counter((r.kind.replace("_", " "), r.step) for r in st.restarts)
         parts = [f"{kind} at step {step}" + (f" (x{n})" if n > 1 else "") for (kind, step), n in seen.items()]

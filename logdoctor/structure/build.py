@@ -31,7 +31,7 @@ from logdoctor.structure.layout import describe
 from logdoctor.structure.resolve import resolve
 from logdoctor.structure.restarts import flag_clock_resets, restarts_of
 from logdoctor.structure.runmean import deaverage
-from logdoctor.structure.steps import GIVEN_NOTE, place
+from logdoctor.structure.steps import GIVEN_NOTE, Placed, place
 
 
 def _column_notes(table: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
@@ -50,20 +50,18 @@ def _column_notes(table: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
     return table
 
 
-#: How the whole log placed its rows: (the placed rows, epoch source, whether steps are row numbers).
-Placement = tuple[ParseResult, str | None, bool]
+#: How the whole log placed its rows: (the result with its rows placed, the placement).
+Placement = tuple[ParseResult, Placed]
 
 
-def _place_rows(
-    result: ParseResult, whole: Placement | None, stride: int | None = None
-) -> tuple[pl.DataFrame, str | None, tuple[str, ...], bool]:
+def _place_rows(result: ParseResult, whole: Placement | None, stride: int | None = None) -> Placed:
     """``steps.place`` on the rows; an appended run (``whole`` given) whose own rows place worse
     than the whole log placed them (more backward steps: one epoch change is too few to see a
     per-epoch counter) keeps the log's placement."""
     per_update = result.markers.grad_accum if result.steps_in_batches else None
     own = place(result.table, result.markers, result.step_from_order, result.total_steps, per_update, stride)
-    if whole is not None and backward_steps(whole[0].table) < backward_steps(own[0]):
-        return whole[0].table, whole[1], (), whole[2]
+    if whole is not None and backward_steps(whole[0].table) < backward_steps(own.table):
+        return whole[1]._replace(table=whole[0].table, notes=())
     return own
 
 
@@ -80,13 +78,29 @@ def _earlier_runs(
     records, keeping the whole log's placement when its own places worse (``_place_rows``)."""
     if not starts:
         return ()
-    placed, epoch_source, numbered = placement
+    placed, how = placement
     own = earlier_segments(raw, starts)
     as_placed = earlier_segments(placed, starts)
     return tuple(
-        build_run(seg, name, fmt, spe, (cut, epoch_source, numbered), stride)
-        for seg, cut in zip(own, as_placed, strict=True)
+        build_run(seg, name, fmt, spe, (cut, how), stride) for seg, cut in zip(own, as_placed, strict=True)
     )
+
+
+def _steps_per_epoch(
+    table: pl.DataFrame, given: int | None, stated: int | None, how: Placed, notes: list[str]
+) -> tuple[int | None, str | None]:
+    """Steps per epoch and where they came from: the user's ``--steps-per-epoch``, the log's
+    statement, a per-epoch step counter's length (its note is the placement's), the epoch changes."""
+    if given:
+        return given, "given"
+    if stated:
+        return stated, "stated"
+    if how.length is not None and how.epoch_source == "two_level":
+        return how.length.steps, how.length.source
+    spe = infer_steps_per_epoch(table)
+    if spe:
+        notes.append(f"steps per epoch {spe} inferred from the epoch column")
+    return spe, "epoch_changes" if spe else None
 
 
 def build_run(
@@ -111,15 +125,17 @@ def build_run(
     """
     raw = result
     notes = list(result.notes)
-    placed, epoch_source, placed_notes, numbered = _place_rows(result, whole, stride)
-    stride_given = bool(stride) and any(n.startswith(GIVEN_NOTE) for n in placed_notes)
-    notes += placed_notes
+    how = _place_rows(result, whole, stride)
+    epoch_source = how.epoch_source
+    stride_given = bool(stride) and any(n.startswith(GIVEN_NOTE) for n in how.notes)
+    notes += how.notes
+    placed = how.table
     clock = flag_clock_resets(placed)
     if clock[1]:
         placed = clock[0]
     if placed is not result.table:
         result = dataclasses.replace(result, table=placed)
-    placement: Placement = (result, epoch_source, numbered)
+    placement: Placement = (result, how)
     table, counts = resolve(result)
     resume_lines, earlier_rows = cast("tuple[tuple[int, ...], int]", counts.pop("resume_lines"))
     fresh_lines = cast("tuple[int, ...]", counts.pop("fresh_lines"))
@@ -142,12 +158,8 @@ def build_run(
         )
     table = _column_notes(table, notes)
     table, running = deaverage(table, notes)
-    spe = steps_per_epoch or result.steps_per_epoch
-    if spe is None:
-        spe = infer_steps_per_epoch(table)
-        if spe:
-            notes.append(f"steps per epoch {spe} inferred from the epoch column")
-    planned, planned_source, spe, epoch_source = plan(result, spe, epoch_source, notes)
+    spe, spe_source = _steps_per_epoch(table, steps_per_epoch, result.steps_per_epoch, how, notes)
+    planned, planned_source, spe, epoch_source, spe_source = plan(result, spe, epoch_source, spe_source, notes)
     restarts = restarts_of(result, resume_lines, clock[1])
     if restarts and len(restarts) != len(counts["resume_steps"]):  # type: ignore[arg-type]
         counts["resume_steps"] = tuple(r.step for r in restarts)
@@ -160,11 +172,12 @@ def build_run(
         planned_source=planned_source,
         spe=spe,
         epoch_source="given" if steps_per_epoch else epoch_source,
+        spe_source=spe_source,
         restarts=restarts,
         duplicates=int(counts["duplicate_steps"]),  # type: ignore[call-overload]
         grad_accum=result.markers.grad_accum,
         earlier_rows=int(earlier_rows),
-        numbered=numbered,
+        numbered=how.numbered,
         all_rows=result.table.sort(LINE_NO) if LINE_NO in result.table.columns else None,
         lossless=result.lossless_steps,
         stride_given=stride if stride_given else None,

@@ -36,10 +36,11 @@ def infer_steps_per_epoch(table: pl.DataFrame) -> int | None:
 
 
 def plan(
-    result: ParseResult, spe: int | None, epoch_source: str | None, notes: list[str]
-) -> tuple[int | None, str | None, int | None, str | None]:
-    """(planned, its source, steps per epoch, epoch source) from what the log states: the parser's
-    total, a config dump's ``max_update``, batches per epoch x planned epochs (``Epoch N/M``)."""
+    result: ParseResult, spe: int | None, epoch_source: str | None, spe_source: str | None, notes: list[str]
+) -> tuple[int | None, str | None, int | None, str | None, str | None]:
+    """(planned, its source, steps per epoch, epoch source, steps-per-epoch source) from what the
+    log states: the parser's total, a config dump's ``max_update``, batches per epoch x planned
+    epochs (``Epoch N/M``)."""
     m = result.markers
     planned, source = result.total_steps, result.planned_source
     if planned and not source:
@@ -47,12 +48,12 @@ def plan(
     if planned is None and m.config_planned:
         planned, source = m.config_planned, "config"
     if spe is None and m.epoch_batches:
-        spe = m.epoch_batches
+        spe, spe_source = m.epoch_batches, "stated"
         notes.append(f"steps per epoch {spe}: the batches per epoch the log states")
     elif spe is None and planned and m.epochs_planned and planned >= m.epochs_planned:
-        spe, epoch_source = round(planned / m.epochs_planned), "inferred"
+        spe, epoch_source, spe_source = round(planned / m.epochs_planned), "inferred", "planned_over_epochs"
         notes.append(f"steps per epoch {spe} = {planned} planned steps / {m.epochs_planned} epochs")
     if planned is None and spe and m.epochs_planned:
         planned, source = spe * m.epochs_planned, "header"
         notes.append(f"planned {planned} steps = {m.epochs_planned} epochs x {spe} steps")
-    return planned, source, spe, epoch_source
+    return planned, source, spe, epoch_source, spe_source

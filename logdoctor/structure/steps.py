@@ -21,12 +21,14 @@ Rules (applied before duplicates and resumes are resolved, rows in file order):
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import polars as pl
 
 from logdoctor.ingest.parsers.markers import Markers
 from logdoctor.model import EPOCH, LINE_NO, STEP
-from logdoctor.structure.epochlen import describe_length, run_lengths
+from logdoctor.structure.epochlen import EpochLength, describe_length, run_lengths
 
 BATCHES, BATCHES_TOTAL = "batches", "batches_total"
 #: Start of the note that says the user's ``--stride`` placed the rows (stride_source ``given``).
@@ -80,10 +82,11 @@ def two_level_steps(table: pl.DataFrame, samples: int | None = None) -> pl.DataF
     return out.filter(pl.col(STEP).is_not_null())
 
 
-def per_epoch_counter(table: pl.DataFrame) -> tuple[pl.DataFrame, str] | None:
+def per_epoch_counter(table: pl.DataFrame) -> tuple[pl.DataFrame, EpochLength] | None:
     """Global steps when the step counts within the epoch (``epoch 3, iter 1000``): the step goes
     back wherever the epoch goes up. Steps per epoch of each run appended to the log: from a
-    running total beside the counter, else the largest per-epoch step (epochlen.py); with a note."""
+    running total beside the counter, else the largest per-epoch step (epochlen.py); the last
+    run's length is returned with the rows."""
     if EPOCH not in table.columns or table.height < 4:
         return None
     ep = table[EPOCH].cast(pl.Float64).to_numpy()
@@ -100,7 +103,7 @@ def per_epoch_counter(table: pl.DataFrame) -> tuple[pl.DataFrame, str] | None:
     for r, length in enumerate(lengths):
         spe[run == r] = length.steps
     glob = (ep - ep.min()) * spe + step
-    return table.with_columns(pl.Series(STEP, glob.astype(np.int64))), describe_length(lengths[-1])
+    return table.with_columns(pl.Series(STEP, glob.astype(np.int64))), lengths[-1]
 
 
 def number_runs(table: pl.DataFrame, headers: tuple[int, ...]) -> pl.DataFrame:
@@ -166,6 +169,16 @@ def agreement(table: pl.DataFrame, markers: Markers) -> str | None:
     )
 
 
+class Placed(NamedTuple):
+    """Rows placed by rules 1-4."""
+
+    table: pl.DataFrame
+    epoch_source: str | None  # where each row's epoch was read (RunStructure.epoch_source)
+    notes: tuple[str, ...]
+    numbered: bool  # the steps are only row numbers
+    length: EpochLength | None = None  # steps per epoch of a per-epoch step counter (rule 2)
+
+
 def place(
     table: pl.DataFrame,
     markers: Markers,
@@ -173,8 +186,8 @@ def place(
     planned: int | None,
     per_update: int | None = None,
     stride: int | None = None,
-) -> tuple[pl.DataFrame, str | None, tuple[str, ...], bool]:
-    """Apply rules 1-4: (table, epoch source, notes, whether steps are only row numbers).
+) -> Placed:
+    """Apply rules 1-4.
 
     ``per_update``: batches per optimizer update when the step column counts batches (rule 4).
     ``stride``: the user's ``--stride`` (rule 3: rows without a step are every ``stride`` steps).
@@ -183,15 +196,16 @@ def place(
     if per_update and per_update > 1 and STEP in table.columns:
         table = table.with_columns(pl.col(STEP) // per_update)
         batches = (f"the log counts batches: step = batch / {per_update} (update interval)",)
-    table, source, notes, numbered = _place(table, markers, from_order, planned, stride)
+    placed = _place(table, markers, from_order, planned, stride)
+    notes = placed.notes
     if stride and not from_order:
         notes = (*notes, f"the log prints its steps: --stride {stride} not used")
-    return table, source, (*batches, *notes), numbered
+    return placed._replace(notes=(*batches, *notes))
 
 
 def _place(
     table: pl.DataFrame, markers: Markers, from_order: bool, planned: int | None, given: int | None = None
-) -> tuple[pl.DataFrame, str | None, tuple[str, ...], bool]:
+) -> Placed:
     """Rules 1-3 on steps already in optimizer updates (see ``place``)."""
     source = "column" if EPOCH in table.columns else None
     if {EPOCH, BATCHES, BATCHES_TOTAL} <= set(table.columns):
@@ -206,17 +220,17 @@ def _place(
     inner = per_epoch_counter(table) if STEP in table.columns and not from_order else None
     if inner is not None:
         note = "the step counts within each epoch: global step = epoch x steps per epoch + step"
-        return inner[0], "two_level", (*notes, note, inner[1]), False
+        return Placed(inner[0], "two_level", (*notes, note, describe_length(inner[1])), False, inner[1])
     if not from_order or LINE_NO not in table.columns:
-        return table, source, notes, from_order
+        return Placed(table, source, notes, from_order)
     two = two_level_steps(table, markers.samples)
     if two is not None and two.height:
         note = "steps = (epoch - first epoch) x batches per epoch + batch (per-epoch counters)"
-        return two, source, (*notes, note), False
+        return Placed(two, source, (*notes, note), False)
     table = number_runs(table, (*markers.run_headers, *markers.resume_lines))
     stride = given or order_stride(table, planned, markers.epochs_planned)
     if stride is None:
-        return table, source, notes, True
+        return Placed(table, source, notes, True)
     note = (
         f"{GIVEN_NOTE} {stride}: the log prints no step, each row is {stride} optimizer steps" if given else
         f"the log prints no step: rows are every {stride} steps "
@@ -225,4 +239,4 @@ def _place(
     offset = resume_offsets(table, markers.resume_steps, markers.run_headers)
     if offset.any():
         note += "; rows after a resume line continue from the global step it names"
-    return table.with_columns(pl.col(STEP) * stride + pl.Series(offset)), source, (*notes, note), False
+    return Placed(table.with_columns(pl.col(STEP) * stride + pl.Series(offset)), source, (*notes, note), False)

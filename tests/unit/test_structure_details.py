@@ -13,6 +13,8 @@ import pytest
 from logdoctor import pipeline
 from logdoctor.ingest.parsers.lines import read_lines
 from logdoctor.ingest.parsers.markers import Markers, scan_markers
+from logdoctor.renderers.jsonreport import report_dict
+from logdoctor.renderers.rows import structure_phrases
 from logdoctor.structure.counters import is_cumulative_name
 from logdoctor.structure.epochlen import describe_length, run_length
 
@@ -124,7 +126,7 @@ def test_a_resumed_run_without_a_boundary_of_its_own_keeps_the_measured_length()
     got = per_epoch_counter(table)
     assert got is not None
     assert got[0]["step"].to_list() == [100, 200, 350, 450, 350, 450, 600, 700, 850]
-    assert "running total cum_examples" in got[1]
+    assert (got[1].steps, got[1].source, got[1].column) == (250, "cumulative_counter", "cum_examples")
 
 
 def _stepped(tmp_path: Path, between: list[str]) -> Path:
@@ -160,3 +162,39 @@ def test_resume_offsets_end_at_a_fresh_run_header() -> None:
     # header at 4, resume "global step 200" at 5; a fresh run's header at 8 (no resume after it)
     got = resume_offsets(table, ((5, 200),), (1, 4, 8))
     assert got.tolist() == [0, 0, 200, 200, 0, 0]
+
+
+def _epoch_counter_log(tmp_path: Path, total: bool) -> Path:
+    """Three epochs of 130 steps, an iteration counter within each epoch logged every 50 steps."""
+    lines = []
+    for ep in range(3):
+        for it in range(50, 131, 50):
+            extra = f" cum_examples={ep * 130 + it}" if total else ""
+            lines.append(f"epoch={ep} iter={it} loss={3 - 0.1 * ep - 0.001 * it:.4f}{extra}")
+    path = tmp_path / ("with_total.log" if total else "counter_only.log")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("total", "steps", "source"), [(True, 130, "cumulative_counter"), (False, 100, "largest_step")]
+)
+def test_steps_per_epoch_source_of_a_per_epoch_counter(tmp_path: Path, total: bool, steps: int, source: str) -> None:
+    """Where the steps per epoch of a per-epoch step counter came from is said once: in the JSON
+    key, in the report's epochs line (a lower bound says "at least"), in one note."""
+    report = pipeline.analyze(pipeline.load(str(_epoch_counter_log(tmp_path, total))))
+    st = report.run.meta.structure
+    assert st is not None and (st.steps_per_epoch, st.epoch_source) == (steps, "two_level")
+    assert st.steps_per_epoch_source == source
+    assert report_dict(report)["structure"]["steps_per_epoch_source"] == source
+    assert len([n for n in report.run.meta.notes if n.startswith("steps per epoch")]) == 1
+    epochs = structure_phrases(st, "")[1]
+    assert ("at least 100 steps each" in epochs) == (source == "largest_step"), epochs
+    assert ("running total" in epochs) == total, epochs
+
+
+@pytest.mark.parametrize(("given", "source"), [(None, "epoch_changes"), (40, "given")])
+def test_steps_per_epoch_source_of_an_epoch_column(given: int | None, source: str) -> None:
+    run = pipeline.load(str(FIXTURES.parent / "example.log"), steps_per_epoch=given)
+    st = run.meta.structure
+    assert st is not None and st.steps_per_epoch_source == source

@@ -117,3 +117,56 @@ def test_fast_path_hands_what_it_cannot_read_to_the_general_path(
     path.write_bytes(_mixed_log(3000))
     assert _fast_read(path, monkeypatch) > 2900
     assert_same_run(path, monkeypatch)
+
+
+def test_head_and_line_count_agree_with_a_plain_loop() -> None:
+    """pieces.head and pieces.line_count (numpy scans) against bytes.find / bytes.count."""
+    rng = np.random.default_rng(5)
+    parts = [b"\n", b"a", b"bb\n", b"x" * 700 + b"\n", b"", b"\r\n"]
+    for _ in range(400):
+        data = b"".join(parts[i] for i in rng.integers(0, len(parts), rng.integers(0, 60)))
+        lines = int(rng.integers(0, 70))
+        end = -1
+        for _ in range(lines):
+            end = data.find(b"\n", end + 1)
+            if end < 0:
+                break
+        expected = data if lines and end < 0 else data[: end + 1]
+        assert pieces.head(data, lines) == expected
+        assert pieces.line_count(data) == data.count(b"\n") + (bool(data) and not data.endswith(b"\n"))
+
+
+@pytest.mark.parametrize("odd", [b"caf\xc3\xa9 warm-up", b"bad byte \xff here"], ids=["utf8", "invalid"])
+def test_fast_path_reads_non_ascii_pieces_as_the_general_path(
+    odd: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Strict UTF-8 first, the lossy decoder when a piece is not valid UTF-8: the same rows."""
+    lines = _mixed_log(3000).split(b"\n")
+    lines[1500] = odd
+    lines[2000] = b"step 2000 | loss=2.5 t=12ms fp=" + odd  # a template-shaped line with the odd bytes
+    path = tmp_path / "odd.log"
+    path.write_bytes(b"\n".join(lines))
+    assert _fast_read(path, monkeypatch) > 2900
+    assert_same_run(path, monkeypatch)
+
+
+def test_layout_splits_where_lines_have_fewest_tokens() -> None:
+    sep, tokens = textfast.layout("step 5/100 | loss=2.5 acc=0.5 lr=3e-4")  # type: ignore[misc]
+    assert sep == "=" and len(tokens) == 4
+    assert [t.suffix for t in tokens[:3]] == [" | loss", " acc", " lr"]
+    sep, tokens = textfast.layout("step: 5 loss: 2.5 acc: 0.5")  # type: ignore[misc]
+    assert sep == " " and len(tokens) == 6
+    assert textfast.layout("no values here") == (" ", [textfast.Token("no", ()), *[textfast.Token(w, ()) for w in ("values", "here")]])
+
+
+def test_values_whose_sum_overflows_are_read_by_the_general_path_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fast path tests all of a line's values at once (their sum is finite); two values near
+    the float limit overflow that sum, and the general path reads the line the same way."""
+    big = [1e308 if s % 50 == 0 else 1.5 for s in range(3001)]
+    rows = [f"step {s} | loss={1 + s % 7 / 10} grad_norm={big[s]} tok/s={big[s]}" for s in range(1, 3001)]
+    path = tmp_path / "big.log"
+    path.write_text("\n".join(rows) + "\n")
+    assert 2900 < _fast_read(path, monkeypatch) < 3000
+    assert_same_run(path, monkeypatch)

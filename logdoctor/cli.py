@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
 import sys
@@ -411,12 +412,31 @@ def tail(
     return follow(opts, stream_renderer(fmt))
 
 
+def _command_app(args: list[str]) -> typer.Typer:
+    """The app with only the command that ``args`` name first, when they name one: typer builds
+    every registered command's click parameters from its signature on each run (~40 ms for all of
+    them), and a run uses one. Anything else (no command, an option first, an unknown name, whose
+    error lists the commands) gets the whole app."""
+    from typer.main import get_command_name
+
+    def name(info: typer.models.CommandInfo) -> str:
+        return info.name or get_command_name(info.callback.__name__ if info.callback else "")
+
+    picked = [c for c in app.registered_commands if args and name(c) == args[0]]
+    if len(picked) != 1:
+        return app
+    one = copy.copy(app)
+    one.registered_commands = picked
+    return one
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns (and, as a script, exits with) the exit code."""
     if os.environ.get("NO_COLOR"):
         os.environ.setdefault("TERM", "dumb")
     try:
-        rv = app(args=argv, prog_name="logdoctor", standalone_mode=False)
+        command_app = _command_app(sys.argv[1:] if argv is None else argv)
+        rv = command_app(args=argv, prog_name="logdoctor", standalone_mode=False)
     except LogdoctorError as err:
         typer.echo(f"logdoctor: error: {err}", err=True)
         return _exit(ExitCode.BAD_INPUT, argv)

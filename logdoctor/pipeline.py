@@ -12,9 +12,6 @@ import numpy as np
 
 from logdoctor import codes
 from logdoctor.config import AnalysisConfig
-from logdoctor.detectors import ANALYZERS, lrcause
-from logdoctor.diagnosis.batching import BatchingDiagnosis
-from logdoctor.diagnosis.runs import run_parts
 from logdoctor.errors import LogdoctorError, ParseError
 from logdoctor.exitcodes import ExitCode, should_fail
 from logdoctor.ingest import memory, streaming
@@ -134,6 +131,8 @@ def analyze(run: Run, cfg: AnalysisConfig | None = None) -> Report:
     Raises:
         ConfigError: a detector option is unknown or has a bad value.
     """
+    from logdoctor.diagnosis.runs import run_parts
+
     cfg = cfg or AnalysisConfig()
     report = _analyze_run(run, cfg)
     if not run.earlier:
@@ -147,6 +146,10 @@ def analyze(run: Run, cfg: AnalysisConfig | None = None) -> Report:
 @np.errstate(all="ignore")
 def _analyze_run(run: Run, cfg: AnalysisConfig) -> Report:
     """Every detector and the batching diagnosis over one run."""
+    # imported here: ``logdoctor parse`` loads a log and needs none of the analysis
+    from logdoctor.detectors import ANALYZERS, lrcause
+    from logdoctor.diagnosis.batching import BatchingDiagnosis
+
     if cfg.steps_per_epoch and (cfg.steps_per_epoch, True) != (
         run.meta.steps_per_epoch,
         run.meta.steps_per_epoch_given,

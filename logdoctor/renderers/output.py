@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 from logdoctor.errors import OutputError
 
@@ -29,8 +31,21 @@ def _mode_for(target: Path) -> int:
         return 0o666 & ~umask
 
 
-def write_output(content: str | bytes, dest: str, *, inputs: Iterable[str] = ()) -> None:
-    """Write ``content`` to ``dest`` ("-" for stdout).
+#: Binary content written by a function into the stream it is given (a table's writer), so that
+#: no copy of it is held in memory first.
+Writer = Callable[[BinaryIO], None]
+
+
+def _bytes(content: str | bytes | Writer) -> bytes:
+    if callable(content):
+        buf = io.BytesIO()
+        content(buf)
+        return buf.getvalue()
+    return content if isinstance(content, bytes) else content.encode("utf-8")
+
+
+def write_output(content: str | bytes | Writer, dest: str, *, inputs: Iterable[str] = ()) -> None:
+    """Write ``content`` (text, bytes, or a Writer of binary content) to ``dest`` ("-" for stdout).
 
     Files are written to a temporary file in the target directory and renamed into place, so a
     failure never leaves a partial file. The parent directory is created when missing.
@@ -39,10 +54,11 @@ def write_output(content: str | bytes, dest: str, *, inputs: Iterable[str] = ())
         OutputError: ``dest`` is one of the inputs, binary output to a terminal, or unwritable.
     """
     if dest == "-":
-        if isinstance(content, bytes):
+        if not isinstance(content, str):
             if sys.stdout.isatty():
                 raise OutputError("refusing to write binary output to a terminal; use -o FILE")
-            sys.stdout.buffer.write(content)
+            # whole, as one write: a reader that goes away is a BrokenPipeError here (the CLI's)
+            sys.stdout.buffer.write(_bytes(content))
             sys.stdout.buffer.flush()
         else:
             sys.stdout.write(content)
@@ -62,7 +78,10 @@ def write_output(content: str | bytes, dest: str, *, inputs: Iterable[str] = ())
     try:
         os.chmod(tmp, _mode_for(target))
         with os.fdopen(fd, "wb") as fh:
-            fh.write(content if isinstance(content, bytes) else content.encode("utf-8"))
+            if callable(content):
+                content(fh)  # straight into the file: no copy of the content in memory
+            else:
+                fh.write(_bytes(content))
         os.replace(tmp, target)
     except OSError as err:
         with contextlib.suppress(OSError):

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import io
+import re
 from pathlib import PurePath
+from typing import BinaryIO
 
 import polars as pl
 
 from logdoctor.errors import ConfigError
 from logdoctor.model import Run
+from logdoctor.renderers.output import Writer
 
 #: Output file extension -> table format written by ``logdoctor parse``.
 TABLE_FORMATS: dict[str, str] = {
@@ -40,13 +42,28 @@ def table_format(dest: str, explicit: str | None = None) -> str:
     return TABLE_FORMATS[suffix]
 
 
-def render_table(run: Run, fmt: str) -> str | bytes:
-    """The run's step table as parquet bytes, CSV text or JSON-lines text."""
+_OS_ERROR = re.compile(r"(?:underlying IO error: )?([^:]*?) \(os error (\d+)\)")
+
+
+def _parquet_writer(table: pl.DataFrame) -> Writer:
+    def write(fh: BinaryIO) -> None:
+        try:  # zstd level 1: the size of the default level, 25% faster
+            table.write_parquet(fh, compression="zstd", compression_level=1)
+        except pl.exceptions.PolarsError as err:
+            # polars reports the stream's failures (disk full, a closed pipe) as its own errors:
+            # as the OSError they are, the caller's handling of output errors applies
+            found = _OS_ERROR.search(str(err))
+            raise (OSError(int(found.group(2)), found.group(1)) if found else OSError(str(err))) from None
+
+    return write
+
+
+def render_table(run: Run, fmt: str) -> str | Writer:
+    """The run's step table as CSV text, JSON-lines text, or (parquet) a Writer of its bytes that
+    polars streams into the output file, with no copy of them in memory."""
     table: pl.DataFrame = run.table
     if fmt == "parquet":
-        buf = io.BytesIO()
-        table.write_parquet(buf, compression="zstd", compression_level=1)  # same size, 25% faster
-        return buf.getvalue()
+        return _parquet_writer(table)
     if fmt == "jsonl":
         return table.write_ndjson()
     return table.write_csv()

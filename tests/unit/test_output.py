@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import io
+import os
 import sys
 from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 
@@ -45,3 +48,42 @@ def test_existing_file_keeps_its_mode(tmp_path: Path) -> None:
     dest.chmod(0o640)
     write_output("new", str(dest))
     assert dest.read_text() == "new" and dest.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_writer_streams_into_the_file_and_fails_without_a_partial_file(tmp_path: Path) -> None:
+    dest = tmp_path / "t.bin"
+    write_output(lambda fh: fh.write(b"abc"), str(dest))
+    assert dest.read_bytes() == b"abc"
+
+    def fails(fh: BinaryIO) -> None:
+        fh.write(b"partial")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with pytest.raises(OutputError, match=r"t2.bin: cannot write \(No space left on device\)"):
+        write_output(fails, str(tmp_path / "t2.bin"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.bin"]
+
+
+def test_a_writer_to_stdout_is_written_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(out))
+    write_output(lambda fh: fh.write(b"PAR1"), "-")
+    assert out.getvalue() == b"PAR1"
+
+
+def test_parquet_write_failures_are_the_os_errors_they_are(tmp_path: Path) -> None:
+    """polars reports a full disk or closed pipe as its own ComputeError: the table writer gives the
+    OSError back, so that ``parse -o`` prints one line (and a closed pipe is a BrokenPipeError)."""
+    import polars as pl
+
+    from logdoctor.renderers.tables import _parquet_writer
+
+    write = _parquet_writer(pl.DataFrame({"a": range(200_000)}))
+    if Path("/dev/full").exists():
+        with open("/dev/full", "wb") as fh, pytest.raises(OSError) as err:
+            write(fh)
+        assert err.value.errno == errno.ENOSPC
+    read, written = os.pipe()
+    os.close(read)
+    with os.fdopen(written, "wb") as fh, pytest.raises(BrokenPipeError):
+        write(fh)

@@ -156,7 +156,7 @@ def test_layout_splits_where_lines_have_fewest_tokens() -> None:
     assert [t.suffix for t in tokens[:3]] == [" | loss", " acc", " lr"]
     sep, tokens = textfast.layout("step: 5 loss: 2.5 acc: 0.5")  # type: ignore[misc]
     assert sep == " " and len(tokens) == 6
-    assert textfast.layout("no values here") == (" ", [textfast.Token("no", ()), *[textfast.Token(w, ()) for w in ("values", "here")]])
+    assert textfast.layout("no values here") == (" ", [textfast.Token(w, ()) for w in ("no", "values", "here")])
 
 
 def test_values_whose_sum_overflows_are_read_by_the_general_path_alike(

@@ -202,9 +202,9 @@ def _tokens(piece: bytes, sep: str, columns: int, encoding: Literal["utf8", "utf
     )
 
 
-def _piece_rows(piece: bytes, how: _Layout, lines: int) -> pl.DataFrame | None:
-    """``_ok``, ``line_no`` (numbered from 1) and the typed values (``_v{i}``) of every line of
-    one piece of ``lines`` lines; None when its tokens do not line up with its lines."""
+def _piece_rows(piece: bytes, how: _Layout, first: int, lines: int) -> pl.DataFrame | None:
+    """``_ok``, ``line_no`` (numbered from ``first``) and the typed values (``_v{i}``) of every
+    line of one piece of ``lines`` lines; None when its tokens do not line up with its lines."""
     sep, tokens, rep, plan = how.sep, how.tokens, how.rep, how.plan
     try:  # strict UTF-8 decodes valid text as the lossy decoder does, ~25% faster
         tok = _tokens(piece, sep, len(tokens) + 1, "utf8")
@@ -235,31 +235,32 @@ def _piece_rows(piece: bytes, how: _Layout, lines: int) -> pl.DataFrame | None:
     # each value is stripped and cast once, in with_columns; the test reads the typed columns
     # (one select holding both strips and casts every value twice: polars does not share them)
     frame = tok.lazy().with_columns(*columns)
-    line_no = pl.int_range(1, tok.height + 1, dtype=pl.Int64).alias(LINE_NO)
+    line_no = pl.int_range(first, first + tok.height, dtype=pl.Int64).alias(LINE_NO)
     typed = (pl.col(f"_v{i}") for i in sorted(used))
     return frame.select(ok.fill_null(False).alias("_ok"), line_no, *typed).collect()
 
 
 @dataclass(frozen=True, slots=True)
 class _PieceRead:
-    """One piece read: its template lines' values, its other lines' text (None when there are
-    none), both numbered from 1, and its line count."""
+    """One piece read: its template lines' values and its other lines' text (None when there are
+    none), with their line numbers, and its line count."""
 
     kept: pl.DataFrame
     rest: pl.DataFrame | None
     lines: int
 
 
-def _read_piece(piece: bytes, how: _Layout) -> _PieceRead | None:
+def _read_piece(piece: bytes, how: _Layout, first: int) -> _PieceRead | None:
+    """The lines of ``piece``, whose first line is line ``first`` of the log."""
     ends = newlines(piece)  # counts the lines, and finds the lines left to the general path
     lines = ends.size + (not piece.endswith(b"\n"))
-    parsed = _piece_rows(piece, how, lines)
+    parsed = _piece_rows(piece, how, first, lines)
     if parsed is None:
         return None
     ok = parsed["_ok"]
     if ok.all():  # every line is a template line (the usual piece): nothing to hand on
         return _PieceRead(parsed, None, lines)
-    return _PieceRead(parsed.filter(ok), lines_at(piece, np.flatnonzero(~ok.to_numpy()), 1, ends), lines)
+    return _PieceRead(parsed.filter(ok), lines_at(piece, np.flatnonzero(~ok.to_numpy()), first, ends), lines)
 
 
 def _fewer_lines(data: bytes, n: int) -> bool:
@@ -285,13 +286,13 @@ def fast_rows(data: bytes, fields: FieldMap, out: Extracted) -> FastRead | None:
     kept: list[pl.DataFrame] = []
     rest: list[pl.DataFrame] = []
     first = 1
-    for read in (_read_piece(piece, how) for piece in pieces(data)):
+    for piece in pieces(data):
+        read = _read_piece(piece, how, first)
         if read is None:
             return None
-        shift = pl.col(LINE_NO) + (first - 1)  # each piece numbers its lines from 1
-        kept.append(read.kept.with_columns(shift))
+        kept.append(read.kept)
         if read.rest is not None:
-            rest.append(read.rest.with_columns(shift))
+            rest.append(read.rest)
         first += read.lines
     rows(pl.concat(kept), plan, out, value=lambda i: pl.col(f"_v{i}"), cast=False)
     out.aliases.update(plan.aliases)

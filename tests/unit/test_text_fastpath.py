@@ -151,11 +151,13 @@ def test_fast_path_reads_non_ascii_pieces_as_the_general_path(
 
 
 def test_layout_splits_where_lines_have_fewest_tokens() -> None:
-    sep, tokens = textfast.layout("step 5/100 | loss=2.5 acc=0.5 lr=3e-4")  # type: ignore[misc]
+    split = textfast.layout("step 5/100 | loss=2.5 acc=0.5 lr=3e-4")
+    assert split is not None
+    sep, tokens = split
     assert sep == "=" and len(tokens) == 4
     assert [t.suffix for t in tokens[:3]] == [" | loss", " acc", " lr"]
-    sep, tokens = textfast.layout("step: 5 loss: 2.5 acc: 0.5")  # type: ignore[misc]
-    assert sep == " " and len(tokens) == 6
+    blank = textfast.layout("step: 5 loss: 2.5 acc: 0.5")
+    assert blank is not None and blank[0] == " " and len(blank[1]) == 6
     assert textfast.layout("no values here") == (" ", [textfast.Token(w, ()) for w in ("no", "values", "here")])
 
 

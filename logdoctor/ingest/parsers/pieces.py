@@ -18,9 +18,7 @@ def line_count(data: bytes) -> int:
     """Physical lines in ``data`` (a last line without a newline counts)."""
     if not data:
         return 0
-    # numpy's vectorised compare: bytes.count scans a byte at a time (~10x slower on a big log)
-    newline_count = int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == _NL))
-    return newline_count + (0 if data.endswith(b"\n") else 1)
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
 
 
 def head(data: bytes, lines: int) -> bytes:

@@ -29,7 +29,7 @@ STEPS = 1_000_000
 TARGETS = {"parse_s": 1.0, "analyze_s": 3.0, "ratio": 1.0, "rss_mb": 1024.0}
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
-from best import best_of  # noqa: E402
+from best import best_of, sink  # noqa: E402
 
 
 def write_emit_log(path: Path, steps: int = STEPS, seed: int = 17) -> None:
@@ -92,7 +92,7 @@ def bench_text(path: Path, repeat: int) -> dict[str, object]:
     """parse, analyze and the re loop on one text log, and the ratios against the targets."""
     ld = [sys.executable, "-m", "logdoctor"]
     parse = measure([*ld, "parse", str(path), "-o", str(HERE / "out" / "million.parquet")], repeat)
-    analyze = measure([*ld, "analyze", str(path), "--format", "json", "-o", os.devnull], repeat)
+    analyze = measure([*ld, "analyze", str(path), "--format", "json", "-o", sink()], repeat)
     loop = measure([sys.executable, CHILD, "--stage", "re-loop", str(path)], repeat)
     return {
         "mb": round(path.stat().st_size / 1e6, 1),
@@ -125,7 +125,7 @@ def main() -> int:
         if label.startswith(("text", "emit")):
             doc[label] = bench_text(path, args.repeat)
         elif not args.text_only:
-            cmd = [sys.executable, "-m", "logdoctor", "analyze", str(path), "--format", "json", "-o", os.devnull]
+            cmd = [sys.executable, "-m", "logdoctor", "analyze", str(path), "--format", "json", "-o", sink()]
             doc[label] = {"analyze": measure(cmd, args.repeat)}
     doc["load_end"] = os.getloadavg()[0]
     text = json.dumps(doc, indent=2)

@@ -65,13 +65,13 @@ def measure(repeat: int = 5) -> dict[str, object]:
     """Bare import and ``analyze`` (text and json) of each everyday log; ratios to the bare import."""
     files = inputs()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    subprocess.run([sys.executable, "-m", "logdoctor", "analyze", str(files["10k loss-only"]), "-o", os.devnull],
+    subprocess.run([sys.executable, "-m", "logdoctor", "analyze", str(files["10k loss-only"]), "-o", best.sink()],
                    cwd=ROOT, env=env, check=False, capture_output=True)  # warm-up: bytecode
     bare = best_of([sys.executable, "-c", "import polars, numpy, rich"], repeat)
     rows = []
     for label, path in files.items():
         for fmt in ("text", "json"):
-            cmd = [sys.executable, "-m", "logdoctor", "analyze", str(path), "--format", fmt, "-o", os.devnull]
+            cmd = [sys.executable, "-m", "logdoctor", "analyze", str(path), "--format", fmt, "-o", best.sink()]
             r = best_of(cmd, repeat)
             rows.append({"input": label, "format": fmt, "wall": round(r["wall"], 3), "cpu": round(r["cpu"], 3),
                          "rss_mb": round(r["rss_mb"]), "ratio_wall": round(r["wall"] / bare["wall"], 2),

@@ -7,12 +7,25 @@ own wall clock when the command reports one (``stage_wall``), else by the proces
 
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 CHILD = str(Path(__file__).resolve().parent / "child.py")
+_SINK_DIR: list[Path] = []
+
+
+def sink() -> str:
+    """A scratch output file for measured commands' ``-o`` (never a device node: written by rename, a
+    device would be replaced with a file), in a folder removed when the benchmark exits."""
+    if not _SINK_DIR:
+        _SINK_DIR.append(Path(tempfile.mkdtemp(prefix="logdoctor-bench-")))
+        atexit.register(shutil.rmtree, _SINK_DIR[0], True)
+    return str(_SINK_DIR[0] / "out")
 
 
 def best_of(cmd: list[str], repeat: int, cwd: Path | None = None) -> dict[str, float]:

@@ -35,7 +35,7 @@ KEEP = "<!-- hand-written notes below this line are kept when run.py rewrites th
 sys.path[:0] = [str(HERE), str(ROOT)]
 
 from bench_ingest import log_folder, write_log  # noqa: E402
-from best import best_of  # noqa: E402
+from best import best_of, sink  # noqa: E402
 
 PANDAS = importlib.util.find_spec("pandas") is not None
 
@@ -95,7 +95,7 @@ def _stage_cmd(kind: str, arg: str) -> list[str]:
 
 
 def _analyze_cmd(path: Path) -> list[str]:
-    return [sys.executable, "-m", "logdoctor", "analyze", str(path), "--format", "json", "-o", os.devnull]
+    return [sys.executable, "-m", "logdoctor", "analyze", str(path), "--format", "json", "-o", sink()]
 
 
 def bench_ingest_and_analyze(files: dict[str, Path], repeat: int) -> list[list[str]]:
@@ -177,7 +177,7 @@ def bench_many(repeat: int, runs: int = 50, steps: int = 20_000) -> list[list[st
     sweep = log_folder(DATA / f"sweep_{runs}x{steps}", runs, steps)
     out, base = [], None
     for jobs in (1, 2):
-        cmd = [sys.executable, "-m", "logdoctor", "check", str(sweep), "--jobs", str(jobs), "-o", os.devnull]
+        cmd = [sys.executable, "-m", "logdoctor", "check", str(sweep), "--jobs", str(jobs), "-o", sink()]
         r = measure(cmd, repeat)
         base = base or r["wall"]
         out.append(

@@ -20,6 +20,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE)]
 
 from bench_ingest import log_folder  # noqa: E402
+from best import sink  # noqa: E402
 from targets import DATA, measure, sweep_dir  # noqa: E402
 
 ROOT = HERE.parent
@@ -40,7 +41,7 @@ def emit(what: str, files: int, r: dict[str, float], load0: float) -> None:
 
 def check(d: Path, jobs: int, repeat: int, threads: str | None = None) -> dict[str, float]:
     """``check DIR --jobs N`` as a fresh process (polars threads capped when ``threads`` is given)."""
-    cmd = [sys.executable, "-m", "logdoctor", "check", str(d), "--jobs", str(jobs), "-o", os.devnull]
+    cmd = [sys.executable, "-m", "logdoctor", "check", str(d), "--jobs", str(jobs), "-o", sink()]
     if threads:
         cmd = ["env", f"POLARS_MAX_THREADS={threads}", *cmd]
     return measure(cmd, repeat, ROOT)
@@ -67,7 +68,7 @@ def main() -> int:
     emit("bare import polars+numpy+rich", 0,
          measure([sys.executable, "-c", "import polars, numpy, rich"], 3, ROOT), load0)
     emit("worker start: analyze one 600-step log, fresh process", 1,
-         measure([sys.executable, "-m", "logdoctor", "analyze", one, "-o", os.devnull], 3, ROOT), load0)
+         measure([sys.executable, "-m", "logdoctor", "analyze", one, "-o", sink()], 3, ROOT), load0)
     for name, (d, n) in sets.items():
         for jobs in (1, 2):
             emit(f"check --jobs {jobs}, {name} runs", n, check(d, jobs, args.repeat), load0)

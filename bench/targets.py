@@ -31,7 +31,7 @@ CHILD = str(HERE / "child.py")
 sys.path[:0] = [str(HERE)]
 
 from bench_ingest import log_folder, write_log  # noqa: E402
-from best import best_of  # noqa: E402
+from best import best_of, sink  # noqa: E402
 
 Measured = tuple[dict[str, float], dict[str, str]]
 
@@ -99,8 +99,8 @@ def startup(root: Path, repeat: int) -> Measured:
     """analyze of everyday logs (whole process) against the bare import of polars + numpy + rich."""
     r = max(repeat, 5)
     bare = measure([sys.executable, "-c", "import polars, numpy, rich"], r, root)
-    ex = measure(_ld("analyze", str(root / "fixtures" / "example.log"), "-o", os.devnull), r, root)
-    k10 = measure(_ld("analyze", str(loss_only_log()), "-o", os.devnull), r, root)
+    ex = measure(_ld("analyze", str(root / "fixtures" / "example.log"), "-o", sink()), r, root)
+    k10 = measure(_ld("analyze", str(loss_only_log()), "-o", sink()), r, root)
     values = {"small_example": ex["wall"] / bare["wall"], "small_10k": k10["wall"] / bare["wall"]}
     details = {
         key: f"{m['wall']:.2f} s wall ({m['cpu']:.2f} CPU) / bare import {bare['wall']:.2f} s ({bare['cpu']:.2f} CPU); "
@@ -115,7 +115,7 @@ def million(root: Path, repeat: int) -> Measured:
     log = DATA / "canonical_1000000.log"
     if not log.exists():
         write_log(log, 1_000_000)
-    an = measure(_ld("analyze", str(log), "--format", "json", "-o", os.devnull), repeat, root)
+    an = measure(_ld("analyze", str(log), "--format", "json", "-o", sink()), repeat, root)
     rl = measure([sys.executable, CHILD, "--stage", "re-loop", str(log)], repeat, root)
     with tempfile.TemporaryDirectory() as tmp:
         pa = measure(_ld("parse", str(log), "-o", str(Path(tmp) / "steps.parquet")), repeat, root)
@@ -145,7 +145,7 @@ def sweep(root: Path, repeat: int) -> Measured:
         j1, j2 = (measure(_ld("check", str(d), "--jobs", str(j), "--format", "json", "-o", str(o)), repeat, root)
                   for j, o in zip((1, 2), outs, strict=True))
         same = outs[0].read_bytes() == outs[1].read_bytes()
-    single = measure(_ld("check", str(one), "--jobs", "1", "--format", "json", "-o", os.devnull), repeat, root)
+    single = measure(_ld("check", str(one), "--jobs", "1", "--format", "json", "-o", sink()), repeat, root)
     per_run, per_cpu = (j1["wall"] - single["wall"]) / 29, (j1["cpu"] - single["cpu"]) / 29
     values = {"jobs2_speedup": j1["wall"] / j2["wall"] if same else 0.0, "per_run_s": per_run}
     details = {

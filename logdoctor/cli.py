@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import gc
@@ -132,11 +133,11 @@ def _emit(
 
     for o in outcomes:
         if o.skipped:
-            typer.echo(f"logdoctor: note: skipped {o.error} (found in a directory)", err=True)
+            _say(f"logdoctor: note: skipped {o.error} (found in a directory)")
     outcomes = [o for o in outcomes if not o.skipped]
     for o in outcomes:
         if o.error:
-            typer.echo(f"logdoctor: error: {o.error}", err=True)
+            _say(f"logdoctor: error: {o.error}")
     cls = get_renderer(fmt)
     if len(outcomes) > 1 or any(o.report for o in outcomes) or cls.documents_errors:
         renderer = cls(verbosity=verbosity, color=None if output == "-" else False, per_run=per_run)
@@ -238,7 +239,7 @@ def plot(
                         max_memory=cfg.max_memory, stride=cfg.stride)
     report = pipeline.analyze(run, cfg)
     write_output(renderer.render(report), dest, inputs=[path])
-    typer.echo(f"logdoctor: wrote {dest}", err=True)
+    _say(f"logdoctor: wrote {dest}")
     return ExitCode.OK
 
 
@@ -438,8 +439,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         command_app = _command_app(sys.argv[1:] if argv is None else argv)
         rv = command_app(args=argv, prog_name="logdoctor", standalone_mode=False)
+        _flush_stdout()  # here, where a full disk is an error, not at exit where it is a traceback
     except LogdoctorError as err:
-        typer.echo(f"logdoctor: error: {err}", err=True)
+        _say(f"logdoctor: error: {err}")
         return _exit(ExitCode.BAD_INPUT, argv)
     except typer.Exit as ex:
         return _exit(ex.exit_code, argv)
@@ -448,17 +450,47 @@ def main(argv: list[str] | None = None) -> int:
         if callable(show):
             show()
         else:
-            typer.echo(f"logdoctor: error: {err}", err=True)
+            _say(f"logdoctor: error: {err}")
         return _exit(ExitCode.BAD_INPUT, argv)
     except (typer.Abort, KeyboardInterrupt):
-        typer.echo("logdoctor: interrupted", err=True)
+        _say("logdoctor: interrupted")
         return _exit(130, argv)
     except BrokenPipeError:
         # the reader went away (`logdoctor analyze big.log | head`): not an error
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _drop_stdout()
         return _exit(ExitCode.OK, argv)
+    except OSError as err:  # an output the renderers write as they go (tail, echo) failed: ENOSPC, EBADF, EIO
+        _drop_stdout()
+        _say(f"logdoctor: error: cannot write output ({err.strerror or err})")
+        return _exit(ExitCode.BAD_INPUT, argv)
     return _exit(int(rv) if isinstance(rv, int) else ExitCode.OK, argv)
+
+
+def _flush_stdout() -> None:
+    if sys.stdout is not None:
+        sys.stdout.flush()
+
+
+def _drop_stdout() -> None:
+    """What is still buffered for stdout goes nowhere: the interpreter's flush at exit would fail
+    again and print a traceback."""
+    from logdoctor.renderers.output import discard_into
+
+    if sys.stdout is not None:
+        with contextlib.suppress(ValueError, OSError):
+            discard_into(sys.stdout.fileno())
+
+
+def _say(line: str) -> None:
+    """One line to stderr; a stderr that cannot be written to (`2>/dev/full`) loses it quietly."""
+    try:
+        typer.echo(line, err=True)
+    except (OSError, ValueError):
+        if sys.stderr is not None:
+            with contextlib.suppress(ValueError, OSError):
+                from logdoctor.renderers.output import discard_into
+
+                discard_into(sys.stderr.fileno())
 
 
 def _exit(code: int, argv: list[str] | None) -> int:

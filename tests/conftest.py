@@ -35,3 +35,29 @@ def reallogs_dir(request: pytest.FixtureRequest) -> Path:
     if not (REALLOGS / "MANIFEST.tsv").is_file():
         pytest.skip("../shared/reallogs is not present")
     return REALLOGS
+
+
+#: The machine's device nodes that a careless ``-o`` (written by rename) would replace with a file.
+_DEVICES = ("/dev/null", "/dev/full", "/dev/zero")
+
+
+def _device_ids() -> dict[str, tuple[int, int, int] | None]:
+    ids: dict[str, tuple[int, int, int] | None] = {}
+    for node in _DEVICES:
+        try:
+            st = os.stat(node)
+            ids[node] = (st.st_mode, st.st_rdev, st.st_ino)
+        except OSError:
+            ids[node] = None
+    return ids
+
+
+_DEVICES_AT_START = _device_ids()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when anything in it replaced one of the machine's device nodes."""
+    changed = [n for n, ident in _device_ids().items() if ident != _DEVICES_AT_START[n]]
+    if changed:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        print(f"\nERROR: the test run replaced {', '.join(changed)} (an output written over a device node)")

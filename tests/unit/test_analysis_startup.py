@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import random
 import subprocess
 import sys
@@ -59,10 +58,11 @@ def _loss_only_log(path: Path, steps: int = 10_000) -> Path:
 @pytest.mark.parametrize("name", ["example.log", "spiky.log", "loss-only 10k"])
 def test_a_small_analysis_imports_no_heavy_module(name: str, fmt: str, tmp_path: Path) -> None:
     path = _loss_only_log(tmp_path / "loss.log") if name.startswith("loss-only") else FIXTURES / name
-    assert _heavy_after(["analyze", str(path), "--format", fmt, "-o", os.devnull]) == []
+    assert _heavy_after(["analyze", str(path), "--format", fmt, "-o", str(tmp_path / "out")]) == []
 
 
-def test_the_probe_sees_a_heavy_import() -> None:
+def test_the_probe_sees_a_heavy_import(tmp_path: Path) -> None:
     """Control: the same probe reports a heavy module that was imported (the test can fail)."""
-    heavy = _heavy_after(["analyze", str(FIXTURES / "example.log"), "-o", os.devnull], pre="import scipy.stats")
+    out = str(tmp_path / "out")
+    heavy = _heavy_after(["analyze", str(FIXTURES / "example.log"), "-o", out], pre="import scipy.stats")
     assert "scipy.stats" in heavy

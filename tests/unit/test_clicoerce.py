@@ -75,10 +75,10 @@ def test_plain_values_need_no_pydantic() -> None:
     assert _run("typer", ARGVS[1])["pydantic"] is True  # control: typer alone imports it
 
 
-def test_the_cli_analyses_without_pydantic() -> None:
+def test_the_cli_analyses_without_pydantic(tmp_path: Path) -> None:
     code = (
-        "import sys, os; from logdoctor.cli import main;"
-        f"main(['analyze', {str(REPO / 'fixtures' / 'example.log')!r}, '-o', os.devnull, '-v']);"
+        "import sys; from logdoctor.cli import main;"
+        f"main(['analyze', {str(REPO / 'fixtures' / 'example.log')!r}, '-o', {str(tmp_path / 'out')!r}, '-v']);"
         "print('pydantic' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)

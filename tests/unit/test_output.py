@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import BinaryIO
@@ -79,10 +80,14 @@ def test_parquet_write_failures_are_the_os_errors_they_are(tmp_path: Path) -> No
     from logdoctor.renderers.tables import _parquet_writer
 
     write = _parquet_writer(pl.DataFrame({"a": range(200_000)}))
-    if Path("/dev/full").exists():
-        with open("/dev/full", "wb") as fh, pytest.raises(OSError) as err:
+    full = tmp_path / "full"  # a full-like device of the test's own, never the machine's /dev/full
+    try:
+        os.mknod(full, stat.S_IFCHR | 0o666, os.makedev(1, 7))
+        with open(full, "wb") as fh, pytest.raises(OSError) as err:
             write(fh)
         assert err.value.errno == errno.ENOSPC
+    except PermissionError:
+        pass  # no device nodes here: the closed pipe below still runs
     read, written = os.pipe()
     os.close(read)
     with os.fdopen(written, "wb") as fh, pytest.raises(BrokenPipeError):

@@ -118,7 +118,8 @@ def _config(
     given = None
     if stride is not None:  # read here, not by typer: a bad value is one line, not a usage screen
         given = configfile.check_stride(int(stride) if stride.strip().isdigit() else stride, "--stride")
-    cfg = configfile.resolve(config, fields=fields, steps_per_epoch=spe, select=_split(select),
+    cfg = configfile.resolve(config, note=lambda text: _say(f"logdoctor: note: {text}"), fields=fields,
+                             steps_per_epoch=spe, select=_split(select),
                              ignore=_split(ignore), fail_on=severity, stride=given)
     return dataclasses.replace(cfg, max_memory=memory.parse_size(max_memory)) if max_memory else cfg
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,16 +36,37 @@ def detectors() -> dict[str, type[Analyzer] | type[BatchingDiagnosis]]:
     return {**{cls.name: cls for cls in ANALYZERS}, BatchingDiagnosis.name: BatchingDiagnosis}
 
 
-def find_config(start: Path | None = None) -> Path | None:
-    """The nearest ``logdoctor.toml`` or ``pyproject.toml`` with ``[tool.logdoctor]``, upwards."""
+def find_config(start: Path | None = None, note: Callable[[str], None] | None = None) -> Path | None:
+    """The nearest ``logdoctor.toml`` or ``pyproject.toml`` with ``[tool.logdoctor]``, upwards.
+
+    A pyproject.toml that cannot be read or parsed and does not mention ``tool.logdoctor`` belongs to
+    another project: it is passed over, with a ``note``, rather than blocking every command.
+    """
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         if (folder / "logdoctor.toml").is_file():
             return folder / "logdoctor.toml"
         pyproject = folder / "pyproject.toml"
-        if pyproject.is_file() and "logdoctor" in _read(pyproject).get("tool", {}):
+        if pyproject.is_file() and _ours(pyproject, note):
             return pyproject
     return None
+
+
+def _ours(pyproject: Path, note: Callable[[str], None] | None) -> bool:
+    """Whether ``pyproject`` holds a logdoctor table; ConfigError only when it is ours and broken."""
+    try:
+        tool = _read(pyproject).get("tool", {})
+        return isinstance(tool, dict) and "logdoctor" in tool
+    except ConfigError as err:
+        try:
+            mentions = b"tool.logdoctor" in pyproject.read_bytes()
+        except OSError:
+            mentions = False
+        if mentions:
+            raise
+        if note:
+            note(f"ignoring {err} (it has no [tool.logdoctor])")
+        return False
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -54,6 +75,8 @@ def _read(path: Path) -> dict[str, Any]:
             return tomllib.load(fh)
     except OSError as err:
         raise ConfigError(f"{path}: cannot read ({err.strerror or err})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: invalid TOML (not UTF-8 text)") from None
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: invalid TOML ({err})") from None
 
@@ -63,7 +86,12 @@ def load_table(path: Path) -> tuple[dict[str, Any], str]:
     doc = _read(path)
     if path.name != "pyproject.toml":  # logdoctor.toml, or any file named by --config
         return doc, str(path)
-    return doc.get("tool", {}).get("logdoctor", {}), f"[tool.logdoctor] in {path}"
+    tool = doc.get("tool", {})
+    table = tool.get("logdoctor", {}) if isinstance(tool, dict) else {}
+    where = f"[tool.logdoctor] in {path}"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: must be a table (got {type(table).__name__} {table!r})")
+    return table, where
 
 
 def check_patterns(patterns: Iterable[str], what: str) -> tuple[str, ...]:
@@ -134,18 +162,20 @@ def config_from_table(table: Mapping[str, Any], where: str) -> AnalysisConfig:
 
 
 def resolve(
-    config: str | None = None, *, start: Path | None = None, **overrides: Any
+    config: str | None = None, *, start: Path | None = None, note: Callable[[str], None] | None = None,
+    **overrides: Any,
 ) -> AnalysisConfig:
     """The configuration in force: the file (given or nearest), then command-line overrides.
 
     Args:
         config: an explicit config file (``--config``); None to search from ``start``/cwd.
         start: where the upward search begins.
+        note: told of files passed over (an unrelated, broken pyproject.toml).
         **overrides: AnalysisConfig fields given on the command line; None means "not given".
     """
-    path = Path(config) if config else find_config(start)
-    if config and not path.is_file():  # type: ignore[union-attr]
-        raise ConfigError(f"--config {config}: no such file")
+    path = Path(config) if config else find_config(start, note)
+    if config and path is not None and not path.is_file():
+        raise ConfigError(f"--config {config}: {'is a directory' if path.is_dir() else 'no such file'}")
     cfg = config_from_table(*load_table(path)) if path else AnalysisConfig()
     given = {k: v for k, v in overrides.items() if v not in (None, (), [])}
     for key in ("select", "ignore"):

@@ -456,15 +456,25 @@ def main(argv: list[str] | None = None) -> int:
     except (typer.Abort, KeyboardInterrupt):
         _say("logdoctor: interrupted")
         return _exit(130, argv)
+    except SystemExit as ex:  # click turns a closed stdout (EPIPE) into a silent exit 1
+        if not isinstance(ex.__context__, BrokenPipeError):
+            raise
+        return _closed_pipe(argv)
     except BrokenPipeError:
-        # the reader went away (`logdoctor analyze big.log | head`): not an error
-        _drop_stdout()
-        return _exit(ExitCode.OK, argv)
+        return _closed_pipe(argv)
     except OSError as err:  # an output the renderers write as they go (tail, echo) failed: ENOSPC, EBADF, EIO
         _drop_stdout()
         _say(f"logdoctor: error: cannot write output ({err.strerror or err})")
         return _exit(ExitCode.BAD_INPUT, argv)
     return _exit(int(rv) if isinstance(rv, int) else ExitCode.OK, argv)
+
+
+def _closed_pipe(argv: list[str] | None) -> int:
+    """The reader went away (`logdoctor check run.log | head`): the output was cut short, and a gate
+    whose report nobody read in full must not pass, so exit 2 (one line, no traceback)."""
+    _drop_stdout()
+    _say("logdoctor: error: stdout: the reader closed the pipe (output cut short)")
+    return _exit(ExitCode.BAD_INPUT, argv)
 
 
 def _flush_stdout() -> None:

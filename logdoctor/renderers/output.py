@@ -8,8 +8,8 @@
   place and never replaced; nothing under ``/dev`` or ``/proc`` is ever created;
 - a directory, a block device, a socket, a symlink loop, an input of the same run: refused, one line.
 
-Every failure is an :class:`OutputError` (one line, exit 2), a closed pipe on stdout excepted (a reader
-that went away, ``logdoctor analyze big.log | head``, is the CLI's quiet case).
+Every failure is an :class:`OutputError` (one line, exit 2); a closed pipe on stdout stays the
+BrokenPipeError it is, which the CLI reports the same way (``logdoctor check run.log | head``).
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -120,7 +121,9 @@ def test_output_file_gets_normal_permissions(logs: Path) -> None:
     assert Path("out/report.json").stat().st_mode & 0o044  # readable by others (umask permitting)
 
 
-def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
+def test_a_reader_that_leaves_early_cuts_the_output_short_in_one_line(tmp_path: Path) -> None:
+    """`| head -1`: whether the rest met a closed pipe depends on timing (a pipe buffers 64 KiB);
+    either all was written (exit 0, nothing said) or the cut is one line and exit 2."""
     for i in range(30):
         (tmp_path / f"r{i:02}.log").write_text(GOOD.replace("loss=3", f"loss={i}"))
     cmd = f"{sys.executable} -m logdoctor analyze '{tmp_path}' -f junit -j 1 | head -1"
@@ -129,7 +132,26 @@ def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
         ["bash", "-c", cmd], cwd=REPO, capture_output=True, text=True, timeout=60, check=False
     )
     assert proc.stdout == "<?xml version='1.0' encoding='utf-8'?>\n"
-    assert proc.returncode == 0 and "Traceback" not in proc.stderr and "Broken" not in proc.stderr
+    assert "Traceback" not in proc.stderr and "Broken" not in proc.stderr
+    assert (proc.returncode, proc.stderr) in (
+        (0, ""), (2, "logdoctor: error: stdout: the reader closed the pipe (output cut short)\n"))
+
+
+@pytest.mark.parametrize("args", [["check", "{log}"], ["analyze", "{log}", "-f", "json"], ["formats"],
+                                  ["parse", "{log}", "--table-format", "csv"]])
+def test_a_closed_pipe_on_stdout_is_one_line_and_exit_2(args: list[str], tmp_path: Path) -> None:
+    """The reader closed its end before anything was written: EPIPE every time (not a race)."""
+    log = tmp_path / "run.log"
+    log.write_text(GOOD)
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "logdoctor", *[a.format(log=log) for a in args]],
+                              cwd=REPO, stdout=write, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == "logdoctor: error: stdout: the reader closed the pipe (output cut short)\n"
 
 
 def test_quiet_many_inputs_one_line_each(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:

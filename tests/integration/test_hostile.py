@@ -135,7 +135,7 @@ def test_fifo(tmp_path: Path, hostile: dict[str, tuple[Path, str]]) -> None:
     assert json.loads(proc.stdout)["series"]["steps"] == 300
 
 
-def test_broken_pipe_is_quiet(tmp_path: Path, hostile: dict[str, tuple[Path, str]]) -> None:
+def test_broken_pipe_has_no_traceback(tmp_path: Path, hostile: dict[str, tuple[Path, str]]) -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     cmd = f"{sys.executable} -m logdoctor analyze {hostile['crlf.log'][0]} --format json | head -c 10"
     proc = subprocess.run(cmd, shell=True, capture_output=True, env=env, timeout=60)

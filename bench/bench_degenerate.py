@@ -53,7 +53,8 @@ def measure(code: Path, log: Path) -> dict[str, object]:
     """Run ``analyze --format json`` on ``log`` with ``code`` first on the path, in a fresh process."""
     env = {**os.environ, "PYTHONPATH": str(code), "NO_COLOR": "1"}
     cmd = [sys.executable, "-c", _MEASURE, sys.executable, "-m", "logdoctor", "analyze", str(log), "-f", "json"]
-    res = json.loads(subprocess.run(cmd, capture_output=True, text=True, env=env, check=True).stdout)
+    # run from the checkout: ``python -m`` puts the working folder first on the path
+    res = json.loads(subprocess.run(cmd, capture_output=True, text=True, env=env, check=True, cwd=code).stdout)
     try:
         doc = json.loads(res["out"]) if res["rc"] in (0, 1) else {}
     except ValueError:
@@ -78,7 +79,9 @@ def scan_cost(code: Path, folder: Path) -> dict[str, float]:
         "best = min(best, time.perf_counter() - t)\nprint(best, ok)"
     )
     env = {**os.environ, "PYTHONPATH": str(code)}
-    out = subprocess.run([sys.executable, "-c", script, str(log)], capture_output=True, text=True, env=env, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(log)], capture_output=True, text=True, env=env, check=True, cwd=code
+    )
     best, ok = out.stdout.split()
     size = log.stat().st_size
     log.unlink()

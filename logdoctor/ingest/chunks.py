@@ -68,7 +68,7 @@ class ChunkParser:
                 Source.from_bytes(self.source, self._preamble + data), self.fields
             )
         except UnreadableTable as err:  # a CSV header fixes the columns: no later line can help
-            raise InputError(f"{err}; tail cannot read this table") from None
+            raise InputError(f"{err} (the header fixes the columns: no later line can add one)") from None
         except (ParseError, InputError):  # no step, or a binary blob inside a long log
             self._skip("no training step", n_lines)
             self._grow_preamble(data, n_lines)

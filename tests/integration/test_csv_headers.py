@@ -95,6 +95,6 @@ def test_tail_on_a_table_without_a_loss_column_says_so_and_exits_2(
     code, _, err = _tail(log, capsys)
     lines = [ln for ln in err.splitlines() if ln.startswith("logdoctor: error")]
     assert code == 2 and len(lines) == 1
-    assert "no column of the CSV header is one" in lines[0] and "tail cannot read" in lines[0]
+    assert "no column of the CSV header is one" in lines[0] and "no later line can add one" in lines[0]
     assert main(["analyze", str(log)]) == 2
     assert "no record holds a training loss" in capsys.readouterr().err

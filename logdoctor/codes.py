@@ -46,6 +46,11 @@ _RULES: tuple[Rule, ...] = (
     Rule("LD007", "degenerate-column", Severity.INFO,
          "A column is constant or zero throughout and was ignored (e.g. a broken token counter).",
          "Fix the logging of that field if you want it used as evidence."),
+    Rule("LD008", "stuck-step-counter", Severity.WARNING,
+         "The step counter stopped advancing: far more records in a row carry one step than the log "
+         "repeats any other step (or the log never carries another step); they count as one step.",
+         "Log the optimizer's global step (not an epoch, a constant or a counter reset each record); "
+         "until then the analyses see one row for all of those records."),
     Rule("LD020", "skipped-iterations", Severity.WARNING,
          "Mixed-precision steps were skipped (gradient overflow: inf/NaN) and the loss scale was cut.",
          "A few skips at the start are normal; many, or late ones, point at an lr too high or bad data. "

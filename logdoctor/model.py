@@ -181,6 +181,37 @@ class Restart:
 
 
 @dataclass(frozen=True, slots=True)
+class NulRun:
+    """A run of NUL bytes skipped in a line log (ingest/linefilter.py).
+
+    Attributes:
+        offset: where it starts in the (decompressed) input, in bytes.
+        size: how many NUL bytes in a row.
+    """
+
+    offset: int
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class StuckCounter:
+    """A step counter that stopped advancing: many records in a row at one step (structure/stuck.py).
+
+    Attributes:
+        step: the step every one of these records carries.
+        records: how many records in a row carry it.
+        first_line / last_line: the file lines of the first and last of them (0 when unknown).
+        whole: True when the log holds no other step (the counter never advanced).
+    """
+
+    step: int
+    records: int
+    first_line: int = 0
+    last_line: int = 0
+    whole: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class ConfigFact:
     """A fact the run's own configuration states (W&B config, MLflow params), with its source.
 
@@ -262,6 +293,11 @@ class RunMeta:
         overwritten_steps: step records replaced by a later write of the same step.
         duplicate_steps: identical repeated step records dropped (no resume involved).
         nonmonotonic_steps: records whose step went backwards for reasons other than a resume.
+        stuck_counters: runs of records at one step, longer than a healthy log repeats a step
+            (each collapsed to its last record before duplicates and resumes are resolved).
+        lines_cut: lines longer than ``max_line`` bytes, cut to it (0: none, or not a line log).
+        max_line: the line limit the log was read under (0 when it was read unfiltered).
+        nul_runs: runs of NUL bytes skipped (the first 64; ``nul_bytes`` counts them all).
         aliases: source key -> canonical column, for every renamed field.
         notes: human-readable remarks from ingest ("reduced to 1 row per 10 steps", ...).
         structure: epochs, restarts, stride and plan as resolved by structure/ (None before).
@@ -281,6 +317,11 @@ class RunMeta:
     overwritten_steps: int = 0
     duplicate_steps: int = 0
     nonmonotonic_steps: int = 0
+    stuck_counters: tuple[StuckCounter, ...] = ()
+    lines_cut: int = 0
+    max_line: int = 0
+    nul_runs: tuple[NulRun, ...] = ()
+    nul_bytes: int = 0
     aliases: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     #: records after splitting physical lines at lone ``\r`` (progress-bar redraws); 0 if none split

@@ -14,8 +14,9 @@ from logdoctor import codes
 from logdoctor.config import AnalysisConfig
 from logdoctor.errors import LogdoctorError, ParseError
 from logdoctor.exitcodes import ExitCode, should_fail
-from logdoctor.ingest import memory, streaming
+from logdoctor.ingest import bounded, memory, streaming
 from logdoctor.ingest.aliases import FieldMap
+from logdoctor.ingest.linefilter import LineFilter
 from logdoctor.ingest.mlflow_server import run_ref
 from logdoctor.ingest.parsers import PARSERS, ParseResult, ensure_content, get_parser, sniff
 from logdoctor.ingest.parsers.base import check_overrides
@@ -48,6 +49,7 @@ def load(
     fmt: str | None = None,
     max_memory: int | None = None,
     stride: int | None = None,
+    max_line: int | None = None,
 ) -> Run:
     """Read a log (path, directory or "-" for stdin) into a validated Run.
 
@@ -55,6 +57,8 @@ def load(
     ``$LOGDOCTOR_MAX_MEMORY``, else half the available memory) is read in chunks and, when its
     steps do not fit, reduced to per-block aggregates; the run's notes say so (see streaming).
     ``stride``: optimizer steps per row of a log whose rows carry no step (``--stride``).
+    Runs of NUL bytes are skipped and lines longer than ``max_line`` bytes (else $LOGDOCTOR_MAX_LINE,
+    else 1 MiB) cut, in bounded memory; the run's metadata and notes say what (ingest/bounded.py).
 
     Raises:
         InputError / ParseError: the input cannot be read or holds no training steps.
@@ -67,15 +71,22 @@ def load(
     total = memory.budget(max_memory)
     limit = memory.in_memory_limit(total)
     source = open_remote(path, limit) if scheme_of(path) else open_source(path, limit=limit)
+    source, filt = bounded.open_bounded(source, fmt, limit, max_line)
     large = streaming.parse_large(source, fields or FieldMap(), total, fmt)
     if large is not None:
-        return build_run(large[0], source.name, large[1], steps_per_epoch, stride=stride)
+        return _filtered(build_run(large[0], source.name, large[1], steps_per_epoch, stride=stride), filt)
     if fmt:
         ensure_content(source)
     parser = get_parser(fmt) if fmt else sniff(source)
     result = parser.parse(source, fields or FieldMap())
     check_overrides(result, fields or FieldMap(), source.name)
-    return _with_facts(build_run(result, source.name, parser.name, steps_per_epoch, stride=stride), result)
+    run = _with_facts(build_run(result, source.name, parser.name, steps_per_epoch, stride=stride), result)
+    return _filtered(run, filt)
+
+
+def _filtered(run: Run, filt: LineFilter | None) -> Run:
+    """The run with what the line filter skipped (NUL runs) and cut (long lines) in its metadata."""
+    return run if filt is None else dataclasses.replace(run, meta=bounded.describe(run.meta, filt))
 
 
 def _with_facts(run: Run, result: ParseResult) -> Run:

@@ -1,5 +1,5 @@
 """Run-integrity findings: resumes (LD003), loss jumps at resumes (LD004), non-monotonic steps
-(LD005) and degenerate columns (LD007)."""
+(LD005), degenerate columns (LD007) and stuck step counters (LD008)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,46 @@ import numpy as np
 from logdoctor import codes
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.errors import ConfigError
-from logdoctor.model import LOSS, STEP, Finding, Run
+from logdoctor.model import LOSS, STEP, Finding, Run, StuckCounter
 from logdoctor.options import Option, at_least, int_opt, positive
 from logdoctor.structure.counters import degenerate_columns, is_failure_counter
 
 _MAD_SCALE = 1.4826
+#: Formats whose records are file lines (the others count records: tracker history, events).
+LINE_FORMATS = frozenset({"text", "jsonl", "csv"})
+
+
+def stuck_findings(stuck: tuple[StuckCounter, ...], fmt: str) -> list[Finding]:
+    """LD008 for stuck step counters (the longest one named; analyze and tail share this)."""
+    if not stuck:
+        return []
+    top = max(stuck, key=lambda c: c.records)
+    unit = "lines" if fmt in LINE_FORMATS else "records"
+    where = f" (lines {top.first_line:,}-{top.last_line:,})" if top.first_line else ""
+    if top.whole:
+        text = f"The step counter never advances: {top.records:,} {unit} at step {top.step}"
+    else:
+        text = f"The step counter stopped advancing: {top.records:,} {unit} in a row at step {top.step}{where}"
+    total = sum(c.records for c in stuck)
+    more = f"; {len(stuck) - 1} more such run(s), {total:,} {unit} in all" if len(stuck) > 1 else ""
+    return [
+        codes.finding(
+            "LD008",
+            f"{text}{more}; the last write of the step is kept, so the analyses see "
+            f"{'one row' if top.whole else 'one row for each such run'}.",
+            first_step=top.step,
+            last_step=top.step,
+            evidence={
+                "step": top.step,
+                "records": top.records,
+                "first_line": top.first_line,
+                "last_line": top.last_line,
+                "never_advances": top.whole,
+                "stuck_runs": len(stuck),
+                "stuck_records": total,
+            },
+        )
+    ]
 
 
 def _resume_jump(
@@ -65,8 +100,13 @@ class IntegrityDetector(Analyzer):
         self.min_z = min_z
 
     def analyze(self, run: Run) -> Detection:
-        """Findings LD003/LD004/LD005/LD007 for the run (pure)."""
-        found = [*self._resumes(run), *self._nonmonotonic(run), *self._degenerate(run)]
+        """Findings LD003/LD004/LD005/LD007/LD008 for the run (pure)."""
+        found = [
+            *stuck_findings(run.meta.stuck_counters, run.meta.format),
+            *self._resumes(run),
+            *self._nonmonotonic(run),
+            *self._degenerate(run),
+        ]
         return Detection(findings=tuple(found))
 
     def _resumes(self, run: Run) -> list[Finding]:

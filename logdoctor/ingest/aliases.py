@@ -42,7 +42,8 @@ ALIASES: Mapping[str, tuple[str, ...]] = {
     "micro_fp": ("micro_fp", "micro_fps", "micro_batch_fp"),
 }
 
-_NON_ALNUM = re.compile(r"[^0-9a-z]+")
+#: Runs of anything but letters and digits (any script: ``время`` stays a name, not an empty key).
+_NON_ALNUM = re.compile(r"(?:[^\w]|_)+")
 
 
 def normalize_key(key: str) -> str:

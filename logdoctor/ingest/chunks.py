@@ -9,6 +9,7 @@ import polars as pl
 from logdoctor.errors import InputError, ParseError
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.parsers import Parser, ParseResult, sniff
+from logdoctor.ingest.parsers.csvlog import UnreadableTable
 from logdoctor.ingest.sources import Source
 from logdoctor.model import LINE_NO
 
@@ -66,6 +67,8 @@ class ChunkParser:
             result = self.parser.parse(
                 Source.from_bytes(self.source, self._preamble + data), self.fields
             )
+        except UnreadableTable as err:  # a CSV header fixes the columns: no later line can help
+            raise InputError(f"{err} (the header fixes the columns: no later line can add one)") from None
         except (ParseError, InputError):  # no step, or a binary blob inside a long log
             self._skip("no training step", n_lines)
             self._grow_preamble(data, n_lines)

@@ -7,7 +7,17 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from logdoctor.model import ConfigFact, Evidence, Finding, Outcome, Report, RunPart, RunStructure, Verdict
+from logdoctor.model import (
+    ConfigFact,
+    Evidence,
+    Finding,
+    Outcome,
+    Report,
+    RunMeta,
+    RunPart,
+    RunStructure,
+    Verdict,
+)
 from logdoctor.renderers.base import Renderer
 
 #: Version of the JSON document. Changelog:
@@ -27,6 +37,8 @@ from logdoctor.renderers.base import Renderer
 #:       ``first_step``/``last_step``, ``rows``, ``status``, ``too_short``, ``current``, ``findings``: its
 #:       problems with their evidence), each analysed on its own; the last is the report's own run
 #:       (``current``), whose status stays the top-level ``status``. ``[]`` for a log of one run. Additive.
+#:       Also (compatible) ``source.degenerate``: ``{max_line, lines_cut, nul_bytes, nul_runs: [{offset, size}]}``
+#:       when NUL runs were skipped or over-long lines cut (ingest/bounded.py); absent otherwise.
 FORMAT_VERSION = 3
 
 
@@ -119,6 +131,16 @@ def _config_facts(facts: Sequence[ConfigFact]) -> dict[str, Any]:
     return {"config_facts": [{"name": f.name, "value": f.value, "source": f.source} for f in facts]}
 
 
+def _degenerate(m: RunMeta) -> dict[str, Any]:
+    """``{"degenerate": {...}}`` when NUL runs were skipped or lines cut, else nothing."""
+    if not (m.lines_cut or m.nul_bytes):
+        return {}
+    runs = [{"offset": r.offset, "size": r.size} for r in m.nul_runs]
+    return {
+        "degenerate": {"max_line": m.max_line, "lines_cut": m.lines_cut, "nul_bytes": m.nul_bytes, "nul_runs": runs}
+    }
+
+
 def report_dict(report: Report) -> dict[str, Any]:
     """The whole report as a JSON-ready dict."""
     m, s, v = report.meta, report.series, report.verdict
@@ -134,6 +156,7 @@ def report_dict(report: Report) -> dict[str, Any]:
             "aliases": dict(m.aliases),
             "notes": list(m.notes),
             **_config_facts(m.config_facts),
+            **_degenerate(m),
         },
         "series": {
             "steps": s.steps,

@@ -1,7 +1,9 @@
 """Rules 1-3 of the structure stage: exact duplicates, backward steps (resumes, interleaved writers,
 appended runs) and the later write wins; applied to the records in file order (``line_no``).
 
-
+0. **Stuck counters** (``stuck.py``): far more records in a row at one step than the log's other
+   steps repeat are a counter that stopped advancing; each such run keeps its last record and is
+   reported in ``stuck_counters`` (not as duplicates, not as steps that went backwards).
 1. **Exact duplicates.** A record identical to the record just before it (same step and the same
    training values; timing and throughput columns may differ) is a repeated write (ms-swift writes
    every record twice). It is dropped and counted in ``duplicate_steps``; it is not a resume.
@@ -34,6 +36,7 @@ import polars as pl
 from logdoctor.ingest.parsers.base import ParseResult
 from logdoctor.model import LINE_NO, LOSS, OPTIONAL_COLUMNS, STEP, THROUGHPUT
 from logdoctor.structure.restarts import RESTART
+from logdoctor.structure.stuck import collapse_mask, find_stuck
 
 MIN_RESUME_RUN = 3
 MAX_RESUMES = 10
@@ -156,6 +159,7 @@ def resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
         counts["resume_steps"] = ()
         counts["resume_lines"] = ((), 0)
         counts["fresh_lines"] = ()
+        counts["stuck_counters"] = ()
         return result.table.drop(RESTART, strict=False), counts
     t = result.table.sort(LINE_NO, maintain_order=True)
     restart = pl.Series([False] * t.height)
@@ -164,6 +168,11 @@ def resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
         # the marker before the first step is the initial start, not a resume
         restart = restart.scatter(0, False) if t.height else restart
         t = t.drop(RESTART)
+    line = t[LINE_NO].to_numpy() if LINE_NO in t.columns else None
+    stuck = find_stuck(t[STEP].to_numpy(), line)
+    if stuck:
+        keep = pl.Series(collapse_mask(t[STEP].to_numpy(), stuck, line))
+        t, restart = t.filter(keep), restart.filter(keep)
     t, dups = _drop_duplicates(t.with_columns(restart.alias(RESTART)))
     restart = t[RESTART]
     t = t.drop(RESTART)
@@ -180,5 +189,6 @@ def resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
         "overwritten_steps": overwritten,
         "resume_lines": resume_lines,
         "fresh_lines": fresh_lines,
+        "stuck_counters": stuck,
     }
     return deduped, counts

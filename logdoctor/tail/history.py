@@ -6,13 +6,19 @@ most ``max_blocks`` blocks (first/last step, row count, mean/min/max of the fini
 summary outgrows that, neighbouring blocks merge pairwise and the block size doubles. The heavy
 analyses run on the full-resolution rows only: mixing resolutions would fake changepoints and
 periodicities at the seam. Memory is therefore bounded whatever the length of the run.
+
+Consecutive rows at one step keep their last write, as analyze's structure stage keeps them (a
+repeated write, or a step counter that stopped advancing: ``stuck`` tracks those runs with the
+structure stage's rule), so tail's row count is analyze's and a stuck counter costs no memory.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from logdoctor.model import LINE_NO, LOSS, STEP
+from logdoctor.structure.stuck import StuckTracker
 
 _SUMMARY_SCHEMA = {
     "step_first": pl.Int64,
@@ -40,6 +46,10 @@ class History:
         self._n_full = 0
         self._evals: list[pl.DataFrame] = []
         self.summary = pl.DataFrame(schema=_SUMMARY_SCHEMA)
+        #: rows replaced by a later row at the same step (the one just after them in the file)
+        self.repeats = 0
+        self.stuck = StuckTracker()
+        self._last_step: int | None = None
 
     @property
     def n_full(self) -> int:
@@ -53,6 +63,8 @@ class History:
 
     def append(self, table: pl.DataFrame, evals: pl.DataFrame | None = None) -> None:
         """Add newly parsed rows (and evaluation rows) in file order."""
+        if table.height and STEP in table.columns:
+            table = self._later_write_wins(table)
         if table.height:
             self._chunks.append(table)
             self._n_full += table.height
@@ -65,6 +77,25 @@ class History:
             self._evals.append(evals)
             if sum(e.height for e in self._evals) > 2 * self.max_evals:
                 self._evals = [self.evals()]
+
+    def _later_write_wins(self, table: pl.DataFrame) -> pl.DataFrame:
+        """Drop each row that the next row (this chunk's or the previous chunk's last) repeats the
+        step of, and feed the stuck-counter tracker."""
+        step = table[STEP].to_numpy()
+        line = table[LINE_NO].to_numpy() if LINE_NO in table.columns else None
+        self.stuck.feed(step, line)
+        keep = np.ones(step.size, dtype=bool)
+        keep[:-1] = step[1:] != step[:-1]
+        if self._last_step is not None and int(step[0]) == self._last_step and self._chunks:
+            self._chunks[-1] = self._chunks[-1].head(-1)
+            if not self._chunks[-1].height:
+                self._chunks.pop()
+            self._n_full -= 1
+            self.rows_total -= 1
+            self.repeats += 1
+        self._last_step = int(step[-1])
+        self.repeats += int((~keep).sum())
+        return table if keep.all() else table.filter(pl.Series(keep))
 
     def frame(self) -> pl.DataFrame:
         """All full-resolution rows, in file order."""

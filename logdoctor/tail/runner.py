@@ -238,6 +238,7 @@ class Tailer:
         for _, s in self.files.values():
             if s.stale and s.heavy_cost < 1.0:
                 events += s.run_heavy()
+            events += s.stuck_final(time.time())
         self._emit(events)
 
     def _close(self) -> None:

@@ -14,10 +14,11 @@ import polars as pl
 
 from logdoctor import codes
 from logdoctor.detectors.base import Analyzer
+from logdoctor.detectors.integrity import stuck_findings
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.chunks import ChunkParser
 from logdoctor.ingest.parsers import Parser, ParseResult
-from logdoctor.model import ACC, LOSS, STEP, Finding, Run, Severity, Verdict
+from logdoctor.model import ACC, LOSS, STEP, Finding, Run, Severity, StuckCounter, Verdict
 from logdoctor.structure.build import build_run
 from logdoctor.tail.events import (
     Deduper,
@@ -110,6 +111,7 @@ class TailSession:
         self._heavy_rows = 0
         self._heavy_at = -math.inf
         self._heavy_cost = 0.0
+        self._stuck_told: tuple[StuckCounter, ...] = ()
 
     @property
     def parser(self) -> Parser | None:
@@ -156,6 +158,7 @@ class TailSession:
         self.history.append(table, evals)
         self._remember_latest(table)
         events += self._cheap(table.height, now)
+        events += self._stuck(now)
         events.append(self._progress(now))
         return events
 
@@ -191,6 +194,31 @@ class TailSession:
             for detector in self.cheap:
                 found.extend(detector.analyze(run).findings)
         return self._raise(found, now, near=1)
+
+    def _stuck(self, now: float) -> list[TailEvent]:
+        """LD008 once a step counter is seen stuck (the history keeps one row for its records, so
+        the window detectors never see it: the history's tracker does, with analyze's rule)."""
+        counters = self.history.stuck.counters()
+        if not counters or counters == self._stuck_told:
+            return []
+        events = self._raise(stuck_findings(counters, self._format), now, near=0)
+        if events:
+            self._stuck_told = counters
+        return events
+
+    def stuck_final(self, now: float) -> list[TailEvent]:
+        """At stop: LD008 once more with the final counts when a stuck run grew after it was raised
+        (the same numbers analyze gives for the whole file)."""
+        counters = self.history.stuck.counters()
+        if not self._stuck_told or counters == self._stuck_told:
+            return []
+        self._stuck_told = counters
+        kept = codes.select(stuck_findings(counters, self._format), self.opts.select, self.opts.ignore)
+        return [FindingRaised(self.source, f, self._step(), now) for f in kept]
+
+    @property
+    def _format(self) -> str:
+        return self.parser.name if self.parser else ""
 
     def _run(self, rows: pl.DataFrame, *, evals: bool = False) -> Run:
         result = ParseResult(

@@ -13,11 +13,11 @@ from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.configfacts import config_facts, epoch_length, planned_steps
 from logdoctor.ingest.namespaced import canonical_renames, dropped
 from logdoctor.ingest.parsers.base import Parser, ParseResult
-from logdoctor.ingest.parsers.records import normalize_records
+from logdoctor.ingest.parsers.records import normalize_records, resolve_key
 from logdoctor.ingest.parsers.text import TextParser
 from logdoctor.ingest.sources import Source, open_source
 from logdoctor.ingest.wandb_records import RecordReader, WandbRecord, decode, is_wandb_log
-from logdoctor.model import LINE_NO
+from logdoctor.model import BATCH_FP, LINE_NO, MICRO_FP
 
 _READ = 1 << 20
 
@@ -58,12 +58,29 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
+def _fingerprint(value: Any) -> str | None:
+    """A batch fingerprint as text, whatever type it was logged as: a hex digest string, an integer
+    hash (kept exact, never through a float), or a list of micro-batch fingerprints (joined by ``+``
+    as in text logs)."""
+    if value is None or isinstance(value, bool | dict):
+        return None
+    if isinstance(value, list):
+        parts = [p for p in map(_fingerprint, value) if p is not None]
+        return "+".join(parts) or None
+    return str(value)
+
+
 def history_frame(records: list[WandbRecord], fields: FieldMap) -> pl.DataFrame:
-    """One row per history record (``line_no`` = its ordinal), numeric values only, keys renamed."""
-    rows: list[dict[str, float | None]] = []
+    """One row per history record (``line_no`` = its ordinal), keys renamed; numeric values only,
+    but batch fingerprints (which may be strings) as text."""
+    rows: list[dict[str, float | str | None]] = []
+    text: dict[str, bool] = {}
     for rec in records:
         if rec.kind == "history":
-            row = {k: _number(v) for k, v in rec.items.items()}
+            row: dict[str, float | str | None] = {}
+            for k, v in rec.items.items():
+                is_fp = text.setdefault(k, resolve_key(k, fields) in (BATCH_FP, MICRO_FP))
+                row[k] = _fingerprint(v) if is_fp else _number(v)
             if "_step" not in row and rec.step is not None:
                 row["_step"] = float(rec.step)
             rows.append(row)

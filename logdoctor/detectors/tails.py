@@ -225,8 +225,8 @@ def poisson_sf(k: int, lam: float) -> float:
     if k > lam:
         j = np.arange(k, k + int(40.0 * math.sqrt(lam) + 60.0), dtype=np.float64)
         steps = math.log(lam) - np.log(j[1:])
-        log_terms = k * math.log(lam) - lam - math.lgamma(k + 1.0) + np.concatenate(([0.0], np.cumsum(steps)))
-        return min(1.0, math.exp(float(np.logaddexp.reduce(log_terms))))
+        log_tail = k * math.log(lam) - lam - math.lgamma(k + 1.0) + np.concatenate(([0.0], np.cumsum(steps)))
+        return min(1.0, math.exp(float(np.logaddexp.reduce(log_tail))))
     log_terms = [j * math.log(lam) - lam - math.lgamma(j + 1) for j in range(k)]
     top = max(log_terms)
     cdf = math.exp(top) * sum(math.exp(t - top) for t in log_terms)

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from logdoctor import __version__, clicoerce
+from logdoctor import __version__, clicoerce, sanitize
 from logdoctor.config import AnalysisConfig
 from logdoctor.errors import ConfigError, LogdoctorError
 from logdoctor.exitcodes import ExitCode, worst
@@ -122,6 +122,11 @@ def _config(
     return dataclasses.replace(cfg, max_memory=memory.parse_size(max_memory)) if max_memory else cfg
 
 
+def say(text: str) -> None:
+    """One line to stderr, with what the user's inputs wrote in it shown, not obeyed (``sanitize.terminal``)."""
+    typer.echo(sanitize.terminal(text), err=True)
+
+
 def _emit(
     outcomes: list[Outcome], fmt: str, verbosity: int, output: str, paths: list[str], per_run: bool
 ) -> list[Outcome]:
@@ -132,11 +137,11 @@ def _emit(
 
     for o in outcomes:
         if o.skipped:
-            typer.echo(f"logdoctor: note: skipped {o.error} (found in a directory)", err=True)
+            say(f"logdoctor: note: skipped {o.error} (found in a directory)")
     outcomes = [o for o in outcomes if not o.skipped]
     for o in outcomes:
         if o.error:
-            typer.echo(f"logdoctor: error: {o.error}", err=True)
+            say(f"logdoctor: error: {o.error}")
     cls = get_renderer(fmt)
     if len(outcomes) > 1 or any(o.report for o in outcomes) or cls.documents_errors:
         renderer = cls(verbosity=verbosity, color=None if output == "-" else False, per_run=per_run)
@@ -238,7 +243,7 @@ def plot(
                         max_memory=cfg.max_memory, stride=cfg.stride)
     report = pipeline.analyze(run, cfg)
     write_output(renderer.render(report), dest, inputs=[path])
-    typer.echo(f"logdoctor: wrote {dest}", err=True)
+    say(f"logdoctor: wrote {dest}")
     return ExitCode.OK
 
 
@@ -439,7 +444,7 @@ def main(argv: list[str] | None = None) -> int:
         command_app = _command_app(sys.argv[1:] if argv is None else argv)
         rv = command_app(args=argv, prog_name="logdoctor", standalone_mode=False)
     except LogdoctorError as err:
-        typer.echo(f"logdoctor: error: {err}", err=True)
+        say(f"logdoctor: error: {err}")
         return _exit(ExitCode.BAD_INPUT, argv)
     except typer.Exit as ex:
         return _exit(ex.exit_code, argv)
@@ -448,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
         if callable(show):
             show()
         else:
-            typer.echo(f"logdoctor: error: {err}", err=True)
+            say(f"logdoctor: error: {err}")
         return _exit(ExitCode.BAD_INPUT, argv)
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("logdoctor: interrupted", err=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from logdoctor import sanitize
 from logdoctor.model import Finding, Outcome, Report, Severity
 from logdoctor.renderers.base import Renderer
 from logdoctor.renderers.rows import BATCHING_LINE_CODES, batching_line, plot_health, where
@@ -13,14 +14,12 @@ from logdoctor.renderers.runlines import problem_line
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
-def escape_data(text: str) -> str:
-    """Escape a workflow-command message (GitHub: ``%``, CR, LF)."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(text: str) -> str:
-    """Escape a workflow-command property value (as data, plus ``:`` and ``,``)."""
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+#: Escape a workflow-command message: control characters shown escaped (the Actions log renders
+#: ANSI colours), then GitHub's ``%``, CR, LF. A ``::`` left in a message is inert: a command
+#: starts only at a line's start, and no line break survives.
+escape_data = sanitize.workflow_data
+#: Escape a workflow-command property value (as data, plus ``:`` and ``,``, so ``::`` cannot end it).
+escape_property = sanitize.workflow_property
 
 
 def command(kind: str, message: str, **props: str | int | None) -> str:

@@ -14,6 +14,7 @@ Each sink has one function here and applies it to everything it prints, its own 
   then GitHub's workflow-command escaping.
 - ``xml`` / ``html``: ``terminal`` for every character XML 1.0 forbids or a CI page would render (the
   serializer escapes ``<&>"``; ``html`` escapes them itself), line breaks kept.
+- ``plot_text``: ``terminal``, and ``$`` escaped (matplotlib's mathtext).
 - ``redact``: ``scheme://user:password@host`` -> ``scheme://***@host`` (also used alone by JSON,
   which otherwise keeps its strings raw: it is data, and json escapes them correctly).
 """
@@ -103,6 +104,12 @@ def xml(text: str) -> str:
 def html(text: str) -> str:
     """Text for HTML (and SVG) content and quoted attributes: ``xml``, then ``< & > " '`` as entities."""
     return _html.escape(xml(text))
+
+
+def plot_text(text: str) -> str:
+    """Text for a matplotlib title or label: ``terminal`` (no glyph-less control characters), and
+    ``$`` escaped, so a name like ``a$\\frac{$.log`` is not parsed as mathtext (which raised)."""
+    return terminal(text).replace("$", r"\$")
 
 
 def clean(value: T, fn: Callable[[str], str]) -> T:

@@ -99,13 +99,15 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("hostile_names")
     text = root / NAME
     text.write_text(_log(range(1, 301), _curve(300)))
+    dollar = root / "b$\\frac{a}{$x_^.log"  # matplotlib parses $...$ as mathtext (this one raised)
+    dollar.write_text(text.read_text())
     empty = root / ("empty" + NAME)
     empty.write_bytes(b"")
     config = {"lr_scheduler_type": VALUE, "num_train_epochs": 3, "\x1b[2J<b>x": {"per_device_train_batch_size": 8}}
     records = [_config_record(config)] + [history(i, loss=3.0 - i / 100) for i in range(1, 120)]
     wandb = root / "run-hostile.wandb"
     wandb.write_bytes(write_log(records))
-    return {"text": text, "empty": empty, "wandb": wandb}
+    return {"text": text, "empty": empty, "wandb": wandb, "dollar": dollar}
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -193,3 +195,26 @@ def test_tail_plain_lines_are_inert(logs: dict[str, Path]) -> None:
     assert "following" in proc.stdout and "\\x1b]8" in proc.stdout
     _inert_on_terminal(proc.stdout)
     _inert_on_terminal(proc.stderr)
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "json"])
+def test_compare_views_are_inert(fmt: str, logs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["compare", str(logs["text"]), str(logs["dollar"]), "--format", fmt])
+    out, err = capsys.readouterr()
+    assert rc in (0, 1), err
+    _inert_on_terminal(err)
+    if fmt == "json":
+        assert json.loads(out)["baseline"]["source"]["path"] == str(logs["text"])  # data: the raw name
+    else:
+        (_inert_markdown if fmt == "markdown" else _inert_on_terminal)(out)
+
+
+def test_figures_draw_names_with_dollars_and_controls(
+    logs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("dollar", "text"):
+        assert main(["plot", str(logs[name]), "-o", str(tmp_path / f"{name}.png")]) == 0
+        _inert_on_terminal(capsys.readouterr().err)  # no matplotlib warning about glyph 27 either
+    rc = main(["compare", str(logs["text"]), str(logs["dollar"]), "--plot", str(tmp_path / "c.png")])
+    assert rc in (0, 1) and (tmp_path / "c.png").stat().st_size > 0
+    _inert_on_terminal(capsys.readouterr().err)

@@ -39,8 +39,19 @@ def annotation(path: str, f: Finding) -> str:
     return command(COMMANDS[f.severity], message, file=path, line=f.line, title=title)
 
 
+def info_notice(path: str, infos: Sequence[Finding]) -> list[str]:
+    """Info findings as one notice: its own annotation for one, a summary for several (GitHub
+    shows ten notices per step, and remarks must not crowd out the problems)."""
+    if len(infos) <= 1:
+        return [annotation(path, f) for f in infos]
+    listed = "; ".join(f"{f.code} {f.rule} ({where(f)}{f', log line {f.line}' if f.line else ''})" for f in infos)
+    return [command("notice", f"{listed}. Details: logdoctor analyze -v.", file=path,
+                    title=f"logdoctor: {len(infos)} info findings")]
+
+
 class GithubRenderer(Renderer):
-    """``--format github``: annotations for a workflow log, plus the health and batching line as a notice."""
+    """``--format github``: annotations for a workflow log (warnings and errors one each, info
+    findings in one notice), plus the health and batching line as a notice."""
 
     name = "github"
     documents_errors = True
@@ -58,7 +69,9 @@ class GithubRenderer(Renderer):
             )
         ]
         # the batching-undecidable finding is the notice's batching line: said once
-        lines += [annotation(path, f) for f in report.findings if f.code not in BATCHING_LINE_CODES]
+        shown = [f for f in report.findings if f.code not in BATCHING_LINE_CODES]
+        lines += [annotation(path, f) for f in shown if f.severity > Severity.INFO]
+        lines += info_notice(path, [f for f in shown if f.severity == Severity.INFO])
         # earlier runs appended to the log: a notice each (history the user re-ran never fails CI)
         lines += [
             command("notice", problem_line(p), file=path, line=p.findings[0].line or p.first_line,

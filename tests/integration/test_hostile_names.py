@@ -218,3 +218,23 @@ def test_figures_draw_names_with_dollars_and_controls(
     rc = main(["compare", str(logs["text"]), str(logs["dollar"]), "--plot", str(tmp_path / "c.png")])
     assert rc in (0, 1) and (tmp_path / "c.png").stat().st_size > 0
     _inert_on_terminal(capsys.readouterr().err)
+
+
+def test_tail_live_view_is_inert() -> None:
+    import io
+
+    from logdoctor import codes
+    from logdoctor.tail.events import FindingRaised, Notice, Started, Stopped
+    from logdoctor.tail.live import LiveStream
+
+    out = io.StringIO()
+    view = LiveStream(out, width=400)
+    view.console.force_terminal = True  # draw as on a terminal, rich's colours included
+    view.start(Started(sources=(NAME, "[bold]x[/bold]:warning:"), time=0.0))
+    finding = codes.finding("LD002", f"The loss diverged in {NAME}", first_step=7, last_step=9)
+    view.handle(FindingRaised(NAME, finding, 9, 1.0))
+    view.handle(Notice(NAME, f"truncated: {VALUE}", 2.0))
+    view.stop(Stopped("interrupted", 1, (), 3.0))
+    drawn = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())  # rich's own SGR and cursor moves
+    _inert_on_terminal(drawn.replace("\r", ""))
+    assert "[bold]x[/bold]:warning:" in drawn  # shown as written: no markup, no emoji

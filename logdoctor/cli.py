@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from logdoctor import __version__, clicoerce
+from logdoctor import __version__, clicoerce, sanitize
 from logdoctor.config import AnalysisConfig
 from logdoctor.errors import ConfigError, LogdoctorError
 from logdoctor.exitcodes import ExitCode, worst
@@ -493,9 +493,10 @@ def _drop_stdout() -> None:
 
 
 def _say(line: str) -> None:
-    """One line to stderr; a stderr that cannot be written to (`2>/dev/full`) loses it quietly."""
+    """One line to stderr, with what the user's inputs wrote in it shown, not obeyed
+    (``sanitize.terminal``); a stderr that cannot be written to (`2>/dev/full`) loses it quietly."""
     try:
-        typer.echo(line, err=True)
+        typer.echo(sanitize.terminal(line), err=True)
     except (OSError, ValueError):
         if sys.stderr is not None:
             with contextlib.suppress(ValueError, OSError):

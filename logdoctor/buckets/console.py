@@ -7,6 +7,7 @@ import io
 from rich.console import Console
 from rich.table import Table
 
+from logdoctor import sanitize
 from logdoctor.bucketing.optimize import OBJECTIVE_TEXT
 from logdoctor.bucketing.plan import BucketPlan
 from logdoctor.buckets.report import bucket_rows, strategy_rows
@@ -42,5 +43,5 @@ def render_text(plan: BucketPlan, *, width: int = 100, color: bool = False) -> s
     con.print(mix)
     con.print(f"In short: {plan.summary()}.")
     for w in plan.warnings:
-        con.print(f"warning: {w}", style="yellow")
+        con.print(sanitize.terminal(f"warning: {w}"), style="yellow", markup=False)  # may quote the input
     return buf.getvalue()

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from logdoctor import sanitize
 from logdoctor.compare.result import Comparison
 from logdoctor.compare.rows import name
 from logdoctor.compare.series import RunSeries, run_series
@@ -59,7 +60,7 @@ def render_plot(c: Comparison, kind: str = "png") -> bytes:
     reports = [c.baseline, *(v.candidate for v in c.versus)]
     for i, report in enumerate(reports):
         s = run_series(report.run)
-        color, label = COLORS[i % len(COLORS)], ("baseline: " if i == 0 else "") + name(report)
+        color, label = COLORS[i % len(COLORS)], sanitize.plot_text(("baseline: " if i == 0 else "") + name(report))
         _loss(by_step, s.steps, s, report, color, label)
         if s.tokens is not None:
             _loss(by_tok, s.tokens, s, report, color, label)

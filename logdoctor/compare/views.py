@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from logdoctor import sanitize
 from logdoctor.compare import rows as r
 from logdoctor.compare.result import Comparison
 from logdoctor.errors import ConfigError
@@ -18,24 +19,25 @@ def _table(lines: list[r.Row]) -> list[str]:
 
 def render_text(c: Comparison) -> str:
     """Plain text: the answer, then per candidate the side-by-side table and the finding changes."""
-    out = [*r.answers(c)]
+    term = sanitize.terminal  # names and values from the runs: shown, never obeyed
+    out = [term(a) for a in r.answers(c)]
     for v in c.versus:
-        out += ["", *_table([HEADER, *r.rows(c.baseline, v)]), ""]
-        out += [f"{label:<11}{text}" for label, text in r.changes(v)]
+        out += ["", *_table(sanitize.clean([HEADER, *r.rows(c.baseline, v)], term)), ""]
+        out += [f"{label:<11}{term(text)}" for label, text in r.changes(v)]
     return "\n".join(out) + "\n"
 
 
 def _md(cell: str) -> str:
-    return cell.replace("|", "\\|") or " "
+    return sanitize.markdown(cell) or " "
 
 
 def render_markdown(c: Comparison) -> str:
     """GitHub-flavoured Markdown: the answer in bold, a table and a list per candidate."""
-    out = ["## logdoctor compare", "", *(f"**{a}**" for a in r.answers(c))]
+    out = ["## logdoctor compare", "", *(f"**{_md(a)}**" for a in r.answers(c))]
     for v in c.versus:
         out += ["", "| " + " | ".join(_md(h) for h in HEADER) + " |", "|---|---|---|---|"]
         out += ["| " + " | ".join(_md(x) for x in row) + " |" for row in r.rows(c.baseline, v)]
-        out += ["", *(f"- **{label}**: {text}" for label, text in r.changes(v))]
+        out += ["", *(f"- **{_md(label)}**: {_md(text)}" for label, text in r.changes(v))]
     return "\n".join(out) + "\n"
 
 

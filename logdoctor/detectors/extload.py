@@ -3,7 +3,8 @@
 A package's ``__init__`` may import far more than the one C function logdoctor needs (ruptures:
 scipy.stats and friends, about a second; scipy.ndimage: scipy.special and the array-API layer). The
 extension file itself needs only numpy, so it is loaded by its path; None when the package, the file
-or the function is not where this version expects them (the caller then takes the package's API).
+or the function is not where this version expects them, or when the function fails a check of its
+signature and behaviour on a tiny known input (the caller then takes the package's public API).
 """
 
 from __future__ import annotations
@@ -13,6 +14,25 @@ import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+
+def guarded_function(module: str, attr: str, check: Callable[[Callable[..., Any]], bool]) -> Callable[..., Any] | None:
+    """``module.attr`` loaded from its file when ``check(fn)`` holds, else None.
+
+    A private compiled function has no promise of stability: another release may take other
+    arguments, return another layout or change its meaning. ``check`` calls it once on a tiny
+    input whose answer is known and says whether the answer is that one; any exception it raises
+    (a changed signature gives TypeError, SystemError, ValueError... depending on the binding)
+    counts as a failed check. The callers cache the result, so the check runs once per process.
+    """
+    fn = compiled_function(module, attr)
+    if fn is None:
+        return None
+    try:
+        ok = bool(check(fn))
+    except Exception:  # any failure of an unknown binding means: do not use it
+        return None
+    return fn if ok else None
 
 
 def compiled_function(module: str, attr: str) -> Callable[..., Any] | None:

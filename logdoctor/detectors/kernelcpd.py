@@ -5,7 +5,8 @@ with them scipy.stats, scipy.spatial and scipy.signal: about a second before any
 search logdoctor uses is one compiled function, ``ekcpd_pelt_L2`` in ruptures' C extension
 ``ruptures.detection._detection.ekcpd``, which needs only numpy. This module loads that extension
 from the installed ruptures by its file, without running the package's ``__init__``, and falls back
-to ``ruptures.KernelCPD`` when it cannot (another layout, another ruptures version).
+to ``ruptures.KernelCPD`` when it cannot (another layout, another ruptures version) or when the
+loaded function fails its check on a tiny signal with a known answer (``_behaves``).
 """
 
 from __future__ import annotations
@@ -16,16 +17,28 @@ from typing import Any
 
 import numpy as np
 
-from logdoctor.detectors.extload import compiled_function
+from logdoctor.detectors.extload import guarded_function
 from logdoctor.detectors.robust import FloatArray
 
 _EXTENSION = "ruptures.detection._detection.ekcpd"
 
 
+#: A tiny signal and its exact penalised segmentation (two steps of height 10, penalty 1, min_size 2).
+_CHECK_SIGNAL, _CHECK_PEN, _CHECK_MIN, _CHECK_ENDS = (0.0,) * 4 + (10.0,) * 3 + (-5.0,) * 3, 1.0, 2, [4, 7, 10]
+
+
 @cache
 def _compiled_pelt() -> Callable[..., Any] | None:
-    """ruptures' compiled ``ekcpd_pelt_L2``, or None when it cannot be loaded on its own."""
-    return compiled_function(_EXTENSION, "ekcpd_pelt_L2")
+    """ruptures' compiled ``ekcpd_pelt_L2``, or None when it cannot be loaded on its own or fails its check."""
+    return guarded_function(_EXTENSION, "ekcpd_pelt_L2", _behaves)
+
+
+def _behaves(pelt: Callable[..., Any]) -> bool:
+    """Whether ``pelt(x, pen, min_size)`` returns the back-pointer path this module reads, with the
+    known answer on a tiny signal (the signature and the meaning of ruptures 1.1's function)."""
+    x = np.asarray(_CHECK_SIGNAL, dtype=np.double).reshape(-1, 1)
+    path = np.asarray(pelt(x, _CHECK_PEN, _CHECK_MIN))
+    return path.shape == (x.shape[0] + 1,) and _ends(path, x.shape[0]) == _CHECK_ENDS
 
 
 def pelt_l2(signal: FloatArray, pen: float, min_size: int) -> list[int]:
@@ -44,10 +57,14 @@ def pelt_l2(signal: FloatArray, pen: float, min_size: int) -> list[int]:
         import ruptures as rpt  # the whole package: only where the extension cannot be loaded alone
 
         return [int(k) for k in rpt.KernelCPD(kernel="linear", min_size=min_size, jump=1).fit(x).predict(pen=pen)]
-    path = pelt(x, float(pen), min_size)
+    return _ends(pelt(x, float(pen), min_size), n)
+
+
+def _ends(path: Any, n: int) -> list[int]:
+    """Segment ends read back from the search's path (``path[i]``: start of the segment ending at i)."""
     ends: list[int] = []
     i = n
-    while i > 0:
+    while 0 < i <= n and len(ends) <= n:  # a wrong path cannot loop forever
         ends.append(i)
         i = int(path[i])
     return ends[::-1]

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from logdoctor import sanitize
 from logdoctor.model import Outcome, Report
 from logdoctor.renderers.base import Renderer
 from logdoctor.renderers.rows import (
@@ -83,7 +84,7 @@ class ConsoleRenderer(Renderer):
     def render(self, report: Report) -> str:
         from rich.text import Text
 
-        rows = build_rows(report)
+        rows = sanitize.clean(build_rows(report), sanitize.terminal)  # what the log wrote is shown, not obeyed
         if self.verbosity < 0:
             return rows.verdict_line + "\n"
         width = self.width or 80
@@ -109,15 +110,14 @@ class ConsoleRenderer(Renderer):
 
         body = [self.render(r) for r in self.per_run_reports(outcomes)]
         if len(outcomes) > 1 and self.verbosity >= 0:
-            table = Table(
-                title=summary_title(outcomes), box=box.SIMPLE_HEAD, title_justify="left", show_edge=False
-            )
+            title = sanitize.terminal(summary_title(outcomes))
+            table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
             for col in SUMMARY_HEADER:
                 wrap = col == "worst problem"
                 table.add_column(
                     col, justify="right" if col == "steps" else "left", overflow="fold", no_wrap=not wrap
                 )
-            for row in summary_rows(outcomes):
+            for row in sanitize.clean(summary_rows(outcomes), sanitize.terminal):
                 table.add_row(*row, style=_STATUS_STYLE.get(row[2], "red").removeprefix("bold "))
             body.append(self._print([table]))
         return ("" if self.verbosity < 0 else "\n").join(body)
@@ -143,7 +143,7 @@ def _verdict_panel(rows: Rows, report: Report, width: int = 80) -> Panel:
     elif rows.todo:
         lines.append(Text("What to do:", style="bold"))
         lines.extend(Text(f"- {hint}") for hint in rows.todo)
-    title = f"logdoctor: {shorten_middle(rows.path, max(20, width - 17))}"
+    title = Text(f"logdoctor: {shorten_middle(rows.path, max(20, width - 17))}")  # a str title is markup
     return Panel(Group(*lines), title=title, title_align="left", box=box.ROUNDED)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from logdoctor import sanitize
 from logdoctor.model import Finding, Outcome, Report, Severity
 from logdoctor.renderers.base import Renderer
 from logdoctor.renderers.rows import BATCHING_LINE_CODES, batching_line, plot_health, where
@@ -13,14 +14,12 @@ from logdoctor.renderers.runlines import problem_line
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
-def escape_data(text: str) -> str:
-    """Escape a workflow-command message (GitHub: ``%``, CR, LF)."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(text: str) -> str:
-    """Escape a workflow-command property value (as data, plus ``:`` and ``,``)."""
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+#: Escape a workflow-command message: control characters shown escaped (the Actions log renders
+#: ANSI colours), then GitHub's ``%``, CR, LF. A ``::`` left in a message is inert: a command
+#: starts only at a line's start, and no line break survives.
+escape_data = sanitize.workflow_data
+#: Escape a workflow-command property value (as data, plus ``:`` and ``,``, so ``::`` cannot end it).
+escape_property = sanitize.workflow_property
 
 
 def command(kind: str, message: str, **props: str | int | None) -> str:
@@ -40,8 +39,19 @@ def annotation(path: str, f: Finding) -> str:
     return command(COMMANDS[f.severity], message, file=path, line=f.line, title=title)
 
 
+def info_notice(path: str, infos: Sequence[Finding]) -> list[str]:
+    """Info findings as one notice: its own annotation for one, a summary for several (GitHub
+    shows ten notices per step, and remarks must not crowd out the problems)."""
+    if len(infos) <= 1:
+        return [annotation(path, f) for f in infos]
+    listed = "; ".join(f"{f.code} {f.rule} ({where(f)}{f', log line {f.line}' if f.line else ''})" for f in infos)
+    return [command("notice", f"{listed}. Details: logdoctor analyze -v.", file=path,
+                    title=f"logdoctor: {len(infos)} info findings")]
+
+
 class GithubRenderer(Renderer):
-    """``--format github``: annotations for a workflow log, plus the health and batching line as a notice."""
+    """``--format github``: annotations for a workflow log (warnings and errors one each, info
+    findings in one notice), plus the health and batching line as a notice."""
 
     name = "github"
     documents_errors = True
@@ -59,7 +69,9 @@ class GithubRenderer(Renderer):
             )
         ]
         # the batching-undecidable finding is the notice's batching line: said once
-        lines += [annotation(path, f) for f in report.findings if f.code not in BATCHING_LINE_CODES]
+        shown = [f for f in report.findings if f.code not in BATCHING_LINE_CODES]
+        lines += [annotation(path, f) for f in shown if f.severity > Severity.INFO]
+        lines += info_notice(path, [f for f in shown if f.severity == Severity.INFO])
         # earlier runs appended to the log: a notice each (history the user re-ran never fails CI)
         lines += [
             command("notice", problem_line(p), file=path, line=p.findings[0].line or p.first_line,

@@ -6,7 +6,6 @@ One file with inline CSS and inline SVG: no JavaScript, no fonts, images or styl
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
 
 import numpy as np
 import polars as pl
@@ -18,6 +17,7 @@ from logdoctor.renderers.base import Renderer
 from logdoctor.renderers.rows import VERDICT_TITLES, build_rows, facts
 from logdoctor.renderers.runlines import earlier_lines, earlier_title
 from logdoctor.renderers.svgcharts import Axis, Chart, Line, Shade, chart_svg, scatter_svg, timeline_svg
+from logdoctor.sanitize import html as escape
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:1000px;color:#222}

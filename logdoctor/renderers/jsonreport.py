@@ -7,6 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from logdoctor import sanitize
 from logdoctor.model import (
     ConfigFact,
     Evidence,
@@ -187,20 +188,25 @@ class JsonRenderer(Renderer):
     extension = ".json"
 
     def render(self, report: Report) -> str:
-        return json.dumps(report_dict(report), indent=2, allow_nan=False) + "\n"
+        return _dumps(report_dict(report))
 
     def render_many(self, reports: Sequence[Report]) -> str:
         if len(reports) == 1:
             return self.render(reports[0])
-        return json.dumps([report_dict(r) for r in reports], indent=2, allow_nan=False) + "\n"
+        return _dumps([report_dict(r) for r in reports])
 
     def render_outcomes(self, outcomes: Sequence[Outcome]) -> str:
         if len(outcomes) == 1 and outcomes[0].report is not None:
             return self.render(outcomes[0].report)
         if len(outcomes) == 1:  # one input that failed: its error document, as README's "JSON output"
-            return json.dumps(error_dict(outcomes[0]), indent=2, allow_nan=False) + "\n"
+            return _dumps(error_dict(outcomes[0]))
         docs = [report_dict(o.report) if o.report else error_dict(o) for o in outcomes]
-        return json.dumps(docs, indent=2, allow_nan=False) + "\n"
+        return _dumps(docs)
+
+
+def _dumps(doc: object) -> str:
+    """The document as JSON: its strings raw (it is data; json escapes them), URL credentials redacted."""
+    return json.dumps(sanitize.clean(doc, sanitize.redact), indent=2, allow_nan=False) + "\n"
 
 
 def error_dict(outcome: Outcome) -> dict[str, Any]:

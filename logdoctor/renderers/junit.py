@@ -5,6 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
+from logdoctor import sanitize
 from logdoctor.codes import RULES
 from logdoctor.model import Outcome, Report
 from logdoctor.renderers.base import Renderer
@@ -73,6 +74,10 @@ def _document(suites: list[ET.Element]) -> str:
     for key in ("tests", "failures", "errors"):
         root.set(key, str(sum(int(s.get(key, "0")) for s in suites)))
     root.extend(suites)
+    for el in root.iter():  # one place: every text and attribute of the document, the log's and ours
+        el.text, el.tail = (None if t is None else sanitize.xml(t) for t in (el.text, el.tail))
+        for key, value in el.attrib.items():
+            el.set(key, sanitize.xml(value))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 

@@ -4,20 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from logdoctor import sanitize
 from logdoctor.model import Outcome, Report
 from logdoctor.renderers.base import Renderer
 from logdoctor.renderers.rows import SUMMARY_HEADER, build_rows, listed_findings, sparkline, summary_rows, summary_title
 
 
 def cell(text: str) -> str:
-    """Text safe inside a Markdown table cell: pipes escaped, line breaks as ``<br>``."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
+    """Raw text safe inside a Markdown table cell (``sanitize.markdown``: pipes and line breaks too)."""
+    return sanitize.markdown(text)
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    """A GitHub-flavoured Markdown table."""
+    """A GitHub-flavoured Markdown table of cells already made safe (``sanitize.markdown``)."""
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
     return out
 
 
@@ -28,10 +29,11 @@ class MarkdownRenderer(Renderer):
     extension = ".md"
 
     def render(self, report: Report) -> str:
-        rows = build_rows(report)
+        raw = build_rows(report)
+        rows = sanitize.clean(raw, sanitize.markdown)  # every text, the log's and ours: shown, never markup
         if self.verbosity < 0:
             return rows.verdict_line + "\n"
-        out = [f"### logdoctor: `{rows.path}`", ""]
+        out = [f"### logdoctor: {sanitize.code_span(raw.path)}", ""]
         out += [f"- **{level.upper()}** {text}" if level else f"- _{text}_" for level, text in rows.headline]
         out += ["", rows.batching]
         if len(rows.todo) == 1:
@@ -59,7 +61,7 @@ class MarkdownRenderer(Renderer):
         if rows.earlier_title:
             lines = rows.earlier_detail if self.verbosity > 0 and rows.earlier_detail else ()
             rest = tuple(x for x in rows.earlier if not x.startswith("run ")) if lines else rows.earlier
-            out += ["", f"#### {rows.earlier_title}", "", *(f"- {cell(x)}" for x in (*lines, *rest))]
+            out += ["", f"#### {rows.earlier_title}", "", *(f"- {x}" for x in (*lines, *rest))]
         if rows.evidence:
             out += ["", "#### Evidence behind the verdict", ""]
             out += [f"- {s}" for s in rows.evidence]
@@ -72,9 +74,10 @@ class MarkdownRenderer(Renderer):
     def render_outcomes(self, outcomes: Sequence[Outcome]) -> str:
         body = [self.render(r) for r in self.per_run_reports(outcomes)]
         if len(outcomes) > 1 and self.verbosity >= 0:
-            rows = summary_rows(outcomes, run_width=200)
+            rows = sanitize.clean(summary_rows(outcomes, run_width=200), sanitize.markdown)
+            title = sanitize.markdown(summary_title(outcomes).lower())
             body.append(
-                "\n".join([f"### logdoctor {summary_title(outcomes).lower()}", "", *table(SUMMARY_HEADER, rows)])
+                "\n".join([f"### logdoctor {title}", "", *table(SUMMARY_HEADER, rows)])
                 + "\n"
             )
         return ("" if self.verbosity < 0 else "\n").join(body)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from logdoctor import sanitize
 from logdoctor.detectors.evalseries import main_eval_loss
 from logdoctor.detectors.robust import rolling_median
 from logdoctor.model import Report
@@ -104,7 +105,8 @@ def draw_loss(ax: Axes, report: Report, steps: np.ndarray, loss: np.ndarray) -> 
         ax.plot(steps, loss, lw=0.9, color="tab:blue", label="loss")
     ev = eval_curve(report)
     if ev is not None:
-        ax.plot(ev[0], ev[1], "o-" if ev[1].size <= 60 else "-", ms=3.5, lw=1.2, color="tab:orange", label=ev[2])
+        style = "o-" if ev[1].size <= 60 else "-"
+        ax.plot(ev[0], ev[1], style, ms=3.5, lw=1.2, color="tab:orange", label=sanitize.plot_text(ev[2]))
     yr = y_range(loss, ev[1] if ev is not None else None)
     if yr is not None:
         if yr.log:

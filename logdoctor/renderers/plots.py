@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from logdoctor import sanitize
 from logdoctor.errors import ConfigError
 from logdoctor.model import ACC, EPOCH, LEN_MEAN, LOSS, LR, STEP, Report
 from logdoctor.renderers.base import Renderer
@@ -176,9 +177,10 @@ def figure(report: Report) -> Figure:
     for i, draw in enumerate(extra):
         draw(fig.add_subplot(grid[1, i]))
     width = fig.get_figwidth()
-    name = PurePath(report.meta.path).name
+    name = sanitize.terminal(PurePath(report.meta.path).name)  # a line break in it is no title line
     first = fit_title(f"{name}: {plot_health(report)}", width, 12)
-    fig.suptitle(f"{first}\n{fit_title(batching_line(report), width, 10)}", fontsize=11)
+    title = f"{first}\n{fit_title(batching_line(report), width, 10)}"
+    fig.suptitle("\n".join(sanitize.plot_text(t) for t in title.split("\n")), fontsize=11)
     return fig
 
 

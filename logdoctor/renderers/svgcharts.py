@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from html import escape
 
 import numpy as np
 
 from logdoctor.renderers.plots import envelope
+from logdoctor.sanitize import html as escape
 
 WIDTH, LEFT, RIGHT = 960, 70, 20
 SEVERITY_COLOURS = {"error": "#d62728", "warning": "#ff7f0e", "info": "#7f7f7f"}

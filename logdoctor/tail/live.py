@@ -15,6 +15,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from logdoctor import sanitize
 from logdoctor.model import Severity, Verdict
 from logdoctor.tail.events import (
     FindingRaised,
@@ -88,7 +89,7 @@ class LiveStream(StreamRenderer):
         self._counts: dict[Severity, int] = {}
 
     def start(self, event: Started) -> None:
-        self._title = f"logdoctor tail · {', '.join(event.sources)} · {event.watcher}"
+        self._title = sanitize.terminal(f"logdoctor tail · {', '.join(event.sources)} · {event.watcher}")
         self._live = Live(self._view(), console=self.console, auto_refresh=False, transient=False)
         self._live.start()
 
@@ -123,7 +124,7 @@ class LiveStream(StreamRenderer):
         self._redraw(force=True)
         if self._live is not None:
             self._live.stop()
-        self.console.print(event_line(event) or "", highlight=False)
+        self.console.print(event_line(event) or "", highlight=False, markup=False)
         for s in event.summaries:
             self.console.print("  " + summary_line(s), highlight=False, markup=False)
 
@@ -149,7 +150,7 @@ class LiveStream(StreamRenderer):
             runs.add_row("waiting for data…", "", "", "", "", "")
         for name, r in self._rows.items():
             runs.add_row(
-                name,
+                Text(sanitize.terminal(name)),
                 _val(r.step),
                 _num(r.loss),
                 _num(r.acc),
@@ -168,7 +169,7 @@ class LiveStream(StreamRenderer):
                 datetime.fromtimestamp(ev.time).strftime("%H:%M:%S"),
                 Text(f"{f.severity.label.upper():7}", style=_SEV_STYLE[f.severity]),
                 f"{f.code} {where}",
-                f.message,
+                Text(sanitize.terminal(f.message)),
             )
         if not self._findings:
             found.add_row("", "", Text("no findings yet", style="dim"), "")
@@ -182,7 +183,7 @@ class LiveStream(StreamRenderer):
         clock = datetime.now().strftime("%H:%M:%S")
         return Panel(
             Group(*parts),
-            title=self._title,
+            title=Text(self._title),
             subtitle=f"{clock} · {self._state}",
             title_align="left",
         )

@@ -9,6 +9,7 @@ from abc import ABC, abstractmethod
 from datetime import UTC, datetime
 from typing import Any, ClassVar, TextIO
 
+from logdoctor import sanitize
 from logdoctor.renderers.jsonreport import finding_dict, verdict_dict
 from logdoctor.tail.events import (
     FindingRaised,
@@ -141,7 +142,13 @@ def _fmt(value: float | None) -> str:
 
 
 def event_line(event: TailEvent) -> str | None:
-    """One event as a plain line without the time stamp (None for events not shown)."""
+    """One event as a plain line without the time stamp (None for events not shown), with what
+    the followed files and their names wrote shown, not obeyed (``sanitize.terminal``)."""
+    line = _event_text(event)
+    return None if line is None else sanitize.terminal(line)
+
+
+def _event_text(event: TailEvent) -> str | None:
     if isinstance(event, Started):
         where = ", from the end" if event.from_end else ""
         return f"following {', '.join(event.sources)} ({event.watcher}{where})"
@@ -176,7 +183,11 @@ def event_line(event: TailEvent) -> str | None:
 
 
 def summary_line(s: SourceSummary) -> str:
-    """The final one-line state of one source."""
+    """The final one-line state of one source (``sanitize.terminal``)."""
+    return sanitize.terminal(_summary_text(s))
+
+
+def _summary_text(s: SourceSummary) -> str:
     v = s.verdict
     verdict = f"verdict {v.batching} ({v.confidence:.2f})" if v else "no verdict yet"
     worst = f", worst {s.worst.label}" if s.worst is not None else ""

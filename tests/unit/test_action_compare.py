@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _script() -> str:
-    yaml = pytest.importorskip("yaml")
-    action = yaml.safe_load((REPO / "action.yml").read_text())
-    assert action["inputs"]["baseline"]["default"] == ""
-    return str(action["runs"]["steps"][-1]["run"])
+from tests.action_support import REPO, action, run_step, step
 
 
 def test_the_action_runs_compare_only_with_a_baseline() -> None:
-    script = _script()
+    assert action()["inputs"]["baseline"]["default"] == ""
+    script = step("Check training logs")["run"]
     assert 'if [ -n "$LD_BASELINE" ]' in script
-    assert 'compare "$LD_BASELINE" "${paths[@]}" --fail-on-regression' in script
+    assert 'compare "$LD_BASELINE" "${runs[@]}" --fail-on-regression' in script
 
 
 @pytest.mark.parametrize(("baseline", "paths", "code"), [
@@ -30,11 +21,11 @@ def test_the_action_runs_compare_only_with_a_baseline() -> None:
     ("fixtures/compare_bucketed.jsonl", "fixtures/compare_static.log", 1),  # the fault back: fails
 ])
 def test_the_action_script_gates_on_the_comparison(tmp_path: Path, baseline: str, paths: str, code: int) -> None:
-    script = _script().replace("logdoctor ", f"{sys.executable} -m logdoctor ")
-    env = dict(os.environ, LD_PATHS=str(REPO / paths), LD_FAIL_ON="error", LD_ARGS="--ignore LD502",
-               LD_BASELINE=str(REPO / baseline), GITHUB_STEP_SUMMARY=str(tmp_path / "summary.md"),
-               GITHUB_OUTPUT=str(tmp_path / "out"), PYTHONPATH=str(REPO))
-    done = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
-    assert done.returncode == code, done.stderr
-    assert (tmp_path / "out").read_text() == f"exit-code={code}\n"
-    assert "## logdoctor compare" in (tmp_path / "summary.md").read_text()
+    work = tmp_path / "work"
+    work.mkdir()
+    inputs = {"paths": str(REPO / paths), "fail-on": "error", "args": "--ignore\nLD502",
+              "baseline": str(REPO / baseline)}
+    done = run_step("Check training logs", inputs, work)
+    assert done.code == code, done.err
+    assert done.outputs == {"exit-code": str(code)}
+    assert "## logdoctor compare" in done.summary

@@ -130,7 +130,7 @@ def test_github_maps_severities_and_lines() -> None:
 
 
 def test_markdown_cell_escapes_pipes_and_newlines() -> None:
-    assert cell("a|b\nc") == "a\\|b<br>c"
+    assert cell("a|b\nc") == "a\\|b\\\\nc"  # a line break is shown (\\n), never a new line
 
 
 def test_console_without_color_has_no_escape_codes_and_fits_80() -> None:

@@ -175,6 +175,8 @@ def _order_text(f: Facts, min_lag1: float) -> str:
         return f"the logged per-batch {cols} give no usable batch length to rule batching out entirely"
     if f.order is None:
         return "the log has no per-batch statistics to rule batching out entirely"
+    if f.order_hidden:
+        return f.order_hidden
     if f.order.lag1 < min_lag1:
         return f"batch order is random (lag-1 length correlation {f.order.lag1:.2f})"
     # a steady drift with no reset and no loss tracking: a curriculum or a slow trend, not sorting

@@ -157,9 +157,9 @@ def hidden(search: win.Search) -> str:
     if search.found is not None or search.hf_steps is None or search.hf_tested or search.stride <= 1:
         return ""
     return (
-        f"batch order cannot be judged: statistics merged over {search.stride}-step logging intervals "
-        f"cannot show the order inside a {search.hf_steps}-step window (HF group_by_length's megabatch "
-        "for this run's sizes); log every step to check it"
+        f"statistics merged over {search.stride}-step logging intervals cannot show the order inside "
+        f"a {search.hf_steps}-step window, HF group_by_length's megabatch for this run's sizes; log "
+        "every step to check it"
     )
 
 
@@ -204,7 +204,7 @@ def hidden_verdict(f: Facts, r: Recurrence) -> Verdict:
     this run's sizes: group_by_length can neither be seen nor ruled out (never `healthy`)."""
     summary = (
         f"Batches are recomposed every epoch ({r.fraction:.1%} recur vs {r.chance:.1%} by chance), but "
-        f"{f.order_hidden}."
+        f"their order cannot be judged: {f.order_hidden}."
     )
     return Verdict("inconclusive", confidence(2.0), "batch order hidden by the logging interval", summary,
                    "Log the batch statistics every step (HF: logging_steps=1).", evidence(f))

@@ -16,6 +16,8 @@ spacing of the observed resets), with windows anchored at each epoch's first ste
   (n+1)/12, below the binomial's (n-1)/4, so the binomial tail is conservative.
 - *boundaries*: the changes from one window into the next must mostly jump back (a whole-epoch sort
   moves on the same way there; it is the sorted verdict's case).
+
+Both shares must also reach ``MIN_SHARE`` (an effect size, not only a p-value).
 """
 
 from __future__ import annotations
@@ -32,6 +34,11 @@ from logdoctor.diagnosis.megabatch import HF_MEGABATCH
 ALPHA = 1e-4
 #: Within-window changes needed before a window size is judged at all.
 MIN_PAIRS = 8
+#: Least share of within-window changes going one way, and of window starts jumping back: the sorted
+#: rule's ``min_monotone``. A random order gives 1/2; on ~10^5 changes a shuffle whose batch lengths
+#: are slightly anticorrelated (token budgets) reaches p < 1e-4 at 51%, so significance alone is not
+#: enough; HF's windows give 100% (real runs, fixtures/realruns).
+MIN_SHARE = 0.7
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +75,8 @@ class Windows:
     @property
     def found(self) -> bool:
         """Sorted windows beyond chance, jumping back at most window boundaries."""
-        return self.p_within < ALPHA and self.bounds > 0 and 2 * self.back > self.bounds
+        return (self.p_within < ALPHA and self.along >= MIN_SHARE * self.within and self.bounds > 0
+                and self.back >= MIN_SHARE * self.bounds)
 
 
 def hf_mult(samples: int, batch: int) -> int:

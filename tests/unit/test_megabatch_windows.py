@@ -51,3 +51,12 @@ def test_rows_merged_over_intervals_that_never_fit_a_window_are_hidden() -> None
     ep = Epochs(idx, tuple(int(steps[np.argmax(idx == e)]) for e in range(10)), 48, "epoch column")
     s = win.find(steps, series("random", 1, 48)[: steps.size], np.full(steps.size, 80.0), ep, None)
     assert s.found is None and s.hf_steps == 12 and not s.hf_tested and s.stride == 10
+
+
+def test_significance_without_effect_is_not_windows() -> None:
+    """A 1.7% sign excess over ~10^5 changes (a simulated shuffle of token-budget batches) has
+    p < 1e-4 but is no megabatch: HF's windows go one way ~100% of the time."""
+    weak = win.Windows(50, 50, 219342, 10, 97449, 49568, 3.3e-8, 1989, 1026, "descending")
+    assert weak.p_within < win.ALPHA and not weak.found
+    strong = win.Windows(50, 50, 1600, 8, 585, 585, 7.9e-177, 9, 9, "descending")
+    assert strong.found

@@ -60,3 +60,12 @@ def test_significance_without_effect_is_not_windows() -> None:
     assert weak.p_within < win.ALPHA and not weak.found
     strong = win.Windows(50, 50, 1600, 8, 585, 585, 7.9e-177, 9, 9, "descending")
     assert strong.found
+
+
+def test_the_grouped_summary_names_hf_quarter_epoch_megabatch() -> None:
+    """Issue 31.8: a 12-step window on a run whose HF megabatch is 12 steps is HF's, not "another size"."""
+    from logdoctor.diagnosis.megabatch import window_sampler
+
+    assert "mega_batch_mult=12" in window_sampler(12.0, 12)
+    assert "another size" in window_sampler(12.0, None)
+    assert "mega_batch_mult=50" in window_sampler(50.0, 12)

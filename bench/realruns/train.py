@@ -44,6 +44,7 @@ class Spec:
     epochs: int = 4
     fp: bool = True
     batch: int = 16
+    samples: int = SAMPLES  # data set size (HF's megabatch: min(samples // (4 x batch x accum), 50) steps)
 
 
 RUNS: dict[str, Spec] = {
@@ -68,6 +69,18 @@ RUNS: dict[str, Spec] = {
     "hf_gbl_loss_ga2": Spec("hf", "group_by_length", False, accum=2, batch=8, epochs=4),
     "lightning_random_loss": Spec("lightning", "random", False, epochs=3),
 }
+
+#: HF group_by_length with megabatches of m optimizer steps (issue 31): (samples, epochs) per m, with
+#: batch 8 (no accumulation) or 4 x 2 accumulation steps (m=50 with accumulation: batch 8 x 2)
+_GBL = {6: (192, 6), 10: (320, 5), 12: (384, 5), 24: (768, 4), 50: (1600, 3)}
+for _m, (_n, _e) in _GBL.items():
+    for _ga in (1, 2):
+        _b, _size = (8, _n) if _ga == 1 else ((4, _n) if _m < 50 else (8, 2 * _n))
+        for _stats in (True, False):
+            _name = f"hf_gbl_m{_m}{'_ga2' if _ga == 2 else ''}_{'stats' if _stats else 'loss'}"
+            if _m == 50 and _ga == 1:
+                continue  # hf_gbl_stats and hf_gbl_loss above
+            RUNS[_name] = Spec("hf", "group_by_length", _stats, accum=_ga, batch=_b, epochs=_e, samples=_size)
 
 
 def expected(spec: Spec, steps_per_epoch: int) -> str:
@@ -165,7 +178,7 @@ def run_one(name: str, spec: Spec, out_dir: Path, seed: int = 0) -> dict[str, ob
     from bench.realruns.frameworks import train_hf, train_lightning
 
     torch.set_num_threads(1)
-    seqs = corpus(SAMPLES, seed=1)
+    seqs = corpus(spec.samples, seed=1)
     log = out_dir / f"{name}.log"
     t0 = time.perf_counter()
     speed: float | None = None
@@ -178,7 +191,7 @@ def run_one(name: str, spec: Spec, out_dir: Path, seed: int = 0) -> dict[str, ob
         else:
             spe = train_lightning(spec, seqs, seed, log, tmp)
     truth: dict[str, object] = {
-        "name": name, **asdict(spec), "samples": SAMPLES, "max_len": MAX_LEN, "seed": seed,
+        "name": name, **asdict(spec), "max_len": MAX_LEN, "seed": seed,
         "steps_per_epoch": spe, "expected_verdict": expected(spec, spe),
         "must_not": ["sorted", "static", "grouped"] if spec.strategy in ("random", "bucketed") else [],
         "train_seconds": round(time.perf_counter() - t0, 1),

@@ -8,7 +8,7 @@ running-average logging, epoch staircase), then healthy; inconclusive when the l
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 from logdoctor.diagnosis import grouped
@@ -130,16 +130,22 @@ class BatchingDiagnosis:
         """Return the verdict for a run given the detectors' findings."""
         facts = gather(run, findings, self.min_spread)
         o, r, s = facts.order, facts.rec, facts.shape
-        match = grouped.loss_match(facts) if o is None else None
+        windows = grouped.stats_windows(run, facts)
+        facts = replace(facts, order_hidden=grouped.hidden(windows))
+        # the loss period is tested with or without batch statistics: they may only add evidence
+        match = grouped.loss_match(facts)
         # a loss period the megabatch explains: the lr is logged, does not cycle, and nothing that
         # reshapes the loss over time (NaN, resume, running average) is in the way
         fits = match if match is not None and facts.has_lr and not facts.lr_cyclic and grouped.explains(facts) else None
-        if o is not None and self.is_sorted(facts):
-            if grouped.windowed(facts, o, r is not None and self.is_static(facts)):
-                verdict = grouped.from_stats(facts, o, self.min_lag1, self.min_monotone)
+        static = r is not None and self.is_static(facts)
+        if windows.found is not None and not static:
+            verdict = grouped.from_windows(facts, windows.found, fits)
+        elif o is not None and self.is_sorted(facts):
+            if grouped.windowed(facts, o, static):
+                verdict = grouped.from_stats(facts, o, self.min_lag1, self.min_monotone, windows.hf_steps)
             else:
                 verdict = vt.sorted_verdict(facts, o, self.min_lag1, self.min_monotone)
-        elif r is not None and self.is_static(facts):
+        elif r is not None and static:
             verdict = vt.static_verdict(facts, r, self.min_excess)
         elif fits is not None and self._megabatch_over_epoch(facts, fits):
             verdict = grouped.from_loss(facts, fits)
@@ -151,11 +157,15 @@ class BatchingDiagnosis:
             verdict = vt.not_batching_verdict(facts, self.min_lag1)
         elif o is None and r is None:
             verdict = vt.undecidable_verdict(facts, self._no_grouping_reason(facts, match))
+        elif facts.order_hidden and r is not None and r.decidable:
+            verdict = grouped.hidden_verdict(facts, r)
         elif r is None or not r.decidable or r.excess >= self.min_excess:
             # recurrence halfway to static but not significant: neither static nor healthy
             verdict = vt.static_undecidable_verdict(facts, self.min_lag1)
         else:
             verdict = vt.healthy_verdict(facts, r, self.min_lag1, self.min_excess)
+        if fits is not None and verdict.batching == "grouped":  # statistics may only add evidence
+            verdict = replace(verdict, confidence=max(verdict.confidence, grouped.loss_confidence(facts, fits)))
         verdict = prescribe(run, verdict, facts.token_budget)
         return Diagnosis(
             verdict,

@@ -59,6 +59,9 @@ class Facts:
     #: the log printed the loss as a running mean since the epoch began (read back by structure/):
     #: its noise slope against the position in the epoch, else None
     running_mean_slope: float | None = None
+    #: why the batch order cannot be judged although lengths are logged ("" when it can): set by the
+    #: diagnosis when merged logging intervals hide HF's megabatch window (diagnosis/grouped.py)
+    order_hidden: str = ""
 
     @property
     def usable_lengths(self) -> bool:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from logdoctor.diagnosis import megabatch as mb
+from logdoctor.diagnosis import windows as win
 from logdoctor.diagnosis.facts import Facts
-from logdoctor.diagnosis.lengthstats import OrderStats
-from logdoctor.diagnosis.verdicts import _tracks, confidence, evidence, rounded
-from logdoctor.model import Verdict
+from logdoctor.diagnosis.lengthstats import OrderStats, column
+from logdoctor.diagnosis.recurrence import Recurrence
+from logdoctor.diagnosis.verdicts import EvidenceDict, _tracks, confidence, evidence, rounded
+from logdoctor.model import SEQS, Run, Verdict
 
 COST = (
     "a deliberate speed feature, at a cost: the loss oscillates at the megabatch period and every "
@@ -41,9 +45,9 @@ def windowed(f: Facts, o: OrderStats, static: bool) -> bool:
     return recomposed and any(off)
 
 
-def from_stats(f: Facts, o: OrderStats, min_lag1: float, min_mono: float) -> Verdict:
-    """Sorted windows, recomposed every epoch."""
-    sampler = mb.window_sampler(o.reset_spacing or 0.0)
+def from_stats(f: Facts, o: OrderStats, min_lag1: float, min_mono: float, hf_steps: int | None = None) -> Verdict:
+    """Sorted windows, recomposed every epoch (``hf_steps``: HF's megabatch for this run's sizes)."""
+    sampler = mb.window_sampler(o.reset_spacing or 0.0, hf_steps)
     summary = (
         f"Batches are length-grouped megabatches: {o.direction} length order within windows of "
         f"about {o.reset_spacing:.0f} steps, recomposed every epoch, as in {sampler}{_tracks(f)}; "
@@ -109,9 +113,14 @@ def from_loss(f: Facts, match: mb.Match) -> Verdict:
         "megabatch_p": match.p_value,
         "megabatch_r2": rounded(match.r2) if match.r2 is not None else None,
     }
+    return Verdict("grouped", loss_confidence(f, match), "length-grouped megabatches (from the loss)", summary,
+                   HINT, ev)
+
+
+def loss_confidence(f: Facts, match: mb.Match) -> float:
+    """The confidence a megabatch period in the loss gives by itself."""
     strength = f.period.get("power_ratio", 0.0) if match.source == "LD201" else (match.r2 or 0.0)
-    m = (0.5 if f.rows_only else 1.0) + min(2.0, strength / 0.1)
-    return Verdict("grouped", confidence(m), "length-grouped megabatches (from the loss)", summary, HINT, ev)
+    return confidence((0.5 if f.rows_only else 1.0) + min(2.0, strength / 0.1))
 
 
 def averaged_reason(f: Facts) -> str:
@@ -132,3 +141,70 @@ def averaged_reason(f: Facts) -> str:
         f"; logging the mean loss every {f.stride:.0f} steps averages a {mb.HF_MEGABATCH}-step "
         "length-grouped megabatch period away, so group_by_length cannot be seen in the loss"
     )
+
+
+def stats_windows(run: Run, f: Facts) -> win.Search:
+    """HF's megabatch window for this run's sizes, and the observed reset spacing, tested on the
+    batch statistics (nothing found without usable batch lengths)."""
+    if f.x is None or f.order is None:
+        return win.Search(None, None, False, 1)
+    return win.find(f.steps, f.x, column(run, SEQS), f.epochs, f.order.reset_spacing)
+
+
+def hidden(search: win.Search) -> str:
+    """Why the batch order cannot be judged from statistics merged over logging intervals ("" when
+    it can): the rows never fall inside one of HF's windows for this run's sizes."""
+    if search.found is not None or search.hf_steps is None or search.hf_tested or search.stride <= 1:
+        return ""
+    return (
+        f"statistics merged over {search.stride}-step logging intervals cannot show the order inside "
+        f"a {search.hf_steps}-step window, HF group_by_length's megabatch for this run's sizes; log "
+        "every step to check it"
+    )
+
+
+def _window_evidence(w: win.Windows, match: mb.Match | None) -> EvidenceDict:
+    ev: EvidenceDict = {
+        "megabatch_period": w.steps, "megabatch_hf_mult": w.hf_mult, "megabatch_samples": w.samples,
+        "megabatch_batch": w.batch, "window_changes": w.within, "window_changes_along": w.along,
+        "window_p": w.p_within, "window_boundaries": w.bounds, "window_boundaries_back": w.back,
+    }
+    if match is not None:
+        ev |= {"megabatch_loss_period": rounded(match.period, 3), "megabatch_loss_test": match.source,
+               "megabatch_loss_p": match.p_value}
+    return ev
+
+
+def from_windows(f: Facts, w: win.Windows, match: mb.Match | None) -> Verdict:
+    """Sorted windows of HF's size for this run (or of the reset spacing), whatever the lag-1
+    correlation over the whole run; the loss period, when it matches, is added as evidence."""
+    sampler = (
+        f"HF LengthGroupedSampler / group_by_length: mega_batch_mult = min({w.samples} samples // "
+        f"(4 × {w.batch} per step), {mb.HF_MEGABATCH}) = {w.steps}"
+        if w.is_hf else mb.window_sampler(float(w.steps))
+    )
+    recomposed = ", recomposed every epoch" if f.rec is not None and f.rec.decidable else ""
+    loss = (
+        f"; the loss repeats at the same period ({match.period:.1f} steps)"
+        if match is not None and match.megabatch_steps == w.steps else ""
+    )
+    summary = (
+        f"Batches are length-grouped megabatches: {w.direction} length order within windows of "
+        f"{w.steps} steps ({w.along} of {w.within} changes inside a window go that way, p={w.p_within:.1e} "
+        f"for a random order; {w.back} of {w.bounds} window starts jump back){recomposed}, as in "
+        f"{sampler}{_tracks(f)}{loss}; {COST}."
+    )
+    ev = evidence(f) | {"megabatch_sampler": sampler} | _window_evidence(w, match)
+    m = 1.5 + min(3.0, math.log10(win.ALPHA / max(w.p_within, 1e-300)) / 2) + (1.0 if loss else 0.0)
+    return Verdict("grouped", confidence(m), "length-grouped megabatches", summary, HINT, ev)
+
+
+def hidden_verdict(f: Facts, r: Recurrence) -> Verdict:
+    """Recomposed every epoch, but the logging interval hides the order inside HF's window for
+    this run's sizes: group_by_length can neither be seen nor ruled out (never `healthy`)."""
+    summary = (
+        f"Batches are recomposed every epoch ({r.fraction:.1%} recur vs {r.chance:.1%} by chance), but "
+        f"their order cannot be judged: {f.order_hidden}."
+    )
+    return Verdict("inconclusive", confidence(2.0), "batch order hidden by the logging interval", summary,
+                   "Log the batch statistics every step (HF: logging_steps=1).", evidence(f))

@@ -106,9 +106,12 @@ def match_rows(period_rows: float, rows_per_epoch: float | None) -> Match | None
     return None
 
 
-def window_sampler(spacing: float) -> str:
+def window_sampler(spacing: float, hf_steps: int | None = None) -> str:
     """What sorted windows of ``spacing`` logged batches match (from batch statistics): HF's
-    megabatch is 50 optimizer steps, i.e. 50·g per-device batches with g-step gradient accumulation."""
+    megabatch for this run's sizes (``hf_steps``: a quarter epoch on a small dataset), else 50
+    optimizer steps, i.e. 50·g per-device batches with g-step gradient accumulation."""
+    if hf_steps and hf_steps != HF_MEGABATCH and abs(spacing / hf_steps - 1) <= TOLERANCE:
+        return sampler_name(hf_steps)
     for g in (1, 2, 4, 8):
         if abs(spacing / (HF_MEGABATCH * g) - 1) <= TOLERANCE:
             acc = f", {g} accumulation steps" if g > 1 else ""

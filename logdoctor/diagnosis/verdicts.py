@@ -175,6 +175,8 @@ def _order_text(f: Facts, min_lag1: float) -> str:
         return f"the logged per-batch {cols} give no usable batch length to rule batching out entirely"
     if f.order is None:
         return "the log has no per-batch statistics to rule batching out entirely"
+    if f.order_hidden:
+        return f"batch order cannot be judged: {f.order_hidden}"
     if f.order.lag1 < min_lag1:
         return f"batch order is random (lag-1 length correlation {f.order.lag1:.2f})"
     # a steady drift with no reset and no loss tracking: a curriculum or a slow trend, not sorting
@@ -288,8 +290,10 @@ def static_undecidable_verdict(f: Facts, min_lag1: float) -> Verdict:
         if not f.rec.decidable
         else f"batch recurrence {f.rec.excess:.0%} of the way to static but not significant (p={f.rec.p_value:.1e})"
     )
+    head = (f"The batch order cannot be judged ({f.order_hidden})" if f.order_hidden
+            else f"Batches are not fed in length order ({_order_text(f, min_lag1)})")
     summary = (
-        f"Batches are not fed in length order ({_order_text(f, min_lag1)}), but with {reason} the log "
+        f"{head}, {'and' if f.order_hidden else 'but'} with {reason} the log "
         "cannot tell "
         f"whether they are recomposed every epoch; log batch_fp every step (and the epoch)."
     )

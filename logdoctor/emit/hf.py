@@ -37,6 +37,11 @@ _NO_FP = ("logdoctor.emit: training batches carry no dataset indices, so no batc
           "Add an 'idx' feature (ds.map(lambda _, i: {'idx': i}, with_indices=True)), collate with "
           "RecordingCollator and set remove_unused_columns=False (the Trainer drops 'idx' otherwise)")
 
+_LATE = ("logdoctor.emit: LogdoctorCallback was passed in Trainer(callbacks=[...]), so the Trainer runs it "
+         "after its reporting integrations ({}), which log each step before the batch statistics are added "
+         "(the JSONL and trainer_state.json still get them). Use LogdoctorCallback.attach(trainer, ...) "
+         "instead, which puts it first")
+
 
 class LogdoctorCallback(_CallbackBase):  # type: ignore[misc,unused-ignore]
     """Adds each logging interval's batch statistics to the training logs.
@@ -52,6 +57,9 @@ class LogdoctorCallback(_CallbackBase):  # type: ignore[misc,unused-ignore]
         self.session = EmitSession(jsonl)
         self.latest: dict[str, Any] = {}
         self.epoch = 0
+        self._first_epoch = 0
+        self._epochs_begun = 0
+        self._attached = False
         self._hooked: set[int] = set()
 
     @classmethod
@@ -60,6 +68,7 @@ class LogdoctorCallback(_CallbackBase):  # type: ignore[misc,unused-ignore]
         """Add a new callback to ``trainer`` ahead of the reporting integrations, so they log
         the statistics too; returns it."""
         callback = cls(recorder, jsonl)
+        callback._attached = True
         trainer.callback_handler.callbacks.insert(0, callback)
         callback.hook(trainer.model)
         return callback
@@ -107,12 +116,18 @@ class LogdoctorCallback(_CallbackBase):  # type: ignore[misc,unused-ignore]
         """Hook the model, open the JSONL (an earlier run's file moved aside unless resuming)."""
         self.hook(model)
         self.session.open(resuming=bool(state.global_step))
-        self.epoch = math.floor(state.epoch or 0)
+        self.epoch = self._first_epoch = math.floor(state.epoch or 0)
+        self._epochs_begun = 0
+        reporters = [r for r in (getattr(args, "report_to", None) or []) if r != "none"]
+        if reporters and not self._attached:
+            self.session.warn_once("order", _LATE.format(", ".join(map(str, reporters))))
         return control
 
     def on_epoch_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-        """The epoch index written with each line (HF's ``epoch`` is progress: 1.0 at epoch 0's end)."""
-        self.epoch = round(state.epoch or 0)
+        """The epoch index written with each line: epochs begun since train start, counted here
+        (HF's ``epoch`` is progress, and on an IterableDataset it is measured in max_steps)."""
+        self.epoch = self._first_epoch + self._epochs_begun
+        self._epochs_begun += 1
         return control
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:

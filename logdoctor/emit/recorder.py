@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from logdoctor.emit.dist import gather
 from logdoctor.emit.stats import Pair, batch_fingerprint, batch_stats, combine
 
 LengthSource = Sequence[int] | np.ndarray | Callable[[int], int]
@@ -77,6 +78,15 @@ class BatchRecorder:
         if taken:
             self.last = combine(taken)
         return self.last if taken else {}
+
+    def pop_global(self, n: int = 1) -> dict[str, Any]:
+        """Like ``pop``, for the global batch under torch.distributed: every rank's ``n`` oldest
+        batches combined (a collective: call it on every rank at every step; write the line where
+        ``logdoctor.emit.dist.is_rank_zero()``). One process: the same as ``pop``."""
+        taken = combine(gather(self.take(n)))
+        if taken:
+            self.last = taken
+        return taken
 
     def __len__(self) -> int:
         return len(self._pending)

@@ -17,14 +17,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from logdoctor.emit.dist import gather
 from logdoctor.emit.recorder import BatchRecorder, LengthSource
-from logdoctor.emit.stats import combine
 
 try:  # subclass torch's Sampler when torch is there; the logic itself is framework-free
     from torch.utils.data import Sampler as _SamplerBase
 except ImportError:  # pragma: no cover - exercised in environments without torch
     _SamplerBase = object  # type: ignore[assignment,misc,unused-ignore]
+
+
+#: Starts with "missing 1 required" so that Lightning recognises it and adds its own advice.
+_REBUILD = (
+    "missing 1 required argument 'lengths': RecordingBatchSampler(batch_sampler, lengths) wraps a batch "
+    "sampler and cannot be re-created around another sampler, as Lightning does under DDP to inject its "
+    "DistributedSampler. Shard inside the wrapped batch sampler (BatchSampler(DistributedSampler(ds), ...)) "
+    "and pass Trainer(use_distributed_sampler=False), or record with RecordingCollator on a plain DataLoader"
+)
 
 
 class RecordingBatchSampler(_SamplerBase):  # type: ignore[misc,unused-ignore]
@@ -37,8 +44,10 @@ class RecordingBatchSampler(_SamplerBase):  # type: ignore[misc,unused-ignore]
         pad_to: the padded length when the pipeline pads to a fixed size (default: batch max).
     """
 
-    def __init__(self, batch_sampler: Iterable[Sequence[int]], lengths: LengthSource,
-                 pad_to: int | None = None) -> None:
+    def __init__(self, batch_sampler: Iterable[Sequence[int]], lengths: LengthSource | None = None,
+                 pad_to: int | None = None, **rebuild: Any) -> None:
+        if rebuild or lengths is None:  # Lightning re-creates batch samplers to inject its sampler
+            raise TypeError(_REBUILD)
         self.batch_sampler = batch_sampler
         self.recorder = BatchRecorder(lengths, pad_to=pad_to)
 
@@ -74,4 +83,4 @@ class RecordingBatchSampler(_SamplerBase):  # type: ignore[misc,unused-ignore]
         """Like ``pop``, for the global batch under torch.distributed: every rank's ``n`` oldest
         batches combined (a collective: call it on every rank at every step; write the line where
         ``logdoctor.emit.dist.is_rank_zero()``). One process: the same as ``pop``."""
-        return combine(gather(self.recorder.take(n)))
+        return self.recorder.pop_global(n)

@@ -55,6 +55,31 @@ def torch_loop(rank: int, out: Path, port: int) -> None:
     dist.destroy_process_group()
 
 
+def docs_loop(rank: int, out: Path, port: int) -> None:
+    """docs/emit.md's plain-loop recipe as printed, accum=5 on 12 micro-batches per rank and epoch."""
+    _env(rank, port)
+    import torch
+    import torch.distributed as dist
+
+    from tests.frameworks.test_docs_snippets import snippets
+    from tests.frameworks.tiny import Samples, Seen, corpus, pad_collate, tiny_gpt2
+
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo")
+    os.chdir(out)
+    seqs = corpus()
+    model = tiny_gpt2()
+    Seen(seqs, out / f"seen{rank}.json").install(model)
+    losses: list[float] = []
+    model.register_forward_hook(lambda m, a, kw, o: losses.append(float(o.loss.detach())), with_kwargs=True)
+    ddp = torch.nn.parallel.DistributedDataParallel(model)
+    names = {"ds": Samples(seqs), "lengths": [len(s) for s in seqs], "pad": pad_collate, "model": ddp,
+             "opt": torch.optim.AdamW(ddp.parameters(), lr=1e-3), "epochs": 2, "accum": 5}
+    exec(snippets("### PyTorch, any loop")[0], names)
+    (out / f"losses{rank}.json").write_text(json.dumps(losses))
+    dist.destroy_process_group()
+
+
 def hf_trainer(rank: int, out: Path, port: int) -> None:
     """The HF recipe under two processes: rank 0 writes the global batch's record."""
     _env(rank, port)
@@ -78,6 +103,6 @@ if __name__ == "__main__":
 
     import tests.frameworks.hfrun  # noqa: F401
 
-    target = {"torch": torch_loop, "hf": hf_trainer}[sys.argv[1]]
+    target = {"torch": torch_loop, "hf": hf_trainer, "docs": docs_loop}[sys.argv[1]]
     mp.start_processes(target, args=(Path(sys.argv[2]), int(sys.argv[3])), nprocs=2, start_method="fork")
     print(json.dumps({"ok": True}))

@@ -71,6 +71,15 @@ def ddp_main(out: Path, strategy: str) -> None:
     from logdoctor.emit.lightning import LogdoctorCallback
 
     seqs = corpus()
+    if strategy.endswith("+sampler"):  # a RecordingBatchSampler left to Lightning's sampler injection
+        from torch.utils.data import BatchSampler, RandomSampler
+
+        from logdoctor.emit.torch import RecordingBatchSampler
+
+        sampler = RecordingBatchSampler(BatchSampler(RandomSampler(Samples(seqs)), 4, False), [len(s) for s in seqs])
+        loader = DataLoader(Samples(seqs), batch_sampler=sampler, collate_fn=pad_collate)
+        fit(out, loader, LogdoctorCallback(sampler.recorder), seqs, devices=2, strategy=strategy.split("+")[0])
+        return
     loader = DataLoader(Samples(seqs), batch_size=4, shuffle=True, collate_fn=RecordingCollator(pad_collate))
     fit(out, loader, LogdoctorCallback(jsonl=out / "logdoctor.jsonl"), seqs, devices=2, strategy=strategy)
 

@@ -57,3 +57,17 @@ def test_hf_trainer_ddp(tmp_path: Path) -> None:
     rows, seen = run_two("hf", tmp_path)
     assert len(rows) == 12 and all(r["n_seq"] == 16 for r in rows)
     check(rows, seen, micro=2)
+
+
+def test_docs_recipe_with_accumulation_that_does_not_divide_the_epoch(tmp_path: Path) -> None:
+    """Issue 31.3: docs/emit.md's loop as printed; 12 micro-batches per rank and epoch in steps of
+    5, 5 and 2: every line is its global batch, the loss rank 0's mean over the step."""
+    rows, seen = run_two("docs", tmp_path)
+    loss = json.loads((tmp_path / "losses0.json").read_text())
+    sizes, start = [5, 5, 2] * 2, 0
+    assert len(rows) == len(sizes) and len(seen[0]) == len(seen[1]) == 24
+    for row, n in zip(rows, sizes, strict=True):
+        step = seen[0][start:start + n] + seen[1][start:start + n]
+        assert {key: row[key] for key in RECORD} == expected(SEQS, [step])
+        assert row["loss"] == pytest.approx(sum(loss[start:start + n]) / n, rel=1e-6)
+        start += n

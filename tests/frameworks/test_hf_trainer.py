@@ -140,7 +140,7 @@ def test_a_tensorboard_log_of_a_shuffled_run_is_judged(tmp_path: Path) -> None:
     assert report.series.epochs == 5.0 and report.verdict.batching == "healthy", report.verdict.summary
 
 
-@pytest.mark.parametrize(("strategy", "verdict"), [("sequential", "static"), ("group_by_length", "healthy")])
+@pytest.mark.parametrize(("strategy", "verdict"), [("sequential", "static"), ("group_by_length", "grouped")])
 def test_fingerprinted_runs_get_the_right_verdict(tmp_path: Path, strategy: str, verdict: str) -> None:
     rows, _, _ = train(tmp_path, max_steps=-1, num_train_epochs=5, train_sampling_strategy=strategy)
     assert len(rows) == 60

@@ -140,3 +140,15 @@ def test_sparse_logger_rows_pair_loss_and_statistics_of_one_step(tmp_path: Path)
     report = pipeline.analyze(pipeline.load(str(path)))
     assert "no per-batch statistics" not in report.verdict.summary
     assert "logged on only 4 steps" in report.verdict.summary
+
+
+@pytest.mark.slow  # ~40 s: the surviving rank waits for the one that stopped (the fast check: test_emit_faults.py)
+def test_ddp_default_with_a_recording_batch_sampler_stops_with_advice(tmp_path: Path) -> None:
+    """Issue 31.5: DDP with the default use_distributed_sampler=True re-creates the batch sampler;
+    the run stops with Lightning's message and ours (not a raw TypeError about batch_size)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-m", "tests.frameworks.plrun", str(tmp_path), "ddp_fork+sampler"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    assert "use_distributed_sampler=False" in proc.stderr and "RecordingCollator" in proc.stderr
+    assert "unexpected keyword argument" not in proc.stderr

@@ -33,6 +33,18 @@ def test_the_real_runs_are_there() -> None:
     assert {"loop_static_stats", "loop_bucketed_stats", "hf_gbl_stats", "hf_default_stats"} <= names
 
 
+def test_group_by_length_runs_cover_hf_megabatch_sizes() -> None:
+    """Issue 31: HF megabatches of 6, 10, 12, 24 and 50 optimizer steps (min(samples // (4 x batch x
+    accumulation), 50)), with and without accumulation, with emit statistics and loss-only."""
+    have = set()
+    for p in TRUTHS:
+        t = json.loads(p.read_text(encoding="utf-8"))
+        if t["strategy"] == "group_by_length":
+            have.add((min(t["samples"] // (4 * t["batch"] * t["accum"]), 50), t["accum"] > 1, t["stats"]))
+    want = {(m, ga, stats) for m in (6, 10, 12, 24, 50) for ga in (False, True) for stats in (False, True)}
+    assert want <= have, sorted(want - have)
+
+
 @pytest.mark.parametrize("truth_path", TRUTHS, ids=lambda p: p.name.removesuffix(".truth.json"))
 def test_real_run_verdict_matches_its_truth(truth_path: Path, request: pytest.FixtureRequest) -> None:
     name = truth_path.name.removesuffix(".truth.json")

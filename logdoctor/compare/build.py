@@ -11,10 +11,8 @@ from logdoctor.compare.series import run_series
 from logdoctor.config import AnalysisConfig
 from logdoctor.errors import ConfigError, InputError
 from logdoctor.model import Report, Severity
+from logdoctor.renderers.labels import verdict_words
 
-#: Verdicts that blame the batching; leaving one for another verdict is the fix working.
-BAD_BATCHING = ("sorted", "static")
-GOOD_BATCHING = ("healthy", "not_batching")
 #: The candidate is too short for some analyses: what it does not show may simply be unmeasured.
 TOO_SHORT = "LD006"
 
@@ -39,7 +37,9 @@ def _outcome(base: Report, cand: Report, resolved: Sequence[FindingRef], matched
     problem); a candidate too short or too thin to decide has not shown that any fault is gone.
     A lower loss beyond noise at the last matched point counts as an improvement too."""
     undecided = cand.verdict.batching == "inconclusive" or any(f.code == TOO_SHORT for f in cand.findings)
-    batching_fixed = base.verdict.batching in BAD_BATCHING and cand.verdict.batching in GOOD_BATCHING
+    # a verdict that blames the batching (renderers/labels.py) left for a decided, blameless one
+    batching_fixed = (verdict_words(base.verdict.batching).fault and not undecided
+                      and not verdict_words(cand.verdict.batching).fault)
     other_fixed = not undecided and any(
         r.severity >= Severity.WARNING and not r.code.startswith("LD5") for r in resolved
     )

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from logdoctor.model import Outcome, Report
 from logdoctor.renderers.base import Renderer
+from logdoctor.renderers.labels import severity_style, status_style
 from logdoctor.renderers.rows import (
     SUMMARY_HEADER,
     Rows,
@@ -28,16 +29,8 @@ if TYPE_CHECKING:  # rich is imported when a report is drawn, so `check --format
     from rich.panel import Panel
     from rich.table import Table
 
-# Named ANSI colours only: the terminal's palette maps them, so they read on light and dark themes.
-_VERDICT_STYLE = {
-    "sorted": "bold red",
-    "static": "bold red",
-    "healthy": "bold green",
-    "not_batching": "bold cyan",
-    "inconclusive": "bold yellow",
-    "grouped": "bold yellow",
-}
-_SEVERITY_STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
+# Named ANSI colours only (renderers/labels.py): the terminal's palette maps them, so they read on
+# light and dark themes.
 
 
 def use_color(stream: object = None) -> bool:
@@ -118,12 +111,9 @@ class ConsoleRenderer(Renderer):
                     col, justify="right" if col == "steps" else "left", overflow="fold", no_wrap=not wrap
                 )
             for row in summary_rows(outcomes):
-                table.add_row(*row, style=_STATUS_STYLE.get(row[2], "red").removeprefix("bold "))
+                table.add_row(*row, style=status_style(row[2]).removeprefix("bold "))
             body.append(self._print([table]))
         return ("" if self.verbosity < 0 else "\n").join(body)
-
-
-_STATUS_STYLE = {"ok": "bold green", "warning": "bold yellow", "error": "bold red"}
 
 
 def _verdict_panel(rows: Rows, report: Report, width: int = 80) -> Panel:
@@ -135,7 +125,7 @@ def _verdict_panel(rows: Rows, report: Report, width: int = 80) -> Panel:
 
     lines: list[RenderableType] = []
     for level, text in rows.headline:
-        style = _STATUS_STYLE.get(level, "")
+        style = status_style(level) if level else ""
         lines.append(Text.assemble((f"{level.upper():<9}", style), text) if level else Text(text))
     lines.append(Text(rows.batching))
     if len(rows.todo) == 1:
@@ -175,7 +165,7 @@ def _findings(rows: Rows, verbosity: int) -> RenderableType:
     if more:
         table.caption, table.caption_justify = more, "left"
     for f in listed:
-        style = _SEVERITY_STYLE[f.severity]
+        style = severity_style(f.severity)
         table.add_row(
             Text(f.severity, style=style), Text(f.code, style=style), f.rule, f.steps, f.message
         )

@@ -15,7 +15,7 @@ from logdoctor.detectors.evalnoise import metric_columns
 from logdoctor.detectors.steptimes import step_times
 from logdoctor.model import GRAD_NORM, LEN_MEAN, LOSS, LR, STEP, Report, Severity
 from logdoctor.renderers.base import Renderer
-from logdoctor.renderers.rows import VERDICT_TITLES, build_rows, facts
+from logdoctor.renderers.rows import build_rows, facts
 from logdoctor.renderers.runlines import earlier_lines, earlier_title
 from logdoctor.renderers.svgcharts import Axis, Chart, Line, Shade, chart_svg, scatter_svg, timeline_svg
 
@@ -34,23 +34,14 @@ text-align:left} th{background:#f6f6f6} .sev-error{color:#a3221b;font-weight:600
 """
 
 
-def _status(report: Report) -> tuple[str, str]:
-    worst = report.worst_severity
-    if worst is None or worst < Severity.WARNING:
-        return "ok", "No problems found"
-    n = sum(f.severity >= Severity.WARNING for f in report.findings)
-    label = "error" if worst >= Severity.ERROR else "warning"
-    return label, f"{n} problem{'s' if n != 1 else ''} found (worst: {label})"
-
-
 def _summary(report: Report) -> str:
-    css, head = _status(report)
-    worst = sorted((f for f in report.findings if f.severity >= Severity.WARNING), key=lambda f: -f.severity)[:5]
-    items = "".join(f"<li>{escape(f.code)} {escape(f.message)}</li>" for f in worst)
-    v = report.verdict
-    batching = f"Batching: {escape(VERDICT_TITLES[v.batching])} ({v.confidence:.0%}) - {escape(v.summary)}"
-    return (f'<div class="status {css}">{escape(head)}{f"<ul class=worst>{items}</ul>" if items else ""}</div>'
-            f"<p>{batching}</p>")
+    """The report's health from the shared rows: its status, the worst problems, the batching line."""
+    rows = build_rows(report)
+    lines = [text if not level or level == "ok" else f"{level.upper()} {text}" for level, text in rows.headline]
+    head, worst = (lines[0], lines[1:]) if report.status == "ok" else (f"{report.status.upper()}", lines)
+    items = "".join(f"<li>{escape(x)}</li>" for x in worst)
+    return (f'<div class="status {report.status}">{escape(head)}'
+            f'{f"<ul class=worst>{items}</ul>" if items else ""}</div><p>{escape(rows.batching)}</p>')
 
 
 def _shades(report: Report, charts: bool = False) -> list[Shade]:

@@ -9,18 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from logdoctor.model import LINE_NO, LOSS, STEP, Finding, Outcome, Report, RunStructure
+from logdoctor.renderers.labels import UNREADABLE, verdict_words
 from logdoctor.renderers.evidence import evidence_sentences, format_value, split_evidence
 from logdoctor.renderers.runlines import earlier_detail, earlier_lines, earlier_title, runs_fact
 
-#: How each batching verdict reads to a person.
-VERDICT_TITLES: dict[str, str] = {
-    "sorted": "length-sorted batches",
-    "static": "static batch composition",
-    "healthy": "healthy batching",
-    "not_batching": "not a batching problem",
-    "inconclusive": "batching inconclusive",
-    "grouped": "length-grouped megabatches",
-}
 
 
 SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
@@ -145,7 +137,7 @@ def verdict_line(report: Report) -> str:
     earlier = f"; earlier runs: {bad} of {len(report.earlier_runs)} with problems" if report.earlier_runs else ""
     return (
         f"{report.meta.path}: {report.status} ({health}); {count_phrase(report.findings)}; "
-        f"batching: {VERDICT_TITLES[v.batching].removeprefix('batching ')} ({v.confidence:.0%}){earlier}"
+        f"batching: {verdict_words(v.batching).title.removeprefix('batching ')} ({v.confidence:.0%}){earlier}"
     )
 
 
@@ -218,8 +210,8 @@ def batching_line(report: Report) -> str:
         return f"Batching: no batching fault; the loss shows {v.cause}"
     if v.batching == "not_batching":
         return f"Batching: not the cause; the problem comes from {v.cause} (confidence {v.confidence:.0%})"
-    cause = "" if v.cause == VERDICT_TITLES[v.batching] else f" - {v.cause}"
-    return f"Batching: {VERDICT_TITLES[v.batching]} (confidence {v.confidence:.0%}){cause}"
+    cause = "" if v.cause == verdict_words(v.batching).title else f" - {v.cause}"
+    return f"Batching: {verdict_words(v.batching).title} (confidence {v.confidence:.0%}){cause}"
 
 
 def todo(report: Report) -> tuple[str, ...]:
@@ -304,7 +296,7 @@ def build_rows(report: Report) -> Rows:
     return Rows(
         path=report.meta.path,
         verdict_line=verdict_line(report),
-        verdict_title=VERDICT_TITLES[v.batching],
+        verdict_title=verdict_words(v.batching).title,
         confidence=f"{v.confidence:.0%}",
         cause=v.cause,
         summary=v.summary,
@@ -345,14 +337,6 @@ def sparkline(report: Report, width: int = 60) -> str:
     return "".join(SPARK_BLOCKS[i] if good else "·" for i, good in zip(idx, ok, strict=True))
 
 
-#: Short batching labels for the many-runs summary.
-BATCHING_SHORT: dict[str, str] = {
-    "sorted": "sorted",
-    "static": "static",
-    "healthy": "healthy",
-    "not_batching": "not cause",
-    "inconclusive": "undecided",
-}
 SUMMARY_HEADER = ("run", "steps", "status", "worst problem", "batching")
 
 
@@ -397,10 +381,10 @@ def summary_rows(outcomes: Sequence[Outcome], run_width: int = 22) -> list[tuple
         name = shorten_middle(o.path[len(base) :], run_width)
         if o.report is None:
             why = (o.error or "").removeprefix(f"{o.path}: ").split(" (")[0]
-            rows.append((name, "-", "unreadable", why, "-"))
+            rows.append((name, "-", UNREADABLE, why, "-"))
             continue
         r = o.report
         worst = r.problems[0] if r.problems else None
         worst_txt = worst.rule if worst else "none"
-        rows.append((name, f"{r.series.steps:,}", r.status, worst_txt, BATCHING_SHORT[r.verdict.batching]))
+        rows.append((name, f"{r.series.steps:,}", r.status, worst_txt, verdict_words(r.verdict.batching).short))
     return rows

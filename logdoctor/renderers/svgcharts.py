@@ -13,10 +13,10 @@ from html import escape
 
 import numpy as np
 
+from logdoctor.renderers.labels import severity_colour
 from logdoctor.renderers.plots import envelope
 
 WIDTH, LEFT, RIGHT = 960, 70, 20
-SEVERITY_COLOURS = {"error": "#d62728", "warning": "#ff7f0e", "info": "#7f7f7f"}
 LINE_COLOURS = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b")
 
 
@@ -87,7 +87,7 @@ def _shades(chart: Chart, axis: Axis, top: int, h: int) -> list[str]:
     for s in chart.shades:
         x0, x1 = float(axis.x(s.first)), float(axis.x(s.last))
         w = max(x1 - x0, 2.0)
-        out.append(f'<rect x="{x0:.1f}" y="{top}" width="{w:.1f}" height="{h}" fill="{SEVERITY_COLOURS[s.severity]}"'
+        out.append(f'<rect x="{x0:.1f}" y="{top}" width="{w:.1f}" height="{h}" fill="{severity_colour(s.severity)}"'
                    f' fill-opacity="0.15"><title>{escape(s.code)} steps {s.first}-{s.last}</title></rect>')
     return out
 
@@ -162,7 +162,7 @@ def timeline_svg(shades: Sequence[Shade], axis: Axis) -> str:
         for s in (s for s in shades if s.code == code):
             x0, x1 = float(axis.x(s.first)), float(axis.x(s.last))
             parts.append(f'<rect x="{x0:.1f}" y="{y}" width="{max(x1 - x0, 3.0):.1f}" height="12" '
-                         f'fill="{SEVERITY_COLOURS[s.severity]}"><title>{escape(code)} steps {s.first}-{s.last}'
+                         f'fill="{severity_colour(s.severity)}"><title>{escape(code)} steps {s.first}-{s.last}'
                          f"</title></rect>")
     parts.append("</svg>")
     return "\n".join(parts)

@@ -9,11 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from logdoctor.model import LINE_NO, LOSS, STEP, Finding, Outcome, Report, RunStructure
-from logdoctor.renderers.labels import UNREADABLE, verdict_words
 from logdoctor.renderers.evidence import evidence_sentences, format_value, split_evidence
+from logdoctor.renderers.labels import UNREADABLE, verdict_words
 from logdoctor.renderers.runlines import earlier_detail, earlier_lines, earlier_title, runs_fact
-
-
 
 SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
 

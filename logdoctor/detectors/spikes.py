@@ -174,9 +174,9 @@ class SpikeDetector(Analyzer):
             out.append(
                 codes.finding(
                     "LD101",
-                    f"Loss spike at step {s.steps[p]}: {sp.value[i]:.4g} "
-                    f"vs local median {sp.level[i]:.4g} "
-                    f"({sp.ratio[i]:.2f}x, robust z {sp.z[i]:.1f}), {b - a + 1} row(s) wide.",
+                    # plain words first; robust z and its null are evidence (-v, JSON)
+                    f"Loss spike at step {s.steps[p]}: {sp.value[i]:.4g}, {sp.ratio[i]:.3g}x the local "
+                    f"median of {sp.level[i]:.4g}" + (f", {b - a + 1} rows wide." if b > a else "."),
                     confidence=_confidence(float(sp.z[i]), self.z_threshold),
                     first_step=int(s.steps[a]),
                     last_step=int(s.steps[b]),

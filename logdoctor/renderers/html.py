@@ -38,7 +38,9 @@ def _summary(report: Report) -> str:
     """The report's health from the shared rows: its status, the worst problems, the batching line."""
     rows = build_rows(report)
     lines = [text if not level or level == "ok" else f"{level.upper()} {text}" for level, text in rows.headline]
-    head, worst = (lines[0], lines[1:]) if report.status == "ok" else (f"{report.status.upper()}", lines)
+    n = len(report.problems)
+    head, worst = (lines[0], lines[1:]) if not n else (f"{n} problem{'s' if n > 1 else ''} found (worst: "
+                                                       f"{report.status})", lines)
     items = "".join(f"<li>{escape(x)}</li>" for x in worst)
     return (f'<div class="status {report.status}">{escape(head)}'
             f'{f"<ul class=worst>{items}</ul>" if items else ""}</div><p>{escape(rows.batching)}</p>')

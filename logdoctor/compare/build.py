@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from logdoctor import pipeline
-from logdoctor.compare import findings, quality, symptoms
+from logdoctor.compare import comparable, findings, quality, symptoms
 from logdoctor.compare.result import Comparison, FindingRef, Matched, Outcome, Symptom, Versus
 from logdoctor.compare.series import run_series
 from logdoctor.config import AnalysisConfig
@@ -44,7 +44,7 @@ def _outcome(base: Report, cand: Report, resolved: Sequence[FindingRef], matched
         r.severity >= Severity.WARNING and not r.code.startswith("LD5") for r in resolved
     )
     last = (matched_on_tokens(matched) or list(matched))[-1:]
-    fixed = batching_fixed or other_fixed or any(m.ci_high < 0 for m in last)
+    fixed = batching_fixed or other_fixed or any(m.better for m in last)
     if regressions:
         return "mixed" if fixed else "regressed"
     return "worked" if fixed else "unchanged"
@@ -87,12 +87,22 @@ def _one_input(arg: str) -> str:
     return found[0]
 
 
+def refuse_unrelated(base: Report, cands: Sequence[Report]) -> None:
+    """InputError ``not comparable: <why>`` when a candidate is not the baseline's experiment."""
+    for cand in cands:
+        why = comparable.reasons(base, cand)
+        if why:
+            raise InputError(f"{base.meta.path} (baseline) and {cand.meta.path}: not comparable: {'; '.join(why)} "
+                             "(--force compares anyway)")
+
+
 def compare_paths(baseline: str, candidates: Sequence[str], cfg: AnalysisConfig | None = None,
-                  jobs: int | None = None, *, seed: int = 0) -> Comparison:
+                  jobs: int | None = None, *, seed: int = 0, force: bool = False) -> Comparison:
     """Analyse the baseline and every candidate (in parallel, as ``analyze``) and compare them.
 
     Raises:
-        InputError / ParseError: an input cannot be read (the first such error, as one line).
+        InputError / ParseError: an input cannot be read (the first such error, as one line), or
+            a candidate is not the same experiment as the baseline (unless ``force``).
         ConfigError: no candidate, or the same standard input twice.
     """
     if not candidates:
@@ -108,4 +118,6 @@ def compare_paths(baseline: str, candidates: Sequence[str], cfg: AnalysisConfig 
             raise InputError(error if outcome.path in error else f"{outcome.path}: {error}")
     reports = [done[p].report for p in inputs]
     base, *cands = [r for r in reports if r is not None]
+    if not force:
+        refuse_unrelated(base, cands)
     return Comparison(base, tuple(compare_reports(base, c, seed=seed) for c in cands))

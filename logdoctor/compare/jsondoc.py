@@ -33,7 +33,8 @@ def _symptom(s: Symptom) -> dict[str, Any]:
 
 def _point(m: Matched) -> dict[str, Any]:
     return {"at": _num(m.at), "baseline": _num(m.baseline), "candidate": _num(m.candidate),
-            "diff": _num(m.diff), "ci_low": _num(m.ci_low), "ci_high": _num(m.ci_high)}
+            "diff": _num(m.diff), "ci_low": _num(m.ci_low), "ci_high": _num(m.ci_high),
+            "practical": _num(m.practical), "change": m.change}
 
 
 def versus_dict(v: Versus) -> dict[str, Any]:

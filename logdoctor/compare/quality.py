@@ -17,6 +17,10 @@ WINDOW_FRACTION = 0.05
 #: Fewer values than this in a run's window: that point is not compared.
 MIN_WINDOW = 8
 BOOTSTRAP = 500
+#: A loss difference smaller than this fraction of the baseline's level is "same" however significant:
+#: runs of one recipe that differ only in the seed end within about 1% of each other in loss (seed
+#: spread of final LM losses), so a smaller change is not one a person would act on.
+PRACTICAL = 0.01
 
 
 def nice(x: float, lo: float, hi: float) -> float:
@@ -67,7 +71,8 @@ def matched(axis: Axis, xb: np.ndarray, yb: np.ndarray, xc: np.ndarray, yc: np.n
             continue
         diffs = block_medians(wc, rng) - block_medians(wb, rng)
         q_lo, q_hi = np.quantile(diffs, [0.025, 0.975])
-        out.append(Matched(axis, at, float(np.median(wb)), float(np.median(wc)), float(q_lo), float(q_hi)))
+        level = float(np.median(wb))
+        out.append(Matched(axis, at, level, float(np.median(wc)), float(q_lo), float(q_hi), PRACTICAL * abs(level)))
     return out, None if out else f"{axis}: too few logged values where the runs overlap"
 
 

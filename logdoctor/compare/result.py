@@ -59,6 +59,9 @@ class Matched:
     candidate: float
     ci_low: float
     ci_high: float
+    #: the smallest difference that matters in practice (compare/quality.py PRACTICAL); below it,
+    #: a difference beyond noise still reads "same"
+    practical: float = 0.0
 
     @property
     def diff(self) -> float:
@@ -72,8 +75,20 @@ class Matched:
 
     @property
     def worse(self) -> bool:
-        """The candidate's loss is higher beyond the noise of both runs."""
-        return self.ci_low > 0
+        """The candidate's loss is higher beyond the noise of both runs, by a practical amount."""
+        return self.ci_low > 0 and self.diff >= self.practical
+
+    @property
+    def change(self) -> str:
+        """``worse``, ``better``, ``same`` (beyond noise but below a practical size) or ``unclear``."""
+        if self.worse or self.better:
+            return "worse" if self.worse else "better"
+        return "same" if self.ci_low > 0 or self.ci_high < 0 else "unclear"
+
+    @property
+    def better(self) -> bool:
+        """The candidate's loss is lower beyond the noise of both runs, by a practical amount."""
+        return self.ci_high < 0 and -self.diff >= self.practical
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,7 +52,7 @@ def tally(report: Report) -> str:
 
 def loss_change(m: Matched) -> str:
     """The difference of one matched point, with its noise, and whether it is worse beyond it."""
-    tail = "  worse" if m.worse else "  better" if m.ci_high < 0 else ""
+    tail = "" if m.change == "unclear" else f"  {m.change}"
     return f"{m.diff:+.3f} ± {m.half_width:.3f}{tail}"
 
 

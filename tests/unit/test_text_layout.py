@@ -106,7 +106,7 @@ def test_every_finding_explained_leaves_no_empty_list() -> None:
     assert "symptoms of sorted-batching" in text
     assert layout_problems(text, base) == []
     text = render_text(_with(base, hidden))
-    assert "Findings" not in text.split("\n") and "2 symptoms of sorted-batching" in text
+    assert "Findings" not in text.split("\n") and "+ 2 more: symptoms of sorted-batching" in text
 
 
 @pytest.mark.parametrize("kind", ["empty", "inconclusive", "one_step"])

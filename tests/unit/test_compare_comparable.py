@@ -1,0 +1,50 @@
+"""compare refuses runs that are not the same experiment, and only those."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import polars as pl
+import pytest
+
+from logdoctor.compare.build import refuse_unrelated
+from logdoctor.compare.comparable import LOSS_SCALE_LIMIT, SETUP_LIMIT, reasons
+from logdoctor.errors import InputError
+from logdoctor.model import Report
+from tests.reportfactory import REPORTS
+
+
+def _scaled(report: Report, loss: float = 1.0, spe: float = 1.0, tokens: float | None = None) -> Report:
+    t = report.run.table.with_columns(pl.col("loss") * loss)
+    if tokens is not None:
+        t = t.with_columns(pl.lit(tokens).cast(pl.Float64).alias("tokens"))
+    run = dataclasses.replace(report.run, table=t)
+    spe_ = None if report.series.steps_per_epoch is None else round(report.series.steps_per_epoch * spe)
+    return dataclasses.replace(report, run=run, series=dataclasses.replace(report.series, steps_per_epoch=spe_))
+
+
+def test_the_same_experiment_passes() -> None:
+    base = REPORTS["sorted"]()
+    # a batching change: the loss starts within a few percent, epochs and batches move by tens of percent
+    assert reasons(base, _scaled(REPORTS["healthy"](), 1.0, 1.3)) == []
+    assert reasons(_scaled(base, tokens=8192.0), _scaled(base, 1.05, 1.28, tokens=6000.0)) == []
+
+
+def test_another_loss_scale_is_refused() -> None:
+    base = REPORTS["sorted"]()
+    why = reasons(base, _scaled(base, loss=LOSS_SCALE_LIMIT * 1.5))
+    assert len(why) == 1 and why[0].startswith("the loss starts at") and "another model or task" in why[0]
+    with pytest.raises(InputError, match=r"not comparable: the loss starts at .*--force"):
+        refuse_unrelated(base, [_scaled(base, loss=4.0)])
+
+
+def test_another_setup_is_refused() -> None:
+    base = REPORTS["sorted"]()
+    assert any("steps per epoch" in w for w in reasons(base, _scaled(base, spe=SETUP_LIMIT + 1)))
+    tok = reasons(_scaled(base, tokens=8192.0), _scaled(base, tokens=8192.0 * (SETUP_LIMIT + 1)))
+    assert len(tok) == 1 and "tokens per step" in tok[0]
+
+
+def test_unknown_facts_refuse_nothing() -> None:
+    base = REPORTS["inconclusive"]()  # no epochs, no tokens
+    assert reasons(base, _scaled(base, spe=10.0)) == []

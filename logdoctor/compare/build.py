@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from logdoctor import pipeline
-from logdoctor.compare import comparable, findings, quality, symptoms
+from logdoctor.compare import comparable, findings, likewise, quality, symptoms
 from logdoctor.compare.result import Comparison, FindingRef, Matched, Outcome, Symptom, Versus
 from logdoctor.compare.series import run_series
 from logdoctor.config import AnalysisConfig
@@ -63,7 +63,8 @@ def compare_reports(base: Report, cand: Report, *, seed: int = 0) -> Versus:
     resolved, new, persisting = findings.match(base.findings, cand.findings, span)
     sb, sc = run_series(base.run), run_series(cand.run)
     syms = [*symptoms.symptoms(base, cand, sb, sc), *quality.reach(sb, sc)]
-    matched, why = quality.compare_loss(sb, sc, seed)
+    cycle_steps, cycle_tokens, like = likewise.cycles(base, cand, sb, sc)
+    matched, why = quality.compare_loss(sb, sc, seed, cycle_steps, cycle_tokens)
     regressions = [*findings.new_trouble(base.findings, new), *_loss_regression(matched)]
     return Versus(
         candidate=cand,
@@ -76,6 +77,7 @@ def compare_reports(base: Report, cand: Report, *, seed: int = 0) -> Versus:
         not_comparable=tuple(why),
         regressions=tuple(regressions),
         outcome=_outcome(base, cand, resolved, matched, regressions),
+        like_with_like=like,
     )
 
 

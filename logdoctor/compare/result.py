@@ -104,6 +104,7 @@ class Versus:
         not_comparable: why an axis could not be matched ("tokens: not logged in the baseline").
         regressions: why the candidate counts as a regression (empty when it does not).
         outcome: the one-word answer.
+        like_with_like: why the loss windows span whole length cycles, when they do.
     """
 
     candidate: Report
@@ -116,6 +117,8 @@ class Versus:
     not_comparable: tuple[str, ...]
     regressions: tuple[str, ...]
     outcome: Outcome
+    #: how the loss was compared like with like when a run's loss follows a length cycle ("" otherwise)
+    like_with_like: str = ""
 
     def on(self, axis: Axis) -> tuple[Matched, ...]:
         """The matched points along one axis."""

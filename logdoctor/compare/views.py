@@ -44,7 +44,8 @@ def render_text(c: Comparison) -> str:
     for v in c.versus:
         rows = r.rows(c.baseline, v)
         names = [f"{head:<11}{cell}" for head, cell in zip(("baseline", "candidate"), rows[0][1:3], strict=True)]
-        out += ["", *names, "", *_table([HEADER, *rows[1:]]), ""]
+        out += ["", *names, "", *_table([HEADER, *rows[1:]])]
+        out += [*textwrap.wrap(f"note: {v.like_with_like}", WIDTH), ""] if v.like_with_like else [""]
         out += [line for label, text in r.changes(v)
                 for line in textwrap.wrap(text, WIDTH, initial_indent=f"{label:<11}", subsequent_indent=" " * 11)]
     return "\n".join(out) + "\n"
@@ -60,6 +61,7 @@ def render_markdown(c: Comparison) -> str:
     for v in c.versus:
         out += ["", "| " + " | ".join(_md(h) for h in HEADER) + " |", "|---|---|---|---|"]
         out += ["| " + " | ".join(_md(x) for x in row) + " |" for row in r.rows(c.baseline, v)]
+        out += ["", f"_note: {v.like_with_like}_"] if v.like_with_like else []
         out += ["", *(f"- **{label}**: {text}" for label, text in r.changes(v))]
     return "\n".join(out) + "\n"
 

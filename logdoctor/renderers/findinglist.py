@@ -53,7 +53,8 @@ def finding_entries(rows: Rows, verbosity: int) -> tuple[list[Entry], str]:
         if hidden:
             causes = ", ".join(sorted({f.explained_by for f in hidden}))
             codes = ", ".join(sorted({f.code for f in hidden}))
-            footer = f"+ {len(hidden)} more: symptom{'s' if len(hidden) > 1 else ''} of {causes} ({codes}); -v lists them"
+            plural = "s" if len(hidden) > 1 else ""
+            footer = f"+ {len(hidden)} more: symptom{plural} of {causes} ({codes}); -v lists them"
     out: list[Entry] = []
     for group in _groups(listed):
         shown = group if verbosity > 0 else group[:PER_RULE]

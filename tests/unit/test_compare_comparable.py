@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -48,3 +49,29 @@ def test_another_setup_is_refused() -> None:
 def test_unknown_facts_refuse_nothing() -> None:
     base = REPORTS["inconclusive"]()  # no epochs, no tokens
     assert reasons(base, _scaled(base, spe=10.0)) == []
+
+
+def test_a_length_cycle_is_compared_over_whole_cycles() -> None:
+    """Two runs with the same sawtooth (loss following sorted batch length each 100-step epoch), half
+    an epoch out of phase: short windows see a difference that is only the phase; whole cycles do not."""
+    from logdoctor.compare.quality import matched
+
+    steps = np.arange(1, 1001, dtype=float)
+    saw = 2.0 + 0.5 * ((steps % 100) / 100)
+    noise = np.random.default_rng(0).normal(0, 0.01, steps.size)
+    shifted = 2.0 + 0.5 * (((steps + 50) % 100) / 100)
+    rng = np.random.default_rng(1)
+    short, _ = matched("steps", steps, saw + noise, steps, shifted + noise[::-1], rng)
+    assert any(m.worse or m.better for m in short)
+    whole, _ = matched("steps", steps, saw + noise, steps, shifted + noise[::-1], rng, cycle=100.0)
+    assert whole and all(abs(m.diff) < 0.05 and not (m.worse or m.better) for m in whole)
+
+
+def test_the_bundled_static_baseline_is_compared_like_with_like() -> None:
+    from logdoctor.compare import compare_paths
+    from tests.conftest import FIXTURES
+
+    v = compare_paths(str(FIXTURES / "compare_static.log"), [str(FIXTURES / "compare_bucketed.jsonl")]).versus[0]
+    assert "whole cycles" in v.like_with_like and "epochs of 162 steps" in v.like_with_like
+    same = compare_paths(str(FIXTURES / "compare_bucketed.jsonl"), [str(FIXTURES / "compare_bucketed.jsonl")])
+    assert same.versus[0].like_with_like == ""

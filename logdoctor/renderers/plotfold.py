@@ -1,0 +1,54 @@
+"""The loss folded by its detected period: the sawtooth of a periodic loss seen at a glance (display only)."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from logdoctor.model import Report
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+#: Findings that carry the period a loss repeats with.
+PERIODIC_CODES = ("LD202", "LD201")
+
+
+def found_period(report: Report) -> float | None:
+    """The period (steps) of the report's periodic-loss finding, None when periodicity found nothing."""
+    for code in PERIODIC_CODES:
+        for f in report.findings:
+            p = f.evidence.get("period")
+            if f.code == code and isinstance(p, int | float) and not isinstance(p, bool) and p >= 2:
+                return float(p)
+    return None
+
+
+def draw_fold(ax: Axes, steps: np.ndarray, loss: np.ndarray, period: float) -> None:
+    """Each row's loss minus its running mean over one period, against its phase within the period,
+    with the median per phase bin: the shape the loss repeats (display only, no statistic)."""
+    ok = np.isfinite(loss)
+    s, y = steps[ok].astype(float), loss[ok]
+    if s.size < 4:
+        return
+    gap = float(np.median(np.diff(s))) if s.size > 1 else 1.0
+    k = max(3, round(period / max(gap, 1e-9)) | 1)
+    pad = np.pad(y, k // 2, mode="edge")
+    trend = np.convolve(pad, np.ones(k) / k, mode="valid")[: y.size]
+    phase = np.mod(s - s[0], period)
+    ax.scatter(phase, y - trend, s=4, alpha=0.35, color="tab:blue", linewidths=0)
+    bins = np.linspace(0, period, 25)
+    mid, med = [], []
+    for a, b in pairwise(bins):
+        sel = (phase >= a) & (phase < b)
+        if sel.sum() >= 3:
+            mid.append((a + b) / 2)
+            med.append(float(np.median((y - trend)[sel])))
+    ax.plot(mid, med, color="tab:red", lw=2, label="median by phase")
+    ax.axhline(0, color="0.6", lw=0.8)
+    ax.set_xlabel(f"step within the period of {period:.4g} steps")
+    ax.set_ylabel("loss minus its running mean")
+    ax.set_title(f"the loss folded by its period ({period:.4g} steps)")
+    ax.legend(loc="upper left", fontsize=8)

@@ -16,14 +16,19 @@ if TYPE_CHECKING:
 PERIODIC_CODES = ("LD202", "LD201")
 
 
+def _steps(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) and value >= 2 else None
+
+
 def found_period(report: Report) -> float | None:
-    """The period (steps) of the report's periodic-loss finding, None when periodicity found nothing."""
+    """The period (steps) the loss repeats with: a periodic-loss finding's, else the megabatch period
+    of a length-grouped verdict; None when nothing found the loss periodic."""
     for code in PERIODIC_CODES:
         for f in report.findings:
-            p = f.evidence.get("period")
-            if f.code == code and isinstance(p, int | float) and not isinstance(p, bool) and p >= 2:
-                return float(p)
-    return None
+            if f.code == code and (p := _steps(f.evidence.get("period"))) is not None:
+                return p
+    v = report.verdict
+    return _steps(v.evidence.get("megabatch_period")) if v.batching == "grouped" else None
 
 
 def draw_fold(ax: Axes, steps: np.ndarray, loss: np.ndarray, period: float) -> None:

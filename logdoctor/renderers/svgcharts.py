@@ -156,7 +156,7 @@ def chart_svg(chart: Chart, axis: Axis) -> str:
     for step in nice_ticks(axis.lo, axis.hi, 6):  # round steps, the last inside the frame
         parts.append(f'<text x="{float(axis.x(step)):.1f}" y="{chart.height - 8}" class="tick" '
                      f'text-anchor="middle">{tick_label(step)}</text>')
-    parts.append(f'<text x="{WIDTH - RIGHT}" y="{chart.height - 20}" class="tick" text-anchor="end">step</text>')
+    parts.append(f'<text x="{LEFT - 5}" y="{chart.height - 8}" class="tick" text-anchor="end">step</text>')
     parts.append("</svg>")
     return "\n".join(parts)
 

@@ -113,3 +113,9 @@ def test_periodogram_half_size_when_nothing_was_found_and_absent_when_untested()
     assert not any(t.startswith(("periodogram", "the loss folded")) for t in _titles(untested))
     spike = codes.finding("LD101", "x", first_step=5)
     assert not any("folded" in t for t in _titles(dataclasses.replace(quiet, findings=(spike,))))
+
+
+def test_a_grouped_run_is_folded_by_its_megabatch_period() -> None:
+    report = pipeline.analyze(pipeline.load(str(FIXTURES / "example.log")))
+    assert report.verdict.batching == "grouped"
+    assert "the loss folded by its period (78 steps)" in _titles(report)

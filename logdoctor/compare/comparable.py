@@ -1,5 +1,7 @@
 """Are two runs the same experiment? Reasons they are not, so that compare refuses nonsense.
 
+The configurations' model and task (W&B config, MLflow params) must agree where both state them.
+
 Each limit sits far beyond what a change of batching, packing or seed moves: such a change keeps the
 model and data, so the loss at the first steps (set by the untrained model, about ln(vocabulary) for
 a language model) matches within a few percent, and bucketing or packing moves steps per epoch and
@@ -45,9 +47,21 @@ def _tokens_per_step(report: Report) -> float | None:
     return float(np.median(tok)) if tok.size else None
 
 
+#: Configuration facts that name the experiment: runs that state different values are not comparable.
+IDENTITY_FACTS = ("model", "task")
+
+
+def _identity(report: Report) -> dict[str, str]:
+    """The model and task a run's configuration names, compared by their last path component."""
+    return {f.name: str(f.value).rstrip("/").rsplit("/", 1)[-1].lower()
+            for f in report.meta.config_facts if f.name in IDENTITY_FACTS}
+
+
 def reasons(base: Report, cand: Report) -> list[str]:
     """Why ``cand`` is not the same experiment as ``base`` (empty when nothing says so)."""
-    out = []
+    ib, ic = _identity(base), _identity(cand)
+    out = [f"the configurations name another {name} ({ib[name]} vs {ic[name]})"
+           for name in IDENTITY_FACTS if name in ib and name in ic and ib[name] != ic[name]]
     lb, lc = starting_loss(base), starting_loss(cand)
     if lb is not None and lc is not None and _ratio(lb, lc) > LOSS_SCALE_LIMIT:
         out.append(f"the loss starts at {lb:.4g} vs {lc:.4g} ({_ratio(lb, lc):.1f}x apart): another model or task")

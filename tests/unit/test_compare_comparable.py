@@ -75,3 +75,21 @@ def test_the_bundled_static_baseline_is_compared_like_with_like() -> None:
     assert "whole cycles" in v.like_with_like and "epochs of 162 steps" in v.like_with_like
     same = compare_paths(str(FIXTURES / "compare_bucketed.jsonl"), [str(FIXTURES / "compare_bucketed.jsonl")])
     assert same.versus[0].like_with_like == ""
+
+
+def test_configurations_naming_another_model_or_task_are_refused() -> None:
+    from logdoctor.ingest.configfacts import config_facts
+
+    def stated(report: Report, config: dict) -> Report:
+        meta = dataclasses.replace(report.run.meta, config_facts=config_facts(config, "wandb config"))
+        return dataclasses.replace(report, run=dataclasses.replace(report.run, meta=meta))
+
+    base = stated(REPORTS["sorted"](), {"model_name_or_path": "/ckpt/gpt2", "task_name": "wikitext"})
+    same = stated(REPORTS["sorted"](), {"model_name_or_path": "openai-community/GPT2", "dataset_name": "wikitext",
+                                        "num_train_epochs": 3})
+    assert reasons(base, same) == []
+    other = stated(REPORTS["sorted"](), {"model": {"model_name_or_path": "bert-base-uncased"}, "task": "mnli"})
+    why = reasons(base, other)
+    assert why == ["the configurations name another model (gpt2 vs bert-base-uncased)",
+                   "the configurations name another task (wikitext vs mnli)"]
+    assert reasons(base, REPORTS["sorted"]()) == []  # a run that states nothing refuses nothing

@@ -88,8 +88,8 @@ class ConsoleRenderer(Renderer):
         parts.extend(_earlier(rows, self.verbosity))
         parts.extend(_verdict_evidence(rows, self.verbosity))
         if rows.stats_hint:
-            parts.append(Text(f"hint: {rows.stats_hint}"))
-        parts.extend(Text(f"note: {n}", style="dim") for n in rows.notes)
+            parts.append(_bullet(rows.stats_hint, "hint: "))
+        parts.extend(_bullet(n, "note: ", style="dim") for n in rows.notes)
         return self._print(parts)
 
     def render_outcomes(self, outcomes: Sequence[Outcome]) -> str:
@@ -182,13 +182,13 @@ def _verdict_evidence(rows: Rows, verbosity: int) -> list[RenderableType]:
     return [Text("Evidence behind the batching verdict", style="bold"), *(_bullet(s) for s in lines)]
 
 
-def _bullet(text: str, lead: str = "  - ") -> Table:
+def _bullet(text: str, lead: str = "  - ", style: str = "") -> Table:
     """``  - text`` whose wrapped lines hang under the text."""
     from rich.table import Table
 
     grid = Table.grid()
-    grid.add_column(no_wrap=True)
-    grid.add_column(overflow="fold")
+    grid.add_column(no_wrap=True, style=style)
+    grid.add_column(overflow="fold", style=style)
     grid.add_row(lead, text)
     return grid
 

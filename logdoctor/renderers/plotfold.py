@@ -57,3 +57,27 @@ def draw_fold(ax: Axes, steps: np.ndarray, loss: np.ndarray, period: float) -> N
     ax.set_ylabel("loss minus its running mean")
     ax.set_title(f"the loss folded by its period ({period:.4g} steps)")
     ax.legend(loc="upper left", fontsize=8)
+
+
+def eval_metrics(report: Report, drawn: str | None) -> list[str]:
+    """The eval columns not drawn with the loss (accuracy, BLEU, WER, ...), at most three."""
+    from logdoctor.detectors.evalnoise import metric_columns
+
+    ev = report.run.evals
+    if ev.height == 0 or "step" not in ev.columns:
+        return []
+    names = [c for c in metric_columns(ev) if c != drawn and ev[c].drop_nulls().len() > 0]
+    return names[:3]
+
+
+def draw_evals(ax: Axes, report: Report, names: list[str]) -> None:
+    """The eval metrics over steps, each as logged (its own values; nothing computed)."""
+    ev = report.run.evals
+    for name in names:
+        rows = ev.select("step", name).drop_nulls()
+        vals = rows[name].cast(float).to_numpy()
+        ax.plot(rows["step"].to_numpy(), vals, "o-" if vals.size <= 60 else "-", ms=3, lw=1.1, label=name)
+    ax.set_xlabel("step")
+    ax.set_ylabel("value as logged")
+    ax.set_title("eval metrics")
+    ax.legend(loc="best", fontsize=8)

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from logdoctor.detectors.evalseries import main_eval_loss
 from logdoctor.errors import ConfigError
 from logdoctor.model import ACC, EPOCH, LEN_MEAN, LOSS, LR, STEP, Report
 from logdoctor.renderers.base import Renderer
-from logdoctor.renderers.plotfold import draw_fold, found_period
+from logdoctor.renderers.plotfold import draw_evals, draw_fold, eval_metrics, found_period
 from logdoctor.renderers.plotloss import draw_epochs, draw_loss, fit_title
 from logdoctor.renderers.rows import batching_line, plot_health
 
@@ -173,6 +174,10 @@ def figure(report: Report) -> Figure:
         extra.append((lambda ax: _periodogram_panel(ax, report), period is None))
     if a.recurrence_by_epoch:
         extra.append((lambda ax: _recurrence_panel(ax, report), False))
+    drawn = main_eval_loss(report.run)  # drawn with the training loss (a perplexity as its log)
+    evals = eval_metrics(report, drawn.name if drawn is not None else None)
+    if evals:  # eval values other than the loss drawn with the training loss
+        extra.append((lambda ax: draw_evals(ax, report, evals), False))
     cols = max(1, len(extra))
     fig = Figure(figsize=(5.5 * max(cols, 2), 4 + (3.6 if extra else 0)), layout="constrained")
     grid = fig.add_gridspec(2 if extra else 1, cols)

@@ -119,3 +119,16 @@ def test_a_grouped_run_is_folded_by_its_megabatch_period() -> None:
     report = pipeline.analyze(pipeline.load(str(FIXTURES / "example.log")))
     assert report.verdict.batching == "grouped"
     assert "the loss folded by its period (78 steps)" in _titles(report)
+
+
+def test_eval_metrics_are_drawn_whenever_the_log_has_them() -> None:
+    import polars as pl
+
+    base = REPORTS["healthy"]()
+    assert "eval metrics" not in _titles(base)
+    evals = pl.DataFrame({"step": [100, 200, 300], "line_no": [1, 2, 3], "eval_bleu": [12.0, 15.5, 17.25]})
+    with_evals = dataclasses.replace(base, run=dataclasses.replace(base.run, evals=evals))
+    fig = figure(with_evals)
+    panel = next(ax for ax in fig.axes if ax.get_title() == "eval metrics")
+    assert [ln.get_label() for ln in panel.get_lines()] == ["eval_bleu"]
+    assert list(panel.get_lines()[0].get_ydata()) == [12.0, 15.5, 17.25]  # the log's values, as logged

@@ -295,6 +295,8 @@ def compare(
     plot: Annotated[str | None, typer.Option("--plot", help="Also draw both runs to FIG (.png/.svg/.pdf).")] = None,
     fail_on_regression: Annotated[bool, typer.Option(
         "--fail-on-regression", help="Exit 1 on new warnings/errors or a worse loss at matched tokens.")] = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Compare runs that do not look like the same experiment.")] = False,
     jobs: JobsOpt = None,
     config: ConfigOpt = None,
     field_map: MapOpt = None,
@@ -308,7 +310,7 @@ def compare(
 
     render, draw = renderer(fmt), plotter(plot) if plot else None
     cfg = _config(config, field_map, steps_per_epoch, None, None)
-    comparison = compare_paths(baseline, candidates, cfg, jobs)
+    comparison = compare_paths(baseline, candidates, cfg, jobs, force=force)
     write_output(render(comparison), output, inputs=[baseline, *candidates])
     if plot and draw:
         write_output(draw(comparison), plot, inputs=[baseline, *candidates])

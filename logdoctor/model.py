@@ -217,7 +217,7 @@ class ConfigFact:
 
     Attributes:
         name: what it says: ``epochs``, ``batch_size``, ``grad_accum``, ``group_by_length``,
-            ``lr_schedule``, ``max_steps``.
+            ``lr_schedule``, ``max_steps``, ``model``, ``task``.
         value: the value as configured.
         source: where it was read, e.g. ``wandb config num_train_epochs``.
     """

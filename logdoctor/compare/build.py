@@ -5,16 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from logdoctor import pipeline
-from logdoctor.compare import findings, quality, symptoms
+from logdoctor.compare import comparable, findings, likewise, quality, symptoms
 from logdoctor.compare.result import Comparison, FindingRef, Matched, Outcome, Symptom, Versus
 from logdoctor.compare.series import run_series
 from logdoctor.config import AnalysisConfig
 from logdoctor.errors import ConfigError, InputError
 from logdoctor.model import Report, Severity
+from logdoctor.renderers.labels import verdict_words
 
-#: Verdicts that blame the batching; leaving one for another verdict is the fix working.
-BAD_BATCHING = ("sorted", "static")
-GOOD_BATCHING = ("healthy", "not_batching")
 #: The candidate is too short for some analyses: what it does not show may simply be unmeasured.
 TOO_SHORT = "LD006"
 
@@ -39,12 +37,14 @@ def _outcome(base: Report, cand: Report, resolved: Sequence[FindingRef], matched
     problem); a candidate too short or too thin to decide has not shown that any fault is gone.
     A lower loss beyond noise at the last matched point counts as an improvement too."""
     undecided = cand.verdict.batching == "inconclusive" or any(f.code == TOO_SHORT for f in cand.findings)
-    batching_fixed = base.verdict.batching in BAD_BATCHING and cand.verdict.batching in GOOD_BATCHING
+    # a verdict that blames the batching (renderers/labels.py) left for a decided, blameless one
+    batching_fixed = (verdict_words(base.verdict.batching).fault and not undecided
+                      and not verdict_words(cand.verdict.batching).fault)
     other_fixed = not undecided and any(
         r.severity >= Severity.WARNING and not r.code.startswith("LD5") for r in resolved
     )
     last = (matched_on_tokens(matched) or list(matched))[-1:]
-    fixed = batching_fixed or other_fixed or any(m.ci_high < 0 for m in last)
+    fixed = batching_fixed or other_fixed or any(m.better for m in last)
     if regressions:
         return "mixed" if fixed else "regressed"
     return "worked" if fixed else "unchanged"
@@ -63,7 +63,8 @@ def compare_reports(base: Report, cand: Report, *, seed: int = 0) -> Versus:
     resolved, new, persisting = findings.match(base.findings, cand.findings, span)
     sb, sc = run_series(base.run), run_series(cand.run)
     syms = [*symptoms.symptoms(base, cand, sb, sc), *quality.reach(sb, sc)]
-    matched, why = quality.compare_loss(sb, sc, seed)
+    cycle_steps, cycle_tokens, like = likewise.cycles(base, cand, sb, sc)
+    matched, why = quality.compare_loss(sb, sc, seed, cycle_steps, cycle_tokens)
     regressions = [*findings.new_trouble(base.findings, new), *_loss_regression(matched)]
     return Versus(
         candidate=cand,
@@ -76,6 +77,7 @@ def compare_reports(base: Report, cand: Report, *, seed: int = 0) -> Versus:
         not_comparable=tuple(why),
         regressions=tuple(regressions),
         outcome=_outcome(base, cand, resolved, matched, regressions),
+        like_with_like=like,
     )
 
 
@@ -87,12 +89,22 @@ def _one_input(arg: str) -> str:
     return found[0]
 
 
+def refuse_unrelated(base: Report, cands: Sequence[Report]) -> None:
+    """InputError ``not comparable: <why>`` when a candidate is not the baseline's experiment."""
+    for cand in cands:
+        why = comparable.reasons(base, cand)
+        if why:
+            raise InputError(f"{base.meta.path} (baseline) and {cand.meta.path}: not comparable: {'; '.join(why)} "
+                             "(--force compares anyway)")
+
+
 def compare_paths(baseline: str, candidates: Sequence[str], cfg: AnalysisConfig | None = None,
-                  jobs: int | None = None, *, seed: int = 0) -> Comparison:
+                  jobs: int | None = None, *, seed: int = 0, force: bool = False) -> Comparison:
     """Analyse the baseline and every candidate (in parallel, as ``analyze``) and compare them.
 
     Raises:
-        InputError / ParseError: an input cannot be read (the first such error, as one line).
+        InputError / ParseError: an input cannot be read (the first such error, as one line), or
+            a candidate is not the same experiment as the baseline (unless ``force``).
         ConfigError: no candidate, or the same standard input twice.
     """
     if not candidates:
@@ -108,4 +120,6 @@ def compare_paths(baseline: str, candidates: Sequence[str], cfg: AnalysisConfig 
             raise InputError(error if outcome.path in error else f"{outcome.path}: {error}")
     reports = [done[p].report for p in inputs]
     base, *cands = [r for r in reports if r is not None]
+    if not force:
+        refuse_unrelated(base, cands)
     return Comparison(base, tuple(compare_reports(base, c, seed=seed) for c in cands))

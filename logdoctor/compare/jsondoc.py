@@ -12,6 +12,9 @@ from logdoctor.renderers.jsonreport import report_dict
 #: Version of the compare document. Changelog:
 #:   1 - first release: baseline, candidate (candidates when several), resolved, new, persisting,
 #:       throughput_ratio, symptoms, loss_at_matched.
+#:       Also (additive): each matched point's ``practical`` (the smallest difference that matters)
+#:       and ``change`` (better | worse | same | unclear); ``like_with_like`` (why the loss windows
+#:       span whole length cycles, "" when they do not).
 FORMAT_VERSION = 1
 
 
@@ -33,7 +36,8 @@ def _symptom(s: Symptom) -> dict[str, Any]:
 
 def _point(m: Matched) -> dict[str, Any]:
     return {"at": _num(m.at), "baseline": _num(m.baseline), "candidate": _num(m.candidate),
-            "diff": _num(m.diff), "ci_low": _num(m.ci_low), "ci_high": _num(m.ci_high)}
+            "diff": _num(m.diff), "ci_low": _num(m.ci_low), "ci_high": _num(m.ci_high),
+            "practical": _num(m.practical), "change": m.change}
 
 
 def versus_dict(v: Versus) -> dict[str, Any]:
@@ -46,6 +50,7 @@ def versus_dict(v: Versus) -> dict[str, Any]:
         "throughput_ratio": _num(v.throughput_ratio),
         "symptoms": {s.name: _symptom(s) for s in v.symptoms},
         "loss_at_matched": {axis: [_point(m) for m in v.on(axis)] for axis in ("steps", "tokens")},
+        "like_with_like": v.like_with_like,
     }
 
 

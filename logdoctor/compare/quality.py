@@ -17,6 +17,10 @@ WINDOW_FRACTION = 0.05
 #: Fewer values than this in a run's window: that point is not compared.
 MIN_WINDOW = 8
 BOOTSTRAP = 500
+#: A loss difference smaller than this fraction of the baseline's level is "same" however significant:
+#: runs of one recipe that differ only in the seed end within about 1% of each other in loss (seed
+#: spread of final LM losses), so a smaller change is not one a person would act on.
+PRACTICAL = 0.01
 
 
 def nice(x: float, lo: float, hi: float) -> float:
@@ -40,8 +44,15 @@ def block_medians(values: np.ndarray, rng: np.random.Generator, n_boot: int = BO
     return np.median(values[idx], axis=1)
 
 
-def _window(x: np.ndarray, y: np.ndarray, at: float, half: float, lo: float, hi: float) -> np.ndarray:
-    sel = (x >= max(lo, at - half)) & (x <= min(hi, at + half))
+def _window(x: np.ndarray, y: np.ndarray, at: float, half: float, lo: float, hi: float,
+            whole: bool = False) -> np.ndarray:
+    """The values within ``half`` of ``at``; ``whole``: the window is shifted inside [lo, hi] so that
+    it keeps its full width (whole length cycles) at the ends of the overlap."""
+    start, end = max(lo, at - half), min(hi, at + half)
+    if whole:
+        start = max(lo, min(at - half, hi - 2 * half))
+        end = min(hi, start + 2 * half)
+    sel = (x >= start) & (x <= end)
     return y[sel]
 
 
@@ -53,36 +64,46 @@ def window_half(xb: np.ndarray, xc: np.ndarray, lo: float, hi: float) -> float:
 
 
 def matched(axis: Axis, xb: np.ndarray, yb: np.ndarray, xc: np.ndarray, yc: np.ndarray,
-            rng: np.random.Generator) -> tuple[list[Matched], str | None]:
-    """The loss of both runs at points across their overlap on ``axis``, or why there are none."""
+            rng: np.random.Generator, cycle: float | None = None) -> tuple[list[Matched], str | None]:
+    """The loss of both runs at points across their overlap on ``axis``, or why there are none.
+
+    ``cycle``: a length cycle (on this axis) that either run's loss follows; each window then spans
+    at least one whole cycle, so that both runs are measured over the same mix of batch lengths.
+    """
     lo, hi = max(xb[0], xc[0]), min(xb[-1], xc[-1])
     if hi <= lo:
         return [], f"{axis}: the runs do not overlap"
     half = window_half(xb, xc, lo, hi)
+    whole = cycle is not None and cycle > 0
+    if cycle is not None and cycle > 0:
+        half = min(max(half, cycle / 2), (hi - lo) / 2)
     out = []
     for frac in FRACTIONS:
         at = nice(lo + frac * (hi - lo), lo, hi)
-        wb, wc = _window(xb, yb, at, half, lo, hi), _window(xc, yc, at, half, lo, hi)
+        wb, wc = _window(xb, yb, at, half, lo, hi, whole), _window(xc, yc, at, half, lo, hi, whole)
         if min(wb.size, wc.size) < MIN_WINDOW:
             continue
         diffs = block_medians(wc, rng) - block_medians(wb, rng)
         q_lo, q_hi = np.quantile(diffs, [0.025, 0.975])
-        out.append(Matched(axis, at, float(np.median(wb)), float(np.median(wc)), float(q_lo), float(q_hi)))
+        level = float(np.median(wb))
+        out.append(Matched(axis, at, level, float(np.median(wc)), float(q_lo), float(q_hi), PRACTICAL * abs(level)))
     return out, None if out else f"{axis}: too few logged values where the runs overlap"
 
 
-def compare_loss(sb: RunSeries, sc: RunSeries, seed: int = 0) -> tuple[list[Matched], list[str]]:
-    """Matched points by step and, when both runs count tokens, by tokens; plus what could not be matched."""
+def compare_loss(sb: RunSeries, sc: RunSeries, seed: int = 0, cycle_steps: float | None = None,
+                 cycle_tokens: float | None = None) -> tuple[list[Matched], list[str]]:
+    """Matched points by step and, when both runs count tokens, by tokens; plus what could not be
+    matched. The cycles make each window span whole length cycles (compare/likewise.py)."""
     rng = np.random.default_rng(seed)
     points, why = [], []
-    got, reason = matched("steps", sb.steps, sb.loss, sc.steps, sc.loss, rng)
+    got, reason = matched("steps", sb.steps, sb.loss, sc.steps, sc.loss, rng, cycle_steps)
     points += got
     why += [reason] if reason else []
     if sb.tokens is None or sc.tokens is None:
         side = "baseline" if sb.tokens is None else "candidate"
         why.append(f"tokens: not logged in the {side}")
     else:
-        got, reason = matched("tokens", sb.tokens, sb.loss, sc.tokens, sc.loss, rng)
+        got, reason = matched("tokens", sb.tokens, sb.loss, sc.tokens, sc.loss, rng, cycle_tokens)
         points += got
         why += [reason] if reason else []
     return points, why

@@ -59,6 +59,9 @@ class Matched:
     candidate: float
     ci_low: float
     ci_high: float
+    #: the smallest difference that matters in practice (compare/quality.py PRACTICAL); below it,
+    #: a difference beyond noise still reads "same"
+    practical: float = 0.0
 
     @property
     def diff(self) -> float:
@@ -72,8 +75,20 @@ class Matched:
 
     @property
     def worse(self) -> bool:
-        """The candidate's loss is higher beyond the noise of both runs."""
-        return self.ci_low > 0
+        """The candidate's loss is higher beyond the noise of both runs, by a practical amount."""
+        return self.ci_low > 0 and self.diff >= self.practical
+
+    @property
+    def change(self) -> str:
+        """``worse``, ``better``, ``same`` (beyond noise but below a practical size) or ``unclear``."""
+        if self.worse or self.better:
+            return "worse" if self.worse else "better"
+        return "same" if self.ci_low > 0 or self.ci_high < 0 else "unclear"
+
+    @property
+    def better(self) -> bool:
+        """The candidate's loss is lower beyond the noise of both runs, by a practical amount."""
+        return self.ci_high < 0 and -self.diff >= self.practical
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +104,7 @@ class Versus:
         not_comparable: why an axis could not be matched ("tokens: not logged in the baseline").
         regressions: why the candidate counts as a regression (empty when it does not).
         outcome: the one-word answer.
+        like_with_like: why the loss windows span whole length cycles, when they do.
     """
 
     candidate: Report
@@ -101,6 +117,8 @@ class Versus:
     not_comparable: tuple[str, ...]
     regressions: tuple[str, ...]
     outcome: Outcome
+    #: how the loss was compared like with like when a run's loss follows a length cycle ("" otherwise)
+    like_with_like: str = ""
 
     def on(self, axis: Axis) -> tuple[Matched, ...]:
         """The matched points along one axis."""

@@ -8,7 +8,7 @@ from pathlib import PurePath
 
 from logdoctor.compare.result import Comparison, FindingRef, Matched, Symptom, Versus
 from logdoctor.model import Report, Severity
-from logdoctor.renderers.rows import VERDICT_TITLES
+from logdoctor.renderers.labels import verdict_words
 
 Row = tuple[str, str, str, str]
 
@@ -52,7 +52,7 @@ def tally(report: Report) -> str:
 
 def loss_change(m: Matched) -> str:
     """The difference of one matched point, with its noise, and whether it is worse beyond it."""
-    tail = "  worse" if m.worse else "  better" if m.ci_high < 0 else ""
+    tail = "" if m.change == "unclear" else f"  {m.change}"
     return f"{m.diff:+.3f} ± {m.half_width:.3f}{tail}"
 
 
@@ -108,7 +108,7 @@ def answer(base: Report, v: Versus) -> str:
     parts = []
     b_v, c_v = base.verdict.batching, v.candidate.verdict.batching
     if b_v != c_v:
-        parts.append(f"{VERDICT_TITLES[b_v]} → {VERDICT_TITLES[c_v]}")
+        parts.append(f"{verdict_words(b_v).title} → {verdict_words(c_v).title}")
     still = {r.code for r in (*v.persisting, *v.new)}
     before = {r.code for r in (*v.persisting, *v.resolved)}
     gone = [r.code for r in v.resolved if r.severity >= Severity.WARNING and r.code not in still]

@@ -12,18 +12,44 @@ from logdoctor.errors import ConfigError
 HEADER: r.Row = ("", "baseline", "candidate", "change")
 
 
+#: The text view fits this many columns: side by side when the cells allow, else stacked.
+WIDTH = 80
+
+
 def _table(lines: list[r.Row]) -> list[str]:
     widths = [max(len(row[i]) for row in lines) for i in range(4)]
-    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in lines]
+    side = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in lines]
+    if max(map(len, side)) <= WIDTH:
+        return side
+    return _stacked(lines[1:])
+
+
+def _stacked(lines: list[r.Row]) -> list[str]:
+    """One block per row: its label, then baseline, candidate and change, each wrapped at WIDTH."""
+    import textwrap
+
+    out = []
+    for label, base, cand, change in lines:
+        out.append(label)
+        for head, cell in (("baseline", base), ("candidate", cand), ("change", change)):
+            if cell:
+                out += textwrap.wrap(cell, WIDTH, initial_indent=f"  {head + ':':<11}", subsequent_indent=" " * 13)
+    return out
 
 
 def render_text(c: Comparison) -> str:
     """Plain text: the answer, then per candidate the side-by-side table and the finding changes."""
+    import textwrap
+
     term = sanitize.terminal  # names and values from the runs: shown, never obeyed
-    out = [term(a) for a in r.answers(c)]
+    out = [line for a in r.answers(c) for line in textwrap.wrap(term(a), WIDTH)]
     for v in c.versus:
-        out += ["", *_table(sanitize.clean([HEADER, *r.rows(c.baseline, v)], term)), ""]
-        out += [f"{label:<11}{term(text)}" for label, text in r.changes(v)]
+        rows = sanitize.clean(r.rows(c.baseline, v), term)
+        names = [f"{head:<11}{cell}" for head, cell in zip(("baseline", "candidate"), rows[0][1:3], strict=True)]
+        out += ["", *names, "", *_table([HEADER, *rows[1:]])]
+        out += [*textwrap.wrap(f"note: {term(v.like_with_like)}", WIDTH), ""] if v.like_with_like else [""]
+        out += [line for label, text in r.changes(v)
+                for line in textwrap.wrap(term(text), WIDTH, initial_indent=f"{label:<11}", subsequent_indent=" " * 11)]
     return "\n".join(out) + "\n"
 
 
@@ -37,6 +63,7 @@ def render_markdown(c: Comparison) -> str:
     for v in c.versus:
         out += ["", "| " + " | ".join(_md(h) for h in HEADER) + " |", "|---|---|---|---|"]
         out += ["| " + " | ".join(_md(x) for x in row) + " |" for row in r.rows(c.baseline, v)]
+        out += ["", f"_note: {_md(v.like_with_like)}_"] if v.like_with_like else []
         out += ["", *(f"- **{_md(label)}**: {_md(text)}" for label, text in r.changes(v))]
     return "\n".join(out) + "\n"
 

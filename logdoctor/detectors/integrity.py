@@ -152,7 +152,7 @@ class IntegrityDetector(Analyzer):
             codes.finding(
                 "LD004",
                 f"After the resume at step {at} the loss jumped from {before:.4g} to {after:.4g} "
-                f"(+{100 * rel:.0f}%, {z:.1f} robust SDs).",
+                f"(+{100 * rel:.0f}%, {rel + 1:.3g}x its level before).",
                 first_step=at,
                 last_step=at,
                 confidence=min(1.0, 0.5 + 0.05 * z),

@@ -169,9 +169,9 @@ class PeriodicityDetector(Analyzer):
         conf = min(0.99, max(0.5, 1.0 - 0.5 * pk.p_value / self.alpha) * min(1.0, 0.5 + acf))
         return codes.finding(
             "LD201",
-            f"The detrended loss repeats every ~{pk.period:.1f} steps (p={pk.p_value:.2g}, "
-            f"{100 * pk.power_ratio:.1f}% of the power, autocorrelation {acf:.2f} "
-            f"at that lag{epoch_txt}).",
+            # plain words first; the test's p-value and autocorrelation are evidence (-v, JSON)
+            f"The detrended loss repeats every ~{pk.period:.1f} steps ({100 * pk.power_ratio:.1f}% "
+            f"of its variation{epoch_txt}).",
             confidence=float(conf),
             first_step=int(s.steps[0]),
             last_step=int(s.steps[-1]),

@@ -174,9 +174,9 @@ class SpikeDetector(Analyzer):
             out.append(
                 codes.finding(
                     "LD101",
-                    f"Loss spike at step {s.steps[p]}: {sp.value[i]:.4g} "
-                    f"vs local median {sp.level[i]:.4g} "
-                    f"({sp.ratio[i]:.2f}x, robust z {sp.z[i]:.1f}), {b - a + 1} row(s) wide.",
+                    # plain words first; robust z and its null are evidence (-v, JSON)
+                    f"Loss spike at step {s.steps[p]}: {sp.value[i]:.4g}, {sp.ratio[i]:.3g}x the local "
+                    f"median of {sp.level[i]:.4g}" + (f", {b - a + 1} rows wide." if b > a else "."),
                     confidence=_confidence(float(sp.z[i]), self.z_threshold),
                     first_step=int(s.steps[a]),
                     last_step=int(s.steps[b]),
@@ -218,7 +218,7 @@ class SpikeDetector(Analyzer):
             codes.finding(
                 "LD102",
                 f"{int(hit.sum())} of {hit.size} loss spike(s) coincide with a grad-norm spike "
-                f"(first at step {step}, max grad-norm robust z {grad_z.max():.1f}).",
+                f"(first at step {step}).",
                 confidence=float(min(0.99, 0.5 + 0.5 * frac)),
                 first_step=step,
                 last_step=int(s.steps[sp.peak[np.flatnonzero(hit)[-1]]]),
@@ -249,11 +249,8 @@ class SpikeDetector(Analyzer):
             "epoch_ratio": round(period / spe, 4) if (spe and np.isfinite(period)) else None,
             "null_count_limit": limit,
         }
-        what = (
-            f"regular (interval CV {cv:.2f}, p={p:.3g}; period ~{period:.0f} steps)"
-            if regular
-            else f"irregular in time (interval CV {cv:.2f}, p={p:.3g})"
-        )
+        # plain words first; the interval CV and its p-value are evidence (-v, JSON)
+        what = f"regular in time, about every {period:.0f} steps" if regular else "irregular in time"
         return [
             codes.finding(
                 "LD103",

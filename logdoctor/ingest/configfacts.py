@@ -1,4 +1,4 @@
-"""Facts a run's configuration states (epochs, batch size, accumulation, length grouping, lr schedule)."""
+"""Facts a run's configuration states (epochs, batch size, accumulation, length grouping, lr schedule, model, task)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ FACT_KEYS: Mapping[str, tuple[str, ...]] = {
                    "grad_accum_steps", "gradient_accumulation"),
     "group_by_length": ("group_by_length",),
     "lr_schedule": ("lr_scheduler_type", "lr_scheduler", "lr_schedule", "scheduler", "lr_decay_style"),
+    # what experiment this is: `compare` refuses two runs whose configurations name different ones
+    "model": ("model_name_or_path", "model_name", "model_id", "base_model", "model"),
+    "task": ("task_name", "task", "dataset_name", "dataset_id", "dataset"),
 }
 _LOOKUP = {normalize_key(k): fact for fact, keys in FACT_KEYS.items() for k in keys}
 _MAX_DEPTH = 4

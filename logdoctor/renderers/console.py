@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING
 from logdoctor import sanitize
 from logdoctor.model import Outcome, Report
 from logdoctor.renderers.base import Renderer
+from logdoctor.renderers.findinglist import finding_entries, header
+from logdoctor.renderers.labels import severity_style, status_style
 from logdoctor.renderers.rows import (
     SUMMARY_HEADER,
     Rows,
     build_rows,
-    listed_findings,
     shorten_middle,
     sparkline,
     summary_rows,
@@ -29,16 +30,8 @@ if TYPE_CHECKING:  # rich is imported when a report is drawn, so `check --format
     from rich.panel import Panel
     from rich.table import Table
 
-# Named ANSI colours only: the terminal's palette maps them, so they read on light and dark themes.
-_VERDICT_STYLE = {
-    "sorted": "bold red",
-    "static": "bold red",
-    "healthy": "bold green",
-    "not_batching": "bold cyan",
-    "inconclusive": "bold yellow",
-    "grouped": "bold yellow",
-}
-_SEVERITY_STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
+# Named ANSI colours only (renderers/labels.py): the terminal's palette maps them, so they read on
+# light and dark themes.
 
 
 def use_color(stream: object = None) -> bool:
@@ -88,20 +81,16 @@ class ConsoleRenderer(Renderer):
         if self.verbosity < 0:
             return rows.verdict_line + "\n"
         width = self.width or 80
-        parts: list[RenderableType] = [_verdict_panel(rows, report, width), _facts(rows)]
+        parts: list[RenderableType] = [_verdict_panel(rows, width), _facts(rows)]
         spark = sparkline(report, width=max(10, min(width, 120) - 12))
         if spark:
             parts.append(Text.assemble(("loss      ", "bold"), spark))
-        parts.append(_findings(rows, self.verbosity))
-        if self.verbosity > 0:
-            parts.extend(_details(rows))
+        parts.extend(_findings(rows, self.verbosity))
         parts.extend(_earlier(rows, self.verbosity))
-        if rows.evidence:
-            parts.append(Text("Evidence behind the verdict", style="bold"))
-            parts.extend(_indented(f"- {s}") for s in rows.evidence)
-            if self.verbosity > 0:
-                parts.extend(_indented(f"- {s}") for s in rows.evidence_detail)
-        parts.extend(Text(f"note: {n}", style="dim") for n in rows.notes)
+        parts.extend(_verdict_evidence(rows, self.verbosity))
+        if rows.stats_hint:
+            parts.append(_bullet(rows.stats_hint, "hint: "))
+        parts.extend(_bullet(n, "note: ", style="dim") for n in rows.notes)
         return self._print(parts)
 
     def render_outcomes(self, outcomes: Sequence[Outcome]) -> str:
@@ -118,31 +107,31 @@ class ConsoleRenderer(Renderer):
                     col, justify="right" if col == "steps" else "left", overflow="fold", no_wrap=not wrap
                 )
             for row in sanitize.clean(summary_rows(outcomes), sanitize.terminal):
-                table.add_row(*row, style=_STATUS_STYLE.get(row[2], "red").removeprefix("bold "))
+                table.add_row(*row, style=status_style(row[2]).removeprefix("bold "))
             body.append(self._print([table]))
         return ("" if self.verbosity < 0 else "\n").join(body)
 
 
-_STATUS_STYLE = {"ok": "bold green", "warning": "bold yellow", "error": "bold red"}
-
-
-def _verdict_panel(rows: Rows, report: Report, width: int = 80) -> Panel:
-    """Health first: the status and the worst problems, the batching line, then what to do."""
+def _verdict_panel(rows: Rows, width: int = 80) -> Panel:
+    """Health first: one line per problem (at most three, then ``+ N more``), the batching line,
+    then what to do."""
     from rich import box
     from rich.console import Group
     from rich.panel import Panel
     from rich.text import Text
 
     lines: list[RenderableType] = []
+    inner = max(20, width - 4)
     for level, text in rows.headline:
-        style = _STATUS_STYLE.get(level, "")
-        lines.append(Text.assemble((f"{level.upper():<9}", style), text) if level else Text(text))
+        style = status_style(level) if level else ""
+        label = f"{level.upper():<9}" if level else ""
+        lines.append(Text.assemble((label, style), shorten_middle(text, inner - len(label))))
     lines.append(Text(rows.batching))
     if len(rows.todo) == 1:
         lines.append(Text.assemble(("What to do: ", "bold"), rows.todo[0]))
     elif rows.todo:
         lines.append(Text("What to do:", style="bold"))
-        lines.extend(Text(f"- {hint}") for hint in rows.todo)
+        lines.extend(_bullet(hint, "- ") for hint in rows.todo)
     title = Text(f"logdoctor: {shorten_middle(rows.path, max(20, width - 17))}")  # a str title is markup
     return Panel(Group(*lines), title=title, title_align="left", box=box.ROUNDED)
 
@@ -158,46 +147,50 @@ def _facts(rows: Rows) -> Table:
     return table
 
 
-def _findings(rows: Rows, verbosity: int) -> RenderableType:
-    from rich import box
-    from rich.table import Table
+def _findings(rows: Rows, verbosity: int) -> list[RenderableType]:
+    """Each finding as a header line and its message below at full width (``-v``: its evidence,
+    what to do, confidence and log line too); what is left out is said."""
     from rich.text import Text
 
     if not rows.findings:
-        return Text("No findings.", style="green")
-    table = Table(title="Findings", box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
-    for col in ("level", "code"):
-        table.add_column(col, no_wrap=True)
-    table.add_column("rule", overflow="fold")
-    table.add_column("steps", overflow="fold")
-    table.add_column("message", overflow="fold", ratio=1)
-    listed, more = listed_findings(rows, verbosity)
-    if more:
-        table.caption, table.caption_justify = more, "left"
-    for f in listed:
-        style = _SEVERITY_STYLE[f.severity]
-        table.add_row(
-            Text(f.severity, style=style), Text(f.code, style=style), f.rule, f.steps, f.message
-        )
-    return table
+        return [Text("No findings.", style="green")]
+    entries, footer = finding_entries(rows, verbosity)
+    out: list[RenderableType] = [Text("Findings", style="bold")] if entries else []
+    for e in entries:
+        if isinstance(e, str):
+            out.append(_indented(f"({e})"))
+            continue
+        out.append(Text(header(e), style=severity_style(e.severity)))
+        out.append(_indented(e.message))
+        if verbosity > 0:
+            conf = f"confidence {e.confidence}" + (f", log line {e.line}" if e.line else "")
+            out.extend(_bullet(x) for x in (*e.evidence, conf))
+            if e.hint:
+                out.append(_indented(f"What to do: {e.hint}"))
+    if footer:
+        out.append(Text(footer))
+    return out
 
 
-def _details(rows: Rows) -> list[RenderableType]:
-    """Per-finding detail for ``-v``: evidence in words, what to do, confidence and log line."""
+def _verdict_evidence(rows: Rows, verbosity: int) -> list[RenderableType]:
+    """The numbers behind a verdict that blames the batching (every verdict's with ``-v``)."""
     from rich.text import Text
 
-    out: list[RenderableType] = []
-    for f in rows.findings:
-        loc = f.where + (f", log line {f.line}" if f.line else "")
-        out.append(
-            Text.assemble(
-                (f"{f.code} {f.rule}", "bold"), f" ({f.severity}, {loc}, confidence {f.confidence})"
-            )
-        )
-        out.extend(_indented(f"- {e}") for e in f.evidence)
-        if f.hint:
-            out.append(_indented(f"What to do: {f.hint}"))
-    return out
+    if not rows.evidence or (verbosity <= 0 and not rows.fault):
+        return []
+    lines = [*rows.evidence, *(rows.evidence_detail if verbosity > 0 else ())]
+    return [Text("Evidence behind the batching verdict", style="bold"), *(_bullet(s) for s in lines)]
+
+
+def _bullet(text: str, lead: str = "  - ", style: str = "") -> Table:
+    """``  - text`` whose wrapped lines hang under the text."""
+    from rich.table import Table
+
+    grid = Table.grid()
+    grid.add_column(no_wrap=True, style=style)
+    grid.add_column(overflow="fold", style=style)
+    grid.add_row(lead, text)
+    return grid
 
 
 def _indented(text: str) -> Padding:
@@ -216,4 +209,4 @@ def _earlier(rows: Rows, verbosity: int) -> list[RenderableType]:
         return []
     lines = rows.earlier_detail if verbosity > 0 and rows.earlier_detail else ()
     rest = tuple(x for x in rows.earlier if not x.startswith("run ")) if lines else rows.earlier
-    return [Text(rows.earlier_title, style="bold"), *(_indented(f"- {x}") for x in (*lines, *rest))]
+    return [Text(rows.earlier_title, style="bold"), *(_bullet(x) for x in (*lines, *rest))]

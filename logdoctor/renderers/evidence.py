@@ -28,7 +28,6 @@ EVIDENCE_TEMPLATES: tuple[tuple[tuple[str, ...], str], ...] = (
         "{recurrence_chance} expected by chance, {recurrence_expected_if_static} if composition were static",
     ),
     (("recurrence_fraction",), "{recurrence_fraction} of batches were already seen in an earlier epoch"),
-    (("recurrence_p",), "recurrence significance: {recurrence_p}"),
     (
         ("steps_per_epoch", "epochs", "epoch_source"),
         "{epochs} epochs of {steps_per_epoch} steps (from the {epoch_source})",

@@ -12,9 +12,10 @@ import polars as pl
 
 from logdoctor.detectors.evalnoise import metric_columns
 from logdoctor.detectors.steptimes import step_times
-from logdoctor.model import GRAD_NORM, LEN_MEAN, LOSS, LR, STEP, Report, Severity
+from logdoctor.model import EPOCH, GRAD_NORM, LEN_MEAN, LOSS, LR, STEP, Report
 from logdoctor.renderers.base import Renderer
-from logdoctor.renderers.rows import VERDICT_TITLES, build_rows, facts
+from logdoctor.renderers.chartaxes import time_unit
+from logdoctor.renderers.rows import build_rows, facts
 from logdoctor.renderers.runlines import earlier_lines, earlier_title
 from logdoctor.renderers.svgcharts import Axis, Chart, Line, Shade, chart_svg, scatter_svg, timeline_svg
 from logdoctor.sanitize import html as escape
@@ -34,28 +35,21 @@ text-align:left} th{background:#f6f6f6} .sev-error{color:#a3221b;font-weight:600
 """
 
 
-def _status(report: Report) -> tuple[str, str]:
-    worst = report.worst_severity
-    if worst is None or worst < Severity.WARNING:
-        return "ok", "No problems found"
-    n = sum(f.severity >= Severity.WARNING for f in report.findings)
-    label = "error" if worst >= Severity.ERROR else "warning"
-    return label, f"{n} problem{'s' if n != 1 else ''} found (worst: {label})"
-
-
 def _summary(report: Report) -> str:
-    css, head = _status(report)
-    worst = sorted((f for f in report.findings if f.severity >= Severity.WARNING), key=lambda f: -f.severity)[:5]
-    items = "".join(f"<li>{escape(f.code)} {escape(f.message)}</li>" for f in worst)
-    v = report.verdict
-    batching = f"Batching: {escape(VERDICT_TITLES[v.batching])} ({v.confidence:.0%}) - {escape(v.summary)}"
-    return (f'<div class="status {css}">{escape(head)}{f"<ul class=worst>{items}</ul>" if items else ""}</div>'
-            f"<p>{batching}</p>")
+    """The report's health from the shared rows: its status, the worst problems, the batching line."""
+    rows = build_rows(report)
+    lines = [text if not level or level == "ok" else f"{level.upper()} {text}" for level, text in rows.headline]
+    n = len(report.problems)
+    head, worst = (lines[0], lines[1:]) if not n else (f"{n} problem{'s' if n > 1 else ''} found (worst: "
+                                                       f"{report.status})", lines)
+    items = "".join(f"<li>{escape(x)}</li>" for x in worst)
+    return (f'<div class="status {report.status}">{escape(head)}'
+            f'{f"<ul class=worst>{items}</ul>" if items else ""}</div><p>{escape(rows.batching)}</p>')
 
 
 def _shades(report: Report, charts: bool = False) -> list[Shade]:
-    """Finding ranges: all for the timeline; on the charts, info findings only when they cover less
-    than half the run (a run-wide note would grey every chart)."""
+    """Finding ranges: all for the timeline strip; on the charts only those covering less than half
+    the run (a finding over the whole run is said once, in the strip, not by shading every panel)."""
     t = report.run.table[STEP]
     half = 0.5 * max(1, int(t.max()) - int(t.min()))  # type: ignore[arg-type]
     out = []
@@ -63,7 +57,7 @@ def _shades(report: Report, charts: bool = False) -> list[Shade]:
         if f.first_step is None:
             continue
         last = int(f.last_step if f.last_step is not None else f.first_step)
-        if charts and f.severity < Severity.WARNING and last - f.first_step >= half:
+        if charts and last - f.first_step >= half:
             continue
         out.append(Shade(int(f.first_step), last, f.severity.label, f.code))
     return out
@@ -89,14 +83,16 @@ def _charts(report: Report) -> list[Chart]:
     pos = loss[np.isfinite(loss) & (loss > 0)]
     log = bool(pos.size == loss[np.isfinite(loss)].size and pos.size and pos.max() / pos.min() > 100)
     charts = [Chart("loss (train) and eval loss", [Line("train loss", steps, loss), *_eval_lines(report, True)],
-                    shades, log=log)]
-    charts += [Chart(f"eval: {line.label}", [line], shades) for line in _eval_lines(report, False)[:2]]
-    for col, title in ((LR, "learning rate"), (GRAD_NORM, "grad norm")):
+                    shades, log=log, unit="loss" + (" (log scale)" if log else ""))]
+    charts += [Chart(f"eval: {line.label}", [line], shades, unit=line.label) for line in _eval_lines(report, False)[:2]]
+    for col, title, unit in ((LR, "learning rate", "lr"), (GRAD_NORM, "grad norm", "grad norm (L2)")):
         if report.run.has(col):
-            charts.append(Chart(title, [Line(col, steps, _col(t, col))], shades))
+            charts.append(Chart(title, [Line(col, steps, _col(t, col))], shades, unit=unit))
     st = step_times(report.run)
     if st is not None:
-        charts.append(Chart(f"time per step (from {st.source})", [Line(st.source, st.steps, st.seconds)], shades))
+        unit = time_unit(st)
+        charts.append(Chart(f"time per step: {unit}", [Line(st.source, st.steps, st.seconds)], shades,
+                            unit=unit.split(" (")[0]))
     return charts
 
 
@@ -104,7 +100,9 @@ def _batching_panels(report: Report) -> str:
     t = report.run.table
     if not report.run.has(LEN_MEAN):
         return ""
-    panel = scatter_svg("loss vs batch mean length", _col(t, LEN_MEAN), _col(t, LOSS), "len_mean")
+    epochs = _col(t, EPOCH) if report.run.has(EPOCH) else None
+    panel = scatter_svg("loss vs batch mean length, coloured by epoch", _col(t, LEN_MEAN), _col(t, LOSS),
+                        "len_mean (tokens per sequence)", epochs=epochs)
     rec = report.artifacts.recurrence_by_epoch
     recur = ""
     if rec:

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from logdoctor import sanitize
 from logdoctor.model import Outcome, Report
 from logdoctor.renderers.base import Renderer
-from logdoctor.renderers.rows import SUMMARY_HEADER, build_rows, listed_findings, sparkline, summary_rows, summary_title
+from logdoctor.renderers.findinglist import finding_entries
+from logdoctor.renderers.rows import SUMMARY_HEADER, build_rows, sparkline, summary_rows, summary_title
 
 
 def cell(text: str) -> str:
@@ -45,28 +46,29 @@ class MarkdownRenderer(Renderer):
         if spark:
             out += ["", f"loss: `{spark}`"]
         out += ["", "#### Findings", ""]
-        if rows.findings:
-            header = ("severity", "code", "rule", "steps", "message")
-            listed, more = listed_findings(rows, self.verbosity)
-            cells = [(f.severity, f.code, f.rule, f.steps, f.message) for f in listed]
-            out += table(header, cells)
-            if more:
-                out += ["", f"_{more}_"]
-            if self.verbosity > 0:
-                for f in rows.findings:
-                    out += ["", f"**{f.code} {f.rule}** ({f.where}): {f.hint}"]
-                    out += [f"- {e}" for e in f.evidence]
-        else:
+        entries, footer = finding_entries(rows, self.verbosity)
+        if not rows.findings:
             out.append("No findings.")
+        listed = [e for e in entries if not isinstance(e, str)]
+        if listed:
+            header = ("severity", "code", "rule", "steps", "message")
+            out += table(header, [(f.severity, f.code, f.rule, f.steps, f.message) for f in listed])
+        out += [f"_{x}_" for x in (*(e for e in entries if isinstance(e, str)), footer) if x]  # made safe above
+        if self.verbosity > 0:
+            for f in listed:
+                out += ["", f"**{f.code} {f.rule}** ({f.where}): {f.hint}"]
+                out += [f"- {e}" for e in f.evidence]
         if rows.earlier_title:
             lines = rows.earlier_detail if self.verbosity > 0 and rows.earlier_detail else ()
             rest = tuple(x for x in rows.earlier if not x.startswith("run ")) if lines else rows.earlier
             out += ["", f"#### {rows.earlier_title}", "", *(f"- {x}" for x in (*lines, *rest))]
-        if rows.evidence:
-            out += ["", "#### Evidence behind the verdict", ""]
+        if rows.evidence and (rows.fault or self.verbosity > 0):
+            out += ["", "#### Evidence behind the batching verdict", ""]
             out += [f"- {s}" for s in rows.evidence]
             if self.verbosity > 0:
                 out += [f"- {s}" for s in rows.evidence_detail]
+        if rows.stats_hint:
+            out += ["", f"**Hint:** {rows.stats_hint}"]
         if rows.notes:
             out += ["", *(f"> note: {n}" for n in rows.notes)]
         return "\n".join(out) + "\n"

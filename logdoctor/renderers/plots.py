@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from logdoctor import sanitize
+from logdoctor.detectors.evalseries import main_eval_loss
 from logdoctor.errors import ConfigError
 from logdoctor.model import ACC, EPOCH, LEN_MEAN, LOSS, LR, STEP, Report
 from logdoctor.renderers.base import Renderer
+from logdoctor.renderers.plotfold import draw_evals, draw_fold, eval_metrics, found_period
 from logdoctor.renderers.plotloss import draw_epochs, draw_loss, fit_title
 from logdoctor.renderers.rows import batching_line, plot_health
 
@@ -124,7 +126,7 @@ def _length_panel(ax: Axes, report: Report, steps: np.ndarray, loss: np.ndarray)
     else:
         sc = ax.scatter(length, loss, c=epochs + 1, s=6, cmap="viridis", alpha=0.7, linewidths=0)
         ax.figure.colorbar(sc, ax=ax, label="epoch")
-    ax.set_xlabel("batch mean length")
+    ax.set_xlabel("batch mean length (tokens per sequence)")
     ax.set_ylabel("loss")
     ax.set_title("loss vs batch mean length, by epoch")
 
@@ -141,8 +143,8 @@ def _periodogram_panel(ax: Axes, report: Report) -> None:
     if a.period or spe:
         ax.legend(loc="upper left", fontsize=8)
     ax.set_xlabel("period (steps)")
-    ax.set_ylabel("power")
-    ax.set_title("periodogram of the detrended loss")
+    ax.set_ylabel("power (squared loss units)")
+    ax.set_title("periodogram of the detrended loss" + ("" if found_period(report) else ": no period found"))
 
 
 def _recurrence_panel(ax: Axes, report: Report) -> None:
@@ -164,18 +166,25 @@ def figure(report: Report) -> Figure:
     t, a = report.run.table, report.artifacts
     steps, loss = t[STEP].to_numpy(), t[LOSS].to_numpy().astype(float)
     extra = []
+    period = found_period(report)
     if report.run.has(LEN_MEAN):
-        extra.append(lambda ax: _length_panel(ax, report, steps, loss))
-    if a.periodogram_period:
-        extra.append(lambda ax: _periodogram_panel(ax, report))
+        extra.append((lambda ax: _length_panel(ax, report, steps, loss), False))
+    if period is not None:
+        extra.append((lambda ax: draw_fold(ax, steps, loss, period), False))
+    if a.periodogram_period:  # only where periodicity was tested; half height when it found nothing
+        extra.append((lambda ax: _periodogram_panel(ax, report), period is None))
     if a.recurrence_by_epoch:
-        extra.append(lambda ax: _recurrence_panel(ax, report))
+        extra.append((lambda ax: _recurrence_panel(ax, report), False))
+    drawn = main_eval_loss(report.run)  # drawn with the training loss (a perplexity as its log)
+    evals = eval_metrics(report, drawn.name if drawn is not None else None)
+    if evals:  # eval values other than the loss drawn with the training loss
+        extra.append((lambda ax: draw_evals(ax, report, evals), False))
     cols = max(1, len(extra))
     fig = Figure(figsize=(5.5 * max(cols, 2), 4 + (3.6 if extra else 0)), layout="constrained")
     grid = fig.add_gridspec(2 if extra else 1, cols)
     _loss_panel(fig.add_subplot(grid[0, :]), report, steps, loss)
-    for i, draw in enumerate(extra):
-        draw(fig.add_subplot(grid[1, i]))
+    for i, (draw, half) in enumerate(extra):
+        draw(fig.add_subplot(grid[1, i].subgridspec(2, 1)[0] if half else grid[1, i]))
     width = fig.get_figwidth()
     name = sanitize.terminal(PurePath(report.meta.path).name)  # a line break in it is no title line
     first = fit_title(f"{name}: {plot_health(report)}", width, 12)

@@ -8,20 +8,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from logdoctor.model import LINE_NO, LOSS, STEP, Finding, Outcome, Report, RunStructure
+from logdoctor.model import LEN_MEAN, LINE_NO, LOSS, STEP, Finding, Outcome, Report, RunStructure
 from logdoctor.renderers.evidence import evidence_sentences, format_value, split_evidence
+from logdoctor.renderers.labels import UNREADABLE, verdict_words
 from logdoctor.renderers.runlines import earlier_detail, earlier_lines, earlier_title, runs_fact
-
-#: How each batching verdict reads to a person.
-VERDICT_TITLES: dict[str, str] = {
-    "sorted": "length-sorted batches",
-    "static": "static batch composition",
-    "healthy": "healthy batching",
-    "not_batching": "not a batching problem",
-    "inconclusive": "batching inconclusive",
-    "grouped": "length-grouped megabatches",
-}
-
 
 SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
 
@@ -42,6 +32,8 @@ class FindingRow:
     evidence: tuple[str, ...]
     #: the verdict rule that explains this finding as a symptom ("" when none)
     explained_by: str = ""
+    #: how many events of this kind the detector saw, when it reports only the largest (0: unknown)
+    of_total: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +65,10 @@ class Rows:
     earlier_title: str = ""
     earlier: tuple[str, ...] = ()
     earlier_detail: tuple[str, ...] = ()
+    #: the hint to log batch statistics, where they would decide something (said once, at the end)
+    stats_hint: str = ""
+    #: the verdict blames the batching (its evidence is then shown without ``-v``)
+    fault: bool = False
 
 
 def step_range(f: Finding) -> str:
@@ -104,24 +100,14 @@ def finding_row(f: Finding) -> FindingRow:
         confidence=f"{f.confidence:.0%}",
         evidence=tuple(evidence_sentences(f.evidence)),
         explained_by=str(f.evidence.get("explained_by") or ""),
+        of_total=_of_total(f),
     )
 
 
-def listed_findings(rows: Rows, verbosity: int) -> tuple[tuple[FindingRow, ...], str]:
-    """The findings to list, and a line standing for the ones left out.
-
-    Without ``-v``, findings the verdict explains as symptoms (e.g. a level change at every length
-    reset of a sorted run) are counted in one line instead of listed one by one.
-    """
-    if verbosity > 0:
-        return rows.findings, ""
-    shown = tuple(f for f in rows.findings if not f.explained_by and f.code not in BATCHING_LINE_CODES)
-    hidden = [f for f in rows.findings if f.explained_by]
-    if not hidden:
-        return shown, ""
-    causes = ", ".join(sorted({f.explained_by for f in hidden}))
-    codes = ", ".join(sorted({f.code for f in hidden}))
-    return shown, f"+ {len(hidden)} more ({codes}) explained as symptoms of {causes}; -v lists them"
+def _of_total(f: Finding) -> int:
+    """The detector's count of events of this kind (``n_spikes`` on a loss spike), or 0."""
+    n = f.evidence.get("n_spikes") if f.code == "LD101" else None
+    return n if isinstance(n, int) and not isinstance(n, bool) else 0
 
 
 def count_phrase(findings: Sequence[Finding]) -> str:
@@ -145,7 +131,7 @@ def verdict_line(report: Report) -> str:
     earlier = f"; earlier runs: {bad} of {len(report.earlier_runs)} with problems" if report.earlier_runs else ""
     return (
         f"{report.meta.path}: {report.status} ({health}); {count_phrase(report.findings)}; "
-        f"batching: {VERDICT_TITLES[v.batching].removeprefix('batching ')} ({v.confidence:.0%}){earlier}"
+        f"batching: {verdict_words(v.batching).title.removeprefix('batching ')} ({v.confidence:.0%}){earlier}"
     )
 
 
@@ -184,17 +170,40 @@ HEADLINE_MAX = 3
 #: Findings whose whole content is the batching line (said once, there).
 BATCHING_LINE_CODES = frozenset({"LD504"})
 NO_PROBLEMS = "No problems found"
-_EMIT_HINT = "log seqs/tokens/len_min/len_max/batch_fp (logdoctor.emit)"
+_EMIT_HINT = "log seqs, tokens, len_min, len_max and batch_fp each step (logdoctor.emit)"
+
+
+def problem_phrase(group: Sequence[Finding]) -> str:
+    """One problem in one line: ``LD101 loss-spike, step 412`` or ``LD101 loss-spike x10, steps 3-900``."""
+    f = group[0]
+    if len(group) == 1:
+        return f"{f.code} {f.rule}, {where(f)}"
+    firsts = [g.first_step for g in group if g.first_step is not None]
+    lasts = [g.last_step if g.last_step is not None else g.first_step for g in group if g.first_step is not None]
+    span = f", steps {min(firsts)}-{max(x for x in lasts if x is not None)}" if firsts else ""
+    return f"{f.code} {f.rule} x{len(group)}{span}"
+
+
+def problem_groups(report: Report) -> list[list[Finding]]:
+    """The report's problems grouped by code, worst first (a code's findings are one problem)."""
+    groups: dict[str, list[Finding]] = {}
+    for f in report.problems:
+        groups.setdefault(f.code, []).append(f)
+    return list(groups.values())
 
 
 def headline(report: Report) -> tuple[tuple[str, str], ...]:
-    """``(("ok", "No problems found"),)`` or (severity, "rule, steps: message") per worst problem."""
-    problems = report.problems
-    if not problems:
+    """``(("ok", "No problems found"),)`` or (severity, one line) per worst problem, then ``+ N more``.
+
+    The lines name the problem and where; its message is said once, in the findings list.
+    """
+    groups = problem_groups(report)
+    if not groups:
         return (("ok", NO_PROBLEMS),)
-    lines = [(f.severity.label, f"{f.rule}, {where(f)}: {f.message}") for f in problems[:HEADLINE_MAX]]
-    if len(problems) > HEADLINE_MAX:
-        lines.append(("", f"+ {len(problems) - HEADLINE_MAX} more problem(s): see Findings"))
+    lines = [(g[0].severity.label, problem_phrase(g)) for g in groups[:HEADLINE_MAX]]
+    rest = sum(len(g) for g in groups[HEADLINE_MAX:])
+    if rest:
+        lines.append(("", f"+ {rest} more problem{'s' if rest > 1 else ''}: see Findings"))
     return tuple(lines)
 
 
@@ -209,17 +218,34 @@ def plot_health(report: Report) -> str:
 
 
 def batching_line(report: Report) -> str:
-    """The batching question in one line: decided (with its cause) or what to log to decide it."""
+    """The batching question in one line: decided (with its cause) or why it is not."""
     v = report.verdict
     if v.batching == "inconclusive":
-        why = "" if v.cause == "no batch statistics" else f" ({v.cause})"
-        return f"Batching: not decidable from this log{why}; {_EMIT_HINT}"
+        return f"Batching: not decidable from this log ({v.cause})"
     if v.batching == "not_batching" and report.status == "ok":
         return f"Batching: no batching fault; the loss shows {v.cause}"
     if v.batching == "not_batching":
         return f"Batching: not the cause; the problem comes from {v.cause} (confidence {v.confidence:.0%})"
-    cause = "" if v.cause == VERDICT_TITLES[v.batching] else f" - {v.cause}"
-    return f"Batching: {VERDICT_TITLES[v.batching]} (confidence {v.confidence:.0%}){cause}"
+    title = verdict_words(v.batching).title
+    cause = "" if v.cause == title else f" - {v.cause}"
+    return f"Batching: {title} (confidence {v.confidence:.0%}){cause}"
+
+
+#: Problems that batch statistics could attribute (or clear): a periodic loss may be length order or
+#: megabatches, spikes may follow long batches. Only these make the hint to log them worth a line.
+DECIDED_BY_BATCH_STATS = frozenset({"LD101", "LD103", "LD201", "LD202"})
+
+
+def stats_hint(report: Report) -> str:
+    """The hint to log batch statistics, once, where they would decide something; else ``""``."""
+    if report.verdict.batching != "inconclusive" or report.run.has(LEN_MEAN):
+        return ""
+    open_ = [f for f in report.problems if f.code in DECIDED_BY_BATCH_STATS]
+    if not open_:
+        return ""
+    what = " and ".join(dict.fromkeys("the periodic loss" if f.code.startswith("LD2") else "the spikes"
+                                      for f in open_))
+    return f"To tell whether batching causes {what}: {_EMIT_HINT}."
 
 
 def todo(report: Report) -> tuple[str, ...]:
@@ -304,7 +330,7 @@ def build_rows(report: Report) -> Rows:
     return Rows(
         path=report.meta.path,
         verdict_line=verdict_line(report),
-        verdict_title=VERDICT_TITLES[v.batching],
+        verdict_title=verdict_words(v.batching).title,
         confidence=f"{v.confidence:.0%}",
         cause=v.cause,
         summary=v.summary,
@@ -321,6 +347,8 @@ def build_rows(report: Report) -> Rows:
         earlier_title=earlier_title(report),
         earlier=earlier_lines(report),
         earlier_detail=earlier_detail(report),
+        stats_hint=stats_hint(report),
+        fault=verdict_words(v.batching).fault,
     )
 
 
@@ -345,14 +373,6 @@ def sparkline(report: Report, width: int = 60) -> str:
     return "".join(SPARK_BLOCKS[i] if good else "·" for i, good in zip(idx, ok, strict=True))
 
 
-#: Short batching labels for the many-runs summary.
-BATCHING_SHORT: dict[str, str] = {
-    "sorted": "sorted",
-    "static": "static",
-    "healthy": "healthy",
-    "not_batching": "not cause",
-    "inconclusive": "undecided",
-}
 SUMMARY_HEADER = ("run", "steps", "status", "worst problem", "batching")
 
 
@@ -397,10 +417,10 @@ def summary_rows(outcomes: Sequence[Outcome], run_width: int = 22) -> list[tuple
         name = shorten_middle(o.path[len(base) :], run_width)
         if o.report is None:
             why = (o.error or "").removeprefix(f"{o.path}: ").split(" (")[0]
-            rows.append((name, "-", "unreadable", why, "-"))
+            rows.append((name, "-", UNREADABLE, why, "-"))
             continue
         r = o.report
         worst = r.problems[0] if r.problems else None
         worst_txt = worst.rule if worst else "none"
-        rows.append((name, f"{r.series.steps:,}", r.status, worst_txt, BATCHING_SHORT[r.verdict.batching]))
+        rows.append((name, f"{r.series.steps:,}", r.status, worst_txt, verdict_words(r.verdict.batching).short))
     return rows

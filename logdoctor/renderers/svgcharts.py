@@ -12,11 +12,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from logdoctor.renderers.chartaxes import log_ticks, nice_ticks, tick_label
+from logdoctor.renderers.labels import severity_colour
 from logdoctor.renderers.plots import envelope
 from logdoctor.sanitize import html as escape
 
 WIDTH, LEFT, RIGHT = 960, 70, 20
-SEVERITY_COLOURS = {"error": "#d62728", "warning": "#ff7f0e", "info": "#7f7f7f"}
+#: Width of one character of an 10-11 px label, for keeping labels apart.
+CHAR_PX = 6.2
 LINE_COLOURS = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b")
 
 
@@ -62,6 +65,8 @@ class Chart:
     shades: Sequence[Shade] = field(default_factory=tuple)
     height: int = 170
     log: bool = False
+    #: what the y values measure (the axis label)
+    unit: str = ""
 
 
 def display_range(values: np.ndarray, log: bool) -> tuple[float, float]:
@@ -78,8 +83,9 @@ def display_range(values: np.ndarray, log: bool) -> tuple[float, float]:
 
 
 def _ticks(lo: float, hi: float, log: bool) -> list[tuple[float, str]]:
-    vals = np.linspace(lo, hi, 4)
-    return [(float(t), f"{10 ** t:.3g}" if log else f"{t:.3g}") for t in vals]
+    """Round values (1, 2, 5 x 10^k; powers of ten on a log axis), all inside the frame."""
+    vals = log_ticks(lo, hi) if log else nice_ticks(lo, hi, 5)
+    return [(t, tick_label(10**t) if log else tick_label(t)) for t in vals]
 
 
 def _shades(chart: Chart, axis: Axis, top: int, h: int) -> list[str]:
@@ -87,7 +93,7 @@ def _shades(chart: Chart, axis: Axis, top: int, h: int) -> list[str]:
     for s in chart.shades:
         x0, x1 = float(axis.x(s.first)), float(axis.x(s.last))
         w = max(x1 - x0, 2.0)
-        out.append(f'<rect x="{x0:.1f}" y="{top}" width="{w:.1f}" height="{h}" fill="{SEVERITY_COLOURS[s.severity]}"'
+        out.append(f'<rect x="{x0:.1f}" y="{top}" width="{w:.1f}" height="{h}" fill="{severity_colour(s.severity)}"'
                    f' fill-opacity="0.15"><title>{escape(s.code)} steps {s.first}-{s.last}</title></rect>')
     return out
 
@@ -106,14 +112,18 @@ def _line(line: Line, colour: str, axis: Axis, y_of: object, lo: float, hi: floa
         out += [f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{colour}"/>'
                 for x, y in zip(axis.x(steps), y_of(np.clip(t, lo, hi)), strict=True)]  # type: ignore[operator]
     over = np.flatnonzero((t > hi) | (t < lo))
+    placed: list[tuple[float, float, bool]] = []  # (left, right, top edge) of each label drawn
     for i in over[np.argsort(-np.abs(t[over]))][:3]:
-        edge = hi if t[i] > hi else lo
-        x, y = float(axis.x(steps[i])), float(y_of(edge))  # type: ignore[operator]
-        mark = "\u25b2" if t[i] > hi else "\u25bc"
-        anchor, dx = ("end", -3) if x > WIDTH - 220 else ("start", 3)
-        out.append(f'<text x="{x + dx:.1f}" y="{y + (10 if t[i] > hi else -3):.1f}" class="clamp" fill="{colour}" '
-                   f'text-anchor="{anchor}">'
-                   f"{mark} {vals[i]:.4g} @ {steps[i]} (clamped)</text>")
+        up = bool(t[i] > hi)
+        x, y = float(axis.x(steps[i])), float(y_of(hi if up else lo))  # type: ignore[operator]
+        mark = "\u25b2" if up else "\u25bc"
+        text = f"{mark} {vals[i]:.4g} @ {steps[i]} (clamped)"
+        width = CHAR_PX * len(text)
+        left = x - 3 - width if x > WIDTH - 220 else x + 3
+        row = sum(1 for a, b, e in placed if e == up and left < b + 4 and a < left + width + 4)
+        placed.append((left, left + width, up))
+        dy = (10 + 11 * row) if up else (-3 - 11 * row)  # a label that would overlap goes one row inward
+        out.append(f'<text x="{left:.1f}" y="{y + dy:.1f}" class="clamp" fill="{colour}">{text}</text>')
     return out
 
 
@@ -135,15 +145,18 @@ def chart_svg(chart: Chart, axis: Axis) -> str:
     for val, label in _ticks(lo, hi, chart.log):
         y = float(y_of(val))
         parts.append(f'<text x="{LEFT - 5}" y="{y + 4:.1f}" class="tick" text-anchor="end">{label}</text>')
+    if chart.unit:
+        parts.append(f'<text x="12" y="{top + h / 2:.1f}" class="tick" text-anchor="middle" '
+                     f'transform="rotate(-90 12 {top + h / 2:.1f})">{escape(chart.unit)}</text>')
     for i, line in enumerate(chart.lines):
         colour = LINE_COLOURS[i % len(LINE_COLOURS)]
         parts += _line(line, colour, axis, y_of, lo, hi, chart.log)
         parts.append(f'<text x="{WIDTH - RIGHT - 5}" y="{top + 12 + 13 * i}" class="legend" text-anchor="end" '
                      f'fill="{colour}">{escape(line.label)}</text>')
-    for frac in (0.0, 0.25, 0.5, 0.75, 1.0):
-        step = axis.lo + frac * (axis.hi - axis.lo)
+    for step in nice_ticks(axis.lo, axis.hi, 6):  # round steps, the last inside the frame
         parts.append(f'<text x="{float(axis.x(step)):.1f}" y="{chart.height - 8}" class="tick" '
-                     f'text-anchor="middle">{step:,.0f}</text>')
+                     f'text-anchor="middle">{tick_label(step)}</text>')
+    parts.append(f'<text x="{LEFT - 5}" y="{chart.height - 8}" class="tick" text-anchor="end">step</text>')
     parts.append("</svg>")
     return "\n".join(parts)
 
@@ -162,17 +175,22 @@ def timeline_svg(shades: Sequence[Shade], axis: Axis) -> str:
         for s in (s for s in shades if s.code == code):
             x0, x1 = float(axis.x(s.first)), float(axis.x(s.last))
             parts.append(f'<rect x="{x0:.1f}" y="{y}" width="{max(x1 - x0, 3.0):.1f}" height="12" '
-                         f'fill="{SEVERITY_COLOURS[s.severity]}"><title>{escape(code)} steps {s.first}-{s.last}'
+                         f'fill="{severity_colour(s.severity)}"><title>{escape(code)} steps {s.first}-{s.last}'
                          f"</title></rect>")
     parts.append("</svg>")
     return "\n".join(parts)
 
 
-def scatter_svg(title: str, x: np.ndarray, y: np.ndarray, xlabel: str, height: int = 260) -> str:
-    """A small scatter panel (batching evidence: loss against batch length)."""
+EPOCH_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+
+
+def scatter_svg(title: str, x: np.ndarray, y: np.ndarray, xlabel: str, height: int = 260,
+                epochs: np.ndarray | None = None) -> str:
+    """A small scatter panel (batching evidence: loss against batch length), coloured by epoch."""
     keep = np.isfinite(x) & np.isfinite(y)
     x, y = x[keep], y[keep]
-    w, left, top, h = 460, 60, 22, height - 50
+    ep = np.floor(epochs[keep]).astype(int) if epochs is not None and np.isfinite(epochs[keep]).all() else None
+    w, left, top, h = 460, 60, 22, height - 64
     if x.size == 0:
         return ""
     idx = np.arange(0, x.size, max(1, x.size // 3000))
@@ -180,12 +198,24 @@ def scatter_svg(title: str, x: np.ndarray, y: np.ndarray, xlabel: str, height: i
     ylo, yhi = display_range(y, False)
     px = left + (x[idx] - xlo) / max(xhi - xlo, 1e-12) * (w - left - 10)
     py = top + h - (np.clip(y[idx], ylo, yhi) - ylo) / max(yhi - ylo, 1e-12) * h
-    dots = "".join(f'<circle cx="{a:.1f}" cy="{b:.1f}" r="1.6" fill="#1f77b4" fill-opacity="0.5"/>'
-                   for a, b in zip(px, py, strict=True))
+    first = int(ep.min()) if ep is not None and ep.size else 0
+    colours = [EPOCH_COLOURS[(int(e) - first) % len(EPOCH_COLOURS)] for e in ep[idx]] if ep is not None else None
+    dots = "".join(f'<circle cx="{a:.1f}" cy="{b:.1f}" r="1.6" fill="{colours[k] if colours else "#1f77b4"}" '
+                   f'fill-opacity="0.5"/>' for k, (a, b) in enumerate(zip(px, py, strict=True)))
+    legend = ""
+    if ep is not None and ep.size:
+        names = list(range(first, int(ep.max()) + 1))[: len(EPOCH_COLOURS)]
+        legend = "".join(f'<text x="{w - 12}" y="{top + 12 + 12 * i}" class="legend" text-anchor="end" '
+                         f'fill="{EPOCH_COLOURS[i]}">epoch {e + 1 if first == 0 else e}</text>'
+                         for i, e in enumerate(names))
+    ticks = "".join(f'<text x="{left + (v - xlo) / max(xhi - xlo, 1e-12) * (w - left - 10):.1f}" y="{top + h + 14}" '
+                    f'class="tick" text-anchor="middle">{tick_label(v)}</text>' for v in nice_ticks(xlo, xhi, 4))
+    yticks = "".join(f'<text x="{left - 5}" y="{top + h - (v - ylo) / max(yhi - ylo, 1e-12) * h + 4:.1f}" '
+                     f'class="tick" text-anchor="end">{tick_label(v)}</text>' for v in nice_ticks(ylo, yhi, 4))
     return (f'<svg width="{w}" height="{height}" viewBox="0 0 {w} {height}" '
             f'role="img" aria-label="{escape(title)}"><text x="{left}" y="14" class="title">{escape(title)}</text>'
             f'<rect x="{left}" y="{top}" width="{w - left - 10}" height="{h}" fill="none" stroke="#bbb"/>{dots}'
-            f'<text x="{left}" y="{height - 8}" class="tick">{xlo:.3g}</text>'
-            f'<text x="{w - 10}" y="{height - 8}" class="tick" text-anchor="end">{xhi:.3g} {escape(xlabel)}</text>'
-            f'<text x="{left - 5}" y="{top + 8}" class="tick" text-anchor="end">{yhi:.3g}</text>'
-            f'<text x="{left - 5}" y="{top + h}" class="tick" text-anchor="end">{ylo:.3g}</text></svg>')
+            f'{legend}{ticks}{yticks}'
+            f'<text x="{(left + w) / 2:.1f}" y="{height - 8}" class="tick" text-anchor="middle">{escape(xlabel)}</text>'
+            f'<text x="12" y="{top + h / 2:.1f}" class="tick" text-anchor="middle" '
+            f'transform="rotate(-90 12 {top + h / 2:.1f})">loss</text></svg>')

@@ -56,7 +56,7 @@ def test_the_symptom_is_gone_and_quality_is_unchanged_at_matched_tokens(pair_jso
 def test_the_json_follows_the_shipped_schema(pair_json: dict) -> None:
     validator().validate(pair_json)
     assert set(pair_json) == {"format_version", "baseline", "candidate", "resolved", "new", "persisting",
-                              "throughput_ratio", "symptoms", "loss_at_matched"}
+                              "throughput_ratio", "symptoms", "loss_at_matched", "like_with_like"}
 
 
 def test_the_schema_rejects_a_document_missing_a_key(pair_json: dict) -> None:
@@ -76,9 +76,12 @@ def test_several_candidates_give_a_candidates_list(tmp_path: Path) -> None:
 
 def test_text_answers_first_then_the_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["compare", BASE, CAND]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("The fix worked: static batch composition → healthy batching, LD502")
-    assert "throughput 78% of before" in lines[0]
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    answer = " ".join(out.split("\n\n")[0].split())  # the answer is wrapped at 80 columns
+    assert answer.startswith("The fix worked: static batch composition → healthy batching, LD502")
+    assert "throughput 78% of before" in answer
+    assert max(map(len, lines)) <= 80
     assert any(line.startswith("resolved   LD502 static-composition (error)") for line in lines)
 
 
@@ -162,3 +165,39 @@ def test_the_committed_pair_is_what_the_seeded_generator_writes(tmp_path: Path) 
     gen_compare.generate(tmp_path)
     for name in ("compare_static.log", "compare_bucketed.jsonl", "compare_static.truth.json"):
         assert (tmp_path / name).read_bytes() == (FIXTURES / name).read_bytes(), name
+
+
+def _shifted(tmp_path: Path, scale: float) -> Path:
+    """The bundled candidate with every loss multiplied by ``scale`` (another model's loss scale)."""
+    import json
+
+    out = tmp_path / "scaled.jsonl"
+    with open(CAND, encoding="utf-8") as src, open(out, "w", encoding="utf-8") as dst:
+        for line in src:
+            rec = json.loads(line)
+            if isinstance(rec.get("loss"), float | int):
+                rec["loss"] = rec["loss"] * scale
+            dst.write(json.dumps(rec) + "\n")
+    return out
+
+
+def test_unrelated_runs_are_refused_unless_forced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    other = _shifted(tmp_path, 4.0)
+    assert main(["compare", BASE, str(other)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "not comparable: the loss starts at" in err and "--force" in err
+    assert main(["compare", BASE, str(other), "--force", "-o", str(tmp_path / "f.txt")]) == 0
+
+
+def test_a_small_loss_change_is_same_however_significant() -> None:
+    from logdoctor.compare.quality import PRACTICAL
+    from logdoctor.compare.result import Matched
+
+    small = Matched("steps", 100.0, 2.0, 2.005, 0.003, 0.007, PRACTICAL * 2.0)  # +0.005, CI above 0
+    assert small.change == "same" and not small.worse and not small.better
+    big = Matched("steps", 100.0, 2.0, 2.05, 0.03, 0.07, PRACTICAL * 2.0)
+    assert big.change == "worse" and big.worse
+    noisy = Matched("steps", 100.0, 2.0, 2.05, -0.03, 0.13, PRACTICAL * 2.0)
+    assert noisy.change == "unclear"
+    points = compare_paths(BASE, [CAND]).versus[0].matched
+    assert all(m.practical == pytest.approx(PRACTICAL * abs(m.baseline)) for m in points)

@@ -84,3 +84,25 @@ def test_chromium_renders_the_report_without_errors_or_requests(tmp_path: Path) 
     assert len(colours) > 10, "the charts' colours are missing"
     if os.environ.get("LOGDOCTOR_UPDATE_SCREENSHOT"):
         SCREENSHOT.write_bytes(seen.screenshot)
+
+
+#: Two public logs whose HTML report the README shows: a length-grouped run and a diverged one.
+REAL_SCREENSHOTS = {"wav2vec2_xlsr_ar_clean_gbl_true_stdout.txt": "html_report_grouped.png",
+                    "megatron_ds_bigscience_gpt2_perf_n16_dsoff.out": "html_report_diverged.png"}
+
+
+@pytest.mark.reallogs
+@pytest.mark.parametrize("name", sorted(REAL_SCREENSHOTS))
+@pytest.mark.skipif(browser.chromium() is None, reason="chromium is not installed (apt-get install chromium)")
+def test_chromium_screenshots_real_reports(reallogs_dir: Path, tmp_path: Path, name: str) -> None:
+    from matplotlib import image
+
+    page = tmp_path / "report.html"
+    page.write_text(_html(str(reallogs_dir / name)).replace(str(reallogs_dir), "reallogs"), encoding="utf-8")
+    seen = browser.visit(page)
+    assert seen.console_errors == []
+    assert [u for u in seen.requests if u != page.resolve().as_uri()] == []
+    pixels = image.imread(io.BytesIO(seen.screenshot), format="png")[..., :3]
+    assert pixels.shape[1] >= 1000 and np.mean(np.any(pixels < 0.9, axis=-1)) > 0.03
+    if os.environ.get("LOGDOCTOR_UPDATE_SCREENSHOT"):
+        (SCREENSHOT.parent / REAL_SCREENSHOTS[name]).write_bytes(seen.screenshot)

@@ -1,0 +1,134 @@
+"""Charts that do not mislead: round ticks inside the frame, labels apart, whole-run findings in the
+strip only, units on every axis, scatter by epoch, periodogram only when tested, the folded loss."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+
+import numpy as np
+import pytest
+
+from logdoctor import codes, pipeline
+from logdoctor.renderers.chartaxes import log_ticks, nice_ticks
+from logdoctor.renderers.html import render_html
+from logdoctor.renderers.plots import figure
+from logdoctor.renderers.svgcharts import Axis, Chart, Line, chart_svg
+from tests.conftest import FIXTURES
+from tests.reportfactory import REPORTS
+
+
+def _round(v: float) -> bool:
+    if v == 0:
+        return True
+    mant = abs(v) / 10 ** math.floor(math.log10(abs(v)))
+    return any(math.isclose(mant, m * k, rel_tol=1e-9) for m in (1, 2, 5) for k in (1, 2, 3, 4, 5, 6, 7, 8, 9))
+
+
+@pytest.mark.parametrize(("lo", "hi"), [(1, 590), (2.31, 4.78), (0, 1e-3), (-3.2, 7.9), (99_000, 1_234_567)])
+def test_ticks_are_round_and_inside_the_frame(lo: float, hi: float) -> None:
+    ticks = nice_ticks(lo, hi, 5)
+    assert 2 <= len(ticks) <= 11 and all(lo <= t <= hi for t in ticks)
+    step = ticks[1] - ticks[0]
+    assert _round(step) and all(math.isclose(t / step, round(t / step), abs_tol=1e-6) for t in ticks)
+
+
+def test_log_ticks_are_round_values() -> None:
+    for lo, hi in ((-1.2, 1.7), (0.1, 0.6), (-0.5, 0.8)):
+        assert all(_round(round(10**t, 9)) and lo - 1e-9 <= t <= hi + 1e-9 for t in log_ticks(lo, hi))
+
+
+def _labels(svg: str, cls: str) -> list[tuple[float, float, str]]:
+    pat = rf'<text x="([\d.-]+)" y="([\d.-]+)" class="{cls}"[^>]*>([^<]*)</text>'
+    return [(float(x), float(y), t) for x, y, t in re.findall(pat, svg)]
+
+
+def test_step_ticks_are_round_and_the_last_inside_the_frame() -> None:
+    axis = Axis(1.0, 590.0)
+    svg = chart_svg(Chart("loss", [Line("loss", np.arange(1, 591), np.linspace(3, 2, 590))], unit="loss"), axis)
+    steps = [float(t.replace(",", "")) for _, y, t in _labels(svg, "tick") if y == 162 and t[0].isdigit()]
+    assert steps == [100, 200, 300, 400, 500]
+    assert "rotate(-90" in svg and ">loss</text>" in svg and ">step</text>" in svg
+
+
+def test_clamped_outlier_labels_never_overlap() -> None:
+    steps = np.arange(1, 1001)
+    v = np.linspace(3.0, 2.0, 1000)
+    v[[500, 503, 506]] = [400.0, 500.0, 600.0]  # three outliers a few pixels apart
+    svg = chart_svg(Chart("loss", [Line("loss", steps, v)]), Axis(1, 1000))
+    boxes = [(x, y, len(t) * 6.2) for x, y, t in _labels(svg, "clamp")]
+    assert len(boxes) == 3
+    for i, (x, y, w) in enumerate(boxes):
+        for x2, y2, w2 in boxes[i + 1:]:
+            assert abs(y - y2) >= 10 or x + w <= x2 or x2 + w2 <= x
+
+
+def test_a_whole_run_finding_is_in_the_strip_not_on_every_panel() -> None:
+    report = pipeline.analyze(pipeline.load(str(FIXTURES / "example.log")))  # LD505 over steps 1-590
+    page = render_html(report)
+    strip, charts = page.split("findings over the run", 1)[1].split("<h2>Curves", 1)
+    assert "LD505 steps 1-590" in strip
+    assert "LD505" not in charts.split("<h2>Findings</h2>")[0]
+
+
+def test_every_chart_has_units_and_the_scatter_is_coloured_by_epoch() -> None:
+    page = render_html(pipeline.analyze(pipeline.load(str(FIXTURES / "example.log"))))
+    svgs = re.findall(r"<svg.*?</svg>", page, flags=re.S)
+    charts = [s for s in svgs if "findings timeline" not in s]
+    assert charts and all("rotate(-90" in s for s in charts)
+    assert "seconds per" in page
+    scatter = next(s for s in charts if "coloured by epoch" in s)
+    assert len(set(re.findall(r'<circle[^>]*fill="(#[0-9a-f]{6})"', scatter))) >= 3
+    assert "epoch 3" in scatter
+
+
+def _titles(report: object) -> list[str]:
+    return [ax.get_title() for ax in figure(report).axes]  # type: ignore[arg-type]
+
+
+def test_a_periodic_loss_gets_a_folded_panel_and_a_full_periodogram() -> None:
+    titles = _titles(REPORTS["not_batching"]())  # LD201, period 150
+    assert any(t.startswith("the loss folded by its period (150 steps)") for t in titles)
+    assert "periodogram of the detrended loss" in titles
+
+
+def test_periodogram_half_size_when_nothing_was_found_and_absent_when_untested() -> None:
+    base = REPORTS["not_batching"]()
+    quiet = dataclasses.replace(base, findings=tuple(f for f in base.findings if f.code != "LD201"))
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    def heights(report: object) -> tuple[float, float]:
+        fig = figure(report)  # type: ignore[arg-type]
+        FigureCanvasAgg(fig).draw()
+        pg = next(ax for ax in fig.axes if ax.get_title().startswith("periodogram"))
+        return pg.get_position().height, fig.axes[0].get_position().height
+
+    pg, main = heights(quiet)
+    assert pg < 0.6 * main and _titles(quiet)[-1].endswith("no period found")
+    pg, main = heights(base)
+    assert pg > 0.8 * main
+    untested = dataclasses.replace(quiet, artifacts=dataclasses.replace(quiet.artifacts, periodogram_period=(),
+                                                                        periodogram_power=()))
+    assert not any(t.startswith(("periodogram", "the loss folded")) for t in _titles(untested))
+    spike = codes.finding("LD101", "x", first_step=5)
+    assert not any("folded" in t for t in _titles(dataclasses.replace(quiet, findings=(spike,))))
+
+
+def test_a_grouped_run_is_folded_by_its_megabatch_period() -> None:
+    report = pipeline.analyze(pipeline.load(str(FIXTURES / "example.log")))
+    assert report.verdict.batching == "grouped"
+    assert "the loss folded by its period (78 steps)" in _titles(report)
+
+
+def test_eval_metrics_are_drawn_whenever_the_log_has_them() -> None:
+    import polars as pl
+
+    base = REPORTS["healthy"]()
+    assert "eval metrics" not in _titles(base)
+    evals = pl.DataFrame({"step": [100, 200, 300], "line_no": [1, 2, 3], "eval_bleu": [12.0, 15.5, 17.25]})
+    with_evals = dataclasses.replace(base, run=dataclasses.replace(base.run, evals=evals))
+    fig = figure(with_evals)
+    panel = next(ax for ax in fig.axes if ax.get_title() == "eval metrics")
+    assert [ln.get_label() for ln in panel.get_lines()] == ["eval_bleu"]
+    assert list(panel.get_lines()[0].get_ydata()) == [12.0, 15.5, 17.25]  # the log's values, as logged

@@ -33,7 +33,9 @@ class LineFilter:
     more than ``max_line`` bytes: at most the head read to sniff the format).
     """
 
-    def __init__(self, max_line: int = MAX_LINE_BYTES, min_nul: int = MIN_NUL_RUN, cut: bool | None = True) -> None:
+    def __init__(
+        self, max_line: int = MAX_LINE_BYTES, min_nul: int = MIN_NUL_RUN, cut: bool | None = True, start: int = 0
+    ) -> None:
         if max_line < 1 or min_nul < 1:
             raise ValueError("max_line and min_nul must be positive")
         self.max_line = max_line
@@ -43,7 +45,7 @@ class LineFilter:
         self.more_runs = 0
         self.more_nul_bytes = 0
         self._nuls = re.compile(rb"\x00{%d,}" % min_nul)
-        self._offset = 0  # input offset of the next byte fed
+        self._offset = start  # input offset of the next byte fed
         self._held = b""  # trailing NULs too few to call a run yet (input before ``_offset``)
         self._open: tuple[int, int] | None = None  # the NUL run that may go on: (offset, size)
         self._line = 0  # bytes of the current line passed on
@@ -132,6 +134,11 @@ class LineFilter:
         yield data
 
     # ------------------------------------------------------------------ results
+    @property
+    def pending(self) -> NulRun | None:
+        """The NUL run still going at the end of what was fed (not yet in ``runs``)."""
+        return NulRun(*self._open) if self._open is not None else None
+
     @property
     def nul_bytes(self) -> int:
         """NUL bytes skipped in all."""

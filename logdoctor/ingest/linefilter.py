@@ -77,21 +77,19 @@ class LineFilter:
                 self._close()
         if pos < len(buf):
             rest = buf[pos:]
-            keep = len(rest.rstrip(b"\x00"))
-            if len(rest) - keep >= self.min_nul:  # cannot happen: finditer took it
-                keep = len(rest)
+            keep = len(rest.rstrip(b"\x00"))  # fewer than min_nul trailing NULs: finditer took longer
             self._held = rest[keep:]
             yield from self._lines(rest[:keep])
 
     def finish(self) -> Iterator[bytes]:
         """What is left at the end of the input."""
-        if self._open is not None:
-            self._close()
+        self._close()
         held, self._held = self._held, b""
         yield from self._lines(held)
 
     def _close(self) -> None:
-        assert self._open is not None
+        if self._open is None:
+            return
         at, size = self._open
         self._open = None
         if len(self.runs) < KEEP_RUNS:

@@ -143,8 +143,8 @@ class StuckTracker:
 
     def counters(self) -> tuple[StuckCounter, ...]:
         """The stuck runs so far, the one in progress included, longest first."""
-        if self.step is None:
-            return ()
+        if self.step is None or (self.length < MIN_STUCK_RECORDS and not self._candidates):
+            return ()  # the usual answer, without the median
         whole = not self._lengths
         current = StuckCounter(self.step, self.length, self.first_line, self.last_line, whole)
         cut = MIN_STUCK_RECORDS if whole else limit(self._typical())

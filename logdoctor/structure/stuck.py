@@ -46,32 +46,30 @@ def typical_run(lengths: np.ndarray) -> float:
     return float(np.median(rest))
 
 
+def _stuck_runs(step: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(start, length) of each stuck run, and whether the log holds no other step."""
+    starts, lengths = runs(step)
+    whole = starts.size == 1
+    cut = MIN_STUCK_RECORDS if whole else limit(typical_run(lengths))
+    picked = np.flatnonzero(lengths >= cut) if starts.size else np.zeros(0, dtype=np.int64)
+    return starts[picked], lengths[picked], whole
+
+
 def find_stuck(step: np.ndarray, line: np.ndarray | None = None) -> tuple[StuckCounter, ...]:
     """The stuck runs of a log's records in file order (``line``: their file lines)."""
-    starts, lengths = runs(step)
-    if starts.size == 0:
-        return ()
-    cut = limit(typical_run(lengths))
-    whole = starts.size == 1
+    starts, lengths, whole = _stuck_runs(step)
     out = []
-    for i in np.flatnonzero(lengths >= (MIN_STUCK_RECORDS if whole else cut)):
-        a, n = int(starts[i]), int(lengths[i])
+    for a, n in zip(starts.tolist(), lengths.tolist(), strict=True):
         lines = (int(line[a]), int(line[a + n - 1])) if line is not None else (0, 0)
         out.append(StuckCounter(int(step[a]), n, lines[0], lines[1], whole))
     return tuple(out)
 
 
-def collapse_mask(step: np.ndarray, stuck: tuple[StuckCounter, ...], line: np.ndarray | None) -> np.ndarray:
+def collapse_mask(step: np.ndarray) -> np.ndarray:
     """True for the records to keep: all but the last record of each stuck run."""
     keep = np.ones(step.size, dtype=bool)
-    if not stuck:
-        return keep
-    starts, lengths = runs(step)
-    stuck_at = {(s.step, s.first_line) for s in stuck}
-    for a, n in zip(starts.tolist(), lengths.tolist(), strict=True):
-        first = int(line[a]) if line is not None else 0
-        if (int(step[a]), first) in stuck_at:
-            keep[a : a + n - 1] = False
+    for a, n in zip(*(x.tolist() for x in _stuck_runs(step)[:2]), strict=True):
+        keep[a : a + n - 1] = False
     return keep
 
 

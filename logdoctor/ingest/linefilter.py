@@ -33,7 +33,9 @@ class LineFilter:
     more than ``max_line`` bytes: at most the head read to sniff the format).
     """
 
-    def __init__(self, max_line: int = MAX_LINE_BYTES, min_nul: int = MIN_NUL_RUN, cut: bool | None = True) -> None:
+    def __init__(
+        self, max_line: int = MAX_LINE_BYTES, min_nul: int = MIN_NUL_RUN, cut: bool | None = True, start: int = 0
+    ) -> None:
         if max_line < 1 or min_nul < 1:
             raise ValueError("max_line and min_nul must be positive")
         self.max_line = max_line
@@ -43,7 +45,7 @@ class LineFilter:
         self.more_runs = 0
         self.more_nul_bytes = 0
         self._nuls = re.compile(rb"\x00{%d,}" % min_nul)
-        self._offset = 0  # input offset of the next byte fed
+        self._offset = start  # input offset of the next byte fed
         self._held = b""  # trailing NULs too few to call a run yet (input before ``_offset``)
         self._open: tuple[int, int] | None = None  # the NUL run that may go on: (offset, size)
         self._line = 0  # bytes of the current line passed on
@@ -75,21 +77,19 @@ class LineFilter:
                 self._close()
         if pos < len(buf):
             rest = buf[pos:]
-            keep = len(rest.rstrip(b"\x00"))
-            if len(rest) - keep >= self.min_nul:  # cannot happen: finditer took it
-                keep = len(rest)
+            keep = len(rest.rstrip(b"\x00"))  # fewer than min_nul trailing NULs: finditer took longer
             self._held = rest[keep:]
             yield from self._lines(rest[:keep])
 
     def finish(self) -> Iterator[bytes]:
         """What is left at the end of the input."""
-        if self._open is not None:
-            self._close()
+        self._close()
         held, self._held = self._held, b""
         yield from self._lines(held)
 
     def _close(self) -> None:
-        assert self._open is not None
+        if self._open is None:
+            return
         at, size = self._open
         self._open = None
         if len(self.runs) < KEEP_RUNS:
@@ -132,6 +132,11 @@ class LineFilter:
         yield data
 
     # ------------------------------------------------------------------ results
+    @property
+    def pending(self) -> NulRun | None:
+        """The NUL run still going at the end of what was fed (not yet in ``runs``)."""
+        return NulRun(*self._open) if self._open is not None else None
+
     @property
     def nul_bytes(self) -> int:
         """NUL bytes skipped in all."""

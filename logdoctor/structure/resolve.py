@@ -171,7 +171,7 @@ def resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
     line = t[LINE_NO].to_numpy() if LINE_NO in t.columns else None
     stuck = find_stuck(t[STEP].to_numpy(), line)
     if stuck:
-        keep = pl.Series(collapse_mask(t[STEP].to_numpy(), stuck, line))
+        keep = pl.Series(collapse_mask(t[STEP].to_numpy()))
         t, restart = t.filter(keep), restart.filter(keep)
     t, dups = _drop_duplicates(t.with_columns(restart.alias(RESTART)))
     restart = t[RESTART]

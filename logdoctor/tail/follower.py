@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from logdoctor.ingest.linefilter import LineFilter
+from logdoctor.ingest.memory import human
 from logdoctor.ingest.sources import HEAD_BYTES
 
 #: Most bytes one ``read`` returns; the rest waits for the next call (bounds memory on catch-up).
@@ -23,10 +25,12 @@ class Chunk:
     Attributes:
         data: complete lines (ending in a newline), possibly empty.
         restarted: "truncated" or "replaced" when the file started over before this data.
+        more: the read stopped at its size limit: more bytes are waiting (read again at once).
     """
 
     data: bytes
     restarted: str | None = None
+    more: bool = False
 
 
 class FileFollower:
@@ -48,6 +52,9 @@ class FileFollower:
         self._partial = b""
         self._skip_first_line = False
         self._opened_once = False
+        self._full = False  # the last read filled MAX_READ
+        self._nuls = LineFilter(cut=False)  # NUL runs skipped (a crash's zero-filled blocks)
+        self._told = 0  # NUL runs already reported by ``skipped``
 
     @property
     def is_open(self) -> bool:
@@ -75,9 +82,22 @@ class FileFollower:
         if self._truncated():
             self._partial, self._sig = b"", b""
             self.offset = 0
+            self._restart_filter()
             restarted = "truncated"
-        data += self._read_available()
-        return Chunk(self._lines(data), restarted)
+        data += b"".join(self._nuls.feed(self._read_available()))
+        return Chunk(self._lines(data), restarted, more=self._full)
+
+    def skipped(self, *, final: bool = False) -> list[str]:
+        """One line per NUL run skipped since the last call (offsets in the file); ``final``: the
+        run still going at the end of the file too (a crash's zero-filled tail)."""
+        runs = self._nuls.runs[self._told :]
+        self._told += len(runs)
+        pending = self._nuls.pending if final else None
+        runs += [pending] if pending is not None else []
+        return [f"{human(r.size)} of NUL bytes skipped at offset {r.offset:,} ({r.size:,} bytes)" for r in runs]
+
+    def _restart_filter(self) -> None:
+        self._nuls, self._told = LineFilter(cut=False, start=self.offset), 0
 
     def close(self) -> None:
         """Close the file handle."""
@@ -96,6 +116,7 @@ class FileFollower:
             self._sig = os.pread(fh.fileno(), 32, max(0, st.st_size - 32))
             self._skip_first_line = os.pread(fh.fileno(), 1, st.st_size - 1) != b"\n"
         self._opened_once = True
+        self._restart_filter()
         return True
 
     def _close(self) -> None:
@@ -131,6 +152,7 @@ class FileFollower:
         out = bytearray()
         while True:
             block = os.pread(fh.fileno(), MAX_READ, self.offset)
+            self._full = len(block) == MAX_READ
             out += block
             self.offset += len(block)
             if block:
@@ -140,7 +162,8 @@ class FileFollower:
 
     def _finish_old(self) -> bytes:
         """Everything left in the replaced file; its unterminated last line counts as complete."""
-        rest, self._partial = self._partial + self._read_available(unbounded=True), b""
+        tail = b"".join([*self._nuls.feed(self._read_available(unbounded=True)), *self._nuls.finish()])
+        rest, self._partial = self._partial + tail, b""
         if rest and not rest.endswith(b"\n"):
             rest += b"\n"
         return rest

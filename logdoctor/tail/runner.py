@@ -103,8 +103,8 @@ class Tailer:
         self._discover(initial=True)
         while True:
             now = time.monotonic()
-            events = self._read_all()
-            got_data = any(not isinstance(e, Notice) for e in events)
+            events, more = self._read_all()
+            got_data = more or any(not isinstance(e, Notice) for e in events)
             if got_data:
                 last_data = now
             events += self._heavy(now)
@@ -127,9 +127,10 @@ class Tailer:
             limits += [start + o.max_seconds - now] if o.max_seconds is not None else []
             limits += [last_data + o.idle_timeout - now] if o.idle_timeout is not None else []
             limits += [0.05] if self._pending else []
+            limits += [0.0] if more else []  # a long line or a NUL run: read on, not idle
             if self.watcher.wait(max(0.0, min(limits))):
                 self._discover()
-            if got_data:  # coalesce a busy writer's appends into one update per min_update
+            if got_data and not more:  # coalesce a busy writer's appends into one update per min_update
                 time.sleep(max(0.0, now + o.min_update - time.monotonic()))
 
     def _discover(self, initial: bool = False) -> None:
@@ -163,12 +164,17 @@ class Tailer:
         entry = self.files.get(path)
         return entry[0] if entry else None
 
-    def _read_all(self) -> list[TailEvent]:
+    def _read_all(self) -> tuple[list[TailEvent], bool]:
+        """Events of what every follower read, and whether one stopped at its read limit."""
         events: list[TailEvent] = []
+        more = False
         for follower, session in self.files.values():
             was_open = follower.is_open
             chunk = follower.read()
+            more = more or chunk.more
             now = time.time()
+            if isinstance(follower, FileFollower):
+                events += [Notice(session.source, note, now) for note in follower.skipped()]
             if chunk.restarted:
                 events.append(session.restarted(chunk.restarted, now))
             head = (
@@ -177,7 +183,7 @@ class Tailer:
                 else None
             )
             events += session.feed(chunk.data, now, head=head)
-        return events
+        return events, more
 
     def _heavy(self, now: float) -> list[TailEvent]:
         if self._pending is not None:
@@ -235,10 +241,12 @@ class Tailer:
             self._pending = None
             result, cost = fut.result()
             events += session.apply_heavy(result, cost, time.time())
-        for _, s in self.files.values():
+        for follower, s in self.files.values():
             if s.stale and s.heavy_cost < 1.0:
                 events += s.run_heavy()
             events += s.stuck_final(time.time())
+            if isinstance(follower, FileFollower):
+                events += [Notice(s.source, note, time.time()) for note in follower.skipped(final=True)]
         self._emit(events)
 
     def _close(self) -> None:

@@ -147,3 +147,20 @@ def test_memory_stays_bounded_on_a_huge_line_and_a_nul_tail(tmp_path: Path) -> N
     base = _peak_rss_mb(["analyze", str(small), "-q"], env)
     for log in (line, nuls):
         assert _peak_rss_mb(["analyze", str(log), "-q"], env) < base + 30, log.name
+
+
+def test_tail_reads_on_through_a_long_line_and_a_nul_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """tail read one 4 MiB block per wake-up and counted a block without steps as idle time (the
+    idle timeout ended it inside a 12 MB line), and a chunk holding NULs lost its step lines to the
+    binary check: 3,000 of 3,500 rows. Now it reads on, skips the NUL run and says where."""
+    log = tmp_path / "live.log"
+    log.write_bytes(LOG + b"w" * 12_000_000 + b"\n" + b"\x00" * 9_000_000 + MORE + b"\x00" * 5000)
+    assert main(["tail", str(log), "--format", "jsonl", "--idle-timeout", "0.5"]) == 0
+    events = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert events[-1]["event"] == "stop" and events[-1]["sources"][0]["rows"] == 3500
+    notes = [e["message"] for e in events if e["event"] == "notice" and "NUL" in e["message"]]
+    at = len(LOG) + 12_000_001
+    assert notes == [
+        f"8.58 MiB of NUL bytes skipped at offset {at:,} (9,000,000 bytes)",
+        f"4.88 KiB of NUL bytes skipped at offset {at + 9_000_000 + len(MORE):,} (5,000 bytes)",
+    ]

@@ -111,3 +111,23 @@ def test_no_real_log_has_a_stuck_counter(reallogs_dir: Path, capsys: pytest.Capt
         if out.strip():
             doc = json.loads(out)
             assert not _ld008(doc.get("findings", [])), log.name
+
+
+def test_the_tracker_decides_as_the_batch_rule_on_random_logs() -> None:
+    """tail's chunked tracker finds the stuck runs ``find_stuck`` finds on the whole log, whatever the
+    chunking (random repeat structures, stuck heads and tails)."""
+    from logdoctor.structure.stuck import StuckTracker, find_stuck
+
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        steps = np.cumsum(rng.random(int(rng.integers(1, 3000))) < rng.random())
+        if rng.random() < 0.5:
+            steps = np.concatenate([steps, np.full(int(rng.integers(1, 500)), steps[-1])])
+        if rng.random() < 0.3:
+            steps = np.concatenate([np.full(int(rng.integers(1, 300)), -1), steps])
+        lines = np.arange(1, steps.size + 1)
+        tracker = StuckTracker()
+        for part in np.array_split(np.arange(steps.size), int(rng.integers(1, 20))):
+            if part.size:
+                tracker.feed(steps[part], lines[part])
+        assert sorted(tracker.counters(), key=lambda c: c.first_line) == list(find_stuck(steps, lines))

@@ -29,6 +29,7 @@ def _end_of_line(data: bytes, n: int) -> int:
             return len(data)
     return end + 1
 
+
 _DEFAULT = FieldMap()
 
 

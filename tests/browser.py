@@ -79,7 +79,8 @@ def visit(page: Path, width: int = 1100, height: int = 1800) -> PageVisit:
         raise FileNotFoundError("chromium is not installed")
     a_r, a_w = os.pipe()
     b_r, b_w = os.pipe()
-    with tempfile.TemporaryDirectory() as profile:
+    # chromium's helper processes may still write to the profile for a moment after it is killed
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:
         args = [*FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}", "about:blank"]
         proc = subprocess.Popen(["bash", "-c", f'exec "$0" "$@" 3<&{a_r} 4>&{b_w}', binary, *args],
                                 pass_fds=(a_r, b_w), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -52,7 +52,8 @@ def findings_for(v: Verdict, f: Facts) -> tuple[Finding, ...]:
                 code,
                 v.summary,
                 hint=v.hint,
-                confidence=v.confidence,
+                # an inconclusive verdict has no confidence; that the log cannot decide is certain
+                confidence=1.0 if v.confidence is None else v.confidence,
                 evidence=dict(v.evidence),
                 **span,
             )

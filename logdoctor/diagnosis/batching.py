@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from logdoctor.diagnosis import grouped
+from logdoctor.diagnosis import grouped, lossonly
 from logdoctor.diagnosis import verdicts as vt
 from logdoctor.diagnosis.attribution import attribute
 from logdoctor.diagnosis.batchfindings import artifacts_for, findings_for
@@ -147,10 +147,16 @@ class BatchingDiagnosis:
             verdict = vt.loss_only_sorted_verdict(facts, s)
         elif fits is not None:
             verdict = grouped.from_loss(facts, fits)
+        elif lossonly.fixed_order_decides(facts):
+            verdict = lossonly.fixed_order_verdict(facts)
+        elif lossonly.cannot_clear(facts):  # spikes may be long batches: the loss alone cannot clear batching
+            verdict = lossonly.spikes_verdict(facts, megabatch_tested=match is None)
         elif facts.causes:
             verdict = vt.not_batching_verdict(facts, self.min_lag1)
         elif o is None and r is None:
-            verdict = vt.undecidable_verdict(facts, self._no_grouping_reason(facts, match))
+            reason = self._no_grouping_reason(facts, match)
+            ruled = lossonly.ruled_out_text(lossonly.ruled_out(facts, match is None and not reason))
+            verdict = vt.undecidable_verdict(facts, reason + ruled)
         elif r is None or not r.decidable or r.excess >= self.min_excess:
             # recurrence halfway to static but not significant: neither static nor healthy
             verdict = vt.static_undecidable_verdict(facts, self.min_lag1)

@@ -10,6 +10,7 @@ import numpy as np
 
 from logdoctor.diagnosis import confounders as cf
 from logdoctor.diagnosis import epochs as ep
+from logdoctor.diagnosis import fixedorder as fx
 from logdoctor.diagnosis import lengthstats as ls
 from logdoctor.diagnosis import recurrence as rc
 from logdoctor.model import (
@@ -59,6 +60,8 @@ class Facts:
     #: the log printed the loss as a running mean since the epoch began (read back by structure/):
     #: its noise slope against the position in the epoch, else None
     running_mean_slope: float | None = None
+    #: the loss at the same position in consecutive epochs (batches fed in a fixed order), if testable
+    fixed_order: fx.FixedOrder | None = None
 
     @property
     def usable_lengths(self) -> bool:
@@ -237,6 +240,7 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
         stride=float(np.median(np.diff(steps))) if steps.size > 1 else 1.0,
         rows_only=_rows_only(run),
         running_mean_slope=slope,
+        fixed_order=fx.fixed_order(steps, clean, epochs),
     )
 
 

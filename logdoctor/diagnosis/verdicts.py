@@ -259,10 +259,7 @@ def undecidable_verdict(f: Facts, extra: str = "") -> Verdict:
         f"{what} and {why}the loss alone cannot tell static composition from a healthy shuffle"
         f"{extra}; {LOG_WHAT}."
     )
-    m = 2.0 - (1.5 if why else 0.0)
-    return Verdict(
-        "inconclusive", confidence(m), cause, summary, f"To decide, {LOG_WHAT}.", evidence(f)
-    )
+    return Verdict("inconclusive", None, cause, summary, f"To decide, {LOG_WHAT}.", evidence(f))
 
 
 def _partial_stats_text(f: Facts) -> str:
@@ -293,10 +290,9 @@ def static_undecidable_verdict(f: Facts, min_lag1: float) -> Verdict:
         "cannot tell "
         f"whether they are recomposed every epoch; log batch_fp every step (and the epoch)."
     )
-    margin = (min_lag1 - f.order.lag1) / 0.1 if f.order is not None else 1.0
     return Verdict(
         "inconclusive",
-        confidence(1.0 + float(np.clip(margin, 0.0, 2.0))),
+        None,  # it decided nothing: the summary says what was checked and what would decide
         "composition across epochs unknown",
         summary,
         "Log batch_fp (a fingerprint of the sample indices) and the epoch for every step.",

@@ -36,6 +36,8 @@ text-align:left} th{background:#f6f6f6} .sev-error{color:#a3221b;font-weight:600
 
 def _status(report: Report) -> tuple[str, str]:
     worst = report.worst_severity
+    if (worst is None or worst < Severity.WARNING) and report.status != "ok":  # an earlier appended run
+        return report.status, "No problems in the last run; an earlier run in this log had problems (see below)"
     if worst is None or worst < Severity.WARNING:
         return "ok", "No problems found"
     n = sum(f.severity >= Severity.WARNING for f in report.findings)
@@ -48,7 +50,7 @@ def _summary(report: Report) -> str:
     worst = sorted((f for f in report.findings if f.severity >= Severity.WARNING), key=lambda f: -f.severity)[:5]
     items = "".join(f"<li>{escape(f.code)} {escape(f.message)}</li>" for f in worst)
     v = report.verdict
-    batching = f"Batching: {escape(VERDICT_TITLES[v.batching])} ({v.confidence:.0%}) - {escape(v.summary)}"
+    batching = f"Batching: {escape(VERDICT_TITLES[v.batching])} ({v.confidence_text}) - {escape(v.summary)}"
     return (f'<div class="status {css}">{escape(head)}{f"<ul class=worst>{items}</ul>" if items else ""}</div>'
             f"<p>{batching}</p>")
 

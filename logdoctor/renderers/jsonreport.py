@@ -27,7 +27,11 @@ from logdoctor.renderers.base import Renderer
 #:       ``first_step``/``last_step``, ``rows``, ``status``, ``too_short``, ``current``, ``findings``: its
 #:       problems with their evidence), each analysed on its own; the last is the report's own run
 #:       (``current``), whose status stays the top-level ``status``. ``[]`` for a log of one run. Additive.
-FORMAT_VERSION = 3
+#:   4 - top-level ``status`` is the file's: the worst of every run appended to the log (a log whose
+#:       earlier run diverged is ``error`` even when its last run is fine); ``run_status`` is the last
+#:       run's own (the old meaning of ``status``; equal to it for a log of one run).
+#:       ``verdict.confidence`` is ``null`` for an ``inconclusive`` verdict (it decided nothing).
+FORMAT_VERSION = 4
 
 
 def _clean(value: Any) -> Any:
@@ -61,7 +65,7 @@ def verdict_dict(v: Verdict) -> dict[str, Any]:
     """The batching verdict as the JSON contract spells it."""
     return {
         "batching": v.batching,
-        "confidence": round(v.confidence, 4),
+        "confidence": None if v.confidence is None else round(v.confidence, 4),
         "cause": v.cause,
         "summary": v.summary,
         "hint": v.hint,
@@ -125,6 +129,7 @@ def report_dict(report: Report) -> dict[str, Any]:
     return {
         "format_version": FORMAT_VERSION,
         "status": report.status,
+        "run_status": report.run_status,
         "source": {
             "path": m.path,
             "format": m.format,

@@ -10,7 +10,7 @@ import numpy as np
 
 from logdoctor.model import LINE_NO, LOSS, STEP, Finding, Outcome, Report, RunStructure
 from logdoctor.renderers.evidence import evidence_sentences, format_value, split_evidence
-from logdoctor.renderers.runlines import earlier_detail, earlier_lines, earlier_title, runs_fact
+from logdoctor.renderers.runlines import earlier_detail, earlier_lines, earlier_title, runs_fact, worst_earlier_line
 
 #: How each batching verdict reads to a person.
 VERDICT_TITLES: dict[str, str] = {
@@ -141,11 +141,14 @@ def verdict_line(report: Report) -> str:
     v = report.verdict
     worst = report.problems[0] if report.problems else None
     health = f"{worst.code} {worst.rule}" if worst else NO_PROBLEMS.lower()
+    if (early := report.worst_earlier_run) is not None and report.status != report.run_status:
+        f = early.findings[0]
+        health = f"earlier run {early.index} of {early.of}: {f.code} {f.rule}; last run: {health}"
     bad = sum(1 for p in report.earlier_runs if p.findings)
     earlier = f"; earlier runs: {bad} of {len(report.earlier_runs)} with problems" if report.earlier_runs else ""
     return (
         f"{report.meta.path}: {report.status} ({health}); {count_phrase(report.findings)}; "
-        f"batching: {VERDICT_TITLES[v.batching].removeprefix('batching ')} ({v.confidence:.0%}){earlier}"
+        f"batching: {VERDICT_TITLES[v.batching].removeprefix('batching ')} ({v.confidence_text}){earlier}"
     )
 
 
@@ -184,18 +187,21 @@ HEADLINE_MAX = 3
 #: Findings whose whole content is the batching line (said once, there).
 BATCHING_LINE_CODES = frozenset({"LD504"})
 NO_PROBLEMS = "No problems found"
+#: the headline's second line when only an earlier run appended to the log had problems
+LAST_RUN_OK = "the last run in this log (this report): no problems found"
 _EMIT_HINT = "log seqs/tokens/len_min/len_max/batch_fp (logdoctor.emit)"
 
 
 def headline(report: Report) -> tuple[tuple[str, str], ...]:
     """``(("ok", "No problems found"),)`` or (severity, "rule, steps: message") per worst problem."""
     problems = report.problems
+    earlier = worst_earlier_line(report)  # the file's status covers its earlier runs: name the worst
     if not problems:
-        return (("ok", NO_PROBLEMS),)
+        return (("ok", NO_PROBLEMS),) if earlier is None else (earlier, ("", LAST_RUN_OK))
     lines = [(f.severity.label, f"{f.rule}, {where(f)}: {f.message}") for f in problems[:HEADLINE_MAX]]
     if len(problems) > HEADLINE_MAX:
         lines.append(("", f"+ {len(problems) - HEADLINE_MAX} more problem(s): see Findings"))
-    return tuple(lines)
+    return tuple(lines) if earlier is None else (earlier, *lines)
 
 
 def plot_health(report: Report) -> str:
@@ -217,9 +223,9 @@ def batching_line(report: Report) -> str:
     if v.batching == "not_batching" and report.status == "ok":
         return f"Batching: no batching fault; the loss shows {v.cause}"
     if v.batching == "not_batching":
-        return f"Batching: not the cause; the problem comes from {v.cause} (confidence {v.confidence:.0%})"
+        return f"Batching: not the cause; the problem comes from {v.cause} (confidence {v.confidence_text})"
     cause = "" if v.cause == VERDICT_TITLES[v.batching] else f" - {v.cause}"
-    return f"Batching: {VERDICT_TITLES[v.batching]} (confidence {v.confidence:.0%}){cause}"
+    return f"Batching: {VERDICT_TITLES[v.batching]} (confidence {v.confidence_text}){cause}"
 
 
 def todo(report: Report) -> tuple[str, ...]:
@@ -305,7 +311,7 @@ def build_rows(report: Report) -> Rows:
         path=report.meta.path,
         verdict_line=verdict_line(report),
         verdict_title=VERDICT_TITLES[v.batching],
-        confidence=f"{v.confidence:.0%}",
+        confidence=v.confidence_text,
         cause=v.cause,
         summary=v.summary,
         hint=v.hint,

@@ -27,11 +27,13 @@ def _report(folder: Path, name: str) -> Report:
 
 
 def test_nmt_every_appended_run_is_its_own(reallogs_dir: Path) -> None:
-    """22 runs at the lines the truth names; the report and its status are the last run's (ok)."""
+    """22 runs at the lines the truth names; the report and ``run_status`` are the last run's (ok),
+    the file's ``status`` covers runs 20-21, which diverged (error)."""
     report = _report(reallogs_dir, NMT)
     assert [p.first_line for p in report.runs] == NMT_STARTS
     assert [p.last_line for p in report.runs[:-1]] == [s - 1 for s in NMT_STARTS[1:]]
-    assert report.runs[-1].current and report.runs[-1].last_line == 484 and report.status == "ok"
+    assert report.runs[-1].current and report.runs[-1].last_line == 484 and report.run_status == "ok"
+    assert report.status == "error"
     assert sum(p.rows for p in report.runs) == 427  # every "avg. loss" line in exactly one run
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 
 from logdoctor.detectors import robust
-from logdoctor.model import Evidence, Finding
+from logdoctor.model import Evidence, Finding, Severity
 
 #: Which cause is named first when several are present: mechanisms that explain the symptoms
 #: (a running average, a cyclic lr, a staircase) come before the symptoms detectors report.
@@ -39,6 +39,9 @@ class Cause:
     priority: int
     strength: float
     evidence: Evidence = field(default_factory=dict)
+    #: a finding at WARNING or above backs it (else the report shows it as information only, and
+    #: the verdict must not call it "the loss problem" under an "ok" headline)
+    problem: bool = True
 
 
 def _rolling_median_pl(f: np.ndarray, window: int, *, center: bool) -> np.ndarray:
@@ -110,7 +113,7 @@ def from_findings(findings: Sequence[Finding]) -> list[Cause]:
     for f in sorted(findings, key=lambda f: -f.severity):  # the worst finding names a shared cause
         if f.code in table:
             key, label, prio = table[f.code]
-            out.append(Cause(key, label, prio, f.confidence, {"from_finding": f.code}))
+            out.append(Cause(key, label, prio, f.confidence, {"from_finding": f.code}, f.severity >= Severity.WARNING))
     return out
 
 
@@ -139,6 +142,7 @@ def resumed(resumes: int, resume_steps: Sequence[int], rewritten: int = 0) -> Ca
         PRIORITY["resume"],
         0.95,
         {"resumes": resumes, "first_resume_step": first},
+        problem=False,  # a resume by itself is no fault; LD004 names a loss jump after one
     )
 
 
@@ -184,12 +188,18 @@ def bad_batches(
         "first_spike_step": int(steps[hit[0]]),
         "from_finding": "LD101",
     }
+    hit_steps = set(steps[hit].tolist())
+    warned = any(
+        f.code == "LD101" and f.severity >= Severity.WARNING and f.evidence.get("step", f.first_step) in hit_steps
+        for f in findings
+    )
     return Cause(
         "bad_batches",
         "isolated bad batches (loss spikes)",
         PRIORITY["bad_batches"],
         float(min(1.0, zf.max() / 20)),
         ev,
+        problem=warned,
     )
 
 

@@ -189,7 +189,7 @@ def not_batching_verdict(f: Facts, min_lag1: float) -> Verdict:
     c = f.causes[0]
     others = [x.label for x in f.causes[1:]]
     extra = f" (also: {'; '.join(others)})" if others else ""
-    if c.key in _INFO_CAUSES:  # a pattern, not a fault: information, not "the loss problem"
+    if c.key in _INFO_CAUSES or not c.problem:  # a pattern, not a fault: information, not "the loss problem"
         summary = f"The loss shows {c.label}{extra}, which is not a batching fault: {_order_text(f, min_lag1)}."
     else:
         summary = f"The loss problem comes from {c.label}{extra}, not from batching: {_order_text(f, min_lag1)}."

@@ -128,7 +128,7 @@ class BatchingDiagnosis:
 
     def diagnose(self, run: Run, findings: Sequence[Finding]) -> Diagnosis:
         """Return the verdict for a run given the detectors' findings."""
-        facts = gather(run, findings, self.min_spread)
+        facts = gather(run, findings, self.min_spread, (self.min_lag1, self.min_monotone))
         o, r, s = facts.order, facts.rec, facts.shape
         match = grouped.loss_match(facts) if o is None else None
         # a loss period the megabatch explains: the lr is logged, does not cycle, and nothing that

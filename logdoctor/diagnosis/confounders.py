@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from logdoctor.detectors import robust
+from logdoctor.detectors import lrschedule, robust
+from logdoctor.detectors.robust import Series
 from logdoctor.model import Evidence, Finding, Severity
 
 #: Which cause is named first when several are present: mechanisms that explain the symptoms
@@ -164,10 +165,11 @@ def bad_batches(
     steps: np.ndarray,
     loss: np.ndarray,
     resid: np.ndarray,
-    z_min: float = 8.0,
+    z_min: float,
 ) -> Cause | None:
     """Isolated bad batches: LD101 loss spikes (as the spike detector was configured) that stay
-    spikes once the length effect is removed (robust z > ``z_min`` over the local level, at least
+    spikes once the length effect is removed (robust z > ``z_min`` over the local level (the caller's:
+    facts.BAD_BATCH_Z_*), at least
     1.5x it). More than max(3, 2%) such rows are not isolated (a periodic or length pattern).
     The verdict never names spikes the report does not show.
     """
@@ -232,15 +234,13 @@ def instability(
     return Cause("instability", label, PRIORITY["instability"], float(min(1.0, 0.5 + 0.1 * len(hits))), ev)
 
 
-def cyclic_lr(lr: np.ndarray | None, resid: np.ndarray) -> Cause | None:
-    """An lr that rises again after decaying (restarts / triangular) and that the loss follows."""
-    if lr is None:
+def cyclic_lr(lr: np.ndarray | None, resid: np.ndarray, cyclic: bool) -> Cause | None:
+    """A cyclic lr (``cyclic``: ``is_cyclic``, the detector's definition) that the loss follows."""
+    if lr is None or not cyclic:
         return None
     ok = np.isfinite(lr) & np.isfinite(resid)
     v = lr[ok]
     rerise = _rerise(v)
-    if rerise < 0.2:
-        return None
     if np.ptp(resid[ok]) == 0:
         return None
     rho, p = robust.spearman(resid[ok], v)
@@ -265,6 +265,6 @@ def _rerise(v: np.ndarray) -> float:
     return float(np.max(after - np.minimum.accumulate(after)) / np.ptp(v)) if after.size else 0.0
 
 
-def is_cyclic(lr: np.ndarray | None) -> bool:
-    """True when the lr rises again by ≥20% of its range after its first peak."""
-    return lr is not None and _rerise(lr[np.isfinite(lr)]) >= 0.2
+def is_cyclic(lr: Series | None) -> bool:
+    """A cyclic / restarting lr, as the lr-schedule detector defines it (LD604: the one definition)."""
+    return lr is not None and lrschedule.is_cyclic(lr)

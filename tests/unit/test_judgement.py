@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import polars as pl
 import pytest
@@ -9,7 +11,7 @@ import pytest
 from fixtures.simulator import SimConfig, as_run, simulate
 from logdoctor import codes, pipeline
 from logdoctor.detectors.spikes import SpikeDetector
-from logdoctor.diagnosis import fixedorder
+from logdoctor.diagnosis import facts, fixedorder
 from logdoctor.diagnosis.batching import BatchingDiagnosis
 from logdoctor.diagnosis.epochs import Epochs
 from logdoctor.exitcodes import gated_findings
@@ -96,3 +98,46 @@ def test_check_gates_on_every_appended_run_unless_told_last() -> None:
     assert report.status == "error" and report.run_status != "error"
     with pytest.raises(ValueError):
         gated_findings(report, "first")
+
+
+def _docs() -> str:
+    return (Path(__file__).resolve().parents[2] / "docs" / "verdict.md").read_text()
+
+
+def test_docs_state_the_thresholds_the_code_uses() -> None:
+    """One source: the numbers docs/verdict.md gives are the code's (it said z >= 10 while the code used 8)."""
+    docs = _docs()
+    d = BatchingDiagnosis()
+    assert f"min_lag1={d.min_lag1:g}, min_monotone={d.min_monotone:g}, min_excess={d.min_excess:g}" in docs
+    assert f"robust z ≥ {facts.BAD_BATCH_Z_WITH_LENGTHS:g} with usable" in docs
+    assert f"z ≥ {facts.BAD_BATCH_Z_LOSS_ONLY:g} from the loss alone" in docs
+    assert f"z ≥ {fixedorder.MIN_Z:g} over the shifted-position null" in docs
+    assert "`lrschedule.is_cyclic`, the one definition" in docs
+
+
+def test_gather_reads_the_sorted_thresholds_it_is_given() -> None:
+    """facts.py no longer hard-codes 0.5/0.7: epochs are inferred from length resets only when the
+    order passes the thresholds the verdict was configured with."""
+    cfg = SimConfig(strategy="sorted_asc", n_samples=2500, seed=12)
+    run = as_run(simulate(cfg)[0], epoch_column=False)
+    inferred = facts.gather(run, [], 0.05, (0.5, 0.7)).epochs
+    assert inferred is not None and inferred.source.startswith("inferred from batch-length resets")
+    strict = facts.gather(run, [], 0.05, (0.99, 0.99)).epochs
+    assert strict is None or not strict.source.startswith("inferred from batch-length resets")
+
+
+def test_one_rise_after_the_peak_is_not_a_cyclic_lr() -> None:
+    """Must not: LD602 ("outside a recognisable cyclic schedule") and the cause "a cyclic lr" in one
+    report. One rise after the peak is LD602 only; two rises are LD604, and then the verdict may name it."""
+    n = 600
+    t = np.arange(n)
+    one = np.where(t < 30, (t + 1) / 30, np.where((t > 300) & (t < 360), 0.3 + (t - 300) / 60, 0.3))
+    rng = np.random.default_rng(4)
+    for lr, cyclic in ((one, False), (np.where(t < 30, (t + 1) / 30, 0.2 + 0.8 * (np.cos(t / 40) ** 2)), True)):
+        loss = 2 + lr + rng.normal(0, 0.02, n)
+        run = _run(pl.DataFrame({"step": t + 1, "loss": loss, "lr": lr * 1e-3}))
+        report = pipeline.analyze(run)
+        found = {f.code for f in report.findings}
+        causes = str(report.verdict.evidence.get("causes") or "")
+        assert ("cyclic_lr" in causes) == cyclic and ("LD604" in found) == cyclic, (found, causes)
+        assert not ("LD602" in found and "cyclic_lr" in causes)

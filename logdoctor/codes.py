@@ -125,6 +125,11 @@ _RULES: tuple[Rule, ...] = (
          "Heuristic: the loss fell implausibly fast to near zero early in the run (label leakage, "
          "a target in the inputs, or a broken loss).",
          "Check that labels cannot be read from the inputs and that the loss is computed on the right tensors."),
+    Rule("LD421", "loss-at-chance", Severity.WARNING,
+         "The loss sits at chance level (ln 2 for a binary or pairwise objective) for the whole run: "
+         "nothing is learned.",
+         "Check the labels (chosen/rejected pairs swapped or identical?), the lr (too low or zero), and "
+         "that the trainable parameters receive gradients."),
     Rule("LD501", "sorted-batching", Severity.ERROR,
          "Batches are fed in length order (fully or within windows) and the loss tracks it.",
          "Shuffle each epoch; use a bucketed shuffle to keep the padding savings (`logdoctor buckets`)."),

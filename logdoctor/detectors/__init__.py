@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.chance import ChanceLossDetector
 from logdoctor.detectors.changepoints import ChangepointDetector
 from logdoctor.detectors.drops import DropDetector
 from logdoctor.detectors.evalnoise import EvalNoiseDetector
@@ -33,6 +34,7 @@ ANALYZERS: tuple[type[Analyzer], ...] = (
     SlowdownDetector,
     EvalNoiseDetector,
     LossFloorDetector,
+    ChanceLossDetector,
     OverfittingDetector,
     MemorizationDetector,
     MixedPrecisionDetector,

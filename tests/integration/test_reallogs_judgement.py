@@ -35,3 +35,18 @@ def test_headline_names_the_worst_earlier_run(reallogs_dir: Path) -> None:
     head = get_renderer("text")(width=120).render(report).split("Batching:")[0]
     assert "No problems found" not in head.split("the last run")[0]
     assert "ERROR" in head and "earlier run 20 of 22" in head and "divergence" in head
+
+
+def test_pairwise_reward_loss_stuck_at_ln2_is_a_warning_and_no_other_real_log_is(reallogs_dir: Path) -> None:
+    """llamafactory 360 pairwise: loss median 0.69 = ln 2 for all 202 steps (LD421); must not: no
+    other real log (healthy or failing some other way) sits at chance."""
+    from logdoctor.detectors.chance import ChanceLossDetector
+
+    hits = []
+    for path in sorted(reallogs_dir.iterdir()):
+        if path.name in ("MANIFEST.tsv", "README.md"):
+            continue
+        run = pipeline.load(str(path))
+        if ChanceLossDetector().analyze(run).findings:
+            hits.append(path.name)
+    assert hits == ["llamafactory_trainer_log_360_pairwise_acc.jsonl"]

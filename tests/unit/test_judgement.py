@@ -141,3 +141,20 @@ def test_one_rise_after_the_peak_is_not_a_cyclic_lr() -> None:
         causes = str(report.verdict.evidence.get("causes") or "")
         assert ("cyclic_lr" in causes) == cyclic and ("LD604" in found) == cyclic, (found, causes)
         assert not ("LD602" in found and "cyclic_lr" in causes)
+
+
+@pytest.mark.parametrize(
+    ("level", "fall", "found"),
+    [(np.log(2), 0.0, True), (np.log(2), 0.3, False), (np.log(7), 0.0, False), (0.8, 0.0, False)],
+)
+def test_loss_at_chance_only_at_ln2_and_never_falling(level: float, fall: float, found: bool) -> None:
+    """LD421: a pairwise loss stuck at ln 2 learns nothing; a loss that falls from ln 2, or sits at
+    ln 7 (healthy char-LM runs end there) or anywhere else, is not flagged."""
+    from logdoctor.detectors.chance import ChanceLossDetector
+
+    n = 200
+    rng = np.random.default_rng(7)
+    loss = level * (1 - fall * np.arange(n) / n) + rng.normal(0, 0.05, n)
+    run = _run(pl.DataFrame({"step": np.arange(1, n + 1), "loss": loss}))
+    codes_ = {f.code for f in ChanceLossDetector().analyze(run).findings}
+    assert ("LD421" in codes_) == found

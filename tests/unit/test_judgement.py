@@ -158,3 +158,34 @@ def test_loss_at_chance_only_at_ln2_and_never_falling(level: float, fall: float,
     run = _run(pl.DataFrame({"step": np.arange(1, n + 1), "loss": loss}))
     codes_ = {f.code for f in ChanceLossDetector().analyze(run).findings}
     assert ("LD421" in codes_) == found
+
+
+def test_silence_on_healthy_runs_plateau_rise_and_floor_spikes() -> None:
+    """Must not: a whole-run fall of 10% is not "barely moved" (healthy LoRA SFT and continued
+    pretraining runs move that little); a rise the loss recovers from in a run that finished lower is
+    information; frequent spikes at a converged loss of 0.002 are information. Must: a 2% fall is
+    "barely moved", a rise that stays is a warning, frequent spikes at the loss's own scale warn."""
+    from logdoctor.detectors.drops import DropDetector
+    from logdoctor.detectors.spikes import SpikeDetector
+
+    n = 1000
+    t = np.arange(n)
+    rng = np.random.default_rng(11)
+
+    def found(loss: np.ndarray, det: object, code: str) -> set[str]:
+        run = _run(pl.DataFrame({"step": t + 1, "loss": loss}))
+        return {f.severity.label for f in det.analyze(run).findings if f.code == code}  # type: ignore[attr-defined]
+
+    base = 2.0 * (1 - 0.10 * t / n) + rng.normal(0, 0.01, n)
+    assert found(base, DropDetector(), "LD402") == set()
+    assert found(2.0 * (1 - 0.02 * t / n) + rng.normal(0, 0.01, n), DropDetector(), "LD402") == {"info"}
+    bump = np.where((t > 300) & (t < 450), 0.5, 0.0)
+    falling = 3.0 * np.exp(-t / 400) + 1.0 + rng.normal(0, 0.01, n)
+    assert found(falling + bump, DropDetector(), "LD403") == {"info"}
+    stays = np.where(t > 700, 0.35, 0.0)
+    assert found(3.0 * np.exp(-t / 200) + 1.0 + stays + rng.normal(0, 0.01, n), DropDetector(), "LD403") == {"warning"}
+    spikes = np.zeros(n)
+    spikes[rng.choice(np.arange(50, n - 5), 40, replace=False)] = 1.0
+    converged = 2.0 * np.exp(-t / 30) + 0.002 + np.abs(rng.normal(0, 0.0002, n))
+    assert found(converged + 0.004 * spikes, SpikeDetector(), "LD103") == {"info"}
+    assert found(converged + 0.8 * spikes, SpikeDetector(), "LD103") == {"warning"}

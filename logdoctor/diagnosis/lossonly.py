@@ -13,9 +13,22 @@ from logdoctor.model import Verdict
 SPIKE_CAUSES = frozenset({"bad_batches", "instability"})
 
 
+def open_period(f: Facts) -> float | None:
+    """A significant loss period (LD201, p < 1e-3) that is not the epoch's, else None."""
+    period, p = f.period.get("period"), f.period.get("p_value", 1.0)
+    spe = f.epochs.steps_per_epoch if f.epochs else None
+    if not period or p >= 1e-3 or (spe and abs(period / spe - 1) <= 0.1):
+        return None
+    return period
+
+
 def cannot_clear(f: Facts) -> bool:
-    """No usable batch length, and every cause is a spike that batch length may explain."""
-    return f.order is None and bool(f.causes) and all(c.key in SPIKE_CAUSES for c in f.causes)
+    """No usable batch length, and every cause is a spike that batch length may explain, or a
+    resume beside a loss period (a resume explains the jump after it, never a period)."""
+    keys = {c.key for c in f.causes}
+    if f.order is not None or not keys:
+        return False
+    return keys <= SPIKE_CAUSES or (keys <= SPIKE_CAUSES | {"resume"} and open_period(f) is not None)
 
 
 def ruled_out(f: Facts, megabatch_tested: bool) -> tuple[str, ...]:
@@ -51,19 +64,29 @@ def ruled_out_text(items: tuple[str, ...]) -> str:
 
 def spikes_verdict(f: Facts, megabatch_tested: bool) -> Verdict:
     """Loss spikes (or grad-norm spikes with loss jumps) and no batch length to compare them with."""
-    c = f.causes[0]
-    n = c.evidence.get("loss_spikes", c.evidence.get("grad_norm_spikes_with_loss"))
-    first = c.evidence.get("first_spike_step")
-    what = f"{n} " if n is not None else ""
-    summary = (
-        f"The loss shows {what}{c.label.removeprefix('isolated ')} (first at step {first}), and the log has no "
-        "batch length to tell a bad batch from a long one (a loss summed over tokens, batches sorted or "
-        f"built once){ruled_out_text(ruled_out(f, megabatch_tested))}; to decide, {LOG_WHAT}."
-    )
+    spikes = [c for c in f.causes if c.key in SPIKE_CAUSES]
+    period = open_period(f)
+    if spikes:
+        c = spikes[0]
+        n = c.evidence.get("loss_spikes", c.evidence.get("grad_norm_spikes_with_loss"))
+        first = c.evidence.get("first_spike_step")
+        what = f"{n} " if n is not None else ""
+        head = (
+            f"The loss shows {what}{c.label.removeprefix('isolated ')} (first at step {first}), and the log has "
+            "no batch length to tell a bad batch from a long one (a loss summed over tokens, batches sorted or "
+            "built once)"
+        )
+        cause = "spikes without batch statistics"
+    else:
+        c = f.causes[0]
+        head = (
+            f"The loss repeats every {period:.1f} steps (LD201), which {c.label} cannot cause (a resume explains "
+            "the jump after it, never a period), and the log has no batch length to tell whether batching does"
+        )
+        cause = "a loss period without batch statistics"
+    summary = f"{head}{ruled_out_text(ruled_out(f, megabatch_tested))}; to decide, {LOG_WHAT}."
     ev = evidence(f) | {f"cause_{k}": v for k, v in c.evidence.items()}
-    return Verdict(
-        "inconclusive", None, "spikes without batch statistics", summary, f"To decide, {LOG_WHAT}.", ev
-    )
+    return Verdict("inconclusive", None, cause, summary, f"To decide, {LOG_WHAT}.", ev)
 
 
 #: Causes a fixed batch order does not explain (they reshape the loss on their own): with one of

@@ -50,3 +50,36 @@ def test_pairwise_reward_loss_stuck_at_ln2_is_a_warning_and_no_other_real_log_is
         if ChanceLossDetector().analyze(run).findings:
             hits.append(path.name)
     assert hits == ["llamafactory_trainer_log_360_pairwise_acc.jsonl"]
+
+
+def _healthy_by_manifest(folder: Path) -> list[str]:
+    """Logs whose MANIFEST truth says no anomaly ("none..." or "no loss anomalies", written before
+    any of this analysis; "No learning" is a failure and is not among them)."""
+    import csv
+
+    with (folder / "MANIFEST.tsv").open() as fh:
+        rows = list(csv.DictReader(fh, delimiter="\t"))
+    return [r["file"] for r in rows if r["known_anomalies"].lower().startswith(("none", "no loss anomalies"))]
+
+
+def test_healthy_real_runs_get_no_warning_or_error(reallogs_dir: Path) -> None:
+    """Silence on healthy runs: every log the manifest calls healthy is `ok` (deepspeed_randomltd's
+    transient rise while its seq_len ramps was a WARNING)."""
+    names = _healthy_by_manifest(reallogs_dir)
+    assert len(names) >= 17
+    loud = {}
+    for name in names:
+        report = pipeline.analyze(pipeline.load(str(reallogs_dir / name)))
+        if report.status != "ok":
+            loud[name] = [f"{f.code} {f.message[:80]}" for f in report.problems]
+    assert not loud
+
+
+def test_epoch_period_under_memorisation_is_not_a_data_order_warning(reallogs_dir: Path) -> None:
+    """llamafactory resume_dupwriters: a shuffled 7-epoch SFT whose loss steps down every epoch
+    (memorisation); its LD201 period of one epoch is that staircase (info), not a WARNING whose hint
+    points at data order; and its resume is no "loss problem"."""
+    report = pipeline.analyze(pipeline.load(str(reallogs_dir / "llamafactory_trainer_log_resume_dupwriters.jsonl")))
+    period = [f for f in report.findings if f.code == "LD201"]
+    assert period and all(f.evidence.get("explained_by") == "epoch-staircase" for f in period)
+    assert "loss problem" not in report.verdict.summary

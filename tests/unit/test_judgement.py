@@ -189,3 +189,43 @@ def test_silence_on_healthy_runs_plateau_rise_and_floor_spikes() -> None:
     converged = 2.0 * np.exp(-t / 30) + 0.002 + np.abs(rng.normal(0, 0.0002, n))
     assert found(converged + 0.004 * spikes, SpikeDetector(), "LD103") == {"info"}
     assert found(converged + 0.8 * spikes, SpikeDetector(), "LD103") == {"warning"}
+
+
+def _grouped_run(seed: int, stats: bool) -> Run:
+    """HF group_by_length in miniature: 50-step megabatches sorted longest first, 4 epochs of 500
+    steps, a per-token-summed loss that follows length; with or without the batch statistics."""
+    rng = np.random.default_rng(seed)
+    spe, epochs, mega = 500, 4, 50
+    n = spe * epochs
+    t = np.arange(n)
+    raw = np.exp(rng.normal(5, 0.3, n))
+    length = np.concatenate([np.sort(raw[i : i + mega])[::-1] for i in range(0, n, mega)])
+    z = (np.log(length) - 5) / 0.3
+    loss = (2 + np.exp(-t / 600)) * (1 + 0.12 * z) + rng.normal(0, 0.03, n)
+    lr = 1e-4 * np.minimum(1, (t + 1) / 100) * (0.5 + 0.5 * np.cos(np.pi * t / n))
+    cols: dict[str, np.ndarray] = {"step": t + 1, "loss": loss, "lr": lr, "epoch": t // spe}
+    if stats:
+        cols |= {"len_mean": length, "seqs": np.full(n, 8.0), "tokens": 8 * length, "len_max": 1.1 * length}
+    return _run(pl.DataFrame(cols))
+
+
+@pytest.mark.parametrize("stats", [False, True])
+def test_megabatch_sawtooth_is_one_finding_with_or_without_statistics(stats: bool) -> None:
+    """One symptom, one finding: the sawtooth's level jumps (LD301 "jumps up", ten warnings from the
+    loss alone before) and its period (LD201) are folded into the grouped verdict either way."""
+    report = pipeline.analyze(_grouped_run(1, stats))
+    assert report.verdict.batching == "grouped"
+    assert [f.code for f in report.problems] == ["LD505"]
+    folded = [f for f in report.findings if f.code in ("LD301", "LD201")]
+    assert folded and all(f.evidence.get("explained_by") == "grouped-batching" for f in folded)
+
+
+@pytest.mark.parametrize("stats", [False, True])
+def test_a_resume_is_never_the_cause_of_a_megabatch_period(stats: bool) -> None:
+    """A megabatch run that also resumed is grouped (the period's cause), the resume listed beside it;
+    it was "not the cause; the problem comes from a resume"."""
+    cfg = SimConfig(strategy="megabatch", confounder="resume", n_samples=6000, batch_stats=stats, seed=2)
+    table, truth = simulate(cfg)
+    v = pipeline.analyze(as_run(table)).verdict
+    assert v.batching == "grouped" and "resume" in str(v.evidence["causes"])
+    assert truth["expected_verdict"] == ("grouped" if stats else "inconclusive")  # the simulator's rule

@@ -83,3 +83,13 @@ def test_epoch_period_under_memorisation_is_not_a_data_order_warning(reallogs_di
     period = [f for f in report.findings if f.code == "LD201"]
     assert period and all(f.evidence.get("explained_by") == "epoch-staircase" for f in period)
     assert "loss problem" not in report.verdict.summary
+
+
+def test_memorisation_from_accuracy(reallogs_dir: Path) -> None:
+    """OpenNMT id-bima (manifest: overfitting/saturation on tiny data): train accuracy 98.6 while the
+    validation accuracy stays flat at 80.2 - 14x fewer errors on the training data. The loss fell
+    less than 5-fold over that stretch, so only the accuracy shows it."""
+    report = pipeline.analyze(pipeline.load(str(reallogs_dir / "opennmt_py_id_bima_train.log")))
+    (found,) = [f for f in report.findings if f.code == "LD411"]
+    assert found.evidence["basis"] == "accuracy" and found.severity.label == "warning"
+    assert found.evidence["metric"] == "validation_accuracy" and float(found.evidence["error_ratio"]) >= 10

@@ -229,3 +229,23 @@ def test_a_resume_is_never_the_cause_of_a_megabatch_period(stats: bool) -> None:
     v = pipeline.analyze(as_run(table)).verdict
     assert v.batching == "grouped" and "resume" in str(v.evidence["causes"])
     assert truth["expected_verdict"] == ("grouped" if stats else "inconclusive")  # the simulator's rule
+
+
+@pytest.mark.parametrize(("train_end", "found"), [(98.6, True), (82.0, False)])
+def test_memorisation_from_accuracy_needs_a_fivefold_error_gap(train_end: float, found: bool) -> None:
+    """Flat eval accuracy at 80 with training accuracy at 98.6 (14x fewer errors) is memorisation;
+    at 82 (1.1x, as healthy real runs) it is not, whatever the loss did."""
+    from logdoctor.detectors.memorization import MemorizationDetector
+
+    n = 100
+    t = np.arange(1, n + 1) * 50
+    acc = np.minimum(train_end, 20 + (train_end - 20) * np.arange(n) / 40)
+    loss = 3.0 * np.exp(-np.arange(n) / 30) + 0.3
+    tb = pl.DataFrame({"step": t, "loss": loss, "acc": acc}).with_row_index("line_no", offset=1)
+    tb = tb.with_columns(pl.col("line_no").cast(pl.Int64))
+    ev_steps = np.arange(500, 5001, 500)
+    ev_acc = [48.0, 60.0, 77.5, 79.0, 79.8, 79.9, 80.2, 80.2, 80.2, 80.2]
+    evals = pl.DataFrame({"step": ev_steps, "line_no": ev_steps // 50, "validation_accuracy": ev_acc})
+    run = Run(validate_run(tb), RunMeta("-", "test"), evals)
+    codes_ = {f.code for f in MemorizationDetector().analyze(run).findings}
+    assert ("LD411" in codes_) == found

@@ -14,6 +14,7 @@ from logdoctor.detectors.lrschedule import LrScheduleDetector
 from logdoctor.detectors.memorization import MemorizationDetector
 from logdoctor.detectors.mixedprecision import MixedPrecisionDetector
 from logdoctor.detectors.nonfinite import DivergenceDetector, NonFiniteDetector
+from logdoctor.detectors.nonfinitemetrics import NonFiniteMetricsDetector
 from logdoctor.detectors.overfitting import OverfittingDetector
 from logdoctor.detectors.periodicity import PeriodicityDetector
 from logdoctor.detectors.slowdown import SlowdownDetector
@@ -25,6 +26,7 @@ ANALYZERS: tuple[type[Analyzer], ...] = (
     IntegrityDetector,
     TooShortDetector,
     NonFiniteDetector,
+    NonFiniteMetricsDetector,
     DivergenceDetector,
     SpikeDetector,
     PeriodicityDetector,

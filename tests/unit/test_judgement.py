@@ -249,3 +249,43 @@ def test_memorisation_from_accuracy_needs_a_fivefold_error_gap(train_end: float,
     run = Run(validate_run(tb), RunMeta("-", "test"), evals)
     codes_ = {f.code for f in MemorizationDetector().analyze(run).findings}
     assert ("LD411" in codes_) == found
+
+
+def _gn_run(bad_rows: list[int], n: int = 600) -> Run:
+    t = np.arange(1, n + 1)
+    gn = np.full(n, 1.0)
+    gn[bad_rows] = np.nan
+    return _run(pl.DataFrame({"step": t, "loss": 3 * np.exp(-t / 200) + 1, "grad_norm": gn}))
+
+
+def test_nonfinite_grad_norm_with_a_finite_loss_is_reported_against_the_fp16_null() -> None:
+    """LD008: 40 NaN grad norms over 500 settled steps (null: ~5) warn; 3 are a scaler at work (info);
+    none is silent."""
+    from logdoctor.detectors.nonfinitemetrics import NonFiniteMetricsDetector
+
+    def sev(rows: list[int]) -> set[str]:
+        return {f.severity.label for f in NonFiniteMetricsDetector().analyze(_gn_run(rows)).findings}
+
+    assert sev(list(range(150, 590, 11))) == {"warning"}
+    assert sev([10, 300, 450]) == {"info"}
+    assert sev([]) == set()
+
+
+def test_infinite_eval_loss_is_an_error_unless_it_recovered_or_follows_a_nan_loss() -> None:
+    from logdoctor.detectors.nonfinitemetrics import NonFiniteMetricsDetector
+
+    n = 300
+    t = np.arange(1, n + 1)
+    base = pl.DataFrame({"step": t, "loss": 3 * np.exp(-t / 100) + 1})
+    ev_steps = np.arange(50, 301, 50)
+    inf = np.inf
+    for values, want in (([2.0, 2.0, 2.0, inf, inf, inf], "error"), ([2.0, inf, 2.0, 2.0, 2.0, 2.0], "warning")):
+        evals = pl.DataFrame({"step": ev_steps, "line_no": ev_steps, "eval_loss": values})
+        run = Run(_run(base).table, RunMeta("-", "test"), evals)
+        (f,) = NonFiniteMetricsDetector().analyze(run).findings
+        assert (f.code, f.severity.label) == ("LD009", want)
+    nan = float("nan")
+    nan_loss = base.with_columns(pl.when(pl.col("step") > 100).then(nan).otherwise(pl.col("loss")).alias("loss"))
+    evals = pl.DataFrame({"step": ev_steps, "line_no": ev_steps, "eval_loss": [2.0, 2.0, nan, nan, nan, nan]})
+    (f,) = NonFiniteMetricsDetector().analyze(Run(_run(nan_loss).table, RunMeta("-", "test"), evals)).findings
+    assert f.severity.label == "info" and f.evidence["follows_nonfinite_loss"] is True

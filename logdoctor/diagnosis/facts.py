@@ -63,6 +63,8 @@ class Facts:
     running_mean_slope: float | None = None
     #: the loss at the same position in consecutive epochs (batches fed in a fixed order), if testable
     fixed_order: fx.FixedOrder | None = None
+    #: with batch ids: the share of positions where consecutive epochs hold the same batch
+    same_order: float | None = None
 
     @property
     def usable_lengths(self) -> bool:
@@ -258,6 +260,7 @@ def gather(
         rows_only=_rows_only(run),
         running_mean_slope=slope,
         fixed_order=fx.fixed_order(steps, clean, epochs),
+        same_order=fx.same_order_share(sig[0], epochs.index) if sig is not None and epochs is not None else None,
     )
 
 

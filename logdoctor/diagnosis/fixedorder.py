@@ -118,3 +118,18 @@ def fixed_order(steps: np.ndarray, loss: np.ndarray, epochs: Epochs | None) -> F
         epoch_pairs=len(pairs),
         null_size=int(null.size),
     )
+
+
+def same_order_share(ids: np.ndarray, epoch: np.ndarray) -> float | None:
+    """With batch ids (fingerprints or signatures) per logged row: the share of positions at which
+    consecutive epochs hold the same batch (1.0: the same batches in the same order every epoch);
+    None with fewer than two epochs of ``MIN_PAIRS`` rows."""
+    same = total = 0
+    labels = np.unique(epoch)
+    for a, b in pairwise(labels):
+        x, y = ids[epoch == a], ids[epoch == b]
+        k = min(x.size, y.size)
+        if k >= MIN_PAIRS:
+            same += int(np.count_nonzero(x[:k] == y[:k]))
+            total += k
+    return same / total if total else None

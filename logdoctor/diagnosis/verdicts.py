@@ -92,6 +92,7 @@ def evidence(f: Facts) -> EvidenceDict:
         ev |= {f"period_{k}" if k != "period" else k: v for k, v in f.period.items()}
         if f.epochs is not None and f.epochs.steps_per_epoch:
             ev["period_epoch_ratio"] = rounded(f.period["period"] / f.epochs.steps_per_epoch, 3)
+    ev["same_order_share"] = rounded(f.same_order)
     ev["causes"] = ",".join(c.key for c in f.causes) or None
     ev["token_budget_estimate"] = f.token_budget
     return ev
@@ -141,7 +142,7 @@ def static_verdict(f: Facts, r: Recurrence, min_excess: float) -> Verdict:
     summary = (
         f"The same batches recur every epoch ({r.fraction:.0%} of {what} already seen in an "
         f"earlier epoch, {r.expected_if_static:.0%} expected if static, {r.chance:.1%} by chance"
-        f"{_occupancy(r)}); only their order is shuffled"
+        f"{_occupancy(r)}); {_order_of_static(f)}"
         f"{_tracks(f)}."
     )
     scale = 0.05 if r.kind == "fingerprint" else 0.15
@@ -154,6 +155,19 @@ def static_verdict(f: Facts, r: Recurrence, min_excess: float) -> Verdict:
         _buckets_hint(f, STATIC_FIX),
         evidence(f),
     )
+
+
+#: Share of positions holding the same batch as in the previous epoch above which the order is
+#: called identical: a per-epoch shuffle of n batches matches about 1/n of them (0 on any real run).
+SAME_ORDER = 0.9
+
+
+def _order_of_static(f: Facts) -> str:
+    """``in the same order every epoch`` when the ids repeat position by position, else ``only
+    their order is shuffled``."""
+    if f.same_order is not None and f.same_order >= SAME_ORDER:
+        return f"and in the same order every epoch ({f.same_order:.0%} of positions hold the previous epoch's batch)"
+    return "only their order is shuffled"
 
 
 def _occupancy(r: Recurrence) -> str:

@@ -289,3 +289,25 @@ def test_infinite_eval_loss_is_an_error_unless_it_recovered_or_follows_a_nan_los
     evals = pl.DataFrame({"step": ev_steps, "line_no": ev_steps, "eval_loss": [2.0, 2.0, nan, nan, nan, nan]})
     (f,) = NonFiniteMetricsDetector().analyze(Run(_run(nan_loss).table, RunMeta("-", "test"), evals)).findings
     assert f.severity.label == "info" and f.evidence["follows_nonfinite_loss"] is True
+
+
+@pytest.mark.parametrize("fixed", [True, False])
+def test_static_with_statistics_says_whether_the_order_repeats(fixed: bool) -> None:
+    """Batches built once (the same fingerprints every epoch): fed in the same order, the verdict
+    says so; shuffled, it says only their order is shuffled."""
+    rng = np.random.default_rng(5)
+    spe, epochs = 120, 4
+    lengths = rng.integers(20, 400, spe).astype(float)
+    order = [np.arange(spe) if fixed else rng.permutation(spe) for _ in range(epochs)]
+    idx = np.concatenate(order)
+    n = idx.size
+    t = np.arange(n)
+    table = pl.DataFrame({
+        "step": t + 1, "loss": 2 + np.exp(-t / 200) + rng.normal(0, 0.05, n), "epoch": t // spe,
+        "batch_fp": [f"fp{i:04d}" for i in idx], "seqs": np.full(n, 8.0), "tokens": 8 * lengths[idx],
+        "len_mean": lengths[idx], "lr": np.full(n, 1e-4),
+    })
+    v = pipeline.analyze(_run(table)).verdict
+    assert v.batching == "static"
+    assert ("in the same order every epoch" in v.summary) == fixed
+    assert ("only their order is shuffled" in v.summary) == (not fixed)

@@ -37,7 +37,7 @@ class Spec:
     """One real training run: the framework, the sampler and how it is logged."""
 
     kind: str  # loop | hf | lightning
-    strategy: str  # random | sorted | static | bucketed | group_by_length
+    strategy: str  # random | sorted | static | fixed | bucketed | group_by_length
     stats: bool  # logdoctor.emit batch statistics (and batch_fp unless fp is False)
     every: int = 1  # logging interval in optimizer steps
     accum: int = 1  # gradient accumulation steps
@@ -56,6 +56,8 @@ RUNS: dict[str, Spec] = {
     "loop_static_sig": Spec("loop", "static", True, fp=False),
     "loop_static_stats_ga2": Spec("loop", "static", True, accum=2, batch=8),
     "loop_static_loss": Spec("loop", "static", False),
+    "loop_fixed_stats": Spec("loop", "fixed", True),
+    "loop_fixed_loss": Spec("loop", "fixed", False),
     "loop_bucketed_stats": Spec("loop", "bucketed", True),
     "loop_bucketed_sig": Spec("loop", "bucketed", True, fp=False),
     "loop_bucketed_stats_ga2": Spec("loop", "bucketed", True, accum=2, batch=8),
@@ -75,9 +77,9 @@ def expected(spec: Spec, steps_per_epoch: int) -> str:
     when batch statistics are logged densely enough to compare epochs, else inconclusive; from
     the loss alone, a full sort (epoch sawtooth) or HF megabatches (a loss period) only."""
     verdict = {"random": "healthy", "bucketed": "healthy", "sorted": "sorted", "static": "static",
-               "group_by_length": "grouped"}[spec.strategy]
-    if not spec.stats:
-        return verdict if verdict in ("sorted", "grouped") else "inconclusive"
+               "fixed": "static", "group_by_length": "grouped"}[spec.strategy]
+    if not spec.stats:  # a fixed order shows in the loss too: the same batch at the same position
+        return verdict if verdict in ("sorted", "grouped") or spec.strategy == "fixed" else "inconclusive"
     if verdict in ("sorted", "grouped"):
         return verdict
     k, e = spec.every, spec.epochs

@@ -48,6 +48,7 @@ _CAUSE_TEXT = {
     "sorted-batching": "the length-sorted order",
     "grouped-batching": "the length-grouped megabatches",
     "epoch-staircase": "the epoch staircase",
+    "static-batching": "the fixed batch order",
 }
 
 
@@ -114,6 +115,31 @@ def _megabatch_marks(facts: Facts, period: float) -> np.ndarray:
     return np.unique(np.round(marks).astype(np.int64))
 
 
+#: A period within this many cycles per epoch of a whole number is a harmonic of the epoch.
+HARMONIC_SLACK = 0.25
+
+
+def _fixed_order_harmonics(findings: list[Finding], facts: Facts) -> list[Finding]:
+    """Batches fed in the same order every epoch make the whole loss repeat with the epoch: a loss
+    period at a harmonic of it (spe/k) is that order, not a second problem."""
+    fo, same = facts.fixed_order, facts.same_order
+    fixed = (fo is not None and fo.fixed) or (same is not None and same >= 0.9)
+    if not fixed or facts.epochs is None or not facts.epochs.steps_per_epoch:
+        return findings
+    spe = facts.epochs.steps_per_epoch
+    out = []
+    for f in findings:
+        period = f.evidence.get("period") or f.evidence.get("spike_period")
+        open_period = f.code in _PERIOD_CODES and "explained_by" not in f.evidence
+        if open_period and isinstance(period, int | float) and period > 0:
+            cycles = spe / period
+            if round(cycles) >= 1 and abs(cycles - round(cycles)) <= HARMONIC_SLACK:
+                f = _explain(f, f"its period of {period:.1f} steps is 1/{round(cycles)} of the epoch ({spe} steps), "
+                             "over which the same batches come back in the same order", None, by="static-batching")
+        out.append(f)
+    return out
+
+
 def _staircase_period(findings: list[Finding], facts: Facts, tol: float) -> list[Finding]:
     """Under an epoch staircase (memorisation across epochs: the loss steps down at every boundary),
     a loss period of one epoch is the staircase itself, not a data-order warning."""
@@ -160,6 +186,8 @@ def attribute(
     ]
     findings = _staircase_drops(findings, facts, row)
     findings = _staircase_period(findings, facts, period_tolerance)
+    if verdict.batching == "static":
+        return _fixed_order_harmonics(findings, facts)
     if verdict.batching not in ("sorted", "grouped"):
         return findings
     marks, spacing = _boundaries(facts), _spacing(facts)

@@ -311,3 +311,14 @@ def test_static_with_statistics_says_whether_the_order_repeats(fixed: bool) -> N
     assert v.batching == "static"
     assert ("in the same order every epoch" in v.summary) == fixed
     assert ("only their order is shuffled" in v.summary) == (not fixed)
+
+
+@pytest.mark.parametrize("name", ["loop_fixed_stats", "loop_fixed_loss"])
+def test_real_fixed_order_training_is_static_with_one_problem(name: str) -> None:
+    """A real training (bench/realruns/train.py, strategy `fixed`: batches shuffled and built once,
+    fed in the same order every epoch): static from the statistics and from the loss alone (r 0.97),
+    and its loss period at an epoch harmonic is that order, folded: one problem, LD502."""
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "realruns" / f"{name}.log"
+    report = pipeline.analyze(pipeline.load(str(path)))
+    assert report.verdict.batching == "static" and "same order every epoch" in report.verdict.summary
+    assert [f.code for f in report.problems] == ["LD502"]

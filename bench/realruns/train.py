@@ -44,6 +44,8 @@ class Spec:
     epochs: int = 4
     fp: bool = True
     batch: int = 16
+    #: HF only: (checkpoint step, step of the crash): trained to the crash, resumed from the checkpoint
+    resume: tuple[int, int] | None = None
 
 
 RUNS: dict[str, Spec] = {
@@ -68,6 +70,8 @@ RUNS: dict[str, Spec] = {
     "hf_gbl_loss": Spec("hf", "group_by_length", False, batch=8, epochs=3),
     "hf_gbl_loss_every10": Spec("hf", "group_by_length", False, every=10, batch=8, epochs=6),
     "hf_gbl_loss_ga2": Spec("hf", "group_by_length", False, accum=2, batch=8, epochs=4),
+    "hf_gbl_stats_resumed": Spec("hf", "group_by_length", True, batch=8, epochs=3, resume=(260, 290)),
+    "hf_gbl_loss_resumed": Spec("hf", "group_by_length", False, batch=8, epochs=3, resume=(260, 290)),
     "lightning_random_loss": Spec("lightning", "random", False, epochs=3),
 }
 

@@ -322,3 +322,15 @@ def test_real_fixed_order_training_is_static_with_one_problem(name: str) -> None
     report = pipeline.analyze(pipeline.load(str(path)))
     assert report.verdict.batching == "static" and "same order every epoch" in report.verdict.summary
     assert [f.code for f in report.problems] == ["LD502"]
+
+
+@pytest.mark.parametrize("name", ["hf_gbl_loss_resumed", "hf_gbl_stats_resumed"])
+def test_real_group_by_length_run_that_resumed_is_grouped_not_a_resume(name: str) -> None:
+    """A real HF Trainer group_by_length run that died at step 290 and resumed from checkpoint-260
+    (steps 261-290 written twice): grouped, the resume listed beside it; before issue 29 the
+    loss-only log was "not a batching problem (99%)", the problem coming from the resume."""
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "realruns" / f"{name}.log"
+    report = pipeline.analyze(pipeline.load(str(path)))
+    assert report.series.resumes == 1 and report.verdict.batching == "grouped"
+    assert "resume" in str(report.verdict.evidence["causes"])
+    assert [f.code for f in report.problems] == ["LD505"]

@@ -208,6 +208,7 @@ def not_batching_verdict(f: Facts, min_lag1: float) -> Verdict:
     else:
         summary = f"The loss problem comes from {c.label}{extra}, not from batching: {_order_text(f, min_lag1)}."
     ev = evidence(f) | {f"cause_{k}": v for k, v in c.evidence.items()}
+    ev["cause_is_problem"] = c.key not in _INFO_CAUSES and c.problem  # the headline and this line agree
     order_margin = (min_lag1 - f.order.lag1) / 0.1 if f.order is not None else 2.0
     m = 1.0 + 2.0 * c.strength + float(np.clip(order_margin, -1.0, 2.0))
     hint = codes.RULES[_CAUSE_CODE.get(c.key, "LD101")].action

@@ -220,7 +220,7 @@ def batching_line(report: Report) -> str:
     if v.batching == "inconclusive":
         why = "" if v.cause == "no batch statistics" else f" ({v.cause})"
         return f"Batching: not decidable from this log{why}; {_EMIT_HINT}"
-    if v.batching == "not_batching" and report.status == "ok":
+    if v.batching == "not_batching" and (report.status == "ok" or v.evidence.get("cause_is_problem") is False):
         return f"Batching: no batching fault; the loss shows {v.cause}"
     if v.batching == "not_batching":
         return f"Batching: not the cause; the problem comes from {v.cause} (confidence {v.confidence_text})"

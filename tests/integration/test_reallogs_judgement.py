@@ -85,6 +85,8 @@ def test_epoch_period_under_memorisation_is_not_a_data_order_warning(reallogs_di
     period = [f for f in report.findings if f.code == "LD201"]
     assert period and all(f.evidence.get("explained_by") == "epoch-staircase" for f in period)
     assert "loss problem" not in report.verdict.summary
+    text = get_renderer("text")(width=120).render(report)
+    assert "Batching: no batching fault; the loss shows a resume" in text and "not the cause" not in text
 
 
 def test_memorisation_from_accuracy(reallogs_dir: Path) -> None:

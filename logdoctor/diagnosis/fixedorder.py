@@ -61,16 +61,24 @@ def _highpass(v: np.ndarray) -> np.ndarray:
     return v - np.median(windows, axis=1)
 
 
+def epoch_slices(epoch: np.ndarray, limit: int = MAX_EPOCH_PAIRS + 1) -> list[tuple[int, int]]:
+    """Row ranges (start, end) of the first ``limit`` epochs, each cut to ``MAX_POSITIONS`` rows (rows
+    are in step order, so an epoch is a contiguous run of its label): bounded work on any log."""
+    if epoch.size == 0:
+        return []
+    bounds = np.r_[0, np.flatnonzero(np.diff(epoch) != 0) + 1, epoch.size]
+    return [(int(a), int(min(b, a + MAX_POSITIONS))) for a, b in pairwise(bounds)][:limit]
+
+
 def _epoch_series(steps: np.ndarray, loss: np.ndarray, epochs: Epochs) -> list[dict[int, float]]:
     """Each epoch's high-passed loss by position in the epoch (steps since its first step)."""
     out: list[dict[int, float]] = []
-    for e in np.unique(epochs.index):
-        rows = np.flatnonzero(epochs.index == e)
-        v = loss[rows]
-        if rows.size < MIN_PAIRS or not np.isfinite(v).all():
+    for a, b in epoch_slices(epochs.index):
+        v = loss[a:b]
+        if b - a < MIN_PAIRS or not np.isfinite(v).all():
             out.append({})
             continue
-        pos = steps[rows] - steps[rows[0]]
+        pos = steps[a:b] - steps[a]
         out.append(dict(zip(pos.tolist(), _highpass(v).tolist(), strict=True)))
     return out
 
@@ -125,11 +133,9 @@ def same_order_share(ids: np.ndarray, epoch: np.ndarray) -> float | None:
     consecutive epochs hold the same batch (1.0: the same batches in the same order every epoch);
     None with fewer than two epochs of ``MIN_PAIRS`` rows."""
     same = total = 0
-    labels = np.unique(epoch)
-    for a, b in pairwise(labels):
-        x, y = ids[epoch == a], ids[epoch == b]
-        k = min(x.size, y.size)
+    for (a, b), (c, d) in pairwise(epoch_slices(epoch)):
+        k = min(b - a, d - c)
         if k >= MIN_PAIRS:
-            same += int(np.count_nonzero(x[:k] == y[:k]))
+            same += int(np.count_nonzero(ids[a : a + k] == ids[c : c + k]))
             total += k
     return same / total if total else None

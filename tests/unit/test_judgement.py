@@ -334,3 +334,13 @@ def test_real_group_by_length_run_that_resumed_is_grouped_not_a_resume(name: str
     assert report.series.resumes == 1 and report.verdict.batching == "grouped"
     assert "resume" in str(report.verdict.evidence["causes"])
     assert [f.code for f in report.problems] == ["LD505"]
+
+
+def test_fixed_order_work_is_bounded_on_huge_logs() -> None:
+    """20,000 epochs of 50 rows, or 10 epochs of 100k rows: only the first MAX_EPOCH_PAIRS + 1
+    epochs, each cut to MAX_POSITIONS rows, are read (the loops were O(rows x epochs): 44 s at 1M rows)."""
+    for spe in (50, 100_000):
+        idx = np.arange(1_000_000) // spe
+        slices = fixedorder.epoch_slices(idx)
+        assert len(slices) == fixedorder.MAX_EPOCH_PAIRS + 1
+        assert all(0 < b - a <= fixedorder.MAX_POSITIONS and idx[a] == idx[b - 1] for a, b in slices)

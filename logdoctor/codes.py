@@ -46,13 +46,13 @@ _RULES: tuple[Rule, ...] = (
     Rule("LD007", "degenerate-column", Severity.INFO,
          "A column is constant or zero throughout and was ignored (e.g. a broken token counter).",
          "Fix the logging of that field if you want it used as evidence."),
-    Rule("LD008", "nonfinite-grad-norm", Severity.WARNING,
-         "The grad norm is NaN/inf on steps whose loss is finite (skipped or NaN-writing updates), more "
-         "often than a settled fp16 loss scaler overflows.",
-         "Check the loss scale and the lr; clip gradients; look for inputs that overflow (bf16 if available)."),
     Rule("LD009", "nonfinite-eval", Severity.ERROR,
          "An evaluation metric is NaN/inf.",
          "Check the eval batches for empty or out-of-vocabulary targets, and the weights of the checkpoint for NaN."),
+    Rule("LD011", "nonfinite-grad-norm", Severity.WARNING,
+         "The grad norm is NaN/inf on steps whose loss is finite (skipped or NaN-writing updates), more "
+         "often than a settled fp16 loss scaler overflows.",
+         "Check the loss scale and the lr; clip gradients; look for inputs that overflow (bf16 if available)."),
     Rule("LD020", "skipped-iterations", Severity.WARNING,
          "Mixed-precision steps were skipped (gradient overflow: inf/NaN) and the loss scale was cut.",
          "A few skips at the start are normal; many, or late ones, point at an lr too high or bad data. "

@@ -1,4 +1,4 @@
-"""Non-finite values beside a finite loss: NaN/inf grad norm (LD008) and a NaN/inf eval metric (LD009).
+"""Non-finite values beside a finite loss: NaN/inf grad norm (LD011) and a NaN/inf eval metric (LD009).
 
 A NaN/inf grad norm on a step whose loss is finite means the update was skipped (a dynamic fp16 loss
 scaler) or wrote NaN into the weights; a handful while the scaler calibrates is normal. The null is
@@ -27,7 +27,7 @@ from logdoctor.options import Option, fraction, positive
 
 
 class NonFiniteMetricsDetector(Analyzer):
-    """LD008 (grad norm NaN/inf while the loss is finite) and LD009 (NaN/inf eval metric)."""
+    """LD011 (grad norm NaN/inf while the loss is finite) and LD009 (NaN/inf eval metric)."""
 
     name = "nonfinite-metrics"
     options: ClassVar[tuple[Option, ...]] = (positive("window"), fraction("alpha", high_open=True))
@@ -37,7 +37,7 @@ class NonFiniteMetricsDetector(Analyzer):
         self.alpha = alpha
 
     def analyze(self, run: Run) -> Detection:
-        """At most one LD008, one LD009 per eval column."""
+        """At most one LD011, one LD009 per eval column."""
         return Detection((*self._grad_norm(run), *self._evals(run)))
 
     def _grad_norm(self, run: Run) -> list[Finding]:
@@ -64,7 +64,7 @@ class NonFiniteMetricsDetector(Analyzer):
         )
         ev = {"nonfinite_grad_norm_steps": n, "first_step": first, "after_calibration": k,
               "expected_by_null": round(lam, 3), "p_value": p, "null_window": self.window}
-        return [codes.finding("LD008", msg, first_step=first, last_step=int(steps[bad][-1]), confidence=0.9,
+        return [codes.finding("LD011", msg, first_step=first, last_step=int(steps[bad][-1]), confidence=0.9,
                               evidence=ev, **({} if warn else {"severity": Severity.INFO}))]
 
     def _evals(self, run: Run) -> list[Finding]:

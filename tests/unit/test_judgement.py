@@ -259,7 +259,7 @@ def _gn_run(bad_rows: list[int], n: int = 600) -> Run:
 
 
 def test_nonfinite_grad_norm_with_a_finite_loss_is_reported_against_the_fp16_null() -> None:
-    """LD008: 40 NaN grad norms over 500 settled steps (null: ~5) warn; 3 are a scaler at work (info);
+    """LD011: 40 NaN grad norms over 500 settled steps (null: ~5) warn; 3 are a scaler at work (info);
     none is silent."""
     from logdoctor.detectors.nonfinitemetrics import NonFiniteMetricsDetector
 

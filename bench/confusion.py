@@ -146,8 +146,8 @@ def main(argv: list[str] | None = None) -> int:
             matrix[(exp, v.batching)] += 1
             faulty = cfg.strategy in FAULTS and cfg.confounder == "none"
             must_not += int(v.batching in BLAME and not faulty)
-            conf.append(v.confidence)
             right.append(v.batching == exp)
+            conf.append(v.confidence)  # None for an inconclusive verdict: left out of the reliability table
             if exp == "not_batching" and v.batching == exp:
                 named = str(v.evidence.get("causes") or "").split(",")[0]
                 cause_hits[str(named == truth["expected_cause"])] += 1
@@ -174,8 +174,9 @@ def main(argv: list[str] | None = None) -> int:
         "not_batching runs whose first-named cause is the simulated confounder: "
         f"{cause_hits['True']}/{n_named}"
     )
-    print("\nconfidence bin   runs  mean conf  accuracy")
-    print("\n".join(reliability(conf, right)))
+    print("\nconfidence bin   runs  mean conf  accuracy (decided verdicts; inconclusive has no confidence)")
+    decided = [(c, r) for c, r in zip(conf, right, strict=True) if c is not None]
+    print("\n".join(reliability([c for c, _ in decided], [r for _, r in decided])))
     if wrong:
         print("\nwrong:\n" + "\n".join(wrong[:40]))
     return 0

@@ -204,13 +204,20 @@ def check(
     reports: ReportsOpt = False,
     max_memory: MemOpt = None,
     stride: StrideOpt = None,
+    runs: Annotated[str, typer.Option(
+        "--runs", help="In a log of several appended runs, gate on all of them or only the last."
+    )] = "all",
 ) -> int:
     """CI gate: exit 0 when no finding is at or above --fail-on, 1 when one is, 2 on bad input."""
     from logdoctor import pipeline
+    from logdoctor.exitcodes import RUNS_CHOICES
     from logdoctor.renderers import get_renderer
 
     get_renderer(fmt)
+    if runs not in RUNS_CHOICES:
+        raise ConfigError(f"--runs: expected one of {', '.join(RUNS_CHOICES)}, got {runs!r}")
     cfg = _config(config, field_map, steps_per_epoch, select, ignore, fail_on, max_memory, stride)
+    cfg = dataclasses.replace(cfg, runs=runs)
     outcomes = _emit(pipeline.analyze_paths(paths, cfg, jobs), fmt, -1 if quiet else verbose, output, paths,
                      reports)
     code = worst(ExitCode(o.exit_code) for o in outcomes)

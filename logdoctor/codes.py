@@ -51,6 +51,13 @@ _RULES: tuple[Rule, ...] = (
          "repeats any other step (or the log never carries another step); they count as one step.",
          "Log the optimizer's global step (not an epoch, a constant or a counter reset each record); "
          "until then the analyses see one row for all of those records."),
+    Rule("LD009", "nonfinite-eval", Severity.ERROR,
+         "An evaluation metric is NaN/inf.",
+         "Check the eval batches for empty or out-of-vocabulary targets, and the weights of the checkpoint for NaN."),
+    Rule("LD011", "nonfinite-grad-norm", Severity.WARNING,
+         "The grad norm is NaN/inf on steps whose loss is finite (skipped or NaN-writing updates), more "
+         "often than a settled fp16 loss scaler overflows.",
+         "Check the loss scale and the lr; clip gradients; look for inputs that overflow (bf16 if available)."),
     Rule("LD020", "skipped-iterations", Severity.WARNING,
          "Mixed-precision steps were skipped (gradient overflow: inf/NaN) and the loss scale was cut.",
          "A few skips at the start are normal; many, or late ones, point at an lr too high or bad data. "
@@ -130,6 +137,11 @@ _RULES: tuple[Rule, ...] = (
          "Heuristic: the loss fell implausibly fast to near zero early in the run (label leakage, "
          "a target in the inputs, or a broken loss).",
          "Check that labels cannot be read from the inputs and that the loss is computed on the right tensors."),
+    Rule("LD421", "loss-at-chance", Severity.WARNING,
+         "The loss sits at chance level (ln 2 for a binary or pairwise objective) for the whole run: "
+         "nothing is learned.",
+         "Check the labels (chosen/rejected pairs swapped or identical?), the lr (too low or zero), and "
+         "that the trainable parameters receive gradients."),
     Rule("LD501", "sorted-batching", Severity.ERROR,
          "Batches are fed in length order (fully or within windows) and the loss tracks it.",
          "Shuffle each epoch; use a bucketed shuffle to keep the padding savings (`logdoctor buckets`)."),

@@ -20,6 +20,7 @@ class AnalysisConfig:
         options: detector name -> keyword thresholds for that detector's ``__init__``.
         select / ignore: codes, code prefixes or rule names to keep / drop.
         fail_on: the severity at or above which ``check`` fails.
+        runs: ``all`` (``check`` gates on every run appended to a log) or ``last`` (the last run only).
         max_memory: memory budget of ingest in bytes (``--max-memory``); None: see memory.budget.
     """
 
@@ -29,6 +30,7 @@ class AnalysisConfig:
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     fail_on: Severity = Severity.WARNING
+    runs: str = "all"
     max_memory: int | None = None
     stride: int | None = None
 

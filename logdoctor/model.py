@@ -126,6 +126,11 @@ class Finding:
         if not 0.0 <= self.confidence <= 1.0:
             raise ValueError(f"confidence {self.confidence} outside [0, 1]")
 
+    @property
+    def confidence_text(self) -> str:
+        """``88%``, or ``undecided`` for a verdict without a confidence."""
+        return "undecided" if self.confidence is None else f"{self.confidence:.0%}"
+
 
 BatchingLabel = Literal["sorted", "static", "healthy", "not_batching", "inconclusive", "grouped"]
 BATCHING_LABELS: tuple[BatchingLabel, ...] = (
@@ -144,7 +149,8 @@ class Verdict:
 
     Attributes:
         batching: one of BATCHING_LABELS.
-        confidence: calibrated confidence in [0, 1].
+        confidence: calibrated confidence in [0, 1]; None for an ``inconclusive`` verdict, which
+            decided nothing (its summary says what was ruled out and what would decide).
         cause: short text naming the likely cause ("length-sorted batches", "cyclic lr", ...).
         summary: one sentence for humans.
         hint: what to do next (a fix, or what to log to decide).
@@ -152,7 +158,7 @@ class Verdict:
     """
 
     batching: BatchingLabel
-    confidence: float
+    confidence: float | None
     cause: str
     summary: str
     hint: str = ""
@@ -161,8 +167,15 @@ class Verdict:
     def __post_init__(self) -> None:
         if self.batching not in BATCHING_LABELS:
             raise ValueError(f"invalid batching verdict {self.batching!r}")
-        if not 0.0 <= self.confidence <= 1.0:
+        if self.confidence is None and self.batching != "inconclusive":
+            raise ValueError(f"a {self.batching!r} verdict needs a confidence")
+        if self.confidence is not None and not 0.0 <= self.confidence <= 1.0:
             raise ValueError(f"confidence {self.confidence} outside [0, 1]")
+
+    @property
+    def confidence_text(self) -> str:
+        """``88%``, or ``undecided`` for a verdict without a confidence."""
+        return "undecided" if self.confidence is None else f"{self.confidence:.0%}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -504,10 +517,23 @@ class Report:
         return tuple(sorted(own, key=lambda f: -f.severity))
 
     @property
-    def status(self) -> str:
-        """The run's health: ``ok``, ``warning`` or ``error`` (the worst unexplained finding)."""
+    def run_status(self) -> str:
+        """This run's health: ``ok``, ``warning`` or ``error`` (its worst unexplained finding)."""
         worst = max((f.severity for f in self.findings if not f.evidence.get("explained_by")), default=None)
         return "ok" if worst is None or worst < Severity.WARNING else worst.label
+
+    @property
+    def worst_earlier_run(self) -> RunPart | None:
+        """The earlier run appended to this log with the worst problem (the first of equals), if any."""
+        bad = [p for p in self.earlier_runs if p.findings]
+        return max(bad, key=lambda p: p.findings[0].severity, default=None)
+
+    @property
+    def status(self) -> str:
+        """The file's health: the worst of this run's and every earlier appended run's statuses,
+        so that a log whose earlier run diverged is never ``ok``."""
+        order = ("ok", "warning", "error")
+        return max((self.run_status, *(p.status for p in self.earlier_runs)), key=order.index)
 
 
 @dataclass(frozen=True, slots=True)

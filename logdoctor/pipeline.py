@@ -13,7 +13,7 @@ import numpy as np
 from logdoctor import codes
 from logdoctor.config import AnalysisConfig
 from logdoctor.errors import LogdoctorError, ParseError
-from logdoctor.exitcodes import ExitCode, should_fail
+from logdoctor.exitcodes import ExitCode, gated_findings, should_fail
 from logdoctor.ingest import bounded, memory, streaming
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.linefilter import LineFilter
@@ -267,7 +267,7 @@ def analyze_one(path: str, cfg: AnalysisConfig, in_dir: bool = False) -> Outcome
         skip = in_dir and (isinstance(err, ParseError) or str(err).endswith(": file is empty"))
         code = ExitCode.OK if skip else ExitCode.BAD_INPUT
         return Outcome(path=path, report=None, error=str(err), exit_code=code, skipped=skip)
-    failed = should_fail(report.findings, cfg.fail_on)
+    failed = should_fail(gated_findings(report, cfg.runs), cfg.fail_on)
     return Outcome(path=path, report=report, exit_code=ExitCode.FINDINGS if failed else ExitCode.OK)
 
 

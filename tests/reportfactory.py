@@ -305,7 +305,7 @@ def inconclusive_report() -> Report:
     ]
     verdict = Verdict(
         "inconclusive",
-        0.0,
+        None,
         "no batch statistics in the log",
         "The log lacks per-batch statistics, so batching cannot be judged.",
         "Log per-batch seqs, tokens, len_min/len_mean/len_max and a batch fingerprint.",

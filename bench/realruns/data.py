@@ -45,7 +45,9 @@ class Sampler:
 
     random: shuffle, batch. sorted: sort by length, batch, same order every epoch. static: sort
     and batch once, shuffle only the batch order each epoch. bucketed: shuffle within length
-    buckets (quantiles), batch each bucket, shuffle the batches, every epoch.
+    buckets (quantiles), batch each bucket, shuffle the batches, every epoch. fixed: shuffle and
+    batch once, then feed those batches in the same order every epoch (a DataLoader without shuffle
+    over pre-built batches).
     """
 
     def __init__(self, strategy: str, lengths: np.ndarray, size: int, seed: int, buckets: int = 6) -> None:
@@ -54,6 +56,8 @@ class Sampler:
         self.fixed = chunk(np.argsort(lengths, kind="stable"), size)
         edges = np.quantile(lengths, np.linspace(0, 1, buckets + 1)[1:-1])
         self.bucket = np.searchsorted(edges, lengths, side="right")
+        # its own generator: the other strategies' batches stay what they were
+        self.prebuilt = chunk(np.random.default_rng(seed + 1).permutation(lengths.size), size)
 
     def epoch(self) -> list[np.ndarray]:
         """The batches of the next epoch, in feeding order."""
@@ -61,6 +65,8 @@ class Sampler:
             return chunk(self.rng.permutation(self.lengths.size), self.size)
         if self.strategy == "sorted":
             return list(self.fixed)
+        if self.strategy == "fixed":
+            return list(self.prebuilt)
         if self.strategy == "static":
             return [self.fixed[i] for i in self.rng.permutation(len(self.fixed))]
         if self.strategy == "bucketed":

@@ -24,10 +24,35 @@ def _drop_idx(features: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
     return _collate([{k: v for k, v in f.items() if k != "idx"} for f in features])
 
 
+def _callbacks(out: Path, stop_at: int | None) -> list[Any]:
+    """A plain text log (``step= loss= lr= epoch=`` per logging step, appended: a resumed run
+    writes its replayed steps again, as a stdout log does) and, for the first attempt of a resumed
+    run, a stop at ``stop_at`` (the crash)."""
+    from transformers import TrainerCallback
+
+    class Lines(TrainerCallback):  # type: ignore[misc]
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> Any:
+            if logs and "loss" in logs:
+                with out.open("a", encoding="utf-8") as fh:
+                    fh.write(f"step={state.global_step} loss={logs['loss']:.4f} "
+                             f"lr={logs.get('learning_rate', 0.0):.4g} epoch={logs.get('epoch', 0.0):.4f}\n")
+            return control
+
+    class Stop(TrainerCallback):  # type: ignore[misc]
+        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> Any:
+            if stop_at is not None and state.global_step >= stop_at:
+                control.should_training_stop = True
+            return control
+
+    return [Lines(), Stop()]
+
+
 def train_hf(spec: Any, seqs: list[np.ndarray], seed: int, out: Path, tmp: str) -> int:
     """A tiny GPT-2 (from a config) through ``transformers.Trainer``; the log goes to ``out``:
-    logdoctor JSONL from the emit callback with statistics, else the saved trainer_state.json.
-    Returns steps per epoch (optimizer steps)."""
+    logdoctor JSONL from the emit callback with statistics, else the saved trainer_state.json (or,
+    for a resumed run, a plain text log written as it trains). ``spec.resume = (checkpoint, crash)``:
+    the first attempt saves at ``checkpoint`` and dies at ``crash``; the second resumes from the
+    checkpoint, so the steps in between are logged twice. Returns steps per epoch (optimizer steps)."""
     from transformers import GPT2Config, GPT2LMHeadModel, PrinterCallback, Trainer, TrainingArguments
     from transformers.utils import logging as hf_logging
 
@@ -36,26 +61,34 @@ def train_hf(spec: Any, seqs: list[np.ndarray], seed: int, out: Path, tmp: str) 
 
     hf_logging.set_verbosity_error()
     logging.getLogger("transformers").setLevel(logging.ERROR)
-    torch.manual_seed(seed)
-    cfg = GPT2Config(vocab_size=VOCAB, n_positions=MAX_LEN, n_embd=32, n_layer=2, n_head=2,
-                     bos_token_id=0, eos_token_id=0)
-    model = GPT2LMHeadModel(cfg)
+    resume = getattr(spec, "resume", None)
     data = [{"input_ids": s.tolist(), "idx": i} for i, s in enumerate(seqs)]
-    rec = BatchRecorder()
-    collator = RecordingCollator(_collate, rec, index_key="idx") if spec.stats else _drop_idx
-    args = TrainingArguments(
-        output_dir=tmp, per_device_train_batch_size=spec.batch, gradient_accumulation_steps=spec.accum,
-        num_train_epochs=spec.epochs, logging_steps=spec.every, learning_rate=3e-3, warmup_steps=20,
-        lr_scheduler_type="cosine", report_to="none", use_cpu=True, save_strategy="no", disable_tqdm=True,
-        seed=seed, data_seed=seed, dataloader_num_workers=0, remove_unused_columns=False,
-        train_sampling_strategy=spec.strategy if spec.strategy == "group_by_length" else "random",
-    )
-    callbacks = [LogdoctorCallback(rec, jsonl=out)] if spec.stats else []
-    trainer = Trainer(model=model, args=args, train_dataset=data, data_collator=collator,  # type: ignore[arg-type]
-                      callbacks=callbacks)
-    trainer.remove_callback(PrinterCallback)  # keep stdout quiet
-    trainer.train()
-    if not spec.stats:
+    attempts = [resume[1], None] if resume else [None]
+    trainer: Any = None
+    for attempt, stop_at in enumerate(attempts):
+        torch.manual_seed(seed)
+        cfg = GPT2Config(vocab_size=VOCAB, n_positions=MAX_LEN, n_embd=32, n_layer=2, n_head=2,
+                         bos_token_id=0, eos_token_id=0)
+        rec = BatchRecorder()
+        collator = RecordingCollator(_collate, rec, index_key="idx") if spec.stats else _drop_idx
+        args = TrainingArguments(
+            output_dir=tmp, per_device_train_batch_size=spec.batch, gradient_accumulation_steps=spec.accum,
+            num_train_epochs=spec.epochs, logging_steps=spec.every, learning_rate=3e-3, warmup_steps=20,
+            lr_scheduler_type="cosine", report_to="none", use_cpu=True, disable_tqdm=True,
+            save_strategy="steps" if resume else "no", save_steps=resume[0] if resume else 500,
+            seed=seed, data_seed=seed, dataloader_num_workers=0, remove_unused_columns=False,
+            train_sampling_strategy=spec.strategy if spec.strategy == "group_by_length" else "random",
+        )
+        callbacks = [LogdoctorCallback(rec, jsonl=out)] if spec.stats else []
+        if resume and not spec.stats:
+            callbacks += _callbacks(out, stop_at)
+        elif resume:
+            callbacks += _callbacks(Path(tmp) / "lines.log", stop_at)[1:]
+        trainer = Trainer(model=GPT2LMHeadModel(cfg), args=args, train_dataset=data,  # type: ignore[arg-type]
+                          data_collator=collator, callbacks=callbacks)
+        trainer.remove_callback(PrinterCallback)  # keep stdout quiet
+        trainer.train(resume_from_checkpoint=f"{tmp}/checkpoint-{resume[0]}" if resume and attempt else None)
+    if not spec.stats and not resume:
         trainer.state.save_to_json(str(out))
     return int(np.ceil(len(seqs) / spec.batch / spec.accum))
 

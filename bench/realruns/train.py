@@ -37,7 +37,7 @@ class Spec:
     """One real training run: the framework, the sampler and how it is logged."""
 
     kind: str  # loop | hf | lightning
-    strategy: str  # random | sorted | static | bucketed | group_by_length
+    strategy: str  # random | sorted | static | fixed | bucketed | group_by_length
     stats: bool  # logdoctor.emit batch statistics (and batch_fp unless fp is False)
     every: int = 1  # logging interval in optimizer steps
     accum: int = 1  # gradient accumulation steps
@@ -45,6 +45,8 @@ class Spec:
     fp: bool = True
     batch: int = 16
     samples: int = SAMPLES  # data set size (HF's megabatch: min(samples // (4 x batch x accum), 50) steps)
+    #: HF only: (checkpoint step, step of the crash): trained to the crash, resumed from the checkpoint
+    resume: tuple[int, int] | None = None
 
 
 RUNS: dict[str, Spec] = {
@@ -57,6 +59,8 @@ RUNS: dict[str, Spec] = {
     "loop_static_sig": Spec("loop", "static", True, fp=False),
     "loop_static_stats_ga2": Spec("loop", "static", True, accum=2, batch=8),
     "loop_static_loss": Spec("loop", "static", False),
+    "loop_fixed_stats": Spec("loop", "fixed", True),
+    "loop_fixed_loss": Spec("loop", "fixed", False),
     "loop_bucketed_stats": Spec("loop", "bucketed", True),
     "loop_bucketed_sig": Spec("loop", "bucketed", True, fp=False),
     "loop_bucketed_stats_ga2": Spec("loop", "bucketed", True, accum=2, batch=8),
@@ -67,6 +71,8 @@ RUNS: dict[str, Spec] = {
     "hf_gbl_loss": Spec("hf", "group_by_length", False, batch=8, epochs=3),
     "hf_gbl_loss_every10": Spec("hf", "group_by_length", False, every=10, batch=8, epochs=6),
     "hf_gbl_loss_ga2": Spec("hf", "group_by_length", False, accum=2, batch=8, epochs=4),
+    "hf_gbl_stats_resumed": Spec("hf", "group_by_length", True, batch=8, epochs=3, resume=(260, 290)),
+    "hf_gbl_loss_resumed": Spec("hf", "group_by_length", False, batch=8, epochs=3, resume=(260, 290)),
     "lightning_random_loss": Spec("lightning", "random", False, epochs=3),
 }
 
@@ -88,9 +94,9 @@ def expected(spec: Spec, steps_per_epoch: int) -> str:
     when batch statistics are logged densely enough to compare epochs, else inconclusive; from
     the loss alone, a full sort (epoch sawtooth) or HF megabatches (a loss period) only."""
     verdict = {"random": "healthy", "bucketed": "healthy", "sorted": "sorted", "static": "static",
-               "group_by_length": "grouped"}[spec.strategy]
-    if not spec.stats:
-        return verdict if verdict in ("sorted", "grouped") else "inconclusive"
+               "fixed": "static", "group_by_length": "grouped"}[spec.strategy]
+    if not spec.stats:  # a fixed order shows in the loss too: the same batch at the same position
+        return verdict if verdict in ("sorted", "grouped") or spec.strategy == "fixed" else "inconclusive"
     if verdict in ("sorted", "grouped"):
         return verdict
     k, e = spec.every, spec.epochs

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.chance import ChanceLossDetector
 from logdoctor.detectors.changepoints import ChangepointDetector
 from logdoctor.detectors.drops import DropDetector
 from logdoctor.detectors.evalnoise import EvalNoiseDetector
@@ -13,6 +14,7 @@ from logdoctor.detectors.lrschedule import LrScheduleDetector
 from logdoctor.detectors.memorization import MemorizationDetector
 from logdoctor.detectors.mixedprecision import MixedPrecisionDetector
 from logdoctor.detectors.nonfinite import DivergenceDetector, NonFiniteDetector
+from logdoctor.detectors.nonfinitemetrics import NonFiniteMetricsDetector
 from logdoctor.detectors.overfitting import OverfittingDetector
 from logdoctor.detectors.periodicity import PeriodicityDetector
 from logdoctor.detectors.slowdown import SlowdownDetector
@@ -24,6 +26,7 @@ ANALYZERS: tuple[type[Analyzer], ...] = (
     IntegrityDetector,
     TooShortDetector,
     NonFiniteDetector,
+    NonFiniteMetricsDetector,
     DivergenceDetector,
     SpikeDetector,
     PeriodicityDetector,
@@ -33,6 +36,7 @@ ANALYZERS: tuple[type[Analyzer], ...] = (
     SlowdownDetector,
     EvalNoiseDetector,
     LossFloorDetector,
+    ChanceLossDetector,
     OverfittingDetector,
     MemorizationDetector,
     MixedPrecisionDetector,

@@ -47,6 +47,41 @@ def rise_episodes(v: FloatArray, start: int, factor: float) -> list[tuple[int, i
     return out
 
 
+def restart_jumps(s: Series, jumps: list[LrChange], tolerance: float = 0.25) -> list[LrChange]:
+    """The jumps back to about the earlier peak (SGDR-style warm restarts)."""
+    out = []
+    for c in jumps:
+        top = float(s.values[: c.row].max())
+        if c.before < top and abs(c.after / top - 1.0) <= tolerance:
+            out.append(c)
+    return out
+
+
+def cycles(s: Series, min_ratio: float = lrevents.MIN_RATIO, restart_tolerance: float = 0.25,
+           min_rise_frac: float = 0.01) -> tuple[list[tuple[int, int]], list[LrChange], list[LrChange]]:
+    """The lr's smooth rise episodes after its warm-up peak, its restart jumps and its other jumps up."""
+    if s.n < MIN_ROWS or float(s.values.max()) <= 0:
+        return [], [], []
+    peak = first_peak(s.values)
+    jumps = [c for c in lrevents.discontinuities(s, min_ratio=min_ratio) if c.is_rise and c.row > peak]
+    restarts = restart_jumps(s, jumps, restart_tolerance)
+    rows = {c.row for c in jumps}
+    k = max(1, s.n // MAX_SCAN_ROWS)  # a smooth rise of 1.5x spans many rows: every k-th row finds it
+    eps = [(a * k, b * k) for a, b in rise_episodes(s.values[::k], peak // k, min_ratio)]
+    # a rise that never gets back to a material share of the peak (the tail of a cosine run a few
+    # steps past its planned total: 0 -> 5e-8 against a 3e-3 peak) changes no update
+    floor = min_rise_frac * float(s.values[peak])
+    smooth = [(a, b) for a, b in eps if not any(a - k < r <= b + k for r in rows) and s.values[a:].max() >= floor]
+    return smooth, restarts, [c for c in jumps if c not in restarts]
+
+
+def is_cyclic(s: Series) -> bool:
+    """The one definition of a cyclic / restarting lr (LD604): two or more rises after the warm-up
+    peak, or a warm restart; a single rise is LD602, "outside a recognisable cyclic schedule"."""
+    smooth, restarts, _ = cycles(s)
+    return len(smooth) + len(restarts) >= 2 or bool(restarts)
+
+
 class LrScheduleDetector(Analyzer):
     """Reads the logged lr: warm-up, discontinuities, restarts, rises, and the loss's answer to them."""
 
@@ -86,24 +121,16 @@ class LrScheduleDetector(Analyzer):
         if s.n < MIN_ROWS or float(s.values.max()) <= 0:
             return Detection()
         loss = robust.series(run, LOSS)
-        peak = first_peak(s.values)
         found = lrevents.discontinuities(s, min_ratio=self.min_ratio)
-        jumps = [c for c in found if c.is_rise and c.row > peak]
-        restarts = [c for c in jumps if self._is_restart(s, c)]
+        episodes, restarts, jumps = cycles(s, self.min_ratio, self.restart_tolerance, self.min_rise_frac)
         findings = self._warmup(s)
-        findings += [self._jump(run, loss, c) for c in jumps if c not in restarts]
-        episodes = self._smooth_rises(s, peak, jumps)
+        findings += [self._jump(run, loss, c) for c in jumps]
         findings += self._rises(s, episodes, restarts)
         drops = [c for c in found if not c.is_rise]
         # only the first drop: a loss stuck from the start until then means the lr was too high; a
         # flat stretch between two later drops is ordinary annealing (ReduceLROnPlateau, step decay)
         findings += self._too_high(loss, s, drops[0], found) if drops else []
         return Detection(tuple(findings))
-
-    def _is_restart(self, s: Series, c: LrChange) -> bool:
-        """A jump back to about the earlier peak (SGDR-style warm restart)."""
-        top = float(s.values[: c.row].max())
-        return c.before < top and abs(c.after / top - 1.0) <= self.restart_tolerance
 
     def _warmup(self, s: Series) -> list[Finding]:
         v = s.values
@@ -128,16 +155,6 @@ class LrScheduleDetector(Analyzer):
             f"{c.describe().capitalize()}, a discontinuity that is not one leg of a ramp"
             f"{resp.clause()}.",
             first_step=c.step, last_step=resp.last_step or c.step, confidence=0.9, evidence=ev)
-
-    def _smooth_rises(self, s: Series, peak: int, jumps: list[LrChange]) -> list[tuple[int, int]]:
-        """Rise episodes after the warm-up peak that are not made of a jump."""
-        rows = {c.row for c in jumps}
-        k = max(1, s.n // MAX_SCAN_ROWS)  # a smooth rise of 1.5x spans many rows: every k-th row finds it
-        eps = [(a * k, b * k) for a, b in rise_episodes(s.values[::k], peak // k, self.min_ratio)]
-        # a rise that never gets back to a material share of the peak (the tail of a cosine run a few
-        # steps past its planned total: 0 -> 5e-8 against a 3e-3 peak) changes no update
-        floor = self.min_rise_frac * float(s.values[peak])
-        return [(a, b) for a, b in eps if not any(a - k < r <= b + k for r in rows) and s.values[a:].max() >= floor]
 
     def _rises(self, s: Series, episodes: list[tuple[int, int]], restarts: list[LrChange]) -> list[Finding]:
         n_cycles = len(episodes) + len(restarts)

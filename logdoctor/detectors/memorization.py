@@ -15,7 +15,7 @@ from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.evalseries import EvalSeries, eval_series
 from logdoctor.detectors.overfitting import eval_noise, train_level
 from logdoctor.detectors.tails import student_t_two_sided
-from logdoctor.model import EPOCH, LINE_NO, STEP, Finding, Run
+from logdoctor.model import ACC, EPOCH, LINE_NO, STEP, Finding, Run
 from logdoctor.options import Option, at_least, fraction, int_opt, positive
 
 #: Name words of eval scores where higher is better (a word of the column name split at ``_``,
@@ -141,8 +141,29 @@ class MemorizationDetector(Analyzer):
             return None
         fold = before / after
         if fold < self.min_fold:
-            return None
+            return self._from_accuracy(run, ev, tr)
         return fold, tr.p_improving, _finding(ev, sign, tr, before, after)
+
+    def _from_accuracy(self, run: Run, ev: EvalSeries, tr: Trend) -> tuple[float, float, Finding] | None:
+        """The same rule on accuracy: the eval accuracy is flat while the model gets ``min_fold`` times
+        fewer training examples wrong than held-out ones (healthy real runs: 0.7-1.2x; the memorising
+        OpenNMT run 14x, 98.6 vs 80.2)."""
+        words = set(ev.name.lower().split("_"))
+        acc = run.table[ACC].to_numpy().astype(float) if run.has(ACC) else None
+        if acc is None or not words & {"acc", "accuracy"}:
+            return None
+        steps = run.table[STEP].to_numpy()
+        upto = acc[: int(np.searchsorted(steps, ev.steps[-1], side="right"))]
+        upto = upto[np.isfinite(upto)]
+        if upto.size < 3:
+            return None
+        scale = 100.0 if max(float(upto.max()), float(ev.values.max())) > 1.5 else 1.0
+        train = float(np.median(upto[-max(3, upto.size // 20) :])) / scale
+        held = float(ev.values[-1]) / scale
+        ratio = (1 - held) / max(1 - train, 1e-4)  # errors: held-out over training (floored at 0.01%)
+        if not (0 < held < 1 and ratio >= self.min_fold):
+            return None
+        return ratio, tr.p_improving, _acc_finding(ev, tr, train * scale, ratio)
 
 
 def _finding(ev: EvalSeries, sign: int, tr: Trend, before: float, after: float) -> Finding:
@@ -179,5 +200,27 @@ def _finding(ev: EvalSeries, sign: int, tr: Trend, before: float, after: float) 
             "evals_in_plateau": tr.n,
             "got_worse": worse,
         },
+        confidence=0.7,
+    )
+
+
+def _acc_finding(ev: EvalSeries, tr: Trend, train_acc: float, ratio: float) -> Finding:
+    s0, s1 = int(ev.steps[tr.start]), int(ev.steps[-1])
+    v0, v1 = float(ev.values[tr.start]), float(ev.values[-1])
+    label = ev.name if _EVAL_NAMED.match(ev.name) else f"eval {ev.name}"
+    times = f"{ratio:,.0f}x" if ratio < 1e4 else "more than 10,000x"
+    msg = (
+        f"The training accuracy reached {train_acc:.4g} while {label} stayed within its noise from step "
+        f"{s0:,} over {tr.n} evals ({v0:.4g} -> {v1:.4g}; no significant improvement, one-sided "
+        f"p={tr.p_improving:.2f}): {times} fewer errors on the training data than on held-out data, the "
+        "model memorises the training data."
+    )
+    return codes.finding(
+        "LD411", msg, first_step=s0, last_step=s1,
+        hint=f"Keep the checkpoint near step {s0:,}; more training only fits the training set "
+        "(more data, augmentation, regularisation, or stop there).",
+        evidence={"metric": ev.name, "basis": "accuracy", "plateau_step": s0, "train_acc_at_end": train_acc,
+                  "eval_first": v0, "eval_last": v1, "error_ratio": round(ratio, 2), "t": tr.t,
+                  "p_improving": tr.p_improving, "evals_in_plateau": tr.n},
         confidence=0.7,
     )

@@ -48,6 +48,7 @@ _CAUSE_TEXT = {
     "sorted-batching": "the length-sorted order",
     "grouped-batching": "the length-grouped megabatches",
     "epoch-staircase": "the epoch staircase",
+    "static-batching": "the fixed batch order",
 }
 
 
@@ -101,6 +102,61 @@ def _staircase_drops(findings: list[Finding], facts: Facts, row: float) -> list[
     return out
 
 
+def _megabatch_marks(facts: Facts, period: float) -> np.ndarray:
+    """Where each megabatch starts when only the loss shows them: every ``period`` steps from each
+    epoch's first step (HF draws a new set of megabatches every epoch), else from the first step."""
+    if facts.steps.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    end = int(facts.steps[-1])
+    starts = [int(s) for s in facts.epochs.starts] if facts.epochs is not None else [int(facts.steps[0])]
+    marks: list[float] = []
+    for a, b in zip(starts, [*starts[1:], end + 1], strict=True):
+        marks.extend(np.arange(a, b, period))
+    return np.unique(np.round(marks).astype(np.int64))
+
+
+#: A period within this many cycles per epoch of a whole number is a harmonic of the epoch.
+HARMONIC_SLACK = 0.25
+
+
+def _fixed_order_harmonics(findings: list[Finding], facts: Facts) -> list[Finding]:
+    """Batches fed in the same order every epoch make the whole loss repeat with the epoch: a loss
+    period at a harmonic of it (spe/k) is that order, not a second problem."""
+    fo, same = facts.fixed_order, facts.same_order
+    fixed = (fo is not None and fo.fixed) or (same is not None and same >= 0.9)
+    if not fixed or facts.epochs is None or not facts.epochs.steps_per_epoch:
+        return findings
+    spe = facts.epochs.steps_per_epoch
+    out = []
+    for f in findings:
+        period = f.evidence.get("period") or f.evidence.get("spike_period")
+        open_period = f.code in _PERIOD_CODES and "explained_by" not in f.evidence
+        if open_period and isinstance(period, int | float) and period > 0:
+            cycles = spe / period
+            if round(cycles) >= 1 and abs(cycles - round(cycles)) <= HARMONIC_SLACK:
+                f = _explain(f, f"its period of {period:.1f} steps is 1/{round(cycles)} of the epoch ({spe} steps), "
+                             "over which the same batches come back in the same order", None, by="static-batching")
+        out.append(f)
+    return out
+
+
+def _staircase_period(findings: list[Finding], facts: Facts, tol: float) -> list[Finding]:
+    """Under an epoch staircase (memorisation across epochs: the loss steps down at every boundary),
+    a loss period of one epoch is the staircase itself, not a data-order warning."""
+    if facts.shape is None or not facts.shape.staircase or facts.epochs is None or not facts.epochs.steps_per_epoch:
+        return findings
+    spe = facts.epochs.steps_per_epoch
+    out = []
+    for f in findings:
+        period = f.evidence.get("period") or f.evidence.get("spike_period")
+        if (f.code in _PERIOD_CODES and "explained_by" not in f.evidence and isinstance(period, int | float)
+                and abs(period / spe - 1) <= tol):
+            f = _explain(f, f"its period of {period:.0f} steps is the epoch ({spe} steps), where the loss steps "
+                         "down as the model meets the same examples again", None, by="epoch-staircase")
+        out.append(f)
+    return out
+
+
 def attribute(
     findings: Sequence[Finding],
     verdict: Verdict,
@@ -129,6 +185,9 @@ def attribute(
         for f in findings
     ]
     findings = _staircase_drops(findings, facts, row)
+    findings = _staircase_period(findings, facts, period_tolerance)
+    if verdict.batching == "static":
+        return _fixed_order_harmonics(findings, facts)
     if verdict.batching not in ("sorted", "grouped"):
         return findings
     marks, spacing = _boundaries(facts), _spacing(facts)
@@ -136,8 +195,18 @@ def attribute(
     periods = [p for p in (spacing, facts.epochs.steps_per_epoch if facts.epochs else None) if p]
     by = f"{verdict.batching}-batching"
     mega = verdict.evidence.get("megabatch_period")
+    at_what = "batch length resets at step"
     if verdict.batching == "grouped" and isinstance(mega, int | float):
         periods.append(float(mega))  # a loss-only grouped verdict: its period explains LD201/LD103
+        if facts.order is None:  # no length resets logged: the megabatch boundaries are the marks,
+            # so the sawtooth's jumps fold the same way with or without batch statistics
+            marks, tol = _megabatch_marks(facts, float(mega)), max(2.0 * row, 0.1 * float(mega))
+            at_what = "a length-grouped megabatch starts at step"
+    if verdict.batching == "grouped" and facts.epochs is not None and facts.epochs.steps_per_epoch:
+        # megabatch windows tile the epoch: a whole number k of them per epoch gives a period of
+        # spe/k; k <= 1/(2 x tolerance) keeps neighbouring harmonics further apart than the tolerance
+        spe = facts.epochs.steps_per_epoch
+        periods += [spe / k for k in range(2, int(1 / (2 * period_tolerance)) + 1)]
     out: list[Finding] = []
     for f in findings:
         if "explained_by" in f.evidence:
@@ -145,7 +214,7 @@ def attribute(
         elif f.code in _STEP_CODES and f.first_step is not None and marks.size:
             nearest = int(marks[np.argmin(np.abs(marks - f.first_step))])
             if abs(nearest - f.first_step) <= tol:
-                f = _explain(f, f"batch length resets at step {nearest}", nearest, by=by)
+                f = _explain(f, f"{at_what} {nearest}", nearest, by=by)
             elif f.code in _TREND_CODES and (start := _within_segment(f, marks, tol)) is not None:
                 f = _explain(f, f"the loss drifts with batch length within the epoch from step {start}", start, by=by)
         elif f.code in _PERIOD_CODES:

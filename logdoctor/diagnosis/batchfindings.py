@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from logdoctor import codes
 from logdoctor.diagnosis.epochs import EpochShape
 from logdoctor.diagnosis.facts import Facts
 from logdoctor.diagnosis.lengthstats import tracks
 from logdoctor.diagnosis.verdicts import confidence, rounded
-from logdoctor.model import Finding, Verdict
+from logdoctor.model import Finding, Severity, Verdict
 
 _VERDICT_CODE = {"sorted": "LD501", "static": "LD502", "inconclusive": "LD504", "grouped": "LD505"}
 
@@ -52,7 +54,8 @@ def findings_for(v: Verdict, f: Facts) -> tuple[Finding, ...]:
                 code,
                 v.summary,
                 hint=v.hint,
-                confidence=v.confidence,
+                # an inconclusive verdict has no confidence; that the log cannot decide is certain
+                confidence=1.0 if v.confidence is None else v.confidence,
                 evidence=dict(v.evidence),
                 **span,
             )
@@ -77,9 +80,17 @@ def findings_for(v: Verdict, f: Facts) -> tuple[Finding, ...]:
     shape = _shape_finding(f, f.shape, span) if f.shape is not None else None
     if shape is None and f.running_mean_slope is not None:
         shape = _read_back(f.running_mean_slope, span)
+    if shape is not None and shape.code == "LD202" and v.batching in ("sorted", "grouped"):
+        # the sawtooth is the verdict's own symptom (its LD501/LD505 says so): one finding, not two
+        shape = explained(shape, f"{v.batching}-batching")
     if shape is not None:
         out.append(shape)
     return tuple(out)
+
+
+def explained(f: Finding, by: str) -> Finding:
+    """``f`` lowered to info, marked as a symptom of the verdict's cause ``by``."""
+    return dataclasses.replace(f, severity=Severity.INFO, evidence={**f.evidence, "explained_by": by})
 
 
 def _read_back(slope: float, span: dict[str, int]) -> Finding:

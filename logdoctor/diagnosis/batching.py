@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
-from logdoctor.diagnosis import grouped
+from logdoctor.diagnosis import grouped, lossonly
 from logdoctor.diagnosis import verdicts as vt
 from logdoctor.diagnosis.attribution import attribute
 from logdoctor.diagnosis.batchfindings import artifacts_for, findings_for
@@ -128,7 +128,7 @@ class BatchingDiagnosis:
 
     def diagnose(self, run: Run, findings: Sequence[Finding]) -> Diagnosis:
         """Return the verdict for a run given the detectors' findings."""
-        facts = gather(run, findings, self.min_spread)
+        facts = gather(run, findings, self.min_spread, (self.min_lag1, self.min_monotone))
         o, r, s = facts.order, facts.rec, facts.shape
         windows = grouped.stats_windows(run, facts)
         facts = replace(facts, order_hidden=grouped.hidden(windows))
@@ -153,10 +153,16 @@ class BatchingDiagnosis:
             verdict = vt.loss_only_sorted_verdict(facts, s)
         elif fits is not None:
             verdict = grouped.from_loss(facts, fits)
+        elif lossonly.fixed_order_decides(facts):
+            verdict = lossonly.fixed_order_verdict(facts)
+        elif lossonly.cannot_clear(facts):  # spikes may be long batches: the loss alone cannot clear batching
+            verdict = lossonly.spikes_verdict(facts, megabatch_tested=match is None)
         elif facts.causes:
             verdict = vt.not_batching_verdict(facts, self.min_lag1)
         elif o is None and r is None:
-            verdict = vt.undecidable_verdict(facts, self._no_grouping_reason(facts, match))
+            reason = self._no_grouping_reason(facts, match)
+            ruled = lossonly.ruled_out_text(lossonly.ruled_out(facts, match is None and not reason))
+            verdict = vt.undecidable_verdict(facts, reason + ruled)
         elif facts.order_hidden and r is not None and r.decidable:
             verdict = grouped.hidden_verdict(facts, r)
         elif r is None or not r.decidable or r.excess >= self.min_excess:
@@ -165,7 +171,7 @@ class BatchingDiagnosis:
         else:
             verdict = vt.healthy_verdict(facts, r, self.min_lag1, self.min_excess)
         if fits is not None and verdict.batching == "grouped":  # statistics may only add evidence
-            verdict = replace(verdict, confidence=max(verdict.confidence, grouped.loss_confidence(facts, fits)))
+            verdict = replace(verdict, confidence=max(verdict.confidence or 0.0, grouped.loss_confidence(facts, fits)))
         verdict = prescribe(run, verdict, facts.token_budget)
         return Diagnosis(
             verdict,

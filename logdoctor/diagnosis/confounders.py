@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from logdoctor.detectors import robust
-from logdoctor.model import Evidence, Finding
+from logdoctor.detectors import lrschedule, robust
+from logdoctor.detectors.robust import Series
+from logdoctor.model import Evidence, Finding, Severity
 
 #: Which cause is named first when several are present: mechanisms that explain the symptoms
 #: (a running average, a cyclic lr, a staircase) come before the symptoms detectors report.
@@ -39,6 +40,9 @@ class Cause:
     priority: int
     strength: float
     evidence: Evidence = field(default_factory=dict)
+    #: a finding at WARNING or above backs it (else the report shows it as information only, and
+    #: the verdict must not call it "the loss problem" under an "ok" headline)
+    problem: bool = True
 
 
 def _rolling_median_pl(f: np.ndarray, window: int, *, center: bool) -> np.ndarray:
@@ -110,7 +114,7 @@ def from_findings(findings: Sequence[Finding]) -> list[Cause]:
     for f in sorted(findings, key=lambda f: -f.severity):  # the worst finding names a shared cause
         if f.code in table:
             key, label, prio = table[f.code]
-            out.append(Cause(key, label, prio, f.confidence, {"from_finding": f.code}))
+            out.append(Cause(key, label, prio, f.confidence, {"from_finding": f.code}, f.severity >= Severity.WARNING))
     return out
 
 
@@ -139,6 +143,7 @@ def resumed(resumes: int, resume_steps: Sequence[int], rewritten: int = 0) -> Ca
         PRIORITY["resume"],
         0.95,
         {"resumes": resumes, "first_resume_step": first},
+        problem=False,  # a resume by itself is no fault; LD004 names a loss jump after one
     )
 
 
@@ -160,10 +165,11 @@ def bad_batches(
     steps: np.ndarray,
     loss: np.ndarray,
     resid: np.ndarray,
-    z_min: float = 8.0,
+    z_min: float,
 ) -> Cause | None:
     """Isolated bad batches: LD101 loss spikes (as the spike detector was configured) that stay
-    spikes once the length effect is removed (robust z > ``z_min`` over the local level, at least
+    spikes once the length effect is removed (robust z > ``z_min`` over the local level (the caller's:
+    facts.BAD_BATCH_Z_*), at least
     1.5x it). More than max(3, 2%) such rows are not isolated (a periodic or length pattern).
     The verdict never names spikes the report does not show.
     """
@@ -184,12 +190,18 @@ def bad_batches(
         "first_spike_step": int(steps[hit[0]]),
         "from_finding": "LD101",
     }
+    hit_steps = set(steps[hit].tolist())
+    warned = any(
+        f.code == "LD101" and f.severity >= Severity.WARNING and f.evidence.get("step", f.first_step) in hit_steps
+        for f in findings
+    )
     return Cause(
         "bad_batches",
         "isolated bad batches (loss spikes)",
         PRIORITY["bad_batches"],
         float(min(1.0, zf.max() / 20)),
         ev,
+        problem=warned,
     )
 
 
@@ -222,15 +234,13 @@ def instability(
     return Cause("instability", label, PRIORITY["instability"], float(min(1.0, 0.5 + 0.1 * len(hits))), ev)
 
 
-def cyclic_lr(lr: np.ndarray | None, resid: np.ndarray) -> Cause | None:
-    """An lr that rises again after decaying (restarts / triangular) and that the loss follows."""
-    if lr is None:
+def cyclic_lr(lr: np.ndarray | None, resid: np.ndarray, cyclic: bool) -> Cause | None:
+    """A cyclic lr (``cyclic``: ``is_cyclic``, the detector's definition) that the loss follows."""
+    if lr is None or not cyclic:
         return None
     ok = np.isfinite(lr) & np.isfinite(resid)
     v = lr[ok]
     rerise = _rerise(v)
-    if rerise < 0.2:
-        return None
     if np.ptp(resid[ok]) == 0:
         return None
     rho, p = robust.spearman(resid[ok], v)
@@ -255,6 +265,6 @@ def _rerise(v: np.ndarray) -> float:
     return float(np.max(after - np.minimum.accumulate(after)) / np.ptp(v)) if after.size else 0.0
 
 
-def is_cyclic(lr: np.ndarray | None) -> bool:
-    """True when the lr rises again by ≥20% of its range after its first peak."""
-    return lr is not None and _rerise(lr[np.isfinite(lr)]) >= 0.2
+def is_cyclic(lr: Series | None) -> bool:
+    """A cyclic / restarting lr, as the lr-schedule detector defines it (LD604: the one definition)."""
+    return lr is not None and lrschedule.is_cyclic(lr)

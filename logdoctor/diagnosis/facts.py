@@ -8,8 +8,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from logdoctor.detectors import lrevents
 from logdoctor.diagnosis import confounders as cf
 from logdoctor.diagnosis import epochs as ep
+from logdoctor.diagnosis import fixedorder as fx
 from logdoctor.diagnosis import lengthstats as ls
 from logdoctor.diagnosis import recurrence as rc
 from logdoctor.model import (
@@ -62,6 +64,10 @@ class Facts:
     #: why the batch order cannot be judged although lengths are logged ("" when it can): set by the
     #: diagnosis when merged logging intervals hide HF's megabatch window (diagnosis/grouped.py)
     order_hidden: str = ""
+    #: the loss at the same position in consecutive epochs (batches fed in a fixed order), if testable
+    fixed_order: fx.FixedOrder | None = None
+    #: with batch ids: the share of positions where consecutive epochs hold the same batch
+    same_order: float | None = None
 
     @property
     def usable_lengths(self) -> bool:
@@ -118,10 +124,12 @@ def _epochs(
     steps: np.ndarray,
     order: ls.OrderStats | None,
     sig: tuple[np.ndarray, tuple[str, ...], str] | None,
+    sorted_at: tuple[float, float],
 ) -> ep.Epochs | None:
-    """Epochs as logged; else inferred from full-sort resets or from signature recurrence gaps."""
+    """Epochs as logged; else inferred from full-sort resets (``sorted_at``: the verdict's
+    min_lag1 and min_monotone, as configured) or from signature recurrence gaps."""
     inferred, how = None, ""
-    ordered = order is not None and order.lag1 >= 0.5 and order.monotone_frac >= 0.7
+    ordered = order is not None and order.lag1 >= sorted_at[0] and order.monotone_frac >= sorted_at[1]
     if order is not None and ordered and order.reset_spacing and len(order.resets) >= 2:
         inferred, how = round(order.reset_spacing), "inferred from batch-length resets"
     elif sig is not None:
@@ -168,9 +176,23 @@ def _unique(causes: list[cf.Cause]) -> tuple[cf.Cause, ...]:
     return tuple(seen.values())
 
 
-def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> Facts:
+#: Robust z a loss spike must keep once the length effect is removed to be an isolated bad batch:
+#: with usable batch lengths (their effect removed) and from the loss alone (docs/verdict.md states
+#: both; tests/unit/test_judgement.py checks the docs against these).
+BAD_BATCH_Z_WITH_LENGTHS, BAD_BATCH_Z_LOSS_ONLY = 10.0, 7.0
+
+
+def _bad_batch_z(lengths: bool) -> float:
+    """The bad-batch z: higher when batch lengths are usable (their effect is removed first)."""
+    return BAD_BATCH_Z_WITH_LENGTHS if lengths else BAD_BATCH_Z_LOSS_ONLY
+
+
+def gather(
+    run: Run, findings: Sequence[Finding], min_spread: float = 0.05, sorted_at: tuple[float, float] = (0.5, 0.7)
+) -> Facts:
     """Compute the facts for ``run``; ``min_spread`` is the least relative IQR of batch length
-    (below it, e.g. packed sequences with constant tokens per step, order carries no signal).
+    (below it, e.g. packed sequences with constant tokens per step, order carries no signal);
+    ``sorted_at`` the verdict's (min_lag1, min_monotone) for sorted order, as configured.
     """
     steps = ls.step_array(run)
     loss = run.table[LOSS].to_numpy()
@@ -182,7 +204,7 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
     usable = x is not None and spread >= min_spread and np.isfinite(x).sum() >= MIN_LENGTH_STEPS
     order = ls.order_stats(steps, x, ls.column(run, LEN_MAX)) if usable and x is not None else None
     sig = rc.signature_ids(run)
-    epochs = _epochs(run, steps, order, sig)
+    epochs = _epochs(run, steps, order, sig, sorted_at)
     lr = ls.column(run, LR)
     loss_len = ls.loss_length(resid, x) if usable and x is not None else None
     tracks = ls.tracks(loss_len)
@@ -196,9 +218,9 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
             inside,
             run.meta.overwritten_steps,
         ),
-        cf.bad_batches(findings, steps, loss, clean, 10.0 if tracks or usable else 7.0),
+        cf.bad_batches(findings, steps, loss, clean, _bad_batch_z(tracks or usable)),
         cf.instability(findings, steps, loss, clean),
-        cf.cyclic_lr(lr, clean),
+        cf.cyclic_lr(lr, clean, cyclic := cf.is_cyclic(lrevents.lr_series(run)) if lr is not None else False),
     ]
     # a detector's finding names the cause more precisely ("a resume followed by a loss jump")
     causes = cf.from_findings(findings) + [c for c in found if c is not None]
@@ -232,7 +254,7 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
         shape=shape,
         causes=_unique(causes),
         has_lr=lr is not None,
-        lr_cyclic=cf.is_cyclic(lr),
+        lr_cyclic=cyclic,
         token_budget=_token_budget(run),
         period=_period(findings),
         batch_columns=present,
@@ -240,6 +262,8 @@ def gather(run: Run, findings: Sequence[Finding], min_spread: float = 0.05) -> F
         stride=float(np.median(np.diff(steps))) if steps.size > 1 else 1.0,
         rows_only=_rows_only(run),
         running_mean_slope=slope,
+        fixed_order=fx.fixed_order(steps, clean, epochs),
+        same_order=fx.same_order_share(sig[0], epochs.index) if sig is not None and epochs is not None else None,
     )
 
 

@@ -73,10 +73,11 @@ def loss_match(f: Facts) -> mb.Match | None:
 
 def explains(f: Facts) -> bool:
     """A megabatch period at an exact, known length is the pipeline's signature and outranks loss
-    spikes, grad-norm spikes (its longest batch comes first), a "divergence" and an epoch staircase,
-    which stay listed under ``causes``; not NaN, a resume, a cyclic lr or a running average, which
-    reshape the loss over time themselves."""
-    return not {c.key for c in f.causes} & {"nan", "resume", "cyclic_lr", "running_avg"}
+    spikes, grad-norm spikes (its longest batch comes first), a "divergence", an epoch staircase and
+    a resume (a resume is never the cause of a period: it explains the jump after it), which stay
+    listed under ``causes``; not NaN, a cyclic lr or a running average, which reshape the loss over
+    time themselves."""
+    return not {c.key for c in f.causes} & {"nan", "cyclic_lr", "running_avg"}
 
 
 def from_loss(f: Facts, match: mb.Match) -> Verdict:

@@ -92,6 +92,7 @@ def evidence(f: Facts) -> EvidenceDict:
         ev |= {f"period_{k}" if k != "period" else k: v for k, v in f.period.items()}
         if f.epochs is not None and f.epochs.steps_per_epoch:
             ev["period_epoch_ratio"] = rounded(f.period["period"] / f.epochs.steps_per_epoch, 3)
+    ev["same_order_share"] = rounded(f.same_order)
     ev["causes"] = ",".join(c.key for c in f.causes) or None
     ev["token_budget_estimate"] = f.token_budget
     return ev
@@ -141,7 +142,7 @@ def static_verdict(f: Facts, r: Recurrence, min_excess: float) -> Verdict:
     summary = (
         f"The same batches recur every epoch ({r.fraction:.0%} of {what} already seen in an "
         f"earlier epoch, {r.expected_if_static:.0%} expected if static, {r.chance:.1%} by chance"
-        f"{_occupancy(r)}); only their order is shuffled"
+        f"{_occupancy(r)}); {_order_of_static(f)}"
         f"{_tracks(f)}."
     )
     scale = 0.05 if r.kind == "fingerprint" else 0.15
@@ -154,6 +155,19 @@ def static_verdict(f: Facts, r: Recurrence, min_excess: float) -> Verdict:
         _buckets_hint(f, STATIC_FIX),
         evidence(f),
     )
+
+
+#: Share of positions holding the same batch as in the previous epoch above which the order is
+#: called identical: a per-epoch shuffle of n batches matches about 1/n of them (0 on any real run).
+SAME_ORDER = 0.9
+
+
+def _order_of_static(f: Facts) -> str:
+    """``in the same order every epoch`` when the ids repeat position by position, else ``only
+    their order is shuffled``."""
+    if f.same_order is not None and f.same_order >= SAME_ORDER:
+        return f"and in the same order every epoch ({f.same_order:.0%} of positions hold the previous epoch's batch)"
+    return "only their order is shuffled"
 
 
 def _occupancy(r: Recurrence) -> str:
@@ -191,11 +205,12 @@ def not_batching_verdict(f: Facts, min_lag1: float) -> Verdict:
     c = f.causes[0]
     others = [x.label for x in f.causes[1:]]
     extra = f" (also: {'; '.join(others)})" if others else ""
-    if c.key in _INFO_CAUSES:  # a pattern, not a fault: information, not "the loss problem"
+    if c.key in _INFO_CAUSES or not c.problem:  # a pattern, not a fault: information, not "the loss problem"
         summary = f"The loss shows {c.label}{extra}, which is not a batching fault: {_order_text(f, min_lag1)}."
     else:
         summary = f"The loss problem comes from {c.label}{extra}, not from batching: {_order_text(f, min_lag1)}."
     ev = evidence(f) | {f"cause_{k}": v for k, v in c.evidence.items()}
+    ev["cause_is_problem"] = c.key not in _INFO_CAUSES and c.problem  # the headline and this line agree
     order_margin = (min_lag1 - f.order.lag1) / 0.1 if f.order is not None else 2.0
     m = 1.0 + 2.0 * c.strength + float(np.clip(order_margin, -1.0, 2.0))
     hint = codes.RULES[_CAUSE_CODE.get(c.key, "LD101")].action
@@ -261,10 +276,7 @@ def undecidable_verdict(f: Facts, extra: str = "") -> Verdict:
         f"{what} and {why}the loss alone cannot tell static composition from a healthy shuffle"
         f"{extra}; {LOG_WHAT}."
     )
-    m = 2.0 - (1.5 if why else 0.0)
-    return Verdict(
-        "inconclusive", confidence(m), cause, summary, f"To decide, {LOG_WHAT}.", evidence(f)
-    )
+    return Verdict("inconclusive", None, cause, summary, f"To decide, {LOG_WHAT}.", evidence(f))
 
 
 def _partial_stats_text(f: Facts) -> str:
@@ -297,10 +309,9 @@ def static_undecidable_verdict(f: Facts, min_lag1: float) -> Verdict:
         "cannot tell "
         f"whether they are recomposed every epoch; log batch_fp every step (and the epoch)."
     )
-    margin = (min_lag1 - f.order.lag1) / 0.1 if f.order is not None else 1.0
     return Verdict(
         "inconclusive",
-        confidence(1.0 + float(np.clip(margin, 0.0, 2.0))),
+        None,  # it decided nothing: the summary says what was checked and what would decide
         "composition across epochs unknown",
         summary,
         "Log batch_fp (a fingerprint of the sample indices) and the epoch for every step.",

@@ -40,7 +40,11 @@ from logdoctor.renderers.base import Renderer
 #:       (``current``), whose status stays the top-level ``status``. ``[]`` for a log of one run. Additive.
 #:       Also (compatible) ``source.degenerate``: ``{max_line, lines_cut, nul_bytes, nul_runs: [{offset, size}]}``
 #:       when NUL runs were skipped or over-long lines cut (ingest/bounded.py); absent otherwise.
-FORMAT_VERSION = 3
+#:   4 - top-level ``status`` is the file's: the worst of every run appended to the log (a log whose
+#:       earlier run diverged is ``error`` even when its last run is fine); ``run_status`` is the last
+#:       run's own (the old meaning of ``status``; equal to it for a log of one run).
+#:       ``verdict.confidence`` is ``null`` for an ``inconclusive`` verdict (it decided nothing).
+FORMAT_VERSION = 4
 
 
 def _clean(value: Any) -> Any:
@@ -74,7 +78,7 @@ def verdict_dict(v: Verdict) -> dict[str, Any]:
     """The batching verdict as the JSON contract spells it."""
     return {
         "batching": v.batching,
-        "confidence": round(v.confidence, 4),
+        "confidence": None if v.confidence is None else round(v.confidence, 4),
         "cause": v.cause,
         "summary": v.summary,
         "hint": v.hint,
@@ -148,6 +152,7 @@ def report_dict(report: Report) -> dict[str, Any]:
     return {
         "format_version": FORMAT_VERSION,
         "status": report.status,
+        "run_status": report.run_status,
         "source": {
             "path": m.path,
             "format": m.format,

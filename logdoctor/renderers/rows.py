@@ -11,7 +11,7 @@ import numpy as np
 from logdoctor.model import LEN_MEAN, LINE_NO, LOSS, STEP, Finding, Outcome, Report, RunStructure
 from logdoctor.renderers.evidence import evidence_sentences, format_value, split_evidence
 from logdoctor.renderers.labels import UNREADABLE, verdict_words
-from logdoctor.renderers.runlines import earlier_detail, earlier_lines, earlier_title, runs_fact
+from logdoctor.renderers.runlines import earlier_detail, earlier_lines, earlier_title, runs_fact, worst_earlier_line
 
 SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
 
@@ -127,11 +127,14 @@ def verdict_line(report: Report) -> str:
     v = report.verdict
     worst = report.problems[0] if report.problems else None
     health = f"{worst.code} {worst.rule}" if worst else NO_PROBLEMS.lower()
+    if (early := report.worst_earlier_run) is not None and report.status != report.run_status:
+        f = early.findings[0]
+        health = f"earlier run {early.index} of {early.of}: {f.code} {f.rule}; last run: {health}"
     bad = sum(1 for p in report.earlier_runs if p.findings)
     earlier = f"; earlier runs: {bad} of {len(report.earlier_runs)} with problems" if report.earlier_runs else ""
     return (
         f"{report.meta.path}: {report.status} ({health}); {count_phrase(report.findings)}; "
-        f"batching: {verdict_words(v.batching).title.removeprefix('batching ')} ({v.confidence:.0%}){earlier}"
+        f"batching: {verdict_words(v.batching).title.removeprefix('batching ')} ({v.confidence_text}){earlier}"
     )
 
 
@@ -170,6 +173,8 @@ HEADLINE_MAX = 3
 #: Findings whose whole content is the batching line (said once, there).
 BATCHING_LINE_CODES = frozenset({"LD504"})
 NO_PROBLEMS = "No problems found"
+#: the headline's second line when only an earlier run appended to the log had problems
+LAST_RUN_OK = "the last run in this log (this report): no problems found"
 _EMIT_HINT = "log seqs, tokens, len_min, len_max and batch_fp each step (logdoctor.emit)"
 
 
@@ -198,13 +203,14 @@ def headline(report: Report) -> tuple[tuple[str, str], ...]:
     The lines name the problem and where; its message is said once, in the findings list.
     """
     groups = problem_groups(report)
+    earlier = worst_earlier_line(report)  # the file's status covers its earlier runs: name the worst
     if not groups:
-        return (("ok", NO_PROBLEMS),)
+        return (("ok", NO_PROBLEMS),) if earlier is None else (earlier, ("", LAST_RUN_OK))
     lines = [(g[0].severity.label, problem_phrase(g)) for g in groups[:HEADLINE_MAX]]
     rest = sum(len(g) for g in groups[HEADLINE_MAX:])
     if rest:
         lines.append(("", f"+ {rest} more problem{'s' if rest > 1 else ''}: see Findings"))
-    return tuple(lines)
+    return tuple(lines) if earlier is None else (earlier, *lines)
 
 
 def plot_health(report: Report) -> str:
@@ -222,13 +228,13 @@ def batching_line(report: Report) -> str:
     v = report.verdict
     if v.batching == "inconclusive":
         return f"Batching: not decidable from this log ({v.cause})"
-    if v.batching == "not_batching" and report.status == "ok":
+    if v.batching == "not_batching" and (report.status == "ok" or v.evidence.get("cause_is_problem") is False):
         return f"Batching: no batching fault; the loss shows {v.cause}"
     if v.batching == "not_batching":
-        return f"Batching: not the cause; the problem comes from {v.cause} (confidence {v.confidence:.0%})"
+        return f"Batching: not the cause; the problem comes from {v.cause} (confidence {v.confidence_text})"
     title = verdict_words(v.batching).title
     cause = "" if v.cause == title else f" - {v.cause}"
-    return f"Batching: {title} (confidence {v.confidence:.0%}){cause}"
+    return f"Batching: {title} (confidence {v.confidence_text}){cause}"
 
 
 #: Problems that batch statistics could attribute (or clear): a periodic loss may be length order or
@@ -331,7 +337,7 @@ def build_rows(report: Report) -> Rows:
         path=report.meta.path,
         verdict_line=verdict_line(report),
         verdict_title=verdict_words(v.batching).title,
-        confidence=f"{v.confidence:.0%}",
+        confidence=v.confidence_text,
         cause=v.cause,
         summary=v.summary,
         hint=v.hint,

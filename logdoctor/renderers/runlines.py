@@ -31,6 +31,17 @@ def problem_line(p: RunPart) -> str:
     return f"{run_label(p)}: {f.severity.label} {f.code} {f.rule}: {f.message}{_more(p)}"
 
 
+def worst_earlier_line(report: Report) -> tuple[str, str] | None:
+    """(severity, text) naming the earlier run with the worst problem, when it is worse than this
+    run's own (the file's status covers every run); None otherwise."""
+    p = report.worst_earlier_run
+    own = report.problems[0].severity if report.problems else None
+    if p is None or (own is not None and own >= p.findings[0].severity):
+        return None
+    f = p.findings[0]
+    return f.severity.label, f"earlier {run_label(p)}: {f.rule}: {f.message}{_more(p)}"
+
+
 def index_ranges(indices: Sequence[int]) -> str:
     """``1-2, 5, 7-9`` from sorted run indices."""
     out: list[str] = []

@@ -209,5 +209,10 @@ def _verdict(v: Verdict | None) -> Text:
     if v is None:
         return Text("pending", style="dim")
     return Text(
-        f"{v.batching} {v.confidence:.2f} ({v.cause})", style=_VERDICT_STYLE.get(v.batching, "")
+        f"{v.batching} {_conf(v.confidence)} ({v.cause})", style=_VERDICT_STYLE.get(v.batching, "")
     )
+
+
+def _conf(confidence: float | None) -> str:
+    """A verdict's confidence as two decimals; ``undecided`` for an inconclusive verdict (none)."""
+    return "undecided" if confidence is None else f"{confidence:.2f}"

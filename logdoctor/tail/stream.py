@@ -169,7 +169,7 @@ def _event_text(event: TailEvent) -> str | None:
     if isinstance(event, VerdictChanged):
         v = event.verdict
         return (
-            f"{event.source}: verdict {v.batching} ({v.confidence:.2f}, {v.cause}) "
+            f"{event.source}: verdict {v.batching} ({_conf(v.confidence)}, {v.cause}) "
             f"at step {event.step}: {v.summary}"
         )
     if isinstance(event, Heartbeat):
@@ -189,7 +189,7 @@ def summary_line(s: SourceSummary) -> str:
 
 def _summary_text(s: SourceSummary) -> str:
     v = s.verdict
-    verdict = f"verdict {v.batching} ({v.confidence:.2f})" if v else "no verdict yet"
+    verdict = f"verdict {v.batching} ({_conf(v.confidence)})" if v else "no verdict yet"
     worst = f", worst {s.worst.label}" if s.worst is not None else ""
     span = (
         f" (first {_fmt(s.first_loss)}, min {_fmt(s.min_loss)})" if s.first_loss is not None else ""
@@ -214,3 +214,8 @@ class PlainStream(StreamRenderer):
         self._write(f"{stamp} {line}\n")
         if isinstance(event, Stopped):
             self._write("".join(f"  {summary_line(s)}\n" for s in event.summaries))
+
+
+def _conf(confidence: float | None) -> str:
+    """A verdict's confidence as two decimals; ``undecided`` for an inconclusive verdict (none)."""
+    return "undecided" if confidence is None else f"{confidence:.2f}"

@@ -29,11 +29,11 @@ def logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_check_exit_codes(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "healthy.log", "-q", "-j", "1"]) == 0
     assert capsys.readouterr().out == (
-        "healthy.log: ok (no problems found); 3 findings (3 info); batching: inconclusive (73%)\n"
+        "healthy.log: ok (no problems found); 2 findings (2 info); batching: inconclusive (undecided)\n"
     )
     assert main(["check", "nan.log", "-q", "-j", "1"]) == 1
     assert capsys.readouterr().out == (
-        "nan.log: error (LD001 nonfinite-loss); 3 findings (1 error, 2 info); batching: not a batching problem (88%)\n"
+        "nan.log: error (LD001 nonfinite-loss); 2 findings (1 error, 1 info); batching: not a batching problem (88%)\n"
     )
     assert main(["check", "garbage.log", "-j", "1"]) == 2
     captured = capsys.readouterr()
@@ -157,8 +157,8 @@ def test_a_closed_pipe_on_stdout_is_one_line_and_exit_2(args: list[str], tmp_pat
 def test_quiet_many_inputs_one_line_each(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "healthy.log", "nan.log", "-q", "-j", "1"]) == 1
     assert capsys.readouterr().out == (
-        "healthy.log: ok (no problems found); 3 findings (3 info); batching: inconclusive (73%)\n"
-        "nan.log: error (LD001 nonfinite-loss); 3 findings (1 error, 2 info); batching: not a batching problem (88%)\n"
+        "healthy.log: ok (no problems found); 2 findings (2 info); batching: inconclusive (undecided)\n"
+        "nan.log: error (LD001 nonfinite-loss); 2 findings (1 error, 1 info); batching: not a batching problem (88%)\n"
     )
 
 

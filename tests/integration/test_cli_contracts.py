@@ -214,7 +214,7 @@ def test_json_with_a_single_failing_input_prints_the_error_document(
     doc = json.loads(out)
     jsonschema.validate(doc, SCHEMA)
     assert doc == {
-        "format_version": 3,
+        "format_version": 4,
         "source": {"path": "missing.log"},
         "error": {"message": "missing.log: no such file or directory", "exit_code": 2},
     }

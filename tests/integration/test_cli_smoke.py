@@ -27,7 +27,7 @@ def test_analyze_json_contract(tmp_path: Path, capsys: pytest.CaptureFixture[str
     log.write_text(LOG)
     assert main(["analyze", str(log), "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["format_version"] == 3
+    assert doc["format_version"] == 4
     assert doc["status"] in {"ok", "warning", "error"}
     assert doc["series"]["steps"] == 2 and doc["series"]["has_length_stats"] is True
     assert doc["source"]["lines_skipped"] == 1

@@ -27,11 +27,13 @@ def _report(folder: Path, name: str) -> Report:
 
 
 def test_nmt_every_appended_run_is_its_own(reallogs_dir: Path) -> None:
-    """22 runs at the lines the truth names; the report and its status are the last run's (ok)."""
+    """22 runs at the lines the truth names; the report and ``run_status`` are the last run's (ok),
+    the file's ``status`` covers runs 20-21, which diverged (error)."""
     report = _report(reallogs_dir, NMT)
     assert [p.first_line for p in report.runs] == NMT_STARTS
     assert [p.last_line for p in report.runs[:-1]] == [s - 1 for s in NMT_STARTS[1:]]
-    assert report.runs[-1].current and report.runs[-1].last_line == 484 and report.status == "ok"
+    assert report.runs[-1].current and report.runs[-1].last_line == 484 and report.run_status == "ok"
+    assert report.status == "error"
     assert sum(p.rows for p in report.runs) == 427  # every "avg. loss" line in exactly one run
 
 
@@ -46,11 +48,12 @@ def test_nmt_long_runs_dev_perplexity_rise_is_reported_under_its_run(reallogs_di
 
 
 def test_nmt_problems_only_where_the_log_shows_them(reallogs_dir: Path) -> None:
-    """Runs 20 (loss 0.54 -> 1.19 at its 7th row, then ~0.9) and 21 (0.46 -> 1.2) diverge; no other
+    """Runs 20 (loss 0.54 -> 1.19 at its 7th row, then ~0.9) and 21 (0.46 -> 1.2) diverge; run 12
+    printed "validation: iter 1, dev. ppl inf" at both its evaluations (LD009, issue 29); no other
     run has a problem (a fresh run's first loss is never a divergence)."""
     report = _report(reallogs_dir, NMT)
     bad = {p.index: sorted({f.code for f in p.findings}) for p in report.runs if p.findings}
-    assert bad == {6: ["LD412"], 20: ["LD002"], 21: ["LD002"]}
+    assert bad == {6: ["LD412"], 12: ["LD009"], 20: ["LD002"], 21: ["LD002"]}
 
 
 @pytest.mark.parametrize(

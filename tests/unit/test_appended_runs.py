@@ -34,10 +34,12 @@ def _truth(path: Path) -> dict[str, Any]:
 @pytest.mark.parametrize("name", ["three_runs.log", "last_bad.log"])
 def test_each_appended_run_is_analysed_on_its_own(name: str) -> None:
     """Every run's line and step range as written, what its own analysis must find, nothing in
-    the runs that are healthy; the report's status is the last run's."""
+    the runs that are healthy; ``run_status`` is the last run's, ``status`` the file's (the worst)."""
     path = APPENDED / name
     truth, report = _truth(path), _report(path)
-    assert report.status == truth["status"]
+    assert report.run_status == truth["status"]
+    order = ("ok", "warning", "error")
+    assert report.status == max([p.status for p in report.runs], key=order.index)
     assert report.series.resumes == truth["resumes"]
     assert len(report.runs) == len(truth["runs"])
     for part, want in zip(report.runs, truth["runs"], strict=True):
@@ -64,10 +66,14 @@ def test_runs_are_never_joined() -> None:
     assert run.meta.structure.eval_metrics == () and middle.meta.structure.eval_metrics != ()
 
 
-def test_status_and_exit_code_are_the_last_runs(tmp_path: Path) -> None:
-    """A CI check does not fail on history the user already re-ran; it fails on a bad last run."""
-    assert main(["check", str(APPENDED / "three_runs.log"), "-q"]) == 0
+def test_check_gates_on_every_run_unless_told_last(tmp_path: Path) -> None:
+    """The file's status covers every run in it, and so does ``check``: an earlier run that diverged
+    fails it (issue 29), unless ``--runs last`` asks for the last run only; a bad last run fails both."""
+    assert main(["check", str(APPENDED / "three_runs.log"), "-q"]) == 1
+    assert main(["check", str(APPENDED / "three_runs.log"), "-q", "--runs", "last"]) == 0
     assert main(["check", str(APPENDED / "last_bad.log"), "-q"]) == 1
+    assert main(["check", str(APPENDED / "last_bad.log"), "-q", "--runs", "last"]) == 1
+    assert main(["check", str(APPENDED / "three_runs.log"), "-q", "--runs", "first"]) == 2
 
 
 def test_resumes_from_checkpoints_stay_one_run() -> None:
@@ -93,7 +99,7 @@ def test_keras_csvlogger_append_runs() -> None:
 def test_json_runs_array() -> None:
     """JSON: one entry per run, index/lines/steps/rows/status/findings with their evidence."""
     doc = report_dict(_report(APPENDED / "three_runs.log"))
-    assert doc["format_version"] == 3 and doc["status"] == "ok"
+    assert doc["format_version"] == 4 and doc["status"] == "error" and doc["run_status"] == "ok"
     first = doc["runs"][0]
     assert (first["index"], first["first_line"], first["last_line"], first["status"]) == (1, 1, 70, "error")
     nonfinite = next(f for f in first["findings"] if f["code"] == "LD001")
@@ -112,16 +118,19 @@ def test_renderers_show_earlier_runs(fmt: str) -> None:
 
 
 def test_text_report_health_first_and_no_noise() -> None:
-    """The headline stays the last run's; the healthy run is summarised in one line, the short
-    last run is not listed as an earlier run at all."""
+    """The headline names the worst earlier run (never a bare "No problems found" above a file whose
+    earlier run diverged) and says the last run is clean; the healthy run is summarised in one line,
+    the short last run is not listed as an earlier run at all."""
     text = get_renderer("text")(width=100).render(_report(APPENDED / "three_runs.log"))
     head = text.split("Earlier runs in this log")[0]
-    assert "No problems found" in head and "LD002" not in head
+    assert "No problems found" not in head and "ERROR" in head and "earlier run 1 of 3" in head
+    assert "the last run in this log (this report): no problems found" in head
     earlier = text.split("Earlier runs in this log")[1].split("Evidence behind")[0]
     assert earlier.count("run 1 of 3") == 1 and "no problems found in run 2 of 3" in earlier
     assert "run 3 of 3 (" not in earlier
     quiet = get_renderer("text")(verbosity=-1).render(_report(APPENDED / "three_runs.log"))
-    assert quiet.startswith(f"{APPENDED / 'three_runs.log'}: ok") and "earlier runs: 1 of 2 with problems" in quiet
+    assert quiet.startswith(f"{APPENDED / 'three_runs.log'}: error (earlier run 1 of 3: LD")
+    assert "last run: no problems found" in quiet and "earlier runs: 1 of 2 with problems" in quiet
 
 
 def test_log_written_newest_first_is_not_split(tmp_path: Path) -> None:

@@ -70,7 +70,7 @@ def test_json_many_with_error_validates() -> None:
     doc = json.loads(JsonRenderer().render_outcomes(outcomes))
     jsonschema.validate(doc, SCHEMA)
     assert doc[1] == {
-        "format_version": 3,
+        "format_version": 4,
         "source": {"path": "b.log"},
         "error": {"message": "b.log: file is empty", "exit_code": 2},
     }

@@ -65,7 +65,7 @@ def test_coqui_takes_global_step_and_not_the_running_average() -> None:
 def test_json_structure_block_and_text_line(capsys: pytest.CaptureFixture[str]) -> None:
     report = pipeline.analyze(pipeline.load(str(FIXTURES / "hf_console.log")))
     doc = report_dict(report)
-    assert doc["format_version"] == 3
+    assert doc["format_version"] == 4
     assert doc["structure"]["planned_source"] == "header"
     assert doc["structure"]["restarts"] == [{"step": 10, "kind": "appended_run", "source": "marker_lines"}]
     main(["analyze", str(FIXTURES / "hf_console.log"), "--format", "markdown"])

@@ -33,13 +33,14 @@ def problem_line(p: RunPart) -> str:
 
 def worst_earlier_line(report: Report) -> tuple[str, str] | None:
     """(severity, text) naming the earlier run with the worst problem, when it is worse than this
-    run's own (the file's status covers every run); None otherwise."""
+    run's own (the file's status covers every run); None otherwise. One line, like every problem in
+    the headline (code, rule, where): its message is said once, under "Earlier runs"."""
     p = report.worst_earlier_run
     own = report.problems[0].severity if report.problems else None
     if p is None or (own is not None and own >= p.findings[0].severity):
         return None
     f = p.findings[0]
-    return f.severity.label, f"earlier {run_label(p)}: {f.rule}: {f.message}{_more(p)}"
+    return f.severity.label, f"earlier {run_label(p)}: {f.code} {f.rule}{_more(p)}"
 
 
 def index_ranges(indices: Sequence[int]) -> str:

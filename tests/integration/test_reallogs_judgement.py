@@ -34,9 +34,12 @@ def test_appended_log_whose_earlier_runs_diverged_fails_check(reallogs_dir: Path
 def test_headline_names_the_worst_earlier_run(reallogs_dir: Path) -> None:
     """Never a bare "OK No problems found" above a file whose earlier run diverged."""
     report = pipeline.analyze(pipeline.load(str(reallogs_dir / NMT)))
-    head = get_renderer("text")(width=120).render(report).split("Batching:")[0]
+    text = get_renderer("text")(width=120).render(report)
+    head = text.split("Batching:")[0]
     assert "No problems found" not in head.split("the last run")[0]
-    assert "ERROR" in head and "earlier run 12 of 22" in head and "dev_ppl" in head  # the first of the worst
+    # the first of the worst, in one line (code, rule, where); its message once, under Earlier runs
+    assert "ERROR" in head and "earlier run 12 of 22" in head and "LD009 nonfinite-eval" in head
+    assert "dev_ppl" not in head and "dev_ppl (2 of 2)" in text
 
 
 def test_pairwise_reward_loss_stuck_at_ln2_is_a_warning_and_no_other_real_log_is(reallogs_dir: Path) -> None:

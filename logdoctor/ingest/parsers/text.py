@@ -12,6 +12,7 @@ from logdoctor.ingest.parsers.lines import clean, read_lines
 from logdoctor.ingest.parsers.markers import Markers, scan_markers
 from logdoctor.ingest.parsers.overflows import attach_overflows, scan_overflows
 from logdoctor.ingest.parsers.records import drop_summaries
+from logdoctor.ingest.parsers.samestep import merge_shapes, tag_shapes
 from logdoctor.ingest.parsers.textblocks import BATCH_LINE, MSG, rewrite
 from logdoctor.ingest.parsers.textfast import fast_rows
 from logdoctor.ingest.parsers.textplan import BATCHES
@@ -148,10 +149,16 @@ class TextParser(Parser):
         if folded:
             out.skips["metric block line"] += folded
         extract(rest, fields, out)
-        table = _combine(out.train)
-        table = drop_summaries(_flag_restarts(table, rest), out.skips)
+        # a run summary (``train_runtime``...) repeats the last step: dropped before steps merge
+        table, merged = merge_shapes(drop_summaries(_combine(tag_shapes(out.train)), out.skips))
+        table = _flag_restarts(table, rest)
         table = attach_overflows(table, overflows)
         notes: list[str] = []
+        if merged:
+            notes.append(
+                f"{merged} step(s) printed by two line shapes (e.g. DeepSpeed's `steps: N loss:` and "
+                "Megatron's `iteration N/ T |`) are read as one record each: the line with more values wins"
+            )
         from_order = False
         if table.height == 0 and sum(t.height for t in out.unstepped) >= MIN_UNSTEPPED:
             from_order = True

@@ -46,6 +46,10 @@ _RULES: tuple[Rule, ...] = (
     Rule("LD007", "degenerate-column", Severity.INFO,
          "A column is constant or zero throughout and was ignored (e.g. a broken token counter).",
          "Fix the logging of that field if you want it used as evidence."),
+    Rule("LD008", "nonfinite-eval", Severity.WARNING,
+         "An evaluation loss or metric is NaN or infinite at one or more evaluations.",
+         "Check the eval loss itself (CTC without zero_infinity, empty references, fp16 overflow in "
+         "evaluation): an infinite eval loss ranks no checkpoint."),
     Rule("LD020", "skipped-iterations", Severity.WARNING,
          "Mixed-precision steps were skipped (gradient overflow: inf/NaN) and the loss scale was cut.",
          "A few skips at the start are normal; many, or late ones, point at an lr too high or bad data. "

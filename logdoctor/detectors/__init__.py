@@ -6,6 +6,7 @@ from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.changepoints import ChangepointDetector
 from logdoctor.detectors.drops import DropDetector
 from logdoctor.detectors.evalnoise import EvalNoiseDetector
+from logdoctor.detectors.evalnonfinite import EvalNonFiniteDetector
 from logdoctor.detectors.fp16overflows import Fp16OverflowDetector
 from logdoctor.detectors.integrity import IntegrityDetector
 from logdoctor.detectors.lossfloor import LossFloorDetector
@@ -32,6 +33,7 @@ ANALYZERS: tuple[type[Analyzer], ...] = (
     LrScheduleDetector,
     SlowdownDetector,
     EvalNoiseDetector,
+    EvalNonFiniteDetector,
     LossFloorDetector,
     OverfittingDetector,
     MemorizationDetector,

@@ -147,8 +147,11 @@ def plan_for(msg: str, fields: FieldMap) -> Plan:
         if evals:
             evals[STEP] = step_idx
     ppl = next((k for k in PPL_KEYS if k in train), None) if LOSS not in train else None
+    # an eval record without a step is kept when it names its metric as an eval's: a marked line
+    # (``Validation loss: 3.2``) or an eval key (HF Trainer's ``{'eval_loss': 6.67, 'epoch': 0.11}``)
+    named = marked or bool(explicit)
     if evals and not has_step and LOSS not in train and not (
-        marked and any(m in c for c in evals for m in _METRICS)
+        named and any(m in c for c in evals for m in _METRICS)
     ):
         return Plan("no step", train, evals)
     if evals and (marked or (LOSS not in train and ppl is None)):

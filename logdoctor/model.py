@@ -300,12 +300,16 @@ class Run:
         evals: evaluation records (``step`` nullable Int64, ``line_no``, metric columns).
         earlier: the fresh runs appended to the same log before this one (file order), each
             built on its own from its own lines (structure/appended.py); empty for one run.
+        lossless: step records without a loss (``step``, ``line_no`` and whatever counters and
+            scales they hold: Megatron's all-skipped iteration), line order; never analysed as
+            steps, but counters (skipped iterations, loss scale) are read from them too.
     """
 
     table: pl.DataFrame
     meta: RunMeta
     evals: pl.DataFrame = field(default_factory=lambda: _empty_frame())
     earlier: tuple[Run, ...] = ()
+    lossless: pl.DataFrame = field(default_factory=lambda: _empty_frame())
 
     @property
     def n_steps(self) -> int:

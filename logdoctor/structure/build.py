@@ -23,7 +23,7 @@ from logdoctor.model import (
     RunMeta,
     validate_run,
 )
-from logdoctor.structure.appended import backward_steps, earlier_segments, last_run_evals
+from logdoctor.structure.appended import backward_steps, earlier_segments, last_run_evals, last_run_rows
 from logdoctor.structure.counters import decumulate, degenerate_columns, is_failure_counter
 from logdoctor.structure.epochs import infer_steps_per_epoch, plan
 from logdoctor.structure.evals import place_evals
@@ -207,4 +207,5 @@ def build_run(
         if whole is None and earlier_runs
         else ()
     )
-    return Run(table=checked, meta=meta, evals=place_evals(evals, checked), earlier=earlier)
+    lossless = last_run_rows(result.lossless_rows, result.table, fresh_lines)
+    return Run(table=checked, meta=meta, evals=place_evals(evals, checked), earlier=earlier, lossless=lossless)

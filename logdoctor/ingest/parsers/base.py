@@ -40,6 +40,8 @@ class ParseResult:
             ``B=``): structure/ divides it by the gradient accumulation the log states.
         lossless_steps: steps of step lines that carry no loss (Megatron's iteration whose every
             batch was skipped): counted in the structure's rows, never analysed.
+        lossless_rows: those records with every value they hold (``step``, ``line_no``, counters
+            and scales such as ``loss_scale``), line order: counters are read from them too.
         config_facts: what the run's configuration states (W&B config, MLflow params).
     """
 
@@ -59,6 +61,7 @@ class ParseResult:
     keys_seen: tuple[str, ...] = ()
     steps_in_batches: bool = False
     lossless_steps: tuple[int, ...] = ()
+    lossless_rows: pl.DataFrame = field(default_factory=pl.DataFrame)
     config_facts: tuple[ConfigFact, ...] = ()
 
     @property

@@ -108,12 +108,19 @@ def _main_shapes(out: Extracted, markers: Markers) -> list[pl.DataFrame]:
     return keep
 
 
-def _lossless_steps(out: Extracted) -> tuple[int, ...]:
-    """Steps of step lines that carry no loss (see textshape), sorted and unique."""
+def _lossless(out: Extracted) -> pl.DataFrame:
+    """Step records that carry no loss (see textshape), in line order, with every value they hold
+    (Megatron's ``loss scale`` and ``number of skipped iterations`` on an all-skipped iteration)."""
     if not out.lossless:
+        return pl.DataFrame()
+    return pl.concat(out.lossless, how="diagonal_relaxed").sort(LINE_NO)
+
+
+def _lossless_steps(rows: pl.DataFrame) -> tuple[int, ...]:
+    """Steps of the records without a loss, sorted and unique."""
+    if rows.height == 0:
         return ()
-    steps = pl.concat(out.lossless).drop_nulls().drop_nans().cast(pl.Int64).unique().sort()
-    return tuple(int(s) for s in steps)
+    return tuple(int(s) for s in rows[STEP].drop_nulls().unique().sort())
 
 
 class TextParser(Parser):
@@ -175,6 +182,7 @@ class TextParser(Parser):
         if out.ppl_loss:
             notes.append("loss derived as ln(perplexity): the log prints perplexity only")
         total = _total(out)
+        lossless = _lossless(out)
         return ParseResult(
             table=table.with_columns(pl.col(STEP).cast(pl.Int64)),
             evals=_evals(out),
@@ -187,7 +195,8 @@ class TextParser(Parser):
             markers=markers,
             keys_seen=tuple(sorted(out.keys_seen | set(out.aliases))),
             steps_in_batches=in_batches,
-            lossless_steps=_lossless_steps(out),
+            lossless_steps=_lossless_steps(lossless),
+            lossless_rows=lossless,
             step_from_order=from_order,
             planned_source="column" if total is not None else ("header" if markers.planned_steps else None),
         )

@@ -41,7 +41,7 @@ class Extracted:
     aliases: dict[str, str] = field(default_factory=dict)
     unstepped: list[pl.DataFrame] = field(default_factory=list)
     keys_seen: set[str] = field(default_factory=set)
-    lossless: list[pl.Series] = field(default_factory=list)
+    lossless: list[pl.DataFrame] = field(default_factory=list)
     ppl_loss: bool = False
 
 
@@ -136,7 +136,8 @@ def rows(
     if plan.role == "unstepped":
         out.unstepped.append(_select(part, plan.train, value, cast))
     if _lossless(plan):
-        out.lossless.append(_select(part, {STEP: plan.train[STEP]}, value, cast)[STEP])
+        rows_ = _select(part, plan.train, value, cast).with_columns(pl.col(STEP).cast(pl.Int64, strict=False))
+        out.lossless.append(rows_.filter(pl.col(STEP).is_not_null()))
     if plan.role != "train":
         return
     table = _select(part, plan.train, value, cast)

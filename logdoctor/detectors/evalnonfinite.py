@@ -23,34 +23,42 @@ def _metric_columns(evals: pl.DataFrame) -> list[str]:
 
 
 class EvalNonFiniteDetector(Analyzer):
-    """Every eval metric column with NaN/inf values: one finding per column, first and last step."""
+    """Eval metric columns with NaN/inf values: one finding per set of columns bad at the same
+    evaluations (``valid_loss`` and ``valid_ppl = exp(valid_loss)`` fail together)."""
 
     name = "eval-nonfinite"
 
     def analyze(self, run: Run) -> Detection:
-        """LD008 per eval metric column that holds a NaN or an infinity."""
+        """LD008 per group of eval metric columns that hold a NaN or an infinity at the same rows."""
         ev = run.evals
         if ev.height == 0:
             return Detection()
-        return Detection(tuple(f for c in _metric_columns(ev) if (f := self._column(ev, c)) is not None))
+        groups: dict[bytes, list[str]] = {}
+        for col in _metric_columns(ev):
+            vals = ev[col].cast(pl.Float64).to_numpy()
+            bad = ~np.isfinite(vals) & ~ev[col].is_null().to_numpy()
+            if bad.any():
+                groups.setdefault(np.packbits(bad).tobytes() + bytes([bad.size % 8]), []).append(col)
+        return Detection(tuple(self._finding(ev, cols) for cols in groups.values()))
 
     @staticmethod
-    def _column(ev: pl.DataFrame, col: str) -> Finding | None:
+    def _finding(ev: pl.DataFrame, cols: list[str]) -> Finding:
+        col = cols[0]
         t = ev.select(STEP, LINE_NO, col).drop_nulls(col)
         vals = t[col].to_numpy().astype(float)
-        bad = ~np.isfinite(vals)
-        n_bad = int(bad.sum())
-        if n_bad == 0:
-            return None
-        idx = np.flatnonzero(bad)
+        idx = np.flatnonzero(~np.isfinite(vals))
+        n_bad = int(idx.size)
         steps = t[STEP].to_list()
         first, last = steps[int(idx[0])], steps[int(idx[-1])]
-        kinds = " and ".join(k for k, n in (("NaN", np.isnan(vals).sum()), ("inf", np.isinf(vals).sum())) if n)
+        n_nan, n_inf = int(np.isnan(vals).sum()), int(np.isinf(vals).sum())
+        kinds = " and ".join(k for k, n in (("NaN", n_nan), ("inf", n_inf)) if n)
         where = f"at step {first}" if first == last else f"from step {first} to {last}"
+        names = " and ".join(cols) if len(cols) <= 3 else f"{', '.join(cols[:3])} and {len(cols) - 3} more"
+        verb = "is" if len(cols) == 1 else "are"
         if n_bad == vals.size:
-            msg = f"Every {col} of this run ({n_bad} evaluations) is {kinds}, {where}."
+            msg = f"Every {names} of this run ({n_bad} evaluations) {verb} {kinds}, {where}."
         else:
-            msg = f"{col} is {kinds} at {n_bad} of {vals.size} evaluations, {where}."
+            msg = f"{names} {verb} {kinds} at {n_bad} of {vals.size} evaluations, {where}."
         line = t[LINE_NO][int(idx[0])]
         return codes.finding(
             "LD008",
@@ -60,9 +68,10 @@ class EvalNonFiniteDetector(Analyzer):
             line=int(line) if line is not None else None,
             evidence={
                 "column": col,
+                "columns": ", ".join(cols),
                 "n_nonfinite": n_bad,
                 "n_evals": int(vals.size),
-                "n_nan": int(np.isnan(vals).sum()),
-                "n_inf": int(np.isinf(vals).sum()),
+                "n_nan": n_nan,
+                "n_inf": n_inf,
             },
         )

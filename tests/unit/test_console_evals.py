@@ -91,3 +91,12 @@ def test_timings_are_no_metric(tmp_path: Path) -> None:
     path = _write(tmp_path, lines)
     assert pl.Series(pipeline.load(path).evals["eval_runtime"]).is_infinite().all()
     assert "LD008" not in _codes(path)
+
+
+def test_columns_bad_together_are_one_finding(tmp_path: Path) -> None:
+    lines = _hf_lines(["2.5", "nan", "nan"])
+    lines = [ln.replace("'eval_wer': 0.5", "'eval_wer': nan") if "'eval_loss': nan" in ln else ln for ln in lines]
+    path = _write(tmp_path, lines)
+    report = pipeline.analyze(pipeline.load(path))
+    ld008 = [f for f in report.findings if f.code == "LD008"]
+    assert len(ld008) == 1 and ld008[0].message.startswith("eval_loss and eval_wer are NaN at 2 of 3")

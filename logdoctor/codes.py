@@ -50,6 +50,11 @@ _RULES: tuple[Rule, ...] = (
          "An evaluation loss or metric is NaN or infinite at one or more evaluations.",
          "Check the eval loss itself (CTC without zero_infinity, empty references, fp16 overflow in "
          "evaluation): an infinite eval loss ranks no checkpoint."),
+    Rule("LD009", "run-stopped-by-failure", Severity.WARNING,
+         "The log's last lines say why the run stopped: CUDA out of memory, an NCCL/collective timeout, a "
+         "killed DataLoader worker or process (SIGKILL), a NaN guard, a Python exception or Ctrl-C (info).",
+         "Fix the cause the log names (smaller batch or activation checkpointing for OOM; the stalled rank "
+         "for NCCL; host/shared memory for killed workers), then resume from the last checkpoint."),
     Rule("LD020", "skipped-iterations", Severity.WARNING,
          "Mixed-precision steps were skipped (gradient overflow: inf/NaN) and the loss scale was cut.",
          "A few skips at the start are normal; many, or late ones, point at an lr too high or bad data. "

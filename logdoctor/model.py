@@ -197,6 +197,27 @@ class ConfigFact:
 
 
 @dataclass(frozen=True, slots=True)
+class RunEnding:
+    """How a run's log says it stopped: the failure printed after its last training row.
+
+    Attributes:
+        kind: ``cuda_oom``, ``nccl_timeout``, ``dataloader_killed``, ``killed``, ``time_limit``,
+            ``nan_guard``, ``terminated`` (SIGTERM), ``keyboard_interrupt`` or ``exception`` (any other
+            Python traceback).
+        cause: the plain cause in words ("the GPU ran out of memory").
+        line: 1-based line of the log that says it (the exception line of a traceback).
+        text: that line as the log wrote it (stripped, cut to 120 characters).
+        block_line: first line of the failure's block (``Traceback (most recent call last):``).
+    """
+
+    kind: str
+    cause: str
+    line: int
+    text: str
+    block_line: int
+
+
+@dataclass(frozen=True, slots=True)
 class RunStructure:
     """The run's structure as a person reads it (the JSON ``structure`` block; see structure/).
 
@@ -219,6 +240,7 @@ class RunStructure:
         running_mean: columns the log printed as running means since the epoch began (Keras
             progress bars), read back as each logged interval's mean (structure/runmean.py);
             running_mean_slopes: each one's noise slope (-1 for a running mean, 0 otherwise).
+        ending: how the log says the run stopped (a failure after its last training row), if it does.
     """
 
     rows: int
@@ -241,6 +263,7 @@ class RunStructure:
     notes: tuple[str, ...] = ()
     running_mean: tuple[str, ...] = ()
     running_mean_slopes: tuple[float, ...] = ()
+    ending: RunEnding | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.changepoints import ChangepointDetector
 from logdoctor.detectors.drops import DropDetector
+from logdoctor.detectors.ending import EndingDetector
 from logdoctor.detectors.evalnoise import EvalNoiseDetector
 from logdoctor.detectors.evalnonfinite import EvalNonFiniteDetector
 from logdoctor.detectors.fp16overflows import Fp16OverflowDetector
@@ -24,6 +25,7 @@ from logdoctor.detectors.tooshort import TooShortDetector
 ANALYZERS: tuple[type[Analyzer], ...] = (
     IntegrityDetector,
     TooShortDetector,
+    EndingDetector,
     NonFiniteDetector,
     DivergenceDetector,
     SpikeDetector,

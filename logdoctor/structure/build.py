@@ -16,6 +16,7 @@ from typing import cast
 import polars as pl
 
 from logdoctor.ingest.parsers.base import ParseResult
+from logdoctor.ingest.parsers.endings import ending_after
 from logdoctor.model import (
     LINE_NO,
     LOSS,
@@ -48,6 +49,14 @@ def _column_notes(table: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
         if bad:
             notes.append(f"{bad} step(s) have a NaN or infinite loss (kept as data)")
     return table
+
+
+def _last_line(table: pl.DataFrame) -> int | None:
+    """Line of the run's last training row (in file order), None when lines are unknown."""
+    if LINE_NO not in table.columns or table.height == 0:
+        return None
+    last = table[LINE_NO].max()
+    return int(last) if last is not None else None  # type: ignore[arg-type]
 
 
 #: How the whole log placed its rows: (the result with its rows placed, the placement).
@@ -182,6 +191,9 @@ def build_run(
         lossless=result.lossless_steps,
         stride_given=stride if stride_given else None,
     )
+    ending = ending_after(result.endings, _last_line(result.table))
+    if ending is not None:
+        structure = dataclasses.replace(structure, ending=ending)
     if running is not None:
         structure = dataclasses.replace(
             structure, running_mean=running.columns, running_mean_slopes=running.slopes

@@ -8,6 +8,7 @@ import polars as pl
 from logdoctor.errors import InputError, ParseError
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.parsers.base import Parser, ParseResult
+from logdoctor.ingest.parsers.endings import scan_endings
 from logdoctor.ingest.parsers.lines import clean, read_lines
 from logdoctor.ingest.parsers.markers import Markers, scan_markers
 from logdoctor.ingest.parsers.overflows import attach_overflows, scan_overflows
@@ -150,6 +151,7 @@ class TextParser(Parser):
         # marker lines are never the dominant step template the fast path read
         markers = scan_markers(rest)
         overflows = scan_overflows(rest)
+        endings = scan_endings(rest)
         rest = clean(rest)
         in_batches = bool(rest[MSG].str.contains(BATCH_LINE).any())
         rest, folded = rewrite(rest)
@@ -197,6 +199,7 @@ class TextParser(Parser):
             steps_in_batches=in_batches,
             lossless_steps=_lossless_steps(lossless),
             lossless_rows=lossless,
+            endings=endings,
             step_from_order=from_order,
             planned_source="column" if total is not None else ("header" if markers.planned_steps else None),
         )

@@ -171,7 +171,8 @@ class Restart:
 
     Attributes:
         step: the global step of the first row after the restart.
-        kind: ``counter_reset`` | ``resume_line`` | ``appended_run``.
+        kind: ``counter_reset`` | ``resume_line`` | ``appended_run`` | ``resume`` (the epoch fell
+            back while the step continued: source ``epoch_fell_back``).
         source: what showed it (``step``, ``epoch``, ``marker_lines``, ...).
     """
 

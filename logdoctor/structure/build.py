@@ -30,7 +30,7 @@ from logdoctor.structure.epochs import infer_steps_per_epoch, plan
 from logdoctor.structure.evals import place_evals
 from logdoctor.structure.layout import describe
 from logdoctor.structure.resolve import resolve
-from logdoctor.structure.restarts import flag_clock_resets, restarts_of
+from logdoctor.structure.restarts import flag_clock_resets, flag_epoch_falls, restarts_of
 from logdoctor.structure.runmean import deaverage
 from logdoctor.structure.steps import GIVEN_NOTE, Placed, place
 
@@ -142,6 +142,9 @@ def build_run(
     clock = flag_clock_resets(placed)
     if clock[1]:
         placed = clock[0]
+    fell = flag_epoch_falls(placed)
+    if fell[1]:
+        placed = fell[0]
     if placed is not result.table:
         result = dataclasses.replace(result, table=placed)
     placement: Placement = (result, how)
@@ -169,7 +172,7 @@ def build_run(
     table, running = deaverage(table, notes)
     spe, spe_source = _steps_per_epoch(table, steps_per_epoch, result.steps_per_epoch, how, notes)
     planned, planned_source, spe, epoch_source, spe_source = plan(result, spe, epoch_source, spe_source, notes)
-    restarts = restarts_of(result, resume_lines, clock[1])
+    restarts = restarts_of(result, resume_lines, clock[1], fell[1])
     if restarts and len(restarts) != len(counts["resume_steps"]):  # type: ignore[arg-type]
         counts["resume_steps"] = tuple(r.step for r in restarts)
         counts["resumes"] = len(restarts)

@@ -46,3 +46,20 @@ def test_marian_overfitting_train_level_is_from_the_resumed_segment(reallogs_dir
     assert f.first_step == 1175000
     assert f"kept falling ({np.median(upto_best):.4g} -> " in f.message
     assert "2.608" not in f.message  # the level before the resume (the old message's number)
+
+
+def test_lyric_lora_second_blow_up_is_placed_where_block_means_climb(reallogs_dir: Path) -> None:
+    path = reallogs_dir / "hf_trainer_state_lyric_lora_diverged.json"
+    rows = [(h["step"], h["loss"]) for h in json.loads(path.read_text())["log_history"] if "loss" in h]
+    step = np.array([s for s, _ in rows])
+    loss = np.array([v for _, v in rows])
+    # hand-measured 25-step block means (issue 28): 5.94 (1401-1425), 8.75 (1426-1450),
+    # 16.96 (1451-1475), 22.52 (1476-1500): the level climbs over steps 1426-1500
+    blocks = [float(loss[(step > a) & (step <= a + 25)].mean()) for a in (1400, 1425, 1450, 1475)]
+    assert [round(b, 2) for b in blocks] == [5.94, 8.75, 16.96, 22.52]
+    ups = [f for f in pipeline.analyze(pipeline.load(str(path))).findings if f.code == "LD301"]
+    climb = [f for f in ups if (f.first_step or 0) <= 1500 and (f.last_step or 0) >= 1426]
+    assert len(climb) == 1 and 1426 <= (climb[0].first_step or 0) <= 1475
+    assert not [f for f in ups if 1550 <= (f.first_step or 0) <= 2200]  # mid-plateau (was 1774)
+    for value, a, b in re.findall(r"median ([\d.]+) over steps (\d+)-(\d+)", climb[0].message):
+        assert f"{np.median(loss[(step >= int(a)) & (step <= int(b))]):.4g}" == value

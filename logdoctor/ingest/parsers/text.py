@@ -10,13 +10,14 @@ from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.parsers.base import Parser, ParseResult
 from logdoctor.ingest.parsers.endings import scan_endings
 from logdoctor.ingest.parsers.lines import clean, read_lines
+from logdoctor.ingest.parsers.losspick import refusal_hint, total_note
 from logdoctor.ingest.parsers.markers import Markers, scan_markers
 from logdoctor.ingest.parsers.overflows import attach_overflows, scan_overflows
 from logdoctor.ingest.parsers.records import drop_summaries
 from logdoctor.ingest.parsers.samestep import merge_shapes, tag_shapes
 from logdoctor.ingest.parsers.textblocks import BATCH_LINE, MSG, rewrite
 from logdoctor.ingest.parsers.textfast import fast_rows
-from logdoctor.ingest.parsers.textplan import BATCHES
+from logdoctor.ingest.parsers.textplan import BATCHES, BATCHES_TOTAL
 from logdoctor.ingest.parsers.textshape import Extracted, extract
 from logdoctor.ingest.sources import Source
 from logdoctor.model import LINE_NO, STEP
@@ -124,6 +125,19 @@ def _lossless_steps(rows: pl.DataFrame) -> tuple[int, ...]:
     return tuple(int(s) for s in rows[STEP].drop_nulls().unique().sort())
 
 
+def _epoch_position(table: pl.DataFrame, notes: list[str]) -> int | None:
+    """Steps per epoch from a position-in-epoch counter beside a global step (Coqui ``STEP: 24/36
+    -- GLOBAL_STEP: 1000025``): the counter's stated total, when every line states the same one."""
+    if BATCHES_TOTAL not in table.columns or table.height == 0:
+        return None
+    totals = table[BATCHES_TOTAL].drop_nulls().drop_nans().unique()
+    if totals.len() != 1 or not float(totals[0]) >= 1:
+        return None
+    n = int(totals[0])
+    notes.append(f"`STEP: i/{n}` is the position in the epoch: {n} steps per epoch (the step is the global step)")
+    return n
+
+
 class TextParser(Parser):
     """Lines that carry a step number and metric values, in whatever spelling a tool prints."""
 
@@ -177,14 +191,20 @@ class TextParser(Parser):
         if table.height == 0:
             seen = ", ".join(sorted(out.keys_seen)[:12]) or "none"
             reasons = ", ".join(f"{k}: {v}" for k, v in out.skips.most_common() if v)
+            hint = refusal_hint(out.keys_seen)
+            if hint:  # the choice first: the message is cut at 400 characters
+                raise ParseError(f"{source.name}: no training steps in {records} lines: {hint}; keys seen: {seen}")
             raise ParseError(
                 f"{source.name}: no training steps found in {records} lines "
                 f"(skipped: {reasons or 'nothing'}; keys seen: {seen})"
             )
+        if (picked := total_note(out.total_loss)) is not None:
+            notes.append(picked)
         if out.ppl_loss:
             notes.append("loss derived as ln(perplexity): the log prints perplexity only")
         total = _total(out)
         lossless = _lossless(out)
+        per_epoch = None if from_order else _epoch_position(table, notes)
         return ParseResult(
             table=table.with_columns(pl.col(STEP).cast(pl.Int64)),
             evals=_evals(out),
@@ -192,6 +212,7 @@ class TextParser(Parser):
             records_read=records if records > lines else 0,
             skip_reasons={k: v for k, v in out.skips.items() if v},
             total_steps=total if total is not None else markers.planned_steps,
+            steps_per_epoch=per_epoch,
             aliases=out.aliases,
             notes=tuple(notes),
             markers=markers,

@@ -9,10 +9,17 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from logdoctor.ingest.aliases import ALIASES, FieldMap
+from logdoctor.ingest.aliases import ALIASES, FieldMap, normalize_key
 from logdoctor.ingest.parsers.lines import LINE_NO
 from logdoctor.ingest.parsers.textblocks import MSG
-from logdoctor.ingest.parsers.textplan import BATCHES, BATCHES_TOTAL, STRING_COLUMNS, Plan, plan_for
+from logdoctor.ingest.parsers.textplan import (
+    BATCHES,
+    BATCHES_TOTAL,
+    STRING_COLUMNS,
+    TOTAL_LOSS_KEYS,
+    Plan,
+    plan_for,
+)
 from logdoctor.ingest.parsers.textrules import SHAPE_VALUE, VALUE
 from logdoctor.model import EPOCH, LOSS, STEP
 
@@ -43,6 +50,8 @@ class Extracted:
     keys_seen: set[str] = field(default_factory=set)
     lossless: list[pl.DataFrame] = field(default_factory=list)
     ppl_loss: bool = False
+    #: keys of a total loss read as ``loss`` on training lines that name no ``loss`` (``avg_loss``)
+    total_loss: set[str] = field(default_factory=set)
 
 
 def prefilter(fields: FieldMap) -> str:
@@ -91,6 +100,9 @@ def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
             out.skips[_REASON.get(plan.role, plan.role)] += n
         if plan.role in _KEEP:
             out.aliases.update(plan.aliases)
+        if plan.role == "train":
+            totals = (k for k, v in plan.aliases.items() if v == LOSS and normalize_key(k) in TOTAL_LOSS_KEYS)
+            out.total_loss.update(totals)
         out.keys_seen.update(plan.train, plan.evals)
     reps = reps.select(_SHAPE, pl.Series(_PLAN, ids, dtype=pl.Int64))
     keep = [pid for pid, p in plans.items() if p.role in _KEEP or _lossless(p)]

@@ -45,6 +45,12 @@ def _confidence(z: float, threshold: float) -> float:
     return float(min(0.99, 0.5 + 0.5 * max(0.0, 1.0 - threshold / max(z, 1e-9))))
 
 
+
+def times(ratio: float) -> str:
+    """A ratio with the digits it carries: ``1.61x``, ``218x`` (``773.80x`` over a median printed
+    as 0.0005 claims four digits the median does not have)."""
+    return f"{ratio:.3g}x" if ratio < 1000 else f"{ratio:,.0f}x"
+
 class SpikeDetector(Analyzer):
     """Points far above the local level of the loss, with grad-norm context and regularity."""
 
@@ -176,7 +182,7 @@ class SpikeDetector(Analyzer):
                     "LD101",
                     f"Loss spike at step {s.steps[p]}: {sp.value[i]:.4g} "
                     f"vs local median {sp.level[i]:.4g} "
-                    f"({sp.ratio[i]:.2f}x, robust z {sp.z[i]:.1f}), {b - a + 1} row(s) wide.",
+                    f"({times(float(sp.ratio[i]))}, robust z {sp.z[i]:.1f}), {b - a + 1} row(s) wide.",
                     confidence=_confidence(float(sp.z[i]), self.z_threshold),
                     first_step=int(s.steps[a]),
                     last_step=int(s.steps[b]),

@@ -35,16 +35,10 @@ def test_epoch_source_reads_after_from_the() -> None:
     assert stated == ["3 epochs of 100 steps (from the log's own statement)"]
 
 
-def test_steps_per_epoch_stated_by_the_log_is_phrased(tmp_path: Path) -> None:
-    """A log that states its steps per epoch (Coqui ``STEP: i/N``): no 'from the stated by the log'."""
-    from logdoctor.renderers.rows import facts
-
-    lines = [" > EPOCH: 0/3"]
-    for g in range(0, 300):
-        lines += [f"   --> STEP: {g % 100}/100 -- GLOBAL_STEP: {g}", f"     | > loss: {3 - g / 200:.4f}  (3.0)", ""]
-    path = tmp_path / "trainer_0_log.txt"
-    path.write_text("\n".join(lines) + "\n")
-    report = pipeline.analyze(pipeline.load(str(path)))
-    text = " ".join(" ".join(v for v in row) for row in facts(report))
-    text += " ".join(s for s in evidence_sentences(report.verdict.evidence))
-    assert "stated by the log" not in text and "from the given" not in text
+def test_a_given_epoch_length_is_phrased(tmp_path: Path) -> None:
+    """``--steps-per-epoch``: 'from the --steps-per-epoch value', not 'from the given (...)'."""
+    path = tmp_path / "train.log"
+    path.write_text("\n".join(f"step {k} loss {3 - k / 200:.4f}" for k in range(1, 301)) + "\n")
+    report = pipeline.analyze(pipeline.load(str(path), steps_per_epoch=100))
+    said = " ".join(evidence_sentences(report.verdict.evidence))
+    assert "(from the --steps-per-epoch value)" in said and "from the given" not in said

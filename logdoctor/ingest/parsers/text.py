@@ -204,7 +204,7 @@ class TextParser(Parser):
             notes.append("loss derived as ln(perplexity): the log prints perplexity only")
         total = _total(out)
         lossless = _lossless(out)
-        per_epoch = None if from_order else _epoch_position(table, notes)
+        per_epoch = _epoch_position(table, notes) if out.epoch_position and not from_order else None
         return ParseResult(
             table=table.with_columns(pl.col(STEP).cast(pl.Int64)),
             evals=_evals(out),

@@ -52,6 +52,8 @@ class Extracted:
     ppl_loss: bool = False
     #: keys of a total loss read as ``loss`` on training lines that name no ``loss`` (``avg_loss``)
     total_loss: set[str] = field(default_factory=set)
+    #: a global step beside a position-in-epoch counter (Coqui ``STEP: i/N -- GLOBAL_STEP: G``)
+    epoch_position: bool = False
 
 
 def prefilter(fields: FieldMap) -> str:
@@ -153,6 +155,7 @@ def rows(
     if plan.role != "train":
         return
     table = _select(part, plan.train, value, cast)
+    out.epoch_position |= BATCHES in plan.train and not plan.derived_step
     if plan.derived_step:
         first = pl.col(EPOCH).min().clip(upper_bound=1)  # 1-based (word LM) or 0-based (Lightning)
         step = (pl.col(EPOCH) - first) * pl.col(BATCHES_TOTAL) + pl.col(BATCHES)

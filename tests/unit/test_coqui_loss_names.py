@@ -80,3 +80,11 @@ def test_a_global_step_beyond_the_epochs_planned_claims_no_plan(tmp_path: Path) 
     path.write_text(_vits("avg_loss", first_global=0))
     st = pipeline.load(str(path)).meta.structure
     assert st is not None and st.planned == 36000
+
+
+def test_real_xtts_eval_performance_block_is_an_eval() -> None:
+    text = XTTS.read_text()
+    want = float(re.findall(r"\| > avg_loss: ([\d.]+)", text)[-1])
+    run = pipeline.load(str(XTTS))
+    assert run.evals.height == 1 and run.evals["avg_loss"].to_list() == [want]
+    assert run.evals["step"].to_list() == [800]  # the training row before the block

@@ -70,3 +70,18 @@ def test_overfitting_train_levels_never_reach_back_past_a_resume(tmp_path: Path)
     assert "median" in f.message and "rows up to each" in f.message
     before = [v for v in first if v > 2.55]
     assert not any(abs(x - float(np.median(before[-15:]))) < 1e-3 for x in _numbers(f.message))
+
+
+def test_divergence_names_each_later_blow_up(tmp_path: Path) -> None:
+    """Loss 2 -> blow-up to 8 (rows 200-300) -> back to 2 -> blow-up to 9 (rows 600-800) -> back to
+    1.8 to the end: the second blow-up is named in the LD002 message, not skipped."""
+    rng = np.random.default_rng(5)
+    loss = np.full(1000, 2.0)
+    loss[200:300] = 8.0
+    loss[600:800] = 9.0
+    loss[800:] = 1.8
+    loss = loss * np.exp(rng.normal(0, 0.02, loss.size))
+    f = _find(_state(tmp_path, list(loss), every=1), "LD002")
+    assert f.evidence["later_stretches"] == 1
+    m = re.search(r"again over steps (\d+)-(\d+)", f.message)
+    assert m is not None and 590 <= int(m[1]) <= 640 and 780 <= int(m[2]) <= 830

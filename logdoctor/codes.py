@@ -52,7 +52,8 @@ _RULES: tuple[Rule, ...] = (
          "evaluation): an infinite eval loss ranks no checkpoint."),
     Rule("LD009", "run-stopped-by-failure", Severity.WARNING,
          "The log's last lines say why the run stopped: CUDA out of memory, an NCCL/collective timeout, a "
-         "killed DataLoader worker or process (SIGKILL), a NaN guard, a Python exception or Ctrl-C (info).",
+         "killed DataLoader worker or process (SIGKILL), a NaN guard, a Python exception; Ctrl-C, SIGTERM and a "
+         "scheduler's cancel or time limit are info.",
          "Fix the cause the log names (smaller batch or activation checkpointing for OOM; the stalled rank "
          "for NCCL; host/shared memory for killed workers), then resume from the last checkpoint."),
     Rule("LD020", "skipped-iterations", Severity.WARNING,

@@ -59,7 +59,9 @@ def ramps(y: FloatArray, bkps: list[int], max_gap: int, min_step: float = 0.0) -
     groups: list[list[int]] = []
     for t in bkps[:-1]:
         last = groups[-1][-1] if groups else None
-        if last is not None and t - last < max_gap and step[t] * step[last] > 0 and abs(step[t]) >= min_step:
+        # a ramp longer than the shortest regime is a trend (a smooth fall cut into a staircase), not a jump
+        joins = last is not None and t - groups[-1][0] <= max_gap and t - last < max_gap
+        if joins and last is not None and step[t] * step[last] > 0 and abs(step[t]) >= min_step:
             groups[-1].append(t)
         else:
             groups.append([t])

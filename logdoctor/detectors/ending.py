@@ -8,8 +8,9 @@ from logdoctor import codes
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.model import LINE_NO, STEP, Run, RunEnding, Severity
 
-#: Stops that are no fault of the run: a person pressed Ctrl-C, or the process was sent SIGTERM.
-DELIBERATE = ("keyboard_interrupt", "terminated")
+#: Stops that are no fault of the training itself: a person pressed Ctrl-C, the process was sent
+#: SIGTERM, the scheduler cancelled the job or its time ran out (info; crashes are warnings).
+DELIBERATE = ("keyboard_interrupt", "terminated", "time_limit")
 
 
 def last_step_before(run: Run, line: int) -> int | None:

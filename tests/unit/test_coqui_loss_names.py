@@ -88,3 +88,8 @@ def test_real_xtts_eval_performance_block_is_an_eval() -> None:
     run = pipeline.load(str(XTTS))
     assert run.evals.height == 1 and run.evals["avg_loss"].to_list() == [want]
     assert run.evals["step"].to_list() == [800]  # the training row before the block
+
+
+def test_a_date_time_in_a_message_is_no_value() -> None:
+    run = pipeline.load(str(XTTS))  # ``--> TIME: 2025-08-19 14:22:56 -- STEP: 0/3984 -- GLOBAL_STEP: 0``
+    assert "time" not in run.table.columns

@@ -23,7 +23,8 @@ import numpy as np
 import pytest
 
 from logdoctor import pipeline
-from logdoctor.model import Finding
+from logdoctor.model import Finding, Report
+from tests.conftest import REALLOGS
 
 pytestmark = pytest.mark.reallogs
 
@@ -142,3 +143,35 @@ def test_finding_numbers_are_the_logs(reallogs_dir: Path, name: str) -> None:
     report = pipeline.analyze(pipeline.load(str(path)))
     bad = [msg for f in report.findings for msg in _check(f, raw, name not in REWRITTEN)]
     assert not bad, bad
+
+
+def _all_findings(report: Report) -> list[Finding]:
+    return [*report.findings, *(f for r in report.earlier_runs for f in r.findings)]
+
+
+ALL_LOGS = sorted(p.name for p in REALLOGS.glob("*") if p.name not in ("MANIFEST.tsv", "README.md"))
+
+
+@pytest.mark.parametrize("name", ALL_LOGS)
+def test_endings_and_eval_counts_are_the_logs_lines(reallogs_dir: Path, name: str) -> None:
+    """LD009's line says what the finding quotes; LD008's count is the raw count of such evals."""
+    path = reallogs_dir / name
+    lines = path.read_text(errors="replace").splitlines()
+    report = pipeline.analyze(pipeline.load(str(path)))
+    for f in _all_findings(report):
+        if f.code == "LD009":
+            assert f.line is not None and str(f.evidence["text"])[:60] in lines[f.line - 1]
+        if f.code == "LD008" and "eval_loss" in str(f.evidence["columns"]) and name.endswith(".txt"):
+            # HF console dicts: the raw non-finite eval dicts written from this run's first row on
+            first = report.runs[-1].first_line if report.runs else 1  # type: ignore[attr-defined]
+            raw = [ln for ln in lines[first - 1 :] if re.search(r"'eval_loss': (inf|nan)\b", ln)]
+            assert int(f.evidence["n_nonfinite"]) == len(raw)
+
+
+def test_megatron_skip_count_is_the_logs(reallogs_dir: Path) -> None:
+    path = reallogs_dir / "megatron_bigscience_gpt2_n8_tp4_pp8.out"
+    skipped = sum(int(m) for m in re.findall(r"number of skipped iterations:\s+(\d+)", path.read_text()))
+    scales = re.findall(r"iteration\s+\d+/.*?loss scale: ([\d.]+)", path.read_text())
+    (f,) = [f for f in pipeline.analyze(pipeline.load(str(path))).findings if f.code == "LD020"]
+    assert f.evidence["skipped_total"] == skipped == 19
+    assert f.evidence["loss_scale_first"] == float(scales[0]) == 8388608.0

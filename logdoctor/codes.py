@@ -46,11 +46,12 @@ _RULES: tuple[Rule, ...] = (
     Rule("LD007", "degenerate-column", Severity.INFO,
          "A column is constant or zero throughout and was ignored (e.g. a broken token counter).",
          "Fix the logging of that field if you want it used as evidence."),
-    Rule("LD008", "nonfinite-eval", Severity.WARNING,
-         "An evaluation loss or metric is NaN or infinite at one or more evaluations.",
+    Rule("LD009", "nonfinite-eval", Severity.WARNING,
+         "An evaluation loss or metric is NaN or infinite at one or more evaluations (error while the last "
+         "evaluation still is; information when the training loss was non-finite first).",
          "Check the eval loss itself (CTC without zero_infinity, empty references, fp16 overflow in "
          "evaluation): an infinite eval loss ranks no checkpoint."),
-    Rule("LD009", "run-stopped-by-failure", Severity.WARNING,
+    Rule("LD010", "run-stopped-by-failure", Severity.WARNING,
          "The log's last lines say why the run stopped: CUDA out of memory, an NCCL/collective timeout, a "
          "killed DataLoader worker or process (SIGKILL), a NaN guard, a Python exception; Ctrl-C, SIGTERM and a "
          "scheduler's cancel or time limit are info.",

@@ -1,4 +1,4 @@
-"""How the run stopped (LD009): the failure its log prints after the last training row."""
+"""How the run stopped (LD010): the failure its log prints after the last training row."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def ending_phrase(e: RunEnding) -> str:
 
 
 class EndingDetector(Analyzer):
-    """LD009 when the log names why the run stopped after its last training row."""
+    """LD010 when the log names why the run stopped after its last training row."""
 
     name = "ending"
 
@@ -48,9 +48,9 @@ class EndingDetector(Analyzer):
         return Detection(
             (
                 codes.finding(
-                    "LD009",
+                    "LD010",
                     msg,
-                    severity=Severity.INFO if quiet else codes.RULES["LD009"].severity,
+                    severity=Severity.INFO if quiet else codes.RULES["LD010"].severity,
                     first_step=step,
                     last_step=step,
                     line=e.line,

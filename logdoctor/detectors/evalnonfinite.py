@@ -1,4 +1,9 @@
-"""NaN/inf evaluation values (LD008): an eval loss that ranks no checkpoint."""
+"""NaN/inf evaluation values (LD009): an eval loss that ranks no checkpoint.
+
+ERROR while the last evaluation is still NaN/inf (the model as it stands is broken on held-out data),
+WARNING when a later evaluation recovered, information when the training loss was non-finite first
+(LD001 says it; this follows).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ import polars as pl
 
 from logdoctor import codes
 from logdoctor.detectors.base import Analyzer, Detection
-from logdoctor.model import LINE_NO, STEP, Finding, Run
+from logdoctor.model import LINE_NO, LOSS, STEP, Finding, Run, Severity
 
 #: Eval columns that are timings or counts, never a metric (HF ``eval_runtime``...).
 _NOT_METRIC = ("runtime", "per_second", "samples", "steps_per", "epoch", "time", "tokens")
@@ -29,7 +34,7 @@ class EvalNonFiniteDetector(Analyzer):
     name = "eval-nonfinite"
 
     def analyze(self, run: Run) -> Detection:
-        """LD008 per group of eval metric columns that hold a NaN or an infinity at the same rows."""
+        """LD009 per group of eval metric columns that hold a NaN or an infinity at the same rows."""
         ev = run.evals
         if ev.height == 0:
             return Detection()
@@ -39,10 +44,10 @@ class EvalNonFiniteDetector(Analyzer):
             bad = ~np.isfinite(vals) & ~ev[col].is_null().to_numpy()
             if bad.any():
                 groups.setdefault(np.packbits(bad).tobytes() + bytes([bad.size % 8]), []).append(col)
-        return Detection(tuple(self._finding(ev, cols) for cols in groups.values()))
+        return Detection(tuple(self._finding(run, ev, cols) for cols in groups.values()))
 
     @staticmethod
-    def _finding(ev: pl.DataFrame, cols: list[str]) -> Finding:
+    def _finding(run: Run, ev: pl.DataFrame, cols: list[str]) -> Finding:
         col = cols[0]
         t = ev.select(STEP, LINE_NO, col).drop_nulls(col)
         vals = t[col].to_numpy().astype(float)
@@ -60,9 +65,20 @@ class EvalNonFiniteDetector(Analyzer):
         else:
             msg = f"{names} {verb} {kinds} at {n_bad} of {vals.size} evaluations, {where}."
         line = t[LINE_NO][int(idx[0])]
+        still = bool(idx[-1] == vals.size - 1)
+        before = run.table.filter(pl.col(STEP) <= first)[LOSS] if first is not None else run.table[LOSS]
+        follows = bool((~np.isfinite(before.drop_nulls().cast(pl.Float64).to_numpy())).any())
+        if follows:
+            msg += " The training loss was already non-finite by then (LD001): this follows from it."
+        elif still:
+            msg += " The last evaluation is among them: the model as it stands is broken on held-out data."
+        else:
+            msg += " A later evaluation recovered."
+        severity = Severity.INFO if follows else Severity.ERROR if still else Severity.WARNING
         return codes.finding(
-            "LD008",
+            "LD009",
             msg,
+            severity=severity,
             first_step=int(first) if first is not None else None,
             last_step=int(last) if last is not None else None,
             line=int(line) if line is not None else None,
@@ -73,5 +89,7 @@ class EvalNonFiniteDetector(Analyzer):
                 "n_evals": int(vals.size),
                 "n_nan": n_nan,
                 "n_inf": n_inf,
+                "last_eval_nonfinite": still,
+                "follows_nonfinite_loss": follows,
             },
         )

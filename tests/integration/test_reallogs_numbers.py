@@ -154,14 +154,14 @@ ALL_LOGS = sorted(p.name for p in REALLOGS.glob("*") if p.name not in ("MANIFEST
 
 @pytest.mark.parametrize("name", ALL_LOGS)
 def test_endings_and_eval_counts_are_the_logs_lines(reallogs_dir: Path, name: str) -> None:
-    """LD009's line says what the finding quotes; LD008's count is the raw count of such evals."""
+    """LD010's line says what the finding quotes; LD009's count is the raw count of such evals."""
     path = reallogs_dir / name
     lines = path.read_text(errors="replace").splitlines()
     report = pipeline.analyze(pipeline.load(str(path)))
     for f in _all_findings(report):
-        if f.code == "LD009":
+        if f.code == "LD010":
             assert f.line is not None and str(f.evidence["text"])[:60] in lines[f.line - 1]
-        if f.code == "LD008" and "eval_loss" in str(f.evidence["columns"]) and name.endswith(".txt"):
+        if f.code == "LD009" and "eval_loss" in str(f.evidence["columns"]) and name.endswith(".txt"):
             # HF console dicts: the raw non-finite eval dicts written from this run's first row on
             first = report.runs[-1].first_line if report.runs else 1  # type: ignore[attr-defined]
             raw = [ln for ln in lines[first - 1 :] if re.search(r"'eval_loss': (inf|nan)\b", ln)]

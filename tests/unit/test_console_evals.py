@@ -36,9 +36,9 @@ def test_real_hf_console_eval_dicts_are_evals_with_their_infinities() -> None:
     # each eval takes the step of the training row logged just before it (rows every 10 steps)
     assert run.evals["step"].to_list() == [100, 200]
     report = pipeline.analyze(run)
-    ld008 = [f for f in report.findings if f.code == "LD008"]
-    assert len(ld008) == 1 and "eval_loss" in ld008[0].message and "2 evaluations" in ld008[0].message
-    assert (ld008[0].first_step, ld008[0].last_step) == (100, 200)
+    ld009 = [f for f in report.findings if f.code == "LD009"]
+    assert len(ld009) == 1 and "eval_loss" in ld009[0].message and "2 evaluations" in ld009[0].message
+    assert (ld009[0].first_step, ld009[0].last_step) == (100, 200)
 
 
 def _hf_lines(eval_loss: list[str]) -> list[str]:
@@ -58,14 +58,14 @@ def test_generated_hf_console_nan_eval_is_reported(tmp_path: Path) -> None:
     run = pipeline.load(path)
     assert run.evals.height == 4
     report = pipeline.analyze(run)
-    ld008 = [f for f in report.findings if f.code == "LD008"]
-    assert len(ld008) == 1 and "NaN at 2 of 4 evaluations" in ld008[0].message
+    ld009 = [f for f in report.findings if f.code == "LD009"]
+    assert len(ld009) == 1 and "NaN at 2 of 4 evaluations" in ld009[0].message
 
 
 def test_generated_hf_console_finite_evals_raise_nothing(tmp_path: Path) -> None:
     path = _write(tmp_path, _hf_lines(["2.5", "2.4", "2.3", "2.2"]))
     assert pipeline.load(path).evals["eval_loss"].to_list() == [2.5, 2.4, 2.3, 2.2]
-    assert "LD008" not in _codes(path)
+    assert "LD009" not in _codes(path)
 
 
 def test_keras_val_loss_nan_is_reported(tmp_path: Path) -> None:
@@ -81,7 +81,7 @@ def test_keras_val_loss_nan_is_reported(tmp_path: Path) -> None:
     run = pipeline.load(path)
     got = run.evals["val_loss"].to_list()
     assert sum(math.isnan(v) for v in got) == 3
-    assert "LD008" in _codes(path)
+    assert "LD009" in _codes(path)
 
 
 def test_timings_are_no_metric(tmp_path: Path) -> None:
@@ -90,7 +90,7 @@ def test_timings_are_no_metric(tmp_path: Path) -> None:
     lines = [ln.replace("'eval_runtime': 10.0", "'eval_runtime': inf") for ln in lines]
     path = _write(tmp_path, lines)
     assert pl.Series(pipeline.load(path).evals["eval_runtime"]).is_infinite().all()
-    assert "LD008" not in _codes(path)
+    assert "LD009" not in _codes(path)
 
 
 def test_columns_bad_together_are_one_finding(tmp_path: Path) -> None:
@@ -98,5 +98,5 @@ def test_columns_bad_together_are_one_finding(tmp_path: Path) -> None:
     lines = [ln.replace("'eval_wer': 0.5", "'eval_wer': nan") if "'eval_loss': nan" in ln else ln for ln in lines]
     path = _write(tmp_path, lines)
     report = pipeline.analyze(pipeline.load(path))
-    ld008 = [f for f in report.findings if f.code == "LD008"]
-    assert len(ld008) == 1 and ld008[0].message.startswith("eval_loss and eval_wer are NaN at 2 of 3")
+    ld009 = [f for f in report.findings if f.code == "LD009"]
+    assert len(ld009) == 1 and ld009[0].message.startswith("eval_loss and eval_wer are NaN at 2 of 3")

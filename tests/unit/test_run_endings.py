@@ -20,9 +20,9 @@ EXCERPTS = Path(__file__).resolve().parents[1] / "data" / "excerpts"
 OOM = EXCERPTS / "hf_console_wav2vec2_cuda_oom.txt"
 
 
-def _ld009(path: str) -> list[Finding]:
+def _ld010(path: str) -> list[Finding]:
     report = pipeline.analyze(pipeline.load(path))
-    return [f for f in report.findings if f.code == "LD009"]
+    return [f for f in report.findings if f.code == "LD010"]
 
 
 def test_real_cuda_oom_traceback_is_the_ending() -> None:
@@ -34,7 +34,7 @@ def test_real_cuda_oom_traceback_is_the_ending() -> None:
     assert st is not None and st.ending is not None
     assert (st.ending.kind, st.ending.line) == ("cuda_oom", oom_line)
     assert st.ending.block_line < oom_line and st.ending.block_line > last_row
-    found = _ld009(str(OOM))
+    found = _ld010(str(OOM))
     assert len(found) == 1 and found[0].severity is Severity.WARNING
     assert found[0].line == oom_line and found[0].first_step == int(run.table["step"][-1])
     assert "ran out of memory" in found[0].message and "OutOfMemoryError" in found[0].message
@@ -79,7 +79,7 @@ def test_generated_endings(tmp_path: Path, kind: str) -> None:
     run = pipeline.load(str(path))
     st = run.meta.structure
     assert st is not None and st.ending is not None and st.ending.kind == kind
-    found = _ld009(str(path))
+    found = _ld010(str(path))
     assert len(found) == 1 and found[0].first_step == 600
     want = Severity.INFO if kind in ("keyboard_interrupt", "terminated") else Severity.WARNING
     assert found[0].severity is want
@@ -89,7 +89,7 @@ def test_a_failure_before_more_training_is_not_the_ending(tmp_path: Path) -> Non
     lines = _log([]) + CASES["exception"] + [f"step {k * 10}/1000 | loss 2.0 | lr 1.0e-04" for k in range(61, 80)]
     path = tmp_path / "train.log"
     path.write_text("\n".join(lines) + "\n")
-    assert _ld009(str(path)) == []
+    assert _ld010(str(path)) == []
 
 
 def test_a_clean_log_has_no_ending(tmp_path: Path) -> None:
@@ -97,13 +97,13 @@ def test_a_clean_log_has_no_ending(tmp_path: Path) -> None:
     path.write_text("\n".join(_log(["training finished", "Error rate on test set: 0.1"])) + "\n")
     run = pipeline.load(str(path))
     assert run.meta.structure is not None and run.meta.structure.ending is None
-    assert _ld009(str(path)) == []
+    assert _ld010(str(path)) == []
 
 
 def test_finished_run_with_a_late_exception_is_info(tmp_path: Path) -> None:
     path = tmp_path / "train.log"
     path.write_text("\n".join(_log(CASES["exception"], rows=100, planned=1000)) + "\n")
-    found = _ld009(str(path))
+    found = _ld010(str(path))
     assert len(found) == 1 and found[0].severity is Severity.INFO
 
 

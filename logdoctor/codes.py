@@ -51,9 +51,17 @@ _RULES: tuple[Rule, ...] = (
          "repeats any other step (or the log never carries another step); they count as one step.",
          "Log the optimizer's global step (not an epoch, a constant or a counter reset each record); "
          "until then the analyses see one row for all of those records."),
-    Rule("LD009", "nonfinite-eval", Severity.ERROR,
-         "An evaluation metric is NaN/inf.",
-         "Check the eval batches for empty or out-of-vocabulary targets, and the weights of the checkpoint for NaN."),
+    Rule("LD009", "nonfinite-eval", Severity.WARNING,
+         "An evaluation loss or metric is NaN or infinite at one or more evaluations (error while the last "
+         "evaluation still is; information when the training loss was non-finite first).",
+         "Check the eval loss itself (CTC without zero_infinity, empty references, fp16 overflow in "
+         "evaluation): an infinite eval loss ranks no checkpoint."),
+    Rule("LD010", "run-stopped-by-failure", Severity.WARNING,
+         "The log's last lines say why the run stopped: CUDA out of memory, an NCCL/collective timeout, a "
+         "killed DataLoader worker or process (SIGKILL), a NaN guard, a Python exception; Ctrl-C, SIGTERM and a "
+         "scheduler's cancel or time limit are info.",
+         "Fix the cause the log names (smaller batch or activation checkpointing for OOM; the stalled rank "
+         "for NCCL; host/shared memory for killed workers), then resume from the last checkpoint."),
     Rule("LD011", "nonfinite-grad-norm", Severity.WARNING,
          "The grad norm is NaN/inf on steps whose loss is finite (skipped or NaN-writing updates), more "
          "often than a settled fp16 loss scaler overflows.",

@@ -184,7 +184,8 @@ class Restart:
 
     Attributes:
         step: the global step of the first row after the restart.
-        kind: ``counter_reset`` | ``resume_line`` | ``appended_run``.
+        kind: ``counter_reset`` | ``resume_line`` | ``appended_run`` | ``resume`` (the epoch fell
+            back while the step continued: source ``epoch_fell_back``).
         source: what showed it (``step``, ``epoch``, ``marker_lines``, ...).
     """
 
@@ -241,6 +242,27 @@ class ConfigFact:
 
 
 @dataclass(frozen=True, slots=True)
+class RunEnding:
+    """How a run's log says it stopped: the failure printed after its last training row.
+
+    Attributes:
+        kind: ``cuda_oom``, ``nccl_timeout``, ``dataloader_killed``, ``killed``, ``time_limit``,
+            ``nan_guard``, ``terminated`` (SIGTERM), ``keyboard_interrupt`` or ``exception`` (any other
+            Python traceback).
+        cause: the plain cause in words ("the GPU ran out of memory").
+        line: 1-based line of the log that says it (the exception line of a traceback).
+        text: that line as the log wrote it (stripped, cut to 120 characters).
+        block_line: first line of the failure's block (``Traceback (most recent call last):``).
+    """
+
+    kind: str
+    cause: str
+    line: int
+    text: str
+    block_line: int
+
+
+@dataclass(frozen=True, slots=True)
 class RunStructure:
     """The run's structure as a person reads it (the JSON ``structure`` block; see structure/).
 
@@ -263,6 +285,7 @@ class RunStructure:
         running_mean: columns the log printed as running means since the epoch began (Keras
             progress bars), read back as each logged interval's mean (structure/runmean.py);
             running_mean_slopes: each one's noise slope (-1 for a running mean, 0 otherwise).
+        ending: how the log says the run stopped (a failure after its last training row), if it does.
     """
 
     rows: int
@@ -285,6 +308,7 @@ class RunStructure:
     notes: tuple[str, ...] = ()
     running_mean: tuple[str, ...] = ()
     running_mean_slopes: tuple[float, ...] = ()
+    ending: RunEnding | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,12 +378,16 @@ class Run:
         evals: evaluation records (``step`` nullable Int64, ``line_no``, metric columns).
         earlier: the fresh runs appended to the same log before this one (file order), each
             built on its own from its own lines (structure/appended.py); empty for one run.
+        lossless: step records without a loss (``step``, ``line_no`` and whatever counters and
+            scales they hold: Megatron's all-skipped iteration), line order; never analysed as
+            steps, but counters (skipped iterations, loss scale) are read from them too.
     """
 
     table: pl.DataFrame
     meta: RunMeta
     evals: pl.DataFrame = field(default_factory=lambda: _empty_frame())
     earlier: tuple[Run, ...] = ()
+    lossless: pl.DataFrame = field(default_factory=lambda: _empty_frame())
 
     @property
     def n_steps(self) -> int:

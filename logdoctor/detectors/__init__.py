@@ -6,7 +6,9 @@ from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.chance import ChanceLossDetector
 from logdoctor.detectors.changepoints import ChangepointDetector
 from logdoctor.detectors.drops import DropDetector
+from logdoctor.detectors.ending import EndingDetector
 from logdoctor.detectors.evalnoise import EvalNoiseDetector
+from logdoctor.detectors.evalnonfinite import EvalNonFiniteDetector
 from logdoctor.detectors.fp16overflows import Fp16OverflowDetector
 from logdoctor.detectors.integrity import IntegrityDetector
 from logdoctor.detectors.lossfloor import LossFloorDetector
@@ -25,6 +27,7 @@ from logdoctor.detectors.tooshort import TooShortDetector
 ANALYZERS: tuple[type[Analyzer], ...] = (
     IntegrityDetector,
     TooShortDetector,
+    EndingDetector,
     NonFiniteDetector,
     NonFiniteMetricsDetector,
     DivergenceDetector,
@@ -35,6 +38,7 @@ ANALYZERS: tuple[type[Analyzer], ...] = (
     LrScheduleDetector,
     SlowdownDetector,
     EvalNoiseDetector,
+    EvalNonFiniteDetector,
     LossFloorDetector,
     ChanceLossDetector,
     OverfittingDetector,

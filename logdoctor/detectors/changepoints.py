@@ -11,6 +11,7 @@ change) are reported.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -38,6 +39,40 @@ class Jump:
     jump: float
     t: float
     delta_sigma: float
+    #: last breakpoint of a ramp judged as one change (== row for a single breakpoint), and the
+    #: rows the two sides were fitted on: [lo, row) before, [row_end, hi) after
+    row_end: int = -1
+    lo: int = 0
+    hi: int = 0
+
+
+def ramps(y: FloatArray, bkps: list[int], max_gap: int, min_step: float = 0.0) -> list[tuple[int, int]]:
+    """Breakpoints grouped into changes: consecutive breakpoints less than ``max_gap`` rows apart
+    (a stretch shorter than the shortest regime is no regime of its own) whose segment means move
+    the same way (a level climbing 6 -> 9 -> 17 over a few blocks) are one change from the first
+    to the last, not a staircase of small ones. A breakpoint whose own step is under ``min_step``
+    (the noise) or under a tenth of its group's whole change does not widen the group: the change
+    is placed where the level moves. (first, last) each."""
+    edges = [0, *bkps]
+    means = [float(np.mean(y[a:b])) for a, b in itertools.pairwise(edges)]
+    step = {t: means[i + 1] - means[i] for i, t in enumerate(bkps[:-1])}
+    groups: list[list[int]] = []
+    for t in bkps[:-1]:
+        last = groups[-1][-1] if groups else None
+        # a ramp longer than the shortest regime is a trend (a smooth fall cut into a staircase), not a jump
+        joins = last is not None and t - groups[-1][0] <= max_gap and t - last < max_gap
+        if joins and last is not None and step[t] * step[last] > 0 and abs(step[t]) >= min_step:
+            groups[-1].append(t)
+        else:
+            groups.append([t])
+    out: list[tuple[int, int]] = []
+    for g in groups:
+        total = abs(sum(step[t] for t in g))
+        big = [t for t in g if abs(step[t]) >= max(min_step, 0.1 * total)] or g
+        out += [(t, t) for t in g if t < big[0]]
+        out.append((big[0], big[-1]))
+        out += [(t, t) for t in g if t > big[-1]]
+    return out
 
 
 def _side_fit(x: FloatArray, y: FloatArray, at: float) -> tuple[float, float]:
@@ -54,17 +89,29 @@ def _side_fit(x: FloatArray, y: FloatArray, at: float) -> tuple[float, float]:
     return pred, float(np.sqrt(s2 * (1.0 / x.size + (at - xm) ** 2 / sxx)) + 1e-12)
 
 
-def judge(x: FloatArray, y: FloatArray, bkps: list[int], sigma: float, window: int) -> list[Jump]:
-    """Compare straight-line fits on each side of every breakpoint at the boundary."""
+def judge(
+    x: FloatArray, y: FloatArray, bkps: list[int], sigma: float, window: int, max_gap: int = 0
+) -> list[Jump]:
+    """Compare straight-line fits on each side of every change at its boundary; a ramp of
+    breakpoints (``ramps``, closer than ``max_gap`` rows) is one change, its sides fitted before
+    its first and after its last breakpoint."""
     out: list[Jump] = []
-    edges = [0, *bkps]
-    for i, t in enumerate(bkps[:-1]):
-        lo = max(edges[i], t - window, 0)
-        hi = min(bkps[i + 1], t + window)
-        lo, hi = min(lo, max(0, t - 8)), max(hi, min(y.size, t + 8))
-        at = 0.5 * (x[t - 1] + x[t])
+    groups = ramps(y, bkps, max_gap, sigma) if max_gap > 0 else [(t, t) for t in bkps[:-1]]
+    if not groups:
+        return out
+    starts = [0] + [g[1] for g in groups[:-1]]
+    ends = [g[0] for g in groups[1:]] + [bkps[-1]]
+    for (t, u), prev, nxt in zip(groups, starts, ends, strict=True):
+        lo = max(prev, t - window, 0)
+        hi = min(nxt, u + window)
+        lo, hi = min(lo, max(0, t - 8)), max(hi, min(y.size, u + 8))
+        if u > t:  # a ramp starts where the level leaves the one before it, not at a row still on it
+            base = float(np.median(y[lo:t]))
+            while t < u and abs(y[t] - base) < 3 * sigma:
+                t += 1
+        at = 0.5 * (x[t - 1] + x[u])
         before, se_b = _side_fit(x[lo:t], y[lo:t], at)
-        after, se_a = _side_fit(x[t:hi], y[t:hi], at)
+        after, se_a = _side_fit(x[u:hi], y[u:hi], at)
         d = after - before
         out.append(
             Jump(
@@ -74,6 +121,9 @@ def judge(x: FloatArray, y: FloatArray, bkps: list[int], sigma: float, window: i
                 d,
                 d / float(np.hypot(se_b, se_a)),
                 d / sigma if sigma > 0 else np.inf,
+                u,
+                lo,
+                hi,
             )
         )
     return out
@@ -156,12 +206,22 @@ class ChangepointDetector(Analyzer):
         bkps = fast_breakpoints(yw, pen, max_blocks=self.max_blocks)
         x = np.log(np.maximum(s.steps - s.steps[0], 0) + 1.0 + 0.01 * (s.steps[-1] - s.steps[0]))
         window = max(10, int(self.window_frac * s.n))
-        jumps = judge(x, yw, bkps, sigma, window)
-        big = [j for j in jumps if self._large(j, code, s.log_scale)]
+        jumps = judge(x, yw, bkps, sigma, window, max_gap=self._min_regime(s.n))
+        big = [j for j in jumps if self._large(j, code, s.log_scale) and self._holds(j, yw, window, code, s.log_scale)]
         sig = [j for j in big if abs(j.t) >= self.min_t]
         kept = lasting(sig, big, s.n, self._min_regime(s.n))
         kept.sort(key=lambda j: -abs(j.t))
         return [self._finding(s, j, code, sigma) for j in kept[: self.max_findings]]
+
+    def _holds(self, j: Jump, y: FloatArray, window: int, code: str, log_scale: bool) -> bool:
+        """The level differs the same way over ``window`` rows on each side (blind to other
+        breakpoints): a dip or bump shorter than that inside a plateau is no change of level."""
+        before = float(np.median(y[max(0, j.row - window) : j.row]))
+        after = float(np.median(y[j.row_end : j.row_end + window]))
+        wide = Jump(j.row, before, after, after - before, j.t, j.delta_sigma)
+        return wide.jump * j.jump > 0 and self._large(wide, code, log_scale) if code == "LD301" else (
+            wide.jump * j.jump > 0 and abs(wide.jump) >= self.min_acc_delta
+        )
 
     def _min_regime(self, n: int) -> int:
         return max(self.min_regime_rows, int(self.min_regime_frac * n))
@@ -177,15 +237,20 @@ class ChangepointDetector(Analyzer):
 
     def _finding(self, s: Series, j: Jump, code: str, sigma: float) -> Finding:
         log = code == "LD301" and s.log_scale
-        before = float(np.exp(j.before)) if log else j.before
-        after = float(np.exp(j.after)) if log else j.after
+        # the levels stated are the log's: medians of the rows each side was judged on
+        before = float(np.median(s.values[j.lo : j.row]))
+        after = float(np.median(s.values[j.row_end : j.hi]))
         rel = (after - before) / abs(before) if before else float("inf")
-        step = int(s.steps[j.row])
-        up = after > before
+        step, end = int(s.steps[j.row]), int(s.steps[j.row_end])
+        up = j.jump > 0
         sev = Severity.WARNING if code == "LD301" and up and rel >= 0.2 else None
         what = "loss" if code == "LD301" else "accuracy"
+        where = f"at step {step}" if end == step else f"between step {step} and {end}"
         ev = {
             "step": step,
+            "step_end": end,
+            "rows_before": j.row - j.lo,
+            "rows_after": j.hi - j.row_end,
             "level_before": round(before, 6),
             "level_after": round(after, 6),
             "relative_change": round(rel, 4),
@@ -197,12 +262,12 @@ class ChangepointDetector(Analyzer):
         kw: dict[str, object] = {"severity": sev} if sev else {}
         return codes.finding(
             code,
-            f"The {what} level {'jumps up' if up else 'drops'} at step {step}: "
-            f"{before:.4g} -> {after:.4g} "
-            f"({100 * rel:+.1f}%, {abs(j.delta_sigma):.1f} noise sigmas, t={abs(j.t):.0f}).",
+            f"The {what} level {'jumps up' if up else 'drops'} {where}: median {before:.4g} over steps "
+            f"{int(s.steps[j.lo])}-{int(s.steps[j.row - 1])} -> median {after:.4g} over steps {end}-"
+            f"{int(s.steps[j.hi - 1])} ({100 * rel:+.1f}%, {abs(j.delta_sigma):.1f} noise sigmas, t={abs(j.t):.0f}).",
             confidence=float(min(0.99, 0.5 + 0.5 * (1 - self.min_t / max(abs(j.t), 1e-9)))),
             first_step=step,
-            last_step=step,
+            last_step=end,
             line=int(s.lines[j.row]) or None,
             evidence=ev,
             **kw,

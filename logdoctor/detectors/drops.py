@@ -36,6 +36,21 @@ def stretches(mask: np.ndarray, min_len: int) -> list[tuple[int, int]]:
     return [(int(a), int(b) - 1) for a, b in zip(starts, ends, strict=True)]
 
 
+def _plateau_message(s: Series, k: int, head: float, tail: float, improvement: float, moved: float) -> str:
+    """The plateau in words, each level with the rows it is the median of; a first fall above the
+    head level (the loss fell fast in its first rows, then stalled) is stated, not hidden."""
+    change = f"{100 * improvement:.1f}% lower" if improvement >= 0 else f"{-100 * improvement:.1f}% higher"
+    levels = (
+        f"median {head:.4g} over its first {k} rows (steps {s.steps[0]}-{s.steps[k - 1]}) -> median "
+        f"{tail:.4g} over its last {k} rows (steps {s.steps[-k]}-{s.steps[-1]}), {change}, "
+        f"across {s.steps[-1] - s.steps[0]} steps."
+    )
+    first = float(s.values[0])
+    if first > head * (1 + moved):
+        return f"After its first fall (from {first:.4g} at step {s.steps[0]}), the loss barely moved: {levels}"
+    return f"The loss barely moved over the whole run: {levels}"
+
+
 class DropDetector(Analyzer):
     """Sustained accuracy drops and loss rises beyond noise, and loss plateaus."""
 
@@ -200,12 +215,12 @@ class DropDetector(Analyzer):
                 "improvement": round(improvement, 4),
                 "rows": s.n,
                 "scope": "run",
+                "rows_per_level": k,
             }
             return [
                 codes.finding(
                     "LD402",
-                    f"The loss barely moved over the whole run: {head:.4g} -> {tail:.4g} "
-                    f"({100 * improvement:.1f}% lower) across {s.steps[-1] - s.steps[0]} steps.",
+                    _plateau_message(s, k, head, tail, improvement, self.min_improvement),
                     confidence=float(min(0.95, 0.5 + (self.min_improvement - improvement))),
                     first_step=int(s.steps[0]),
                     last_step=int(s.steps[-1]),

@@ -118,11 +118,19 @@ class IntegrityDetector(Analyzer):
         if not meta.resumes or not inside:
             return []
         steps = ", ".join(str(s) for s in inside)
+        st = meta.structure
+        fell = [r.step for r in (st.restarts if st else ()) if r.source == "epoch_fell_back" and r.step in inside]
+        how = (
+            f" At step {', '.join(str(s) for s in fell)} only the epoch column shows it: the epoch fell back "
+            "while the step continued (a resume whose data pass started again)."
+            if fell
+            else ""
+        )
         out = [
             codes.finding(
                 "LD003",
                 f"The run was resumed {len(inside)} time(s) (at step {steps}); "
-                f"{meta.overwritten_steps} earlier step record(s) were replaced by later writes.",
+                f"{meta.overwritten_steps} earlier step record(s) were replaced by later writes.{how}",
                 first_step=inside[0],
                 last_step=inside[-1],
                 evidence={

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
+import polars as pl
 
 from logdoctor import codes
 from logdoctor.detectors.base import Analyzer, Detection
@@ -17,8 +18,22 @@ from logdoctor.structure.counters import is_failure_counter
 SCALE_COLUMNS = ("loss_scale", "scale", "cur_scale", "grad_scale", "scaler_scale")
 
 
-def _column(run: Run, name: str) -> np.ndarray:
-    return run.table[name].cast(float).fill_null(np.nan).to_numpy().astype(float)
+def _column(rows: pl.DataFrame, name: str) -> np.ndarray:
+    return rows[name].cast(float).fill_null(np.nan).to_numpy().astype(float)
+
+
+def counter_rows(run: Run, columns: list[str]) -> pl.DataFrame:
+    """``step`` and ``columns`` of every step record, with or without a loss, sorted by step:
+    counters and scales are the log's on every row that prints them (Megatron's all-skipped
+    iteration has a loss scale and a skip count but no loss)."""
+    rows = run.table.select(STEP, *columns)
+    extra = run.lossless
+    if extra.height and STEP in extra.columns and any(c in extra.columns for c in columns):
+        have = [c for c in columns if c in extra.columns]
+        more = extra.select(pl.col(STEP).cast(rows.schema[STEP]), *(pl.col(c).cast(pl.Float64) for c in have))
+        more = more.filter(~pl.col(STEP).is_in(rows[STEP].implode()))
+        rows = pl.concat([rows.with_columns(pl.col(c).cast(pl.Float64) for c in columns), more], how="diagonal")
+    return rows.sort(STEP)
 
 
 class MixedPrecisionDetector(Analyzer):
@@ -41,15 +56,16 @@ class MixedPrecisionDetector(Analyzer):
 
     def analyze(self, run: Run) -> Detection:
         """LD020 when any iteration was skipped; LD022 when the loss scale collapses."""
-        steps = run.table[STEP].to_numpy()
         scale_col = next((c for c in SCALE_COLUMNS if run.has(c)), None)
-        scale = _column(run, scale_col) if scale_col else None
         out: list[Finding] = []
         skipped = next(
             (c for c in run.table.columns if "skipped" in c and is_failure_counter(c) and run.has(c)), None
         )
+        rows = counter_rows(run, [c for c in (scale_col, skipped) if c is not None])
+        steps = rows[STEP].to_numpy()
+        scale = _column(rows, scale_col) if scale_col else None
         if skipped is not None:
-            found = self._skipped(steps, _column(run, skipped), skipped, scale)
+            found = self._skipped(steps, _column(rows, skipped), skipped, scale)
             out += [found] if found else []
         if scale is not None:
             found = self._collapse(steps, scale)

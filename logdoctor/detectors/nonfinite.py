@@ -147,7 +147,16 @@ class DivergenceDetector(Analyzer):
         }
         stays = "until the end of the run" if ev["until_end"] else f"until step {s.steps[b]}"
         again = self._rises_again(s, sm, b, wander)
-        last = b
+        # each later blow-up is named (a message that skips one misreads the run); one that the
+        # closing "rising again since" covers is not repeated
+        later = [(int(x), int(y) - 1) for x, y in zip(starts[1:], ends[1:], strict=True)]
+        later = [(x, y) for x, y in later if again is None or x < again]
+        if later:
+            ev["later_stretches"] = len(later)
+            spans = [f"{s.steps[x]}-{s.steps[y]} (to {float(np.max(sm[x : y + 1])):.4g})" for x, y in later[:3]]
+            more = f" and {len(later) - 3} more stretches" if len(later) > 3 else ""
+            stays += f"; it rose above {self.factor}x again over steps {' and '.join(spans)}{more}"
+        last = later[-1][1] if later else b
         if again is not None:  # no recovery: the loss climbs again to the end of the log
             trough = again
             ev |= {"rises_again": True, "trough_level": float(sm[trough]), "trough_step": int(s.steps[trough])}

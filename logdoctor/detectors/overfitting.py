@@ -81,28 +81,42 @@ class OverfittingDetector(Analyzer):
         if rise < need or last_rise < need:
             return None
         best_step, last_step = float(ev.steps[best]), float(ev.steps[-1])
-        train_best, train_end = train_level(run, best_step), train_level(run, last_step)
+        (train_best, n_best), (train_end, n_end) = train_window(run, best_step), train_window(run, last_step)
         if not (np.isfinite(train_best) and np.isfinite(train_end)):
             return None
         drop = (train_best - train_end) / abs(train_best) if train_best else 0.0
         if drop <= -self.min_train_drop:  # the training loss rose too: its own detectors say so
             return None
         if drop < self.min_train_drop:  # flat training loss: no overfitting, but held-out got worse
-            return _eval_rise(ev, best, noise, (train_best, train_end), self.min_train_drop)
-        return _finding(ev, best, noise, train_best, train_end)
+            return _eval_rise(ev, best, noise, (train_best, train_end), self.min_train_drop, (n_best, n_end))
+        return _finding(ev, best, noise, train_best, train_end, (n_best, n_end))
+
+
+def segment_start(run: Run, step: float) -> float:
+    """The first step of the stretch of the run that holds ``step``: the last resume at or before
+    it (a level measured across a resume mixes two runs' levels), else the run's first step."""
+    inside = [s for s in run.meta.resume_steps if s <= step]
+    return float(max(inside)) if inside else float("-inf")
 
 
 def train_level(run: Run, step: float, frac: float = 0.05) -> float:
-    """Median training loss over the rows up to ``step`` (the last ``frac`` of the run's rows, >= 3)."""
+    """Median training loss over the rows up to ``step`` (the last ``frac`` of the run's rows, >= 3),
+    never reaching back past a resume (``segment_start``): fewer rows then."""
+    return train_window(run, step, frac)[0]
+
+
+def train_window(run: Run, step: float, frac: float = 0.05) -> tuple[float, int]:
+    """``train_level`` and the number of rows it is the median of."""
     steps = run.table[STEP].to_numpy().astype(float)
     loss = run.table[LOSS].to_numpy().astype(float)
     upto = int(np.searchsorted(steps, step, side="right"))
     if upto == 0:
-        return float("nan")
+        return float("nan"), 0
     w = max(3, int(frac * steps.size))
-    window = loss[max(0, upto - w) : upto]
+    lo = max(upto - w, int(np.searchsorted(steps, segment_start(run, step), side="left")))
+    window = loss[lo:upto]
     window = window[np.isfinite(window)]
-    return float(np.median(window)) if window.size else float("nan")
+    return (float(np.median(window)), int(window.size)) if window.size else (float("nan"), 0)
 
 
 def _rise_evidence(ev: EvalSeries, best: int, noise: float, tb: float, te: float) -> dict[str, float | int | str]:
@@ -122,7 +136,17 @@ def _rise_evidence(ev: EvalSeries, best: int, noise: float, tb: float, te: float
     }
 
 
-def _eval_rise(ev: EvalSeries, best: int, noise: float, train: tuple[float, float], min_drop: float) -> Finding:
+def _medians(rows: tuple[int, int]) -> str:
+    """How the two training levels were smoothed: ``medians of the 61 and 123 rows up to each``."""
+    a, b = rows
+    if a == b:
+        return f"median of the {a} row{'s' if a != 1 else ''} up to each"
+    return f"medians of the {a} and {b} rows up to each"
+
+
+def _eval_rise(
+    ev: EvalSeries, best: int, noise: float, train: tuple[float, float], min_drop: float, rows: tuple[int, int]
+) -> Finding:
     """LD412: the eval loss rose beyond its noise while the training loss stayed flat."""
     tb, te = train
     evidence = _rise_evidence(ev, best, noise, tb, te)
@@ -130,7 +154,8 @@ def _eval_rise(ev: EvalSeries, best: int, noise: float, train: tuple[float, floa
     msg = (
         f"{ev.name} was best at step {bs:,} ({evidence['best_value']:.4g}) and rose to "
         f"{evidence['last_value']:.4g} by step {ls:,} (+{evidence['rise_rel']:.0%}) while the training "
-        f"loss stayed within {min_drop:.0%} ({tb:.4g} -> {te:.4g}): the run got worse on held-out data."
+        f"loss stayed within {min_drop:.0%} ({tb:.4g} -> {te:.4g}, {_medians(rows)}): the run got worse "
+        "on held-out data."
     )
     return codes.finding(
         "LD412",
@@ -143,13 +168,14 @@ def _eval_rise(ev: EvalSeries, best: int, noise: float, train: tuple[float, floa
     )
 
 
-def _finding(ev: EvalSeries, best: int, noise: float, tb: float, te: float) -> Finding:
+def _finding(ev: EvalSeries, best: int, noise: float, tb: float, te: float, rows: tuple[int, int]) -> Finding:
     b, last = float(ev.values[best]), float(ev.values[-1])
     rise = last - b
     bs, ls = int(ev.steps[best]), int(ev.steps[-1])
     msg = (
         f"{ev.name} was best at step {bs:,} ({b:.4g}) and rose to {last:.4g} by step {ls:,} "
-        f"(+{rise / abs(b):.0%}) while the training loss kept falling ({tb:.4g} -> {te:.4g}): overfitting."
+        f"(+{rise / abs(b):.0%}) while the training loss kept falling ({tb:.4g} -> {te:.4g}, "
+        f"{_medians(rows)}): overfitting."
     )
     return codes.finding(
         "LD410",

@@ -51,6 +51,12 @@ def _confidence(z: float, threshold: float) -> float:
     return float(min(0.99, 0.5 + 0.5 * max(0.0, 1.0 - threshold / max(z, 1e-9))))
 
 
+
+def times(ratio: float) -> str:
+    """A ratio with the digits it carries: ``1.61x``, ``218x`` (``773.80x`` over a median printed
+    as 0.0005 claims four digits the median does not have)."""
+    return f"{ratio:.3g}x" if ratio < 1000 else f"{ratio:,.0f}x"
+
 class SpikeDetector(Analyzer):
     """Points far above the local level of the loss, with grad-norm context and regularity."""
 

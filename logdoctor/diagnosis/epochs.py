@@ -46,7 +46,8 @@ def resolve(run: Run, steps: np.ndarray, inferred: int | None, how: str) -> Epoc
         )
         spanned = run.meta.structure.epochs if run.meta.structure is not None else None
         return Epochs(idx, tuple(int(s) for s in starts), spe, "epoch column", spanned)
-    given = "given (--steps-per-epoch)" if run.meta.steps_per_epoch_given else "stated by the log"
+    # a noun: renderers say "(from the {source})"
+    given = "--steps-per-epoch value" if run.meta.steps_per_epoch_given else "log's own statement"
     spe, source = run.meta.steps_per_epoch, given
     if not spe and inferred:
         spe, source = inferred, how

@@ -136,7 +136,7 @@ def _periodogram_panel(ax: Axes, report: Report) -> None:
     ax.plot(a.periodogram_period, drawable(np.asarray(a.periodogram_power)), lw=1, color="tab:blue")
     ax.set_xscale("log")
     if a.period:
-        ax.axvline(a.period, color="tab:red", ls="--", lw=1.3, label=f"detected period {a.period:g} steps")
+        ax.axvline(a.period, color="tab:red", ls="--", lw=1.3, label=f"detected period {a.period:.3g} steps")
     spe = report.series.steps_per_epoch
     if spe:
         ax.axvline(spe, color="0.55", ls=":", lw=1.3, label=f"epoch length {spe} steps")

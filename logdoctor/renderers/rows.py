@@ -301,6 +301,8 @@ def structure_phrases(st: RunStructure, resumes: str) -> tuple[str, str, str]:
     plan = ""
     if st.planned:
         plan = f" of {st.planned:,} planned: " + ("finished" if st.finished else "not finished")
+        if st.ending is not None and not st.finished:
+            plan += f"; line {st.ending.line}: {st.ending.cause}"
     accum = f" (gradient accumulation {st.grad_accum})" if st.grad_accum and st.grad_accum > 1 else ""
     steps = f"{st.rows:,} row{'s' if st.rows != 1 else ''}{every}, {span}{plan}{accum}"
     epochs = "unknown" if st.epochs is None else str(st.epochs)

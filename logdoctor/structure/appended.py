@@ -51,6 +51,8 @@ def segment(result: ParseResult, lo: int, hi: int) -> ParseResult:
         evals=_rows_in(result.evals, lo, hi),
         markers=_markers_in(result.markers, lo, hi),
         lossless_steps=(),
+        lossless_rows=_rows_in(result.lossless_rows, lo, hi),
+        endings=tuple(e for e in result.endings if lo <= e.line < hi),
         notes=(),
     )
 
@@ -65,6 +67,15 @@ def earlier_segments(result: ParseResult, starts: tuple[int, ...]) -> list[Parse
 def last_run_evals(evals: pl.DataFrame, starts: tuple[int, ...]) -> pl.DataFrame:
     """The evaluations of the last run: those written from its first row on."""
     return _rows_in(evals, max(starts), 2**62) if starts else evals
+
+
+def last_run_rows(rows: pl.DataFrame, table: pl.DataFrame, starts: tuple[int, ...]) -> pl.DataFrame:
+    """Records without a loss that belong to the last run: those written after the earlier runs'
+    last training row (an all-skipped first iteration comes before the run's first loss row)."""
+    if not starts or rows.height == 0 or LINE_NO not in table.columns:
+        return rows
+    before = table.filter(pl.col(LINE_NO) < max(starts))[LINE_NO].max()
+    return rows if before is None else _rows_in(rows, int(before) + 1, 2**62)  # type: ignore[arg-type]
 
 
 def backward_steps(table: pl.DataFrame) -> int:

@@ -16,6 +16,7 @@ from typing import cast
 import polars as pl
 
 from logdoctor.ingest.parsers.base import ParseResult
+from logdoctor.ingest.parsers.endings import ending_after
 from logdoctor.model import (
     LINE_NO,
     LOSS,
@@ -23,13 +24,13 @@ from logdoctor.model import (
     RunMeta,
     validate_run,
 )
-from logdoctor.structure.appended import backward_steps, earlier_segments, last_run_evals
+from logdoctor.structure.appended import backward_steps, earlier_segments, last_run_evals, last_run_rows
 from logdoctor.structure.counters import decumulate, degenerate_columns, is_failure_counter
 from logdoctor.structure.epochs import infer_steps_per_epoch, plan
 from logdoctor.structure.evals import place_evals
 from logdoctor.structure.layout import describe
 from logdoctor.structure.resolve import resolve
-from logdoctor.structure.restarts import flag_clock_resets, restarts_of
+from logdoctor.structure.restarts import flag_clock_resets, flag_epoch_falls, restarts_of
 from logdoctor.structure.runmean import deaverage
 from logdoctor.structure.steps import GIVEN_NOTE, Placed, place
 
@@ -48,6 +49,14 @@ def _column_notes(table: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
         if bad:
             notes.append(f"{bad} step(s) have a NaN or infinite loss (kept as data)")
     return table
+
+
+def _last_line(table: pl.DataFrame) -> int | None:
+    """Line of the run's last training row (in file order), None when lines are unknown."""
+    if LINE_NO not in table.columns or table.height == 0:
+        return None
+    last = table[LINE_NO].max()
+    return int(last) if last is not None else None  # type: ignore[arg-type]
 
 
 #: How the whole log placed its rows: (the result with its rows placed, the placement).
@@ -133,6 +142,9 @@ def build_run(
     clock = flag_clock_resets(placed)
     if clock[1]:
         placed = clock[0]
+    fell = flag_epoch_falls(placed)
+    if fell[1]:
+        placed = fell[0]
     if placed is not result.table:
         result = dataclasses.replace(result, table=placed)
     placement: Placement = (result, how)
@@ -160,7 +172,7 @@ def build_run(
     table, running = deaverage(table, notes)
     spe, spe_source = _steps_per_epoch(table, steps_per_epoch, result.steps_per_epoch, how, notes)
     planned, planned_source, spe, epoch_source, spe_source = plan(result, spe, epoch_source, spe_source, notes)
-    restarts = restarts_of(result, resume_lines, clock[1])
+    restarts = restarts_of(result, resume_lines, clock[1], fell[1])
     if restarts and len(restarts) != len(counts["resume_steps"]):  # type: ignore[arg-type]
         counts["resume_steps"] = tuple(r.step for r in restarts)
         counts["resumes"] = len(restarts)
@@ -182,6 +194,9 @@ def build_run(
         lossless=result.lossless_steps,
         stride_given=stride if stride_given else None,
     )
+    ending = ending_after(result.endings, _last_line(result.table))
+    if ending is not None:
+        structure = dataclasses.replace(structure, ending=ending)
     if running is not None:
         structure = dataclasses.replace(
             structure, running_mean=running.columns, running_mean_slopes=running.slopes
@@ -207,4 +222,5 @@ def build_run(
         if whole is None and earlier_runs
         else ()
     )
-    return Run(table=checked, meta=meta, evals=place_evals(evals, checked), earlier=earlier)
+    lossless = last_run_rows(result.lossless_rows, result.table, fresh_lines)
+    return Run(table=checked, meta=meta, evals=place_evals(evals, checked), earlier=earlier, lossless=lossless)

@@ -35,6 +35,14 @@ def infer_steps_per_epoch(table: pl.DataFrame) -> int | None:
     return max(1, round(1.0 / slope)) if slope > 0 else None
 
 
+def _first_step(result: ParseResult) -> int | None:
+    """The smallest step of the raw rows, when any."""
+    if STEP not in result.table.columns or result.table.height == 0:
+        return None
+    first = result.table[STEP].min()
+    return int(first) if first is not None else None  # type: ignore[arg-type]
+
+
 def plan(
     result: ParseResult, spe: int | None, epoch_source: str | None, spe_source: str | None, notes: list[str]
 ) -> tuple[int | None, str | None, int | None, str | None, str | None]:
@@ -54,6 +62,15 @@ def plan(
         spe, epoch_source, spe_source = round(planned / m.epochs_planned), "inferred", "planned_over_epochs"
         notes.append(f"steps per epoch {spe} = {planned} planned steps / {m.epochs_planned} epochs")
     if planned is None and spe and m.epochs_planned:
+        first = _first_step(result)
+        if first is not None and first >= spe * m.epochs_planned:
+            # the step counts from an earlier run (Coqui GLOBAL_STEP 1000001 under EPOCH 0/1000): the
+            # epochs planned here say nothing about the step the run ends at
+            notes.append(
+                f"{m.epochs_planned} epochs x {spe} steps planned, but the log's first step is {first}: "
+                "the step counts from an earlier run, the planned last step is unknown"
+            )
+            return planned, source, spe, epoch_source, spe_source
         planned, source = spe * m.epochs_planned, "header"
         notes.append(f"planned {planned} steps = {m.epochs_planned} epochs x {spe} steps")
     return planned, source, spe, epoch_source, spe_source

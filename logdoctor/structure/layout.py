@@ -112,6 +112,10 @@ def epochs_covered(table: pl.DataFrame, spe: float | None) -> int | None:
             if np.all(ep == np.floor(ep)):
                 return int(ep.max() - ep.min() + 1)
             return max(1, math.ceil(float(ep.max()) - 1e-9))
+    if "batches" in table.columns and table["batches"].null_count() == 0 and table.height:
+        # a position-in-epoch counter beside the step (Coqui ``STEP: i/N``): each reset starts an epoch
+        pos = table["batches"].cast(pl.Float64).to_numpy()
+        return int((np.diff(pos) < 0).sum()) + 1
     if spe and table.height:
         first, last = int(table[STEP][0]), int(table[STEP][-1])
         return max(1, math.ceil((last - min(first, 1) + 1) / spe - 1e-9))

@@ -5,7 +5,9 @@ resume/checkpoint-load line lies between it and the row before (or the parser fl
 marker; HF prints its run header and then ``Continuing training from global step N``), an
 ``appended_run`` when only a run header (``***** Running training *****``) does,
 an ``appended_run`` too when the counter goes back to where the log began (a fresh run written to
-the same file), else a ``counter_reset`` of the counter that went back (``epoch`` when the step is the epoch, as in
+the same file), a ``resume`` (source ``epoch_fell_back``) when only the epoch column fell back
+while the step continued (a resume whose data pass starts again), else a ``counter_reset`` of the
+counter that went back (``epoch`` when the step is the epoch, as in
 a Keras CSVLogger file written with ``append=True``, else ``step``). A resume line above the first
 row (OLMo ``Loading checkpoint ... latest-unsharded``, counter back to 1) is a restart too.
 """
@@ -53,12 +55,46 @@ def clock_resets(table: pl.DataFrame, column: str) -> np.ndarray:
     return np.asarray(out, dtype=bool)
 
 
+#: An epoch counter that falls below this share of its previous value while the step keeps
+#: counting up fell back: the run was resumed from a checkpoint whose step continues but whose
+#: data pass starts again (streaming datasets, HF ``ignore_data_skip``). An epoch never decreases
+#: in one pass, so any such fall is a restart; half keeps a rounding wobble out.
+EPOCH_DROP = 0.5
+
+
+def epoch_falls(table: pl.DataFrame) -> np.ndarray:
+    """Rows (file order) where the epoch falls below half its previous value while the step rises."""
+    if EPOCH not in table.columns or STEP not in table.columns or table.height < 2:
+        return np.zeros(table.height, dtype=bool)
+    ep = table[EPOCH].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    step = table[STEP].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    prev_ep = np.concatenate(([np.nan], ep[:-1]))
+    prev_step = np.concatenate(([np.nan], step[:-1]))
+    with np.errstate(invalid="ignore"):
+        out = (prev_ep > 0) & (ep < EPOCH_DROP * prev_ep) & (step > prev_step)
+    return np.asarray(out, dtype=bool)
+
+
+def flag_epoch_falls(t: pl.DataFrame) -> tuple[pl.DataFrame, tuple[int, ...]]:
+    """Flag (``restart``) the rows where the epoch falls back while the step continues; their lines."""
+    if EPOCH not in t.columns or LINE_NO not in t.columns:
+        return t, ()
+    t = t.sort(LINE_NO, maintain_order=True)
+    fall = epoch_falls(t)
+    if not fall.any():
+        return t, ()
+    old = t[RESTART].cast(pl.Float64).fill_null(0).to_numpy() if RESTART in t.columns else 0.0
+    flags = np.where(fall, 1.0, old)
+    return t.with_columns(pl.Series(RESTART, flags)), tuple(int(x) for x in t[LINE_NO].filter(pl.Series(fall)))
+
+
 def name_restarts(
     raw: pl.DataFrame,
     at_lines: tuple[int, ...],
     markers: Markers,
     flagged: tuple[int, ...] = (),
     clock: tuple[int, ...] = (),
+    epoch_back: tuple[int, ...] = (),
 ) -> tuple[Restart, ...]:
     """One Restart per resume row (``at_lines``: their line numbers), in file order.
 
@@ -68,6 +104,7 @@ def name_restarts(
         markers: the log's marker lines.
         flagged: lines of rows the parser flagged after a restart marker.
         clock: lines of rows where the elapsed-time clock started again.
+        epoch_back: lines of rows where the epoch fell back while the step continued.
     """
     if raw.height == 0 or LINE_NO not in raw.columns:
         return ()
@@ -84,6 +121,8 @@ def name_restarts(
         step = int(steps[min(i, steps.size - 1)])
         if line in clock:
             out.append(Restart(step, "counter_reset", "elapsed_time"))
+        elif line in epoch_back and not _between(markers.resume_lines, prev, line):
+            out.append(Restart(step, "resume", "epoch_fell_back"))
         elif _between(markers.resume_lines, prev, line) or line in flagged:
             out.append(Restart(step, "resume_line", "marker_lines"))
         elif _between(markers.run_headers, prev, line):
@@ -108,11 +147,13 @@ def flag_clock_resets(t: pl.DataFrame) -> tuple[pl.DataFrame, tuple[int, ...]]:
     return t.with_columns(pl.Series(RESTART, flags)), tuple(int(x) for x in t[LINE_NO].filter(pl.Series(reset)))
 
 
-def restarts_of(result: ParseResult, resume_lines: tuple[int, ...], clock: tuple[int, ...] = ()) -> tuple[Restart, ...]:
+def restarts_of(
+    result: ParseResult, resume_lines: tuple[int, ...], clock: tuple[int, ...] = (), epoch_back: tuple[int, ...] = ()
+) -> tuple[Restart, ...]:
     """Name the restarts (restarts.py) from the rows in file order."""
     raw = result.table
     flagged: tuple[int, ...] = ()
     if RESTART in raw.columns and LINE_NO in raw.columns:
         flags = raw.filter(pl.col(RESTART).cast(pl.Float64).fill_null(0).fill_nan(0) != 0)
         flagged = tuple(int(x) for x in flags[LINE_NO])
-    return name_restarts(raw, resume_lines, result.markers, flagged, clock)
+    return name_restarts(raw, resume_lines, result.markers, flagged, clock, epoch_back)

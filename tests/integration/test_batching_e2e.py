@@ -59,7 +59,7 @@ def test_steps_per_epoch_option_is_honoured(fixtures_dir: Path) -> None:
     spe = json.loads((fixtures_dir / "sim" / "static.truth.json").read_text())["steps_per_epoch"]
     report = pipeline.analyze(run, AnalysisConfig(steps_per_epoch=spe))
     assert report.verdict.batching == "static"
-    assert report.verdict.evidence["epoch_source"] == "given (--steps-per-epoch)"
+    assert report.verdict.evidence["epoch_source"] == "--steps-per-epoch value"
 
 
 def test_check_treats_grouped_as_a_warning(fixtures_dir: Path) -> None:

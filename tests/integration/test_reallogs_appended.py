@@ -48,12 +48,19 @@ def test_nmt_long_runs_dev_perplexity_rise_is_reported_under_its_run(reallogs_di
 
 
 def test_nmt_problems_only_where_the_log_shows_them(reallogs_dir: Path) -> None:
-    """Runs 20 (loss 0.54 -> 1.19 at its 7th row, then ~0.9) and 21 (0.46 -> 1.2) diverge; run 12
-    printed "validation: iter 1, dev. ppl inf" at both its evaluations (LD009, issue 29); no other
-    run has a problem (a fresh run's first loss is never a divergence)."""
+    """Runs 20 (loss 0.54 -> 1.19 at its 7th row, then ~0.9) and 21 (0.46 -> 1.2) diverge; no other
+    run has a problem (a fresh run's first loss is never a divergence), except run 12, whose both
+    validation lines print ``dev. ppl inf`` (file lines 235 and 243: LD009)."""
     report = _report(reallogs_dir, NMT)
     bad = {p.index: sorted({f.code for f in p.findings}) for p in report.runs if p.findings}
     assert bad == {6: ["LD412"], 12: ["LD009"], 20: ["LD002"], 21: ["LD002"]}
+
+
+@pytest.mark.reallogs
+def test_ld010_of_the_oom_run(reallogs_dir: Path) -> None:
+    report = _report(reallogs_dir, "wav2vec2_xlsr_tr_clean_gbl_true_oom_restart_stdout.txt")
+    (first,) = report.earlier_runs
+    assert [(f.code, f.line) for f in first.findings] == [("LD010", 294)]
 
 
 @pytest.mark.parametrize(
@@ -62,8 +69,9 @@ def test_nmt_problems_only_where_the_log_shows_them(reallogs_dir: Path) -> None:
         # four Keras models trained one after another, each a healthy run (their progress-bar
         # running means read back per interval, structure/runmean.py): no false alarm in any
         ("keras_stdout_belgian_traffic_4models_50ep.txt", 4, set()),
-        # a run killed by OOM, then started again: the killed run has no problem of its own
-        ("wav2vec2_xlsr_tr_clean_gbl_true_oom_restart_stdout.txt", 2, set()),
+        # a run killed by OOM, then started again: the killed run's one finding is how it ended
+        # (LD010: torch.cuda.OutOfMemoryError at file line 294; test_ld010_of_the_oom_run)
+        ("wav2vec2_xlsr_tr_clean_gbl_true_oom_restart_stdout.txt", 2, {1}),
     ],
 )
 def test_other_real_logs_with_appended_runs(

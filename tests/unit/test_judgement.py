@@ -272,7 +272,7 @@ def test_nonfinite_grad_norm_with_a_finite_loss_is_reported_against_the_fp16_nul
 
 
 def test_infinite_eval_loss_is_an_error_unless_it_recovered_or_follows_a_nan_loss() -> None:
-    from logdoctor.detectors.nonfinitemetrics import NonFiniteMetricsDetector
+    from logdoctor.detectors.evalnonfinite import EvalNonFiniteDetector
 
     n = 300
     t = np.arange(1, n + 1)
@@ -282,12 +282,12 @@ def test_infinite_eval_loss_is_an_error_unless_it_recovered_or_follows_a_nan_los
     for values, want in (([2.0, 2.0, 2.0, inf, inf, inf], "error"), ([2.0, inf, 2.0, 2.0, 2.0, 2.0], "warning")):
         evals = pl.DataFrame({"step": ev_steps, "line_no": ev_steps, "eval_loss": values})
         run = Run(_run(base).table, RunMeta("-", "test"), evals)
-        (f,) = NonFiniteMetricsDetector().analyze(run).findings
+        (f,) = EvalNonFiniteDetector().analyze(run).findings
         assert (f.code, f.severity.label) == ("LD009", want)
     nan = float("nan")
     nan_loss = base.with_columns(pl.when(pl.col("step") > 100).then(nan).otherwise(pl.col("loss")).alias("loss"))
     evals = pl.DataFrame({"step": ev_steps, "line_no": ev_steps, "eval_loss": [2.0, 2.0, nan, nan, nan, nan]})
-    (f,) = NonFiniteMetricsDetector().analyze(Run(_run(nan_loss).table, RunMeta("-", "test"), evals)).findings
+    (f,) = EvalNonFiniteDetector().analyze(Run(_run(nan_loss).table, RunMeta("-", "test"), evals)).findings
     assert f.severity.label == "info" and f.evidence["follows_nonfinite_loss"] is True
 
 

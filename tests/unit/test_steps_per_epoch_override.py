@@ -21,7 +21,7 @@ def test_a_given_epoch_length_is_used_and_says_so() -> None:
     run = pipeline.load(str(LOG), steps_per_epoch=50)
     assert run.meta.steps_per_epoch_given and run.meta.steps_per_epoch == 50
     v = pipeline.analyze(run).verdict
-    assert v.evidence["steps_per_epoch"] == 50 and v.evidence["epoch_source"] == "given (--steps-per-epoch)"
+    assert v.evidence["steps_per_epoch"] == 50 and v.evidence["epoch_source"] == "--steps-per-epoch value"
     # a wrong epoch length hides the epoch sawtooth: the loss alone then cannot decide
     assert v.batching == "inconclusive"
 

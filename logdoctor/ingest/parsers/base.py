@@ -13,7 +13,7 @@ from logdoctor.errors import ConfigError
 from logdoctor.ingest.aliases import FieldMap, normalize_key
 from logdoctor.ingest.parsers.markers import Markers
 from logdoctor.ingest.sources import Source
-from logdoctor.model import ConfigFact
+from logdoctor.model import ConfigFact, RunEnding
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +40,11 @@ class ParseResult:
             ``B=``): structure/ divides it by the gradient accumulation the log states.
         lossless_steps: steps of step lines that carry no loss (Megatron's iteration whose every
             batch was skipped): counted in the structure's rows, never analysed.
+        lossless_rows: those records with every value they hold (``step``, ``line_no``, counters
+            and scales such as ``loss_scale``), line order: counters are read from them too.
         config_facts: what the run's configuration states (W&B config, MLflow params).
+        endings: every failure block the log prints (CUDA OOM, NCCL timeout, tracebacks...), file
+            order; structure/ gives each run the one after its last training row.
     """
 
     table: pl.DataFrame
@@ -59,7 +63,9 @@ class ParseResult:
     keys_seen: tuple[str, ...] = ()
     steps_in_batches: bool = False
     lossless_steps: tuple[int, ...] = ()
+    lossless_rows: pl.DataFrame = field(default_factory=pl.DataFrame)
     config_facts: tuple[ConfigFact, ...] = ()
+    endings: tuple[RunEnding, ...] = ()
 
     @property
     def lines_skipped(self) -> int:

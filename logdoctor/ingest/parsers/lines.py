@@ -43,6 +43,10 @@ def read_lines(data: bytes) -> pl.DataFrame:
     return frame
 
 
+#: A calendar date with a clock time, anywhere in a message.
+DATETIME = r"\b\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?\b"
+
+
 def clean(frame: pl.DataFrame) -> pl.DataFrame:
     """Strip ANSI colour codes, rank prefixes (``[rank0]:``, ``0: ``), numpy/torch scalar
     wrappers (``np.float64(2.5)`` -> ``2.5``) and log-record prefixes up to the level name, so
@@ -57,4 +61,9 @@ def clean(frame: pl.DataFrame) -> pl.DataFrame:
         frame = frame.with_columns(line.str.replace(RANK_PREFIX, ""))
     if frame[LINE].str.contains(WRAPPED).any():
         frame = frame.with_columns(line.str.replace_all(WRAPPED, "${1}"))
-    return frame.with_columns(line.str.replace(LEVEL_PREFIX, "").alias("msg"))
+    frame = frame.with_columns(line.str.replace(LEVEL_PREFIX, "").alias("msg"))
+    if frame["msg"].str.contains(DATETIME).any():
+        # a date-time inside the message (Coqui ``--> TIME: 2025-08-19 14:22:56 -- STEP``) is no
+        # value: read as one it became a ``time`` column of 2025.0
+        frame = frame.with_columns(pl.col("msg").str.replace_all(DATETIME, "datetime"))
+    return frame

@@ -8,13 +8,16 @@ import polars as pl
 from logdoctor.errors import InputError, ParseError
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.parsers.base import Parser, ParseResult
+from logdoctor.ingest.parsers.endings import scan_endings
 from logdoctor.ingest.parsers.lines import clean, read_lines
+from logdoctor.ingest.parsers.losspick import refusal_hint, total_note
 from logdoctor.ingest.parsers.markers import Markers, scan_markers
 from logdoctor.ingest.parsers.overflows import attach_overflows, scan_overflows
 from logdoctor.ingest.parsers.records import drop_summaries
+from logdoctor.ingest.parsers.samestep import merge_shapes, tag_shapes
 from logdoctor.ingest.parsers.textblocks import BATCH_LINE, MSG, rewrite
 from logdoctor.ingest.parsers.textfast import fast_rows
-from logdoctor.ingest.parsers.textplan import BATCHES
+from logdoctor.ingest.parsers.textplan import BATCHES, BATCHES_TOTAL
 from logdoctor.ingest.parsers.textshape import Extracted, extract
 from logdoctor.ingest.sources import Source
 from logdoctor.model import LINE_NO, STEP
@@ -107,12 +110,32 @@ def _main_shapes(out: Extracted, markers: Markers) -> list[pl.DataFrame]:
     return keep
 
 
-def _lossless_steps(out: Extracted) -> tuple[int, ...]:
-    """Steps of step lines that carry no loss (see textshape), sorted and unique."""
+def _lossless(out: Extracted) -> pl.DataFrame:
+    """Step records that carry no loss (see textshape), in line order, with every value they hold
+    (Megatron's ``loss scale`` and ``number of skipped iterations`` on an all-skipped iteration)."""
     if not out.lossless:
+        return pl.DataFrame()
+    return pl.concat(out.lossless, how="diagonal_relaxed").sort(LINE_NO)
+
+
+def _lossless_steps(rows: pl.DataFrame) -> tuple[int, ...]:
+    """Steps of the records without a loss, sorted and unique."""
+    if rows.height == 0:
         return ()
-    steps = pl.concat(out.lossless).drop_nulls().drop_nans().cast(pl.Int64).unique().sort()
-    return tuple(int(s) for s in steps)
+    return tuple(int(s) for s in rows[STEP].drop_nulls().unique().sort())
+
+
+def _epoch_position(table: pl.DataFrame, notes: list[str]) -> int | None:
+    """Steps per epoch from a position-in-epoch counter beside a global step (Coqui ``STEP: 24/36
+    -- GLOBAL_STEP: 1000025``): the counter's stated total, when every line states the same one."""
+    if BATCHES_TOTAL not in table.columns or table.height == 0:
+        return None
+    totals = table[BATCHES_TOTAL].drop_nulls().drop_nans().unique()
+    if totals.len() != 1 or not float(totals[0]) >= 1:
+        return None
+    n = int(totals[0])
+    notes.append(f"`STEP: i/{n}` is the position in the epoch: {n} steps per epoch (the step is the global step)")
+    return n
 
 
 class TextParser(Parser):
@@ -142,16 +165,23 @@ class TextParser(Parser):
         # marker lines are never the dominant step template the fast path read
         markers = scan_markers(rest)
         overflows = scan_overflows(rest)
+        endings = scan_endings(rest)
         rest = clean(rest)
         in_batches = bool(rest[MSG].str.contains(BATCH_LINE).any())
         rest, folded = rewrite(rest)
         if folded:
             out.skips["metric block line"] += folded
         extract(rest, fields, out)
-        table = _combine(out.train)
-        table = drop_summaries(_flag_restarts(table, rest), out.skips)
+        # a run summary (``train_runtime``...) repeats the last step: dropped before steps merge
+        table, merged = merge_shapes(drop_summaries(_combine(tag_shapes(out.train)), out.skips))
+        table = _flag_restarts(table, rest)
         table = attach_overflows(table, overflows)
         notes: list[str] = []
+        if merged:
+            notes.append(
+                f"{merged} step(s) printed by two line shapes (e.g. DeepSpeed's `steps: N loss:` and "
+                "Megatron's `iteration N/ T |`) are read as one record each: the line with more values wins"
+            )
         from_order = False
         if table.height == 0 and sum(t.height for t in out.unstepped) >= MIN_UNSTEPPED:
             from_order = True
@@ -161,13 +191,20 @@ class TextParser(Parser):
         if table.height == 0:
             seen = ", ".join(sorted(out.keys_seen)[:12]) or "none"
             reasons = ", ".join(f"{k}: {v}" for k, v in out.skips.most_common() if v)
+            hint = refusal_hint(out.keys_seen)
+            if hint:  # the choice first: the message is cut at 400 characters
+                raise ParseError(f"{source.name}: no training steps in {records} lines: {hint}; keys seen: {seen}")
             raise ParseError(
                 f"{source.name}: no training steps found in {records} lines "
                 f"(skipped: {reasons or 'nothing'}; keys seen: {seen})"
             )
+        if (picked := total_note(out.total_loss)) is not None:
+            notes.append(picked)
         if out.ppl_loss:
             notes.append("loss derived as ln(perplexity): the log prints perplexity only")
         total = _total(out)
+        lossless = _lossless(out)
+        per_epoch = _epoch_position(table, notes) if out.epoch_position and not from_order else None
         return ParseResult(
             table=table.with_columns(pl.col(STEP).cast(pl.Int64)),
             evals=_evals(out),
@@ -175,12 +212,15 @@ class TextParser(Parser):
             records_read=records if records > lines else 0,
             skip_reasons={k: v for k, v in out.skips.items() if v},
             total_steps=total if total is not None else markers.planned_steps,
+            steps_per_epoch=per_epoch,
             aliases=out.aliases,
             notes=tuple(notes),
             markers=markers,
             keys_seen=tuple(sorted(out.keys_seen | set(out.aliases))),
             steps_in_batches=in_batches,
-            lossless_steps=_lossless_steps(out),
+            lossless_steps=_lossless_steps(lossless),
+            lossless_rows=lossless,
+            endings=endings,
             step_from_order=from_order,
             planned_source="column" if total is not None else ("header" if markers.planned_steps else None),
         )

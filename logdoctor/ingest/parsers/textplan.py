@@ -23,6 +23,9 @@ PPL_KEYS = ("ppl", "train_ppl", "perplexity", "train_perplexity")
 #: ``| epoch 3 | 200/2983 batches |`` (pytorch word_language_model): step derived from these.
 BATCHES, BATCHES_TOTAL = "batches", "batches_total"
 STRING_COLUMNS = frozenset({BATCH_FP, MICRO_FP})
+#: Names a log gives its total loss when no field is called ``loss`` (Coqui TTS ``avg_loss``): read
+#: as the training loss then, and said so (text.py). Parts such as ``loss_mel`` are never picked.
+TOTAL_LOSS_KEYS = ("avg_loss", "loss_total", "total_loss", "loss_sum", "sum_loss", "overall_loss")
 #: An evaluation record without a step is kept only when it names one of these metrics.
 _METRICS = ("loss", "ppl", "perplexity", "acc", "bleu")
 
@@ -107,6 +110,11 @@ def _global_or_two_level(
         return chosen
     glob = [i for i, key in steps if "global" in key.lower()]
     if glob:
+        # the other counter with a total is the position in the epoch (Coqui ``STEP: 24/36``)
+        inner = [i for i, _ in steps if i != glob[0] and total_of.get(i + 1) == STEP]
+        if len(inner) == 1:
+            cols += [(BATCHES, inner[0], "batches"), (BATCHES_TOTAL, inner[0] + 1, "batches_total")]
+            del total_of[inner[0] + 1]
         return glob[0]
     inner = [i for i, _ in steps if total_of.get(i + 1) == STEP]
     outer = [i for i, _ in steps if total_of.get(i + 1) != STEP]
@@ -140,6 +148,11 @@ def plan_for(msg: str, fields: FieldMap) -> Plan:
         target.setdefault(col, idx)
         if key != col and key.lower() != col:
             aliases.setdefault(key, col)
+    total_key = next((k for k in TOTAL_LOSS_KEYS if k in train), None) if LOSS not in train else None
+    if total_key is not None:
+        train[LOSS] = train.pop(total_key)
+        src = next((key for name, _, key in cols if name == total_key), total_key)
+        aliases[src] = LOSS
     derived = step_idx is None and {EPOCH, BATCHES, BATCHES_TOTAL} <= train.keys()
     has_step = step_idx is not None or derived
     if step_idx is not None:
@@ -147,8 +160,11 @@ def plan_for(msg: str, fields: FieldMap) -> Plan:
         if evals:
             evals[STEP] = step_idx
     ppl = next((k for k in PPL_KEYS if k in train), None) if LOSS not in train else None
+    # an eval record without a step is kept when it names its metric as an eval's: a marked line
+    # (``Validation loss: 3.2``) or an eval key (HF Trainer's ``{'eval_loss': 6.67, 'epoch': 0.11}``)
+    named = marked or bool(explicit)
     if evals and not has_step and LOSS not in train and not (
-        marked and any(m in c for c in evals for m in _METRICS)
+        named and any(m in c for c in evals for m in _METRICS)
     ):
         return Plan("no step", train, evals)
     if evals and (marked or (LOSS not in train and ppl is None)):

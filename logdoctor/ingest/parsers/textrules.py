@@ -33,7 +33,7 @@ CODE = (
 CODE_RE = re.compile(CODE)
 #: A marker that the whole line reports an evaluation pass.
 EVAL_MARK_RE = re.compile(
-    r"(?i)(?:^\s*|[\[|]\s*|\]\s+|\s-\s+)(?:eval|evaluation|evaluating|valid|validation|val|test|dev)\b"
+    r"(?i)(?:^\s*|[\[|]\s*|\]\s+|\s-\s+|-->\s*)(?:eval|evaluation|evaluating|valid|validation|val|test|dev)\b"
     r"(?![-_/])"
 )
 #: Key prefixes of evaluation metrics (compared after normalize_key).

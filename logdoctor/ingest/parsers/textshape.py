@@ -9,10 +9,17 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from logdoctor.ingest.aliases import ALIASES, FieldMap
+from logdoctor.ingest.aliases import ALIASES, FieldMap, normalize_key
 from logdoctor.ingest.parsers.lines import LINE_NO
 from logdoctor.ingest.parsers.textblocks import MSG
-from logdoctor.ingest.parsers.textplan import BATCHES, BATCHES_TOTAL, STRING_COLUMNS, Plan, plan_for
+from logdoctor.ingest.parsers.textplan import (
+    BATCHES,
+    BATCHES_TOTAL,
+    STRING_COLUMNS,
+    TOTAL_LOSS_KEYS,
+    Plan,
+    plan_for,
+)
 from logdoctor.ingest.parsers.textrules import SHAPE_VALUE, VALUE
 from logdoctor.model import EPOCH, LOSS, STEP
 
@@ -41,8 +48,12 @@ class Extracted:
     aliases: dict[str, str] = field(default_factory=dict)
     unstepped: list[pl.DataFrame] = field(default_factory=list)
     keys_seen: set[str] = field(default_factory=set)
-    lossless: list[pl.Series] = field(default_factory=list)
+    lossless: list[pl.DataFrame] = field(default_factory=list)
     ppl_loss: bool = False
+    #: keys of a total loss read as ``loss`` on training lines that name no ``loss`` (``avg_loss``)
+    total_loss: set[str] = field(default_factory=set)
+    #: a global step beside a position-in-epoch counter (Coqui ``STEP: i/N -- GLOBAL_STEP: G``)
+    epoch_position: bool = False
 
 
 def prefilter(fields: FieldMap) -> str:
@@ -91,6 +102,9 @@ def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
             out.skips[_REASON.get(plan.role, plan.role)] += n
         if plan.role in _KEEP:
             out.aliases.update(plan.aliases)
+        if plan.role == "train":
+            totals = (k for k, v in plan.aliases.items() if v == LOSS and normalize_key(k) in TOTAL_LOSS_KEYS)
+            out.total_loss.update(totals)
         out.keys_seen.update(plan.train, plan.evals)
     reps = reps.select(_SHAPE, pl.Series(_PLAN, ids, dtype=pl.Int64))
     keep = [pid for pid, p in plans.items() if p.role in _KEEP or _lossless(p)]
@@ -136,10 +150,12 @@ def rows(
     if plan.role == "unstepped":
         out.unstepped.append(_select(part, plan.train, value, cast))
     if _lossless(plan):
-        out.lossless.append(_select(part, {STEP: plan.train[STEP]}, value, cast)[STEP])
+        rows_ = _select(part, plan.train, value, cast).with_columns(pl.col(STEP).cast(pl.Int64, strict=False))
+        out.lossless.append(rows_.filter(pl.col(STEP).is_not_null()))
     if plan.role != "train":
         return
     table = _select(part, plan.train, value, cast)
+    out.epoch_position |= BATCHES in plan.train and not plan.derived_step
     if plan.derived_step:
         first = pl.col(EPOCH).min().clip(upper_bound=1)  # 1-based (word LM) or 0-based (Lightning)
         step = (pl.col(EPOCH) - first) * pl.col(BATCHES_TOTAL) + pl.col(BATCHES)

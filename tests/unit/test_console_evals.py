@@ -1,0 +1,102 @@
+"""Eval records printed inside console logs are read as eval series; non-finite values are reported."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import polars as pl
+
+from logdoctor import pipeline
+
+EXCERPTS = Path(__file__).resolve().parents[1] / "data" / "excerpts"
+# tests/data/excerpts/hf_console_wav2vec2_inf_eval.txt: lines 325-366 of
+# record/turkish/clean/terminal/training.txt in neryabigon/wav2vec2-large-xlsr-53-finetuning
+# (commit 07be4ae29002b46d747ab5f962c98e6e29ea0bf6; the repository's licence applies): HF Trainer
+# console output, trailing blanks stripped and the tqdm bars' fill characters cut out.
+HF_EXCERPT = EXCERPTS / "hf_console_wav2vec2_inf_eval.txt"
+
+
+def _write(tmp_path: Path, lines: list[str], name: str = "stdout.txt") -> str:
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def _codes(path: str) -> list[str]:
+    return [f.code for f in pipeline.analyze(pipeline.load(path)).findings]
+
+
+def test_real_hf_console_eval_dicts_are_evals_with_their_infinities() -> None:
+    run = pipeline.load(str(HF_EXCERPT))
+    raw = [ln for ln in HF_EXCERPT.read_text().splitlines() if ln.startswith("{'eval_loss'")]
+    assert run.evals.height == len(raw) == 2
+    assert all(math.isinf(v) for v in run.evals["eval_loss"].to_list())
+    assert run.evals["eval_runtime"].to_list() == [564.4507, 532.1649]
+    # each eval takes the step of the training row logged just before it (rows every 10 steps)
+    assert run.evals["step"].to_list() == [100, 200]
+    report = pipeline.analyze(run)
+    ld009 = [f for f in report.findings if f.code == "LD009"]
+    assert len(ld009) == 1 and "eval_loss" in ld009[0].message and "2 evaluations" in ld009[0].message
+    assert (ld009[0].first_step, ld009[0].last_step) == (100, 200)
+
+
+def _hf_lines(eval_loss: list[str]) -> list[str]:
+    """Generated HF console output: 10 training dicts, then one eval dict, per eval value."""
+    out = ["***** Running training *****", "  Num Epochs = 1", "  Total optimization steps = 400"]
+    k = 0
+    for value in eval_loss:
+        for _ in range(10):
+            k += 1
+            out.append(f"{{'loss': {3 - k / 100:.4f}, 'learning_rate': 1e-05, 'epoch': {k / 40:.2f}}}")
+        out.append(f"{{'eval_loss': {value}, 'eval_wer': 0.5, 'eval_runtime': 10.0, 'epoch': {k / 40:.2f}}}")
+    return out
+
+
+def test_generated_hf_console_nan_eval_is_reported(tmp_path: Path) -> None:
+    path = _write(tmp_path, _hf_lines(["2.5", "2.4", "nan", "nan"]))
+    run = pipeline.load(path)
+    assert run.evals.height == 4
+    report = pipeline.analyze(run)
+    ld009 = [f for f in report.findings if f.code == "LD009"]
+    assert len(ld009) == 1 and "NaN at 2 of 4 evaluations" in ld009[0].message
+
+
+def test_generated_hf_console_finite_evals_raise_nothing(tmp_path: Path) -> None:
+    path = _write(tmp_path, _hf_lines(["2.5", "2.4", "2.3", "2.2"]))
+    assert pipeline.load(path).evals["eval_loss"].to_list() == [2.5, 2.4, 2.3, 2.2]
+    assert "LD009" not in _codes(path)
+
+
+def test_keras_val_loss_nan_is_reported(tmp_path: Path) -> None:
+    lines = []
+    for e in range(1, 9):
+        lines.append(f"Epoch {e}/8")
+        val = "nan" if e >= 6 else f"{1.0 - e / 20:.4f}"
+        lines.append(
+            f"100/100 [==============================] - 2s 20ms/step - loss: {1.2 - e / 20:.4f} - "
+            f"accuracy: 0.{50 + e} - val_loss: {val} - val_accuracy: 0.{40 + e}"
+        )
+    path = _write(tmp_path, lines)
+    run = pipeline.load(path)
+    got = run.evals["val_loss"].to_list()
+    assert sum(math.isnan(v) for v in got) == 3
+    assert "LD009" in _codes(path)
+
+
+def test_timings_are_no_metric(tmp_path: Path) -> None:
+    """An eval_runtime of inf (a clock glitch) is not an eval fault."""
+    lines = _hf_lines(["2.5", "2.4", "2.3"])
+    lines = [ln.replace("'eval_runtime': 10.0", "'eval_runtime': inf") for ln in lines]
+    path = _write(tmp_path, lines)
+    assert pl.Series(pipeline.load(path).evals["eval_runtime"]).is_infinite().all()
+    assert "LD009" not in _codes(path)
+
+
+def test_columns_bad_together_are_one_finding(tmp_path: Path) -> None:
+    lines = _hf_lines(["2.5", "nan", "nan"])
+    lines = [ln.replace("'eval_wer': 0.5", "'eval_wer': nan") if "'eval_loss': nan" in ln else ln for ln in lines]
+    path = _write(tmp_path, lines)
+    report = pipeline.analyze(pipeline.load(path))
+    ld009 = [f for f in report.findings if f.code == "LD009"]
+    assert len(ld009) == 1 and ld009[0].message.startswith("eval_loss and eval_wer are NaN at 2 of 3")

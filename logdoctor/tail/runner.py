@@ -14,7 +14,16 @@ from logdoctor.errors import InputError, LogdoctorError
 from logdoctor.exitcodes import ExitCode
 from logdoctor.ingest.mlflow_server import run_ref
 from logdoctor.model import Run, Severity
-from logdoctor.tail.events import FindingRaised, Heartbeat, Notice, Started, Stopped, TailEvent
+from logdoctor.tail.events import (
+    FindingRaised,
+    FindingRevised,
+    FindingWithdrawn,
+    Heartbeat,
+    Notice,
+    Started,
+    Stopped,
+    TailEvent,
+)
 from logdoctor.tail.follower import FileFollower, expand, is_glob, watch_dirs
 from logdoctor.tail.hooks import FindingHook
 from logdoctor.tail.runsources import MlflowPoller, WandbFollower, run_follower
@@ -22,6 +31,9 @@ from logdoctor.tail.session import HeavyFn, HeavyResult, SessionOptions, TailSes
 from logdoctor.tail.signals import StopSignals
 from logdoctor.tail.stream import StreamRenderer, event_dict
 from logdoctor.tail.watch import InotifyWatcher, make_watcher
+
+#: CPU seconds of a heavy pass above which the final pass is skipped (Ctrl-C should not hang).
+FINAL_COST = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,9 +205,9 @@ class Tailer:
         session = min(due, key=lambda s: s.heavy_started)
         run = session.heavy_input(now)
         if self._pool is None:
-            result, cost = _timed(session.heavy, run)
+            result, cost = _timed(session, run)
             return session.apply_heavy(result, cost, time.time())
-        self._pending = (session, self._pool.submit(_timed, session.heavy, run))
+        self._pending = (session, self._pool.submit(_timed, session, run))
         return []
 
     def _heartbeats(self) -> list[TailEvent]:
@@ -215,20 +227,25 @@ class Tailer:
             events = [*events, *(Notice("on-finding", e, time.time()) for e in self.hook.errors())]
         for event in events:
             self.renderer.handle(event)
-            if not isinstance(event, FindingRaised):
+            if not isinstance(event, FindingRaised | FindingWithdrawn | FindingRevised):
                 continue
             if self.hook is not None:
+                doc = event_dict(event)
                 env = {
+                    "LOGDOCTOR_EVENT": doc["event"],
                     "LOGDOCTOR_CODE": event.finding.code,
                     "LOGDOCTOR_SEVERITY": event.finding.severity.label,
                     "LOGDOCTOR_SOURCE": event.source,
                 }
-                self.hook.submit(json.dumps(event_dict(event), allow_nan=False), env)
-            if self.opts.exit_on is not None and event.finding.severity >= self.opts.exit_on:
+                self.hook.submit(json.dumps(doc, allow_nan=False), env)
+            raised = not isinstance(event, FindingWithdrawn)
+            if raised and self.opts.exit_on is not None and event.finding.severity >= self.opts.exit_on:
                 self._exit = True
 
     def _final_analysis(self) -> None:
-        """Collect a running heavy pass and rerun the stale ones that are cheap (< 1 s)."""
+        """Collect a running heavy pass, then judge each file by the batch analysis of all its
+        rows (what stands at the end is what ``analyze`` gives), unless its passes cost more
+        than ``FINAL_COST`` seconds (then the last pass's judgement stands)."""
         events: list[TailEvent] = []
         if self._pending is not None:
             session, fut = self._pending
@@ -236,8 +253,8 @@ class Tailer:
             result, cost = fut.result()
             events += session.apply_heavy(result, cost, time.time())
         for _, s in self.files.values():
-            if s.stale and s.heavy_cost < 1.0:
-                events += s.run_heavy()
+            if s.heavy_cost < FINAL_COST:
+                events += s.run_heavy(final=True)
         self._emit(events)
 
     def _close(self) -> None:
@@ -252,11 +269,9 @@ class Tailer:
         self.signals.close()
 
 
-def _timed(fn: HeavyFn | None, run: Run) -> tuple[HeavyResult, float]:
-    if fn is None:
-        return ((), None), 0.0
+def _timed(session: TailSession, run: Run) -> tuple[HeavyResult, float]:
     t0 = time.thread_time()
-    result = fn(run)
+    result = session.heavy_call(run)
     return result, time.thread_time() - t0
 
 

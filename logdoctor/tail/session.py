@@ -1,5 +1,5 @@
 """Incremental analysis of one followed file: parse new lines, run cheap detectors on a window,
-rerun the heavy analyses on a schedule, and turn what they find into events raised once.
+rerun the batch analysis on a schedule, and let the judge (tail/judge.py) turn it into events.
 """
 
 from __future__ import annotations
@@ -17,24 +17,20 @@ from logdoctor.detectors.base import Analyzer
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.chunks import ChunkParser
 from logdoctor.ingest.parsers import Parser, ParseResult
-from logdoctor.model import ACC, LOSS, STEP, Finding, Run, Severity, Verdict
+from logdoctor.model import ACC, EPOCH, LOSS, STEP, Finding, Run, Verdict
 from logdoctor.structure.build import build_run
-from logdoctor.tail.events import (
-    Deduper,
-    FindingRaised,
-    Notice,
-    Progress,
-    SourceSummary,
-    TailEvent,
-    VerdictChanged,
-)
+from logdoctor.tail.events import Deduper, Notice, Progress, SourceSummary, TailEvent
 from logdoctor.tail.history import History, overview
+from logdoctor.tail.judge import Coverage, Judge
 
 #: What a heavy analysis returns: its findings and the batching verdict (None: no verdict).
 HeavyResult = tuple[Sequence[Finding], Verdict | None]
 HeavyFn = Callable[[Run], HeavyResult]
 #: Codes never raised in tail mode: "too short" is the normal state of a run that is still growing.
 QUIET_CODES = frozenset({"LD006"})
+#: Codes a cheap detector raises at once: a non-finite loss is a fact of the rows read, which the
+#: batch analysis of those rows reports too; everything else waits for the heavy pass's judgement.
+IMMEDIATE_CODES = frozenset({"LD001"})
 
 
 #: Lines without a step row after which a notice says so (once).
@@ -63,6 +59,8 @@ class Schedule:
     #: 1% of a core for the heavy pass: the cheap per-update path takes ~3% at 100 steps/s, and the
     #: follower stays under 5% in all (bench/bench_tail.py cpu: 4.4% vs 5.4-6.3% at 2%)
     duty: float = 0.01
+    #: least seconds between heavy passes that a cheap detector asked for (a new spike or rise)
+    urgent_gap: float = 0.25
 
 
 @dataclass(slots=True)
@@ -102,10 +100,11 @@ class TailSession:
         self.history = History(full_rows=self.opts.full_rows)
         self.ingest = ChunkParser(source, self.opts.fields)
         self.last = Latest()
-        self.verdict: Verdict | None = None
-        self.raised = 0
-        self.worst: Severity | None = None
+        self.judge = Judge(source)
         self._dedupe = Deduper()
+        self._urgent = 0
+        self._looks = 0
+        self._cover = Coverage(0)
         self._quiet = 0
         self._heavy_rows = 0
         self._heavy_at = -math.inf
@@ -190,7 +189,7 @@ class TailSession:
         with np.errstate(all="ignore"):  # as pipeline.analyze: values near ±1e308 overflow quietly
             for detector in self.cheap:
                 found.extend(detector.analyze(run).findings)
-        return self._raise(found, now, near=1)
+        return self._raise_cheap(found, now)
 
     def _run(self, rows: pl.DataFrame, *, evals: bool = False) -> Run:
         result = ParseResult(
@@ -217,10 +216,13 @@ class TailSession:
 
     # ---------------------------------------------------------------- heavy analysis
     def heavy_due(self, now: float) -> bool:
-        """True when the heavy analyses should rerun now (see Schedule)."""
+        """True when the heavy analyses should rerun now (see Schedule); sooner when a cheap
+        detector saw something new that only the heavy pass may raise."""
         rows, sched = self.history.rows_total, self.opts.schedule
         if self.heavy is None or rows == 0 or rows == self._heavy_rows:
             return False
+        if self._urgent and now - self._heavy_at >= sched.urgent_gap:
+            return True
         grown = rows - self._heavy_rows >= max(1.0, sched.growth * self._heavy_rows)
         timed = now - self._heavy_at >= sched.interval
         spaced = now - self._heavy_at >= max(sched.min_gap, self._heavy_cost / sched.duty)
@@ -244,51 +246,71 @@ class TailSession:
     def heavy_input(self, now: float) -> Run:
         """Snapshot the full-resolution history as a Run and mark the heavy analyses started."""
         self._heavy_rows, self._heavy_at = self.history.rows_total, now
-        return self._run(self.history.frame(), evals=True)
+        self._urgent = max(0, self._urgent - 1)
+        self._looks += 1
+        run = self._run(self.history.frame(), evals=True)
+        self._cover = Coverage(run.table.height, _epochs(run))
+        return run
 
-    def apply_heavy(self, result: HeavyResult, cost: float, now: float) -> list[TailEvent]:
-        """Turn a heavy analysis result (and the seconds it took) into events."""
+    def heavy_call(self, run: Run, *, final: bool = False) -> HeavyResult:
+        """The heavy pass over ``run``: the look number goes to an analysis that spends its
+        significance level over the passes (None for the final pass: the batch analysis)."""
+        if self.heavy is None:
+            return (), None
+        if getattr(self.heavy, "spends_alpha", False):
+            return self.heavy(run, look=None if final else self._looks)  # type: ignore[call-arg]
+        return self.heavy(run)
+
+    def apply_heavy(
+        self, result: HeavyResult, cost: float, now: float, *, final: bool = False
+    ) -> list[TailEvent]:
+        """Turn a heavy analysis result (and the seconds it took) into events (``final``: the
+        last pass, whose judgement stands without waiting for another pass to agree)."""
         self._heavy_cost = cost
         findings, verdict = result
         near = max(1, self.history.n_full // 100)
-        events = self._raise(findings, now, near=near)
-        if verdict is not None and (
-            self.verdict is None or _verdict_key(verdict) != _verdict_key(self.verdict)
-        ):
-            previous = self.verdict.batching if self.verdict else None
-            self.verdict = verdict
-            events.append(VerdictChanged(self.source, verdict, previous, self._step(), now))
-        return events
+        return self.judge.judge(
+            self._kept(findings), verdict, self._cover, self._step(), now, near=near, final=final
+        )
 
-    def run_heavy(self, now: float | None = None) -> list[TailEvent]:
+    def run_heavy(self, now: float | None = None, *, final: bool = False) -> list[TailEvent]:
         """Run the heavy analyses inline (tests, the final summary)."""
         now = time.time() if now is None else now
         if self.heavy is None or self.history.rows_total == 0:
             return []
         run = self.heavy_input(time.monotonic())
         t0 = time.process_time()
-        result = self.heavy(run)
-        return self.apply_heavy(result, time.process_time() - t0, now)
+        result = self.heavy_call(run, final=final)
+        return self.apply_heavy(result, time.process_time() - t0, now, final=final)
 
     # ---------------------------------------------------------------- events
-    def _raise(self, found: Sequence[Finding], now: float, near: int) -> list[TailEvent]:
-        kept = codes.select(
+    def _kept(self, found: Sequence[Finding]) -> list[Finding]:
+        return codes.select(
             [f for f in found if f.code not in QUIET_CODES], self.opts.select, self.opts.ignore
         )
-        kept.sort(key=lambda f: (f.first_step if f.first_step is not None else math.inf, f.code))
+
+    def _raise_cheap(self, found: Sequence[Finding], now: float) -> list[TailEvent]:
+        """Facts (a NaN loss) are raised at once; anything else a cheap detector sees first asks
+        for a heavy pass, whose judgement (attribution included) decides."""
         events: list[TailEvent] = []
-        for f in kept:
-            if self._dedupe.is_new(f, near):
-                self.raised += 1
-                self.worst = max(self.worst or f.severity, f.severity)
-                events.append(FindingRaised(self.source, f, self._step(), now))
+        near = max(1, self.history.n_full // 100)
+        for f in sorted(self._kept(found), key=_order):
+            if f.code in IMMEDIATE_CODES:
+                events += self.judge.raise_now(f, self._step(), now, near)
+            elif not self.judge.holds(f, near) and self._dedupe.is_new(f, 1):
+                self._urgent = self.judge.confirm
         return events
 
     def _step(self) -> int | None:
         return self.last.step
 
+    @property
+    def verdict(self) -> Verdict | None:
+        """The verdict announced so far."""
+        return self.judge.verdict
+
     def summary(self) -> SourceSummary:
-        """Where this file stands now."""
+        """Where this file stands now: the findings that stand (raised, not withdrawn)."""
         first, lowest = overview(self.history.summary, self.history.tail(self.opts.full_rows))
         return SourceSummary(
             source=self.source,
@@ -296,13 +318,38 @@ class TailSession:
             rows=self.history.rows_total,
             last_step=self.last.step,
             last_loss=self.last.loss,
-            findings=self.raised,
-            worst=self.worst,
-            verdict=self.verdict,
+            findings=len(self.judge.standing),
+            worst=self.judge.worst,
+            verdict=self.judge.verdict,
             first_loss=first,
             min_loss=lowest,
+            withdrawn=self.judge.withdrawn,
         )
 
 
-def _verdict_key(v: Verdict) -> tuple[str, str]:
-    return (v.batching, v.cause)
+def _epochs(run: Run) -> float | None:
+    """Epochs the rows cover, where the run tells: rows over its steps per epoch, else from an
+    epoch column: an integer counter's completed epochs plus the running one's share of the first
+    complete one's rows (its distinct values would call the first step of a second epoch two
+    epochs), a fractional one's progress."""
+    t = run.table
+    spe = run.meta.steps_per_epoch
+    if not t.height:
+        return None
+    if spe:
+        return (int(t[STEP][-1]) - int(t[STEP][0]) + 1) / spe
+    if not run.has(EPOCH):
+        return None
+    epoch = t[EPOCH].drop_nulls().drop_nans().to_numpy()
+    if epoch.size == 0:
+        return None
+    if not np.all(epoch == np.floor(epoch)):
+        return float(epoch.max())
+    values, counts = np.unique(epoch, return_counts=True)
+    if values.size < 2:
+        return 1.0  # inside the first epoch: at most one
+    return values.size - 1 + float(counts[-1]) / float(counts[0])
+
+
+def _order(f: Finding) -> tuple[float, str]:
+    return (f.first_step if f.first_step is not None else math.inf, f.code)

@@ -24,8 +24,15 @@ class Replay:
     """What a replay raised, and the batch report of the finished log."""
 
     events: list[TailEvent] = field(default_factory=list)
+    #: lines of the log read when each event was raised
+    lines_fed: list[int] = field(default_factory=list)
     session: TailSession | None = None
     report: Report | None = None
+
+    def add(self, events: list[TailEvent], lines: int) -> None:
+        """Record events raised with ``lines`` lines read."""
+        self.events += events
+        self.lines_fed += [lines] * len(events)
 
     def severe(self, kind: type = FindingRaised) -> list[Finding]:
         """Warning/error findings of the events of ``kind`` (raised unless told)."""
@@ -36,30 +43,36 @@ class Replay:
         ]
 
     def unbacked(self) -> list[Finding]:
-        """Warnings/errors raised (or revised up) during the run that ``analyze`` of the finished
-        log does not give (at warning or above) and that were not withdrawn (or revised below
-        warning) later."""
-        assert self.report is not None
-        rows = self.report.series.steps
-        near = max(1, rows // 20)
+        """Warnings/errors that stand at the end (raised, not withdrawn nor revised below warning)
+        without ``analyze`` of the finished log giving them at warning or above: those that stand
+        matched by code, rule and steps; each raised one by a standing one of its code (a
+        finding's steps move as the run grows, as a divergence's start does)."""
+        assert self.report is not None and self.session is not None
+        near = max(1, self.report.series.steps // 20)
         final = [f for f in self.report.findings if f.severity >= Severity.WARNING]
-        out: list[Finding] = []
+        standing = [f for f in self.session.judge.standing if f.severity >= Severity.WARNING]
+        out = [f for f in standing if not any(same(f, g, near) for g in final)]
         for i, e in enumerate(self.events):
-            if not isinstance(e, FindingRaised | FindingRevised):
+            if not isinstance(e, FindingRaised | FindingRevised) or e.finding.severity < Severity.WARNING:
                 continue
             f = e.finding
-            if f.severity < Severity.WARNING or any(same(f, g, near) for g in final):
-                continue
-            later = self.events[i + 1 :]
-            gone = any(
+            taken_back = any(
                 isinstance(g, FindingWithdrawn | FindingRevised)
-                and same(f, g.finding, 1)
+                and same(f, g.finding, near)
                 and (isinstance(g, FindingWithdrawn) or g.finding.severity < Severity.WARNING)
-                for g in later
+                for g in self.events[i + 1 :]
             )
-            if not gone:
+            if not taken_back and not any(s.code == f.code and s.rule == f.rule for s in standing):
                 out.append(f)
         return out
+
+    def raised_at(self) -> list[tuple[Finding, int]]:
+        """Each warning/error raised, with the lines read when it was raised."""
+        return [
+            (e.finding, n)
+            for e, n in zip(self.events, self.lines_fed, strict=True)
+            if isinstance(e, FindingRaised) and e.finding.severity >= Severity.WARNING
+        ]
 
 
 def replay(
@@ -83,11 +96,12 @@ def replay(
     now = 0.0
     for i in range(0, len(lines), per):
         now += update
-        out.events += session.feed(b"".join(lines[i : i + per]), now)
+        new = session.feed(b"".join(lines[i : i + per]), now)
         if session.heavy_due(now):
             run = session.heavy_input(now)
-            out.events += session.apply_heavy(session.heavy_call(run), 0.0, now)
+            new += session.apply_heavy(session.heavy_call(run), 0.0, now)
+        out.add(new, min(len(lines), i + per))
     if final:
-        out.events += session.run_heavy(now, final=True)
+        out.add(session.run_heavy(now, final=True), len(lines))
     out.report = pipeline.analyze(pipeline.load(str(path)))
     return out

@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from logdoctor.detectors.base import Analyzer
 from logdoctor.errors import InputError, LogdoctorError
@@ -175,14 +176,36 @@ class Tailer:
         entry = self.files.get(path)
         return entry[0] if entry else None
 
-    def _read_all(self) -> list[TailEvent]:
+    def _upgrade(self) -> list[TailEvent]:
+        """A literal path that was not there at the start and is now a directory: a W&B run
+        folder (``wandb/latest-run`` appears once wandb starts) is followed as one; any other
+        directory is refused."""
         events: list[TailEvent] = []
+        for path, (follower, session) in list(self.files.items()):
+            if not isinstance(follower, FileFollower) or follower.is_open or not os.path.isdir(path):
+                continue
+            tracked = run_follower(path, self.opts.server_interval, self.opts.session.fields)
+            if tracked is None:
+                entries = list(Path(path).iterdir())
+                if not entries or any(p.suffix == ".wandb" or p.name == "files" for p in entries):
+                    continue  # being created: a W&B run folder whose .wandb file is not there yet
+                raise InputError(f"{path}: is a directory; tail follows log files (try --glob)")
+            self.files[path] = (tracked, session)
+            events.append(Notice(path, tracked.describe, time.time()))
+        if events:
+            self.watcher.watch(watch_dirs(self._watch_patterns()))
+        return events
+
+    def _read_all(self) -> list[TailEvent]:
+        events: list[TailEvent] = self._upgrade()
         for follower, session in self.files.values():
             was_open = follower.is_open
             chunk = follower.read()
             now = time.time()
             if chunk.restarted:
                 events.append(session.restarted(chunk.restarted, now))
+            if chunk.notice:
+                events.append(Notice(session.source, chunk.notice, now))
             head = (
                 follower.head()
                 if session.parser is None and self.opts.from_end and not was_open

@@ -16,7 +16,7 @@ from logdoctor import codes
 from logdoctor.detectors.base import Analyzer
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.chunks import ChunkParser
-from logdoctor.ingest.parsers import Parser, ParseResult
+from logdoctor.ingest.parsers import Parser
 from logdoctor.model import ACC, EPOCH, LOSS, STEP, Finding, Run, Verdict
 from logdoctor.structure.build import build_run
 from logdoctor.tail.events import Deduper, Notice, Progress, SourceSummary, TailEvent
@@ -192,12 +192,8 @@ class TailSession:
         return self._raise_cheap(found, now)
 
     def _run(self, rows: pl.DataFrame, *, evals: bool = False) -> Run:
-        result = ParseResult(
-            table=rows,
-            evals=self.history.evals() if evals else pl.DataFrame(),
-            lines_read=self.lines,
-            skip_reasons=dict(self.skipped),
-        )
+        evals_rows = self.history.evals() if evals else pl.DataFrame()
+        result = self.ingest.facts.result(rows, evals_rows, self.lines, self.skipped)
         fmt = self.parser.name if self.parser else "unknown"
         # tail watches the current run: earlier runs appended to the log are not rebuilt each pass
         return build_run(result, self.source, fmt, self.opts.steps_per_epoch, earlier_runs=False)

@@ -101,6 +101,8 @@ class Tailer:
                 self._final_analysis()
         except KeyboardInterrupt:  # a second Ctrl-C skips the final analysis
             reason = "interrupted"
+        if self._exit and reason in ("idle-timeout", "max-seconds"):
+            code = ExitCode.FINDINGS  # the final pass (analyze of all rows) raised an --exit-on one
         self._close()
         self._stop(reason, code)
         return int(code)

@@ -84,3 +84,21 @@ def test_a_healthy_run_replayed_live_raises_no_warning(tmp_path: Path, seeds: ra
     for seed in seeds:
         r = replay(_healthy_log(tmp_path, seed), rate=50.0)
         assert r.severe() == [], (seed, [(f.code, f.first_step) for f in r.severe()])
+
+
+def _real_line_logs() -> list[str]:
+    from tests.conftest import REALLOGS
+
+    if not (REALLOGS / "MANIFEST.tsv").is_file():
+        return ["absent"]
+    names = [p for p in sorted(REALLOGS.iterdir()) if p.is_file() and p.name not in ("MANIFEST.tsv", "README.md")]
+    return [p.name for p in names if _appended(p)]
+
+
+@pytest.mark.slow
+@pytest.mark.reallogs
+@pytest.mark.parametrize("name", _real_line_logs())
+def test_every_real_log_replayed_live_raises_nothing_analyze_does_not(reallogs_dir: Path, name: str) -> None:
+    """Real public runs, replayed fast (200 steps/s: fewer passes, the same judgement)."""
+    r = replay(reallogs_dir / name, rate=200.0)
+    assert r.unbacked() == []

@@ -105,3 +105,36 @@ def replay(
         out.add(session.run_heavy(now, final=True), len(lines))
     out.report = pipeline.analyze(pipeline.load(str(path)))
     return out
+
+
+def replay_document(path: Path, tmp: Path, *, saves: int = 12, opts: SessionOptions | None = None) -> Replay:
+    """Replay a trainer_state.json as HF writes it: the whole file rewritten at each save, with
+    ``log_history`` grown by a share of its entries each time."""
+    import json
+
+    from logdoctor.tail.documents import DocumentFollower
+
+    opts = opts or SessionOptions()
+    cheap, heavy = default_detectors(opts)
+    live = tmp / path.name
+    session = TailSession(str(live), cheap, heavy, opts)
+    follower = DocumentFollower(str(live), opts.fields)
+    doc = json.loads(path.read_text())
+    history = doc["log_history"]
+    out = Replay(session=session)
+    now = 0.0
+    for k in range(1, saves + 1):
+        now += 1.0
+        part = {**doc, "log_history": history[: max(1, len(history) * k // saves)]}
+        tmp_file = live.with_suffix(".tmp")
+        tmp_file.write_text(json.dumps(part))
+        tmp_file.replace(live)  # HF saves by writing the whole file
+        chunk = follower.read()
+        new = session.feed_run(chunk.run, now) if chunk.run is not None else []
+        if session.heavy_due(now):
+            run = session.heavy_input(now)
+            new += session.apply_heavy(session.heavy_call(run), 0.0, now)
+        out.add(new, len(part["log_history"]))
+    out.add(session.run_heavy(now, final=True), len(history))
+    out.report = pipeline.analyze(pipeline.load(str(path)))
+    return out

@@ -11,6 +11,7 @@ from typing import BinaryIO
 
 from logdoctor.errors import InputError
 from logdoctor.ingest.sources import HEAD_BYTES
+from logdoctor.model import Run
 
 #: Most bytes one ``read`` returns; the rest waits for the next call (bounds memory on catch-up).
 MAX_READ = 4 * 1024 * 1024
@@ -31,6 +32,8 @@ class Chunk:
     restarted: str | None = None
     #: something to say about the source (a server that failed and is retried), said once
     notice: str | None = None
+    #: a whole document read again (tail/documents.py): the run as saved now
+    run: Run | None = None
 
 
 class FileFollower:

@@ -15,6 +15,7 @@ from logdoctor.errors import InputError, LogdoctorError
 from logdoctor.exitcodes import ExitCode
 from logdoctor.ingest.mlflow_server import run_ref
 from logdoctor.model import Run, Severity
+from logdoctor.tail.documents import DocumentFollower, document_format
 from logdoctor.tail.events import (
     FindingRaised,
     FindingRevised,
@@ -73,7 +74,9 @@ class Tailer:
         )
         self.signals = StopSignals()
         self.watcher = make_watcher(opts.inotify, self.signals.wake_fd)
-        self.files: dict[str, tuple[FileFollower | WandbFollower | MlflowPoller, TailSession]] = {}
+        self.files: dict[
+            str, tuple[FileFollower | WandbFollower | MlflowPoller | DocumentFollower, TailSession]
+        ] = {}
         self._pool = (
             ThreadPoolExecutor(1, thread_name_prefix="logdoctor-heavy") if opts.background else None
         )
@@ -184,7 +187,10 @@ class Tailer:
         directory is refused."""
         events: list[TailEvent] = []
         for path, (follower, session) in list(self.files.items()):
-            if not isinstance(follower, FileFollower) or follower.is_open or not os.path.isdir(path):
+            if not isinstance(follower, FileFollower) or session.parser is not None:
+                continue
+            document = os.path.isfile(path) and document_format(path) is not None
+            if not document and (follower.is_open or not os.path.isdir(path)):
                 continue
             tracked = run_follower(path, self.opts.server_interval, self.opts.session.fields)
             if tracked is None:
@@ -208,6 +214,9 @@ class Tailer:
                 events.append(session.restarted(chunk.restarted, now))
             if chunk.notice:
                 events.append(Notice(session.source, chunk.notice, now))
+            if chunk.run is not None:
+                events += session.feed_run(chunk.run, now)
+                continue
             head = (
                 follower.head()
                 if session.parser is None and self.opts.from_end and not was_open

@@ -24,6 +24,7 @@ from logdoctor.ingest.mlflow_server import (
 from logdoctor.ingest.namespaced import canonical_renames, dropped
 from logdoctor.ingest.parsers.wandb import is_wandb_run
 from logdoctor.ingest.wandb_records import RecordReader, decode, is_wandb_log
+from logdoctor.tail.documents import DocumentFollower, document_format
 from logdoctor.tail.follower import MAX_READ, Chunk
 
 
@@ -166,8 +167,9 @@ class MlflowPoller:
 
 def run_follower(
     path: str, interval: float, fields: FieldMap | None = None
-) -> WandbFollower | MlflowPoller | None:
-    """The follower for a run that lives in a tracking tool, or None for a plain log file."""
+) -> WandbFollower | MlflowPoller | DocumentFollower | None:
+    """The follower for a run that lives in a tracking tool or a rewritten document (a
+    trainer_state.json, a TensorBoard or MLflow run folder), or None for a plain log file."""
     ref = run_ref(path)
     if ref is not None:
         return MlflowPoller(ref, interval, fields)
@@ -179,4 +181,6 @@ def run_follower(
             if not is_wandb_log(fh.read(8)):
                 raise InputError(f"{path}: not a W&B transaction log")
         return WandbFollower(path, fields)
+    if document_format(path) is not None:
+        return DocumentFollower(path, fields)
     return None

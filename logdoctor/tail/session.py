@@ -105,6 +105,7 @@ class TailSession:
         self._urgent = 0
         self._looks = 0
         self._cover = Coverage(0)
+        self._document: Run | None = None
         self._quiet = 0
         self._heavy_rows = 0
         self._heavy_at = -math.inf
@@ -157,6 +158,31 @@ class TailSession:
         events += self._cheap(table.height, now)
         events.append(self._progress(now))
         return events
+
+    def feed_run(self, run: Run, now: float) -> list[TailEvent]:
+        """A whole document read again (tail/documents.py): its rows beyond those held join the
+        history (progress, summary); the heavy pass judges the document as read, the batch Run."""
+        events: list[TailEvent] = []
+        if self._document is None:
+            events.append(Notice(self.source, f"format: {run.meta.format}", now))
+        self._document = run
+        have = self.history.rows_total
+        if run.table.height < have:  # saved again from an earlier checkpoint
+            events.append(self.restarted("rewritten shorter", now))
+            self.history, have = History(full_rows=self.opts.full_rows), 0
+        new = run.table.slice(have)
+        if new.height:
+            self.history.append(new)
+            self._remember_latest(new)
+            events.append(self._progress(now))
+        return events
+
+    @property
+    def format(self) -> str | None:
+        """The format read (None until content arrives)."""
+        if self._document is not None:
+            return self._document.meta.format
+        return self.parser.name if self.parser else None
 
     def _given_stride(self, table: pl.DataFrame) -> pl.DataFrame:
         """Rows of a log that prints no step are numbered per chunk: with ``--stride N`` row k of the
@@ -244,7 +270,7 @@ class TailSession:
         self._heavy_rows, self._heavy_at = self.history.rows_total, now
         self._urgent = max(0, self._urgent - 1)
         self._looks += 1
-        run = self._run(self.history.frame(), evals=True)
+        run = self._document or self._run(self.history.frame(), evals=True)
         self._cover = Coverage(run.table.height, _epochs(run))
         return run
 
@@ -310,7 +336,7 @@ class TailSession:
         first, lowest = overview(self.history.summary, self.history.tail(self.opts.full_rows))
         return SourceSummary(
             source=self.source,
-            format=self.parser.name if self.parser else None,
+            format=self.format,
             rows=self.history.rows_total,
             last_step=self.last.step,
             last_loss=self.last.loss,

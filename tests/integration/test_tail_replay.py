@@ -16,7 +16,7 @@ from logdoctor.model import Severity
 from logdoctor.tail.events import FindingRaised, FindingWithdrawn, VerdictChanged
 from logdoctor.tail.judge import same
 from tests.conftest import FIXTURES
-from tests.tail_replay import replay
+from tests.tail_replay import replay, replay_document
 
 #: Formats a trainer appends to line by line (whole documents are replayed by rewriting them).
 LINE_SUFFIXES = (".log", ".jsonl", ".csv", ".txt", ".out")
@@ -102,3 +102,35 @@ def test_every_real_log_replayed_live_raises_nothing_analyze_does_not(reallogs_d
     """Real public runs, replayed fast (200 steps/s: fewer passes, the same judgement)."""
     r = replay(reallogs_dir / name, rate=200.0)
     assert r.unbacked() == []
+
+
+DOCUMENT_FIXTURES = sorted(
+    p for p in FIXTURES.rglob("*") if p.is_file() and p.suffix in (".json", ".log") and not _appended(p)
+    and not p.name.endswith(".truth.json")
+)
+
+
+@pytest.mark.parametrize("path", DOCUMENT_FIXTURES, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_a_rewritten_trainer_state_is_followed_with_the_same_guarantees(path: Path, tmp_path: Path) -> None:
+    """trainer_state.json rewritten at each save: read again, only what is new raised."""
+    r = replay_document(path, tmp_path)
+    assert r.session is not None and r.report is not None
+    assert r.session.history.rows_total == r.report.run.table.height  # every row, once
+    assert r.unbacked() == []
+    raised = [(e.finding.code, e.finding.first_step) for e in r.events if isinstance(e, FindingRaised)]
+    assert len(raised) == len(set(raised))  # nothing raised twice across saves
+
+
+@pytest.mark.parametrize("name", ["tb_run", "mlflow_run", "hf_trainer_state.json"])
+def test_document_runs_are_followed_not_refused(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from logdoctor.cli import main
+
+    code = main(["tail", str(FIXTURES / "formats" / name), "--format", "jsonl", "--idle-timeout", "0.5"])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0
+    import json
+
+    stop = json.loads(lines[-1])["sources"][0]
+    report = pipeline.analyze(pipeline.load(str(FIXTURES / "formats" / name)))
+    assert stop["rows"] == report.series.steps and stop["format"] == report.run.meta.format
+    assert stop["verdict"]["batching"] == report.verdict.batching

@@ -93,9 +93,12 @@ def replay(
         lines[-1] += b"\n"
     per = max(1, int(rate * update))
     out = Replay(session=session)
+    fed = [0]
+    session.prefix = lambda: b"".join(lines[: fed[0]])
     now = 0.0
     for i in range(0, len(lines), per):
         now += update
+        fed[0] = min(len(lines), i + per)
         new = session.feed(b"".join(lines[i : i + per]), now)
         if session.heavy_due(now):
             run = session.heavy_input(now)

@@ -61,6 +61,13 @@ class FileFollower:
         """True once the file exists and is open."""
         return self._fh is not None
 
+    def prefix(self) -> bytes:
+        """The complete lines handed out so far, read again from the file (b"" after --from-end:
+        the lines before the start were not read)."""
+        if self._fh is None or self._from_end:
+            return b""
+        return os.pread(self._fh.fileno(), max(0, self.offset - len(self._partial)), 0)
+
     def head(self, n: int = HEAD_BYTES) -> bytes:
         """The first ``n`` bytes of the open file (for sniffing); the offset does not move."""
         if self._fh is None:

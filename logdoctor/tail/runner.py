@@ -159,6 +159,8 @@ class Tailer:
                 raise InputError(f"{path}: is a directory; tail follows log files (try --glob)")
             follower = tracked or FileFollower(path, from_end=self.opts.from_end and initial)
             session = TailSession(path, self.cheap, self.heavy, self.opts.session)
+            if isinstance(follower, FileFollower):
+                session.prefix = follower.prefix
             self.files[path] = (follower, session)
             if tracked is not None:
                 self._emit([Notice(path, tracked.describe, time.time())])

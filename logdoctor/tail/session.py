@@ -14,9 +14,11 @@ import polars as pl
 
 from logdoctor import codes
 from logdoctor.detectors.base import Analyzer
+from logdoctor.errors import LogdoctorError
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.chunks import ChunkParser
 from logdoctor.ingest.parsers import Parser
+from logdoctor.ingest.sources import Source
 from logdoctor.model import ACC, EPOCH, LOSS, STEP, Finding, Run, Verdict
 from logdoctor.structure.build import build_run
 from logdoctor.tail.events import Deduper, Notice, Progress, SourceSummary, TailEvent
@@ -106,6 +108,9 @@ class TailSession:
         self._looks = 0
         self._cover = Coverage(0)
         self._document: Run | None = None
+        self._restarts = 0
+        #: the complete lines read so far, for the heavy pass to parse whole (set by the caller)
+        self.prefix: Callable[[], bytes] | None = None
         self._quiet = 0
         self._heavy_rows = 0
         self._heavy_at = -math.inf
@@ -196,6 +201,7 @@ class TailSession:
 
     def restarted(self, how: str, now: float) -> Notice:
         """The file started over (truncated or replaced): keep the history, say so."""
+        self._restarts += 1
         return Notice(self.source, f"file {how}: reading it from the start", now)
 
     def _remember_latest(self, table: pl.DataFrame) -> None:
@@ -270,9 +276,28 @@ class TailSession:
         self._heavy_rows, self._heavy_at = self.history.rows_total, now
         self._urgent = max(0, self._urgent - 1)
         self._looks += 1
-        run = self._document or self._run(self.history.frame(), evals=True)
+        run = self._document or self._whole_prefix() or self._run(self.history.frame(), evals=True)
         self._cover = Coverage(run.table.height, _epochs(run))
         return run
+
+    def _whole_prefix(self) -> Run | None:
+        """The lines read so far parsed whole by the batch reader, as ``analyze`` of them would:
+        a chunk-by-chunk parse can differ where a parser weighs the whole file (which keys are
+        columns, what a banner before a step means). Only while every row read is held at full
+        resolution and the file never started over (else the history is the run)."""
+        if self.prefix is None or self.parser is None or self._restarts or self.history.rows_summarized:
+            return None
+        data = self.prefix()
+        if not data:
+            return None
+        try:
+            result = self.parser.parse(Source.from_bytes(self.source, data), self.opts.fields)
+            return build_run(
+                result, self.source, self.parser.name, self.opts.steps_per_epoch,
+                stride=self.opts.stride, earlier_runs=False,
+            )
+        except LogdoctorError:
+            return None
 
     def heavy_call(self, run: Run, *, final: bool = False) -> HeavyResult:
         """The heavy pass over ``run``: the look number goes to an analysis that spends its

@@ -63,6 +63,9 @@ class Schedule:
     duty: float = 0.01
     #: least seconds between heavy passes that a cheap detector asked for (a new spike or rise)
     urgent_gap: float = 0.25
+    #: least seconds between cheap passes, unless new rows hold a non-finite loss (raised at once):
+    #: the cheap detectors only ask for an early heavy pass otherwise, which 1 s more delays little
+    cheap_gap: float = 1.0
 
 
 @dataclass(slots=True)
@@ -109,6 +112,9 @@ class TailSession:
         self._cover = Coverage(0)
         self._document: Run | None = None
         self._restarts = 0
+        self._cheap_at = -math.inf
+        self._unchecked = 0
+        self._input_cost = 0.0
         #: the complete lines read so far, for the heavy pass to parse whole (set by the caller)
         self.prefix: Callable[[], bytes] | None = None
         self._quiet = 0
@@ -160,7 +166,11 @@ class TailSession:
         table = self._given_stride(table)
         self.history.append(table, evals)
         self._remember_latest(table)
-        events += self._cheap(table.height, now)
+        self._unchecked += table.height
+        bad = not table[LOSS].is_finite().all() if table.height else False
+        if bad or now - self._cheap_at >= self.opts.schedule.cheap_gap:
+            events += self._cheap(self._unchecked, now)
+            self._cheap_at, self._unchecked = now, 0
         events.append(self._progress(now))
         return events
 
@@ -276,7 +286,9 @@ class TailSession:
         self._heavy_rows, self._heavy_at = self.history.rows_total, now
         self._urgent = max(0, self._urgent - 1)
         self._looks += 1
+        t0 = time.thread_time()
         run = self._document or self._whole_prefix() or self._run(self.history.frame(), evals=True)
+        self._input_cost = time.thread_time() - t0  # counted with the pass (Schedule.duty)
         self._cover = Coverage(run.table.height, _epochs(run))
         return run
 
@@ -313,7 +325,7 @@ class TailSession:
     ) -> list[TailEvent]:
         """Turn a heavy analysis result (and the seconds it took) into events (``final``: the
         last pass, whose judgement stands without waiting for another pass to agree)."""
-        self._heavy_cost = cost
+        self._heavy_cost = cost + self._input_cost
         findings, verdict = result
         near = max(1, self.history.n_full // 100)
         return self.judge.judge(

@@ -165,11 +165,16 @@ def latency(args: argparse.Namespace) -> None:
         writer.join()
         proc.wait()
         delays = sorted(got[s] - writer.written[s] for s in got if s in writer.written)
+        kinds = {
+            k: sorted(round(got[s] - writer.written[s], 3) for s in got if s in writer.written and marks[s] == k)
+            for k in ("nan", "spike")
+        }
         print(
             json.dumps(
                 {
                     "marks": len(marks),
                     "reported": len(delays),
+                    "by_kind_s": kinds,
                     "latency_median_s": round(float(np.median(delays)), 3) if delays else None,
                     "latency_max_s": round(max(delays), 3) if delays else None,
                 }

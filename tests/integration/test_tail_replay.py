@@ -134,3 +134,21 @@ def test_document_runs_are_followed_not_refused(name: str, capsys: pytest.Captur
     report = pipeline.analyze(pipeline.load(str(FIXTURES / "formats" / name)))
     assert stop["rows"] == report.series.steps and stop["format"] == report.run.meta.format
     assert stop["verdict"]["batching"] == report.verdict.batching
+
+
+def _real_documents() -> list[str]:
+    from tests.conftest import REALLOGS
+
+    if not (REALLOGS / "MANIFEST.tsv").is_file():
+        return ["absent"]
+    return [p.name for p in sorted(REALLOGS.glob("*.json")) if not _appended(p)]
+
+
+@pytest.mark.slow
+@pytest.mark.reallogs
+@pytest.mark.parametrize("name", _real_documents())
+def test_every_real_trainer_state_rewritten_live_raises_nothing_analyze_does_not(
+    reallogs_dir: Path, name: str, tmp_path: Path
+) -> None:
+    r = replay_document(reallogs_dir / name, tmp_path)
+    assert r.unbacked() == []

@@ -165,11 +165,16 @@ def latency(args: argparse.Namespace) -> None:
         writer.join()
         proc.wait()
         delays = sorted(got[s] - writer.written[s] for s in got if s in writer.written)
+        kinds = {
+            k: sorted(round(got[s] - writer.written[s], 3) for s in got if s in writer.written and marks[s] == k)
+            for k in ("nan", "spike")
+        }
         print(
             json.dumps(
                 {
                     "marks": len(marks),
                     "reported": len(delays),
+                    "by_kind_s": kinds,
                     "latency_median_s": round(float(np.median(delays)), 3) if delays else None,
                     "latency_max_s": round(max(delays), 3) if delays else None,
                 }
@@ -178,15 +183,17 @@ def latency(args: argparse.Namespace) -> None:
 
 
 def cpu(args: argparse.Namespace) -> None:
-    """Follow a writer at ``rate`` steps/s for ``seconds``; print the follower's CPU share."""
+    """Follow ``files`` writers at ``rate`` steps/s each for ``seconds``; print the follower's CPU
+    share (one file: ``train.log``; several: ``rank*.log`` through a glob, as for a multi-GPU run)."""
     with tempfile.TemporaryDirectory() as tmp:
-        log = Path(tmp) / "train.log"
-        log.write_text("")
-        proc = _spawn(log, args.seconds)
+        logs = [Path(tmp) / (f"rank{i}.log" if args.files > 1 else "train.log") for i in range(args.files)]
+        for log in logs:
+            log.write_text("")
+        proc = _spawn(Path(tmp) / "rank*.log" if args.files > 1 else logs[0], args.seconds)
         assert proc.stdout is not None
         proc.stdout.readline()
-        writer = Writer(log, args.rate, int(args.seconds * args.rate) + 1000, {})
-        writer.start()
+        for log in logs:
+            Writer(log, args.rate, int(args.seconds * args.rate) + 1000, {}).start()
         _, err = proc.communicate()
         stats = json.loads(err.strip().splitlines()[-1])
         print(
@@ -194,6 +201,7 @@ def cpu(args: argparse.Namespace) -> None:
                 {
                     "seconds": args.seconds,
                     "rate": args.rate,
+                    "files": args.files,
                     "cpu_s": round(stats["cpu_s"], 3),
                     "cpu_share_of_one_core": round(stats["cpu_s"] / args.seconds, 4),
                     "maxrss_mib": round(stats["maxrss_kib"] / 1024, 1),
@@ -244,6 +252,7 @@ def main() -> None:
         p = sub.add_parser(name)
         p.add_argument("--seconds", type=float, default=secs)
         p.add_argument("--rate", type=float, default=100.0)
+        p.add_argument("--files", type=int, default=1, help="writers, one rank file each")
     p = sub.add_parser("memory")
     p.add_argument("--rows", type=int, default=4_000_000)
     p = sub.add_parser("follow")

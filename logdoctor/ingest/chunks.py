@@ -8,6 +8,7 @@ import polars as pl
 
 from logdoctor.errors import InputError, ParseError
 from logdoctor.ingest.aliases import FieldMap
+from logdoctor.ingest.chunkfacts import ChunkFacts
 from logdoctor.ingest.parsers import Parser, ParseResult, sniff
 from logdoctor.ingest.parsers.csvlog import UnreadableTable
 from logdoctor.ingest.sources import Source
@@ -37,6 +38,8 @@ class ChunkParser:
         self.skipped: dict[str, int] = {}
         #: The last chunk's ParseResult (aliases, totals, notes), for readers that need them.
         self.result: ParseResult | None = None
+        #: what every chunk read so far stated beyond its rows (markers in file lines)
+        self.facts = ChunkFacts()
         self._preamble = b""
         self._preamble_lines = 0
         self._pre_skips: dict[str, int] | None = None
@@ -75,6 +78,7 @@ class ChunkParser:
             self.lines += n_lines
             return pl.DataFrame(), pl.DataFrame()
         self.result = result
+        self.facts.add(result, pre, self.lines - pre)
         shift = pl.col(LINE_NO) + (self.lines - pre)
         table = result.table.filter(pl.col(LINE_NO) > pre).with_columns(shift)
         evals = result.evals
@@ -91,10 +95,13 @@ class ChunkParser:
         if self.rows or self._preamble_lines >= _PREAMBLE_LINES or n_lines <= 0:
             return
         lines = data.split(b"\n")[: min(n_lines, _PREAMBLE_LINES - self._preamble_lines)]
-        block = b"".join(line + b"\n" for line in lines)
+        # an fp16 overflow line counts a skipped step of the row after it: read again in front of
+        # every chunk, it would be counted once more on each chunk's first row
+        kept = [line for line in lines if b"overflow" not in line.lower()]
+        block = b"".join(line + b"\n" for line in kept)
         if len(self._preamble) + len(block) <= _PREAMBLE_BYTES:
             self._preamble += block
-            self._preamble_lines += len(lines)
+            self._preamble_lines += len(kept)
 
     def _preamble_skips(self, data: bytes, result: ParseResult) -> Mapping[str, int]:
         """The skip counts the preamble adds to a chunk: those of the preamble followed by one

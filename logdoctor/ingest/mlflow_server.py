@@ -75,6 +75,15 @@ def _error(ref: RunRef, err: urllib.error.HTTPError) -> InputError:
     return InputError(f"{ref.display}: the MLflow server answered HTTP {err.code} {err.reason}")
 
 
+#: HTTP statuses that say "try again later" (rate limit, gateway, unavailable), not "no".
+TRANSIENT_HTTP = frozenset({429, 502, 503, 504})
+
+
+class TransientServerError(InputError):
+    """The server failed in a way that may pass (HTTP 503, a reset connection, a timeout): a
+    follower retries; a one-shot read reports it like any input error."""
+
+
 def get_json(ref: RunRef, endpoint: str, query: dict[str, str]) -> dict[str, Any]:
     """GET ``/api/2.0/mlflow/<endpoint>?query`` as JSON; every failure is one InputError line."""
     import urllib.request  # here: http.client and ssl would cost every local analysis ~15 ms
@@ -85,10 +94,16 @@ def get_json(ref: RunRef, endpoint: str, query: dict[str, str]) -> dict[str, Any
         with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
             doc = json.loads(resp.read())
     except urllib.error.HTTPError as err:
+        if err.code in TRANSIENT_HTTP:
+            raise TransientServerError(f"{ref.display}: the MLflow server answered HTTP {err.code}") from None
         raise _error(ref, err) from None
     except urllib.error.URLError as err:
+        if isinstance(err.reason, TimeoutError | ConnectionResetError | ConnectionAbortedError):
+            raise TransientServerError(f"{ref.display}: the MLflow server did not answer ({err.reason})") from None
         raise InputError(f"{ref.display}: cannot reach the MLflow server ({err.reason})") from None
-    except (TimeoutError, OSError) as err:
+    except (TimeoutError, ConnectionResetError, ConnectionAbortedError) as err:
+        raise TransientServerError(f"{ref.display}: the MLflow server did not answer ({err})") from None
+    except OSError as err:
         raise InputError(f"{ref.display}: cannot reach the MLflow server ({err})") from None
     except ValueError:
         raise InputError(f"{ref.display}: the server's answer is not JSON (is this an MLflow server?)") from None

@@ -29,6 +29,27 @@ class FindingRaised:
 
 
 @dataclass(frozen=True, slots=True)
+class FindingWithdrawn:
+    """A raised finding that later passes over more of the run no longer give."""
+
+    source: str
+    finding: Finding
+    step: int | None
+    time: float
+
+
+@dataclass(frozen=True, slots=True)
+class FindingRevised:
+    """A raised finding whose severity later passes agree has changed (``previous`` was it)."""
+
+    source: str
+    finding: Finding
+    previous: Severity
+    step: int | None
+    time: float
+
+
+@dataclass(frozen=True, slots=True)
 class VerdictChanged:
     """The batching verdict of ``source`` changed (``previous`` is None for the first one)."""
 
@@ -86,6 +107,8 @@ class SourceSummary:
     verdict: Verdict | None
     first_loss: float | None = None
     min_loss: float | None = None
+    #: findings raised and later withdrawn (``findings`` counts only those that stand)
+    withdrawn: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +121,19 @@ class Stopped:
     time: float
 
 
-TailEvent = Started | FindingRaised | VerdictChanged | Progress | Heartbeat | Notice | Stopped
+TailEvent = (
+    Started
+    | FindingRaised
+    | FindingWithdrawn
+    | FindingRevised
+    | VerdictChanged
+    | Progress
+    | Heartbeat
+    | Notice
+    | Stopped
+)
+#: Events that change what stands (the ones ``--on-finding`` hooks receive).
+FindingEvent = FindingRaised | FindingWithdrawn | FindingRevised
 
 
 @dataclass(slots=True)

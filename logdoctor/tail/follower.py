@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import glob
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from logdoctor.errors import InputError
 from logdoctor.ingest.linefilter import LineFilter
 from logdoctor.ingest.memory import human
 from logdoctor.ingest.sources import HEAD_BYTES
+from logdoctor.model import Run
 
 #: Most bytes one ``read`` returns; the rest waits for the next call (bounds memory on catch-up).
 MAX_READ = 4 * 1024 * 1024
@@ -31,6 +34,10 @@ class Chunk:
     data: bytes
     restarted: str | None = None
     more: bool = False
+    #: something to say about the source (a server that failed and is retried), said once
+    notice: str | None = None
+    #: a whole document read again (tail/documents.py): the run as saved now
+    run: Run | None = None
 
 
 class FileFollower:
@@ -61,6 +68,13 @@ class FileFollower:
         """True once the file exists and is open."""
         return self._fh is not None
 
+    def prefix(self) -> bytes:
+        """The complete lines handed out so far, read again from the file (b"" after --from-end:
+        the lines before the start were not read)."""
+        if self._fh is None or self._from_end:
+            return b""
+        return os.pread(self._fh.fileno(), max(0, self.offset - len(self._partial)), 0)
+
     def head(self, n: int = HEAD_BYTES) -> bytes:
         """The first ``n`` bytes of the open file (for sniffing); the offset does not move."""
         if self._fh is None:
@@ -84,7 +98,11 @@ class FileFollower:
             self.offset = 0
             self._restart_filter()
             restarted = "truncated"
-        data += b"".join(self._nuls.feed(self._read_available()))
+        fresh = self.offset == 0
+        new = self._read_available()
+        if fresh:
+            _refuse_compressed(self.path, new)
+        data += b"".join(self._nuls.feed(new))
         return Chunk(self._lines(data), restarted, more=self._full)
 
     def skipped(self, *, final: bool = False) -> list[str]:
@@ -104,10 +122,32 @@ class FileFollower:
         self._close()
 
     def _open(self, *, first: bool) -> bool:
+        """Open the path when it is a readable regular file; False while it does not exist (or
+        is a directory, which the caller may follow as a run folder).
+
+        Raises:
+            InputError: a FIFO or other special file, a symlink loop, a file it may not read.
+        """
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        except OSError as err:  # a symlink loop, a name too long, a parent it may not search
+            raise InputError(f"{self.path}: cannot follow it ({err.strerror or err})") from None
+        if stat.S_ISDIR(st.st_mode):
+            return False
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else "not a regular file"
+            raise InputError(
+                f"{self.path}: is {kind}; tail follows a file the trainer appends to "
+                "(or pipe the output into `logdoctor analyze -`)"
+            )
         try:
             fh = open(self.path, "rb")  # noqa: SIM115 - held across calls, closed in _close
-        except (FileNotFoundError, IsADirectoryError, PermissionError):
+        except FileNotFoundError:
             return False
+        except OSError as err:
+            raise InputError(f"{self.path}: cannot read it ({err.strerror or err})") from None
         st = os.fstat(fh.fileno())
         self._fh, self._ino = fh, (st.st_dev, st.st_ino)
         self.offset, self._sig = 0, b""
@@ -181,6 +221,19 @@ class FileFollower:
         if len(self._partial) > MAX_PARTIAL:
             complete, self._partial = complete + self._partial + b"\n", b""
         return complete
+
+
+#: Magic bytes of compressed files: their appended bytes only decode as a whole.
+_MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"\x28\xb5\x2f\xfd": "zstd"}
+
+
+def _refuse_compressed(path: str, head: bytes) -> None:
+    for magic, kind in _MAGIC.items():
+        if head.startswith(magic):
+            raise InputError(
+                f"{path}: a {kind}-compressed log cannot be followed as it grows "
+                f"(use `logdoctor analyze {path}` once it is written)"
+            )
 
 
 def is_glob(pattern: str) -> bool:

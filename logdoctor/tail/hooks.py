@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import shlex
 import shutil
+import signal
 import subprocess
 import threading
+import time
 from collections.abc import Mapping
 
 from logdoctor.errors import ConfigError
@@ -31,9 +34,13 @@ def parse_command(command: str) -> list[str]:
 
 
 class FindingHook:
-    """Runs the command in one worker thread, one finding after another, each with a timeout
-    (the child is killed when it overruns). The follow loop only enqueues; when ``max_queue``
-    findings are waiting, newer ones are dropped and counted, never blocking the follower.
+    """Runs the command in one worker thread, one finding after another, each with a timeout.
+
+    Each run is the leader of its own process group (a shell script's children included), so a
+    run that overruns is killed with everything it started, and a Ctrl-C meant for tail does not
+    reach it. The follow loop only enqueues; when ``max_queue`` findings are waiting, newer ones
+    are dropped and counted, never blocking the follower. ``close`` waits (bounded) for the runs
+    queued, then kills the one still running.
     """
 
     def __init__(self, command: str, *, timeout: float = 10.0, max_queue: int = 100) -> None:
@@ -43,6 +50,9 @@ class FindingHook:
         self.ran = 0
         self._errors: queue.SimpleQueue[str] = queue.SimpleQueue()
         self._queue: queue.Queue[tuple[str, Mapping[str, str]] | None] = queue.Queue(max_queue)
+        self._running: subprocess.Popen[bytes] | None = None
+        self._stopping = False
+        self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._work, name="logdoctor-on-finding", daemon=True)
         self._thread.start()
 
@@ -61,12 +71,28 @@ class FindingHook:
         return out
 
     def close(self, wait: float) -> None:
-        """Let queued runs finish for up to ``wait`` seconds, then stop the worker."""
-        try:
+        """Let queued runs finish for up to ``wait`` seconds in all, then kill the run still
+        going (with its process group) and stop the worker; queued runs not started are dropped."""
+        deadline = time.monotonic() + max(0.0, wait)
+        with contextlib.suppress(queue.Full):
             self._queue.put(None, timeout=max(0.0, wait))
-        except queue.Full:
-            return
-        self._thread.join(max(0.0, wait))
+        self._thread.join(max(0.0, deadline - time.monotonic()))
+        if self._thread.is_alive():
+            self._drain()
+            self._stopping = True
+            self._kill(self._running)
+            with contextlib.suppress(queue.Full):
+                self._queue.put_nowait(None)
+            self._thread.join(1.0)
+            self._errors.put(f"--on-finding {self.argv[0]}: still running when tail stopped, killed")
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            self.dropped += item is not None
 
     def _work(self) -> None:
         while True:
@@ -79,20 +105,38 @@ class FindingHook:
     def _run(self, payload: str, env: Mapping[str, str]) -> None:
         name = self.argv[0]
         try:
-            proc = subprocess.run(
+            proc = subprocess.Popen(
                 self.argv,
-                input=payload.encode("utf-8"),
+                stdin=subprocess.PIPE,
                 stdout=2,  # keep our stdout (e.g. --format jsonl) clean
                 env={**os.environ, **env},
-                timeout=self.timeout,
-                check=False,
+                start_new_session=True,  # its own process group: killed whole, spared our Ctrl-C
             )
-        except subprocess.TimeoutExpired:
-            self._errors.put(f"--on-finding {name}: killed after {self.timeout:g} s")
-            return
         except OSError as err:
             self._errors.put(f"--on-finding {name}: cannot run ({err.strerror or err})")
             return
+        with self._lock:
+            self._running = proc
+        try:
+            proc.communicate(payload.encode("utf-8"), timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            self._kill(proc)
+            self._errors.put(f"--on-finding {name}: killed after {self.timeout:g} s")
+            return
+        finally:
+            with self._lock:
+                self._running = None
+        if self._stopping:
+            return  # killed by close(), which says so
         self.ran += 1
         if proc.returncode:
             self._errors.put(f"--on-finding {name}: exited with status {proc.returncode}")
+
+    def _kill(self, proc: subprocess.Popen[bytes] | None) -> None:
+        """Kill ``proc``'s process group (the hook and every child it started) and reap it."""
+        if proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired, OSError, ValueError):
+            proc.communicate(timeout=1.0)

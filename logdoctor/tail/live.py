@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TextIO
@@ -19,7 +20,8 @@ from logdoctor import sanitize
 from logdoctor.model import Severity, Verdict
 from logdoctor.tail.events import (
     FindingRaised,
-    Heartbeat,
+    FindingRevised,
+    FindingWithdrawn,
     Notice,
     Progress,
     Started,
@@ -80,13 +82,14 @@ class LiveStream(StreamRenderer):
         self.console = Console(file=self.out, width=width)
         self.fps = fps
         self._rows: dict[str, _Row] = {}
-        self._findings: deque[FindingRaised] = deque(maxlen=6)
+        self._findings: deque[FindingRaised | FindingWithdrawn | FindingRevised] = deque(maxlen=6)
         self._notices: deque[str] = deque(maxlen=2)
         self._title = "logdoctor tail"
         self._live: Live | None = None
         self._drawn = 0.0
         self._state = "Ctrl-C to stop"
         self._counts: dict[Severity, int] = {}
+        self._withdrawn = 0
 
     def start(self, event: Started) -> None:
         self._title = sanitize.terminal(f"logdoctor tail · {', '.join(event.sources)} · {event.watcher}")
@@ -107,17 +110,28 @@ class LiveStream(StreamRenderer):
                 event.rows,
                 event.recent_loss,
             )
-        elif isinstance(event, FindingRaised) and row is not None:
-            row.findings += 1
-            self._findings.append(event)
-            sev = event.finding.severity
-            self._counts[sev] = self._counts.get(sev, 0) + 1
+        elif isinstance(event, FindingRaised | FindingWithdrawn | FindingRevised) and row is not None:
+            self._count(event, row)
         elif isinstance(event, VerdictChanged) and row is not None:
             row.verdict = event.verdict
         elif isinstance(event, Notice):
             self._notices.append(event_line(event) or "")
-        urgent = isinstance(event, FindingRaised | VerdictChanged | Notice | Heartbeat)
+        urgent = not isinstance(event, Progress | Started | Stopped)
         self._redraw(force=urgent)
+
+    def _count(self, event: FindingRaised | FindingWithdrawn | FindingRevised, row: _Row) -> None:
+        """Counts of what stands, by severity: a withdrawal takes one off, a revision moves it."""
+        self._findings.append(event)
+        sev = event.finding.severity
+        gone = event.previous if isinstance(event, FindingRevised) else sev
+        if not isinstance(event, FindingRaised):
+            self._counts[gone] = max(0, self._counts.get(gone, 0) - 1)
+        if isinstance(event, FindingWithdrawn):
+            row.findings = max(0, row.findings - 1)
+            self._withdrawn += 1
+            return
+        row.findings += isinstance(event, FindingRaised)
+        self._counts[sev] = self._counts.get(sev, 0) + 1
 
     def stop(self, event: Stopped) -> None:
         self._state = f"stopped ({event.reason})"
@@ -136,27 +150,7 @@ class LiveStream(StreamRenderer):
         self._live.update(self._view(), refresh=True)
 
     def _view(self) -> RenderableType:
-        runs = Table(expand=True, box=None, pad_edge=False)
-        for col, just in (
-            ("file", "left"),
-            ("step", "right"),
-            ("loss", "right"),
-            ("acc", "right"),
-            ("loss, recent steps", "left"),
-            ("verdict", "left"),
-        ):
-            runs.add_column(col, justify=just, no_wrap=True)  # type: ignore[arg-type]
-        if not self._rows:
-            runs.add_row("waiting for data…", "", "", "", "", "")
-        for name, r in self._rows.items():
-            runs.add_row(
-                Text(sanitize.terminal(name)),
-                _val(r.step),
-                _num(r.loss),
-                _num(r.acc),
-                sparkline(r.recent[-32:]),
-                _verdict(r.verdict),
-            )
+        runs = _runs_table(self._rows)
         found = Table(expand=True, box=None, pad_edge=False, show_header=False)
         found.add_column(no_wrap=True, style="dim")
         found.add_column(no_wrap=True)
@@ -165,17 +159,23 @@ class LiveStream(StreamRenderer):
         for ev in reversed(self._findings):
             f = ev.finding
             where = f"step {f.first_step}" if f.first_step is not None else "run-wide"
+            label = Text(f"{f.severity.label.upper():7}", style=_SEV_STYLE[f.severity])
+            message = f.message
+            if isinstance(ev, FindingWithdrawn):
+                label = Text("withdrawn", style="dim strike")
+                message = f"{f.severity.label} no longer supported at step {ev.step}"
+            elif isinstance(ev, FindingRevised):
+                label = Text(f"revised {ev.previous.label}->{f.severity.label}", style=_SEV_STYLE[f.severity])
             found.add_row(
-                datetime.fromtimestamp(ev.time).strftime("%H:%M:%S"),
-                Text(f"{f.severity.label.upper():7}", style=_SEV_STYLE[f.severity]),
-                f"{f.code} {where}",
-                Text(sanitize.terminal(f.message)),
+                datetime.fromtimestamp(ev.time).strftime("%H:%M:%S"), label, f"{f.code} {where}",
+                Text(sanitize.terminal(message)),
             )
         if not self._findings:
             found.add_row("", "", Text("no findings yet", style="dim"), "")
         counts = ", ".join(
-            f"{n} {sev.label}" for sev, n in sorted(self._counts.items(), reverse=True)
+            f"{n} {sev.label}" for sev, n in sorted(self._counts.items(), reverse=True) if n
         )
+        counts += f"{', ' if counts else ''}{self._withdrawn} withdrawn" if self._withdrawn else ""
         head = Text("\nnewest findings", style="bold")
         head.append(f"  ({counts})" if counts else "", style="")
         parts: list[RenderableType] = [runs, head, found]
@@ -189,8 +189,38 @@ class LiveStream(StreamRenderer):
         )
 
 
+def _runs_table(rows: dict[str, _Row]) -> Table:
+    """One line per file. Step, loss and acc never shrink (each at least as wide as its values):
+    at 80 columns the file name, sparkline and verdict give way first."""
+    cells = [
+        (_short(name, rows), _val(r.step), _num(r.loss), _num(r.acc), sparkline(r.recent[-32:]), _verdict(r.verdict))
+        for name, r in rows.items()
+    ] or [("waiting for data…", "", Text(""), Text(""), Text(""), Text(""))]
+    runs = Table(expand=True, box=None, pad_edge=False)
+    runs.add_column("file", no_wrap=True, overflow="ellipsis", ratio=2, min_width=8)
+    for i, col in ((1, "step"), (2, "loss"), (3, "acc")):
+        width = max(len(col), *(len(str(c[i]) if isinstance(c[i], str) else c[i].plain) for c in cells))  # type: ignore[union-attr]
+        runs.add_column(col, justify="right", no_wrap=True, min_width=width)
+    runs.add_column("loss, recent", no_wrap=True, overflow="crop", ratio=2, min_width=6)
+    runs.add_column("verdict", no_wrap=True, overflow="ellipsis", ratio=3, min_width=8)
+    for c in cells:
+        runs.add_row(*c)
+    return runs
+
+
+def _short(name: str, names: Iterable[str]) -> str:
+    """A followed path by its file name (the title and notices carry the whole path), with as
+    many parent folders as tell it apart from the other files."""
+    parts = name.rstrip("/").split("/")
+    others = [n.rstrip("/").split("/") for n in names if n != name]
+    for k in range(1, len(parts) + 1):
+        if all(o[-k:] != parts[-k:] for o in others):
+            return "/".join(parts[-k:])
+    return name
+
+
 def _has_source(event: TailEvent) -> bool:
-    return isinstance(event, Progress | FindingRaised | VerdictChanged)
+    return isinstance(event, Progress | FindingRaised | FindingWithdrawn | FindingRevised | VerdictChanged)
 
 
 def _val(v: int | None) -> str:

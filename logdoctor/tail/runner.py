@@ -8,13 +8,24 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from logdoctor.detectors.base import Analyzer
 from logdoctor.errors import InputError, LogdoctorError
 from logdoctor.exitcodes import ExitCode
 from logdoctor.ingest.mlflow_server import run_ref
 from logdoctor.model import Run, Severity
-from logdoctor.tail.events import FindingRaised, Heartbeat, Notice, Started, Stopped, TailEvent
+from logdoctor.tail.documents import DocumentFollower, document_format
+from logdoctor.tail.events import (
+    FindingRaised,
+    FindingRevised,
+    FindingWithdrawn,
+    Heartbeat,
+    Notice,
+    Started,
+    Stopped,
+    TailEvent,
+)
 from logdoctor.tail.follower import FileFollower, expand, is_glob, watch_dirs
 from logdoctor.tail.hooks import FindingHook
 from logdoctor.tail.runsources import MlflowPoller, WandbFollower, run_follower
@@ -22,6 +33,9 @@ from logdoctor.tail.session import HeavyFn, HeavyResult, SessionOptions, TailSes
 from logdoctor.tail.signals import StopSignals
 from logdoctor.tail.stream import StreamRenderer, event_dict
 from logdoctor.tail.watch import InotifyWatcher, make_watcher
+
+#: CPU seconds of a heavy pass above which the final pass is skipped (Ctrl-C should not hang).
+FINAL_COST = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +74,9 @@ class Tailer:
         )
         self.signals = StopSignals()
         self.watcher = make_watcher(opts.inotify, self.signals.wake_fd)
-        self.files: dict[str, tuple[FileFollower | WandbFollower | MlflowPoller, TailSession]] = {}
+        self.files: dict[
+            str, tuple[FileFollower | WandbFollower | MlflowPoller | DocumentFollower, TailSession]
+        ] = {}
         self._pool = (
             ThreadPoolExecutor(1, thread_name_prefix="logdoctor-heavy") if opts.background else None
         )
@@ -88,6 +104,8 @@ class Tailer:
                 self._final_analysis()
         except KeyboardInterrupt:  # a second Ctrl-C skips the final analysis
             reason = "interrupted"
+        if self._exit and reason in ("idle-timeout", "max-seconds"):
+            code = ExitCode.FINDINGS  # the final pass (analyze of all rows) raised an --exit-on one
         self._close()
         self._stop(reason, code)
         return int(code)
@@ -142,6 +160,8 @@ class Tailer:
                 raise InputError(f"{path}: is a directory; tail follows log files (try --glob)")
             follower = tracked or FileFollower(path, from_end=self.opts.from_end and initial)
             session = TailSession(path, self.cheap, self.heavy, self.opts.session)
+            if isinstance(follower, FileFollower):
+                session.prefix = follower.prefix
             self.files[path] = (follower, session)
             if tracked is not None:
                 self._emit([Notice(path, tracked.describe, time.time())])
@@ -164,9 +184,32 @@ class Tailer:
         entry = self.files.get(path)
         return entry[0] if entry else None
 
+    def _upgrade(self) -> list[TailEvent]:
+        """A literal path that was not there at the start and is now a directory: a W&B run
+        folder (``wandb/latest-run`` appears once wandb starts) is followed as one; any other
+        directory is refused."""
+        events: list[TailEvent] = []
+        for path, (follower, session) in list(self.files.items()):
+            if not isinstance(follower, FileFollower) or session.parser is not None:
+                continue
+            document = os.path.isfile(path) and document_format(path) is not None
+            if not document and (follower.is_open or not os.path.isdir(path)):
+                continue
+            tracked = run_follower(path, self.opts.server_interval, self.opts.session.fields)
+            if tracked is None:
+                entries = list(Path(path).iterdir())
+                if not entries or any(p.suffix == ".wandb" or p.name == "files" for p in entries):
+                    continue  # being created: a W&B run folder whose .wandb file is not there yet
+                raise InputError(f"{path}: is a directory; tail follows log files (try --glob)")
+            self.files[path] = (tracked, session)
+            events.append(Notice(path, tracked.describe, time.time()))
+        if events:
+            self.watcher.watch(watch_dirs(self._watch_patterns()))
+        return events
+
     def _read_all(self) -> tuple[list[TailEvent], bool]:
         """Events of what every follower read, and whether one stopped at its read limit."""
-        events: list[TailEvent] = []
+        events: list[TailEvent] = self._upgrade()
         more = False
         for follower, session in self.files.values():
             was_open = follower.is_open
@@ -177,6 +220,11 @@ class Tailer:
                 events += [Notice(session.source, note, now) for note in follower.skipped()]
             if chunk.restarted:
                 events.append(session.restarted(chunk.restarted, now))
+            if chunk.notice:
+                events.append(Notice(session.source, chunk.notice, now))
+            if chunk.run is not None:
+                events += session.feed_run(chunk.run, now)
+                continue
             head = (
                 follower.head()
                 if session.parser is None and self.opts.from_end and not was_open
@@ -199,9 +247,9 @@ class Tailer:
         session = min(due, key=lambda s: s.heavy_started)
         run = session.heavy_input(now)
         if self._pool is None:
-            result, cost = _timed(session.heavy, run)
+            result, cost = _timed(session, run)
             return session.apply_heavy(result, cost, time.time())
-        self._pending = (session, self._pool.submit(_timed, session.heavy, run))
+        self._pending = (session, self._pool.submit(_timed, session, run))
         return []
 
     def _heartbeats(self) -> list[TailEvent]:
@@ -221,20 +269,25 @@ class Tailer:
             events = [*events, *(Notice("on-finding", e, time.time()) for e in self.hook.errors())]
         for event in events:
             self.renderer.handle(event)
-            if not isinstance(event, FindingRaised):
+            if not isinstance(event, FindingRaised | FindingWithdrawn | FindingRevised):
                 continue
             if self.hook is not None:
+                doc = event_dict(event)
                 env = {
+                    "LOGDOCTOR_EVENT": doc["event"],
                     "LOGDOCTOR_CODE": event.finding.code,
                     "LOGDOCTOR_SEVERITY": event.finding.severity.label,
                     "LOGDOCTOR_SOURCE": event.source,
                 }
-                self.hook.submit(json.dumps(event_dict(event), allow_nan=False), env)
-            if self.opts.exit_on is not None and event.finding.severity >= self.opts.exit_on:
+                self.hook.submit(json.dumps(doc, allow_nan=False), env)
+            raised = not isinstance(event, FindingWithdrawn)
+            if raised and self.opts.exit_on is not None and event.finding.severity >= self.opts.exit_on:
                 self._exit = True
 
     def _final_analysis(self) -> None:
-        """Collect a running heavy pass and rerun the stale ones that are cheap (< 1 s)."""
+        """Collect a running heavy pass, then judge each file by the batch analysis of all its
+        rows (what stands at the end is what ``analyze`` gives), unless its passes cost more
+        than ``FINAL_COST`` seconds (then the last pass's judgement stands)."""
         events: list[TailEvent] = []
         if self._pending is not None:
             session, fut = self._pending
@@ -242,8 +295,8 @@ class Tailer:
             result, cost = fut.result()
             events += session.apply_heavy(result, cost, time.time())
         for follower, s in self.files.values():
-            if s.stale and s.heavy_cost < 1.0:
-                events += s.run_heavy()
+            if s.heavy_cost < FINAL_COST:
+                events += s.run_heavy(final=True)
             events += s.stuck_final(time.time())
             if isinstance(follower, FileFollower):
                 events += [Notice(s.source, note, time.time()) for note in follower.skipped(final=True)]
@@ -261,11 +314,9 @@ class Tailer:
         self.signals.close()
 
 
-def _timed(fn: HeavyFn | None, run: Run) -> tuple[HeavyResult, float]:
-    if fn is None:
-        return ((), None), 0.0
+def _timed(session: TailSession, run: Run) -> tuple[HeavyResult, float]:
     t0 = time.thread_time()
-    result = fn(run)
+    result = session.heavy_call(run)
     return result, time.thread_time() - t0
 
 

@@ -14,10 +14,17 @@ from typing import Any
 
 from logdoctor.errors import InputError
 from logdoctor.ingest.aliases import FieldMap
-from logdoctor.ingest.mlflow_server import RunRef, get_json, metric_history, run_ref
+from logdoctor.ingest.mlflow_server import (
+    RunRef,
+    TransientServerError,
+    get_json,
+    metric_history,
+    run_ref,
+)
 from logdoctor.ingest.namespaced import canonical_renames, dropped
 from logdoctor.ingest.parsers.wandb import is_wandb_run
 from logdoctor.ingest.wandb_records import RecordReader, decode, is_wandb_log
+from logdoctor.tail.documents import DocumentFollower, document_format
 from logdoctor.tail.follower import MAX_READ, Chunk
 
 
@@ -90,6 +97,10 @@ class WandbFollower:
         self._file = None
 
 
+#: Longest wait between retries of a failing tracking server (seconds).
+MAX_BACKOFF = 60.0
+
+
 class MlflowPoller:
     """Polls an MLflow run every ``interval`` seconds; steps complete once a later step appears
     (or the run ends) become JSON lines, each step once."""
@@ -99,6 +110,7 @@ class MlflowPoller:
         self._next = 0.0
         self._done = -math.inf
         self._opened = False
+        self._failures = 0
 
     @property
     def is_open(self) -> bool:
@@ -117,6 +129,20 @@ class MlflowPoller:
         if now < self._next:
             return Chunk(b"")
         self._next = now + self.interval
+        try:
+            chunk = self._poll()
+        except TransientServerError as err:  # retried with backoff; said at the first failure
+            self._failures += 1
+            self._next = now + min(MAX_BACKOFF, self.interval * 2 ** (self._failures - 1))
+            if self._failures == 1:
+                return Chunk(b"", notice=f"{err}; retrying with backoff (up to {MAX_BACKOFF:g} s apart)")
+            return Chunk(b"")
+        if self._failures:
+            self._failures = 0
+            return Chunk(chunk.data, notice="the MLflow server answers again")
+        return chunk
+
+    def _poll(self) -> Chunk:
         run = get_json(self.ref, "runs/get", {"run_id": self.ref.run_id}).get("run", {})
         keys = sorted({m["key"] for m in run.get("data", {}).get("metrics", []) if "key" in m})
         ended = run.get("info", {}).get("status") in ("FINISHED", "FAILED", "KILLED")
@@ -141,8 +167,9 @@ class MlflowPoller:
 
 def run_follower(
     path: str, interval: float, fields: FieldMap | None = None
-) -> WandbFollower | MlflowPoller | None:
-    """The follower for a run that lives in a tracking tool, or None for a plain log file."""
+) -> WandbFollower | MlflowPoller | DocumentFollower | None:
+    """The follower for a run that lives in a tracking tool or a rewritten document (a
+    trainer_state.json, a TensorBoard or MLflow run folder), or None for a plain log file."""
     ref = run_ref(path)
     if ref is not None:
         return MlflowPoller(ref, interval, fields)
@@ -154,4 +181,6 @@ def run_follower(
             if not is_wandb_log(fh.read(8)):
                 raise InputError(f"{path}: not a W&B transaction log")
         return WandbFollower(path, fields)
+    if document_format(path) is not None:
+        return DocumentFollower(path, fields)
     return None

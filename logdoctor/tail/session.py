@@ -1,13 +1,12 @@
 """Incremental analysis of one followed file: parse new lines, run cheap detectors on a window,
-rerun the heavy analyses on a schedule, and turn what they find into events raised once.
+rerun the batch analysis on a schedule, and let the judge (tail/judge.py) turn it into events.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import polars as pl
@@ -15,73 +14,31 @@ import polars as pl
 from logdoctor import codes
 from logdoctor.detectors.base import Analyzer
 from logdoctor.detectors.integrity import stuck_findings
-from logdoctor.ingest.aliases import FieldMap
+from logdoctor.errors import LogdoctorError
 from logdoctor.ingest.chunks import ChunkParser
-from logdoctor.ingest.parsers import Parser, ParseResult
-from logdoctor.model import ACC, LOSS, STEP, Finding, Run, Severity, StuckCounter, Verdict
+from logdoctor.ingest.parsers import Parser
+from logdoctor.ingest.sources import Source
+from logdoctor.model import ACC, LOSS, STEP, Finding, Run, StuckCounter, Verdict
 from logdoctor.structure.build import build_run
-from logdoctor.tail.events import (
-    Deduper,
-    FindingRaised,
-    Notice,
-    Progress,
-    SourceSummary,
-    TailEvent,
-    VerdictChanged,
-)
+from logdoctor.tail.events import Deduper, FindingRaised, Notice, Progress, SourceSummary, TailEvent
 from logdoctor.tail.history import History, overview
+from logdoctor.tail.judge import Coverage, Judge
+from logdoctor.tail.settings import Latest, Schedule, SessionOptions, epochs_covered
+
+__all__ = ["HeavyFn", "HeavyResult", "Latest", "Schedule", "SessionOptions", "TailSession"]
 
 #: What a heavy analysis returns: its findings and the batching verdict (None: no verdict).
 HeavyResult = tuple[Sequence[Finding], Verdict | None]
 HeavyFn = Callable[[Run], HeavyResult]
 #: Codes never raised in tail mode: "too short" is the normal state of a run that is still growing.
 QUIET_CODES = frozenset({"LD006"})
+#: Codes a cheap detector raises at once: a non-finite loss is a fact of the rows read, which the
+#: batch analysis of those rows reports too; everything else waits for the heavy pass's judgement.
+IMMEDIATE_CODES = frozenset({"LD001"})
 
 
 #: Lines without a step row after which a notice says so (once).
 NO_STEPS_NOTICE = 1000
-
-
-@dataclass(frozen=True, slots=True)
-class Latest:
-    """The newest step row's values."""
-
-    step: int | None = None
-    loss: float | None = None
-    acc: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Schedule:
-    """When the heavy analyses rerun: after the run grew by ``growth`` (a fraction) or every
-    ``interval`` seconds with new rows, but never closer than ``min_gap`` seconds nor more
-    often than keeps their share of one core under ``duty``.
-    """
-
-    growth: float = 0.10
-    interval: float = 30.0
-    min_gap: float = 1.0
-    #: 1% of a core for the heavy pass: the cheap per-update path takes ~3% at 100 steps/s, and the
-    #: follower stays under 5% in all (bench/bench_tail.py cpu: 4.4% vs 5.4-6.3% at 2%)
-    duty: float = 0.01
-
-
-@dataclass(slots=True)
-class SessionOptions:
-    """Tuning of one session; defaults suit the CLI."""
-
-    fields: FieldMap = field(default_factory=FieldMap)
-    steps_per_epoch: int | None = None
-    #: optimizer steps per row of a log whose rows carry no step (``--stride``)
-    stride: int | None = None
-    select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    #: detector name -> keyword thresholds (the configuration's ``[spikes]`` and such tables)
-    options: Mapping[str, Mapping[str, float | int | str | bool]] = field(default_factory=dict)
-    context: int = 512
-    full_rows: int = 200_000
-    schedule: Schedule = field(default_factory=Schedule)
-    sparkline: int = 48
 
 
 class TailSession:
@@ -103,10 +60,18 @@ class TailSession:
         self.history = History(full_rows=self.opts.full_rows)
         self.ingest = ChunkParser(source, self.opts.fields)
         self.last = Latest()
-        self.verdict: Verdict | None = None
-        self.raised = 0
-        self.worst: Severity | None = None
+        self.judge = Judge(source)
         self._dedupe = Deduper()
+        self._urgent = 0
+        self._looks = 0
+        self._cover = Coverage(0)
+        self._document: Run | None = None
+        self._restarts = 0
+        self._cheap_at = -math.inf
+        self._unchecked = 0
+        self._input_cost = 0.0
+        #: the complete lines read so far, for the heavy pass to parse whole (set by the caller)
+        self.prefix: Callable[[], bytes] | None = None
         self._quiet = 0
         self._heavy_rows = 0
         self._heavy_at = -math.inf
@@ -157,10 +122,39 @@ class TailSession:
         table = self._given_stride(table)
         self.history.append(table, evals)
         self._remember_latest(table)
-        events += self._cheap(table.height, now)
+        self._unchecked += table.height
+        bad = not table[LOSS].is_finite().all() if table.height else False
+        if bad or now - self._cheap_at >= self.opts.schedule.cheap_gap:
+            events += self._cheap(self._unchecked, now)
+            self._cheap_at, self._unchecked = now, 0
         events += self._stuck(now)
         events.append(self._progress(now))
         return events
+
+    def feed_run(self, run: Run, now: float) -> list[TailEvent]:
+        """A whole document read again (tail/documents.py): its rows beyond those held join the
+        history (progress, summary); the heavy pass judges the document as read, the batch Run."""
+        events: list[TailEvent] = []
+        if self._document is None:
+            events.append(Notice(self.source, f"format: {run.meta.format}", now))
+        self._document = run
+        have = self.history.rows_total
+        if run.table.height < have:  # saved again from an earlier checkpoint
+            events.append(self.restarted("rewritten shorter", now))
+            self.history, have = History(full_rows=self.opts.full_rows), 0
+        new = run.table.slice(have)
+        if new.height:
+            self.history.append(new)
+            self._remember_latest(new)
+            events.append(self._progress(now))
+        return events
+
+    @property
+    def format(self) -> str | None:
+        """The format read (None until content arrives)."""
+        if self._document is not None:
+            return self._document.meta.format
+        return self.parser.name if self.parser else None
 
     def _given_stride(self, table: pl.DataFrame) -> pl.DataFrame:
         """Rows of a log that prints no step are numbered per chunk: with ``--stride N`` row k of the
@@ -174,6 +168,7 @@ class TailSession:
 
     def restarted(self, how: str, now: float) -> Notice:
         """The file started over (truncated or replaced): keep the history, say so."""
+        self._restarts += 1
         return Notice(self.source, f"file {how}: reading it from the start", now)
 
     def _remember_latest(self, table: pl.DataFrame) -> None:
@@ -193,7 +188,7 @@ class TailSession:
         with np.errstate(all="ignore"):  # as pipeline.analyze: values near ±1e308 overflow quietly
             for detector in self.cheap:
                 found.extend(detector.analyze(run).findings)
-        return self._raise(found, now, near=1)
+        return self._raise_cheap(found, now)
 
     def _stuck(self, now: float) -> list[TailEvent]:
         """LD008 once a step counter is seen stuck (the history keeps one row for its records, so
@@ -201,7 +196,9 @@ class TailSession:
         counters = self.history.stuck.counters()
         if not counters or counters == self._stuck_told:
             return []
-        events = self._raise(stuck_findings(counters, self._format), now, near=0)
+        events: list[TailEvent] = []
+        for f in self._kept(stuck_findings(counters, self._format)):
+            events += self.judge.raise_now(f, self._step(), now, 0)
         if events:
             self._stuck_told = counters
         return events
@@ -221,12 +218,8 @@ class TailSession:
         return self.parser.name if self.parser else ""
 
     def _run(self, rows: pl.DataFrame, *, evals: bool = False) -> Run:
-        result = ParseResult(
-            table=rows,
-            evals=self.history.evals() if evals else pl.DataFrame(),
-            lines_read=self.lines,
-            skip_reasons=dict(self.skipped),
-        )
+        evals_rows = self.history.evals() if evals else pl.DataFrame()
+        result = self.ingest.facts.result(rows, evals_rows, self.lines, self.skipped)
         fmt = self.parser.name if self.parser else "unknown"
         # tail watches the current run: earlier runs appended to the log are not rebuilt each pass
         return build_run(result, self.source, fmt, self.opts.steps_per_epoch, earlier_runs=False)
@@ -245,10 +238,13 @@ class TailSession:
 
     # ---------------------------------------------------------------- heavy analysis
     def heavy_due(self, now: float) -> bool:
-        """True when the heavy analyses should rerun now (see Schedule)."""
+        """True when the heavy analyses should rerun now (see Schedule); sooner when a cheap
+        detector saw something new that only the heavy pass may raise."""
         rows, sched = self.history.rows_total, self.opts.schedule
         if self.heavy is None or rows == 0 or rows == self._heavy_rows:
             return False
+        if self._urgent and now - self._heavy_at >= sched.urgent_gap:
+            return True
         grown = rows - self._heavy_rows >= max(1.0, sched.growth * self._heavy_rows)
         timed = now - self._heavy_at >= sched.interval
         spaced = now - self._heavy_at >= max(sched.min_gap, self._heavy_cost / sched.duty)
@@ -272,65 +268,107 @@ class TailSession:
     def heavy_input(self, now: float) -> Run:
         """Snapshot the full-resolution history as a Run and mark the heavy analyses started."""
         self._heavy_rows, self._heavy_at = self.history.rows_total, now
-        return self._run(self.history.frame(), evals=True)
+        self._urgent = max(0, self._urgent - 1)
+        self._looks += 1
+        t0 = time.thread_time()
+        run = self._document or self._whole_prefix() or self._run(self.history.frame(), evals=True)
+        self._input_cost = time.thread_time() - t0  # counted with the pass (Schedule.duty)
+        self._cover = Coverage(run.table.height, epochs_covered(run))
+        return run
 
-    def apply_heavy(self, result: HeavyResult, cost: float, now: float) -> list[TailEvent]:
-        """Turn a heavy analysis result (and the seconds it took) into events."""
-        self._heavy_cost = cost
+    def _whole_prefix(self) -> Run | None:
+        """The lines read so far parsed whole by the batch reader, as ``analyze`` of them would:
+        a chunk-by-chunk parse can differ where a parser weighs the whole file (which keys are
+        columns, what a banner before a step means). Only while every row read is held at full
+        resolution and the file never started over (else the history is the run)."""
+        if self.prefix is None or self.parser is None or self._restarts or self.history.rows_summarized:
+            return None
+        data = self.prefix()
+        if not data:
+            return None
+        try:
+            result = self.parser.parse(Source.from_bytes(self.source, data), self.opts.fields)
+            return build_run(
+                result, self.source, self.parser.name, self.opts.steps_per_epoch,
+                stride=self.opts.stride, earlier_runs=False,
+            )
+        except LogdoctorError:
+            return None
+
+    def heavy_call(self, run: Run, *, final: bool = False) -> HeavyResult:
+        """The heavy pass over ``run``: the look number goes to an analysis that spends its
+        significance level over the passes (None for the final pass: the batch analysis)."""
+        if self.heavy is None:
+            return (), None
+        if getattr(self.heavy, "spends_alpha", False):
+            return self.heavy(run, look=None if final else self._looks)  # type: ignore[call-arg]
+        return self.heavy(run)
+
+    def apply_heavy(
+        self, result: HeavyResult, cost: float, now: float, *, final: bool = False
+    ) -> list[TailEvent]:
+        """Turn a heavy analysis result (and the seconds it took) into events (``final``: the
+        last pass, whose judgement stands without waiting for another pass to agree)."""
+        self._heavy_cost = cost + self._input_cost
         findings, verdict = result
         near = max(1, self.history.n_full // 100)
-        events = self._raise(findings, now, near=near)
-        if verdict is not None and (
-            self.verdict is None or _verdict_key(verdict) != _verdict_key(self.verdict)
-        ):
-            previous = self.verdict.batching if self.verdict else None
-            self.verdict = verdict
-            events.append(VerdictChanged(self.source, verdict, previous, self._step(), now))
-        return events
+        return self.judge.judge(
+            self._kept(findings), verdict, self._cover, self._step(), now, near=near, final=final
+        )
 
-    def run_heavy(self, now: float | None = None) -> list[TailEvent]:
+    def run_heavy(self, now: float | None = None, *, final: bool = False) -> list[TailEvent]:
         """Run the heavy analyses inline (tests, the final summary)."""
         now = time.time() if now is None else now
         if self.heavy is None or self.history.rows_total == 0:
             return []
         run = self.heavy_input(time.monotonic())
         t0 = time.process_time()
-        result = self.heavy(run)
-        return self.apply_heavy(result, time.process_time() - t0, now)
+        result = self.heavy_call(run, final=final)
+        return self.apply_heavy(result, time.process_time() - t0, now, final=final)
 
     # ---------------------------------------------------------------- events
-    def _raise(self, found: Sequence[Finding], now: float, near: int) -> list[TailEvent]:
-        kept = codes.select(
+    def _kept(self, found: Sequence[Finding]) -> list[Finding]:
+        return codes.select(
             [f for f in found if f.code not in QUIET_CODES], self.opts.select, self.opts.ignore
         )
-        kept.sort(key=lambda f: (f.first_step if f.first_step is not None else math.inf, f.code))
+
+    def _raise_cheap(self, found: Sequence[Finding], now: float) -> list[TailEvent]:
+        """Facts (a NaN loss) are raised at once; anything else a cheap detector sees first asks
+        for a heavy pass, whose judgement (attribution included) decides."""
         events: list[TailEvent] = []
-        for f in kept:
-            if self._dedupe.is_new(f, near):
-                self.raised += 1
-                self.worst = max(self.worst or f.severity, f.severity)
-                events.append(FindingRaised(self.source, f, self._step(), now))
+        near = max(1, self.history.n_full // 100)
+        for f in sorted(self._kept(found), key=_order):
+            if f.code in IMMEDIATE_CODES:
+                events += self.judge.raise_now(f, self._step(), now, near)
+            elif not self.judge.holds(f, near) and self._dedupe.is_new(f, 1):
+                self._urgent = self.judge.confirm
         return events
 
     def _step(self) -> int | None:
         return self.last.step
 
+    @property
+    def verdict(self) -> Verdict | None:
+        """The verdict announced so far."""
+        return self.judge.verdict
+
     def summary(self) -> SourceSummary:
-        """Where this file stands now."""
+        """Where this file stands now: the findings that stand (raised, not withdrawn)."""
         first, lowest = overview(self.history.summary, self.history.tail(self.opts.full_rows))
         return SourceSummary(
             source=self.source,
-            format=self.parser.name if self.parser else None,
+            format=self.format,
             rows=self.history.rows_total,
             last_step=self.last.step,
             last_loss=self.last.loss,
-            findings=self.raised,
-            worst=self.worst,
-            verdict=self.verdict,
+            findings=len(self.judge.standing),
+            worst=self.judge.worst,
+            verdict=self.judge.verdict,
             first_loss=first,
             min_loss=lowest,
+            withdrawn=self.judge.withdrawn,
         )
 
 
-def _verdict_key(v: Verdict) -> tuple[str, str]:
-    return (v.batching, v.cause)
+def _order(f: Finding) -> tuple[float, str]:
+    return (f.first_step if f.first_step is not None else math.inf, f.code)

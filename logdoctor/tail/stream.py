@@ -10,9 +10,12 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar, TextIO
 
 from logdoctor import sanitize
+from logdoctor.model import Finding
 from logdoctor.renderers.jsonreport import finding_dict, verdict_dict
 from logdoctor.tail.events import (
     FindingRaised,
+    FindingRevised,
+    FindingWithdrawn,
     Heartbeat,
     Notice,
     Progress,
@@ -68,6 +71,7 @@ def summary_dict(s: SourceSummary) -> dict[str, Any]:
         "first_loss": _num(s.first_loss),
         "min_loss": _num(s.min_loss),
         "findings": s.findings,
+        "withdrawn": s.withdrawn,
         "worst": s.worst.label if s.worst is not None else None,
         "verdict": verdict_dict(s.verdict) if s.verdict is not None else None,
     }
@@ -98,6 +102,21 @@ def event_dict(event: TailEvent) -> dict[str, Any]:
             "event": "finding",
             **head,
             "step": event.step,
+            "finding": finding_dict(event.finding),
+        }
+    if isinstance(event, FindingWithdrawn):
+        return {
+            "event": "withdrawn",
+            **head,
+            "step": event.step,
+            "finding": finding_dict(event.finding),
+        }
+    if isinstance(event, FindingRevised):
+        return {
+            "event": "revised",
+            **head,
+            "step": event.step,
+            "previous_severity": event.previous.label,
             "finding": finding_dict(event.finding),
         }
     if isinstance(event, VerdictChanged):
@@ -141,6 +160,14 @@ def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.4g}"
 
 
+def _where(f: Finding) -> str:
+    if f.first_step is None:
+        return "run"
+    if f.last_step in (None, f.first_step):
+        return f"step {f.first_step}"
+    return f"steps {f.first_step}-{f.last_step}"
+
+
 def event_line(event: TailEvent) -> str | None:
     """One event as a plain line without the time stamp (None for events not shown), with what
     the followed files and their names wrote shown, not obeyed (``sanitize.terminal``)."""
@@ -154,22 +181,27 @@ def _event_text(event: TailEvent) -> str | None:
         return f"following {', '.join(event.sources)} ({event.watcher}{where})"
     if isinstance(event, FindingRaised):
         f = event.finding
-        where = (
-            "run"
-            if f.first_step is None
-            else (
-                f"step {f.first_step}"
-                if f.last_step in (None, f.first_step)
-                else f"steps {f.first_step}-{f.last_step}"
-            )
-        )
         return (
-            f"{event.source}: {f.severity.label.upper()} {f.code} {f.rule} ({where}): {f.message}"
+            f"{event.source}: {f.severity.label.upper()} {f.code} {f.rule} ({_where(f)}): "
+            f"{f.message}"
+        )
+    if isinstance(event, FindingWithdrawn):
+        f = event.finding
+        return (
+            f"{event.source}: WITHDRAWN {f.severity.label} {f.code} {f.rule} ({_where(f)}): "
+            f"no longer supported by the analysis at step {event.step}"
+        )
+    if isinstance(event, FindingRevised):
+        f = event.finding
+        return (
+            f"{event.source}: REVISED {f.code} {f.rule} ({_where(f)}) "
+            f"{event.previous.label} -> {f.severity.label.upper()}: {f.message}"
         )
     if isinstance(event, VerdictChanged):
         v = event.verdict
+        what = "verdict" if event.previous is None else f"verdict revised ({event.previous} ->)"
         return (
-            f"{event.source}: verdict {v.batching} ({_conf(v.confidence)}, {v.cause}) "
+            f"{event.source}: {what} {v.batching} ({_conf(v.confidence)}, {v.cause}) "
             f"at step {event.step}: {v.summary}"
         )
     if isinstance(event, Heartbeat):
@@ -191,6 +223,7 @@ def _summary_text(s: SourceSummary) -> str:
     v = s.verdict
     verdict = f"verdict {v.batching} ({_conf(v.confidence)})" if v else "no verdict yet"
     worst = f", worst {s.worst.label}" if s.worst is not None else ""
+    worst += f", {s.withdrawn} withdrawn" if s.withdrawn else ""
     span = (
         f" (first {_fmt(s.first_loss)}, min {_fmt(s.min_loss)})" if s.first_loss is not None else ""
     )

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -54,3 +56,58 @@ def test_failing_command_is_reported() -> None:
     hook.submit("{}", {})
     hook.close(wait=5.0)
     assert hook.errors() == [f"--on-finding {sys.executable}: exited with status 3"]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as fh:  # a zombie is dead for our purpose
+        return fh.read().split(") ")[1][0] != "Z"
+
+
+def _pid(path: Path) -> int:
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().strip():
+            return int(path.read_text().split()[0])
+        time.sleep(0.02)
+    raise AssertionError("the hook did not start")
+
+
+def test_a_timed_out_hook_is_killed_with_its_children(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    script = f"sleep 30 & echo $! > {shlex.quote(str(pids))}; wait"
+    hook = FindingHook(f"sh -c {shlex.quote(script)}", timeout=0.3)
+    hook.submit("{}", {})
+    child = _pid(pids)
+    hook.close(wait=5.0)
+    assert hook.errors() == ["--on-finding sh: killed after 0.3 s"]
+    deadline = time.monotonic() + 2
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _alive(child)  # the grandchild went with its group
+
+
+def test_each_hook_runs_in_its_own_process_group(tmp_path: Path) -> None:
+    out = tmp_path / "pgrp"
+    hook = FindingHook(f"{PY} -c 'import os,sys; open(sys.argv[1],\"w\").write(str(os.getpgrp()))' {out}")
+    hook.submit("{}", {})
+    hook.close(wait=5.0)
+    assert int(out.read_text()) != os.getpgrp()
+
+
+def test_close_waits_a_bounded_time_then_kills_what_still_runs(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    script = f"echo $$ > {shlex.quote(str(pids))}; sleep 30"
+    hook = FindingHook(f"sh -c {shlex.quote(script)}", timeout=60.0)
+    hook.submit("{}", {})
+    hook.submit("{}", {})  # queued behind it: never started
+    leader = _pid(pids)
+    t0 = time.monotonic()
+    hook.close(wait=0.5)
+    assert time.monotonic() - t0 < 2.5
+    assert not _alive(leader)
+    assert hook.errors() == ["--on-finding sh: still running when tail stopped, killed"]
+    assert hook.dropped == 1

@@ -65,7 +65,7 @@ def test_healthy_run_raises_nothing() -> None:
     s = TailSession("a.log", [NanDetector(), SpikeDetector()], regular_spikes_heavy())
     for i in range(0, 300, 50):
         assert _found(s.feed(_lines(losses(300)[i : i + 50], start=i + 1))) == []
-    ev = s.run_heavy()
+    ev = s.run_heavy(final=True)  # the final pass does not wait for a second one to agree
     assert _found(ev) == [] and [type(e) for e in ev] == [VerdictChanged]
     assert s.run_heavy() == []  # the same verdict is not raised again
 
@@ -74,19 +74,21 @@ def test_periodic_spikes_build_up_to_a_pattern_then_stay_quiet() -> None:
     s = TailSession("a.log", [SpikeDetector()], regular_spikes_heavy())
     vals = losses(260, spike_every=50)
     order: list[tuple[str, object]] = []
-    for i in range(0, 260, 20):
-        for e in s.feed(_lines(vals[i : i + 20], start=i + 1)) + s.run_heavy():
-            if isinstance(e, FindingRaised):
-                order.append((e.finding.code, e.finding.first_step))
-            elif isinstance(e, VerdictChanged):
-                order.append(("verdict", e.verdict.batching))
+    passes = [s.feed(_lines(vals[i : i + 20], start=i + 1)) + s.run_heavy() for i in range(0, 260, 20)]
+    for e in [e for events in passes for e in events] + s.run_heavy(final=True):
+        if isinstance(e, FindingRaised):
+            order.append((e.finding.code, e.finding.first_step))
+        elif isinstance(e, VerdictChanged):
+            order.append(("verdict", e.verdict.batching))
+    # each is raised once a second pass agrees (the spike at 50 by the pass at 80); the spike at
+    # 250 by the final pass alone
     assert order == [
         ("verdict", "inconclusive"),
         ("LD101", 50),
         ("LD101", 100),
+        ("verdict", "sorted"),
         ("LD101", 150),
         ("LD103", None),
-        ("verdict", "sorted"),
         ("LD101", 200),
         ("LD101", 250),
     ]
@@ -112,7 +114,8 @@ def test_heavy_schedule_growth_interval_and_duty() -> None:
     s.feed(_lines([1.0] * 4, start=11))
     assert not s.heavy_due(10.0)  # grew by 40% < 50%
     s.feed(_lines([1.0] * 2, start=15))
-    assert not s.heavy_due(4.0) and s.heavy_due(5.0)
+    # (plus the CPU of building the pass's input, a few ms here)
+    assert not s.heavy_due(4.0) and s.heavy_due(6.0)
     s.heavy_input(5.0)
     s.apply_heavy(([], None), cost=0.0, now=5.0)
     s.feed(_lines([1.0], start=17))
@@ -123,10 +126,13 @@ def test_verdict_change_is_an_event_confidence_alone_is_not() -> None:
     s = TailSession("a.log", [], None)
     s.feed(_lines([1.0]))
     v1 = Verdict("inconclusive", 0.1, "undetermined", "x")
+    assert s.apply_heavy(([], v1), 0.0, 0.0) == []  # one pass alone announces nothing
     ev = s.apply_heavy(([], v1), 0.0, 0.0)
     assert isinstance(ev[0], VerdictChanged) and ev[0].previous is None
     assert s.apply_heavy(([], Verdict("inconclusive", 0.3, "undetermined", "y")), 0.0, 0.0) == []
-    ev = s.apply_heavy(([], Verdict("static", 0.9, "fixed batches", "z")), 0.0, 0.0)
+    static = Verdict("static", 0.9, "fixed batches", "z")
+    assert s.apply_heavy(([], static), 0.0, 0.0) == []
+    ev = s.apply_heavy(([], static), 0.0, 0.0)
     assert isinstance(ev[0], VerdictChanged) and ev[0].previous == "inconclusive"
     assert s.summary().verdict is not None and s.summary().verdict.batching == "static"
 

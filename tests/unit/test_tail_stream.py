@@ -14,6 +14,8 @@ from logdoctor.model import Severity, Verdict
 from logdoctor.renderers.jsonreport import finding_dict
 from logdoctor.tail.events import (
     FindingRaised,
+    FindingRevised,
+    FindingWithdrawn,
     Heartbeat,
     Notice,
     Progress,
@@ -88,6 +90,51 @@ def test_jsonl_one_object_per_event_with_the_finding_contract() -> None:
     assert docs[5]["reason"] == "interrupted" and src["worst"] == "error" and src["min_loss"] == 2.4
 
 
+DIVERGED = codes.finding("LD002", "The loss diverged at step 78", first_step=78, last_step=90)
+EXPLAINED = codes.finding("LD301", "jump at 78. Explained by x.", first_step=78, last_step=78)
+RETRACTIONS: list[TailEvent] = [
+    FindingWithdrawn("a.log", DIVERGED, 590, T),
+    FindingRevised("a.log", EXPLAINED, Severity.WARNING, 400, T),
+    VerdictChanged("a.log", VERDICT, "grouped", 500, T),
+]
+
+
+def test_retractions_in_jsonl_plain_and_the_summary() -> None:
+    docs = [event_dict(e) for e in RETRACTIONS]
+    assert [d["event"] for d in docs] == ["withdrawn", "revised", "verdict"]
+    assert docs[0]["finding"] == finding_dict(DIVERGED) and docs[0]["step"] == 590
+    assert docs[1]["previous_severity"] == "warning" and docs[1]["finding"]["severity"] == "info"
+    assert docs[2]["previous"] == "grouped"
+    out = io.StringIO()
+    r = PlainStream(out)
+    for e in RETRACTIONS:
+        r.handle(e)
+    lines = [line.split(" ", 1)[1] for line in out.getvalue().splitlines()]
+    assert lines[0] == (
+        "a.log: WITHDRAWN error LD002 divergence (steps 78-90): "
+        "no longer supported by the analysis at step 590"
+    )
+    assert lines[1].startswith("a.log: REVISED LD301 loss-regime-change (step 78) warning -> INFO: ")
+    assert lines[2].startswith("a.log: verdict revised (grouped ->) sorted (0.87")
+    summary = SourceSummary("a.log", "text", 10, 10, 2.5, 1, Severity.WARNING, VERDICT, withdrawn=2)
+    assert event_dict(Stopped("idle-timeout", 0, (summary,), T))["sources"][0]["withdrawn"] == 2
+    r.handle(Stopped("idle-timeout", 0, (summary,), T))
+    assert "1 finding(s), worst warning, 2 withdrawn" in out.getvalue()
+
+
+def test_live_view_shows_retractions() -> None:
+    out = io.StringIO()
+    r = LiveStream(out, width=100)
+    r.start(EVENTS[0])  # type: ignore[arg-type]
+    r.handle(FindingRaised("a.log", DIVERGED, 90, T))
+    for e in RETRACTIONS:
+        r.handle(e)
+    r.stop(Stopped("idle-timeout", 0, (), T))
+    text = out.getvalue()
+    assert "withdrawn" in text and "LD002 step 78" in text and "revised warning->info" in text
+    assert "(1 info, 1 withdrawn)" in text  # what stands, and what was taken back
+
+
 def test_event_dict_never_holds_nan() -> None:
     for e in EVENTS:
         json.dumps(event_dict(e), allow_nan=False)
@@ -134,6 +181,20 @@ def test_live_view_draws_latest_values_verdict_and_findings() -> None:
         "worst error",
     ):
         assert want in text, want
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_live_view_keeps_step_loss_and_acc_at_narrow_widths(width: int) -> None:
+    out = io.StringIO()
+    r = LiveStream(out, width=width)
+    path = "/home/user/experiments/run-2026-12-03/train_rank0.log"
+    r.start(Started((path,), T, False, "inotify"))
+    r.handle(Progress(path, 123456, 2.3456, 0.5512, 10, (3.0, 2.9, 2.8) * 10, T))
+    r.handle(VerdictChanged(path, VERDICT, None, 10, T))
+    r.stop(Stopped("interrupted", 0, (), T))
+    table = out.getvalue().split("newest findings")[-2]
+    assert all(w in table for w in ("step", "loss", "acc", "123456", "2.346", "0.5512")), table
+    assert "train_rank0.log" in table
 
 
 def test_sparkline_scales_and_marks_nan() -> None:

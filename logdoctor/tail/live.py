@@ -193,9 +193,10 @@ def _runs_table(rows: dict[str, _Row]) -> Table:
     """One line per file. Step, loss and acc never shrink (each at least as wide as its values):
     at 80 columns the file name, sparkline and verdict give way first."""
     cells = [
-        (_short(name, rows), _val(r.step), _num(r.loss), _num(r.acc), sparkline(r.recent[-32:]), _verdict(r.verdict))
+        (Text(sanitize.terminal(_short(name, rows))), _val(r.step), _num(r.loss), _num(r.acc),
+         sparkline(r.recent[-32:]), _verdict(r.verdict))
         for name, r in rows.items()
-    ] or [("waiting for data…", "", Text(""), Text(""), Text(""), Text(""))]
+    ] or [(Text("waiting for data…"), "", Text(""), Text(""), Text(""), Text(""))]
     runs = Table(expand=True, box=None, pad_edge=False)
     runs.add_column("file", no_wrap=True, overflow="ellipsis", ratio=2, min_width=8)
     for i, col in ((1, "step"), (2, "loss"), (3, "acc")):

@@ -187,7 +187,7 @@ class SpikeDetector(Analyzer):
                 codes.finding(
                     "LD101",
                     # plain words first; robust z and its null are evidence (-v, JSON)
-                    f"Loss spike at step {s.steps[p]}: {sp.value[i]:.4g}, {sp.ratio[i]:.3g}x the local "
+                    f"Loss spike at step {s.steps[p]}: {sp.value[i]:.4g}, {times(float(sp.ratio[i]))} the local "
                     f"median of {sp.level[i]:.4g}" + (f", {b - a + 1} rows wide." if b > a else "."),
                     confidence=_confidence(float(sp.z[i]), self.z_threshold),
                     first_step=int(s.steps[a]),

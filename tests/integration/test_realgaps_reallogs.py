@@ -43,7 +43,9 @@ def test_fairseq_overflow_notes_stay_within_the_probing_null(reallogs_dir: Path)
 def test_megatron_calibration_skips_are_information(reallogs_dir: Path) -> None:
     rep = report(reallogs_dir, "megatron_bigscience_gpt2_n8_tp4_pp8.out")
     (mp,) = [f for f in rep.findings if f.code == "LD020"]
-    assert mp.severity.label == "info" and mp.evidence["skipped_in_calibration"] == 9
+    # 10 + 8 + 1 = 19 skipped at iterations 10, 20 and 30 (the iteration-10 line has no lm loss: it
+    # counts since issue 28), all while the scale calibrated down
+    assert mp.severity.label == "info" and mp.evidence["skipped_in_calibration"] == 19
 
 
 #: Real logs with an eval score (or WER/perplexity) whose direction is known, none memorising.

@@ -10,13 +10,14 @@ import numpy as np
 import pytest
 
 from logdoctor import pipeline
+from logdoctor.config import AnalysisConfig
 from logdoctor.model import Finding
 
 pytestmark = pytest.mark.reallogs
 
 
-def _finding(path: Path, code: str) -> Finding:
-    found = [f for f in pipeline.analyze(pipeline.load(str(path))).findings if f.code == code]
+def _finding(path: Path, code: str, cfg: AnalysisConfig | None = None) -> Finding:
+    found = [f for f in pipeline.analyze(pipeline.load(str(path)), cfg).findings if f.code == code]
     assert len(found) == 1
     return found[0]
 
@@ -26,7 +27,9 @@ def test_mistral_plateau_levels_are_the_medians_of_the_rows_they_name(reallogs_d
     rows = [(h["step"], h["loss"]) for h in json.loads(path.read_text())["log_history"] if "loss" in h]
     loss = np.array([v for _, v in rows])
     k = max(3, loss.size // 10)
-    f = _finding(path, "LD402")
+    # after its first fall the loss moves 10% (2.05 -> 1.84): no plateau under the default 5% (healthy
+    # real runs move 8-10%, issue 29); a 20% threshold makes LD402 speak, and its numbers are tested
+    f = _finding(path, "LD402", AnalysisConfig(options={"drops": {"min_improvement": 0.2}}))
     # the log goes 3.911 -> ~1.89: the first fall is named, and each level is the median of the
     # rows the message names (steps 25-1600 and 14475-16050 of the raw log_history)
     assert f"After its first fall (from {loss[0]:.4g} at step {rows[0][0]})" in f.message

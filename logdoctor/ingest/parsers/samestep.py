@@ -12,8 +12,15 @@ SHAPE = "_line_shape"
 
 
 def tag_shapes(frames: list[pl.DataFrame]) -> list[pl.DataFrame]:
-    """Each frame (one line shape's rows) with its shape's index in ``SHAPE``."""
-    return [f.with_columns(pl.lit(i, dtype=pl.Int32).alias(SHAPE)) for i, f in enumerate(frames)]
+    """Each frame (one line shape's rows) tagged in ``SHAPE`` with the fields its lines carry:
+    templates that print the same fields (``loss=2.5`` and ``loss=1,234.5``, an extra blank) are
+    one shape, whose repeated step is a repeated write for structure/ to judge, not two halves of
+    one record (and the text fast path, which reads one template, reads such logs the same way)."""
+    ids: dict[tuple[str, ...], int] = {}
+    return [
+        f.with_columns(pl.lit(ids.setdefault(tuple(sorted(f.columns)), len(ids)), dtype=pl.Int32).alias(SHAPE))
+        for f in frames
+    ]
 
 
 def _groups(step: np.ndarray, shape: np.ndarray) -> np.ndarray:

@@ -7,14 +7,15 @@ from dataclasses import dataclass
 
 from logdoctor.ingest.aliases import ALIASES, FieldMap, normalize_key
 
-#: One value as logs print it: a decimal (``123456789.5``, ``1.5e-3``), an integer with an
-#: exponent, fingerprints joined by ``+`` (``micro_fp``), a hex fingerprint (``3e2a9c1d``), a
+#: One value as logs print it: fingerprints joined by ``+`` (``micro_fp``; first, since a hex digest
+#: of digits and one ``e`` reads as an integer with an exponent), a decimal (``123456789.5``,
+#: ``1.5e-3``), an integer with an exponent, a hex fingerprint (``3e2a9c1d``), a
 #: number with thousands separators, an integer, or nan/inf. Order matters (the first alternative
 #: that matches wins). Written so that Python ``re`` and polars (Rust regex) agree.
 VALUE = (
-    r"(?:[-+]?\b\d+\.\d*(?:[eE][-+]?\d+)?"
+    r"(?:\b[0-9a-f]{8,}(?:\+[0-9a-f]{8,})+\b"  # first: ``351e8011...+ce7e...`` is no number 351e8011...
+    r"|[-+]?\b\d+\.\d*(?:[eE][-+]?\d+)?"
     r"|[-+]?\b\d+[eE][-+]?\d+\b"
-    r"|\b[0-9a-f]{8,}(?:\+[0-9a-f]{8,})+\b"
     r"|\b[0-9a-f]{8,}\b"
     r"|[-+]?\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b"
     r"|[-+]?(?:\b\d+|\.\d+)(?:[eE][-+]?\d+)?"

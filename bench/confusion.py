@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -90,6 +91,14 @@ def reliability(conf: list[float], right: list[bool]) -> list[str]:
     return rows
 
 
+def _one(job: tuple[SimConfig, str, bool, bool]) -> tuple[dict[str, object], Verdict]:
+    """Simulate one run and diagnose it (a process pool's unit of work)."""
+    cfg, log, from_table, with_detectors = job
+    table, truth = simulate(cfg)
+    v = _from_table(table, with_detectors) if from_table else _as_users_run(Path(log), table, truth)
+    return truth, v
+
+
 def _as_users_run(path: Path, table: object, truth: dict[str, object]) -> Verdict:
     """The verdict ``logdoctor analyze`` gives the run written as a text log."""
     write_text(path, table, truth)  # type: ignore[arg-type]
@@ -128,35 +137,40 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="with --from-table: run the registered detectors first (pipeline.analyze)",
     )
+    ap.add_argument("--jobs", type=int, default=1, help="processes (runs are independent; results in draw order)")
     args = ap.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="logdoctor-confusion-"))
+    cfgs = []
+    for seed in args.seeds:  # drawn in order, so the scenarios do not depend on --jobs
+        rng = np.random.default_rng(seed)
+        cfgs += [(draw(rng, seed * 100_000 + i), str(work / f"run{seed}_{i}.log")) for i in range(args.runs)]
+    jobs = [(cfg, log, args.from_table, args.with_detectors) for cfg, log in cfgs]
+    t0 = time.perf_counter()
+    if args.jobs > 1:
+        with ProcessPoolExecutor(args.jobs) as pool:
+            results = list(pool.map(_one, jobs, chunksize=4))
+    else:
+        results = [_one(job) for job in jobs]
     matrix: Counter[tuple[str, str]] = Counter()
     conf, right, wrong = [], [], []
     cause_hits: Counter[str] = Counter()
     must_not = 0
-    t0 = time.perf_counter()
-    for seed in args.seeds:
-        rng = np.random.default_rng(seed)
-        for i in range(args.runs):
-            cfg = draw(rng, seed * 100_000 + i)
-            table, truth = simulate(cfg)
-            v = (_from_table(table, args.with_detectors) if args.from_table
-                 else _as_users_run(work / f"run{seed}_{i}.log", table, truth))
-            exp = str(truth["expected_verdict"])
-            matrix[(exp, v.batching)] += 1
-            faulty = cfg.strategy in FAULTS and cfg.confounder == "none"
-            must_not += int(v.batching in BLAME and not faulty)
-            right.append(v.batching == exp)
-            conf.append(v.confidence)  # None for an inconclusive verdict: left out of the reliability table
-            if exp == "not_batching" and v.batching == exp:
-                named = str(v.evidence.get("causes") or "").split(",")[0]
-                cause_hits[str(named == truth["expected_cause"])] += 1
-            if v.batching != exp:
-                wrong.append(
-                    f"  {cfg.strategy}/{cfg.confounder} stats={cfg.batch_stats} fp={cfg.batch_fp} "
-                    f"k={cfg.log_every} n={cfg.n_samples} ep={cfg.epochs} seed={cfg.seed}: "
-                    f"expected {exp}, got {v.batching} ({v.cause})"
-                )
+    for (cfg, _), (truth, v) in zip(cfgs, results, strict=True):
+        exp = str(truth["expected_verdict"])
+        matrix[(exp, v.batching)] += 1
+        faulty = cfg.strategy in FAULTS and cfg.confounder == "none"
+        must_not += int(v.batching in BLAME and not faulty)
+        right.append(v.batching == exp)
+        conf.append(v.confidence)  # None for an inconclusive verdict: left out of the reliability table
+        if exp == "not_batching" and v.batching == exp:
+            named = str(v.evidence.get("causes") or "").split(",")[0]
+            cause_hits[str(named == truth["expected_cause"])] += 1
+        if v.batching != exp:
+            wrong.append(
+                f"  {cfg.strategy}/{cfg.confounder} stats={cfg.batch_stats} fp={cfg.batch_fp} "
+                f"k={cfg.log_every} n={cfg.n_samples} ep={cfg.epochs} seed={cfg.seed}: "
+                f"expected {exp}, got {v.batching} ({v.cause})"
+            )
     n = len(right)
     labels = BATCHING_LABELS
     how = "from the simulated table" if args.from_table else "as text logs through pipeline.analyze_one"

@@ -188,12 +188,15 @@ def attribute(
     findings = _staircase_period(findings, facts, period_tolerance)
     if verdict.batching == "static":
         return _fixed_order_harmonics(findings, facts)
-    if verdict.batching not in ("sorted", "grouped"):
+    # length order within windows seen in the first epoch only (grouped.windows_undecided): its
+    # resets explain the same symptoms, whichever of grouped or fixed windows the next epoch shows
+    windows_seen = "reset_inside_epoch" in verdict.evidence
+    if verdict.batching not in ("sorted", "grouped") and not windows_seen:
         return findings
     marks, spacing = _boundaries(facts), _spacing(facts)
     tol = max(2.0, tolerance * spacing) if spacing else 2.0
     periods = [p for p in (spacing, facts.epochs.steps_per_epoch if facts.epochs else None) if p]
-    by = f"{verdict.batching}-batching"
+    by = "batching-undecidable" if windows_seen else f"{verdict.batching}-batching"
     mega = verdict.evidence.get("megabatch_period")
     at_what = "batch length resets at step"
     if verdict.batching == "grouped" and isinstance(mega, int | float):

@@ -141,7 +141,9 @@ class BatchingDiagnosis:
         if windows.found is not None and not static:
             verdict = grouped.from_windows(facts, windows.found, fits)
         elif o is not None and self.is_sorted(facts):
-            if grouped.windowed(facts, o, static):
+            if (at := grouped.reset_inside_first_epoch(facts, o)) is not None and not static:
+                verdict = grouped.windows_undecided(facts, o, at)
+            elif grouped.windowed(facts, o, static):
                 verdict = grouped.from_stats(facts, o, self.min_lag1, self.min_monotone, windows.hf_steps)
             else:
                 verdict = vt.sorted_verdict(facts, o, self.min_lag1, self.min_monotone)

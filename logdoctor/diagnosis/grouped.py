@@ -45,6 +45,35 @@ def windowed(f: Facts, o: OrderStats, static: bool) -> bool:
     return recomposed and any(off)
 
 
+def reset_inside_first_epoch(f: Facts, o: OrderStats) -> int | None:
+    """A length reset well inside an epoch, in a log that has not finished two epochs: a whole-epoch
+    sort never resets there, and whether its windows are recomposed each epoch cannot be seen yet.
+    The step of the first such reset, else None (epochs unknown or inferred from the resets, a
+    second epoch to compare, or every reset at an epoch boundary)."""
+    if f.epochs is None or f.epochs.count >= 2 or not o.resets:
+        return None
+    spe = f.epochs.steps_per_epoch
+    if not spe or f.epochs.source.startswith("inferred from batch-length resets"):
+        return None
+    starts = np.asarray(f.epochs.starts, dtype=float)
+    inside = [r for r in o.resets if min(abs(starts - r)) > 0.1 * spe]
+    return int(inside[0]) if inside else None
+
+
+def windows_undecided(f: Facts, o: OrderStats, at: int) -> Verdict:
+    """Length order within windows, seen in the first epoch only: grouped or fixed windows."""
+    spe = f.epochs.steps_per_epoch if f.epochs else None
+    summary = (
+        f"Batches are fed in {o.direction} length order within windows{_tracks(f)}: the length resets "
+        f"at step {at:,}, inside the first {spe:,}-step epoch, which a whole-epoch sort does not do; "
+        "whether the windows are recomposed every epoch (length-grouped megabatches, as HF "
+        "group_by_length) or the same every epoch (a fixed sorted order) shows from the second epoch on."
+    )
+    ev = evidence(f) | {"reset_inside_epoch": at}
+    return Verdict("inconclusive", None, "length-ordered windows, one epoch seen", summary,
+                   "Analyse again after the second epoch (and log batch_fp every step).", ev)
+
+
 def from_stats(f: Facts, o: OrderStats, min_lag1: float, min_mono: float, hf_steps: int | None = None) -> Verdict:
     """Sorted windows, recomposed every epoch (``hf_steps``: HF's megabatch for this run's sizes)."""
     sampler = mb.window_sampler(o.reset_spacing or 0.0, hf_steps)

@@ -50,7 +50,9 @@ def test_example_log_live_gives_the_batch_judgement(tmp_path: Path) -> None:
     r = replay(path)
     raised = [e.finding.code for e in r.events if isinstance(e, FindingRaised)]
     assert "LD501" not in raised and raised.count("LD002") <= 1
-    assert [e.verdict.batching for e in r.events if isinstance(e, VerdictChanged)] == ["grouped"]
+    # within the first epoch the windows are undecided (grouped or fixed); never a premature sort
+    verdicts = [e.verdict.batching for e in r.events if isinstance(e, VerdictChanged)]
+    assert verdicts in (["grouped"], ["inconclusive", "grouped"]), verdicts
     assert r.unbacked() == []
     for f, lines in r.raised_at():  # each one what analyze of the lines read so far gives
         prefix = _prefix_findings(path, lines, tmp_path)

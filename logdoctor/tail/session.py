@@ -210,8 +210,8 @@ class TailSession:
         if not self._stuck_told or counters == self._stuck_told:
             return []
         self._stuck_told = counters
-        kept = codes.select(stuck_findings(counters, self._format), self.opts.select, self.opts.ignore)
-        return [FindingRaised(self.source, f, self._step(), now) for f in kept]
+        found = self._kept(stuck_findings(counters, self._format))
+        return [FindingRaised(self.source, f, self._step(), now) for f in found]
 
     @property
     def _format(self) -> str:

@@ -9,10 +9,10 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from logdoctor.ingest.aliases import FieldMap, normalize_key
+from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.parsers.lines import LINE, LINE_NO, read_lines
 from logdoctor.ingest.parsers.pieces import head, line_count, lines_at, newlines, pieces
-from logdoctor.ingest.parsers.textplan import STRING_COLUMNS, TOTAL_LOSS_KEYS, Plan, plan_for
+from logdoctor.ingest.parsers.textplan import STRING_COLUMNS, Plan, plan_for, total_loss_keys
 from logdoctor.ingest.parsers.textrules import (
     LEVEL_PREFIX,
     RANK_PREFIX,
@@ -22,7 +22,6 @@ from logdoctor.ingest.parsers.textrules import (
     value_spans,
 )
 from logdoctor.ingest.parsers.textshape import DURATION, NAN_WORD, Extracted, rows
-from logdoctor.model import LOSS
 
 #: Below this many lines the general path is fast enough.
 MIN_LINES = 20_000
@@ -142,15 +141,10 @@ def _choose(frame: pl.DataFrame, fields: FieldMap) -> tuple[str, Plan] | None:
             continue
         # planned as the general path plans it (``number of nan_ iterations``): same key names
         plan = plan_for(_NAN_WORD.sub(r"\g<1> nan_\g<2>", rep), fields)
-        if plan.role == "train" and not plan.derived_step and plan.ppl is None and not _total_loss(plan):
+        # a total loss under another name: the general path reads it and says so in a note
+        if plan.role == "train" and not plan.derived_step and plan.ppl is None and not total_loss_keys(plan):
             return rep, plan
     return None
-
-
-def _total_loss(plan: Plan) -> bool:
-    """The loss is a total read under another name (Coqui ``avg_loss``): the general path reads it
-    and says so in a note, which this path does not write."""
-    return any(v == LOSS and normalize_key(k) in TOTAL_LOSS_KEYS for k, v in plan.aliases.items())
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from logdoctor.ingest.aliases import FieldMap
+from logdoctor.ingest.aliases import FieldMap, normalize_key
 from logdoctor.ingest.parsers.textrules import (
     CODE_RE,
     EVAL_MARK_RE,
@@ -178,3 +178,8 @@ def plan_for(msg: str, fields: FieldMap) -> Plan:
     if LOSS not in train and ppl is None:
         return Plan("no loss value", train, total=total_idx)
     return Plan("train", train, evals, total_idx, ppl, derived, aliases)
+
+
+def total_loss_keys(plan: Plan) -> list[str]:
+    """The keys a plan reads as the training loss under a total-loss name (Coqui ``avg_loss``)."""
+    return [k for k, v in plan.aliases.items() if v == LOSS and normalize_key(k) in TOTAL_LOSS_KEYS]

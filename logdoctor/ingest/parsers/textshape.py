@@ -9,16 +9,16 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from logdoctor.ingest.aliases import ALIASES, FieldMap, normalize_key
+from logdoctor.ingest.aliases import ALIASES, FieldMap
 from logdoctor.ingest.parsers.lines import LINE_NO
 from logdoctor.ingest.parsers.textblocks import MSG
 from logdoctor.ingest.parsers.textplan import (
     BATCHES,
     BATCHES_TOTAL,
     STRING_COLUMNS,
-    TOTAL_LOSS_KEYS,
     Plan,
     plan_for,
+    total_loss_keys,
 )
 from logdoctor.ingest.parsers.textrules import SHAPE_VALUE, VALUE
 from logdoctor.model import EPOCH, LOSS, STEP
@@ -103,8 +103,7 @@ def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
         if plan.role in _KEEP:
             out.aliases.update(plan.aliases)
         if plan.role == "train":
-            totals = (k for k, v in plan.aliases.items() if v == LOSS and normalize_key(k) in TOTAL_LOSS_KEYS)
-            out.total_loss.update(totals)
+            out.total_loss.update(total_loss_keys(plan))
         out.keys_seen.update(plan.train, plan.evals)
     reps = reps.select(_SHAPE, pl.Series(_PLAN, ids, dtype=pl.Int64))
     keep = [pid for pid, p in plans.items() if p.role in _KEEP or _lossless(p)]

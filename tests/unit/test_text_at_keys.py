@@ -19,3 +19,18 @@ def test_top_k_metric_keeps_its_value(tmp_path: Path) -> None:
     acc = [c for c in evals.columns if "acc" in c and "best" not in c and "far" not in c]
     assert acc, evals.columns
     assert evals[acc[0]].to_list()[:3] == [27.24, 28.24, 29.24]
+
+
+def test_camel_case_train_loss_is_the_loss(tmp_path: Path) -> None:
+    """``TrainLoss=1.8695 TrainAcc=48.54% | ValLoss=1.3028`` (the skin-lesion log of
+    public_manifest.tsv): TrainLoss is the training loss, not "a part of it" (refused before)."""
+    lines = [
+        f"2026-05-08 22:49:56 | INFO | Epoch [{e:03d}/30] TrainLoss={2 - e * 0.05:.4f} TrainAcc={48 + e:.2f}% | "
+        f"ValLoss={1.3 - e * 0.01:.4f} ValAcc={60 + e:.2f}% | LR=1.00e-04 | Time=480.3s"
+        for e in range(1, 31)
+    ]
+    log = tmp_path / "camel.log"
+    log.write_text("\n".join(lines) + "\n")
+    table = pipeline.load(str(log)).table
+    assert table["loss"].to_list()[:2] == [1.95, 1.9]
+    assert table["acc"].to_list()[0] == 49.0

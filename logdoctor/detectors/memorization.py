@@ -12,7 +12,7 @@ import numpy as np
 
 from logdoctor import codes
 from logdoctor.detectors.base import Analyzer, Detection
-from logdoctor.detectors.evalseries import EvalSeries, eval_series
+from logdoctor.detectors.evalseries import EvalSeries, eval_loss_column, eval_series, is_perplexity
 from logdoctor.detectors.overfitting import eval_noise, train_level
 from logdoctor.detectors.tails import student_t_two_sided
 from logdoctor.model import ACC, EPOCH, LINE_NO, STEP, Finding, Run
@@ -142,6 +142,8 @@ class MemorizationDetector(Analyzer):
         fold = before / after
         if fold < self.min_fold:
             return self._from_accuracy(run, ev, tr)
+        if held_out_fold(run, s0, s1) >= math.sqrt(fold):
+            return None  # the held-out loss fell with it: the fall generalises, the score is what is off
         return fold, tr.p_improving, _finding(ev, sign, tr, before, after)
 
     def _from_accuracy(self, run: Run, ev: EvalSeries, tr: Trend) -> tuple[float, float, Finding] | None:
@@ -164,6 +166,29 @@ class MemorizationDetector(Analyzer):
         if not (0 < held < 1 and ratio >= self.min_fold):
             return None
         return ratio, tr.p_improving, _acc_finding(ev, tr, train * scale, ratio)
+
+
+def held_out_fold(run: Run, s0: float, s1: float) -> float:
+    """How many-fold the validation loss fell from the eval nearest ``s0`` to the last one up to ``s1``
+    (0 without a validation loss; a perplexity is no loss here: its fold is exp of the loss's fall).
+
+    Memorisation is a training loss falling while the held-out loss does not: where the held-out
+    loss fell at least half as far in log terms (fold >= sqrt of the training fold), the eval score
+    that stayed flat is what to doubt (a Keras run whose custom F1 exceeds 1.0, issue 29's public
+    logs: train loss 22-fold, val_loss 8.6-fold). The real runs LD411 is right on are untouched:
+    Whisper's eval_loss rose (0.36 -> 0.42), T5 and OpenNMT log no eval loss fold (BLEU, accuracy).
+    """
+    col = eval_loss_column(run)
+    if col is None or is_perplexity(col):
+        return 0.0
+    ev = eval_series(run, col)
+    keep = ev.steps <= s1
+    steps, values = ev.steps[keep], ev.values[keep]
+    if steps.size < 2:
+        return 0.0
+    first = float(values[int(np.argmin(np.abs(steps - s0)))])
+    last = float(values[-1])
+    return first / last if first > 0 and last > 0 else 0.0
 
 
 def _finding(ev: EvalSeries, sign: int, tr: Trend, before: float, after: float) -> Finding:

@@ -85,3 +85,14 @@ def test_eval_loss_alone_is_left_to_ld410() -> None:
 def test_negative_training_loss_is_no_fold() -> None:
     run = _run(-_train(0, 2.0, 0.005), {"bleu": _score(0, 400, 20.0, 30.0, 0.3)})
     assert not MemorizationDetector().analyze(run).findings
+
+
+@pytest.mark.parametrize(("val_end", "found"), [(0.05, False), (1.9, True), (2.4, True)])
+def test_a_held_out_loss_that_falls_with_the_training_loss_is_no_memorisation(val_end: float, found: bool) -> None:
+    """The Keras public log (issue 29): a custom F1 stays flat while the train loss falls 20-fold, but
+    val_loss falls with it (here 16-fold over the plateau): the fall generalises (no LD411). A
+    val_loss that stays (1.9) or rises (2.4) keeps the finding."""
+    s = np.arange(100, N + 1, 100)
+    val = 2.0 * (val_end / 2.0) ** (s / N) + np.random.default_rng(2).normal(0, 0.01, s.size)
+    run = _run(_train(3, 2.0, 0.005), {"val_f1": _score(3, 400, 0.9, 0.95, 0.005), "val_loss": val})
+    assert bool(MemorizationDetector().analyze(run).findings) == found

@@ -6,7 +6,8 @@ start to end (llamafactory_trainer_log_360_pairwise_acc.jsonl: median 0.69 over 
 nothing. Only k = 2: ln k for larger k is too easy to hit by coincidence (healthy real runs end within
 2% of ln 7, ln 3, ln 5 or ln 6 while falling), so a k-class claim needs the class count from the log:
 a ``classes`` fact (``num_labels``/``num_classes``... stated on a log line or in the W&B/MLflow
-config; never a vocabulary size, whose ln |V| a language model starts near but whose chance level is
+config, or the ``id2label`` of a classification head in the ``config.json`` beside a HF
+``trainer_state.json``; never a vocabulary size, whose ln |V| a language model starts near but whose chance level is
 the unigram entropy). With k stated, chance is ln k and only ln k (a 10-class loss at 0.69 learns).
 Null: the 43 healthy and faulty real logs of ../shared/reallogs and the 20 real trainings of
 fixtures/realruns; none has its whole-run and last-quarter medians within ``tolerance`` of ln 2 while

@@ -87,3 +87,37 @@ def test_a_text_log_that_states_its_classes_is_judged_at_ln_k(tmp_path: Path) ->
     found = [f for f in pipeline.analyze(pipeline.load(str(stated))).findings if f.code == "LD421"]
     assert len(found) == 1 and "ln 10 = 2.3026 for 10 classes (log line 1 num_classes)" in found[0].message
     assert not [f for f in pipeline.analyze(pipeline.load(str(bare))).findings if f.code == "LD421"]
+
+
+def _state(folder: Path, loss: np.ndarray, config: dict[str, object] | None) -> Path:
+    import json
+
+    folder.mkdir()
+    history = [{"step": 10 * (i + 1), "loss": float(v), "epoch": (i + 1) / loss.size} for i, v in enumerate(loss)]
+    (folder / "trainer_state.json").write_text(json.dumps({"log_history": history, "global_step": 10 * loss.size}))
+    if config is not None:
+        (folder / "config.json").write_text(json.dumps(config))
+    return folder / "trainer_state.json"
+
+
+@pytest.mark.parametrize(
+    ("config", "found"),
+    [
+        ({"architectures": ["BertForSequenceClassification"], "id2label": {"0": "a", "1": "b", "2": "c"}}, True),
+        ({"architectures": ["BertForSequenceClassification"], "id2label": {"0": "a", "1": "b", "2": "c"},
+          "problem_type": "multi_label_classification"}, False),  # a sigmoid per label: chance is ln 2
+        ({"architectures": ["LlamaForCausalLM"], "id2label": {"0": "LABEL_0", "1": "LABEL_1"},
+          "vocab_size": 32000}, False),  # every config has a default id2label; a vocabulary is no class count
+        (None, False),  # ln 3 without a stated k is no claim
+    ],
+)
+def test_a_checkpoint_config_beside_trainer_state_states_the_classes(
+    tmp_path: Path, config: dict[str, object] | None, found: bool
+) -> None:
+    """A HF checkpoint folder holds trainer_state.json and config.json: a 3-label classifier whose loss
+    sits at ln 3 = 1.0986 learns nothing."""
+    state = _state(tmp_path / "checkpoint-2000", _loss(math.log(3), 0.0, n=200, seed=9), config)
+    hits = [f for f in pipeline.analyze(pipeline.load(str(state))).findings if f.code == "LD421"]
+    assert bool(hits) == found
+    if found:
+        assert "ln 3 = 1.0986 for 3 classes (config.json id2label)" in hits[0].message

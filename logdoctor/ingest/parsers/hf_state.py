@@ -1,4 +1,5 @@
-"""Hugging Face Trainer ``trainer_state.json``: the ``log_history`` of train and eval entries."""
+"""Hugging Face Trainer ``trainer_state.json``: the ``log_history`` of train and eval entries (and the
+class count of the checkpoint's ``config.json`` beside it)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import polars as pl
 from logdoctor.errors import ParseError
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.parsers.base import Parser, ParseResult
+from logdoctor.ingest.parsers.hfconfig import sibling_classes
 from logdoctor.ingest.parsers.records import normalize_records
 from logdoctor.ingest.sources import Source
 from logdoctor.model import LINE_NO
@@ -70,4 +72,5 @@ class HfTrainerStateParser(Parser):
             total_steps=int(total) if total_ok else result.total_steps,  # type: ignore[arg-type]
             steps_per_epoch=spe or result.steps_per_epoch,
             notes=notes,
+            config_facts=sibling_classes(source.path),
         )

@@ -15,6 +15,7 @@ from logdoctor.ingest.parsers.markers import Markers, scan_markers
 from logdoctor.ingest.parsers.overflows import attach_overflows, scan_overflows
 from logdoctor.ingest.parsers.records import drop_summaries
 from logdoctor.ingest.parsers.samestep import merge_shapes, tag_shapes
+from logdoctor.ingest.parsers.statedclasses import stated_classes
 from logdoctor.ingest.parsers.textblocks import BATCH_LINE, MSG, rewrite
 from logdoctor.ingest.parsers.textfast import fast_rows
 from logdoctor.ingest.parsers.textplan import BATCHES, BATCHES_TOTAL
@@ -164,6 +165,7 @@ class TextParser(Parser):
         records = lines if fast is not None else rest.height  # \r-split segments count apart
         # marker lines are never the dominant step template the fast path read
         markers = scan_markers(rest)
+        classes = stated_classes(rest)
         overflows = scan_overflows(rest)
         endings = scan_endings(rest)
         rest = clean(rest)
@@ -221,6 +223,7 @@ class TextParser(Parser):
             lossless_steps=_lossless_steps(lossless),
             lossless_rows=lossless,
             endings=endings,
+            config_facts=classes,
             step_from_order=from_order,
             planned_source="column" if total is not None else ("header" if markers.planned_steps else None),
         )

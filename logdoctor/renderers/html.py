@@ -17,6 +17,7 @@ from logdoctor.renderers.base import Renderer
 from logdoctor.renderers.chartaxes import time_unit
 from logdoctor.renderers.rows import build_rows, facts
 from logdoctor.renderers.runlines import earlier_lines, earlier_title
+from logdoctor.renderers.spans import finding_range, run_wide
 from logdoctor.renderers.svgcharts import Axis, Chart, Line, Shade, chart_svg, scatter_svg, timeline_svg
 from logdoctor.sanitize import html as escape
 
@@ -48,18 +49,15 @@ def _summary(report: Report) -> str:
 
 
 def _shades(report: Report, charts: bool = False) -> list[Shade]:
-    """Finding ranges: all for the timeline strip; on the charts only those covering less than half
-    the run (a finding over the whole run is said once, in the strip, not by shading every panel)."""
+    """Finding ranges: all for the timeline strip; on the charts only the localized ones (spans.py)."""
     t = report.run.table[STEP]
-    half = 0.5 * max(1, int(t.max()) - int(t.min()))  # type: ignore[arg-type]
+    lo, hi = float(t.min()), float(t.max())  # type: ignore[arg-type]
     out = []
     for f in report.findings:
-        if f.first_step is None:
+        rng = finding_range(f)
+        if rng is None or (charts and run_wide(*rng, lo, hi)):
             continue
-        last = int(f.last_step if f.last_step is not None else f.first_step)
-        if charts and last - f.first_step >= half:
-            continue
-        out.append(Shade(int(f.first_step), last, f.severity.label, f.code))
+        out.append(Shade(*rng, f.severity.label, f.code))
     return out
 
 

@@ -205,3 +205,34 @@ def test_eval_metrics_are_drawn_whenever_the_log_has_them() -> None:
     panel = next(ax for ax in fig.axes if ax.get_title() == "eval metrics")
     assert [ln.get_label() for ln in panel.get_lines()] == ["eval_bleu"]
     assert list(panel.get_lines()[0].get_ydata()) == [12.0, 15.5, 17.25]  # the log's values, as logged
+
+
+def _svg(page: str, label: str) -> str:
+    return re.search(rf'<svg [^>]*aria-label="{re.escape(label)}">.*?</svg>', page, flags=re.S).group(0)  # type: ignore[union-attr]
+
+
+def test_html_draws_every_eval_series_two_to_a_row_when_there_are_many() -> None:
+    report = pipeline.analyze(pipeline.load(str(FIXTURES / "formats" / "fairseq.log")))
+    ev = report.run.evals
+    losses, others = ["val_loss", "nll_loss"], ["ppl", "throughput", "tokens", "seqs"]
+    page = render_html(report)
+    main = _svg(page, "loss (train) and eval loss")
+    assert all(f">{name}</text>" in main for name in losses)  # eval losses beside the training loss
+    grid = page.split('<div class="panels evals">', 1)[1].split("</div>", 1)[0]
+    for name in others:  # every other series, each its own chart on the shared step axis, as logged
+        chart = _svg(grid, f"eval: {name}")
+        assert 'width="474"' in chart
+        assert chart.count("<circle") == ev[name].drop_nulls().len()
+
+
+def test_html_draws_one_or_two_eval_metrics_full_width() -> None:
+    import polars as pl
+
+    base = REPORTS["healthy"]()
+    evals = pl.DataFrame({"step": [100, 200, 300], "line_no": [1, 2, 3], "eval_bleu": [12.0, 15.5, 17.25],
+                          "eval_wer": [0.4, 0.35, 0.3], "eval_loss": [2.0, 1.9, 1.85]})
+    page = render_html(dataclasses.replace(base, run=dataclasses.replace(base.run, evals=evals)))
+    assert 'class="panels evals"' not in page
+    for name in ("eval_bleu", "eval_wer"):
+        assert 'width="960"' in _svg(page, f"eval: {name}")
+    assert ">eval_loss</text>" in _svg(page, "loss (train) and eval loss")

@@ -245,8 +245,8 @@ def _acc_finding(ev: EvalSeries, tr: Trend, train_acc: float, ratio: float) -> F
     times = f"{ratio:,.0f}x" if ratio < 1e4 else "more than 10,000x"
     msg = (
         f"The training accuracy reached {train_acc:.4g} while {label} stayed within its noise from step "
-        f"{s0:,} over {tr.n} evals ({v0:.4g} -> {v1:.4g}; no significant improvement, one-sided "
-        f"p={tr.p_improving:.2f}): {times} fewer errors on the training data than on held-out data, the "
+        f"{s0:,} over {tr.n} evals ({v0:.4g} -> {v1:.4g}; no significant improvement): "
+        f"{times} fewer errors on the training data than on held-out data, the "
         "model memorises the training data."
     )
     return codes.finding(

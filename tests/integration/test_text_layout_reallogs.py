@@ -1,4 +1,5 @@
-"""Every public log at 80 columns: no line over 80 columns, no message printed twice, no empty table."""
+"""Every public log at 80 columns: no line over 80 columns, no message printed twice, no empty table;
+plain words first (p-values, z-scores and nulls only under -v and in JSON)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from logdoctor import pipeline
 from logdoctor.errors import LogdoctorError
 from logdoctor.model import Report
 from tests.conftest import REALLOGS
-from tests.textlayout import layout_problems, render_text
+from tests.textlayout import layout_problems, render_text, statistics_in, statistics_kept
 
 pytestmark = pytest.mark.reallogs
 NAMES = sorted(p.name for p in REALLOGS.glob("*") if p.name not in ("MANIFEST.tsv", "README.md")) or ["none"]
@@ -33,5 +34,6 @@ def test_text_report_fits_80_columns(reallogs_dir: Path, name: str, verbosity: i
         pytest.skip(f"{name} is not a run logdoctor reads")
     text = render_text(report, verbosity)
     assert layout_problems(text, report) == []
-    if verbosity == 0:  # plain words first: robust z-scores only under -v (and in JSON)
-        assert "robust z" not in text and "robust SD" not in text
+    if verbosity == 0:  # plain words first: statistics only under -v and in JSON
+        assert statistics_in(text) == []
+        assert statistics_kept(report) == []

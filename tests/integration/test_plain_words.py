@@ -4,14 +4,12 @@ z or t score, robust SD or null; ``-v`` and the JSON report still carry every on
 from __future__ import annotations
 
 import json
-from functools import cache
 
 import pytest
 
-from logdoctor import pipeline
-from logdoctor.errors import LogdoctorError
 from logdoctor.model import Report
 from tests.conftest import FIXTURES
+from tests.reports import report_or_none
 from tests.textlayout import render_text, statistics_in, statistics_kept
 
 
@@ -22,12 +20,8 @@ def _fixture_logs() -> list[str]:
     return sorted(str(p.relative_to(FIXTURES)) for p in files)
 
 
-@cache
 def _report(name: str) -> Report | None:
-    try:
-        return pipeline.analyze(pipeline.load(str(FIXTURES / name)))
-    except LogdoctorError:
-        return None  # not a run (test_no_traceback covers the error itself)
+    return report_or_none(FIXTURES / name)  # None: not a run (test_no_traceback covers the error itself)
 
 
 @pytest.mark.parametrize("name", _fixture_logs())

@@ -3,27 +3,21 @@ plain words first (p-values, z-scores and nulls only under -v and in JSON)."""
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 
 import pytest
 
-from logdoctor import pipeline
-from logdoctor.errors import LogdoctorError
 from logdoctor.model import Report
 from tests.conftest import REALLOGS
+from tests.reports import report_or_none
 from tests.textlayout import layout_problems, render_text, statistics_in, statistics_kept
 
 pytestmark = pytest.mark.reallogs
 NAMES = sorted(p.name for p in REALLOGS.glob("*") if p.name not in ("MANIFEST.tsv", "README.md")) or ["none"]
 
 
-@cache
 def _report(path: str) -> Report | None:
-    try:
-        return pipeline.analyze(pipeline.load(path))
-    except LogdoctorError:
-        return None  # not a run (test_no_traceback covers the error itself)
+    return report_or_none(path)  # None: not a run (test_no_traceback covers the error itself)
 
 
 @pytest.mark.parametrize("verbosity", [0, 1])

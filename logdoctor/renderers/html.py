@@ -57,9 +57,10 @@ def _shades(report: Report, charts: bool = False) -> list[Shade]:
         if f.first_step is None:
             continue
         last = int(f.last_step if f.last_step is not None else f.first_step)
-        if charts and last - f.first_step >= half:
-            continue
-        out.append(Shade(int(f.first_step), last, f.severity.label, f.code))
+        for a, b in f.spans or ((int(f.first_step), last),):
+            if charts and b - a >= half:
+                continue
+            out.append(Shade(int(a), int(b), f.severity.label, f.code))
     return out
 
 

@@ -165,8 +165,9 @@ def _shade(ax: Axes, report: Report) -> None:
             continue
         label, colour = SHADED[f.code]
         last = f.last_step if f.last_step is not None else f.first_step
-        ax.axvspan(f.first_step, last, color=colour, alpha=0.13, lw=0, label=None if label in seen else label)
-        seen.add(label)
+        for a, b in f.spans or ((f.first_step, last),):
+            ax.axvspan(a, b, color=colour, alpha=0.13, lw=0, label=None if label in seen else label)
+            seen.add(label)
 
 
 def _grad_spikes(ax: Axes, report: Report, steps: np.ndarray) -> None:

@@ -262,6 +262,9 @@ _LD41X = re.compile(
 )
 
 
+_LD605 = re.compile(rf"at step (\d+): the earlier lr was too high .* above the {_G} the run reaches later, its")
+
+
 def _g(x: float) -> str:
     return f"{x:.4g}"
 
@@ -306,6 +309,12 @@ def _levels(f: Finding, raw: Raw, evals: Raw | None) -> list[str]:
         a, b = np.median(vals[steps <= best][-k1:]), np.median(vals[steps <= last][-k2:])
         if (_g(a), _g(b)) != (m[5], m[6]):
             bad.append(f"{f.code}: training medians {_g(a)} -> {_g(b)}, message says {m[5]} -> {m[6]}")
+    if f.code == "LD605" and (m := _LD605.search(f.message)) is not None:
+        later = vals[steps >= int(m[1])]
+        pad = np.concatenate([[later[0]] * 2, later, [later[-1]] * 2])  # edges: the nearest row
+        low = min(float(np.median(pad[j : j + 5])) for j in range(later.size))
+        if _g(low) != m[2]:
+            bad.append(f"LD605: the lowest 5-row median later is {_g(low)}, message says {m[2]}")
     m = re.search(r"Every logged loss \((\d+)\)", f.message) if f.code == "LD001" else None
     if m is not None and (int(m[1]) != len(raw) - len(finite) or finite):
         bad.append(f"LD001: {m[1]} non-finite in the message, the log has {len(raw) - len(finite)} of {len(raw)}")

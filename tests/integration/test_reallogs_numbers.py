@@ -262,6 +262,9 @@ _LD41X = re.compile(
 )
 
 
+_LD411 = re.compile(
+    rf"fell [\d,]+-fold since step ([\d,]+) \({_G} -> {_G}, medians? of the (\d+)(?: and (\d+))? rows up to each\)"
+)
 _LD605 = re.compile(rf"at step (\d+): the earlier lr was too high .* above the {_G} the run reaches later, its")
 
 
@@ -309,6 +312,12 @@ def _levels(f: Finding, raw: Raw, evals: Raw | None) -> list[str]:
         a, b = np.median(vals[steps <= best][-k1:]), np.median(vals[steps <= last][-k2:])
         if (_g(a), _g(b)) != (m[5], m[6]):
             bad.append(f"{f.code}: training medians {_g(a)} -> {_g(b)}, message says {m[5]} -> {m[6]}")
+    if f.code == "LD411" and (m := _LD411.search(f.message)) is not None and f.last_step is not None:
+        k1 = int(m[4])
+        k2 = int(m[5]) if m[5] else k1
+        a, b = np.median(vals[steps <= _num(m[1])][-k1:]), np.median(vals[steps <= f.last_step][-k2:])
+        if (_g(a), _g(b)) != (m[2], m[3]):
+            bad.append(f"LD411: training medians {_g(a)} -> {_g(b)}, message says {m[2]} -> {m[3]}")
     if f.code == "LD605" and (m := _LD605.search(f.message)) is not None:
         later = vals[steps >= int(m[1])]
         pad = np.concatenate([[later[0]] * 2, later, [later[-1]] * 2])  # edges: the nearest row

@@ -427,3 +427,57 @@ def test_megatron_skip_count_is_the_logs(reallogs_dir: Path) -> None:
     (f,) = [f for f in pipeline.analyze(pipeline.load(str(path))).findings if f.code == "LD020"]
     assert f.evidence["skipped_total"] == skipped == 19
     assert f.evidence["loss_scale_first"] == float(scales[0]) == 8388608.0
+
+
+#: A skipped fp16 step as each framework prints it (one line per skipped optimizer step).
+OVERFLOW_LINE = {
+    "deepspeed_chat_rlhf_step3_fp16_overflow.log": r"\] OVERFLOW! Rank 0 Skipping step",
+    "fairseq_hydra_hubert_pretrain.log": r"gradient overflow detected, ignoring gradient",
+}
+
+
+@pytest.mark.parametrize("name", sorted(OVERFLOW_LINE))
+def test_overflow_counts_are_the_logs_lines(reallogs_dir: Path, name: str) -> None:
+    """LD023 (while the scale calibrates) and LD024 (after) together count every skipped step the
+    log prints, and LD023's scales are the first attempted and the last one it fell to."""
+    path = reallogs_dir / name
+    text = path.read_text(errors="replace")
+    report = pipeline.analyze(pipeline.load(str(path)))
+    counts = {
+        f.code: int(m[1])
+        for f in report.findings
+        if f.code in ("LD023", "LD024") and (m := re.match(r"(\d+) optimizer step", f.message))
+    }
+    assert counts and sum(counts.values()) == len(re.findall(OVERFLOW_LINE[name], text))
+    if name.startswith("deepspeed"):
+        scales = re.findall(r"OVERFLOW! Rank 0 Skipping step\. Attempted loss scale: (\d+)(?:, reducing to (\d+))?", text)  # noqa: E501
+        (cal,) = [f for f in report.findings if f.code == "LD023"]
+        first, last = scales[0][0], [to for _, to in scales[: counts["LD023"]] if to][-1]
+        assert f"from {first} to {last}" in cal.message
+
+
+#: Gradient norms by step (file order where the log prints no step), for LD104's "largest X at step S".
+GRAD_NORMS: dict[str, Callable[[Path], Raw]] = {
+    "hf_trainer_state_star_multihead_acc.json": lambda p: {
+        int(h["step"]): float(h["grad_norm"]) for h in json.loads(p.read_text())["log_history"] if "grad_norm" in h
+    },
+    "msswift_logging_dup_lines.jsonl": lambda p: {
+        _swift(r) or 0: float(r["grad_norm"])
+        for r in map(json.loads, (ln for ln in p.read_text().splitlines() if ln.startswith("{")))
+        if "grad_norm" in r and _swift(r) is not None
+    },
+    "msswift_gemma4_sft_stdout_tqdm_dicts.log": lambda p: {
+        int(m[2]): float(m[1])
+        for ln in _lines(p)
+        if (m := re.search(r"'grad_norm': '([^']+)'.*'global_step/max_steps': '(\d+)/", ln))
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_NORMS))
+def test_grad_norm_spike_is_the_logs(reallogs_dir: Path, name: str) -> None:
+    path = reallogs_dir / name
+    grad = GRAD_NORMS[name](path)
+    (f,) = [f for f in pipeline.analyze(pipeline.load(str(path))).findings if f.code == "LD104"]
+    m = re.search(r"largest ([\d.e+]+) at step (\d+)", f.message)
+    assert m is not None and f"{grad[int(m[2])]:.4g}" == m[1]

@@ -56,5 +56,6 @@ class ChanceLossDetector(Analyzer):
             "LD421",
             f"The loss sits at chance level for the whole run: median {whole:.4g} over {s.n} rows, "
             f"{last:.4g} in its last quarter, against ln 2 = {CHANCE:.4f} for a binary or pairwise "
-            f"objective; it never fell below it ({fall:+.0%} from the first quarter): the model learns nothing.",
+            f"objective; the last quarter is {abs(fall):.0%} {'below' if fall > 0 else 'above'} the first "
+            f"({first:.4g}; medians of {q} rows each): the model learns nothing.",
             first_step=int(s.steps[0]), last_step=int(s.steps[-1]), confidence=0.8, evidence=ev),))

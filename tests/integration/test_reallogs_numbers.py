@@ -265,6 +265,7 @@ _LD41X = re.compile(
 _LD411 = re.compile(
     rf"fell [\d,]+-fold since step ([\d,]+) \({_G} -> {_G}, medians? of the (\d+)(?: and (\d+))? rows up to each\)"
 )
+_LD421 = re.compile(rf"median {_G} over (\d+) rows, {_G} in its last quarter.* first \({_G}; medians of (\d+) rows")
 _LD605 = re.compile(rf"at step (\d+): the earlier lr was too high .* above the {_G} the run reaches later, its")
 
 
@@ -318,6 +319,12 @@ def _levels(f: Finding, raw: Raw, evals: Raw | None) -> list[str]:
         a, b = np.median(vals[steps <= _num(m[1])][-k1:]), np.median(vals[steps <= f.last_step][-k2:])
         if (_g(a), _g(b)) != (m[2], m[3]):
             bad.append(f"LD411: training medians {_g(a)} -> {_g(b)}, message says {m[2]} -> {m[3]}")
+    if f.code == "LD421" and (m := _LD421.search(f.message)) is not None:
+        q = int(m[5])
+        whole, last, first = (_g(np.median(v)) for v in (vals, vals[-q:], vals[:q]))
+        got = (whole, str(vals.size), last, first, str(vals.size // 4))
+        if got != (m[1], m[2], m[3], m[4], m[5]):
+            bad.append(f"LD421: whole, rows, last, first, quarter {got}, message says {m.groups()}")
     if f.code == "LD605" and (m := _LD605.search(f.message)) is not None:
         later = vals[steps >= int(m[1])]
         pad = np.concatenate([[later[0]] * 2, later, [later[-1]] * 2])  # edges: the nearest row

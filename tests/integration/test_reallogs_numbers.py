@@ -425,6 +425,21 @@ def test_endings_and_eval_counts_are_the_logs_lines(reallogs_dir: Path, name: st
             first = report.runs[-1].first_line if report.runs else 1  # type: ignore[attr-defined]
             raw = [ln for ln in lines[first - 1 :] if re.search(r"'eval_loss': (inf|nan)\b", ln)]
             assert int(f.evidence["n_nonfinite"]) == len(raw)
+        if f.code == "LD009" and name.startswith("pytorch_wordlm"):
+            # word LM: the ``| end of epoch N | ... | valid loss nan`` lines
+            raw = [ln for ln in lines if re.search(r"end of epoch .*valid loss\s+(nan|inf)\b", ln)]
+            assert int(f.evidence["n_nonfinite"]) == len(raw) and f"({len(raw)} evaluations)" in f.message
+
+
+def test_accuracy_levels_are_the_logs(reallogs_dir: Path) -> None:
+    """LD302 names accuracy medians: re-read from OpenNMT's ``Step N/ T; acc: X`` lines."""
+    path = reallogs_dir / "opennmt_py_id_bima_train.log"
+    acc = {int(m[1]): float(m[2]) for m in re.finditer(r"Step (\d+)/\s*\d+; acc:\s+([\d.]+)", path.read_text())}
+    found = [f for f in pipeline.analyze(pipeline.load(str(path))).findings if f.code == "LD302"]
+    medians = [m for f in found for m in _MEDIAN.findall(f.message)]
+    assert medians
+    for value, a, b in medians:
+        assert f"{np.median([v for s, v in acc.items() if _num(a) <= s <= _num(b)]):.4g}" == value
 
 
 def test_megatron_skip_count_is_the_logs(reallogs_dir: Path) -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from logdoctor import pipeline
-from logdoctor.ingest.parsers.evalsections import HEADER, has_eval_banner
+from logdoctor.ingest.parsers.evalsections import HEADER, has_banner
 
 
 @pytest.mark.parametrize(
@@ -26,7 +27,7 @@ from logdoctor.ingest.parsers.evalsections import HEADER, has_eval_banner
 )
 def test_banner_rule(line: str, banner: bool) -> None:
     assert bool(HEADER.match(line)) is banner
-    assert has_eval_banner(f"x\n{line}\ny\n".encode()) is banner
+    assert has_banner(pl.DataFrame({"msg": ["x", line, "y"]})) is banner
 
 
 def _train_and_eval(n: int) -> list[str]:
@@ -48,6 +49,21 @@ def test_result_under_a_banner_is_an_evaluation(tmp_path: Path) -> None:
     assert run.evals["step"].to_list() == list(range(10, 101, 10))
     assert run.evals["val_loss"].to_list() == [9.0] * 10
     assert run.meta.duplicate_steps == 0 and run.meta.nonmonotonic_steps == 0
+
+
+def test_banner_in_a_log_the_fast_path_reads(tmp_path: Path) -> None:
+    """Above 20,000 lines the fast path reads the dominant template; a result line of that same
+    template under a banner is still an evaluation."""
+    lines = []
+    for step in range(1, 25_001):
+        lines.append(f"step: {step} loss: {3.0 - 1e-4 * step:.4f} lr: 0.001")
+        if step % 1000 == 0:
+            lines += ["***** Running Evaluation *****", f"step: {step} loss: 9.0000 lr: 0.001"]
+    path = tmp_path / "big.log"
+    path.write_text("\n".join(lines) + "\n")
+    run = pipeline.load(str(path))
+    assert run.n_steps == 25_000 and run.table["loss"].max() < 3.0
+    assert run.evals["step"].to_list() == list(range(1000, 25_001, 1000))
 
 
 def test_banner_far_from_any_metric_marks_nothing(tmp_path: Path) -> None:

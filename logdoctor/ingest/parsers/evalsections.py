@@ -26,8 +26,6 @@ METRIC = re.compile(
 )
 #: The result follows its banner within this many lines (tqdm bars and ``Num examples = N`` between).
 WITHIN = 20
-_WORDS = (b"valuat", b"VALUAT", b"alidat", b"ALIDAT", b"eval", b"Eval", b"EVAL", b"esting", b"ESTING")
-_HEADER_BYTES = re.compile(HEADER.pattern.replace("(?i)", "(?im)", 1).encode())
 #: The word put before a result line so that it is read as an evaluation (textrules.EVAL_MARK_RE).
 MARK = "eval | "
 
@@ -35,7 +33,7 @@ MARK = "eval | "
 def mark_eval_sections(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     """Prefix :data:`MARK` to the first metric line after each evaluation banner (within
     :data:`WITHIN` lines, before the next banner); returns the frame and how many lines were marked."""
-    if frame.height == 0 or not frame[MSG].str.contains(HEADER.pattern).any():
+    if not has_banner(frame):
         return frame, 0
     msgs = frame[MSG].to_list()
     nos = frame[LINE_NO].to_list()
@@ -57,11 +55,9 @@ def mark_eval_sections(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     return out, len(marked)
 
 
-def has_eval_banner(data: bytes) -> bool:
-    """True when raw log bytes hold an evaluation banner line (the fast path then steps aside)."""
-    if not any(word in data for word in _WORDS):
-        return False
-    return _HEADER_BYTES.search(data) is not None
+def has_banner(frame: pl.DataFrame) -> bool:
+    """True when cleaned lines (column ``msg``) hold an evaluation banner."""
+    return frame.height > 0 and bool(frame[MSG].str.contains(HEADER.pattern).any())
 
 
 #: Evaluation columns that can stand for the loss of a log that prints no training loss, with how.

@@ -9,7 +9,7 @@ from logdoctor.errors import InputError, ParseError
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.parsers.base import Parser, ParseResult
 from logdoctor.ingest.parsers.endings import scan_endings
-from logdoctor.ingest.parsers.evalsections import eval_only_curve, mark_eval_sections
+from logdoctor.ingest.parsers.evalsections import eval_only_curve, has_banner, mark_eval_sections
 from logdoctor.ingest.parsers.lines import clean, read_lines
 from logdoctor.ingest.parsers.losspick import refusal_hint, total_note
 from logdoctor.ingest.parsers.markers import Markers, scan_markers
@@ -160,6 +160,10 @@ class TextParser(Parser):
             raise InputError(f"{source.name}: binary file, not a text training log")
         out = Extracted()
         fast = fast_rows(data, fields, out)
+        if fast is not None and has_banner(clean(fast.rest)):
+            # an evaluation banner among the other lines: the result line after it may be of the
+            # template the fast path read as training steps, so every line is read the general way
+            out, fast = Extracted(), None
         rest = read_lines(data) if fast is None else fast.rest
         lines = fast.lines if fast is not None else int(rest[LINE_NO].max() or 0)  # type: ignore[arg-type]
         records = lines if fast is not None else rest.height  # \r-split segments count apart

@@ -10,7 +10,6 @@ import numpy as np
 import polars as pl
 
 from logdoctor.ingest.aliases import FieldMap
-from logdoctor.ingest.parsers.evalsections import has_eval_banner
 from logdoctor.ingest.parsers.lines import LINE, LINE_NO, read_lines
 from logdoctor.ingest.parsers.pieces import head, line_count, lines_at, newlines, pieces
 from logdoctor.ingest.parsers.textplan import STRING_COLUMNS, Plan, plan_for, total_loss_keys
@@ -277,8 +276,6 @@ def fast_rows(data: bytes, fields: FieldMap, out: Extracted) -> FastRead | None:
     if b"\x1b" in data or _fewer_lines(data, MIN_LINES):
         return None
     if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
-        return None
-    if has_eval_banner(data):  # the line after a banner is an evaluation's, whatever its template
         return None
     chosen = _choose(read_lines(head(data, SAMPLE)), fields)
     split = layout(chosen[0]) if chosen else None

@@ -70,8 +70,9 @@ class ChanceLossDetector(Analyzer):
         return Detection((codes.finding(
             "LD421",
             f"The loss sits at chance level for the whole run: median {whole:.4g} over {s.n} rows, "
-            f"{last:.4g} in its last quarter, against {_against(k, chance, fact)}; it never fell below it "
-            f"({fall:+.0%} from the first quarter): the model learns nothing.",
+            f"{last:.4g} in its last quarter, against {_against(k, chance, fact)}; "
+            f"the last quarter is {abs(fall):.0%} {'below' if fall > 0 else 'above'} the first ({first:.4g}; "
+            f"medians of {q} rows each): the model learns nothing.",
             first_step=int(s.steps[0]), last_step=int(s.steps[-1]), confidence=0.8, evidence=ev),))
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from logdoctor import codes
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.evalseries import EvalSeries, eval_loss_column, eval_series, is_perplexity
-from logdoctor.detectors.overfitting import eval_noise, segment_start, train_level
+from logdoctor.detectors.overfitting import eval_noise, medians_text, segment_start, train_window
 from logdoctor.detectors.tails import student_t_two_sided
 from logdoctor.model import ACC, EPOCH, LINE_NO, STEP, Finding, Run
 from logdoctor.options import Option, at_least, fraction, int_opt, positive
@@ -136,7 +136,7 @@ class MemorizationDetector(Analyzer):
         if tr is None:
             return None
         s0, s1 = float(ev.steps[tr.start]), float(ev.steps[-1])
-        before, after = train_level(run, s0), train_level(run, s1)
+        (before, n0), (after, n1) = train_window(run, s0), train_window(run, s1)
         if not (np.isfinite(before) and np.isfinite(after) and before > 0 and after > 0):
             return None
         fold = before / after
@@ -144,7 +144,7 @@ class MemorizationDetector(Analyzer):
             return self._from_accuracy(run, ev, tr)
         if held_out_fold(run, s0, s1) >= math.sqrt(fold):
             return None  # the held-out loss fell with it: the fall generalises, the score is what is off
-        return fold, tr.p_improving, _finding(ev, sign, tr, before, after)
+        return fold, tr.p_improving, _finding(ev, sign, tr, (before, after), (n0, n1))
 
     def _from_accuracy(self, run: Run, ev: EvalSeries, tr: Trend) -> tuple[float, float, Finding] | None:
         """The same rule on accuracy: the eval accuracy is flat while the model gets ``min_fold`` times
@@ -200,7 +200,10 @@ def _eval_level(run: Run, ev: EvalSeries, step: float) -> float:
     return float(np.median(inside)) if inside.size else float(ev.values[int(np.argmin(np.abs(ev.steps - step)))])
 
 
-def _finding(ev: EvalSeries, sign: int, tr: Trend, before: float, after: float) -> Finding:
+def _finding(
+    ev: EvalSeries, sign: int, tr: Trend, levels: tuple[float, float], rows: tuple[int, int]
+) -> Finding:
+    before, after = levels
     s0, s1 = int(ev.steps[tr.start]), int(ev.steps[-1])
     v0, v1 = float(ev.values[tr.start]), float(ev.values[-1])
     worse = tr.t < 0 and tr.p_improving > 0.975  # significantly worse (two-sided 5%)
@@ -208,7 +211,8 @@ def _finding(ev: EvalSeries, sign: int, tr: Trend, before: float, after: float) 
     fold = before / after
     label = ev.name if _EVAL_NAMED.match(ev.name) else f"eval {ev.name}"
     msg = (
-        f"The training loss fell {fold:,.0f}-fold since step {s0:,} ({before:.4g} -> {after:.4g}) while "
+        f"The training loss fell {fold:,.0f}-fold since step {s0:,} ({before:.4g} -> {after:.4g}, "
+        f"{medians_text(rows)}) while "
         f"{label} {how} over {tr.n} evals ({v0:.4g} -> {v1:.4g}; no significant improvement): "
         "the model memorises the training data."  # the trend test's p-value is evidence (-v, JSON)
     )

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from logdoctor import sanitize
 from logdoctor.model import Report
 from logdoctor.renderers.labels import severity_colour
-from logdoctor.renderers.spans import finding_range
+from logdoctor.renderers.spans import finding_spans
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -26,9 +26,8 @@ def lanes(report: Report) -> dict[str, list[tuple[int, int, str]]]:
     """Finding code -> its (first, last, severity) ranges, codes in report order; none without steps."""
     out: dict[str, list[tuple[int, int, str]]] = {}
     for f in report.findings:
-        rng = finding_range(f)
-        if rng is not None:
-            out.setdefault(f.code, []).append((*rng, f.severity.label))
+        for first, last in finding_spans(f):
+            out.setdefault(f.code, []).append((first, last, f.severity.label))
     return out
 
 

@@ -73,9 +73,12 @@ class Rows:
 
 
 def step_range(f: Finding) -> str:
-    """The steps a finding covers: ``"120"``, ``"120-180"`` or ``"run"``."""
+    """The steps a finding covers: ``"120"``, ``"120-180"``, ``"92-190, 1187-1313"`` (its
+    separate stretches) or ``"run"``."""
     if f.first_step is None:
         return "run"
+    if len(f.spans) > 1:
+        return ", ".join(f"{a}-{b}" if b != a else str(a) for a, b in f.spans)
     if f.last_step is None or f.last_step == f.first_step:
         return str(f.first_step)
     return f"{f.first_step}-{f.last_step}"

@@ -266,3 +266,16 @@ def test_torchtune_progress_bar_reads_epoch_and_global_step(tmp_path: Path) -> N
     assert table["step"].to_list() == [1, 2, 3]
     assert table["loss"].to_list() == list(losses)
     assert table["epoch"].to_list() == [1, 1, 1]
+
+
+def test_nemo_megatron_reduced_train_loss_is_the_loss(tmp_path: Path) -> None:
+    # NeMo 2 / Megatron strategy progress lines (a public BioNeMo Evo2 fine-tune): the loss is
+    # ``reduced_train_loss`` (the loss averaged over data-parallel ranks), ``global_step`` the step
+    lines = [
+        f"Training epoch 0, iteration {i}/9 | lr: {2e-05 * i:g} | global_batch_size: 4 | global_step: {i} | "
+        f"reduced_train_loss: {1.3 - 0.01 * i:.4g} | train_step_timing in s: 0.25 | consumed_samples: {4 * i + 4}"
+        for i in range(10)
+    ]
+    table = pipeline.load(_write(tmp_path, "\n".join(lines) + "\n")).table
+    assert table["step"].to_list() == list(range(10))
+    assert table["loss"].to_list() == [float(f"{1.3 - 0.01 * i:.4g}") for i in range(10)]

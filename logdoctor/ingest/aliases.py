@@ -17,7 +17,7 @@ ALIASES: Mapping[str, tuple[str, ...]] = {
     "loss": ("loss", "train_loss", "lm_loss", "trl", "train_loss_step", "batch_loss", "cost",
              "training_loss", "loss_step", "train_lm_loss", "xent", "train_xent",
              "crossentropyloss", "train/CrossEntropyLoss", "cross_entropy",
-             "act_loss", "actor_loss", "trainloss"),
+             "act_loss", "actor_loss", "trainloss", "reduced_train_loss"),
     "acc": ("acc", "accuracy", "train_acc", "train_accuracy", "token_acc", "mean_token_accuracy",
             "top1", "acc1", "train_acc_step", "sparse_categorical_accuracy", "categorical_accuracy",
             "binary_accuracy", "trainacc"),

@@ -86,12 +86,15 @@ def _layer_dense(hist: Histogram, prev: NDArray[np.int64], k: int,
     arg = np.zeros(d, dtype=np.int64)
     if k - 1 >= d:
         return best, arg
-    before = np.concatenate(([_BIG], prev[:-1]))  # before[j] = prev[j-1]
-    i = np.arange(k - 1, d, dtype=np.int64)[:, None]
-    j = np.arange(k - 1, d, dtype=np.int64)[None, :]
-    table = (before[j] + hist.values[i] * (hist.cum_count[i + 1] - hist.cum_count[j])
-             - (hist.cum_sum[i + 1] - hist.cum_sum[j]))
-    table = np.where(j <= i, table, np.iinfo(np.int64).max)
+    # before[j] + v[i]·(C[i+1] − C[j]) − (S[i+1] − S[j]), regrouped into a row term, a column term
+    # and an outer product (integers: exactly the same sums)
+    before = np.concatenate(([_BIG], prev[:-1]))[k - 1 :]  # before[j] = prev[j-1]
+    v, cc, cs = hist.values[k - 1 :], hist.cum_count, hist.cum_sum
+    row = v * cc[k:] - cs[k:]
+    col = before + cs[k - 1 : d]
+    table = row[:, None] + col[None, :] - np.multiply.outer(v, cc[k - 1 : d])
+    n = v.size
+    table[np.arange(n)[:, None] < np.arange(n)[None, :]] = np.iinfo(np.int64).max  # j > i: no bucket
     pick = np.argmin(table, axis=1)
     rows = np.arange(pick.size)
     best[k - 1 :] = table[rows, pick]

@@ -161,7 +161,7 @@ def report_dict(report: Report) -> dict[str, Any]:
             "lines_read": m.lines_read,
             "lines_skipped": m.lines_skipped,
             "skip_reasons": dict(m.skip_reasons),
-            "aliases": dict(m.aliases),
+            "aliases": dict(sorted(m.aliases.items())),  # one order whatever the hash seed
             "notes": list(m.notes),
             **_config_facts(m.config_facts),
             **_degenerate(m),

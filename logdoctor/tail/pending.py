@@ -19,7 +19,7 @@ NONFINITE = re.compile(rb"(?i)(?<![a-z])(?:nan|inf|infinity)(?![a-z])|[0-9][eE]\
 class Pending:
     """The lines of one file read since its last parse, and when the first of them came."""
 
-    def __init__(self, *, gap: float = 2.0, max_bytes: int = 1 << 20) -> None:
+    def __init__(self, *, gap: float = 1.0, max_bytes: int = 1 << 20) -> None:
         self.gap = gap
         self.max_bytes = max_bytes
         self._parts: list[bytes] = []

@@ -56,8 +56,10 @@ class TailOptions:
     inotify: bool = True
     server_interval: float = 10.0
     background: bool = True
-    #: seconds a file's new lines gather before they are parsed (tail/pending.py; 0: every read)
-    parse_gap: float = 2.0
+    #: seconds a file's new lines gather before they are parsed (tail/pending.py; 0: every read):
+    #: the cheap pass's gap (Schedule.cheap_gap), so its window (new rows + context) stays as long
+    #: as when every read was parsed, and a second NaN beyond the context is raised on its own
+    parse_gap: float = 1.0
     session: SessionOptions = field(default_factory=SessionOptions)
 
 

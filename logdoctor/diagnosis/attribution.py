@@ -98,7 +98,8 @@ def _length_divergence(findings: list[Finding], verdict: Verdict, facts: Facts) 
     for f in findings:
         if f.code == "LD002" and f.first_step in facts.length_explained and "explained_by" not in f.evidence:
             f = _explain(
-                f, "the loss follows batch length and does not diverge once its length effect is removed",
+                f, "the rise comes with longer batches, and with batch length accounted for (the loss compared "
+                "at the same length, or with its length effect removed) it is no divergence",
                 f.first_step, by=by,
             )
         out.append(f)

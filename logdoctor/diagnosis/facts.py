@@ -215,6 +215,8 @@ def gather(
     clean = ls.remove_length(resid, x if tracks else None)
     adjusted = loss - (resid - clean)  # the loss with its batch-length effect removed
     by_length = lengthrise.length_explained(findings, steps, adjusted) if tracks else frozenset()
+    if usable and x is not None:
+        by_length |= lengthrise.length_matched(findings, steps, loss, x)
     found = [
         cf.nonfinite(steps, loss),
         # a fresh run appended to the log left nothing before it: only restarts inside the kept

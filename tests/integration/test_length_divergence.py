@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from logdoctor import pipeline
-from logdoctor.diagnosis.lengthrise import length_explained
+from logdoctor.diagnosis.lengthrise import length_explained, length_matched
 from logdoctor.model import Severity
 from tests.conftest import FIXTURES
 
@@ -28,7 +28,9 @@ def test_no_prefix_of_the_example_gives_an_error(tmp_path: Path) -> None:
     path = FIXTURES / "example.log"
     n = len(path.read_bytes().splitlines())
     folded = 0
-    for lines in range(53, n + 1, 41):  # across the first reset (line 81) and both epochs
+    # right after the first reset (line 81: too few long batches for the correlation), then across
+    # both epochs
+    for lines in [83, 85, 87, *range(53, n + 1, 41)]:
         report = _prefix(path, lines, tmp_path)
         assert not [f.code for f in report.findings if f.severity >= Severity.ERROR], lines
         div = [f for f in report.findings if f.code == "LD002"]
@@ -84,3 +86,17 @@ def test_a_real_diverged_training_is_still_an_error(reallogs_dir: Path) -> None:
     path = reallogs_dir / "hf_trainer_state_lyric_lora_diverged.json"
     report = pipeline.analyze(pipeline.load(str(path)))
     assert any(f.code == "LD002" and f.severity == Severity.ERROR for f in report.findings)
+
+
+def test_a_rise_back_to_the_loss_of_long_batches_is_matched_and_a_real_one_is_not() -> None:
+    from logdoctor import codes
+
+    steps, loss, length = _sawtooth(n=90)
+    div = codes.finding("LD002", "rise", first_step=81, last_step=90, evidence={"factor": 1.5, "rows_above": 10})
+    assert length_matched([div], steps, loss, length) == frozenset({81})
+    real = loss.copy()
+    real[80:] = 3.0 * loss[:10]  # 3x the loss the run had at these lengths
+    assert length_matched([div], steps, real, length) == frozenset()
+    longer = length.copy()
+    longer[80:] = 4096.0  # longer than any batch before: nothing to compare with
+    assert length_matched([div], steps, loss, longer) == frozenset()

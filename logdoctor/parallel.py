@@ -16,15 +16,22 @@ R = TypeVar("R")
 WORKER_ENV = {"POLARS_MAX_THREADS": "1"}
 
 
-def fan_out(fn: Callable[[T, Any], R], items: Sequence[T], arg: Any, workers: int) -> list[R]:
+def fan_out(fn: Callable[[T, Any], R], items: Sequence[T], arg: Any, workers: int,
+            done: Callable[[int, R], None] | None = None) -> list[R]:
     """``[fn(item, arg) for item in items]`` across ``workers`` processes in all, this one included.
 
     The caller already has every module loaded, so it starts at once while ``workers - 1`` spawned
     processes import theirs (~1 s); items are handed out one at a time to whoever is free, and the
     results keep the order of ``items``. ``fn`` must be picklable (a module-level function).
+    ``done(index, result)`` is called as each result arrives (from more than one thread).
     """
     if workers <= 1 or len(items) <= 1:
-        return [fn(item, arg) for item in items]
+        out = []
+        for i, item in enumerate(items):
+            out.append(fn(item, arg))
+            if done is not None:
+                done(i, out[-1])
+        return out
     import multiprocessing  # only here: a single input never pays for the process pool's imports
     from concurrent.futures import ProcessPoolExecutor
 
@@ -51,6 +58,8 @@ def fan_out(fn: Callable[[T, Any], R], items: Sequence[T], arg: Any, workers: in
     def finish(index: int, fut: Future[Any]) -> None:
         try:
             results[index] = fut.result()
+            if done is not None:
+                done(index, results[index])
         except BaseException as err:  # re-raised in the caller below
             errors.append(err)
         with state:
@@ -62,6 +71,8 @@ def fan_out(fn: Callable[[T, Any], R], items: Sequence[T], arg: Any, workers: in
             feed()
         while (mine := queue.take()) is not None:
             results[mine[0]] = fn(mine[1], arg)
+            if done is not None:
+                done(mine[0], results[mine[0]])
         with state:
             state.wait_for(lambda: outstanding[0] == 0)
     if errors:

@@ -8,7 +8,7 @@ from logdoctor.ingest.fleet.mlflow import experiment_ref, list_experiment
 from logdoctor.ingest.fleet.names import looks_like_log
 from logdoctor.ingest.fleet.prefix import is_prefix, list_prefix
 
-__all__ = ["list_fleet", "looks_like_log"]
+__all__ = ["is_fleet", "list_fleet", "looks_like_log"]
 
 
 def list_fleet(name: str) -> list[str] | None:
@@ -26,3 +26,8 @@ def list_fleet(name: str) -> list[str] | None:
     if is_prefix(name):
         return list_prefix(name)
     return None
+
+
+def is_fleet(name: str) -> bool:
+    """True for an address that stands for many runs (no listing is done here)."""
+    return experiment_ref(name) is not None or is_prefix(name)

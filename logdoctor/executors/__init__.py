@@ -1,0 +1,76 @@
+"""Where a fleet's runs are analysed: this machine's processes, a Dask cluster or a Ray cluster.
+
+``--executor local`` (default), ``dask`` / ``ray`` (a local cluster started for the command), or an
+address: ``dask://tcp://scheduler:8786``, ``ray://head:10001``. Each task analyses one run and
+returns its RunResult (the JSON document, ~3 kB, never the step table); results come back as they
+finish (``done`` is called with each) and are returned in input order. Scheduling, retries and
+worker loss are the engine's; a run whose task still fails is an error row. The engines are
+optional extras (``dask``, ``ray``), imported only here, only when asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from logdoctor.errors import ConfigError
+from logdoctor.executors.task import TaskSpec
+from logdoctor.model import RunResult
+
+KINDS = ("local", "dask", "ray")
+Done = Callable[[int, RunResult], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutorSpec:
+    """An engine and, for a cluster already running, its address (None: start one here)."""
+
+    kind: str
+    address: str | None = None
+
+
+def parse_executor(text: str) -> ExecutorSpec:
+    """``local``, ``dask``, ``ray``, ``dask://ADDRESS`` or ``ray://HOST:PORT``.
+
+    Raises:
+        ConfigError: anything else.
+    """
+    kind, sep, rest = text.partition("://")
+    if kind in KINDS and not sep:
+        return ExecutorSpec(kind)
+    if kind == "dask" and rest:
+        return ExecutorSpec("dask", rest)
+    if kind == "ray" and rest:
+        return ExecutorSpec("ray", text)  # ray.init takes the ray:// address whole
+    raise ConfigError(f"--executor: expected local, dask, ray, dask://ADDRESS or ray://HOST:PORT, got {text!r}")
+
+
+def run_fleet(entries: Sequence[tuple[str, bool]], spec: TaskSpec, executor: ExecutorSpec, workers: int,
+              done: Done | None = None) -> list[RunResult]:
+    """Every entry's RunResult, in input order, analysed where ``executor`` says.
+
+    Args:
+        entries: ``(address, found in a folder)`` of each run, as listed on the driver.
+        spec: what each task is asked.
+        executor: the engine.
+        workers: processes of a local pool or of a local cluster started here (ignored with an address).
+        done: called on the driver with ``(index, result)`` as each run finishes.
+    """
+    if executor.kind == "dask":
+        from logdoctor.executors.daskrun import run_dask
+
+        return run_dask(entries, spec, executor.address, workers, done)
+    if executor.kind == "ray":
+        from logdoctor.executors.rayrun import run_ray
+
+        return run_ray(entries, spec, executor.address, workers, done)
+    from logdoctor.executors.task import diagnose
+    from logdoctor.parallel import fan_out
+
+    return fan_out(diagnose, list(entries), spec, workers, done)
+
+
+def missing_engine(kind: str) -> ConfigError:
+    """The error for an engine that is not installed."""
+    extra = "dask" if kind == "dask" else "ray"
+    return ConfigError(f"--executor {kind} needs {kind}: pip install 'logdoctor[{extra}]'")

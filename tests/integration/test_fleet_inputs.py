@@ -65,6 +65,15 @@ def test_an_mlflow_experiment_is_every_run_of_it(mlflow_url: str, tmp_path: Path
     assert [s == "error" for s in _statuses(served)] == [diverges(i) for i in range(MLFLOW_FLEET_RUNS)]
 
 
+def test_an_experiment_as_an_html_fleet_report(mlflow_url: str, tmp_path: Path) -> None:
+    folder = tmp_path / "fleet"
+    assert main(["analyze", f"mlflow://{mlflow_url.removeprefix('http://')}/experiments/fleet", "-j", "1",
+                 "-f", "html", "-o", str(folder)]) == 0
+    index = (folder / "index.html").read_text()
+    assert index.count("<a href=") == MLFLOW_FLEET_RUNS == len(list(folder.glob("0*.html")))
+    assert f"{MLFLOW_FLEET_RUNS} runs: {sum(map(diverges, range(MLFLOW_FLEET_RUNS)))} error" in index
+
+
 def test_experiment_errors_are_one_line_exit_2(mlflow_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     host = mlflow_url.removeprefix("http://")
     for name, why in ((f"mlflow://{host}/experiments/no-such-sweep", "no experiment named"),
@@ -121,6 +130,7 @@ def test_an_s3_prefix_and_glob_list_the_logs_once(s3: str, tmp_path: Path) -> No
     assert [s == "error" for s in _statuses(outcomes)] == [diverges(i) for i in range(8)]
     bad = outcomes[4].report
     assert bad is not None and bad.problems[0].first_step == DIVERGE_AT + 1
+    assert main(["check", f"{s3}/runs/", "-j", "1"]) == 1  # a prefix: the fleet report, exit by the worst run
 
 
 def test_an_empty_s3_prefix_is_one_line_exit_2(s3: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -164,13 +164,13 @@ def _fleet(paths: list[str], cfg: AnalysisConfig, jobs: int | None, executor: st
            output: str) -> list[RunResult]:
     """Analyse a fleet and write its report; errors and skipped files to stderr. Returns the runs
     that count (the skipped ones left out)."""
-    from logdoctor import pipeline
+    from logdoctor.executors import analyze_fleet
     from logdoctor.renderers import fleet
     from logdoctor.renderers.output import write_output
 
     if fmt not in ("text", "json", "html"):
         raise ConfigError(f"--format: a fleet report is text, json or html, got {fmt!r}")
-    results = pipeline.analyze_fleet(paths, cfg, jobs, executor or "local", html=fmt == "html",
+    results = analyze_fleet(paths, cfg, jobs, executor or "local", html=fmt == "html",
                                      done=_progress())
     for r in results:
         if r.error:

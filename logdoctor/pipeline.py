@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import glob
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +36,6 @@ from logdoctor.model import (
     Outcome,
     Report,
     Run,
-    RunResult,
     SeriesSummary,
 )
 from logdoctor.options import check_options
@@ -326,33 +325,3 @@ def _unskip_all(outcomes: list[Outcome]) -> list[Outcome]:
         return [dataclasses.replace(o, skipped=False, exit_code=ExitCode.BAD_INPUT) for o in outcomes]
     return outcomes
 
-
-def analyze_fleet(paths: Sequence[str], cfg: AnalysisConfig | None = None, jobs: int | None = None,
-                  executor: str = "local", html: bool = False,
-                  done: Callable[[int, RunResult], None] | None = None) -> list[RunResult]:
-    """Analyse a fleet: the inputs are listed once, here (files, folders, MLflow experiments, remote
-    prefixes), and each run is one task of ``executor`` (``local``, ``dask``, ``ray`` or an address,
-    see ``logdoctor.executors``), whose result is the run's JSON document, never its step table.
-
-    Results keep the order of the listed runs; a run that fails is an error result.
-
-    Args:
-        jobs: local worker processes, or the workers of a local cluster started here (default: the cores).
-        html: also render each run's own HTML report on its worker.
-        done: called with ``(index, result)`` as each run finishes.
-    """
-    from logdoctor.executors import parse_executor, run_fleet
-    from logdoctor.executors.task import TaskSpec
-
-    spec = parse_executor(executor)
-    cfg = cfg or AnalysisConfig()
-    entries = list(expand_entries(paths).items())
-    if spec.kind == "local":
-        workers = 1 if "-" in dict(entries) else min(jobs or auto_jobs([e[0] for e in entries]), len(entries))
-        cfg = worker_config(cfg, workers) if workers > 1 else cfg
-    else:  # a local cluster started here: one worker per core unless told
-        workers = min(jobs or os.cpu_count() or 1, max(1, len(entries)))
-    results = run_fleet(entries, TaskSpec(cfg, html), spec, max(1, workers), done)
-    if results and all(r.skipped for r in results):  # nothing was analysed: each is an input error again
-        return [dataclasses.replace(r, skipped=False, exit_code=ExitCode.BAD_INPUT) for r in results]
-    return results

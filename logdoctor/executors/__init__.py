@@ -10,11 +10,15 @@ optional extras (``dask``, ``ray``), imported only here, only when asked.
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from logdoctor.config import AnalysisConfig
 from logdoctor.errors import ConfigError
 from logdoctor.executors.task import TaskSpec
+from logdoctor.exitcodes import ExitCode
 from logdoctor.model import RunResult
 
 KINDS = ("local", "dask", "ray")
@@ -70,7 +74,31 @@ def run_fleet(entries: Sequence[tuple[str, bool]], spec: TaskSpec, executor: Exe
     return fan_out(diagnose, list(entries), spec, workers, done)
 
 
-def missing_engine(kind: str) -> ConfigError:
-    """The error for an engine that is not installed."""
-    extra = "dask" if kind == "dask" else "ray"
-    return ConfigError(f"--executor {kind} needs {kind}: pip install 'logdoctor[{extra}]'")
+def analyze_fleet(paths: Sequence[str], cfg: AnalysisConfig | None = None, jobs: int | None = None,
+                  executor: str = "local", html: bool = False,
+                  done: Done | None = None) -> list[RunResult]:
+    """Analyse a fleet: the inputs are listed once, here (files, folders, MLflow experiments, remote
+    prefixes), and each run is one task of ``executor`` (``local``, ``dask``, ``ray`` or an address,
+    see ``logdoctor.executors``), whose result is the run's JSON document, never its step table.
+
+    Results keep the order of the listed runs; a run that fails is an error result.
+
+    Args:
+        jobs: local worker processes, or the workers of a local cluster started here (default: the cores).
+        html: also render each run's own HTML report on its worker.
+        done: called with ``(index, result)`` as each run finishes.
+    """
+    from logdoctor import pipeline
+
+    spec = parse_executor(executor)
+    cfg = cfg or AnalysisConfig()
+    entries = list(pipeline.expand_entries(paths).items())
+    if spec.kind == "local":
+        workers = 1 if "-" in dict(entries) else min(jobs or pipeline.auto_jobs([p for p, _ in entries]), len(entries))
+        cfg = pipeline.worker_config(cfg, workers) if workers > 1 else cfg
+    else:  # a local cluster started here: one worker per core unless told
+        workers = min(jobs or os.cpu_count() or 1, max(1, len(entries)))
+    results = run_fleet(entries, TaskSpec(cfg, html), spec, max(1, workers), done)
+    if results and all(r.skipped for r in results):  # nothing was analysed: each is an input error again
+        return [dataclasses.replace(r, skipped=False, exit_code=ExitCode.BAD_INPUT) for r in results]
+    return results

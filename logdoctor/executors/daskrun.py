@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from logdoctor.executors.task import WORKER_ENV, TaskSpec, diagnose, failed, one_thread
+from logdoctor.executors.task import WORKER_ENV, TaskSpec, diagnose, failed, missing_engine, one_thread
 from logdoctor.model import RunResult
 
 
@@ -29,8 +29,6 @@ def _client(address: str | None, workers: int) -> tuple[Any, Any]:
     try:
         from distributed import Client, LocalCluster
     except ImportError:
-        from logdoctor.executors import missing_engine
-
         raise missing_engine("dask") from None
     if address:
         client = Client(address)

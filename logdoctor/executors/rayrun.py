@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from logdoctor.executors.task import WORKER_ENV, TaskSpec, diagnose, failed, one_thread
+from logdoctor.executors.task import WORKER_ENV, TaskSpec, diagnose, failed, missing_engine, one_thread
 from logdoctor.model import RunResult
 
 #: Times Ray runs a task again when its worker process dies.
@@ -31,8 +31,6 @@ def _ray(address: str | None, workers: int) -> tuple[Any, bool]:
     try:
         import ray
     except ImportError:
-        from logdoctor.executors import missing_engine
-
         raise missing_engine("ray") from None
     if ray.is_initialized():
         return ray, False

@@ -9,6 +9,7 @@ import sys
 from dataclasses import dataclass
 
 from logdoctor.config import AnalysisConfig
+from logdoctor.errors import ConfigError
 from logdoctor.model import Outcome, RunResult
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -76,3 +77,8 @@ def failed(path: str, err: BaseException) -> RunResult:
     lines = [ln.strip() for ln in _ANSI.sub("", str(err)).splitlines() if ln.strip()]
     message = f"{path}: the task failed on the engine ({type(err).__name__}: {lines[-1] if lines else ''})"
     return result_of(Outcome(path=path, report=None, error=message, exit_code=2))
+
+
+def missing_engine(kind: str) -> ConfigError:
+    """The error for an engine that is not installed."""
+    return ConfigError(f"--executor {kind} needs {kind}: pip install 'logdoctor[{kind}]'")

@@ -14,7 +14,7 @@ import pytest
 from fixtures.fleet import write_fleet
 from logdoctor import pipeline
 from logdoctor.errors import ConfigError
-from logdoctor.executors import ExecutorSpec, parse_executor
+from logdoctor.executors import ExecutorSpec, analyze_fleet, parse_executor
 from logdoctor.model import RunResult
 
 RUNS = 12
@@ -36,7 +36,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[RunResul
     folder = tmp_path_factory.mktemp("fleet")
     write_fleet(folder, RUNS)
     (folder / "notes.txt").write_text("no training steps here\n")
-    return folder, pipeline.analyze_fleet([str(folder)], jobs=1)
+    return folder, analyze_fleet([str(folder)], jobs=1)
 
 
 def test_local_results_are_the_documents_of_the_single_run_path(fleet: tuple[Path, list[RunResult]]) -> None:
@@ -45,7 +45,7 @@ def test_local_results_are_the_documents_of_the_single_run_path(fleet: tuple[Pat
     assert [r.path for r in local] == [str(folder / "notes.txt"), *logs]
     assert local[0].skipped and local[0].status == "unreadable"
     assert [r.exit_code for r in local[1:]] == [o.exit_code for o in pipeline.analyze_paths([str(folder)], jobs=1)[1:]]
-    two = pipeline.analyze_fleet([str(folder)], jobs=2)  # the local process pool: the same documents
+    two = analyze_fleet([str(folder)], jobs=2)  # the local process pool: the same documents
     assert [r.document for r in two] == [r.document for r in local]
 
 
@@ -62,7 +62,7 @@ def dask_address() -> Iterator[str]:
 def test_dask_gives_the_local_documents(fleet: tuple[Path, list[RunResult]], dask_address: str) -> None:
     folder, local = fleet
     seen: list[int] = []
-    got = pipeline.analyze_fleet([str(folder)], executor=f"dask://{dask_address}", done=lambda i, r: seen.append(i))
+    got = analyze_fleet([str(folder)], executor=f"dask://{dask_address}", done=lambda i, r: seen.append(i))
     assert [r.document for r in got] == [r.document for r in local]
     assert sorted(seen) == list(range(len(local)))
 
@@ -71,7 +71,7 @@ def test_a_dask_worker_killed_mid_fleet_is_survived(tmp_path: Path, dask_address
     from distributed import Client
 
     write_fleet(tmp_path, 3 * RUNS)
-    local = pipeline.analyze_fleet([str(tmp_path)], jobs=1)
+    local = analyze_fleet([str(tmp_path)], jobs=1)
     with Client(dask_address) as client:
         pids = client.run(os.getpid)
     victim = next(iter(pids.values()))
@@ -82,7 +82,7 @@ def test_a_dask_worker_killed_mid_fleet_is_survived(tmp_path: Path, dask_address
             os.kill(victim, signal.SIGKILL)  # a worker process of the cluster this module started
         after_kill.append(index)
 
-    got = pipeline.analyze_fleet([str(tmp_path)], executor=f"dask://{dask_address}", done=kill_once)
+    got = analyze_fleet([str(tmp_path)], executor=f"dask://{dask_address}", done=kill_once)
     assert len(after_kill) == len(local) and len(after_kill) > 1  # runs finished after the kill too
     with pytest.raises(ProcessLookupError):
         os.kill(victim, 0)
@@ -106,5 +106,5 @@ def ray_started(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 @pytest.mark.usefixtures("ray_started")
 def test_ray_gives_the_local_documents(fleet: tuple[Path, list[RunResult]]) -> None:
     folder, local = fleet
-    got = pipeline.analyze_fleet([str(folder)], executor="ray")
+    got = analyze_fleet([str(folder)], executor="ray")
     assert [r.document for r in got] == [r.document for r in local]

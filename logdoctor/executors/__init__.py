@@ -93,6 +93,8 @@ def analyze_fleet(paths: Sequence[str], cfg: AnalysisConfig | None = None, jobs:
     spec = parse_executor(executor)
     cfg = cfg or AnalysisConfig()
     entries = list(pipeline.expand_entries(paths).items())
+    if spec.kind != "local" and "-" in dict(entries):
+        raise ConfigError(f"--executor {spec.kind}: standard input (-) cannot be sent to an engine's workers")
     if spec.kind == "local":
         workers = 1 if "-" in dict(entries) else min(jobs or pipeline.auto_jobs([p for p, _ in entries]), len(entries))
         cfg = pipeline.worker_config(cfg, workers) if workers > 1 else cfg

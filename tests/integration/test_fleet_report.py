@@ -63,3 +63,10 @@ def test_formats_without_a_fleet_report_are_refused(runs: Path, capsys: pytest.C
     assert "text, json or html" in capsys.readouterr().err
     assert main(["analyze", str(runs), "--executor", "local", "-f", "html"]) == 2  # to stdout: no folder
     assert "-o FOLDER" in capsys.readouterr().err
+
+
+def test_standard_input_never_goes_to_an_engine(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "-", "--executor", "dask"]) == 2
+    assert "standard input" in capsys.readouterr().err
+    assert main(["check", "x.log", "--executor", "spark"]) == 2
+    assert "--executor" in capsys.readouterr().err

@@ -170,16 +170,23 @@ def _fleet(paths: list[str], cfg: AnalysisConfig, jobs: int | None, executor: st
 
     if fmt not in ("text", "json", "html"):
         raise ConfigError(f"--format: a fleet report is text, json or html, got {fmt!r}")
-    results = analyze_fleet(paths, cfg, jobs, executor or "local", html=fmt == "html",
-                                     done=_progress())
+    pages = fleet.PageWriter(output, inputs=paths) if fmt == "html" else None  # checked before any work
+    progress = _progress()
+
+    def done(index: int, result: RunResult) -> RunResult | None:
+        if progress is not None:
+            progress(index, result)
+        return pages.page(index, result) if pages is not None else None
+
+    results = analyze_fleet(paths, cfg, jobs, executor or "local", html=fmt == "html", done=done)
     for r in results:
         if r.error:
             _say(f"logdoctor: note: skipped {r.error} (found in a directory)" if r.skipped
                  else f"logdoctor: error: {r.error}")
+    if pages is not None:
+        pages.index(results)
     results = [r for r in results if not r.skipped]
-    if fmt == "html":
-        fleet.write_fleet_html(results, output, inputs=paths)
-    else:
+    if pages is None:
         write_output((fleet.render_fleet_json if fmt == "json" else fleet.render_fleet_text)(results), output,
                      inputs=paths)
     return results

@@ -22,7 +22,8 @@ from logdoctor.exitcodes import ExitCode
 from logdoctor.model import RunResult
 
 KINDS = ("local", "dask", "ray")
-Done = Callable[[int, RunResult], None]
+#: Called on the driver with ``(index, result)`` as each run finishes; a result it returns is kept instead.
+Done = Callable[[int, RunResult], RunResult | None]
 
 
 @dataclass(frozen=True, slots=True)

@@ -63,8 +63,8 @@ def run_dask(entries: Sequence[tuple[str, bool]], spec: TaskSpec, address: str |
                 results[i] = fut.result()
             except Exception as err:  # KilledWorker past the retries, a bug in one run: its row
                 results[i] = failed(entries[i][0], err)
-            if done is not None:
-                done(i, results[i])
+            if done is not None and (kept := done(i, results[i])) is not None:
+                results[i] = kept
             fut.release()
         return [r for r in results if r is not None]
     finally:

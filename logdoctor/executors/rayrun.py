@@ -60,8 +60,8 @@ def run_ray(entries: Sequence[tuple[str, bool]], spec: TaskSpec, address: str | 
                     results[i] = ray.get(ref)
                 except Exception as err:  # a worker lost past the retries, a bug in one run: its row
                     results[i] = failed(entries[i][0], err)
-                if done is not None:
-                    done(i, results[i])
+                if done is not None and (kept := done(i, results[i])) is not None:
+                    results[i] = kept
         return [r for r in results if r is not None]
     finally:
         if started:

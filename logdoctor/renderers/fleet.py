@@ -111,18 +111,39 @@ def render_fleet_index(results: Sequence[RunResult], pages: Sequence[str | None]
             f"</head><body><h1>{title}</h1>{counts}<table><tr>{head}</tr>{''.join(rows)}</table></body></html>\n")
 
 
-def write_fleet_html(results: Sequence[RunResult], folder: str, inputs: Sequence[str] = ()) -> None:
-    """``folder/index.html`` and each run's own report beside it (written by the one output writer)."""
-    from logdoctor.errors import OutputError
-    from logdoctor.renderers.output import write_output
+class PageWriter:
+    """Writes each run's own HTML report into the fleet's folder as it arrives, and the index last:
+    the driver never holds the pages (1.5-6 GB for 100k runs)."""
 
-    if folder == "-":
-        raise OutputError("-f html of a fleet writes a folder: name it with -o FOLDER")
-    root = Path(folder)
-    if root.exists() and not root.is_dir():
-        raise OutputError(f"{folder}: not a folder (-f html of a fleet writes index.html and a page per run)")
-    pages = [page_name(i, r.path) if r.html is not None else None for i, r in enumerate(results)]
-    for r, page in zip(results, pages, strict=True):
-        if page is not None and r.html is not None:
-            write_output(r.html, str(root / page), inputs=inputs)
-    write_output(render_fleet_index(results, pages), str(root / "index.html"), inputs=inputs)
+    def __init__(self, folder: str, inputs: Sequence[str] = ()) -> None:
+        """Raises:
+            OutputError: ``folder`` is stdout or an existing file."""
+        from logdoctor.errors import OutputError
+
+        if folder == "-":
+            raise OutputError("-f html of a fleet writes a folder: name it with -o FOLDER")
+        if Path(folder).exists() and not Path(folder).is_dir():
+            raise OutputError(f"{folder}: not a folder (-f html of a fleet writes index.html and a page per run)")
+        self.root = Path(folder)
+        self.inputs = tuple(inputs)
+
+    def page(self, index: int, result: RunResult) -> RunResult:
+        """Write run ``index``'s page (when it has one); the result without it."""
+        import dataclasses
+
+        from logdoctor.renderers.output import write_output
+
+        if result.html is None:
+            return result
+        write_output(result.html, str(self.root / page_name(index, result.path)), inputs=self.inputs)
+        return dataclasses.replace(result, html=None)
+
+    def index(self, results: Sequence[RunResult]) -> None:
+        """``index.html`` of every result (``page`` numbered them; skipped files left out), linking
+        the page of each run that has a report."""
+        from logdoctor.renderers.output import write_output
+
+        pairs = [(r, page_name(i, r.path) if r.steps is not None else None)
+                 for i, r in enumerate(results) if not r.skipped]
+        index = render_fleet_index([r for r, _ in pairs], [p for _, p in pairs])
+        write_output(index, str(self.root / "index.html"), inputs=self.inputs)

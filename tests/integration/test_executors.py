@@ -4,6 +4,7 @@ the middle of a fleet is survived, with every run reported."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 from collections.abc import Iterator
@@ -47,6 +48,15 @@ def test_local_results_are_the_documents_of_the_single_run_path(fleet: tuple[Pat
     assert [r.exit_code for r in local[1:]] == [o.exit_code for o in pipeline.analyze_paths([str(folder)], jobs=1)[1:]]
     two = analyze_fleet([str(folder)], jobs=2)  # the local process pool: the same documents
     assert [r.document for r in two] == [r.document for r in local]
+    # what ``done`` returns is kept instead (the CLI writes each HTML page and drops it)
+    pages: list[str] = []
+
+    def write(index: int, result: RunResult) -> RunResult:
+        pages.append(result.html or "")
+        return dataclasses.replace(result, html=None)
+
+    dropped = analyze_fleet([str(folder)], jobs=2, html=True, done=write)
+    assert all(r.html is None for r in dropped) and sum("<svg" in p for p in pages) == RUNS
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,8 @@ import dataclasses
 import gc
 import os
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -18,7 +20,7 @@ from logdoctor.config import AnalysisConfig
 from logdoctor.errors import ConfigError, LogdoctorError
 from logdoctor.exitcodes import ExitCode, worst
 from logdoctor.ingest.aliases import FieldMap
-from logdoctor.model import Outcome, Severity
+from logdoctor.model import Outcome, RunResult, Severity
 
 clicoerce.install()  # typer's coercion without pydantic where values need none (~70 ms per command)
 
@@ -77,6 +79,11 @@ JobsOpt = Annotated[
     int | None, typer.Option(
         "--jobs", "-j", min=1, help="Parallel processes (default: one per 64 MiB of input, up to the idle cores)."
     )
+]
+ExecOpt = Annotated[
+    str | None,
+    typer.Option("--executor", help="Analyse each run as a task of: local, dask, ray, dask://ADDRESS or "
+                 "ray://HOST:PORT; prints the fleet report (-f text, json or html -o FOLDER)."),
 ]
 ConfigOpt = Annotated[
     str | None,
@@ -146,6 +153,61 @@ def _emit(
     return outcomes
 
 
+def _is_fleet(paths: list[str], executor: str | None) -> bool:
+    """The fleet report is asked for (``--executor``), or an input is a fleet address."""
+    from logdoctor.ingest.fleet import is_fleet
+
+    return executor is not None or any(is_fleet(p) for p in paths)
+
+
+def _fleet(paths: list[str], cfg: AnalysisConfig, jobs: int | None, executor: str | None, fmt: str,
+           output: str) -> list[RunResult]:
+    """Analyse a fleet and write its report; errors and skipped files to stderr. Returns the runs
+    that count (the skipped ones left out)."""
+    from logdoctor.executors import analyze_fleet
+    from logdoctor.renderers import fleet
+    from logdoctor.renderers.output import write_output
+
+    if fmt not in ("text", "json", "html"):
+        raise ConfigError(f"--format: a fleet report is text, json or html, got {fmt!r}")
+    pages = fleet.PageWriter(output, inputs=paths) if fmt == "html" else None  # checked before any work
+    progress = _progress()
+
+    def done(index: int, result: RunResult) -> RunResult | None:
+        if progress is not None:
+            progress(index, result)
+        return pages.page(index, result) if pages is not None else None
+
+    results = analyze_fleet(paths, cfg, jobs, executor or "local", html=fmt == "html", done=done)
+    for r in results:
+        if r.error:
+            _say(f"logdoctor: note: skipped {r.error} (found in a directory)" if r.skipped
+                 else f"logdoctor: error: {r.error}")
+    if pages is not None:
+        pages.index(results)
+    results = [r for r in results if not r.skipped]
+    if pages is None:
+        write_output((fleet.render_fleet_json if fmt == "json" else fleet.render_fleet_text)(results), output,
+                     inputs=paths)
+    return results
+
+
+def _progress() -> Callable[[int, RunResult], None] | None:
+    """On a terminal, a line on stderr counting the runs as they finish (cleared at the end)."""
+    if not (sys.stderr is not None and sys.stderr.isatty()):
+        return None
+    lock, count = threading.Lock(), [0]
+
+    def done(index: int, result: RunResult) -> None:
+        with lock:
+            count[0] += 1
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.write(f"\rlogdoctor: {count[0]} runs analysed\x1b[K")
+                sys.stderr.flush()
+
+    return done
+
+
 @app.command()
 def analyze(
     paths: PathsArg,
@@ -165,6 +227,7 @@ def analyze(
     ignore: IgnoreOpt = None,
     max_memory: MemOpt = None,
     stride: StrideOpt = None,
+    executor: ExecOpt = None,
 ) -> int:
     """Analyse training logs and report what is wrong with each run, with evidence."""
     from logdoctor import pipeline
@@ -173,6 +236,9 @@ def analyze(
 
     get_renderer(fmt)
     cfg = _config(config, field_map, steps_per_epoch, select, ignore, max_memory=max_memory, stride=stride)
+    if _is_fleet(paths, executor):
+        results = _fleet(paths, cfg, jobs, executor, fmt, output)
+        return worst(ExitCode.BAD_INPUT if r.error else ExitCode.OK for r in results)
     outcomes = _emit(pipeline.analyze_paths(paths, cfg, jobs), fmt, -1 if quiet else verbose, output, paths,
                      reports)
     done = [o.report for o in outcomes if o.report]
@@ -208,6 +274,7 @@ def check(
     runs: Annotated[str, typer.Option(
         "--runs", help="In a log of several appended runs, gate on all of them or only the last."
     )] = "all",
+    executor: ExecOpt = None,
 ) -> int:
     """CI gate: exit 0 when no finding is at or above --fail-on, 1 when one is, 2 on bad input."""
     from logdoctor import pipeline
@@ -219,6 +286,9 @@ def check(
         raise ConfigError(f"--runs: expected one of {', '.join(RUNS_CHOICES)}, got {runs!r}")
     cfg = _config(config, field_map, steps_per_epoch, select, ignore, fail_on, max_memory, stride)
     cfg = dataclasses.replace(cfg, runs=runs)
+    if _is_fleet(paths, executor):
+        code = worst(ExitCode(r.exit_code) for r in _fleet(paths, cfg, jobs, executor, fmt, output))
+        return ExitCode.OK if exit_zero and code == ExitCode.FINDINGS else code
     outcomes = _emit(pipeline.analyze_paths(paths, cfg, jobs), fmt, -1 if quiet else verbose, output, paths,
                      reports)
     code = worst(ExitCode(o.exit_code) for o in outcomes)

@@ -52,7 +52,8 @@ def mlflow_server(root: Path) -> Iterator[str]:
             time.sleep(0.5)
         yield url
     finally:
-        for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+        # a client's keep-alive connection makes a graceful stop wait ~10 s: a test server is killed sooner
+        for sig, wait in ((signal.SIGTERM, 2), (signal.SIGKILL, 10)):
             try:
                 os.killpg(proc.pid, sig)
             except ProcessLookupError:

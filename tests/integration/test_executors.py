@@ -18,6 +18,9 @@ from logdoctor.errors import ConfigError
 from logdoctor.executors import ExecutorSpec, analyze_fleet, parse_executor
 from logdoctor.model import RunResult
 
+# one worker holds this module's expensive fixture (--dist loadgroup), not each worker its own
+pytestmark = pytest.mark.xdist_group("executors")
+
 RUNS = 12
 
 

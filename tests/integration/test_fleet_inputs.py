@@ -17,6 +17,9 @@ from logdoctor.ingest.fleet.mlflow import ExperimentRef, experiment_ref
 from logdoctor.ingest.mlflow_server import run_ref
 from tests.conftest import MLFLOW_FLEET_RUNS
 
+# tests sharing the session's mlflow server run on one xdist worker (one server start, not one per worker)
+pytestmark = pytest.mark.xdist_group("mlflow-server")
+
 
 def test_experiment_addresses_and_filters() -> None:
     assert experiment_ref("mlflow://h:5000/experiments/3") == ExperimentRef("http://h:5000", "3")

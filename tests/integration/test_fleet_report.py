@@ -11,6 +11,9 @@ import pytest
 from fixtures.fleet import diverges, write_fleet
 from logdoctor.cli import main
 
+# one worker holds this module's expensive fixture (--dist loadgroup), not each worker its own
+pytestmark = pytest.mark.xdist_group("fleet-report")
+
 RUNS = 6
 
 

@@ -26,6 +26,9 @@ from logdoctor.model import ConfigFact, Report
 from logdoctor.renderers import RENDERERS
 from tests.wandb_support import history, ld, write_log
 
+# tests sharing the session's mlflow server run on one xdist worker (one server start, not one per worker)
+pytestmark = pytest.mark.xdist_group("mlflow-server")
+
 REPO = Path(__file__).resolve().parents[2]
 #: a file name with an OSC 8 hyperlink, colours, a right-to-left override, raw HTML, a line break
 #: forging a line, a Markdown link, table pipes, a workflow command and a percent-encoded newline

@@ -15,6 +15,9 @@ from logdoctor.cli import main
 from logdoctor.ingest.mlflow_server import RunRef, run_ref
 from tests.mlflow_support import free_port
 
+# tests sharing the session's mlflow server run on one xdist worker (one server start, not one per worker)
+pytestmark = pytest.mark.xdist_group("mlflow-server")
+
 
 @pytest.fixture(scope="module")
 def served(mlflow_url: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, Path]:

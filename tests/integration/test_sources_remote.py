@@ -16,6 +16,9 @@ from logdoctor import pipeline
 from logdoctor.cli import main
 from logdoctor.ingest.remote import scheme_of
 
+# one worker holds this module's expensive fixture (--dist loadgroup), not each worker its own
+pytestmark = pytest.mark.xdist_group("http-site")
+
 pytest.importorskip("fsspec", reason="the [remote] extra is not installed")
 pytest.importorskip("aiohttp", reason="the [remote] extra is not installed")
 
@@ -32,6 +35,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]
     (root / "static.csv.gz").write_bytes(gzip.compress(csv.read_bytes()))
     handler = functools.partial(_Quiet, directory=str(root))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.block_on_close = False  # a client's keep-alive connection held server_close ~10 s at teardown
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", root

@@ -14,6 +14,9 @@ from logdoctor import pipeline
 from logdoctor.errors import InputError
 from logdoctor.ingest.runfolders import tensorboard_runs
 
+# one worker holds this module's expensive fixture (--dist loadgroup), not each worker its own
+pytestmark = pytest.mark.xdist_group("tensorboard-run")
+
 
 @pytest.fixture(scope="module")
 def logdir(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -15,6 +15,9 @@ from fixtures.trackers import BUCKETED, run_table, write_csv, write_wandb
 from logdoctor import pipeline
 from logdoctor.cli import main
 
+# one worker holds this module's expensive fixture (--dist loadgroup), not each worker its own
+pytestmark = pytest.mark.xdist_group("wandb-run")
+
 
 @pytest.fixture(scope="module")
 def root(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -1,4 +1,4 @@
-"""Fast path for logs whose metric lines are single-blank separated tokens of one template."""
+"""Fast path: the lines of a log's dominant template, read a piece at a time as tokens (CSV speed)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 
 from logdoctor.ingest.aliases import FieldMap
-from logdoctor.ingest.parsers.lines import LINE, LINE_NO, read_lines
+from logdoctor.ingest.parsers.lines import DATETIME, LINE, LINE_NO, read_lines
 from logdoctor.ingest.parsers.pieces import head, line_count, lines_at, newlines, pieces
 from logdoctor.ingest.parsers.textplan import STRING_COLUMNS, Plan, plan_for, total_loss_keys
 from logdoctor.ingest.parsers.textrules import (
@@ -22,128 +22,60 @@ from logdoctor.ingest.parsers.textrules import (
     value_spans,
 )
 from logdoctor.ingest.parsers.textshape import DURATION, NAN_WORD, Extracted, rows
+from logdoctor.ingest.parsers.texttemplate import Token, layout, layouts, token_exprs
+
+__all__ = ["FastRead", "Token", "fast_rows", "layout"]
 
 #: Below this many lines the general path is fast enough.
 MIN_LINES = 20_000
 SAMPLE = 4000
-_PREFIXED = re.compile(f"{LEVEL_PREFIX}|{RANK_PREFIX}")
+_RANKED = re.compile(RANK_PREFIX)
+_LEVEL = re.compile(LEVEL_PREFIX)
+_DATETIME = re.compile(DATETIME)
+#: A value in the thousands spelling, as textrules.VALUE reads it whole (``1,284,997``).
+_THOUSANDS = r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$"
 _WRAPPED = re.compile(WRAPPED)
 _NAN_WORD = re.compile(NAN_WORD)
 _DURATION = re.compile(DURATION)
 _WHOLE_VALUE = f"^{VALUE}$"
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
-    """One blank-separated token of the template: literal text, or text around values."""
-
-    text: str
-    values: tuple[int, ...]
-    prefix: str = ""
-    suffix: str = ""
-
-
-def template(line: str, sep: str = " ") -> list[Token] | None:
-    """Split a representative line into ``sep``-separated tokens; None when a value straddles two."""
-    spans = value_spans(line)
-    tokens: list[Token] = []
-    pos = 0
-    vi = 0
-    for text in line.split(sep):
-        end = pos + len(text)
-        inside: list[int] = []
-        while vi < len(spans) and spans[vi][0] < end:
-            if spans[vi][0] < pos or spans[vi][1] > end:
-                return None
-            inside.append(vi)
-            vi += 1
-        if inside:
-            first, last = spans[inside[0]], spans[inside[-1]]
-            tokens.append(Token(text, tuple(inside), line[pos : first[0]], line[last[1] : end]))
-        else:
-            tokens.append(Token(text, ()))
-        pos = end + 1
-    return tokens
-
-
-def _strip(col: pl.Expr, tok: Token) -> pl.Expr:
-    """The token without its literal prefix and suffix."""
-    # rows without the prefix or suffix are rejected by _affixed, so the affixes' lengths are cut
-    # off unchecked: tail/head by a negative count are ~2x cheaper than slice or strip_*
-    if tok.prefix:
-        col = col.str.tail(-len(tok.prefix))
-    return col.str.head(-len(tok.suffix)) if tok.suffix else col
-
-
-def _affixed(col: pl.Expr, tok: Token) -> pl.Expr:
-    """True where the token has the template's prefix and suffix."""
-    ok = col.str.starts_with(tok.prefix) if tok.prefix else col.is_not_null()
-    return ok & col.str.ends_with(tok.suffix) if tok.suffix else ok
-
-
-def _inner_separator(tok: Token, line: str) -> str | None:
-    """The one text between every two values of a token (``/`` in ``254/52000``), if there is one."""
-    spans = value_spans(line)
-    seps = {
-        line[spans[a][1] : spans[b][0]] for a, b in zip(tok.values, tok.values[1:], strict=False)
-    }
-    if len(seps) != 1:
+def _message(rep: str) -> tuple[str, int] | None:
+    """The message the general path reads in ``rep`` (lines.clean: a log-record prefix up to the
+    level name dropped) and how many of ``rep``'s values the dropped prefix holds; None when
+    cleaning changes more than a prefix, or the message's values are not the line's last ones."""
+    if _RANKED.match(rep) or _WRAPPED.search(rep):
         return None
-    return seps.pop() or None
+    msg = _LEVEL.sub("", rep, count=1)
+    if msg != rep and (not rep.endswith(msg) or _DATETIME.search(msg)):
+        return None
+    cut = len(rep) - len(msg)
+    spans, inner = value_spans(rep), value_spans(msg)
+    skip = len(spans) - len(inner)
+    if [(a - cut, b - cut) for a, b in spans[skip:]] != inner:
+        return None
+    return msg, skip
 
 
-def _multi(col: pl.Expr, tok: Token, line: str) -> tuple[pl.Expr, dict[int, pl.Expr]]:
-    """Values of a token that holds several (``254/52000``): split on one repeated separator when
-    the template allows, else an anchored regex."""
-    spans = value_spans(line)
-    k = len(tok.values)
-    if sep := _inner_separator(tok, line):
-        body = _strip(col, tok)
-        parts = body.str.split_exact(sep, k - 1)
-        ok = _affixed(col, tok) & body.str.count_matches(sep, literal=True).eq(k - 1)
-        return ok, {vi: parts.struct[j] for j, vi in enumerate(tok.values)}
-    pieces, prev = [re.escape(tok.prefix)], spans[tok.values[0]][0]
-    for vi in tok.values:
-        pieces.append(re.escape(line[prev : spans[vi][0]]) + f"({VALUE})")
-        prev = spans[vi][1]
-    groups = col.str.extract_groups("^" + "".join(pieces) + re.escape(tok.suffix) + "$")
-    return groups.struct[0].is_not_null(), {vi: groups.struct[j] for j, vi in enumerate(tok.values)}
-
-
-def _token_exprs(tokens: list[Token], line: str) -> tuple[pl.Expr, dict[int, pl.Expr]]:
-    """The expression that says a row fits the template, and a String expression per value index."""
-    ok = pl.col(f"_t{len(tokens)}").is_null()
-    values: dict[int, pl.Expr] = {}
-    for j, tok in enumerate(tokens):
-        col = pl.col(f"_t{j}")
-        if not tok.values:
-            ok = ok & (col == tok.text)
-        elif len(tok.values) == 1:
-            ok = ok & _affixed(col, tok)
-            values[tok.values[0]] = _strip(col, tok)
-        else:
-            fits, vals = _multi(col, tok, line)
-            ok = ok & fits
-            values.update(vals)
-    return ok, values
-
-
-def _choose(frame: pl.DataFrame, fields: FieldMap) -> tuple[str, Plan] | None:
-    """The dominant training-line shape of the first lines, when it suits the fast path."""
+def _choose(frame: pl.DataFrame, fields: FieldMap) -> tuple[str, Plan, int] | None:
+    """The dominant training-line shape of the first lines, when it suits the fast path: its
+    representative line, its plan and how many values its log-record prefix holds."""
     sample = frame.head(SAMPLE).select(
         LINE, pl.col(LINE).str.replace_all(SHAPE_VALUE, "#").alias("s")
     )
     counts = sample.group_by("s").agg(pl.col(LINE).first(), pl.len()).sort("len", descending=True)
     for rep, n in zip(counts[LINE].head(3), counts["len"].head(3), strict=False):
-        if n < sample.height // 10 or _PREFIXED.match(rep) or _WRAPPED.search(rep):
+        read = _message(rep)
+        if n < sample.height // 10 or read is None:
             continue
-        if _DURATION.search(rep):  # the general path reads ``3h 35m`` as one word
+        msg, skip = read
+        if _DURATION.search(msg):  # the general path reads ``3h 35m`` as one word
             continue
         # planned as the general path plans it (``number of nan_ iterations``): same key names
-        plan = plan_for(_NAN_WORD.sub(r"\g<1> nan_\g<2>", rep), fields)
+        plan = plan_for(_NAN_WORD.sub(r"\g<1> nan_\g<2>", msg), fields)
         # a total loss under another name: the general path reads it and says so in a note
         if plan.role == "train" and not plan.derived_step and plan.ppl is None and not total_loss_keys(plan):
-            return rep, plan
+            return rep, plan, skip
     return None
 
 
@@ -155,28 +87,6 @@ class FastRead:
     lines: int
 
 
-#: Characters the fast path may split lines on: between tokens (``a=1 b=2``) or between a key and
-#: its value; never part of a value (textrules.VALUE).
-SEPARATORS = (" ", "=")
-
-
-def _split_cost(tokens: list[Token], line: str) -> int:
-    """Work to read a line split into ``tokens``: a column each, and a regex for a token whose
-    values are not split on one repeated separator."""
-    regex = sum(len(t.values) > 1 and _inner_separator(t, line) is None for t in tokens)
-    return len(tokens) + 20 * regex
-
-
-def layout(line: str) -> tuple[str, list[Token]] | None:
-    """How to split lines of the representative ``line``: the separator whose tokens are cheapest
-    to read (fewest columns: ``=`` for ``key=value`` lines, a blank for ``key: value`` lines), and
-    the tokens; None when every separator cuts a value."""
-    splits = [(sep, tokens) for sep in SEPARATORS if sep in line and (tokens := template(line, sep))]
-    if not splits:
-        return None
-    return min(splits, key=lambda st: _split_cost(st[1], line))
-
-
 @dataclass(frozen=True, slots=True)
 class _Layout:
     """How the lines of the dominant template are split and read."""
@@ -185,6 +95,29 @@ class _Layout:
     tokens: list[Token]
     rep: str
     plan: Plan
+    #: values of the log-record prefix, before the message's (the plan's indices count from after them)
+    skip: int
+    #: value index -> the token that holds it
+    column: dict[int, int]
+
+
+def _compile(sep: str, tokens: list[Token], rep: str, plan: Plan, skip: int) -> _Layout:
+    column = {vi: j for j, tok in enumerate(tokens) for vi in tok.values}
+    return _Layout(sep, tokens, rep, plan, skip, column)
+
+
+def _best_layout(rep: str, plan: Plan, skip: int, sample: bytes) -> _Layout | None:
+    """The split that reads the most of the first lines (blank-padded counters such as Megatron's
+    ``iteration       20/    1000 |`` change the number of blanks, not of ``|``), cheapest first."""
+    best: tuple[int, _Layout] | None = None
+    lines = line_count(sample)
+    for sep, tokens in layouts(rep):
+        how = _compile(sep, tokens, rep, plan, skip)
+        parsed = _piece_rows(sample, how, 1, lines)
+        fits = int(parsed["_ok"].sum()) if parsed is not None else -1
+        if best is None or fits > best[0]:
+            best = (fits, how)
+    return best[1] if best else None
 
 
 def _tokens(piece: bytes, sep: str, columns: int, encoding: Literal["utf8", "utf8-lossy"]) -> pl.DataFrame:
@@ -206,30 +139,35 @@ def _tokens(piece: bytes, sep: str, columns: int, encoding: Literal["utf8", "utf
 def _piece_rows(piece: bytes, how: _Layout, first: int, lines: int) -> pl.DataFrame | None:
     """``_ok``, ``line_no`` (numbered from ``first``) and the typed values (``_v{i}``) of every
     line of one piece of ``lines`` lines; None when its tokens do not line up with its lines."""
-    sep, tokens, rep, plan = how.sep, how.tokens, how.rep, how.plan
+    sep, tokens, rep, plan, skip = how.sep, how.tokens, how.rep, how.plan, how.skip
     try:  # strict UTF-8 decodes valid text as the lossy decoder does, ~25% faster
         tok = _tokens(piece, sep, len(tokens) + 1, "utf8")
     except pl.exceptions.ComputeError:  # invalid UTF-8 somewhere in the piece
         tok = _tokens(piece, sep, len(tokens) + 1, "utf8-lossy")
     if tok.height != lines:
         return None
-    ok, values = _token_exprs(tokens, rep)
     used = {
         *plan.train.values(),
         *plan.evals.values(),
         *([plan.total] if plan.total is not None else []),
     }
+    ok, values = token_exprs(tokens, rep, {i + skip for i in used})
     names = {i: name for name, i in {**plan.evals, **plan.train}.items()}
     columns: list[pl.Expr] = []
     numbers: list[pl.Expr] = []
     for i in sorted(used):
-        v = pl.col(f"_v{i}")
+        v, text = pl.col(f"_v{i}"), values[i + skip]
         if names.get(i) in STRING_COLUMNS:  # a fingerprint the general path reads as a value
-            columns.append(values[i].alias(f"_v{i}"))
+            columns.append(text.alias(f"_v{i}"))
             ok = ok & v.str.contains(_WHOLE_VALUE)
-        else:  # nan/inf go to the general path: ``nanms`` holds no value there (no word boundary)
-            columns.append(values[i].cast(pl.Float64, strict=False).alias(f"_v{i}"))
-            numbers.append(v)
+            continue
+        if tok[f"_t{how.column[i + skip]}"].str.contains(",", literal=True).any():
+            # ``435,566``: one value to the general path only in the thousands spelling, read without commas
+            ok = ok & (~text.str.contains(",", literal=True) | text.str.contains(_THOUSANDS))
+            text = text.str.replace_all(",", "", literal=True)
+        # nan/inf go to the general path: ``nanms`` holds no value there (no word boundary)
+        columns.append(text.cast(pl.Float64, strict=False).alias(f"_v{i}"))
+        numbers.append(v)
     if numbers:  # one test for all: the sum is finite only when no value is null, nan or inf (a
         # sum that overflows sends a line of finite values to the general path, which reads it alike)
         ok = ok & pl.sum_horizontal(*numbers, ignore_nulls=False).is_finite()
@@ -277,13 +215,12 @@ def fast_rows(data: bytes, fields: FieldMap, out: Extracted) -> FastRead | None:
         return None
     if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
         return None
-    chosen = _choose(read_lines(head(data, SAMPLE)), fields)
-    split = layout(chosen[0]) if chosen else None
-    if chosen is None or split is None:
+    sample = head(data, SAMPLE)
+    chosen = _choose(read_lines(sample), fields)
+    how = _best_layout(*chosen, sample) if chosen else None
+    if chosen is None or how is None:
         return None
-    rep, plan = chosen
-    sep, tokens = split
-    how = _Layout(sep, tokens, rep, plan)
+    plan = chosen[1]
     kept: list[pl.DataFrame] = []
     rest: list[pl.DataFrame] = []
     first = 1

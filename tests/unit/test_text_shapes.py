@@ -10,12 +10,13 @@ from types import ModuleType
 
 import pytest
 
+from logdoctor import pipeline
 from tests.unit.test_text_fastpath import _fast_read, assert_same_run
 
 REPO = Path(__file__).resolve().parents[2]
 STEPS = 400
 #: Shapes whose step lines the fast path reads itself (the others go to the general path whole).
-FAST = ("canonical", "timestamped", "megatron", "fairseq", "marian", "nanogpt")
+FAST = ("canonical", "timestamped", "hf_dicts", "megatron", "fairseq", "marian", "nanogpt")
 
 
 def _shapes() -> ModuleType:
@@ -55,3 +56,22 @@ def test_fast_path_equals_general_path_on(shape: str, logs: dict[str, Path], mon
 def test_re_loop_reads_every_step_of(shape: str, logs: dict[str, Path]) -> None:
     """The baseline parses what it is compared with: one row per step."""
     assert SHAPES.re_loop(shape, logs[shape]) == STEPS
+
+
+def test_records_without_a_step_split_between_the_paths_count_as_one_shape(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HF Trainer dicts: the fast path reads most; those with a nan loss go to the general path,
+    and the few of them must not be dropped as a rare (summary) shape beside the fast path's."""
+    rows: list[str] = []
+    for s in range(1, 3001):
+        if s % 100 == 1:  # 30 epoch markers: a shape of fewer lines than markers, 20x rarer, is a summary
+            rows.append(f"Epoch {s // 100 + 1}")
+        loss = "nan" if s % 300 == 0 else 2 + s % 9 / 10
+        rows.append(f"{{'loss': {loss}, 'learning_rate': 5e-05, 'epoch': {s / 1000:.2f}}}")
+    rows.append("{'train_runtime': 1234.5, 'train_samples_per_second': 12.1, 'train_loss': 2.41, 'epoch': 3.0}")
+    path = tmp_path / "hf.log"
+    path.write_text("\n".join(rows) + "\n")
+    assert 2900 < _fast_read(path, monkeypatch) < 3000
+    assert pipeline.load(str(path), fmt="text").table.height == 3000
+    assert_same_run(path, monkeypatch)

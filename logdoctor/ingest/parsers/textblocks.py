@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from logdoctor.ingest.parsers.lines import LINE_NO
@@ -34,6 +36,19 @@ _COLON_CONT = (
 BATCH_LINE = r"\bE=(\d+) B=(\d+)\s"
 #: Sockeye prints one checkpoint over several lines, each tagged ``Checkpoint [k]``.
 _CKPT = r"Checkpoint \[(\d+)\]\s"
+
+
+def rewritten(line: str) -> bool:
+    """True when ``rewrite`` reads a line of this shape otherwise than as it is: a bare record, a
+    progress bar, a Sockeye batch or checkpoint line, a continuation line."""
+    patterns = [p for p, _ in _BARE] + [_CONT, _COLON_CONT, BATCH_LINE, _CKPT]
+    return any(re.search(p, line) for p in patterns)
+
+
+def has_blocks(lines: pl.Series) -> bool:
+    """True when some of ``lines`` continue the record of a line above them (OLMo, Coqui blocks)."""
+    indented = lines.filter(lines.str.contains(r"^\s\s"))
+    return bool(indented.str.contains(f"{_CONT}|{_COLON_CONT}").any())
 
 
 def rewrite(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:

@@ -12,6 +12,7 @@ import polars as pl
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.parsers.lines import DATETIME, LINE, LINE_NO, read_lines
 from logdoctor.ingest.parsers.pieces import head, line_count, lines_at, newlines, pieces
+from logdoctor.ingest.parsers.textblocks import has_blocks, rewritten
 from logdoctor.ingest.parsers.textplan import STRING_COLUMNS, Plan, plan_for, total_loss_keys
 from logdoctor.ingest.parsers.textrules import (
     LEVEL_PREFIX,
@@ -29,6 +30,8 @@ __all__ = ["FastRead", "Token", "fast_rows", "layout"]
 #: Below this many lines the general path is fast enough.
 MIN_LINES = 20_000
 SAMPLE = 4000
+#: Lines the fast path reads: steps, and loss records without a step (HF Trainer's stdout dicts).
+_ROLES = ("train", "unstepped")
 _RANKED = re.compile(RANK_PREFIX)
 _LEVEL = re.compile(LEVEL_PREFIX)
 _DATETIME = re.compile(DATETIME)
@@ -44,7 +47,7 @@ def _message(rep: str) -> tuple[str, int] | None:
     """The message the general path reads in ``rep`` (lines.clean: a log-record prefix up to the
     level name dropped) and how many of ``rep``'s values the dropped prefix holds; None when
     cleaning changes more than a prefix, or the message's values are not the line's last ones."""
-    if _RANKED.match(rep) or _WRAPPED.search(rep):
+    if _RANKED.match(rep) or _WRAPPED.search(rep) or rewritten(rep):
         return None
     msg = _LEVEL.sub("", rep, count=1)
     if msg != rep and (not rep.endswith(msg) or _DATETIME.search(msg)):
@@ -55,6 +58,11 @@ def _message(rep: str) -> tuple[str, int] | None:
     if [(a - cut, b - cut) for a, b in spans[skip:]] != inner:
         return None
     return msg, skip
+
+
+def _prefix_len(rep: str) -> int:
+    """Length of the log-record prefix the general path drops from ``rep`` (see _message)."""
+    return len(rep) - len(_LEVEL.sub("", rep, count=1))
 
 
 def _choose(frame: pl.DataFrame, fields: FieldMap) -> tuple[str, Plan, int] | None:
@@ -74,7 +82,7 @@ def _choose(frame: pl.DataFrame, fields: FieldMap) -> tuple[str, Plan, int] | No
         # planned as the general path plans it (``number of nan_ iterations``): same key names
         plan = plan_for(_NAN_WORD.sub(r"\g<1> nan_\g<2>", msg), fields)
         # a total loss under another name: the general path reads it and says so in a note
-        if plan.role == "train" and not plan.derived_step and plan.ppl is None and not total_loss_keys(plan):
+        if plan.role in _ROLES and not plan.derived_step and plan.ppl is None and not total_loss_keys(plan):
             return rep, plan, skip
     return None
 
@@ -99,11 +107,20 @@ class _Layout:
     skip: int
     #: value index -> the token that holds it
     column: dict[int, int]
+    #: the shape of the message, as textshape.extract names it
+    shape: str
+
+
+def _used(plan: Plan) -> set[int]:
+    """Indices of the values a plan reads."""
+    return {*plan.train.values(), *plan.evals.values(), *([plan.total] if plan.total is not None else [])}
 
 
 def _compile(sep: str, tokens: list[Token], rep: str, plan: Plan, skip: int) -> _Layout:
     column = {vi: j for j, tok in enumerate(tokens) for vi in tok.values}
-    return _Layout(sep, tokens, rep, plan, skip, column)
+    msg = _NAN_WORD.sub(r"\g<1> nan_\g<2>", rep[_prefix_len(rep) :])
+    shape = pl.Series([msg]).str.replace_all(SHAPE_VALUE, "#").item()
+    return _Layout(sep, tokens, rep, plan, skip, column, shape)
 
 
 def _best_layout(rep: str, plan: Plan, skip: int, sample: bytes) -> _Layout | None:
@@ -111,7 +128,8 @@ def _best_layout(rep: str, plan: Plan, skip: int, sample: bytes) -> _Layout | No
     ``iteration       20/    1000 |`` change the number of blanks, not of ``|``), cheapest first."""
     best: tuple[int, _Layout] | None = None
     lines = line_count(sample)
-    for sep, tokens in layouts(rep):
+    used = {i + skip for i in _used(plan)}
+    for sep, tokens in layouts(rep, used):
         how = _compile(sep, tokens, rep, plan, skip)
         parsed = _piece_rows(sample, how, 1, lines)
         fits = int(parsed["_ok"].sum()) if parsed is not None else -1
@@ -146,11 +164,7 @@ def _piece_rows(piece: bytes, how: _Layout, first: int, lines: int) -> pl.DataFr
         tok = _tokens(piece, sep, len(tokens) + 1, "utf8-lossy")
     if tok.height != lines:
         return None
-    used = {
-        *plan.train.values(),
-        *plan.evals.values(),
-        *([plan.total] if plan.total is not None else []),
-    }
+    used = _used(plan)
     ok, values = token_exprs(tokens, rep, {i + skip for i in used})
     names = {i: name for name, i in {**plan.evals, **plan.train}.items()}
     columns: list[pl.Expr] = []
@@ -216,7 +230,10 @@ def fast_rows(data: bytes, fields: FieldMap, out: Extracted) -> FastRead | None:
     if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
         return None
     sample = head(data, SAMPLE)
-    chosen = _choose(read_lines(sample), fields)
+    first = read_lines(sample)
+    if has_blocks(first[LINE]):  # records over several lines are joined by the general path
+        return None
+    chosen = _choose(first, fields)
     how = _best_layout(*chosen, sample) if chosen else None
     if chosen is None or how is None:
         return None
@@ -232,6 +249,10 @@ def fast_rows(data: bytes, fields: FieldMap, out: Extracted) -> FastRead | None:
         if read.rest is not None:
             rest.append(read.rest)
         first += read.lines
-    rows(pl.concat(kept), plan, out, value=lambda i: pl.col(f"_v{i}"), cast=False)
+    table = pl.concat(kept)
+    rows(table, plan, out, value=lambda i: pl.col(f"_v{i}"), cast=False, shape=how.shape)
     out.aliases.update(plan.aliases)
+    if plan.role == "unstepped":  # as textshape.extract counts and names them
+        out.skips["no step"] += table.height
+        out.keys_seen.update(plan.train, plan.evals)
     return FastRead(pl.concat(rest) if rest else read_lines(b""), first - 1)

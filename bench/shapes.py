@@ -147,7 +147,8 @@ def jsonl_nested(steps: int, rng: random.Random) -> Lines:
 def nanogpt(steps: int, rng: random.Random) -> Lines:
     """nanoGPT's ``iter N: loss X, time Yms, mfu Z%``."""
     for s in range(1, steps + 1):
-        yield f"iter {s}: loss {_loss(rng, s, steps):.4f}, time {90 + rng.random() * 10:.2f}ms, mfu {30 + rng.random():.2f}%"
+        loss, ms, mfu = _loss(rng, s, steps), 90 + rng.random() * 10, 30 + rng.random()
+        yield f"iter {s}: loss {loss:.4f}, time {ms:.2f}ms, mfu {mfu:.2f}%"
 
 
 SHAPES: dict[str, Callable[[int, random.Random], Lines]] = {
@@ -253,7 +254,8 @@ def markdown(doc: dict[str, object]) -> str:
         f"load average {load[0]} at start and {load[-1]} at end (shared machine: compare within a row). "  # type: ignore[index]
         "Each number is one fresh process (wall and CPU seconds, start-up included); ratio = logdoctor / re loop.",
         "",
-        "| shape | steps | MB | logdoctor analyze wall s | cpu s | re loop wall s | cpu s | ratio wall | ratio cpu | <= 1.0x |",
+        "| shape | steps | MB | logdoctor analyze wall s | cpu s | re loop wall s | cpu s | ratio wall | ratio cpu "
+        "| <= 1.0x |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for shape, r in doc["shapes"].items():  # type: ignore[attr-defined]

@@ -230,10 +230,10 @@ def fast_rows(data: bytes, fields: FieldMap, out: Extracted) -> FastRead | None:
     if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
         return None
     sample = head(data, SAMPLE)
-    first = read_lines(sample)
-    if has_blocks(first[LINE]):  # records over several lines are joined by the general path
+    opening = read_lines(sample)
+    if has_blocks(opening[LINE]):  # records over several lines are joined by the general path
         return None
-    chosen = _choose(first, fields)
+    chosen = _choose(opening, fields)
     how = _best_layout(*chosen, sample) if chosen else None
     if chosen is None or how is None:
         return None

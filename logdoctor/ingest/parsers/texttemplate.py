@@ -97,8 +97,8 @@ def _multi(col: pl.Expr, tok: Token, line: str, used: set[int]) -> tuple[pl.Expr
         firsts = ["", *gaps]  # the blanks before the first value went with the prefix
         return ok, {vi: _lead(parts.struct[j], firsts[j]) for j, vi in enumerate(tok.values)}
     group = "({})" if used.intersection(tok.values) else "{}"
-    body = "".join(re.escape(g.rstrip()) + r"\s*" + group.format(VALUE) for g in [tok.prefix, *gaps])
-    pattern = "^" + body + re.escape(tok.suffix) + "$"
+    inside = "".join(re.escape(g.rstrip()) + r"\s*" + group.format(VALUE) for g in [tok.prefix, *gaps])
+    pattern = "^" + inside + re.escape(tok.suffix) + "$"
     if group == "{}":
         return col.str.contains(pattern), {}
     groups = col.str.extract_groups(pattern)

@@ -16,7 +16,7 @@ from tests.unit.test_text_fastpath import _fast_read, assert_same_run
 REPO = Path(__file__).resolve().parents[2]
 STEPS = 400
 #: Shapes whose step lines the fast path reads itself (the others go to the general path whole).
-FAST = ("canonical", "timestamped", "hf_dicts", "megatron", "fairseq", "marian", "nanogpt")
+FAST = ("canonical", "timestamped", "hf_dicts", "megatron", "fairseq", "marian", "keras", "nanogpt")
 
 
 def _shapes() -> ModuleType:

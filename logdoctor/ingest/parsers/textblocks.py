@@ -45,6 +45,19 @@ def rewritten(line: str) -> bool:
     return any(re.search(p, line) for p in patterns)
 
 
+def bare_rules(line: str) -> tuple[tuple[str, str], ...]:
+    """The rewrites of a bare record or progress bar (``(pattern, replacement)``, in the order
+    ``rewrite`` applies them) that apply to ``line``."""
+    return tuple((p, r) for p, r in _BARE if re.search(p, line))
+
+
+def apply_rules(lines: pl.Series, rules: tuple[tuple[str, str], ...] = _BARE) -> pl.Series:
+    """``lines`` rewritten by ``rules`` (from bare_rules; all by default) as ``rewrite`` rewrites them."""
+    for pattern, repl in rules:
+        lines = lines.str.replace(pattern, repl)
+    return lines
+
+
 def has_blocks(lines: pl.Series) -> bool:
     """True when some of ``lines`` continue the record of a line above them (OLMo, Coqui blocks)."""
     indented = lines.filter(lines.str.contains(r"^\s\s"))

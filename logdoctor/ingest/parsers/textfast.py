@@ -199,6 +199,7 @@ def _piece_rows(piece: bytes, how: _Layout, first: int, lines: int) -> pl.DataFr
     used = _used(plan)
     ok, values = token_exprs(tokens, rep, {i + skip for i in used})
     names = {i: name for name, i in {**plan.evals, **plan.train}.items()}
+    commas = b"," in piece  # scanned once: a piece is megabytes
     columns: list[pl.Expr] = []
     numbers: list[pl.Expr] = []
     for i in sorted(used):
@@ -207,7 +208,7 @@ def _piece_rows(piece: bytes, how: _Layout, first: int, lines: int) -> pl.DataFr
             columns.append(text.alias(f"_v{i}"))
             ok = ok & v.str.contains(_WHOLE_VALUE)
             continue
-        if b"," in piece and tok[f"_t{how.column[i + skip]}"].str.contains(",", literal=True).any():
+        if commas and tok[f"_t{how.column[i + skip]}"].str.contains(",", literal=True).any():
             # ``435,566``: one value to the general path only in the thousands spelling, read without commas
             ok = ok & (~text.str.contains(",", literal=True) | text.str.contains(_THOUSANDS))
             text = text.str.replace_all(",", "", literal=True)

@@ -170,7 +170,6 @@ def analyze(
     from logdoctor import pipeline
     from logdoctor.renderers import get_renderer
     from logdoctor.renderers.output import write_output
-    from logdoctor.renderers.plots import plot_renderer_for
 
     get_renderer(fmt)
     cfg = _config(config, field_map, steps_per_epoch, select, ignore, max_memory=max_memory, stride=stride)
@@ -178,6 +177,8 @@ def analyze(
                      reports)
     done = [o.report for o in outcomes if o.report]
     if plot and done:
+        from logdoctor.renderers.plots import plot_renderer_for  # plot code only when a plot is asked for
+
         write_output(plot_renderer_for(plot)().render_many(done), plot, inputs=paths)
     return worst(ExitCode.BAD_INPUT if o.error else ExitCode.OK for o in outcomes)
 

@@ -146,7 +146,8 @@ _RULES: tuple[Rule, ...] = (
          "a target in the inputs, or a broken loss).",
          "Check that labels cannot be read from the inputs and that the loss is computed on the right tensors."),
     Rule("LD421", "loss-at-chance", Severity.WARNING,
-         "The loss sits at chance level (ln 2 for a binary or pairwise objective) for the whole run: "
+         "The loss sits at chance level (ln 2 for a binary or pairwise objective, ln k for k classes the "
+         "log or config states) for the whole run: "
          "nothing is learned.",
          "Check the labels (chosen/rejected pairs swapped or identical?), the lr (too low or zero), and "
          "that the trainable parameters receive gradients."),

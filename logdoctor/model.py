@@ -107,6 +107,9 @@ class Finding:
         first_step / last_step: the steps involved (inclusive), or None for run-wide findings.
         line: 1-based line number in the log where the finding starts, when known.
         evidence: the statistics behind the claim, written out unchanged in JSON.
+        spans: the separate stretches (inclusive step ranges) a finding covers when it is not one
+            stretch (a loss that diverged, came back, and diverged again); ``first_step`` ..
+            ``last_step`` is then their hull. Empty for a finding of one stretch.
     """
 
     code: str
@@ -119,6 +122,7 @@ class Finding:
     last_step: int | None = None
     line: int | None = None
     evidence: Evidence = field(default_factory=dict)
+    spans: tuple[tuple[int, int], ...] = ()
 
     def __post_init__(self) -> None:
         if not (len(self.code) == 5 and self.code.startswith("LD") and self.code[2:].isdigit()):

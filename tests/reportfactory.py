@@ -92,7 +92,7 @@ def sorted_report() -> Report:
         ),
         codes.finding(
             "LD101",
-            "Loss 4.9 at step 412, 9.3 robust SDs above its local median of 2.4.",
+            "Loss spike at step 412: 4.93, 2.05x the local median of 2.41.",
             first_step=412,
             last_step=412,
             line=829,
@@ -235,11 +235,11 @@ def not_batching_report() -> Report:
         ),
         codes.finding(
             "LD101",
-            "Loss 5.0 at step 641, 12.4 robust SDs above its local median of 1.9.",
+            "Loss spike at step 641: 5.0, 2.63x the local median of 1.9.",
             first_step=641,
             last_step=641,
             line=1287,
-            evidence={"robust_z": 12.4},
+            evidence={"robust_z": 12.4, "loss": 5.0, "local_median": 1.9},
         ),
         codes.finding(
             "LD301",

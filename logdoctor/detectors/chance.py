@@ -1,10 +1,14 @@
-"""LD421: a loss that sits at chance level (ln 2) for the whole run: the model learns nothing.
+"""LD421: a loss that sits at chance level (ln k) for the whole run: the model learns nothing.
 
 A binary or pairwise objective (a reward model's -log σ(r_chosen - r_rejected), binary cross-entropy)
 starts at ln 2 ≈ 0.693 and must fall below it to learn anything; a run whose loss stays at ln 2 from
 start to end (llamafactory_trainer_log_360_pairwise_acc.jsonl: median 0.69 over 202 steps) learned
 nothing. Only k = 2: ln k for larger k is too easy to hit by coincidence (healthy real runs end within
-2% of ln 7, ln 3, ln 5 or ln 6 while falling), so a k-class claim needs the class count from the log.
+2% of ln 7, ln 3, ln 5 or ln 6 while falling), so a k-class claim needs the class count from the log:
+a ``classes`` fact (``num_labels``/``num_classes``... stated on a log line or in the W&B/MLflow
+config, or the ``id2label`` of a classification head in the ``config.json`` beside a HF
+``trainer_state.json``; never a vocabulary size, whose ln |V| a language model starts near but whose chance level is
+the unigram entropy). With k stated, chance is ln k and only ln k (a 10-class loss at 0.69 learns).
 Null: the 43 healthy and faulty real logs of ../shared/reallogs and the 20 real trainings of
 fixtures/realruns; none has its whole-run and last-quarter medians within ``tolerance`` of ln 2 while
 falling less than ``max_fall`` (the nearest: a Keras run at +15% of ln 2, falling 17%).
@@ -20,15 +24,21 @@ import numpy as np
 from logdoctor import codes
 from logdoctor.detectors import robust
 from logdoctor.detectors.base import Analyzer, Detection
-from logdoctor.model import LOSS, Run
+from logdoctor.model import LOSS, ConfigFact, Run
 from logdoctor.options import Option, fraction, int_opt
 
-CHANCE = math.log(2)
+
+def stated_classes(run: Run) -> ConfigFact | None:
+    """The run's ``classes`` fact when it states a whole count (1: HF's regression head)."""
+    for fact in run.meta.config_facts:
+        if fact.name == "classes" and not isinstance(fact.value, str | bool) and fact.value == int(fact.value):
+            return fact if fact.value >= 1 else None
+    return None
 
 
 class ChanceLossDetector(Analyzer):
-    """LD421 when the loss's whole-run and last-quarter medians sit within ``tolerance`` of ln 2
-    and the last quarter is less than ``max_fall`` below the first."""
+    """LD421 when the loss's whole-run and last-quarter medians sit within ``tolerance`` of ln k (k
+    the class count the run states, else 2) and the last quarter is less than ``max_fall`` below the first."""
 
     name = "loss-at-chance"
     options: ClassVar[tuple[Option, ...]] = (fraction("tolerance"), fraction("max_fall"), int_opt("min_rows", 8))
@@ -45,16 +55,29 @@ class ChanceLossDetector(Analyzer):
             return Detection()
         q = s.n // 4
         whole, first, last = (float(np.median(v)) for v in (s.values, s.values[:q], s.values[-q:]))
-        near = all(abs(m / CHANCE - 1) <= self.tolerance for m in (whole, last))
+        fact = stated_classes(run)
+        k = int(fact.value) if fact is not None else 2
+        if k < 2:  # one output (num_labels=1): a regression loss has no chance level
+            return Detection()
+        chance = math.log(k)
+        near = all(abs(m / chance - 1) <= self.tolerance for m in (whole, last))
         fall = (first - last) / first if first > 0 else 0.0
         if not near or fall >= self.max_fall:
             return Detection()
         ev = {"median_loss": round(whole, 4), "first_quarter_median": round(first, 4),
-              "last_quarter_median": round(last, 4), "chance_loss": round(CHANCE, 4), "classes": 2,
+              "last_quarter_median": round(last, 4), "chance_loss": round(chance, 4), "classes": k,
               "fall": round(fall, 4), "tolerance": self.tolerance, "rows": s.n}
         return Detection((codes.finding(
             "LD421",
             f"The loss sits at chance level for the whole run: median {whole:.4g} over {s.n} rows, "
-            f"{last:.4g} in its last quarter, against ln 2 = {CHANCE:.4f} for a binary or pairwise "
-            f"objective; it never fell below it ({fall:+.0%} from the first quarter): the model learns nothing.",
+            f"{last:.4g} in its last quarter, against {_against(k, chance, fact)}; "
+            f"the last quarter is {abs(fall):.0%} {'below' if fall > 0 else 'above'} the first ({first:.4g}; "
+            f"medians of {q} rows each): the model learns nothing.",
             first_step=int(s.steps[0]), last_step=int(s.steps[-1]), confidence=0.8, evidence=ev),))
+
+
+def _against(k: int, chance: float, fact: ConfigFact | None) -> str:
+    """What chance is here and why: ln 2 of a binary objective, or ln k of the stated classes."""
+    if fact is None:
+        return f"ln 2 = {chance:.4f} for a binary or pairwise objective"
+    return f"ln {k} = {chance:.4f} for {k} classes ({fact.source})"

@@ -264,7 +264,7 @@ class ChangepointDetector(Analyzer):
             code,
             f"The {what} level {'jumps up' if up else 'drops'} {where}: median {before:.4g} over steps "
             f"{int(s.steps[j.lo])}-{int(s.steps[j.row - 1])} -> median {after:.4g} over steps {end}-"
-            f"{int(s.steps[j.hi - 1])} ({100 * rel:+.1f}%, {abs(j.delta_sigma):.1f} noise sigmas, t={abs(j.t):.0f}).",
+            f"{int(s.steps[j.hi - 1])} ({100 * rel:+.1f}%, {abs(j.delta_sigma):.1f}x its step-to-step noise).",
             confidence=float(min(0.99, 0.5 + 0.5 * (1 - self.min_t / max(abs(j.t), 1e-9)))),
             first_step=step,
             last_step=end,

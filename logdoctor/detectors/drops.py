@@ -168,6 +168,7 @@ class DropDetector(Analyzer):
         out = []
         for a, b in stretches(rise >= need, self._min_len(s.n, w)):
             top = a + int(np.argmax(rise[a : b + 1]))
+            ref = int(np.flatnonzero(sm[: a + 1] == best[a])[0])  # the row whose level is the best
             ratio = float(np.exp(rise[top])) if s.log_scale else float(1 + rise[top] / max(abs(best[a]), 1e-12))
             if ratio >= self.max_rise_ratio:
                 continue  # a divergence: reported as LD002
@@ -179,6 +180,7 @@ class DropDetector(Analyzer):
                 "step": int(s.steps[a]),
                 "best_level": round(float(lvl(best[a])), 6),
                 "peak_level": round(float(lvl(sm[top])), 6),
+                "best_step": int(s.steps[ref]),
                 "peak_step": int(s.steps[top]),
                 "rise_ratio": round(ratio, 4),
                 "rows": b - a + 1,
@@ -189,8 +191,8 @@ class DropDetector(Analyzer):
                 codes.finding(
                     "LD403",
                     f"The loss rose {100 * (ratio - 1):.0f}% above its best level "
-                    f"({ev['best_level']:.4g} -> "
-                    f"{ev['peak_level']:.4g} at step {s.steps[top]}) for {b - a + 1} rows"
+                    f"({ev['best_level']:.4g} at step {s.steps[ref]} -> "
+                    f"{ev['peak_level']:.4g} at step {s.steps[top]}, medians of {w} rows) for {b - a + 1} rows"
                     + (RECOVERED if recovered else "."),
                     **({"severity": Severity.INFO} if recovered else {}),
                     confidence=float(min(0.95, 0.5 + (ratio - 1))),

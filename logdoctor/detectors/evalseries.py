@@ -65,6 +65,11 @@ def eval_series(run: Run, column: str) -> EvalSeries:
     return EvalSeries(column, steps[keep][order], vals[keep][order])
 
 
+def is_perplexity(column: str) -> bool:
+    """True when the eval loss column is a perplexity (exp of a loss), not a loss."""
+    return bool(_PPL_RE.match(column))
+
+
 def main_eval_loss(run: Run) -> EvalSeries | None:
     """The run's validation loss as a series, or None when the log carries none."""
     col = eval_loss_column(run)

@@ -87,12 +87,12 @@ class Fp16OverflowDetector(Analyzer):
         k = int(skips[late].sum())
         warn, lam, p = late_null(k, settled, scalers, self.window, self.alpha, self.min_late)
         first, last = int(steps[late[0]]), int(steps[late[-1]])
+        # plain words; the null's Poisson tail p is evidence (-v, JSON)
+        probing = f"a scaler probing a higher scale once per {self.window:g} steps gives about {lam:.1f}"
         verdict = (
-            f"more than the null of one per {self.window:g} steps per scaler allows (p={p:.2g}): "
-            "gradients overflow often at the settled scale"
+            f"more than {probing}: gradients overflow often at the settled scale"
             if warn
-            else f"within the null of one per {self.window:g} steps per scaler (expected up to "
-            f"{lam:.1f}, p={p:.2g}): the scaler probing a higher scale, not a problem by itself"
+            else f"no more than {probing}: the scaler probing, not a problem by itself"
         )
         msg = (
             f"{k} optimizer step(s) skipped for fp16 overflow after the loss scale had settled "

@@ -160,7 +160,8 @@ class IntegrityDetector(Analyzer):
             codes.finding(
                 "LD004",
                 f"After the resume at step {at} the loss jumped from {before:.4g} to {after:.4g} "
-                f"(+{100 * rel:.0f}%, {rel + 1:.3g}x its level before).",
+                f"(+{100 * rel:.0f}%, {rel + 1:.3g}x its level before; medians of the {self.pre_window} "
+                f"rows before and the {self.post_window} from the resume).",
                 first_step=at,
                 last_step=at,
                 confidence=min(1.0, 0.5 + 0.05 * z),

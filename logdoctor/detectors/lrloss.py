@@ -80,6 +80,9 @@ class LevelFall:
     later_min: float
     phase_rows: int
     phase_first_step: int
+    #: the rows whose median is ``before``: the last of the phase (steps ``before_steps``)
+    before_rows: int = 0
+    before_steps: tuple[int, int] = (0, 0)
 
     @property
     def fall(self) -> float:
@@ -125,4 +128,6 @@ def level_fall(loss: Series, c: LrChange, phase_start_step: int | None) -> Level
         later_min=float(later.min()),
         phase_rows=int(phase.size),
         phase_first_step=int(loss.steps[lo]),
+        before_rows=third,
+        before_steps=(int(loss.steps[i - third]), int(loss.steps[i - 1])),
     )

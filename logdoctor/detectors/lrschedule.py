@@ -191,8 +191,9 @@ class LrScheduleDetector(Analyzer):
         pct = round(100 * fall.fall)
         return [codes.finding(
             "LD605",
-            f"The loss fell {pct}% when {c.describe()}: the earlier lr was too high (the loss sat at "
-            f"{fall.before:.4g} for {fall.phase_rows} rows without progress, {fall.far:.1f}x above the "
-            f"{fall.later_min:.4g} the run reaches later).",
+            f"The loss fell {pct}% when {c.describe()}: the earlier lr was too high (over its "
+            f"{fall.phase_rows} rows at that lr the loss made no progress: median {fall.before:.4g} over its last "
+            f"{fall.before_rows} rows (steps {fall.before_steps[0]}-{fall.before_steps[1]}), {fall.far:.1f}x above the "
+            f"{fall.later_min:.4g} the run reaches later, its lowest 5-row median).",
             first_step=fall.phase_first_step, last_step=c.step, confidence=0.8,
             evidence={"step": c.step, "lr_before": c.before, "lr_after": c.after, **fall.evidence()})]

@@ -12,8 +12,8 @@ import numpy as np
 
 from logdoctor import codes
 from logdoctor.detectors.base import Analyzer, Detection
-from logdoctor.detectors.evalseries import EvalSeries, eval_series
-from logdoctor.detectors.overfitting import eval_noise, train_level
+from logdoctor.detectors.evalseries import EvalSeries, eval_loss_column, eval_series, is_perplexity
+from logdoctor.detectors.overfitting import eval_noise, medians_text, segment_start, train_window
 from logdoctor.detectors.tails import student_t_two_sided
 from logdoctor.model import ACC, EPOCH, LINE_NO, STEP, Finding, Run
 from logdoctor.options import Option, at_least, fraction, int_opt, positive
@@ -136,13 +136,15 @@ class MemorizationDetector(Analyzer):
         if tr is None:
             return None
         s0, s1 = float(ev.steps[tr.start]), float(ev.steps[-1])
-        before, after = train_level(run, s0), train_level(run, s1)
+        (before, n0), (after, n1) = train_window(run, s0), train_window(run, s1)
         if not (np.isfinite(before) and np.isfinite(after) and before > 0 and after > 0):
             return None
         fold = before / after
         if fold < self.min_fold:
             return self._from_accuracy(run, ev, tr)
-        return fold, tr.p_improving, _finding(ev, sign, tr, before, after)
+        if held_out_fold(run, s0, s1) >= math.sqrt(fold):
+            return None  # the held-out loss fell with it: the fall generalises, the score is what is off
+        return fold, tr.p_improving, _finding(ev, sign, tr, (before, after), (n0, n1))
 
     def _from_accuracy(self, run: Run, ev: EvalSeries, tr: Trend) -> tuple[float, float, Finding] | None:
         """The same rule on accuracy: the eval accuracy is flat while the model gets ``min_fold`` times
@@ -166,7 +168,42 @@ class MemorizationDetector(Analyzer):
         return ratio, tr.p_improving, _acc_finding(ev, tr, train * scale, ratio)
 
 
-def _finding(ev: EvalSeries, sign: int, tr: Trend, before: float, after: float) -> Finding:
+def held_out_fold(run: Run, s0: float, s1: float) -> float:
+    """How many-fold the validation loss fell between ``s0`` and ``s1``, each level the median of the
+    evals inside the window of training rows ``train_level`` reads there (0 without a validation
+    loss; a perplexity is no loss here: its fold is exp of the loss's fall).
+
+    Memorisation is a training loss falling while the held-out loss does not: where the held-out
+    loss fell at least half as far in log terms (fold >= sqrt of the training fold), the eval score
+    that stayed flat is what to doubt (issue 29's public Keras logs: a custom F1 above 1.0 with
+    val_loss falling 8.6-fold; a U-Net whose precision sits at the background share while val_loss
+    falls with the train loss). The real runs LD411 is right on are untouched: Whisper's eval_loss
+    rose (0.36 -> 0.42), T5 and OpenNMT log no eval loss (BLEU, accuracy, perplexity).
+    """
+    col = eval_loss_column(run)
+    if col is None or is_perplexity(col):
+        return 0.0
+    ev = eval_series(run, col)
+    first, last = _eval_level(run, ev, s0), _eval_level(run, ev, s1)
+    return first / last if first > 0 and last > 0 else 0.0
+
+
+def _eval_level(run: Run, ev: EvalSeries, step: float) -> float:
+    """Median of the evals from the first training row ``train_level(run, step)`` reads to ``step``
+    (the eval nearest ``step`` when none falls inside); nan without evals."""
+    if ev.n == 0:
+        return float("nan")
+    steps = run.table[STEP].to_numpy().astype(float)
+    upto = int(np.searchsorted(steps, step, side="right"))
+    lo = max(upto - max(3, int(0.05 * steps.size)), int(np.searchsorted(steps, segment_start(run, step))))
+    inside = ev.values[(ev.steps >= steps[min(lo, steps.size - 1)]) & (ev.steps <= step)]
+    return float(np.median(inside)) if inside.size else float(ev.values[int(np.argmin(np.abs(ev.steps - step)))])
+
+
+def _finding(
+    ev: EvalSeries, sign: int, tr: Trend, levels: tuple[float, float], rows: tuple[int, int]
+) -> Finding:
+    before, after = levels
     s0, s1 = int(ev.steps[tr.start]), int(ev.steps[-1])
     v0, v1 = float(ev.values[tr.start]), float(ev.values[-1])
     worse = tr.t < 0 and tr.p_improving > 0.975  # significantly worse (two-sided 5%)
@@ -174,7 +211,8 @@ def _finding(ev: EvalSeries, sign: int, tr: Trend, before: float, after: float) 
     fold = before / after
     label = ev.name if _EVAL_NAMED.match(ev.name) else f"eval {ev.name}"
     msg = (
-        f"The training loss fell {fold:,.0f}-fold since step {s0:,} ({before:.4g} -> {after:.4g}) while "
+        f"The training loss fell {fold:,.0f}-fold since step {s0:,} ({before:.4g} -> {after:.4g}, "
+        f"{medians_text(rows)}) while "
         f"{label} {how} over {tr.n} evals ({v0:.4g} -> {v1:.4g}; no significant improvement): "
         "the model memorises the training data."  # the trend test's p-value is evidence (-v, JSON)
     )
@@ -211,8 +249,8 @@ def _acc_finding(ev: EvalSeries, tr: Trend, train_acc: float, ratio: float) -> F
     times = f"{ratio:,.0f}x" if ratio < 1e4 else "more than 10,000x"
     msg = (
         f"The training accuracy reached {train_acc:.4g} while {label} stayed within its noise from step "
-        f"{s0:,} over {tr.n} evals ({v0:.4g} -> {v1:.4g}; no significant improvement, one-sided "
-        f"p={tr.p_improving:.2f}): {times} fewer errors on the training data than on held-out data, the "
+        f"{s0:,} over {tr.n} evals ({v0:.4g} -> {v1:.4g}; no significant improvement): "
+        f"{times} fewer errors on the training data than on held-out data, the "
         "model memorises the training data."
     )
     return codes.finding(

@@ -145,5 +145,6 @@ def _calibration_split(
     start = float(steps[calib[-1]]) if calib.size else float(steps[0])
     warn, lam, p = late_null(k_late, max(1.0, float(steps[-1]) - start), 1)
     ev |= {"expected_by_null": lam, "p_value": p}
-    tail = f"; {k_late:,} after the scale had settled ({'beyond' if warn else 'within'} the null: expected {lam:.1f})"
+    tail = (f"; {k_late:,} after the scale had settled, {'more' if warn else 'no more'} than a scaler probing "
+            f"a higher scale gives (about {lam:.1f})")
     return tail, not warn, ev

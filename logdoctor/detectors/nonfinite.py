@@ -156,15 +156,19 @@ class DivergenceDetector(Analyzer):
             spans = [f"{s.steps[x]}-{s.steps[y]} (to {float(np.max(sm[x : y + 1])):.4g})" for x, y in later[:3]]
             more = f" and {len(later) - 3} more stretches" if len(later) > 3 else ""
             stays += f"; it rose above {self.factor}x again over steps {' and '.join(spans)}{more}"
-        last = later[-1][1] if later else b
         if again is not None:  # no recovery: the loss climbs again to the end of the log
             trough = again
             ev |= {"rises_again": True, "trough_level": float(sm[trough]), "trough_step": int(s.steps[trough])}
+            final = [int(x) for x in starts[1:] if x >= again]
+            above = f", above {self.factor}x from step {s.steps[final[0]]}" if final else ""
             stays += (
-                f"; it fell to {sm[trough]:.4g} by step {s.steps[trough]} and has been rising again since, "
+                f"; it fell to {sm[trough]:.4g} by step {s.steps[trough]} and has been rising again since{above}, "
                 f"to {sm[-1]:.4g} at the last step {s.steps[-1]} (still rising at the end of the log)"
             )
-            last = s.n - 1
+        # the finding covers the rows where the loss is diverged (every sustained stretch above
+        # factor x best), not the recoveries between them
+        stretches = tuple((int(s.steps[x]), int(s.steps[y - 1])) for x, y in zip(starts, ends, strict=True))
+        ev["diverged_rows"] = int(sum(int(y) - int(x) for x, y in zip(starts, ends, strict=True)))
         return [
             codes.finding(
                 "LD002",
@@ -172,9 +176,10 @@ class DivergenceDetector(Analyzer):
                 f"(step {s.steps[ref_row]}) it rose to {sm[peak]:.4g} ({ratio:.1f}x, smoothed "
                 f"over {w} rows) and stayed above {self.factor}x {stays}.",
                 confidence=float(min(0.99, 0.5 + 0.5 * (1 - self.factor / ratio))),
-                first_step=int(s.steps[a]),
-                last_step=int(s.steps[last]),
+                first_step=stretches[0][0],
+                last_step=stretches[-1][1],
                 line=int(s.lines[a]) or None,
                 evidence=ev,
+                spans=stretches if len(stretches) > 1 else (),
             )
         ]

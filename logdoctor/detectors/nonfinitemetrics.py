@@ -54,9 +54,8 @@ class NonFiniteMetricsDetector(Analyzer):
         msg = (
             f"The grad norm is NaN/inf on {n} step(s) (first at step {first:,}) while the loss stays finite: "
             "those updates were skipped (a dynamic fp16 loss scaler) or wrote NaN into the weights; "
-            + (f"{k} after the first {self.window:g} steps, more than the null of one per {self.window:g} "
-               f"steps allows (expected {lam:.1f}, p={p:.2g})." if warn
-               else f"{k} after the first {self.window:g} steps, within the null of one per {self.window:g} steps.")
+            + f"{k} after the first {self.window:g} steps, {'more' if warn else 'no more'} than a scaler probing "
+            f"a higher scale once per {self.window:g} steps gives (about {lam:.1f})."
         )
         ev = {"nonfinite_grad_norm_steps": n, "first_step": first, "after_calibration": k,
               "expected_by_null": round(lam, 3), "p_value": p, "null_window": self.window}

@@ -136,7 +136,7 @@ def _rise_evidence(ev: EvalSeries, best: int, noise: float, tb: float, te: float
     }
 
 
-def _medians(rows: tuple[int, int]) -> str:
+def medians_text(rows: tuple[int, int]) -> str:
     """How the two training levels were smoothed: ``medians of the 61 and 123 rows up to each``."""
     a, b = rows
     if a == b:
@@ -154,7 +154,7 @@ def _eval_rise(
     msg = (
         f"{ev.name} was best at step {bs:,} ({evidence['best_value']:.4g}) and rose to "
         f"{evidence['last_value']:.4g} by step {ls:,} (+{evidence['rise_rel']:.0%}) while the training "
-        f"loss stayed within {min_drop:.0%} ({tb:.4g} -> {te:.4g}, {_medians(rows)}): the run got worse "
+        f"loss stayed within {min_drop:.0%} ({tb:.4g} -> {te:.4g}, {medians_text(rows)}): the run got worse "
         "on held-out data."
     )
     return codes.finding(
@@ -175,7 +175,7 @@ def _finding(ev: EvalSeries, best: int, noise: float, tb: float, te: float, rows
     msg = (
         f"{ev.name} was best at step {bs:,} ({b:.4g}) and rose to {last:.4g} by step {ls:,} "
         f"(+{rise / abs(b):.0%}) while the training loss kept falling ({tb:.4g} -> {te:.4g}, "
-        f"{_medians(rows)}): overfitting."
+        f"{medians_text(rows)}): overfitting."
     )
     return codes.finding(
         "LD410",

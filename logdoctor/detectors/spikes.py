@@ -132,7 +132,9 @@ class SpikeDetector(Analyzer):
         if sp.peak.size == 0:
             return Detection(tuple(alone))
         grad_z = self._grad_z(run, s, sp)
-        findings = alone + self._individual(s, sp, grad_z)
+        st = run.meta.structure
+        undone = st is not None and LOSS in st.running_mean
+        findings = alone + self._individual(s, sp, grad_z, undone)
         findings += self._grad_finding(run, s, sp, grad_z)
         findings += self._summary(run, s, sp)
         return Detection(tuple(findings), {"spike_steps": tuple(int(x) for x in s.steps[sp.peak])})
@@ -162,7 +164,10 @@ class SpikeDetector(Analyzer):
         away = gz[~near]
         return float(np.mean(away >= self.grad_z_threshold)) if away.size else 0.0
 
-    def _individual(self, s: Series, sp: Spikes, grad_z: FloatArray | None) -> list[Finding]:
+    def _individual(self, s: Series, sp: Spikes, grad_z: FloatArray | None, undone: bool = False) -> list[Finding]:
+        """One LD101 per spike; ``undone``: the log prints a running mean, and the value named is the
+        logged interval's own mean read back from it (said, since the log's line shows another number)."""
+        own = " (that logged interval's own mean, undone from the running mean the log prints)" if undone else ""
         out: list[Finding] = []
         for i in np.argsort(-sp.z, kind="stable")[: self.max_findings]:
             p, a, b = int(sp.peak[i]), int(sp.start[i]), int(sp.end[i])
@@ -187,7 +192,7 @@ class SpikeDetector(Analyzer):
                 codes.finding(
                     "LD101",
                     # plain words first; robust z and its null are evidence (-v, JSON)
-                    f"Loss spike at step {s.steps[p]}: {sp.value[i]:.4g}, {times(float(sp.ratio[i]))} the local "
+                    f"Loss spike at step {s.steps[p]}: {sp.value[i]:.4g}{own}, {times(float(sp.ratio[i]))} the local "
                     f"median of {sp.level[i]:.4g}" + (f", {b - a + 1} rows wide." if b > a else "."),
                     confidence=_confidence(float(sp.z[i]), self.z_threshold),
                     first_step=int(s.steps[a]),

@@ -35,7 +35,7 @@ def _shape_finding(f: Facts, s: EpochShape, span: dict[str, int]) -> Finding | N
         code, margin = ("LD203" if s.staircase else "LD202"), abs(s.jump_z) - 4
         how = "without drifting back" if s.staircase else "and drifts back"
         msg = (
-            f"The loss jumps by {s.jump:+.3f} at each epoch boundary (z={s.jump_z:.1f}) "
+            f"The loss jumps by {s.jump:+.3f} at each epoch boundary "
             f"{how} within the epoch."
         )
     else:

@@ -93,15 +93,19 @@ def _pairs(series: list[dict[int, float]]) -> list[tuple[np.ndarray, np.ndarray]
     return out
 
 
-def _r(pairs: list[tuple[np.ndarray, np.ndarray]], shift: int = 0) -> float:
-    """Pearson r over every pair, each epoch standardised on its own, the second shifted by ``shift``."""
-    xs, ys = [], []
-    for a, b in pairs:
-        xs.append((a - a.mean()) / (a.std() or 1.0))
+def _firsts(pairs: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """The first epoch of every pair, each standardised on its own, end to end (shift-free: computed once)."""
+    return np.concatenate([(a - a.mean()) / (a.std() or 1.0) for a, _ in pairs])
+
+
+def _r(pairs: list[tuple[np.ndarray, np.ndarray]], shift: int = 0, x: np.ndarray | None = None) -> float:
+    """Pearson r over every pair, each epoch standardised on its own, the second shifted by ``shift``
+    (``x``: ``_firsts(pairs)`` when already computed)."""
+    ys = []
+    for _, b in pairs:
         y = np.roll(b, shift)
         ys.append((y - y.mean()) / (y.std() or 1.0))
-    x, y = np.concatenate(xs), np.concatenate(ys)
-    return float(np.mean(x * y))
+    return float(np.mean((_firsts(pairs) if x is None else x) * np.concatenate(ys)))
 
 
 def fixed_order(steps: np.ndarray, loss: np.ndarray, epochs: Epochs | None) -> FixedOrder | None:
@@ -113,8 +117,9 @@ def fixed_order(steps: np.ndarray, loss: np.ndarray, epochs: Epochs | None) -> F
         return None
     shortest = min(a.size for a, _ in pairs)
     shifts = np.unique(np.linspace(2, shortest - 2, NULL_SHIFTS).round().astype(int))
-    null = np.array([_r(pairs, int(s)) for s in shifts])
-    r = _r(pairs)
+    x = _firsts(pairs)
+    null = np.array([_r(pairs, int(s), x) for s in shifts])
+    r = _r(pairs, 0, x)
     sd = float(null.std()) or 1e-12
     return FixedOrder(
         r=round(r, 4),

@@ -123,11 +123,8 @@ def from_loss(f: Facts, match: mb.Match) -> Verdict:
             else ""
         )
     )
-    test = (
-        f"LD201, p={f.period.get('p_value', 1.0):.1e}"
-        if match.source == "LD201"
-        else f"its phase explains {match.r2:.0%} of the detrended loss, F-test p={match.p_value:.1e}"
-    )
+    # plain words here; the tests' p-values are evidence (megabatch_p, period_p_value: -v, JSON)
+    test = "LD201" if match.source == "LD201" else f"its phase explains {match.r2:.0%} of the detrended loss"
     summary = (
         f"The loss repeats every {how} ({test}), which the lr "
         f"does not explain and which matches {match.sampler}: batches are most likely "
@@ -220,8 +217,8 @@ def from_windows(f: Facts, w: win.Windows, match: mb.Match | None) -> Verdict:
     )
     summary = (
         f"Batches are length-grouped megabatches: {w.direction} length order within windows of "
-        f"{w.steps} steps ({w.along} of {w.within} changes inside a window go that way, p={w.p_within:.1e} "
-        f"for a random order; {w.back} of {w.bounds} window starts jump back){recomposed}, as in "
+        f"{w.steps} steps ({w.along} of {w.within} changes inside a window go that way; "
+        f"{w.back} of {w.bounds} window starts jump back){recomposed}, as in "
         f"{sampler}{_tracks(f)}{loss}; {COST}."
     )
     ev = evidence(f) | {"megabatch_sampler": sampler} | _window_evidence(w, match)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from logdoctor.diagnosis import megabatch as mb
 from logdoctor.diagnosis.facts import Facts
 from logdoctor.diagnosis.fixedorder import MIN_Z
-from logdoctor.diagnosis.verdicts import LOG_WHAT, STATIC_FIX, _buckets_hint, confidence, evidence
+from logdoctor.diagnosis.verdicts import LOG_WHAT, STATIC_FIX, EvidenceDict, _buckets_hint, confidence, evidence
 from logdoctor.model import Verdict
 
 #: Causes the loss alone cannot tell from batching: a spike may be a bad batch, or a long batch
@@ -41,8 +41,7 @@ def ruled_out(f: Facts, megabatch_tested: bool) -> tuple[str, ...]:
     s, e = f.shape, f.epochs
     if s is not None and e is not None and e.count >= 2 and not s.sawtooth:
         out.append(
-            f"a length sort renewed every epoch (no epoch sawtooth over {e.count} epochs: "
-            f"jump z={s.jump_z:.1f})"
+            f"a length sort renewed every epoch (no epoch sawtooth over {e.count} epochs)"
         )
     if megabatch_tested and not mb.averaged_away(f.stride, e.steps_per_epoch if e else None):
         out.append(f"length-grouped megabatches (no loss period at the megabatch size, {mb.HF_MEGABATCH} steps)")
@@ -50,7 +49,7 @@ def ruled_out(f: Facts, megabatch_tested: bool) -> tuple[str, ...]:
     if fo is not None and not fo.fixed:
         out.append(
             f"batches fed in the same order every epoch (the detrended loss at the same position in "
-            f"consecutive epochs correlates r={fo.r:.2f}, within its shifted-position null, p={fo.p_value:.2g})"
+            f"consecutive epochs correlates r={fo.r:.2f}, no more than at shifted positions)"
         )
     return tuple(out)
 
@@ -85,7 +84,7 @@ def spikes_verdict(f: Facts, megabatch_tested: bool) -> Verdict:
         )
         cause = "a loss period without batch statistics"
     summary = f"{head}{ruled_out_text(ruled_out(f, megabatch_tested))}; to decide, {LOG_WHAT}."
-    ev = evidence(f) | {f"cause_{k}": v for k, v in c.evidence.items()}
+    ev = evidence(f) | {f"cause_{k}": v for k, v in c.evidence.items()} | fixed_order_evidence(f)
     return Verdict("inconclusive", None, cause, summary, f"To decide, {LOG_WHAT}.", ev)
 
 
@@ -100,19 +99,12 @@ def fixed_order_decides(f: Facts) -> bool:
     return f.order is None and fo is not None and fo.fixed and not {c.key for c in f.causes} & _NOT_ORDER
 
 
-def fixed_order_verdict(f: Facts) -> Verdict:
-    """Static batches in a fixed order, from the loss's same-position correlation across epochs."""
+def fixed_order_evidence(f: Facts) -> EvidenceDict:
+    """The same-position test's numbers (its shifted-position null, z and p: -v and JSON), or none."""
     fo = f.fixed_order
     if fo is None:
-        raise ValueError("fixed_order_verdict needs the fixed-order test (see fixed_order_decides)")
-    summary = (
-        f"The loss at the same position in consecutive epochs correlates r={fo.r:.2f} ({fo.pairs:,} "
-        f"positions over {fo.epoch_pairs} epoch pair(s); the same epochs shifted give "
-        f"{fo.null_mean:+.2f} ± {fo.null_sd:.2f}, z={fo.z:.1f}): the same batches are fed in the same "
-        "order every epoch (built once and never reshuffled: a DataLoader without shuffle over "
-        f"pre-built batches, or a fixed list); {LOG_WHAT} to see whether that order is also by length."
-    )
-    ev = evidence(f) | {
+        return {}
+    return {
         "fixed_order_r": fo.r,
         "fixed_order_null_mean": fo.null_mean,
         "fixed_order_null_sd": fo.null_sd,
@@ -121,6 +113,21 @@ def fixed_order_verdict(f: Facts) -> Verdict:
         "fixed_order_positions": fo.pairs,
         "fixed_order_epoch_pairs": fo.epoch_pairs,
     }
+
+
+def fixed_order_verdict(f: Facts) -> Verdict:
+    """Static batches in a fixed order, from the loss's same-position correlation across epochs."""
+    fo = f.fixed_order
+    if fo is None:
+        raise ValueError("fixed_order_verdict needs the fixed-order test (see fixed_order_decides)")
+    summary = (
+        f"The loss at the same position in consecutive epochs correlates r={fo.r:.2f} ({fo.pairs:,} "
+        f"positions over {fo.epoch_pairs} epoch pair(s); the same epochs shifted give "
+        f"{fo.null_mean:+.2f}): the same batches are fed in the same "
+        "order every epoch (built once and never reshuffled: a DataLoader without shuffle over "
+        f"pre-built batches, or a fixed list); {LOG_WHAT} to see whether that order is also by length."
+    )
+    ev = evidence(f) | fixed_order_evidence(f)
     return Verdict(
         "static", confidence(1.0 + (fo.z - MIN_Z) / 2), "static batches in a fixed order (from the loss)",
         summary, _buckets_hint(f, STATIC_FIX), ev,

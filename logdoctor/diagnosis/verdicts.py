@@ -176,7 +176,7 @@ def _occupancy(r: Recurrence) -> str:
     p = r.pairs
     return (
         f"; copies of rare signatures share an epoch {p.observed:.0f} times where a recomposing "
-        f"pipeline gives {p.expected:.0f}, p={p.p_value:.1e}"
+        f"pipeline gives {p.expected:.0f}"  # its p-value is evidence (-v, JSON)
     )
 
 
@@ -236,7 +236,7 @@ def loss_only_sorted_verdict(f: Facts, s: EpochShape) -> Verdict:
     """An epoch sawtooth in the loss, with no batch statistics and an lr that does not cycle."""
     summary = (
         f"The loss follows a sawtooth with the epoch as its period (jump {s.jump:+.3f} at each "
-        f"boundary, z={s.jump_z:.1f}, drifting back within the epoch) that the lr does not "
+        f"boundary, drifting back within the epoch) that the lr does not "
         f"explain: batches are most likely fed in length order; {LOG_WHAT} to confirm."
     )
     ratio = f.period.get("period", 0.0) / (f.epochs.steps_per_epoch or 1) if f.epochs else 0.0
@@ -300,7 +300,7 @@ def static_undecidable_verdict(f: Facts, min_lag1: float) -> Verdict:
         if f.rec is None
         else "too few logged batches to compare across epochs"
         if not f.rec.decidable
-        else f"batch recurrence {f.rec.excess:.0%} of the way to static but not significant (p={f.rec.p_value:.1e})"
+        else f"batch recurrence {f.rec.excess:.0%} of the way to static, no more than chance gives"
     )
     head = (f"The batch order cannot be judged ({f.order_hidden})" if f.order_hidden
             else f"Batches are not fed in length order ({_order_text(f, min_lag1)})")

@@ -1,4 +1,4 @@
-"""Facts a run's configuration states (epochs, batch size, accumulation, length grouping, lr schedule, model, task)."""
+"""Facts a run's configuration states (epochs, batch size, accumulation, grouping, lr, model, task, classes)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import polars as pl
 from logdoctor.ingest.aliases import normalize_key
 from logdoctor.model import EPOCH, STEP, ConfigFact
 
+#: configuration keys that state a classifier's class count (``num_labels`` is HF's).
+CLASS_KEYS = ("num_labels", "num_classes", "n_classes", "nb_classes", "num_class", "n_class", "number_of_classes")
 #: fact -> configuration keys that state it (compared normalised, on the last path component).
 FACT_KEYS: Mapping[str, tuple[str, ...]] = {
     "epochs": ("num_train_epochs", "epochs", "max_epochs", "num_epochs", "n_epochs", "train_epochs"),
@@ -23,6 +25,9 @@ FACT_KEYS: Mapping[str, tuple[str, ...]] = {
     # what experiment this is: `compare` refuses two runs whose configurations name different ones
     "model": ("model_name_or_path", "model_name", "model_id", "base_model", "model"),
     "task": ("task_name", "task", "dataset_name", "dataset_id", "dataset"),
+    # the classes a classifier chooses among (chance loss ln k); never a vocabulary size: a language
+    # model's loss starts near ln |V| but its chance level is the unigram entropy, far below it
+    "classes": CLASS_KEYS,
 }
 _LOOKUP = {normalize_key(k): fact for fact, keys in FACT_KEYS.items() for k in keys}
 _MAX_DEPTH = 4

@@ -176,9 +176,9 @@ def _verdict_evidence(rows: Rows, verbosity: int) -> list[RenderableType]:
     """The numbers behind a verdict that blames the batching (every verdict's with ``-v``)."""
     from rich.text import Text
 
-    if not rows.evidence or (verbosity <= 0 and not rows.fault):
+    lines = rows.evidence_detail if verbosity > 0 else rows.evidence if rows.fault else ()
+    if not lines:
         return []
-    lines = [*rows.evidence, *(rows.evidence_detail if verbosity > 0 else ())]
     return [Text("Evidence behind the batching verdict", style="bold"), *(_bullet(s) for s in lines)]
 
 

@@ -19,6 +19,11 @@ EVIDENCE_TEMPLATES: tuple[tuple[tuple[str, ...], str], ...] = (
         ("loss_length_rho", "loss_length_p"),
         "loss vs batch length: Spearman ρ = {loss_length_rho}, {loss_length_p}",
     ),
+    (
+        ("loss_length_rho", "loss_length_ci_low", "loss_length_ci_high"),
+        "loss vs batch length: Spearman ρ = {loss_length_rho} (95% CI {loss_length_ci_low} to {loss_length_ci_high})",
+    ),
+    (("loss_length_rho",), "loss vs batch length: Spearman ρ = {loss_length_rho}"),
     (("lag1_len_mean",), "batch length vs the previous batch's: lag-1 rank correlation {lag1_len_mean}"),
     (("monotone_frac", "direction"), "{monotone_frac} of step-to-step length changes go one way ({direction})"),
     (("length_resets", "reset_spacing"), "{length_resets} length resets, every {reset_spacing} steps"),
@@ -33,6 +38,7 @@ EVIDENCE_TEMPLATES: tuple[tuple[tuple[str, ...], str], ...] = (
         "{epochs} epochs of {steps_per_epoch} steps (from the {epoch_source})",
     ),
     (("epoch_jump", "epoch_jump_z"), "loss jump at each epoch boundary: {epoch_jump} (z = {epoch_jump_z})"),
+    (("epoch_jump",), "loss jump at each epoch boundary: {epoch_jump}"),
     (("period", "period_p_value"), "loss period {period} steps, {period_p_value}"),
     (("loss_lr_rho", "loss_lr_p"), "loss vs learning rate: Spearman ρ = {loss_lr_rho}, {loss_lr_p}"),
     (("loss_lr_rho",), "loss vs learning rate: Spearman ρ = {loss_lr_rho}"),
@@ -57,6 +63,7 @@ EVIDENCE_TEMPLATES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("nonfinite_steps",), "{nonfinite_steps} steps with NaN/inf loss"),
     (("level_before", "level_after"), "loss level {level_before} before, {level_after} after"),
     (("resume_step",), "run resumed at step {resume_step}"),
+    (("period",), "loss period {period} steps"),
 )
 
 _KIND_BY_SUFFIX: tuple[tuple[str, str], ...] = (
@@ -110,6 +117,28 @@ def format_value(value: EvidenceValue, kind: str = "num") -> str:
     if isinstance(value, int) or (kind == "int" and float(value).is_integer()):
         return f"{int(value):,}"
     return f"{float(value):.3g}"
+
+
+def is_statistic(key: str) -> bool:
+    """A test statistic rather than a plain quantity: p-values, z and t scores, a null's numbers.
+    The default text report leaves them to ``-v`` and JSON (plain words first)."""
+    return (
+        _kind(key) == "p"
+        or key in ("z", "t", "robust_z", "t_stat")
+        or key.endswith(("_z", "_t_stat"))
+        or "null" in key.split("_")
+    )
+
+
+def plain_evidence(ev: Evidence) -> list[str]:
+    """The template sentences of ``ev`` without its statistics (:func:`is_statistic`)."""
+    known, _ = split_evidence({k: v for k, v in ev.items() if not is_statistic(k)})
+    return known
+
+
+def format_for(key: str, value: EvidenceValue) -> str:
+    """One evidence value as text, formatted by what its key names (a p-value, a share, ...)."""
+    return format_value(value, _kind(key))
 
 
 def split_evidence(ev: Evidence) -> tuple[list[str], list[str]]:

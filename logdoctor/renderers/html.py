@@ -17,6 +17,7 @@ from logdoctor.renderers.base import Renderer
 from logdoctor.renderers.chartaxes import time_unit
 from logdoctor.renderers.rows import build_rows, facts
 from logdoctor.renderers.runlines import earlier_lines, earlier_title
+from logdoctor.renderers.spans import finding_range, finding_spans, run_wide
 from logdoctor.renderers.svgcharts import Axis, Chart, Line, Shade, chart_svg, scatter_svg, timeline_svg
 from logdoctor.sanitize import html as escape
 
@@ -48,18 +49,18 @@ def _summary(report: Report) -> str:
 
 
 def _shades(report: Report, charts: bool = False) -> list[Shade]:
-    """Finding ranges: all for the timeline strip; on the charts only those covering less than half
-    the run (a finding over the whole run is said once, in the strip, not by shading every panel)."""
+    """Finding ranges: all for the timeline strip; on the charts only the localized ones (spans.py)."""
     t = report.run.table[STEP]
-    half = 0.5 * max(1, int(t.max()) - int(t.min()))  # type: ignore[arg-type]
+    lo, hi = float(t.min()), float(t.max())  # type: ignore[arg-type]
     out = []
     for f in report.findings:
-        if f.first_step is None:
+        rng = finding_range(f)
+        if rng is None:
             continue
-        last = int(f.last_step if f.last_step is not None else f.first_step)
-        if charts and last - f.first_step >= half:
-            continue
-        out.append(Shade(int(f.first_step), last, f.severity.label, f.code))
+        for a, b in finding_spans(f):
+            if charts and run_wide(a, b, lo, hi):
+                continue
+            out.append(Shade(int(a), int(b), f.severity.label, f.code))
     return out
 
 
@@ -67,24 +68,55 @@ def _col(t: pl.DataFrame, name: str) -> np.ndarray:
     return t[name].cast(pl.Float64).to_numpy().astype(float)
 
 
-def _eval_lines(report: Report, want_loss: bool) -> list[Line]:
+#: Eval losses drawn with the training loss; further eval losses get a chart each, like every other
+#: eval metric.
+WITH_TRAIN_LOSS = 3
+#: Up to this many eval charts are full width; more are drawn half width, two to a row, shorter.
+FULL_WIDTH_EVALS = 2
+HALF_WIDTH, HALF_HEIGHT = 474, 150
+
+
+def _eval_series(report: Report) -> tuple[list[Line], list[Line]]:
+    """Every eval series the log has, as (eval losses drawn with the training loss, the rest)."""
     ev = report.run.evals
     if ev.height == 0 or STEP not in ev.columns:
-        return []
+        return [], []
     ev = ev.filter(pl.col(STEP).is_not_null())
-    names = [c for c in metric_columns(ev) if ("loss" in c) == want_loss and ev[c].null_count() < ev.height]
-    return [Line(c, ev[STEP].to_numpy(), _col(ev, c), markers=True) for c in names[:3]]
+    names = [c for c in metric_columns(ev) if ev[c].null_count() < ev.height]
+    with_train = [c for c in names if "loss" in c][:WITH_TRAIN_LOSS]
+    lines = {c: Line(c, ev[STEP].to_numpy(), _col(ev, c), markers=True) for c in names}
+    return [lines[c] for c in with_train], [lines[c] for c in names if c not in with_train]
 
 
-def _charts(report: Report) -> list[Chart]:
-    t, shades = report.run.table, _shades(report, charts=True)
-    steps = t[STEP].to_numpy()
+def _eval_charts(report: Report, axis: Axis) -> str:
+    """A chart per eval series not drawn with the training loss, on the shared step axis; more than
+    ``FULL_WIDTH_EVALS`` are laid out two to a row (half width) so that many metrics stay compact."""
+    rest = _eval_series(report)[1]
+    shades = _shades(report, charts=True)
+    if len(rest) <= FULL_WIDTH_EVALS:
+        return "\n".join(chart_svg(Chart(f"eval: {ln.label}", [ln], shades, unit=ln.label), axis) for ln in rest)
+    half = Axis(axis.lo, axis.hi, HALF_WIDTH)
+    svgs = "\n".join(chart_svg(Chart(f"eval: {ln.label}", [ln], shades, HALF_HEIGHT, unit=ln.label), half)
+                     for ln in rest)
+    return f'<div class="panels evals">\n{svgs}\n</div>'
+
+
+def _loss_chart(report: Report) -> Chart:
+    """The training loss with the eval losses drawn beside it."""
+    t = report.run.table
     loss = _col(t, LOSS)
     pos = loss[np.isfinite(loss) & (loss > 0)]
     log = bool(pos.size == loss[np.isfinite(loss)].size and pos.size and pos.max() / pos.min() > 100)
-    charts = [Chart("loss (train) and eval loss", [Line("train loss", steps, loss), *_eval_lines(report, True)],
-                    shades, log=log, unit="loss" + (" (log scale)" if log else ""))]
-    charts += [Chart(f"eval: {line.label}", [line], shades, unit=line.label) for line in _eval_lines(report, False)[:2]]
+    return Chart("loss (train) and eval loss", [Line("train loss", t[STEP].to_numpy(), loss),
+                                                 *_eval_series(report)[0]],
+                 _shades(report, charts=True), log=log, unit="loss" + (" (log scale)" if log else ""))
+
+
+def _charts(report: Report) -> list[Chart]:
+    """The charts below the eval metrics: lr, grad norm, time per step (those the log has)."""
+    t, shades = report.run.table, _shades(report, charts=True)
+    steps = t[STEP].to_numpy()
+    charts = []
     for col, title, unit in ((LR, "learning rate", "lr"), (GRAD_NORM, "grad norm", "grad norm (L2)")):
         if report.run.has(col):
             charts.append(Chart(title, [Line(col, steps, _col(t, col))], shades, unit=unit))
@@ -147,6 +179,8 @@ def render_html(report: Report) -> str:
         f"<h1>logdoctor: {escape(report.meta.path)}</h1>", _summary(report),
         timeline_svg(shades, axis) if shades else "",
         "<h2>Curves (one step axis; finding ranges shaded)</h2>",
+        chart_svg(_loss_chart(report), axis),
+        _eval_charts(report, axis),
         *(chart_svg(c, axis) for c in _charts(report)),
         _batching_panels(report),
         "<h2>Findings</h2>", _findings_table(report), _earlier_runs(report),

@@ -44,6 +44,8 @@ from logdoctor.renderers.base import Renderer
 #:       earlier run diverged is ``error`` even when its last run is fine); ``run_status`` is the last
 #:       run's own (the old meaning of ``status``; equal to it for a log of one run).
 #:       ``verdict.confidence`` is ``null`` for an ``inconclusive`` verdict (it decided nothing).
+#:       Also (compatible) a finding's ``spans``: ``[[first, last], ...]``, its separate stretches
+#:       when it covers more than one (``first_step``/``last_step`` are their hull); absent otherwise.
 FORMAT_VERSION = 4
 
 
@@ -71,7 +73,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "message": f.message,
         "hint": f.hint,
         "evidence": _evidence(f.evidence),
-    }
+    } | ({"spans": [list(s) for s in f.spans]} if f.spans else {})
 
 
 def verdict_dict(v: Verdict) -> dict[str, Any]:

@@ -62,11 +62,10 @@ class MarkdownRenderer(Renderer):
             lines = rows.earlier_detail if self.verbosity > 0 and rows.earlier_detail else ()
             rest = tuple(x for x in rows.earlier if not x.startswith("run ")) if lines else rows.earlier
             out += ["", f"#### {rows.earlier_title}", "", *(f"- {x}" for x in (*lines, *rest))]
-        if rows.evidence and (rows.fault or self.verbosity > 0):
+        lines = rows.evidence_detail if self.verbosity > 0 else rows.evidence if rows.fault else ()
+        if lines:
             out += ["", "#### Evidence behind the batching verdict", ""]
-            out += [f"- {s}" for s in rows.evidence]
-            if self.verbosity > 0:
-                out += [f"- {s}" for s in rows.evidence_detail]
+            out += [f"- {s}" for s in lines]
         if rows.stats_hint:
             out += ["", f"**Hint:** {rows.stats_hint}"]
         if rows.notes:

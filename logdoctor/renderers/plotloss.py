@@ -11,7 +11,8 @@ import numpy as np
 from logdoctor import sanitize
 from logdoctor.detectors.evalseries import main_eval_loss
 from logdoctor.detectors.robust import rolling_median
-from logdoctor.model import Report
+from logdoctor.model import STEP, Report
+from logdoctor.renderers.spans import finding_range, finding_spans, run_wide
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -159,14 +160,22 @@ def _clamped(ax: Axes, steps: np.ndarray, loss: np.ndarray, yr: YRange) -> None:
 
 
 def _shade(ax: Axes, report: Report) -> None:
+    """The localized findings' ranges; a run-wide one is drawn in the findings strip only (spans.py)."""
     seen: set[str] = set()
+    steps = report.run.table[STEP]
+    if steps.len() == 0:
+        return
+    lo, hi = float(steps.min()), float(steps.max())  # type: ignore[arg-type]
     for f in report.findings:
-        if f.code not in SHADED or f.first_step is None or f.evidence.get("explained_by"):
+        rng = finding_range(f)
+        if f.code not in SHADED or rng is None or f.evidence.get("explained_by"):
             continue
         label, colour = SHADED[f.code]
-        last = f.last_step if f.last_step is not None else f.first_step
-        ax.axvspan(f.first_step, last, color=colour, alpha=0.13, lw=0, label=None if label in seen else label)
-        seen.add(label)
+        for a, b in finding_spans(f):
+            if run_wide(a, b, lo, hi):
+                continue  # drawn in the findings strip only
+            ax.axvspan(a, b, color=colour, alpha=0.13, lw=0, label=None if label in seen else label)
+            seen.add(label)
 
 
 def _grad_spikes(ax: Axes, report: Report, steps: np.ndarray) -> None:

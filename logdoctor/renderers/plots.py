@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -16,6 +16,7 @@ from logdoctor.model import ACC, EPOCH, LEN_MEAN, LOSS, LR, STEP, Report
 from logdoctor.renderers.base import Renderer
 from logdoctor.renderers.plotfold import draw_evals, draw_fold, eval_metrics, found_period
 from logdoctor.renderers.plotloss import draw_epochs, draw_loss, fit_title
+from logdoctor.renderers.plottimeline import draw_timeline, lanes, strip_inches
 from logdoctor.renderers.rows import batching_line, plot_health
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ def _length_panel(ax: Axes, report: Report, steps: np.ndarray, loss: np.ndarray)
     ax.set_title("loss vs batch mean length, by epoch")
 
 
-def _periodogram_panel(ax: Axes, report: Report) -> None:
+def _periodogram_panel(ax: Axes, report: Report, narrow: bool = False) -> None:
     a = report.artifacts
     ax.plot(a.periodogram_period, drawable(np.asarray(a.periodogram_power)), lw=1, color="tab:blue")
     ax.set_xscale("log")
@@ -143,8 +144,9 @@ def _periodogram_panel(ax: Axes, report: Report) -> None:
     if a.period or spe:
         ax.legend(loc="upper left", fontsize=8)
     ax.set_xlabel("period (steps)")
-    ax.set_ylabel("power (squared loss units)")
-    ax.set_title("periodogram of the detrended loss" + ("" if found_period(report) else ": no period found"))
+    ax.set_ylabel("power (loss²)")
+    nothing = (":\n" if narrow else ": ") + "no period found"  # a half-width panel wraps its title
+    ax.set_title("periodogram of the detrended loss" + ("" if found_period(report) else nothing))
 
 
 def _recurrence_panel(ax: Axes, report: Report) -> None:
@@ -159,32 +161,55 @@ def _recurrence_panel(ax: Axes, report: Report) -> None:
     ax.set_title("batch signatures recurring from earlier epochs")
 
 
-def figure(report: Report) -> Figure:
-    """Build the figure: loss over steps, then the panels the report has data for."""
+#: Figure inches: the loss panel's height, the lower row's, and the width of one lower panel.
+LOSS_INCHES, ROW_INCHES, PANEL_INCHES = 4.0, 3.6, 5.5
+
+
+def _layout(report: Report, steps: np.ndarray, loss: np.ndarray, extra: list[tuple[Callable[[Axes], None], bool]]
+            ) -> Figure:
+    """The findings strip (when a finding has steps), the loss panel under it on the same step axis,
+    then one row of the other panels. A half-size panel (the periodogram that found nothing) is half
+    as wide as the others, or, alone in its row, half as high: no empty half panel is left."""
     from matplotlib.figure import Figure
 
+    found = lanes(report)
+    alone = len(extra) == 1 and extra[0][1]
+    ratios = [0.5 if half and not alone else 1.0 for _, half in extra]
+    heights = [strip_inches(len(found))] if found else []
+    heights += [LOSS_INCHES] + ([ROW_INCHES / 2 if alone else ROW_INCHES] if extra else [])
+    fig = Figure(figsize=(PANEL_INCHES * max(sum(ratios), 2), sum(heights)), layout="constrained")
+    grid = fig.add_gridspec(len(heights), 1, height_ratios=heights)
+    main = fig.add_subplot(grid[1 if found else 0])
+    _loss_panel(main, report, steps, loss)
+    if found and steps.size:
+        draw_timeline(fig.add_subplot(grid[0], sharex=main), report, float(steps.min()), float(steps.max()))
+    if extra:
+        row = grid[-1].subgridspec(1, len(extra), width_ratios=ratios)
+        for i, (draw, _) in enumerate(extra):
+            draw(fig.add_subplot(row[0, i]))
+    return fig
+
+
+def figure(report: Report) -> Figure:
+    """Build the figure: findings strip, loss over steps, then the panels the report has data for."""
     t, a = report.run.table, report.artifacts
     steps, loss = t[STEP].to_numpy(), t[LOSS].to_numpy().astype(float)
-    extra = []
+    extra: list[tuple[Callable[[Axes], None], bool]] = []
     period = found_period(report)
+    drawn = main_eval_loss(report.run)  # drawn with the training loss (a perplexity as its log)
+    evals = eval_metrics(report, drawn.name if drawn is not None else None)
     if report.run.has(LEN_MEAN):
         extra.append((lambda ax: _length_panel(ax, report, steps, loss), False))
     if period is not None:
         extra.append((lambda ax: draw_fold(ax, steps, loss, period), False))
-    if a.periodogram_period:  # only where periodicity was tested; half height when it found nothing
-        extra.append((lambda ax: _periodogram_panel(ax, report), period is None))
+    if a.periodogram_period:  # only where periodicity was tested; half size when it found nothing
+        narrow = period is None and len(extra) + bool(a.recurrence_by_epoch) + bool(evals) > 0  # half width
+        extra.append((lambda ax: _periodogram_panel(ax, report, narrow), period is None))
     if a.recurrence_by_epoch:
         extra.append((lambda ax: _recurrence_panel(ax, report), False))
-    drawn = main_eval_loss(report.run)  # drawn with the training loss (a perplexity as its log)
-    evals = eval_metrics(report, drawn.name if drawn is not None else None)
     if evals:  # eval values other than the loss drawn with the training loss
         extra.append((lambda ax: draw_evals(ax, report, evals), False))
-    cols = max(1, len(extra))
-    fig = Figure(figsize=(5.5 * max(cols, 2), 4 + (3.6 if extra else 0)), layout="constrained")
-    grid = fig.add_gridspec(2 if extra else 1, cols)
-    _loss_panel(fig.add_subplot(grid[0, :]), report, steps, loss)
-    for i, (draw, half) in enumerate(extra):
-        draw(fig.add_subplot(grid[1, i].subgridspec(2, 1)[0] if half else grid[1, i]))
+    fig = _layout(report, steps, loss, extra)
     width = fig.get_figwidth()
     name = sanitize.terminal(PurePath(report.meta.path).name)  # a line break in it is no title line
     first = fit_title(f"{name}: {plot_health(report)}", width, 12)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from logdoctor.model import LEN_MEAN, LINE_NO, LOSS, STEP, Finding, Outcome, Report, RunStructure
-from logdoctor.renderers.evidence import evidence_sentences, format_value, split_evidence
+from logdoctor.renderers.evidence import evidence_sentences, format_value, plain_evidence
 from logdoctor.renderers.labels import UNREADABLE, verdict_words
 from logdoctor.renderers.runlines import earlier_detail, earlier_lines, earlier_title, runs_fact, worst_earlier_line
 
@@ -49,9 +49,10 @@ class Rows:
     hint: str
     facts: tuple[tuple[str, str], ...]
     findings: tuple[FindingRow, ...]
+    #: the verdict's evidence in plain words, without p-values or z-scores
     evidence: tuple[str, ...]
     notes: tuple[str, ...]
-    #: the verdict's remaining evidence as ``key: value`` lines (shown with ``-v``)
+    #: the verdict's evidence in full, with its statistics and the keys no template knows (``-v``)
     evidence_detail: tuple[str, ...] = ()
     #: the run's health: ``ok``, ``warning`` or ``error``
     status: str = "ok"
@@ -72,9 +73,12 @@ class Rows:
 
 
 def step_range(f: Finding) -> str:
-    """The steps a finding covers: ``"120"``, ``"120-180"`` or ``"run"``."""
+    """The steps a finding covers: ``"120"``, ``"120-180"``, ``"92-190, 1187-1313"`` (its
+    separate stretches) or ``"run"``."""
     if f.first_step is None:
         return "run"
+    if len(f.spans) > 1:
+        return ", ".join(f"{a}-{b}" if b != a else str(a) for a, b in f.spans)
     if f.last_step is None or f.last_step == f.first_step:
         return str(f.first_step)
     return f"{f.first_step}-{f.last_step}"
@@ -334,7 +338,6 @@ def build_rows(report: Report) -> Rows:
     """All rows of the human report, findings in the order the report holds them (by severity)."""
     v = report.verdict
     ordered = sorted(report.findings, key=lambda f: -f.severity)
-    known, rest = split_evidence(v.evidence)
     return Rows(
         path=report.meta.path,
         verdict_line=verdict_line(report),
@@ -345,9 +348,9 @@ def build_rows(report: Report) -> Rows:
         hint=v.hint,
         facts=facts(report),
         findings=tuple(finding_row(f) for f in ordered),
-        evidence=tuple(known),
+        evidence=tuple(plain_evidence(v.evidence)),
         notes=(*report.meta.notes, *report.notes),
-        evidence_detail=tuple(rest),
+        evidence_detail=tuple(evidence_sentences(v.evidence)),
         status=report.status,
         headline=headline(report),
         batching=batching_line(report),

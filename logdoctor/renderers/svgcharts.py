@@ -25,15 +25,16 @@ LINE_COLOURS = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b")
 
 @dataclass(frozen=True, slots=True)
 class Axis:
-    """The shared step axis: steps lo..hi mapped onto the plot width."""
+    """The shared step axis: steps lo..hi mapped onto the plot width (a chart ``width`` px wide)."""
 
     lo: float
     hi: float
+    width: int = WIDTH
 
     def x(self, step: np.ndarray | float) -> np.ndarray:
         """Pixel x of each step."""
         span = max(self.hi - self.lo, 1.0)
-        return LEFT + (np.asarray(step, dtype=float) - self.lo) / span * (WIDTH - LEFT - RIGHT)
+        return LEFT + (np.asarray(step, dtype=float) - self.lo) / span * (self.width - LEFT - RIGHT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +120,7 @@ def _line(line: Line, colour: str, axis: Axis, y_of: object, lo: float, hi: floa
         mark = "\u25b2" if up else "\u25bc"
         text = f"{mark} {vals[i]:.4g} @ {steps[i]} (clamped)"
         width = CHAR_PX * len(text)
-        left = x - 3 - width if x > WIDTH - 220 else x + 3
+        left = x - 3 - width if x > axis.width - 220 else x + 3
         row = sum(1 for a, b, e in placed if e == up and left < b + 4 and a < left + width + 4)
         placed.append((left, left + width, up))
         dy = (10 + 11 * row) if up else (-3 - 11 * row)  # a label that would overlap goes one row inward
@@ -137,11 +138,12 @@ def chart_svg(chart: Chart, axis: Axis) -> str:
     def y_of(v: np.ndarray | float) -> np.ndarray:
         return top + h - (np.asarray(v, dtype=float) - lo) / span * h
 
-    parts = [f'<svg width="{WIDTH}" height="{chart.height}" '
-             f'viewBox="0 0 {WIDTH} {chart.height}" role="img" aria-label="{escape(chart.title)}">',
+    width = axis.width
+    parts = [f'<svg width="{width}" height="{chart.height}" '
+             f'viewBox="0 0 {width} {chart.height}" role="img" aria-label="{escape(chart.title)}">',
              f'<text x="{LEFT}" y="14" class="title">{escape(chart.title)}</text>',
              *_shades(chart, axis, top, h),
-             f'<rect x="{LEFT}" y="{top}" width="{WIDTH - LEFT - RIGHT}" height="{h}" fill="none" stroke="#bbb"/>']
+             f'<rect x="{LEFT}" y="{top}" width="{width - LEFT - RIGHT}" height="{h}" fill="none" stroke="#bbb"/>']
     for val, label in _ticks(lo, hi, chart.log):
         y = float(y_of(val))
         parts.append(f'<text x="{LEFT - 5}" y="{y + 4:.1f}" class="tick" text-anchor="end">{label}</text>')
@@ -151,9 +153,9 @@ def chart_svg(chart: Chart, axis: Axis) -> str:
     for i, line in enumerate(chart.lines):
         colour = LINE_COLOURS[i % len(LINE_COLOURS)]
         parts += _line(line, colour, axis, y_of, lo, hi, chart.log)
-        parts.append(f'<text x="{WIDTH - RIGHT - 5}" y="{top + 12 + 13 * i}" class="legend" text-anchor="end" '
+        parts.append(f'<text x="{width - RIGHT - 5}" y="{top + 12 + 13 * i}" class="legend" text-anchor="end" '
                      f'fill="{colour}">{escape(line.label)}</text>')
-    for step in nice_ticks(axis.lo, axis.hi, 6):  # round steps, the last inside the frame
+    for step in nice_ticks(axis.lo, axis.hi, 6 if width >= WIDTH else 4):  # round steps, the last inside the frame
         parts.append(f'<text x="{float(axis.x(step)):.1f}" y="{chart.height - 8}" class="tick" '
                      f'text-anchor="middle">{tick_label(step)}</text>')
     parts.append(f'<text x="{LEFT - 5}" y="{chart.height - 8}" class="tick" text-anchor="end">step</text>')

@@ -8,6 +8,7 @@ import pytest
 
 from logdoctor import pipeline
 from logdoctor.model import Report
+from tests.reports import report_of
 
 pytestmark = pytest.mark.reallogs
 
@@ -16,7 +17,7 @@ def report(reallogs_dir: Path, name: str) -> Report:
     path = reallogs_dir / name
     if not path.is_file():
         pytest.skip(f"{name} not present")
-    return pipeline.analyze(pipeline.load(str(path)))
+    return report_of(path)
 
 
 def test_deepspeed_overflow_lines_are_skipped_steps_split_at_calibration(reallogs_dir: Path) -> None:

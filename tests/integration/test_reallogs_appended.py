@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from logdoctor import pipeline
 from logdoctor.model import Report
+from tests.reports import report_of
 
 pytestmark = pytest.mark.reallogs
 
@@ -23,7 +23,7 @@ NMT_STARTS = [1, 4, 6, 102, 105, 108, 182, 190, 206, 209, 213, 221, 250, 281, 31
 
 @cache
 def _report(folder: Path, name: str) -> Report:
-    return pipeline.analyze(pipeline.load(str(folder / name)))
+    return report_of(folder / name)
 
 
 def test_nmt_every_appended_run_is_its_own(reallogs_dir: Path) -> None:

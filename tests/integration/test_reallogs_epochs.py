@@ -9,6 +9,7 @@ import pytest
 
 from logdoctor import pipeline
 from logdoctor.renderers.jsonreport import report_dict
+from tests.reports import report_of
 
 pytestmark = pytest.mark.reallogs
 
@@ -20,7 +21,7 @@ def _logs(folder: Path) -> list[Path]:
 def test_evidence_epochs_agree_with_the_header(reallogs_dir: Path) -> None:
     checked = 0
     for path in _logs(reallogs_dir):
-        doc = report_dict(pipeline.analyze(pipeline.load(str(path))))
+        doc = report_dict(report_of(path))
         evidence = doc["verdict"]["evidence"]
         if "epochs" not in evidence:
             continue

@@ -10,6 +10,7 @@ import pytest
 from logdoctor import pipeline
 from logdoctor.cli import main
 from logdoctor.renderers import get_renderer
+from tests.reports import report_of
 
 pytestmark = pytest.mark.reallogs
 
@@ -33,7 +34,7 @@ def test_appended_log_whose_earlier_runs_diverged_fails_check(reallogs_dir: Path
 
 def test_headline_names_the_worst_earlier_run(reallogs_dir: Path) -> None:
     """Never a bare "OK No problems found" above a file whose earlier run diverged."""
-    report = pipeline.analyze(pipeline.load(str(reallogs_dir / NMT)))
+    report = report_of(reallogs_dir / NMT)
     text = get_renderer("text")(width=120).render(report)
     head = text.split("Batching:")[0]
     assert "No problems found" not in head.split("the last run")[0]
@@ -74,7 +75,7 @@ def test_healthy_real_runs_get_no_warning_or_error(reallogs_dir: Path) -> None:
     assert len(names) >= 17
     loud = {}
     for name in names:
-        report = pipeline.analyze(pipeline.load(str(reallogs_dir / name)))
+        report = report_of(reallogs_dir / name)
         if report.status != "ok":
             loud[name] = [f"{f.code} {f.message[:80]}" for f in report.problems]
     assert not loud
@@ -84,7 +85,7 @@ def test_epoch_period_under_memorisation_is_not_a_data_order_warning(reallogs_di
     """llamafactory resume_dupwriters: a shuffled 7-epoch SFT whose loss steps down every epoch
     (memorisation); its LD201 period of one epoch is that staircase (info), not a WARNING whose hint
     points at data order; and its resume is no "loss problem"."""
-    report = pipeline.analyze(pipeline.load(str(reallogs_dir / "llamafactory_trainer_log_resume_dupwriters.jsonl")))
+    report = report_of(reallogs_dir / "llamafactory_trainer_log_resume_dupwriters.jsonl")
     period = [f for f in report.findings if f.code == "LD201"]
     assert period and all(f.evidence.get("explained_by") == "epoch-staircase" for f in period)
     assert "loss problem" not in report.verdict.summary
@@ -96,7 +97,7 @@ def test_memorisation_from_accuracy(reallogs_dir: Path) -> None:
     """OpenNMT id-bima (manifest: overfitting/saturation on tiny data): train accuracy 98.6 while the
     validation accuracy stays flat at 80.2 - 14x fewer errors on the training data. The loss fell
     less than 5-fold over that stretch, so only the accuracy shows it."""
-    report = pipeline.analyze(pipeline.load(str(reallogs_dir / "opennmt_py_id_bima_train.log")))
+    report = report_of(reallogs_dir / "opennmt_py_id_bima_train.log")
     (found,) = [f for f in report.findings if f.code == "LD411"]
     assert found.evidence["basis"] == "accuracy" and found.severity.label == "warning"
     assert found.evidence["metric"] == "validation_accuracy" and float(found.evidence["error_ratio"]) >= 10

@@ -12,6 +12,7 @@ import pytest
 from logdoctor import pipeline
 from logdoctor.config import AnalysisConfig
 from logdoctor.model import Finding
+from logdoctor.renderers.rows import step_range
 
 pytestmark = pytest.mark.reallogs
 
@@ -66,3 +67,49 @@ def test_lyric_lora_second_blow_up_is_placed_where_block_means_climb(reallogs_di
     assert not [f for f in ups if 1550 <= (f.first_step or 0) <= 2200]  # mid-plateau (was 1774)
     for value, a, b in re.findall(r"median ([\d.]+) over steps (\d+)-(\d+)", climb[0].message):
         assert f"{np.median(loss[(step >= int(a)) & (step <= int(b))]):.4g}" == value
+
+
+def test_lyric_lora_divergence_covers_only_the_diverged_stretches(reallogs_dir: Path) -> None:
+    """The divergence's extent is where the loss is diverged, not its hull (it was steps 92-3000).
+
+    Hand-measured 50-step block means of the raw log_history: 8.33, 8.18 (steps 1-100, the early
+    level); 20.98, 13.27 (101-200); 6-8.7 over 201-1150 except 13.91 at 251-300 (one block: shorter
+    than the detector's 60-row minimum); 15.90, 11.92 (1201-1300); 19.7-25.3 (1451-2250); 5.9-7.8
+    (2301-2550); 10.4-19.1 rising to the end (2551-3000).
+    """
+    path = reallogs_dir / "hf_trainer_state_lyric_lora_diverged.json"
+    rows = [(h["step"], h["loss"]) for h in json.loads(path.read_text())["log_history"] if "loss" in h]
+    step = np.array([s for s, _ in rows])
+    loss = np.array([v for _, v in rows])
+    blocks = {a: float(loss[(step >= a) & (step < a + 50)].mean()) for a in range(1, 3001, 50)}
+    assert [round(blocks[a], 2) for a in (1, 51, 101, 151, 251, 1201, 1251, 2551)] == [
+        8.33, 8.18, 20.98, 13.27, 13.91, 15.90, 11.92, 10.39
+    ]
+    f = _finding(path, "LD002")
+    spans = f.spans or ((f.first_step, f.last_step),)
+    assert len(spans) == 4 and (f.first_step, f.last_step) == (spans[0][0], spans[-1][1])
+
+    def covered(a: int) -> float:
+        """The share of block a..a+49 inside the finding's spans."""
+        return sum(max(0, min(a + 49, y) - max(a, x) + 1) for x, y in spans) / 50
+
+    best = np.minimum.accumulate([blocks[a] for a in sorted(blocks)])
+    for i, a in enumerate(sorted(blocks)):
+        if covered(a) == 1:  # a block inside a span: diverged, 1.5x above the best block before it
+            assert blocks[a] > 1.5 * best[max(0, i - 1)], (a, blocks[a])
+        if blocks[a] < 9 and covered(a) > 0:  # a block at the early level (~6-8.7): outside every
+            # span, but where a blow-up starts or ends inside it: then its rows in the span are diverged
+            inside = np.zeros(step.size, bool)
+            for x, y in spans:
+                inside |= (step >= max(a, x)) & (step <= min(a + 49, y))
+            assert covered(a) <= 0.3 and loss[inside].mean() > 1.5 * best[i - 1], (a, blocks[a], spans)
+    # every pair of consecutive blocks above 1.5x the early best (a sustained blow-up) is inside a span
+    high = [a for a in sorted(blocks) if blocks[a] > 1.5 * 7.3]
+    for a in high:
+        if a + 50 in high or a - 50 in high:
+            assert covered(a) >= 0.5, (a, blocks[a], spans)
+    # and the segments are said: in the finding's step text and in its message
+    assert step_range(f) == ", ".join(f"{x}-{y}" for x, y in spans)
+    assert f"until step {spans[0][1]}" in f.message and f"from step {spans[-1][0]}" in f.message
+    for x, y in spans[1:-1]:
+        assert f"{x}-{y}" in f.message

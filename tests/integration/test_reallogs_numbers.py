@@ -1,20 +1,30 @@
 """Numbers in findings re-read from the raw lines of real logs (../shared/reallogs), not from the parser.
 
-Each log below is read here by its own small reader (json / a regex per format): its training
+Each log below is read here by its own small reader (json / csv / a regex per format): its training
 steps and losses as the file states them. Then every finding of the report is checked:
 
 - every step a message names (``at step N``, ``steps a-b``, ``step N``) is a step the log wrote,
   or lies within the log's steps;
 - a ``median X over steps a-b`` is the median of the raw losses written at steps a..b;
-- a spike's ``at step N: V`` is the raw loss at step N.
+- a spike's ``at step N: V`` is the raw loss at step N;
+- the levels of LD002 (best, trough, last: centred medians over the rows it names), LD403 (its best
+  and peak: medians of the rows it names), LD004 (medians of the rows before and after the resume),
+  LD410/LD412 (the eval values at the steps named, the training medians of the rows up to each) and
+  the counts of LD001 are recomputed from the raw values.
 
-Logs whose steps the log never prints (numbered by order, derived from epochs) are out of scope
-here: their steps are logdoctor's placement, checked by the structure truths.
+Logs that print no step number (HF console dicts, Keras bars, per-batch lines) are read in file
+order: their values are checked against the rows the run places, the last rows of the file first
+(a later write of a step wins); their step numbers are logdoctor's placement, checked by the
+structure truths. Logs whose steps come from a per-epoch counter (PyTorch word-LM) are placed here
+from their own counters. Left out: sockeye (steps placed from updates and checkpoints),
+fairseq (json/plain progress dicts of two kinds) and nmt_sign_translator (22 appended runs).
 """
 
 from __future__ import annotations
 
+import csv
 import json
+import math
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -77,6 +87,73 @@ def _swift(rec: dict[str, object]) -> int | None:
     return int(v) if isinstance(v, int) else None
 
 
+def _lines(path: Path) -> list[str]:
+    """Physical lines, a tqdm-redrawn line split at its carriage returns."""
+    return [seg for ln in path.read_text(errors="replace").splitlines() for seg in ln.split("\r")]
+
+
+def _ordered(pattern: str) -> Callable[[Path], list[float]]:
+    """Losses in file order, for logs that print no step number."""
+    rx = re.compile(pattern)
+
+    def read(path: Path) -> list[float]:
+        return [float(m["loss"]) for ln in _lines(path) if (m := rx.search(ln)) is not None]
+
+    return read
+
+
+def _keras_interval_means(path: Path) -> list[float]:
+    """Keras bars print the running mean since the epoch began (``216/285 ... loss: 0.2866``); the
+    loss of each logged interval is read back by hand: (b r_b - a r_a) / (b - a), a new epoch when
+    the batch counter falls."""
+    rx = re.compile(r"^\s*(\d+)/\d+ \[.*? - loss: ([-\d.eE+]+)")
+    out: list[float] = []
+    prev_b, prev_r = 0, 0.0
+    for ln in _lines(path):
+        if (m := rx.search(ln)) is None:
+            continue
+        b, r = int(m[1]), float(m[2])
+        if b <= prev_b:
+            prev_b, prev_r = 0, 0.0
+        out.append((b * r - prev_b * prev_r) / (b - prev_b))
+        prev_b, prev_r = b, r
+    return out
+
+
+def _wordlm(path: Path) -> Raw:
+    """PyTorch word-LM: ``| epoch E | B/ T batches | ... | loss X``, step (E - 1) x T + B."""
+    rx = re.compile(r"\| epoch\s+(\d+) \|\s+(\d+)/\s*(\d+) batches .*\| loss\s+(\S+)")
+    return {(int(m[1]) - 1) * int(m[3]) + int(m[2]): float(m[4]) for ln in _lines(path) if (m := rx.search(ln))}
+
+
+def _olmo(path: Path) -> Raw:
+    """OLMo: ``[step=N/T,...]`` then the record's metrics one per line (``train/CrossEntropyLoss=X``)."""
+    out: Raw = {}
+    step = None
+    for ln in _lines(path):
+        if (m := re.search(r"\[step=(\d+)/\d+", ln)) is not None:
+            step = int(m[1])
+        elif step is not None and (m := re.search(r"train/CrossEntropyLoss=(\S+)", ln)) is not None:
+            out[step] = float(m[1])
+    return out
+
+
+def _lightning(path: Path) -> Raw:
+    with path.open(newline="") as fh:
+        return {int(r["step"]): float(r["train_loss_step"]) for r in csv.DictReader(fh) if r["train_loss_step"]}
+
+
+def _keras_csv(path: Path) -> Raw:
+    with path.open(newline="") as fh:
+        return {int(r["epoch"]): float(r["loss"]) for r in csv.DictReader(fh)}
+
+
+def _ln_ppl(path: Path) -> Raw:
+    """A log of eval perplexities only: the curve logdoctor analyses is ln(ppl) (its note says so)."""
+    rx = re.compile(r"'step':(\d+), 'ppl': ([\d.]+)")
+    return {int(m[1]): math.log(float(m[2])) for ln in _lines(path) if (m := rx.search(ln))}
+
+
 MEGATRON = r"iteration\s+(?P<step>\d+)/(?:.*lm loss: (?P<loss>[\d.E+-]+))?"
 READERS: dict[str, Callable[[Path], Raw]] = {
     "hf_trainer_state_lyric_lora_diverged.json": _trainer_state,
@@ -98,10 +175,70 @@ READERS: dict[str, Callable[[Path], Raw]] = {
     "marian_encs_bt_multi_resume.log": _regex(r"\] Ep\. \d+ : Up\. (?P<step>\d+) : .* : Cost (?P<loss>[\d.]+)"),
     "llmc_gpt2_124m_main.log": _regex(r"^s:(?P<step>\d+) trl:(?P<loss>[\d.]+)"),
     "opennmt_py_id_bima_train.log": _regex(r"Step (?P<step>\d+)/.*xent: (?P<loss>[\d.]+)"),
+    "llamafactory_trainer_log_resume_dupwriters.jsonl": _jsonl(_current),
+    "deepspeed_chat_rlhf_step3_fp16_overflow.log": _regex(
+        r"\|step: (?P<step>\d+)\|ppo_ep: 1\|act_loss: (?P<loss>[-\d.e]+)\|"
+    ),
+    "deepspeed_randomltd_gpt2_seqlen_schedule.log": _ln_ppl,
+    "joeynmt_signwriting_multilingual_train.log": _regex(r"Step:\s+(?P<step>\d+), Batch Loss:\s+(?P<loss>[\d.]+)"),
+    "buildnanogpt_logtxt_2p5epoch.txt": _regex(r"^(?P<step>\d+) train (?P<loss>[\d.]+)"),
+    "buildnanogpt_stdout_nowarmup.out": _regex(r"^step\s+(?P<step>\d+) \| loss: (?P<loss>[\d.]+)"),
+    "nanogpt_seis_train_mix.log": _regex(r"\[train\] iter (?P<step>\d+): loss (?P<loss>[\d.]+)"),
+    "moddednanogpt_muon_record.txt": _regex(r"^step:(?P<step>\d+)/\d+ train_loss:(?P<loss>[\d.]+)"),
+    "olmo_1b_continue_from_ckpt.log": _olmo,
+    "lightning_metrics_slm_wikitext103_v0.csv": _lightning,
+    "keras_csvlogger_brats_unet.log": _keras_csv,
+    "pytorch_wordlm_rnntanh_diverged.md": _wordlm,
+    "pytorch_wordlm_rnnrelu_all_nan.md": _wordlm,
 }
+_HF_DICT = r"\{'loss': '?(?P<loss>[-\d.eE+]+|nan|inf)"
+_KERAS_BAR = r"^\s*\d+/\d+ \[.*? - loss: (?P<loss>[-\d.eE+]+|nan|inf)"
+#: Logs that print no step number: their losses in file order.
+ORDERED: dict[str, Callable[[Path], list[float]]] = {
+    "wav2vec2_xlsr_ar_aug20gaus_gbl_true_stdout.txt": _ordered(_HF_DICT),
+    "wav2vec2_xlsr_ar_clean_gbl_true_stdout.txt": _ordered(_HF_DICT),
+    "wav2vec2_xlsr_tr_clean_gbl_true_oom_restart_stdout.txt": _ordered(_HF_DICT),
+    "msswift_gemma4_sft_stdout_tqdm_dicts.log": _ordered(_HF_DICT),
+    "keras_stdout_leaf_1000ep_overfit.txt": _ordered(_KERAS_BAR),
+    "keras_stdout_belgian_traffic_4models_50ep.txt": _keras_interval_means,
+    "t5_finetune_per_batch_memorize.log": _ordered(r"Epoch \d+ - Batch loss: (?P<loss>[\d.]+)"),
+}
+
+
+def _eval_json(key: str) -> Callable[[Path], Raw]:
+    def read(path: Path) -> Raw:
+        if path.suffix == ".json":
+            hist = json.loads(path.read_text())["log_history"]
+            return {int(h["step"]): float(h[key]) for h in hist if key in h}
+        recs = [json.loads(ln) for ln in path.read_text().splitlines() if ln.startswith("{")]
+        return {int(r["current_steps"]): float(r[key]) for r in recs if key in r}
+
+    return read
+
+
+def _keras_val(path: Path) -> list[float | None]:
+    """Keras: ``val_loss`` on the epoch's last bar line, in the order of the bar lines."""
+    bar = re.compile(_KERAS_BAR)
+    val = re.compile(r" - val_loss: ([-\d.eE+]+)")
+    return [float(m[1]) if (m := val.search(ln)) else None for ln in _lines(path) if bar.search(ln)]
+
+
+#: Eval series by step, for the levels LD410/LD412 name (the ordered ones are aligned like the losses).
+EVALS: dict[str, Callable[[Path], Raw]] = {
+    "hf_trainer_state_whisper_ja_5k.json": _eval_json("eval_loss"),
+    "llamafactory_trainer_log_qwen7b_medical_overfit.jsonl": _eval_json("eval_loss"),
+    "marian_encs_bt_multi_resume.log": _regex(
+        r"\[valid\] Ep\. \d+ : Up\. (?P<step>\d+) : ce-mean-words : (?P<loss>[\d.]+)"
+    ),
+}
+ORDERED_EVALS = {"keras_stdout_leaf_1000ep_overfit.txt": _keras_val}
 #: Logs whose steps repeat with other values after a resume or between duplicate writers: a
 #: value check at a step would compare against one of two writes; steps and ranges still are checked.
-REWRITTEN = {"marian_encs_bt_multi_resume.log", "msswift_logging_dup_lines.jsonl"}
+REWRITTEN = {
+    "marian_encs_bt_multi_resume.log",
+    "msswift_logging_dup_lines.jsonl",
+    "llamafactory_trainer_log_resume_dupwriters.jsonl",
+}
 
 _MEDIAN = re.compile(r"median ([\d.]+) over (?:its (?:first|last) \d+ rows \()?steps (\d+)-(\d+)")
 _SPIKE = re.compile(r"spike at step (\d+): ([\d.e+-]+)")
@@ -110,6 +247,94 @@ _STEPS = re.compile(r"\bsteps? ([\d,]+)(?:-([\d,]+))?")
 
 def _num(text: str) -> int:
     return int(text.replace(",", ""))
+
+
+_G = r"([-\d.]+(?:e[-+]?\d+)?)"
+_LD002_BEST = re.compile(rf"from a best of {_G} \(step (\d+)\) it rose to {_G} \([\d.]+x, smoothed over (\d+) rows\)")
+_LD002_AT = re.compile(rf"(?:fell to {_G} by step (\d+)|to {_G} at the last step (\d+))")
+_LD403 = re.compile(rf"best level \({_G} at step (\d+) -> {_G} at step (\d+), medians of (\d+) rows\)")
+_LD004 = re.compile(
+    rf"resume at step (\d+) the loss jumped from {_G} to {_G} .*medians of the (\d+) rows before and the (\d+) from"
+)
+_LD41X = re.compile(
+    rf"was best at step ([\d,]+) \({_G}\) and rose to {_G} by step ([\d,]+) .*?\({_G} -> {_G}, medians? of the "
+    r"(\d+)(?: and (\d+))? rows up to each\)"
+)
+
+
+_LD411 = re.compile(
+    rf"fell [\d,]+-fold since step ([\d,]+) \({_G} -> {_G}, medians? of the (\d+)(?: and (\d+))? rows up to each\)"
+)
+_LD421 = re.compile(rf"median {_G} over (\d+) rows, {_G} in its last quarter.* first \({_G}; medians of (\d+) rows")
+_LD605 = re.compile(rf"at step (\d+): the earlier lr was too high .* above the {_G} the run reaches later, its")
+
+
+def _g(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def _centred(raw: Raw, at: int, w: int) -> float:
+    """The centred median of ``w`` finite rows around step ``at`` (edges mirrored), by hand."""
+    steps = [s for s in sorted(raw) if np.isfinite(raw[s])]
+    i, n, h = steps.index(at), len(steps), w // 2
+    idx = [abs(j) if j < 0 else (2 * (n - 1) - j if j >= n else j) for j in range(i - h, i + h + 1)]
+    return float(np.median([raw[steps[j]] for j in idx]))
+
+
+def _levels(f: Finding, raw: Raw, evals: Raw | None) -> list[str]:
+    """The levels LD002, LD403, LD004 and LD410/LD412 name, recomputed from the raw values."""
+    bad: list[str] = []
+    finite = {s: v for s, v in raw.items() if np.isfinite(v)}
+    steps = np.array(sorted(finite))
+    vals = np.array([finite[s] for s in steps])
+    if f.code == "LD002" and (m := _LD002_BEST.search(f.message)) is not None:
+        w = int(m[4])
+        if _g(_centred(raw, int(m[2]), w)) != m[1]:
+            bad.append(f"LD002: best at step {m[2]} is {_g(_centred(raw, int(m[2]), w))}, message says {m[1]}")
+        for t in _LD002_AT.finditer(f.message):
+            value, at = (t[1], t[2]) if t[1] else (t[3], t[4])
+            if _g(_centred(raw, int(at), w)) != value:
+                bad.append(f"LD002: level at step {at} is {_g(_centred(raw, int(at), w))}, message says {value}")
+    if f.code == "LD403" and (m := _LD403.search(f.message)) is not None:
+        for value, at in ((m[1], m[2]), (m[3], m[4])):
+            if _g(_centred(raw, int(at), int(m[5]))) != value:
+                bad.append(f"LD403: level at step {at} is {_g(_centred(raw, int(at), int(m[5])))}, says {value}")
+    if f.code == "LD004" and (m := _LD004.search(f.message)) is not None:
+        at, pre, post = int(m[1]), int(m[4]), int(m[5])
+        before, after = np.median(vals[steps < at][-pre:]), np.median(vals[steps >= at][:post])
+        if (_g(before), _g(after)) != (m[2], m[3]):
+            bad.append(f"LD004: levels {_g(before)} -> {_g(after)}, message says {m[2]} -> {m[3]}")
+    if f.code in ("LD410", "LD412") and (m := _LD41X.search(f.message)) is not None and evals is not None:
+        best, last = _num(m[1]), _num(m[4])
+        if (_g(evals[best]), _g(evals[last])) != (m[2], m[3]):
+            bad.append(f"{f.code}: eval {_g(evals[best])} -> {_g(evals[last])}, message says {m[2]} -> {m[3]}")
+        k1 = int(m[7])
+        k2 = int(m[8]) if m[8] else k1
+        a, b = np.median(vals[steps <= best][-k1:]), np.median(vals[steps <= last][-k2:])
+        if (_g(a), _g(b)) != (m[5], m[6]):
+            bad.append(f"{f.code}: training medians {_g(a)} -> {_g(b)}, message says {m[5]} -> {m[6]}")
+    if f.code == "LD411" and (m := _LD411.search(f.message)) is not None and f.last_step is not None:
+        k1 = int(m[4])
+        k2 = int(m[5]) if m[5] else k1
+        a, b = np.median(vals[steps <= _num(m[1])][-k1:]), np.median(vals[steps <= f.last_step][-k2:])
+        if (_g(a), _g(b)) != (m[2], m[3]):
+            bad.append(f"LD411: training medians {_g(a)} -> {_g(b)}, message says {m[2]} -> {m[3]}")
+    if f.code == "LD421" and (m := _LD421.search(f.message)) is not None:
+        q = int(m[5])
+        whole, last, first = (_g(np.median(v)) for v in (vals, vals[-q:], vals[:q]))
+        got = (whole, str(vals.size), last, first, str(vals.size // 4))
+        if got != (m[1], m[2], m[3], m[4], m[5]):
+            bad.append(f"LD421: whole, rows, last, first, quarter {got}, message says {m.groups()}")
+    if f.code == "LD605" and (m := _LD605.search(f.message)) is not None:
+        later = vals[steps >= int(m[1])]
+        pad = np.concatenate([[later[0]] * 2, later, [later[-1]] * 2])  # edges: the nearest row
+        low = min(float(np.median(pad[j : j + 5])) for j in range(later.size))
+        if _g(low) != m[2]:
+            bad.append(f"LD605: the lowest 5-row median later is {_g(low)}, message says {m[2]}")
+    m = re.search(r"Every logged loss \((\d+)\)", f.message) if f.code == "LD001" else None
+    if m is not None and (int(m[1]) != len(raw) - len(finite) or finite):
+        bad.append(f"LD001: {m[1]} non-finite in the message, the log has {len(raw) - len(finite)} of {len(raw)}")
+    return bad
 
 
 def _check(f: Finding, raw: Raw, values: bool) -> list[str]:
@@ -135,14 +360,48 @@ def _check(f: Finding, raw: Raw, values: bool) -> list[str]:
     return bad
 
 
-@pytest.mark.parametrize("name", sorted(READERS))
+def _placed(values: list[float], steps: list[int]) -> Raw:
+    """Values read in file order on the steps the run placed them at: the last rows of the file
+    are the run's (an earlier attempt's rows were rewritten by the later one)."""
+    assert len(values) >= len(steps), f"the reader found {len(values)} records, the run has {len(steps)} rows"
+    return dict(zip(steps, values[len(values) - len(steps) :], strict=True))
+
+
+def _raw(path: Path, report: Report) -> tuple[Raw, Raw | None]:
+    """The log's losses by step, and its eval series by step where a finding names eval levels."""
+    name = path.name
+    if name in ORDERED:
+        steps = [int(s) for s in report.run.table["step"].to_list()]
+        raw = _placed(ORDERED[name](path), steps)
+        ev = None
+        if name in ORDERED_EVALS:
+            placed = _placed(ORDERED_EVALS[name](path), steps)  # type: ignore[arg-type]
+            ev = {s: v for s, v in placed.items() if v is not None}
+        return raw, ev
+    return READERS[name](path), EVALS[name](path) if name in EVALS else None
+
+
+@pytest.mark.parametrize("name", sorted([*READERS, *ORDERED]))
 def test_finding_numbers_are_the_logs(reallogs_dir: Path, name: str) -> None:
     path = reallogs_dir / name
-    raw = READERS[name](path)
-    assert len(raw) >= 10, f"the independent reader found {len(raw)} steps"
     report = pipeline.analyze(pipeline.load(str(path)))
-    bad = [msg for f in report.findings for msg in _check(f, raw, name not in REWRITTEN)]
+    raw, evals = _raw(path, report)
+    assert len(raw) >= 10, f"the independent reader found {len(raw)} steps"
+    values = name not in REWRITTEN
+    bad = [msg for f in report.findings for msg in _check(f, raw, values)]
+    bad += [msg for f in report.findings for msg in _levels(f, raw, evals)]
     assert not bad, bad
+
+
+def test_every_log_with_numbers_is_re_read(reallogs_dir: Path) -> None:
+    """The logs left out above name no level, count or step range beyond their placement."""
+    left = set(ALL_LOGS) - set(READERS) - set(ORDERED)
+    assert left == {
+        "fairseq_hydra_hubert_pretrain.log",
+        "fairseq_iwslt14_baseline_train.log",
+        "nmt_sign_translator_appended_restarts.txt",
+        "sockeye3_signwriting_train_original.log",
+    }
 
 
 def _all_findings(report: Report) -> list[Finding]:
@@ -166,6 +425,21 @@ def test_endings_and_eval_counts_are_the_logs_lines(reallogs_dir: Path, name: st
             first = report.runs[-1].first_line if report.runs else 1  # type: ignore[attr-defined]
             raw = [ln for ln in lines[first - 1 :] if re.search(r"'eval_loss': (inf|nan)\b", ln)]
             assert int(f.evidence["n_nonfinite"]) == len(raw)
+        if f.code == "LD009" and name.startswith("pytorch_wordlm"):
+            # word LM: the ``| end of epoch N | ... | valid loss nan`` lines
+            raw = [ln for ln in lines if re.search(r"end of epoch .*valid loss\s+(nan|inf)\b", ln)]
+            assert int(f.evidence["n_nonfinite"]) == len(raw) and f"({len(raw)} evaluations)" in f.message
+
+
+def test_accuracy_levels_are_the_logs(reallogs_dir: Path) -> None:
+    """LD302 names accuracy medians: re-read from OpenNMT's ``Step N/ T; acc: X`` lines."""
+    path = reallogs_dir / "opennmt_py_id_bima_train.log"
+    acc = {int(m[1]): float(m[2]) for m in re.finditer(r"Step (\d+)/\s*\d+; acc:\s+([\d.]+)", path.read_text())}
+    found = [f for f in pipeline.analyze(pipeline.load(str(path))).findings if f.code == "LD302"]
+    medians = [m for f in found for m in _MEDIAN.findall(f.message)]
+    assert medians
+    for value, a, b in medians:
+        assert f"{np.median([v for s, v in acc.items() if _num(a) <= s <= _num(b)]):.4g}" == value
 
 
 def test_megatron_skip_count_is_the_logs(reallogs_dir: Path) -> None:
@@ -175,3 +449,57 @@ def test_megatron_skip_count_is_the_logs(reallogs_dir: Path) -> None:
     (f,) = [f for f in pipeline.analyze(pipeline.load(str(path))).findings if f.code == "LD020"]
     assert f.evidence["skipped_total"] == skipped == 19
     assert f.evidence["loss_scale_first"] == float(scales[0]) == 8388608.0
+
+
+#: A skipped fp16 step as each framework prints it (one line per skipped optimizer step).
+OVERFLOW_LINE = {
+    "deepspeed_chat_rlhf_step3_fp16_overflow.log": r"\] OVERFLOW! Rank 0 Skipping step",
+    "fairseq_hydra_hubert_pretrain.log": r"gradient overflow detected, ignoring gradient",
+}
+
+
+@pytest.mark.parametrize("name", sorted(OVERFLOW_LINE))
+def test_overflow_counts_are_the_logs_lines(reallogs_dir: Path, name: str) -> None:
+    """LD023 (while the scale calibrates) and LD024 (after) together count every skipped step the
+    log prints, and LD023's scales are the first attempted and the last one it fell to."""
+    path = reallogs_dir / name
+    text = path.read_text(errors="replace")
+    report = pipeline.analyze(pipeline.load(str(path)))
+    counts = {
+        f.code: int(m[1])
+        for f in report.findings
+        if f.code in ("LD023", "LD024") and (m := re.match(r"(\d+) optimizer step", f.message))
+    }
+    assert counts and sum(counts.values()) == len(re.findall(OVERFLOW_LINE[name], text))
+    if name.startswith("deepspeed"):
+        scales = re.findall(r"OVERFLOW! Rank 0 Skipping step\. Attempted loss scale: (\d+)(?:, reducing to (\d+))?", text)  # noqa: E501
+        (cal,) = [f for f in report.findings if f.code == "LD023"]
+        first, last = scales[0][0], [to for _, to in scales[: counts["LD023"]] if to][-1]
+        assert f"from {first} to {last}" in cal.message
+
+
+#: Gradient norms by step (file order where the log prints no step), for LD104's "largest X at step S".
+GRAD_NORMS: dict[str, Callable[[Path], Raw]] = {
+    "hf_trainer_state_star_multihead_acc.json": lambda p: {
+        int(h["step"]): float(h["grad_norm"]) for h in json.loads(p.read_text())["log_history"] if "grad_norm" in h
+    },
+    "msswift_logging_dup_lines.jsonl": lambda p: {
+        _swift(r) or 0: float(r["grad_norm"])
+        for r in map(json.loads, (ln for ln in p.read_text().splitlines() if ln.startswith("{")))
+        if "grad_norm" in r and _swift(r) is not None
+    },
+    "msswift_gemma4_sft_stdout_tqdm_dicts.log": lambda p: {
+        int(m[2]): float(m[1])
+        for ln in _lines(p)
+        if (m := re.search(r"'grad_norm': '([^']+)'.*'global_step/max_steps': '(\d+)/", ln))
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_NORMS))
+def test_grad_norm_spike_is_the_logs(reallogs_dir: Path, name: str) -> None:
+    path = reallogs_dir / name
+    grad = GRAD_NORMS[name](path)
+    (f,) = [f for f in pipeline.analyze(pipeline.load(str(path))).findings if f.code == "LD104"]
+    m = re.search(r"largest ([\d.e+]+) at step (\d+)", f.message)
+    assert m is not None and f"{grad[int(m[2])]:.4g}" == m[1]

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from logdoctor import pipeline
 from logdoctor.renderers.jsonreport import report_dict
+from tests.reports import report_of
 
 pytestmark = pytest.mark.reallogs
 
@@ -39,7 +39,7 @@ def _manifest_files() -> list[str]:
 
 @cache
 def _report(path: Path) -> dict[str, Any]:
-    return report_dict(pipeline.analyze(pipeline.load(str(path))))
+    return report_dict(report_of(path))
 
 
 def _structure_merged() -> bool:

@@ -21,12 +21,17 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
 #: top-level packages (or package prefixes) a small analysis must not import
 HEAVY = ("scipy", "ruptures", "matplotlib", "pandas", "torch", "sklearn")
+#: logdoctor's own modules that a text or JSON report of a small log does not use (issue 33)
+UNUSED = ("logdoctor.renderers.plots", "logdoctor.renderers.plotloss", "logdoctor.renderers.plotfold",
+          "logdoctor.renderers.svgcharts", "logdoctor.renderers.html", "logdoctor.renderers.junit",
+          "logdoctor.renderers.markdown", "logdoctor.renderers.github", "logdoctor.tail", "logdoctor.compare",
+          "logdoctor.buckets", "logdoctor.emit", "logdoctor.parallel")
 #: compiled extensions that need only numpy, loaded by their file (not their packages)
 ALONE = ("ruptures.detection._detection.ekcpd", "scipy.ndimage._rank_filter_1d")
 
 
 def _heavy_after(args: list[str], pre: str = "") -> list[str]:
-    """Run ``logdoctor ARGS`` in a fresh interpreter; the heavy modules it left in sys.modules.
+    """Run ``logdoctor ARGS`` in a fresh interpreter; the heavy (or ``UNUSED``) modules it left in sys.modules.
 
     The two compiled extensions loaded by file without their package ``__init__`` (ruptures'
     search, detectors/kernelcpd.py; scipy's 1-D median filter, detectors/ndmedian.py) are allowed.
@@ -35,8 +40,8 @@ def _heavy_after(args: list[str], pre: str = "") -> list[str]:
         f"import json, sys; {pre}\n"
         "from logdoctor.cli import main\n"
         f"rc = main({args!r})\n"
-        f"mods = sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}"
-        f" and m not in {ALONE!r})\n"
+        f"mods = sorted(m for m in sys.modules if (m.split('.')[0] in {HEAVY!r} and m not in {ALONE!r})"
+        f" or m.startswith({UNUSED!r}))\n"
         "print(json.dumps({'rc': rc, 'heavy': mods}))"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
@@ -66,3 +71,9 @@ def test_the_probe_sees_a_heavy_import(tmp_path: Path) -> None:
     out = str(tmp_path / "out")
     heavy = _heavy_after(["analyze", str(FIXTURES / "example.log"), "-o", out], pre="import scipy.stats")
     assert "scipy.stats" in heavy
+
+
+def test_the_figure_code_is_loaded_when_a_figure_is_asked_for(tmp_path: Path) -> None:
+    """Control for ``UNUSED``: the HTML report does load the SVG charts (and the probe sees it)."""
+    heavy = _heavy_after(["analyze", str(FIXTURES / "example.log"), "-f", "html", "-o", str(tmp_path / "o")])
+    assert "logdoctor.renderers.svgcharts" in heavy

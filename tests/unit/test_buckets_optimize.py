@@ -66,3 +66,32 @@ def test_max_padding_gives_fewest_buckets(bound: float) -> None:
     assert pad(k) <= bound
     assert k == 1 or pad(k - 1) > bound
     assert objectives[k - 1] == optimal_boundaries(lengths, k)[1]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_dense_layers_equal_the_divide_and_conquer(seed: int) -> None:
+    """Issue 33: everyday histograms take the dense layer; it must give the very same table and
+    first argmins, ties included (few distinct values and repeated counts make many ties)."""
+    from logdoctor.bucketing import optimize
+
+    rng = np.random.default_rng(seed)
+    spread = [3, 8, 60, 400][seed % 4]
+    lengths = rng.choice(np.arange(1, spread + 1) * rng.integers(1, 4), size=int(rng.integers(5, 3000)))
+    hist = Histogram.of(lengths.astype(np.int64))
+    d = hist.values.size
+    layer = hist.cost(np.zeros(d, dtype=np.int64), np.arange(d, dtype=np.int64))
+    for k in range(2, min(d, 14) + 2):
+        dense, split = optimize._layer_dense(hist, layer, k), optimize._layer_split(hist, layer, k)
+        assert np.array_equal(dense[0], split[0]) and np.array_equal(dense[1], split[1]), (seed, k)
+        layer = split[0]
+
+
+def test_solve_is_the_same_on_both_sides_of_the_dense_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    from logdoctor.bucketing import optimize
+
+    lengths = np.random.default_rng(3).integers(1, 300, size=5000).astype(np.int64)
+    hist = Histogram.of(lengths)
+    dense = solve(hist, 20)
+    monkeypatch.setattr(optimize, "DENSE_MAX", 0)
+    split = solve(hist, 20)
+    assert dense[0] == split[0] and all(np.array_equal(a, b) for a, b in zip(dense[1], split[1], strict=True))

@@ -85,3 +85,32 @@ def test_eval_loss_alone_is_left_to_ld410() -> None:
 def test_negative_training_loss_is_no_fold() -> None:
     run = _run(-_train(0, 2.0, 0.005), {"bleu": _score(0, 400, 20.0, 30.0, 0.3)})
     assert not MemorizationDetector().analyze(run).findings
+
+
+@pytest.mark.parametrize(("val_end", "found"), [(0.05, False), (1.9, True), (2.4, True)])
+def test_a_held_out_loss_that_falls_with_the_training_loss_is_no_memorisation(val_end: float, found: bool) -> None:
+    """The Keras public log (issue 29): a custom F1 stays flat while the train loss falls 20-fold, but
+    val_loss falls with it (here 16-fold over the plateau): the fall generalises (no LD411). A
+    val_loss that stays (1.9) or rises (2.4) keeps the finding."""
+    s = np.arange(100, N + 1, 100)
+    val = 2.0 * (val_end / 2.0) ** (s / N) + np.random.default_rng(2).normal(0, 0.01, s.size)
+    run = _run(_train(3, 2.0, 0.005), {"val_f1": _score(3, 400, 0.9, 0.95, 0.005), "val_loss": val})
+    assert bool(MemorizationDetector().analyze(run).findings) == found
+
+
+def test_a_per_epoch_run_whose_losses_fall_together_in_two_epochs_is_no_memorisation() -> None:
+    """The public Keras U-Net log (issue 29): one row per epoch, train loss 1.39 -> 0.48 -> 0.05 and
+    val_loss 0.79 -> 0.20 -> 0.06 in the first epochs, then flat; val_precision jumps at epoch 1 and
+    sits at the background share. Both levels at the plateau's start are read over the same rows
+    (train 17-fold, val 8.6-fold): no LD411. The same run with val_loss flat from epoch 1 is one."""
+    n = 35
+    rng = np.random.default_rng(5)
+    train = np.r_[1.39, 0.48, 0.1, np.full(n - 3, 0.055)] + rng.normal(0, 0.002, n)
+    prec = np.r_[0.969, 0.98655 - 1e-6 * np.arange(n - 1)] + rng.normal(0, 1e-6, n)  # sits, drifting down
+    for val, found in ((np.r_[0.785, 0.195, 0.07, np.full(n - 3, 0.058)], False), (np.full(n, 0.2), True)):
+        run = make_run(train)
+        steps = run.table["step"].to_numpy()
+        frame = pl.DataFrame({"step": steps, "line_no": steps + 100, "val_precision": prec,
+                              "val_loss": val + rng.normal(0, 0.001, n)})
+        run = Run(run.table, run.meta, evals=frame.with_columns(pl.col("step").cast(pl.Int64)))
+        assert bool(MemorizationDetector().analyze(run).findings) == found

@@ -250,3 +250,32 @@ def test_end_of_training_summary_dict_is_not_a_step(tmp_path) -> None:  # type: 
     run = pipeline.load(str(log))
     assert run.table["loss"].to_list() == [1.99, 1.98, 1.97]
     assert run.meta.resumes == 0 and run.meta.skip_reasons.get("run summary record") == 1
+
+
+def test_torchtune_progress_bar_reads_epoch_and_global_step(tmp_path: Path) -> None:
+    # torchtune's recipes set the tqdm description to ``{epoch + 1}|{global_step}|Loss: {loss}``
+    # after ``pbar.update(1)``: each step is drawn twice (new count, old description; then the
+    # new description), as in a public torchtune log; one row per global step, the bar's count no step
+    losses = (1.9749605655670166, 2.0130014419555664, 2.1916301250457764)
+    segs = ["  0%|          | 0/512 [00:00<?, ?it/s]"]
+    for n, loss in enumerate(losses, start=1):
+        segs.append(f"1|{n}|Loss: {loss}:   0%|          | {n}/512 [00:2{n}<4:02:59, 28.53s/it]")
+        segs.append(f"1|{n}|Loss: {loss}:   0%|          | {n + 1}/512 [00:2{n}<1:43:37, 12.19s/it]")
+    log = "INFO:torchtune.utils._logging:Loss is initialized.\n" + "\r".join(segs) + "\n"
+    table = pipeline.load(_write(tmp_path, log)).table
+    assert table["step"].to_list() == [1, 2, 3]
+    assert table["loss"].to_list() == list(losses)
+    assert table["epoch"].to_list() == [1, 1, 1]
+
+
+def test_nemo_megatron_reduced_train_loss_is_the_loss(tmp_path: Path) -> None:
+    # NeMo 2 / Megatron strategy progress lines (a public BioNeMo Evo2 fine-tune): the loss is
+    # ``reduced_train_loss`` (the loss averaged over data-parallel ranks), ``global_step`` the step
+    lines = [
+        f"Training epoch 0, iteration {i}/9 | lr: {2e-05 * i:g} | global_batch_size: 4 | global_step: {i} | "
+        f"reduced_train_loss: {1.3 - 0.01 * i:.4g} | train_step_timing in s: 0.25 | consumed_samples: {4 * i + 4}"
+        for i in range(10)
+    ]
+    table = pipeline.load(_write(tmp_path, "\n".join(lines) + "\n")).table
+    assert table["step"].to_list() == list(range(10))
+    assert table["loss"].to_list() == [float(f"{1.3 - 0.01 * i:.4g}") for i in range(10)]

@@ -1,4 +1,4 @@
-"""The loss panel rules: outliers clamped and labelled, log scale over decades, eval drawn, findings shaded."""
+"""The loss panel rules: outliers clamped and labelled, log scale over decades, eval drawn, local findings shaded."""
 
 from __future__ import annotations
 
@@ -64,19 +64,23 @@ def _overfit_report() -> Report:
     return pipeline.analyze(dataclasses.replace(run, evals=evals))
 
 
-def test_figure_draws_eval_clamps_the_outlier_and_shades_overfitting() -> None:
+def test_figure_draws_eval_clamps_the_outlier_and_puts_overfitting_over_most_of_the_run_in_the_strip() -> None:
     from matplotlib.patches import Polygon, Rectangle
 
+    from logdoctor.renderers.plottimeline import STRIP_LABEL
+
     rep = _overfit_report()
-    assert "LD410" in {f.code for f in rep.findings}
+    ld410 = next(f for f in rep.findings if f.code == "LD410")
+    assert (ld410.first_step, ld410.last_step) == (1200, 3000)  # 60% of the run: run-wide (spans.py)
     fig = figure(rep)
     ax = fig.axes[0]
     labels = [line.get_label() for line in ax.get_lines()]
     assert "eval_loss" in labels and "clamped above the axis" in labels
     assert "loss (median)" in labels  # a dense noisy loss: median line over the raw band
     assert ax.get_ylim()[1] < 50  # the 400 does not squash the curve
-    spans = [p for p in ax.patches if isinstance(p, Polygon | Rectangle) and p.get_label() == "overfitting"]
-    assert spans
+    assert not [p for p in ax.patches if isinstance(p, Polygon | Rectangle) and p.get_label() == "overfitting"]
+    strip = next(a for a in fig.axes if a.get_label() == STRIP_LABEL)
+    assert "LD410" in {c.get_label() for c in strip.collections}
     assert any("max 400" in t.get_text() for t in ax.texts)
     title = fig.get_suptitle()
     assert "WARNING" in title and "overfitting" in title and "Batching:" in title

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import polars as pl
 
 from logdoctor import pipeline
 from logdoctor.ingest.parsers.samestep import SHAPE, merge_shapes
+from logdoctor.model import Severity
 
 # Megatron ``iteration N/ T |`` lines copied from microsoft/Megatron-DeepSpeed
 # examples/MoE/log/gpt3-0.125B-tokendropping-graduallyIncrease-lr-3.0e-4-with-kernel.log
@@ -114,3 +116,27 @@ def test_a_shape_seen_twice_at_one_step_splits_the_record() -> None:
     assert merged == 1
     assert out["loss"].to_list() == [1.0, 2.0]
     assert out["lr"].to_list() == [0.1, None]
+
+
+# A real interleaved Megatron-DeepSpeed log: bigscience-workshop/bigscience
+# experiments/gpt2-meg-ds-3d-old/meg_ds_3d_gpt2_perf_n16.out (commit ac3ece910f83c2a912ce4ecf32bef1bf1d4d6657,
+# Apache-2.0), lines 3131-3134, 11121, 12001-12005, 12064-12069 verbatim: DeepSpeed's log_dist
+# ``step=N, skipped=..`` line, its pipeline engine's ``steps: N loss:`` line and Megatron's
+# ``iteration N/ 1000 |`` line for each of the run's two iterations, between NCCL lines of other ranks.
+# (The only such log found in public sources: the run stopped after 2 iterations.)
+REAL_INTERLEAVED = Path(__file__).parents[1] / "data" / "excerpts" / "megatron_ds_3d_gpt2_steps_and_iterations.txt"
+
+
+def test_real_interleaved_megatron_deepspeed_log_is_one_record_per_iteration() -> None:
+    text = REAL_INTERLEAVED.read_text()
+    # an independent reading of the file: every iteration is printed by both shapes
+    ds = [int(s) for s in re.findall(r"^steps: (\d+) loss:", text, re.M)]
+    meg = {int(s): float(v) for s, v in re.findall(r"iteration\s+(\d+)/.*?lm loss: ([\d.E+-]+)", text)}
+    assert ds == sorted(meg) == [1, 2]
+    run = pipeline.load(str(REAL_INTERLEAVED))
+    assert run.table["step"].to_list() == ds
+    assert run.table["loss"].to_list() == [meg[s] for s in ds]
+    assert run.meta.nonmonotonic_steps == 0 and run.meta.duplicate_steps == 0 and run.meta.resumes == 0
+    report = pipeline.analyze(run)
+    assert "LD005" not in {f.code for f in report.findings}
+    assert max((f.severity for f in report.findings), default=Severity.INFO) == Severity.INFO

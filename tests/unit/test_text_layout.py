@@ -11,7 +11,7 @@ import pytest
 from logdoctor import codes, pipeline
 from logdoctor.model import Finding, Report, Severity
 from tests.reportfactory import REPORTS
-from tests.textlayout import layout_problems, render_text
+from tests.textlayout import layout_problems, render_text, statistics_in, statistics_kept
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -40,6 +40,8 @@ def test_hand_built_reports_fit_80_columns(kind: str) -> None:
     report = REPORTS[kind]()
     for verbosity in (0, 1):
         assert layout_problems(render_text(report, verbosity), report) == []
+    assert statistics_in(render_text(report)) == []  # plain words first
+    assert statistics_kept(report) == []  # the statistics under -v and in JSON
 
 
 def test_box_has_one_line_per_problem_then_more() -> None:
@@ -62,7 +64,7 @@ def test_finding_header_then_message_at_full_width() -> None:
     text = render_text(REPORTS["sorted"]())
     lines = text.split("\n")
     i = lines.index("warning  LD101 loss-spike  step 412")
-    assert lines[i + 1] == "  Loss 4.9 at step 412, 9.3 robust SDs above its local median of 2.4."
+    assert lines[i + 1] == "  Loss spike at step 412: 4.93, 2.05x the local median of 2.41."
 
 
 def _spikes(n: int, total: int) -> list[Finding]:

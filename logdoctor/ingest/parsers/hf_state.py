@@ -1,4 +1,5 @@
-"""Hugging Face Trainer ``trainer_state.json``: the ``log_history`` of train and eval entries."""
+"""Hugging Face Trainer ``trainer_state.json``: the ``log_history`` of train and eval entries (and the
+class count of the checkpoint's ``config.json`` beside it)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ from typing import Any
 import polars as pl
 
 from logdoctor.errors import ParseError
+from logdoctor.ingest import jsonstream
 from logdoctor.ingest.aliases import FieldMap
+from logdoctor.ingest.framechunks import FrameChunks
 from logdoctor.ingest.parsers.base import Parser, ParseResult
+from logdoctor.ingest.parsers.hfconfig import sibling_classes
 from logdoctor.ingest.parsers.records import normalize_records
 from logdoctor.ingest.sources import Source
 from logdoctor.model import LINE_NO
@@ -24,6 +28,33 @@ def _state(source: Source) -> dict[str, Any]:
     if not isinstance(state, dict) or not isinstance(state.get("log_history"), list):
         raise ParseError(f"{source.name}: JSON object without a log_history list")
     return state
+
+
+def _history(source: Source) -> tuple[dict[str, Any], pl.DataFrame, int]:
+    """(the state's other members, the ``log_history`` entries that are objects as one frame, their
+    number). The array is streamed into frames a chunk at a time (1M entries: about a quarter of the
+    memory of decoding the document whole); a document that cannot be streamed to the same frame is
+    read whole, as ``json.loads`` reads it (jsonstream, framechunks)."""
+    chunks = FrameChunks(strict=False)
+
+    def entry(value: Any) -> None:
+        if isinstance(value, dict):
+            chunks.add(value)
+
+    try:
+        state = jsonstream.read_object(source.read_bytes(), "log_history", entry)
+        frame = chunks.frame()
+    except jsonstream.NotStreamable:
+        frame = None
+    if frame is not None:
+        if not chunks.count:
+            raise ParseError(f"{source.name}: log_history is empty")
+        return state, frame, chunks.count
+    state = _state(source)
+    history = [e for e in state.pop("log_history") if isinstance(e, dict)]
+    if not history:
+        raise ParseError(f"{source.name}: log_history is empty")
+    return state, pl.from_dicts(history, infer_schema_length=None, strict=False), len(history)
 
 
 def _steps_per_epoch(state: dict[str, Any]) -> int | None:
@@ -52,13 +83,9 @@ class HfTrainerStateParser(Parser):
         return lines[0].strip() == "{" or len(lines) == 1
 
     def parse(self, source: Source, fields: FieldMap) -> ParseResult:
-        state = _state(source)
-        history = [e for e in state["log_history"] if isinstance(e, dict)]
-        if not history:
-            raise ParseError(f"{source.name}: log_history is empty")
-        frame = pl.from_dicts(history, infer_schema_length=None, strict=False)
+        state, frame, entries = _history(source)
         frame = frame.with_row_index(LINE_NO, offset=1).with_columns(pl.col(LINE_NO).cast(pl.Int64))
-        result = normalize_records(frame, fields, source.name, len(history))
+        result = normalize_records(frame, fields, source.name, entries)
         total = state.get("max_steps")
         notes = result.notes
         spe = _steps_per_epoch(state)
@@ -70,4 +97,5 @@ class HfTrainerStateParser(Parser):
             total_steps=int(total) if total_ok else result.total_steps,  # type: ignore[arg-type]
             steps_per_epoch=spe or result.steps_per_epoch,
             notes=notes,
+            config_facts=sibling_classes(source.path),
         )

@@ -9,12 +9,14 @@ from logdoctor.errors import InputError, ParseError
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.parsers.base import Parser, ParseResult
 from logdoctor.ingest.parsers.endings import scan_endings
+from logdoctor.ingest.parsers.evalsections import eval_only_curve, has_banner, mark_eval_sections
 from logdoctor.ingest.parsers.lines import clean, read_lines
 from logdoctor.ingest.parsers.losspick import refusal_hint, total_note
 from logdoctor.ingest.parsers.markers import Markers, scan_markers
 from logdoctor.ingest.parsers.overflows import attach_overflows, scan_overflows
 from logdoctor.ingest.parsers.records import drop_summaries
 from logdoctor.ingest.parsers.samestep import merge_shapes, tag_shapes
+from logdoctor.ingest.parsers.statedclasses import stated_classes
 from logdoctor.ingest.parsers.textblocks import BATCH_LINE, MSG, rewrite
 from logdoctor.ingest.parsers.textfast import fast_rows
 from logdoctor.ingest.parsers.textplan import BATCHES, BATCHES_TOTAL
@@ -169,14 +171,19 @@ class TextParser(Parser):
             raise InputError(f"{source.name}: binary file, not a text training log")
         out = Extracted()
         fast = fast_rows(data, fields, out)
+        if fast is not None and has_banner(clean(fast.rest)):
+            # an evaluation banner among the other lines: the result line after it may be of the
+            # template the fast path read as training steps, so every line is read the general way
+            out, fast = Extracted(), None
         rest = read_lines(data) if fast is None else fast.rest
         lines = fast.lines if fast is not None else int(rest[LINE_NO].max() or 0)  # type: ignore[arg-type]
         records = lines if fast is not None else rest.height  # \r-split segments count apart
         # marker lines are never the dominant step template the fast path read
         markers = scan_markers(rest)
+        classes = stated_classes(rest)
         overflows = scan_overflows(rest)
         endings = scan_endings(rest)
-        rest = clean(rest)
+        rest, banners = mark_eval_sections(clean(rest))
         in_batches = bool(rest[MSG].str.contains(BATCH_LINE).any())
         rest, folded = rewrite(rest)
         if folded:
@@ -187,6 +194,11 @@ class TextParser(Parser):
         table = _flag_restarts(table, rest)
         table = attach_overflows(table, overflows)
         notes: list[str] = []
+        if banners:
+            notes.append(
+                f"{banners} metric line(s) printed under an evaluation banner (e.g. `***** Evaluating "
+                "perplexity *****`) are read as evaluation results, not training steps"
+            )
         if merged:
             notes.append(
                 f"{merged} step(s) printed by two line shapes (e.g. DeepSpeed's `steps: N loss:` and "
@@ -198,6 +210,11 @@ class TextParser(Parser):
             table = _combine(_main_shapes(out, markers)).with_row_index(STEP, offset=1)
             out.skips["no step"] -= table.height
             notes.append("the log prints no step numbers: steps are numbered by record order")
+        evals = _evals(out)
+        if table.height == 0 and (curve := eval_only_curve(evals)) is not None:
+            table, evals = curve[0], evals.clear()
+            out.skips["eval line"] -= table.height
+            notes.append(curve[1])
         if table.height == 0:
             seen = ", ".join(sorted(out.keys_seen)[:12]) or "none"
             reasons = ", ".join(f"{k}: {v}" for k, v in out.skips.most_common() if v)
@@ -217,7 +234,7 @@ class TextParser(Parser):
         per_epoch = _epoch_position(table, notes) if out.epoch_position and not from_order else None
         return ParseResult(
             table=table.with_columns(pl.col(STEP).cast(pl.Int64)),
-            evals=_evals(out),
+            evals=evals,
             lines_read=lines,
             records_read=records if records > lines else 0,
             skip_reasons={k: v for k, v in out.skips.items() if v},
@@ -231,6 +248,7 @@ class TextParser(Parser):
             lossless_steps=_lossless_steps(lossless),
             lossless_rows=lossless,
             endings=endings,
+            config_facts=classes,
             step_from_order=from_order,
             planned_source="column" if total is not None else ("header" if markers.planned_steps else None),
         )

@@ -20,6 +20,10 @@ _BARE = (
         r"^\s*(Epoch \d+):\s+\d{1,3}%\|[^|]*\|\s*(\d+)/(\d+)\s*\[[^,\]]*(?:,\s*[\d.]+\s*[a-z]+/[a-z]+)?,?\s*",
         "$1 | batches $2/$3 | ",
     ),
+    # torchtune's tqdm description ``{epoch}|{step}|Loss: X:  3%|#  | 17/512 [...]`` (the global step in
+    # current recipes, the batch in the epoch in early ones): the bar's count is no step (each step
+    # is drawn twice, once with the next count)
+    (rf"^\s*(\d+)\|(\d+)\|Loss: ({VALUE}):.*$", "epoch $1 | step $2 | loss $3"),
     # Keras progress: ``  3/285 [>....] - ETA: 41s - loss: ...``: a per-epoch batch counter
     (r"^\s*(\d+)/(\d+) \[[=>.]*\] - [^-]* - ", "batches $1/$2 | "),
 )

@@ -31,6 +31,9 @@ NAN_WORD = r"(?i)\b(of|the|at|per|in|no|with|a|an|to|for)\s+nan(\s+[a-z]+[^|,;=:
 #: ``BLEU-4 31.75`` / ``ROUGE-1 45.20``: a metric name ending in ``-N`` before its decimal value; the
 #: ``-4`` is part of the key (``bleu_4``), not a value of its own.
 DASHED_KEY = r"([A-Za-z])-(\d{1,2})(\s+[-+]?\d+\.\d)"
+#: ``Acc@1 27.240`` / ``Prec@5: 91.2`` (top-k metrics): the ``@1`` is part of the key (``acc1``), not
+#: the value (SwAV/DINO/torchvision reference loggers; read as ``Acc@ = 1`` before issue 29).
+AT_KEY = r"([A-Za-z])@(\d{1,2})(\s*[:=]?\s*[-+]?\d)"
 ValueOf = Callable[[int], pl.Expr]
 _SHAPE, _PLAN, _VALS = "_shape", "_plan", "_vals"
 _KEEP = ("train", "eval", "unstepped")
@@ -82,6 +85,8 @@ def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
         frame = frame.with_columns(msg.str.replace_all(NAN_WORD, "${1} nan_${2}"))
     if frame[MSG].str.contains(DASHED_KEY).any():
         frame = frame.with_columns(msg.str.replace_all(DASHED_KEY, "${1}_${2}${3}"))
+    if frame[MSG].str.contains(AT_KEY).any():
+        frame = frame.with_columns(msg.str.replace_all(AT_KEY, "${1}${2}${3}"))
     if frame[MSG].str.contains(r"\d[hm] \d").any() and frame[MSG].str.contains(DURATION).any():
         # ``3h 35m 58s`` is no number (3.0 is wrong); the cheap test first, the regex is costly
         frame = frame.with_columns(msg.str.replace_all(DURATION, "duration"))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,7 @@ import polars as pl
 from logdoctor.errors import InputError, ParseError
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.configfacts import config_facts, epoch_length, planned_steps
+from logdoctor.ingest.framechunks import FrameChunks
 from logdoctor.ingest.namespaced import canonical_renames, dropped
 from logdoctor.ingest.parsers.base import Parser, ParseResult
 from logdoctor.ingest.parsers.records import normalize_records, resolve_key
@@ -39,14 +42,24 @@ def transaction_log(source: Source) -> Path:
     return logs[-1]
 
 
-def read_records(path: Path, name: str) -> tuple[list[WandbRecord], int]:
-    """(history, config and output records in file order, chunks that failed their checksum)."""
+def read_records(path: Path, name: str, history: Callable[[WandbRecord], None] | None = None,
+                 ) -> tuple[list[WandbRecord], int]:
+    """(history, config and output records in file order, chunks that failed their checksum).
+
+    With ``history``, history records go to it as they are read instead of into the list.
+    """
     reader = RecordReader(name)
     out: list[WandbRecord] = []
     try:
         with path.open("rb") as fh:
             while chunk := fh.read(_READ):
-                out += [r for r in map(decode, reader.feed(chunk)) if r is not None]
+                for rec in map(decode, reader.feed(chunk)):
+                    if rec is None:
+                        continue
+                    if history is not None and rec.kind == "history":
+                        history(rec)
+                    else:
+                        out.append(rec)
     except OSError as err:
         raise InputError(f"{name}: cannot read ({err.strerror or err})") from None
     return out, reader.corrupt
@@ -70,26 +83,54 @@ def _fingerprint(value: Any) -> str | None:
     return str(value)
 
 
-def history_frame(records: list[WandbRecord], fields: FieldMap) -> pl.DataFrame:
-    """One row per history record (``line_no`` = its ordinal), keys renamed; numeric values only,
-    but batch fingerprints (which may be strings) as text."""
-    rows: list[dict[str, float | str | None]] = []
-    text: dict[str, bool] = {}
-    for rec in records:
+class HistoryRows:
+    """History records as rows (numbers as floats, batch fingerprints as text; ``_step`` from the
+    record's step when the row has none), gathered into frames a chunk at a time."""
+
+    def __init__(self, fields: FieldMap, chunk: int | None = None) -> None:
+        self._fields = fields
+        self._text: dict[str, bool] = {}
+        self.chunks = FrameChunks(strict=True, chunk=chunk)
+
+    def add(self, rec: WandbRecord) -> None:
+        """One record; only history records make rows."""
         if rec.kind == "history":
-            row: dict[str, float | str | None] = {}
-            for k, v in rec.items.items():
-                is_fp = text.setdefault(k, resolve_key(k, fields) in (BATCH_FP, MICRO_FP))
-                row[k] = _fingerprint(v) if is_fp else _number(v)
-            if "_step" not in row and rec.step is not None:
-                row["_step"] = float(rec.step)
-            rows.append(row)
-    if not rows:
-        return pl.DataFrame()
-    frame = pl.from_dicts(rows, infer_schema_length=None).with_row_index(LINE_NO, offset=1)
-    frame = frame.with_columns(pl.col(LINE_NO).cast(pl.Int64))
-    renames = canonical_renames(frame.columns, fields)
-    return frame.drop(dropped(frame.columns, renames)).rename(renames)
+            self.chunks.add(self._row(rec))
+
+    def _row(self, rec: WandbRecord) -> dict[str, float | str | None]:
+        row: dict[str, float | str | None] = {}
+        for k, v in rec.items.items():
+            is_fp = self._text.setdefault(k, resolve_key(k, self._fields) in (BATCH_FP, MICRO_FP))
+            row[k] = _fingerprint(v) if is_fp else _number(v)
+        if "_step" not in row and rec.step is not None:
+            row["_step"] = float(rec.step)
+        return row
+
+    def frame(self) -> pl.DataFrame | None:
+        """One row per history record (``line_no`` = its ordinal), keys renamed; None when the
+        chunks would not combine to the frame of all rows at once (framechunks)."""
+        frame = self.chunks.frame()
+        if frame is None or frame.height == 0:
+            return frame
+        frame = frame.with_row_index(LINE_NO, offset=1).with_columns(pl.col(LINE_NO).cast(pl.Int64))
+        renames = canonical_renames(frame.columns, self._fields)
+        return frame.drop(dropped(frame.columns, renames)).rename(renames)
+
+
+def _read_history(log: Path, name: str, fields: FieldMap) -> tuple[list[WandbRecord], int, pl.DataFrame]:
+    """(the other records, corrupt chunks, the history frame): history rows are never held whole
+    as dicts. Read again as one chunk if the chunks' column types would not combine to the frame of
+    all rows at once (not seen: each key's values are all numbers or all text)."""
+    rows = HistoryRows(fields)
+    records, corrupt = read_records(log, name, rows.add)
+    frame = rows.frame()
+    if frame is None:
+        rows = HistoryRows(fields, chunk=sys.maxsize)
+        records, corrupt = read_records(log, name, rows.add)
+        frame = rows.frame()
+    if frame is None:
+        raise ParseError(f"{name}: history values of mixed types")
+    return records, corrupt, frame
 
 
 def merged_config(records: list[WandbRecord]) -> dict[str, Any]:
@@ -123,10 +164,9 @@ class WandbParser(Parser):
 
     def parse(self, source: Source, fields: FieldMap) -> ParseResult:
         log = transaction_log(source)
-        records, corrupt = read_records(log, source.name)
+        records, corrupt, frame = _read_history(log, source.name, fields)
         facts = config_facts(merged_config(records), "wandb config")
-        frame = history_frame(records, fields)
-        if not records and corrupt:
+        if not records and not frame.height and corrupt:
             raise ParseError(f"{source.name}: damaged .wandb file ({corrupt} chunk(s) failed their checksum)")
         try:
             if frame.height == 0:

@@ -1,0 +1,32 @@
+"""The class count a text log states on its own lines (``num_classes=10``, ``"num_labels": 3``)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logdoctor.ingest.configfacts import CLASS_KEYS
+from logdoctor.ingest.parsers.lines import LINE, LINE_NO
+from logdoctor.model import ConfigFact
+
+#: ``num_classes=10`` (argparse Namespace), ``num_classes: 10`` (YAML, a printed dict), ``"num_labels": 3``
+#: (JSON); the key whole (``max_num_classes`` is not it), the value a plain integer.
+STATED = (
+    r"(?i)(?:^|\W)(" + "|".join(CLASS_KEYS) + r")[\"']?\s*[:=]\s*[\"']?(\d{1,6})(?:[\"',)\s}\]]|$)"
+)
+
+
+def stated_classes(frame: pl.DataFrame) -> tuple[ConfigFact, ...]:
+    """The class count the log's non-step lines state, as a ``classes`` fact naming its line (1 is
+    kept: HF's regression head); none when no line states one, or lines state different counts."""
+    if frame.height == 0:
+        return ()
+    hits = frame.filter(pl.col(LINE).str.contains(STATED)).select(
+        LINE_NO, pl.col(LINE).str.extract_groups(STATED).alias("m")
+    ).unnest("m")
+    if hits.height == 0:
+        return ()
+    values = {int(v) for v in hits["2"]}
+    if len(values) != 1 or (k := values.pop()) < 1:
+        return ()
+    first = hits.row(0, named=True)
+    return (ConfigFact(name="classes", value=k, source=f"log line {first[LINE_NO]} {first['1']}"),)

@@ -81,3 +81,7 @@ def test_readme_names_the_line_shapes_the_speed_claims_hold_for(tmp_path: Path) 
     table = report.readme_table(text)
     assert "for megatron; not for keras 1,000." in table
     assert "| keras | 1,000 | 1.0 | 3.00 | 3.00 | 2.00 | 2.00 | 1.50x | 1.50x | **not met** |" in table
+    doc["shapes"] = {"keras": row(3.0, 2.0)}
+    shapes.write_section(results, [doc])
+    table = report.readme_table(results.read_text())
+    assert "above the loop, in wall or CPU, for every shape and size measured" in table

@@ -56,3 +56,32 @@ def test_the_stored_document_carries_its_before_one_level_deep() -> None:
     assert doc["values"] == {"small_10k": 3.0} and doc["before"]["values"] == {"small_10k": 4.0}
     assert "before" not in doc["before"]
     assert json.loads(json.dumps(doc)) == doc
+
+
+def test_readme_names_the_line_shapes_the_speed_claims_hold_for(tmp_path: Path) -> None:
+    """bench/shapes.py's section of RESULTS.md flows into the README: every row, and which shapes meet <= 1.0x."""
+    report = _report()
+    spec = importlib.util.spec_from_file_location("bench_shapes_t", REPO / "bench" / "shapes.py")
+    assert spec is not None and spec.loader is not None
+    shapes = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(shapes)
+
+    def row(a: float, loop: float) -> dict[str, object]:
+        return {"mb": 1.0, "analyze": {"wall": a, "cpu": a}, "re_loop": {"wall": loop, "cpu": loop},
+                "ratio_wall": a / loop, "ratio_cpu": a / loop}
+
+    doc = {"steps": 1000, "cores": 2, "load": [1.0, 2.0], "started": "2026-12-03 14:00 UTC",
+           "shapes": {"megatron": row(1.0, 2.0), "keras": row(3.0, 2.0)}}
+    results = tmp_path / "RESULTS.md"
+    results.write_text(_results({"small_10k": 3.0}, None) + "\n")
+    shapes.write_section(results, [doc])
+    shapes.write_section(results, [doc])  # replaced, not repeated
+    text = results.read_text()
+    assert text.count(shapes.SECTION_BEGIN) == 1
+    table = report.readme_table(text)
+    assert "for megatron; not for keras 1,000." in table
+    assert "| keras | 1,000 | 1.0 | 3.00 | 3.00 | 2.00 | 2.00 | 1.50x | 1.50x | **not met** |" in table
+    doc["shapes"] = {"keras": row(3.0, 2.0)}
+    shapes.write_section(results, [doc])
+    table = report.readme_table(results.read_text())
+    assert "above the loop, in wall or CPU, for every shape and size measured" in table

@@ -93,14 +93,24 @@ def _total(out: Extracted) -> int | None:
     return int(best) if best is not None else None
 
 
+def _by_shape(out: Extracted) -> list[pl.DataFrame]:
+    """The unstepped rows, one frame per line shape (the fast path and the general path may each
+    have read some lines of one shape)."""
+    frames: dict[str, list[pl.DataFrame]] = {}
+    for shape, t in zip(out.unstepped_shapes, out.unstepped, strict=True):
+        frames.setdefault(shape, []).append(t)
+    return [f[0] if len(f) == 1 else pl.concat(f, how="diagonal_relaxed") for f in frames.values()]
+
+
 def _main_shapes(out: Extracted, markers: Markers) -> list[pl.DataFrame]:
     """Unstepped rows without the rare shapes beside a dominant one: at most one line per epoch
     marker and 20x rarer (``Epoch 3 - Average Train Loss`` lines among ``Epoch 3 - Batch loss``
     lines are per-epoch summaries, not steps)."""
-    biggest = max(t.height for t in out.unstepped)
+    shapes = _by_shape(out)
+    biggest = max(t.height for t in shapes)
     keep = [
         t
-        for t in out.unstepped
+        for t in shapes
         if t.height * SUMMARY_SHARE >= biggest
         or t.height > len(markers.epoch_lines)
         or BATCHES in t.columns  # a batch counter's last line (Keras ``285/285 ... val_loss``)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from logdoctor.ingest.parsers.lines import LINE_NO
@@ -38,6 +40,32 @@ _COLON_CONT = (
 BATCH_LINE = r"\bE=(\d+) B=(\d+)\s"
 #: Sockeye prints one checkpoint over several lines, each tagged ``Checkpoint [k]``.
 _CKPT = r"Checkpoint \[(\d+)\]\s"
+
+
+def rewritten(line: str) -> bool:
+    """True when ``rewrite`` reads a line of this shape otherwise than as it is: a bare record, a
+    progress bar, a Sockeye batch or checkpoint line, a continuation line."""
+    patterns = [p for p, _ in _BARE] + [_CONT, _COLON_CONT, BATCH_LINE, _CKPT]
+    return any(re.search(p, line) for p in patterns)
+
+
+def bare_rules(line: str) -> tuple[tuple[str, str], ...]:
+    """The rewrites of a bare record or progress bar (``(pattern, replacement)``, in the order
+    ``rewrite`` applies them) that apply to ``line``."""
+    return tuple((p, r) for p, r in _BARE if re.search(p, line))
+
+
+def apply_rules(lines: pl.Series, rules: tuple[tuple[str, str], ...] = _BARE) -> pl.Series:
+    """``lines`` rewritten by ``rules`` (from bare_rules; all by default) as ``rewrite`` rewrites them."""
+    for pattern, repl in rules:
+        lines = lines.str.replace(pattern, repl)
+    return lines
+
+
+def has_blocks(lines: pl.Series) -> bool:
+    """True when some of ``lines`` continue the record of a line above them (OLMo, Coqui blocks)."""
+    indented = lines.filter(lines.str.contains(r"^\s\s"))
+    return bool(indented.str.contains(f"{_CONT}|{_COLON_CONT}").any())
 
 
 def rewrite(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:

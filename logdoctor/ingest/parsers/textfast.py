@@ -1,4 +1,4 @@
-"""Fast path for logs whose metric lines are single-blank separated tokens of one template."""
+"""Fast path: the lines of a log's dominant template, read a piece at a time as tokens (CSV speed)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import numpy as np
 import polars as pl
 
 from logdoctor.ingest.aliases import FieldMap
-from logdoctor.ingest.parsers.lines import LINE, LINE_NO, read_lines
-from logdoctor.ingest.parsers.pieces import head, line_count, lines_at, newlines, pieces
+from logdoctor.ingest.parsers.lines import DATETIME, LINE, LINE_NO, read_lines
+from logdoctor.ingest.parsers.pieces import head, line_count, lines_at, pieces
+from logdoctor.ingest.parsers.textblocks import apply_rules, bare_rules, has_blocks, rewritten
 from logdoctor.ingest.parsers.textplan import STRING_COLUMNS, Plan, plan_for, total_loss_keys
 from logdoctor.ingest.parsers.textrules import (
     LEVEL_PREFIX,
@@ -22,128 +23,87 @@ from logdoctor.ingest.parsers.textrules import (
     value_spans,
 )
 from logdoctor.ingest.parsers.textshape import DURATION, NAN_WORD, Extracted, rows
+from logdoctor.ingest.parsers.texttemplate import Token, layout, layouts, token_exprs
+
+__all__ = ["FastRead", "Token", "fast_rows", "layout"]
 
 #: Below this many lines the general path is fast enough.
 MIN_LINES = 20_000
 SAMPLE = 4000
-_PREFIXED = re.compile(f"{LEVEL_PREFIX}|{RANK_PREFIX}")
+#: Lines the fast path reads: steps, and loss records without a step (HF Trainer's stdout dicts).
+_ROLES = ("train", "unstepped")
+_RANKED = re.compile(RANK_PREFIX)
+_LEVEL = re.compile(LEVEL_PREFIX)
+_DATETIME = re.compile(DATETIME)
+#: A value in the thousands spelling, as textrules.VALUE reads it whole (``1,284,997``).
+_THOUSANDS = r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$"
 _WRAPPED = re.compile(WRAPPED)
 _NAN_WORD = re.compile(NAN_WORD)
 _DURATION = re.compile(DURATION)
 _WHOLE_VALUE = f"^{VALUE}$"
 
 
+Rules = tuple[tuple[str, str], ...]
+
+
 @dataclass(frozen=True, slots=True)
-class Token:
-    """One blank-separated token of the template: literal text, or text around values."""
+class _Choice:
+    """The dominant template: its line as the general path rewrites it (textblocks: a Keras bar
+    becomes ``batches 3/285 |``), its plan, the values of its log-record prefix (the plan's
+    indices count from after them) and the rewrites that apply to its lines."""
 
-    text: str
-    values: tuple[int, ...]
-    prefix: str = ""
-    suffix: str = ""
-
-
-def template(line: str, sep: str = " ") -> list[Token] | None:
-    """Split a representative line into ``sep``-separated tokens; None when a value straddles two."""
-    spans = value_spans(line)
-    tokens: list[Token] = []
-    pos = 0
-    vi = 0
-    for text in line.split(sep):
-        end = pos + len(text)
-        inside: list[int] = []
-        while vi < len(spans) and spans[vi][0] < end:
-            if spans[vi][0] < pos or spans[vi][1] > end:
-                return None
-            inside.append(vi)
-            vi += 1
-        if inside:
-            first, last = spans[inside[0]], spans[inside[-1]]
-            tokens.append(Token(text, tuple(inside), line[pos : first[0]], line[last[1] : end]))
-        else:
-            tokens.append(Token(text, ()))
-        pos = end + 1
-    return tokens
+    line: str
+    plan: Plan
+    skip: int
+    rules: Rules
 
 
-def _strip(col: pl.Expr, tok: Token) -> pl.Expr:
-    """The token without its literal prefix and suffix."""
-    # rows without the prefix or suffix are rejected by _affixed, so the affixes' lengths are cut
-    # off unchecked: tail/head by a negative count are ~2x cheaper than slice or strip_*
-    if tok.prefix:
-        col = col.str.tail(-len(tok.prefix))
-    return col.str.head(-len(tok.suffix)) if tok.suffix else col
-
-
-def _affixed(col: pl.Expr, tok: Token) -> pl.Expr:
-    """True where the token has the template's prefix and suffix."""
-    ok = col.str.starts_with(tok.prefix) if tok.prefix else col.is_not_null()
-    return ok & col.str.ends_with(tok.suffix) if tok.suffix else ok
-
-
-def _inner_separator(tok: Token, line: str) -> str | None:
-    """The one text between every two values of a token (``/`` in ``254/52000``), if there is one."""
-    spans = value_spans(line)
-    seps = {
-        line[spans[a][1] : spans[b][0]] for a, b in zip(tok.values, tok.values[1:], strict=False)
-    }
-    if len(seps) != 1:
+def _message(rep: str) -> tuple[str, str, int, Rules] | None:
+    """The line the fast path reads for ``rep`` (``rep`` itself, or as a bare-record rewrite leaves
+    it), the message the general path reads in it (lines.clean: a log-record prefix up to the level
+    name dropped), how many values the dropped prefix holds, and the rewrites; None when cleaning
+    changes more than a prefix, or the message's values are not the line's last ones."""
+    if _RANKED.match(rep) or _WRAPPED.search(rep):
         return None
-    return seps.pop() or None
+    rules = bare_rules(rep)
+    line = apply_rules(pl.Series([rep]), rules).item() if rules else rep
+    if rewritten(line):
+        return None
+    msg = _LEVEL.sub("", line, count=1)
+    if msg != line and (rules or not line.endswith(msg) or _DATETIME.search(msg)):
+        return None
+    cut = len(line) - len(msg)
+    spans, inner = value_spans(line), value_spans(msg)
+    skip = len(spans) - len(inner)
+    if [(a - cut, b - cut) for a, b in spans[skip:]] != inner:
+        return None
+    return line, msg, skip, rules
 
 
-def _multi(col: pl.Expr, tok: Token, line: str) -> tuple[pl.Expr, dict[int, pl.Expr]]:
-    """Values of a token that holds several (``254/52000``): split on one repeated separator when
-    the template allows, else an anchored regex."""
-    spans = value_spans(line)
-    k = len(tok.values)
-    if sep := _inner_separator(tok, line):
-        body = _strip(col, tok)
-        parts = body.str.split_exact(sep, k - 1)
-        ok = _affixed(col, tok) & body.str.count_matches(sep, literal=True).eq(k - 1)
-        return ok, {vi: parts.struct[j] for j, vi in enumerate(tok.values)}
-    pieces, prev = [re.escape(tok.prefix)], spans[tok.values[0]][0]
-    for vi in tok.values:
-        pieces.append(re.escape(line[prev : spans[vi][0]]) + f"({VALUE})")
-        prev = spans[vi][1]
-    groups = col.str.extract_groups("^" + "".join(pieces) + re.escape(tok.suffix) + "$")
-    return groups.struct[0].is_not_null(), {vi: groups.struct[j] for j, vi in enumerate(tok.values)}
+def _prefix_len(line: str) -> int:
+    """Length of the log-record prefix the general path drops from ``line`` (see _message)."""
+    return len(line) - len(_LEVEL.sub("", line, count=1))
 
 
-def _token_exprs(tokens: list[Token], line: str) -> tuple[pl.Expr, dict[int, pl.Expr]]:
-    """The expression that says a row fits the template, and a String expression per value index."""
-    ok = pl.col(f"_t{len(tokens)}").is_null()
-    values: dict[int, pl.Expr] = {}
-    for j, tok in enumerate(tokens):
-        col = pl.col(f"_t{j}")
-        if not tok.values:
-            ok = ok & (col == tok.text)
-        elif len(tok.values) == 1:
-            ok = ok & _affixed(col, tok)
-            values[tok.values[0]] = _strip(col, tok)
-        else:
-            fits, vals = _multi(col, tok, line)
-            ok = ok & fits
-            values.update(vals)
-    return ok, values
-
-
-def _choose(frame: pl.DataFrame, fields: FieldMap) -> tuple[str, Plan] | None:
-    """The dominant training-line shape of the first lines, when it suits the fast path."""
-    sample = frame.head(SAMPLE).select(
-        LINE, pl.col(LINE).str.replace_all(SHAPE_VALUE, "#").alias("s")
-    )
+def _choose(frame: pl.DataFrame, fields: FieldMap) -> _Choice | None:
+    """The dominant training-line shape of the first lines (as the general path rewrites them),
+    when it suits the fast path."""
+    raw = frame.head(SAMPLE)[LINE]
+    shapes = apply_rules(raw).str.replace_all(SHAPE_VALUE, "#")
+    sample = pl.DataFrame({LINE: raw, "s": shapes})
     counts = sample.group_by("s").agg(pl.col(LINE).first(), pl.len()).sort("len", descending=True)
     for rep, n in zip(counts[LINE].head(3), counts["len"].head(3), strict=False):
-        if n < sample.height // 10 or _PREFIXED.match(rep) or _WRAPPED.search(rep):
+        read = _message(rep)
+        if n < sample.height // 10 or read is None:
             continue
-        if _DURATION.search(rep):  # the general path reads ``3h 35m`` as one word
+        line, msg, skip, rules = read
+        if _DURATION.search(msg):  # the general path reads ``3h 35m`` as one word
             continue
         # planned as the general path plans it (``number of nan_ iterations``): same key names
-        plan = plan_for(_NAN_WORD.sub(r"\g<1> nan_\g<2>", rep), fields)
+        plan = plan_for(_NAN_WORD.sub(r"\g<1> nan_\g<2>", msg), fields)
         # a total loss under another name: the general path reads it and says so in a note
-        if plan.role == "train" and not plan.derived_step and plan.ppl is None and not total_loss_keys(plan):
-            return rep, plan
+        if plan.role in _ROLES and not plan.derived_step and plan.ppl is None and not total_loss_keys(plan):
+            return _Choice(line, plan, skip, rules)
     return None
 
 
@@ -155,28 +115,6 @@ class FastRead:
     lines: int
 
 
-#: Characters the fast path may split lines on: between tokens (``a=1 b=2``) or between a key and
-#: its value; never part of a value (textrules.VALUE).
-SEPARATORS = (" ", "=")
-
-
-def _split_cost(tokens: list[Token], line: str) -> int:
-    """Work to read a line split into ``tokens``: a column each, and a regex for a token whose
-    values are not split on one repeated separator."""
-    regex = sum(len(t.values) > 1 and _inner_separator(t, line) is None for t in tokens)
-    return len(tokens) + 20 * regex
-
-
-def layout(line: str) -> tuple[str, list[Token]] | None:
-    """How to split lines of the representative ``line``: the separator whose tokens are cheapest
-    to read (fewest columns: ``=`` for ``key=value`` lines, a blank for ``key: value`` lines), and
-    the tokens; None when every separator cuts a value."""
-    splits = [(sep, tokens) for sep in SEPARATORS if sep in line and (tokens := template(line, sep))]
-    if not splits:
-        return None
-    return min(splits, key=lambda st: _split_cost(st[1], line))
-
-
 @dataclass(frozen=True, slots=True)
 class _Layout:
     """How the lines of the dominant template are split and read."""
@@ -185,6 +123,42 @@ class _Layout:
     tokens: list[Token]
     rep: str
     plan: Plan
+    #: values of the log-record prefix, before the message's (the plan's indices count from after them)
+    skip: int
+    #: value index -> the token that holds it
+    column: dict[int, int]
+    #: the shape of the message, as textshape.extract names it
+    shape: str
+    #: rewrites applied to each line before it is split (then split as a column, not as CSV)
+    rules: Rules
+
+
+def _used(plan: Plan) -> set[int]:
+    """Indices of the values a plan reads."""
+    return {*plan.train.values(), *plan.evals.values(), *([plan.total] if plan.total is not None else [])}
+
+
+def _compile(sep: str, tokens: list[Token], chosen: _Choice) -> _Layout:
+    column = {vi: j for j, tok in enumerate(tokens) for vi in tok.values}
+    line = chosen.line
+    msg = _NAN_WORD.sub(r"\g<1> nan_\g<2>", line[_prefix_len(line) :])
+    shape = pl.Series([msg]).str.replace_all(SHAPE_VALUE, "#").item()
+    return _Layout(sep, tokens, line, chosen.plan, chosen.skip, column, shape, chosen.rules)
+
+
+def _best_layout(chosen: _Choice, sample: bytes) -> _Layout | None:
+    """The split that reads the most of the first lines (blank-padded counters such as Megatron's
+    ``iteration       20/    1000 |`` change the number of blanks, not of ``|``), cheapest first."""
+    best: tuple[int, _Layout] | None = None
+    lines = line_count(sample)
+    used = {i + chosen.skip for i in _used(chosen.plan)}
+    for sep, tokens in layouts(chosen.line, used):
+        how = _compile(sep, tokens, chosen)
+        parsed = _piece_rows(sample, how, 1, lines)
+        fits = int(parsed["_ok"].sum()) if parsed is not None else -1
+        if best is None or fits > best[0]:
+            best = (fits, how)
+    return best[1] if best else None
 
 
 def _tokens(piece: bytes, sep: str, columns: int, encoding: Literal["utf8", "utf8-lossy"]) -> pl.DataFrame:
@@ -203,33 +177,44 @@ def _tokens(piece: bytes, sep: str, columns: int, encoding: Literal["utf8", "utf
     )
 
 
+def _split(lines: pl.Series, sep: str, columns: int) -> pl.DataFrame:
+    """``_tokens`` of lines already read (and rewritten): an empty token is null, as read_csv reads it."""
+    parts = lines.str.split(sep)
+    return pl.DataFrame([parts.list.get(i, null_on_oob=True).replace("", None).alias(f"_t{i}") for i in range(columns)])
+
+
 def _piece_rows(piece: bytes, how: _Layout, first: int, lines: int) -> pl.DataFrame | None:
     """``_ok``, ``line_no`` (numbered from ``first``) and the typed values (``_v{i}``) of every
     line of one piece of ``lines`` lines; None when its tokens do not line up with its lines."""
-    sep, tokens, rep, plan = how.sep, how.tokens, how.rep, how.plan
-    try:  # strict UTF-8 decodes valid text as the lossy decoder does, ~25% faster
-        tok = _tokens(piece, sep, len(tokens) + 1, "utf8")
-    except pl.exceptions.ComputeError:  # invalid UTF-8 somewhere in the piece
-        tok = _tokens(piece, sep, len(tokens) + 1, "utf8-lossy")
+    sep, tokens, rep, plan, skip = how.sep, how.tokens, how.rep, how.plan, how.skip
+    if how.rules:
+        tok = _split(apply_rules(read_lines(piece)[LINE], how.rules), sep, len(tokens) + 1)
+    else:
+        try:  # strict UTF-8 decodes valid text as the lossy decoder does, ~25% faster
+            tok = _tokens(piece, sep, len(tokens) + 1, "utf8")
+        except pl.exceptions.ComputeError:  # invalid UTF-8 somewhere in the piece
+            tok = _tokens(piece, sep, len(tokens) + 1, "utf8-lossy")
     if tok.height != lines:
         return None
-    ok, values = _token_exprs(tokens, rep)
-    used = {
-        *plan.train.values(),
-        *plan.evals.values(),
-        *([plan.total] if plan.total is not None else []),
-    }
+    used = _used(plan)
+    ok, values = token_exprs(tokens, rep, {i + skip for i in used})
     names = {i: name for name, i in {**plan.evals, **plan.train}.items()}
+    commas = b"," in piece  # scanned once: a piece is megabytes
     columns: list[pl.Expr] = []
     numbers: list[pl.Expr] = []
     for i in sorted(used):
-        v = pl.col(f"_v{i}")
+        v, text = pl.col(f"_v{i}"), values[i + skip]
         if names.get(i) in STRING_COLUMNS:  # a fingerprint the general path reads as a value
-            columns.append(values[i].alias(f"_v{i}"))
+            columns.append(text.alias(f"_v{i}"))
             ok = ok & v.str.contains(_WHOLE_VALUE)
-        else:  # nan/inf go to the general path: ``nanms`` holds no value there (no word boundary)
-            columns.append(values[i].cast(pl.Float64, strict=False).alias(f"_v{i}"))
-            numbers.append(v)
+            continue
+        if commas and tok[f"_t{how.column[i + skip]}"].str.contains(",", literal=True).any():
+            # ``435,566``: one value to the general path only in the thousands spelling, read without commas
+            ok = ok & (~text.str.contains(",", literal=True) | text.str.contains(_THOUSANDS))
+            text = text.str.replace_all(",", "", literal=True)
+        # nan/inf go to the general path: ``nanms`` holds no value there (no word boundary)
+        columns.append(text.cast(pl.Float64, strict=False).alias(f"_v{i}"))
+        numbers.append(v)
     if numbers:  # one test for all: the sum is finite only when no value is null, nan or inf (a
         # sum that overflows sends a line of finite values to the general path, which reads it alike)
         ok = ok & pl.sum_horizontal(*numbers, ignore_nulls=False).is_finite()
@@ -253,15 +238,14 @@ class _PieceRead:
 
 def _read_piece(piece: bytes, how: _Layout, first: int) -> _PieceRead | None:
     """The lines of ``piece``, whose first line is line ``first`` of the log."""
-    ends = newlines(piece)  # counts the lines, and finds the lines left to the general path
-    lines = ends.size + (not piece.endswith(b"\n"))
+    lines = line_count(piece)  # bytes.count: ~10x cheaper than finding each newline
     parsed = _piece_rows(piece, how, first, lines)
     if parsed is None:
         return None
     ok = parsed["_ok"]
     if ok.all():  # every line is a template line (the usual piece): nothing to hand on
         return _PieceRead(parsed, None, lines)
-    return _PieceRead(parsed.filter(ok), lines_at(piece, np.flatnonzero(~ok.to_numpy()), first, ends), lines)
+    return _PieceRead(parsed.filter(ok), lines_at(piece, np.flatnonzero(~ok.to_numpy()), first), lines)
 
 
 def _fewer_lines(data: bytes, n: int) -> bool:
@@ -277,13 +261,15 @@ def fast_rows(data: bytes, fields: FieldMap, out: Extracted) -> FastRead | None:
         return None
     if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
         return None
-    chosen = _choose(read_lines(head(data, SAMPLE)), fields)
-    split = layout(chosen[0]) if chosen else None
-    if chosen is None or split is None:
+    sample = head(data, SAMPLE)
+    opening = read_lines(sample)
+    if has_blocks(opening[LINE]):  # records over several lines are joined by the general path
         return None
-    rep, plan = chosen
-    sep, tokens = split
-    how = _Layout(sep, tokens, rep, plan)
+    chosen = _choose(opening, fields)
+    how = _best_layout(chosen, sample) if chosen else None
+    if chosen is None or how is None:
+        return None
+    plan = chosen.plan
     kept: list[pl.DataFrame] = []
     rest: list[pl.DataFrame] = []
     first = 1
@@ -295,6 +281,10 @@ def fast_rows(data: bytes, fields: FieldMap, out: Extracted) -> FastRead | None:
         if read.rest is not None:
             rest.append(read.rest)
         first += read.lines
-    rows(pl.concat(kept), plan, out, value=lambda i: pl.col(f"_v{i}"), cast=False)
+    table = pl.concat(kept)
+    rows(table, plan, out, value=lambda i: pl.col(f"_v{i}"), cast=False, shape=how.shape)
     out.aliases.update(plan.aliases)
+    if plan.role == "unstepped":  # as textshape.extract counts and names them
+        out.skips["no step"] += table.height
+        out.keys_seen.update(plan.train, plan.evals)
     return FastRead(pl.concat(rest) if rest else read_lines(b""), first - 1)

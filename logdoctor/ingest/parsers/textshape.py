@@ -50,6 +50,9 @@ class Extracted:
     skips: Counter[str] = field(default_factory=Counter)
     aliases: dict[str, str] = field(default_factory=dict)
     unstepped: list[pl.DataFrame] = field(default_factory=list)
+    #: the line shape of each ``unstepped`` frame (the fast path and the general path may each
+    #: read some lines of one shape: text.py counts them as one)
+    unstepped_shapes: list[str] = field(default_factory=list)
     keys_seen: set[str] = field(default_factory=set)
     lossless: list[pl.DataFrame] = field(default_factory=list)
     ppl_loss: bool = False
@@ -110,6 +113,7 @@ def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
         if plan.role == "train":
             out.total_loss.update(total_loss_keys(plan))
         out.keys_seen.update(plan.train, plan.evals)
+    shapes = dict(zip(ids, reps[_SHAPE], strict=True))
     reps = reps.select(_SHAPE, pl.Series(_PLAN, ids, dtype=pl.Int64))
     keep = [pid for pid, p in plans.items() if p.role in _KEEP or _lossless(p)]
     used = cand.join(reps, on=_SHAPE, how="inner").filter(pl.col(_PLAN).is_in(keep))
@@ -117,7 +121,7 @@ def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
         return
     used = used.with_columns(msg.str.extract_all(VALUE).alias(_VALS))
     for (pid,), part in used.partition_by(_PLAN, as_dict=True, maintain_order=True).items():
-        rows(part, plans[int(pid)], out)
+        rows(part, plans[int(pid)], out, shape=shapes[int(pid)])
 
 
 def _lossless(plan: Plan) -> bool:
@@ -136,7 +140,12 @@ def _select(part: pl.DataFrame, cols: dict[str, int], value: ValueOf, cast: bool
 
 
 def rows(
-    part: pl.DataFrame, plan: Plan, out: Extracted, value: ValueOf = list_value, cast: bool = True
+    part: pl.DataFrame,
+    plan: Plan,
+    out: Extracted,
+    value: ValueOf = list_value,
+    cast: bool = True,
+    shape: str = "",
 ) -> None:
     """Build the train and eval rows of one shape's lines.
 
@@ -146,6 +155,7 @@ def rows(
         out: where rows, totals and skip counts go.
         value: expression for the i-th value of a line.
         cast: True when ``value`` gives text to convert, False when it is already typed.
+        shape: the lines' shape (textrules.SHAPE_VALUE replaced by ``#``).
     """
     if plan.total is not None:
         out.totals.append(_select(part, {"t": plan.total}, value, cast)["t"])
@@ -153,6 +163,7 @@ def rows(
         out.evals.append(_select(part, plan.evals, value, cast))
     if plan.role == "unstepped":
         out.unstepped.append(_select(part, plan.train, value, cast))
+        out.unstepped_shapes.append(shape)
     if _lossless(plan):
         rows_ = _select(part, plan.train, value, cast).with_columns(pl.col(STEP).cast(pl.Int64, strict=False))
         out.lossless.append(rows_.filter(pl.col(STEP).is_not_null()))

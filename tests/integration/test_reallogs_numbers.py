@@ -431,6 +431,42 @@ def test_endings_and_eval_counts_are_the_logs_lines(reallogs_dir: Path, name: st
             assert int(f.evidence["n_nonfinite"]) == len(raw) and f"({len(raw)} evaluations)" in f.message
 
 
+def test_resume_and_backward_counts_are_the_logs(reallogs_dir: Path) -> None:
+    """LD005's backward and repeated steps and LD003's replaced records, counted from the raw
+    records: a record identical to the one before it (step, loss, lr, epoch) is the duplicate
+    writer's copy, counted apart; the resume is where the elapsed time resets (the step goes back and
+    its time halves: the two writers drift apart by minutes, not hours)."""
+    path = reallogs_dir / "llamafactory_trainer_log_resume_dupwriters.jsonl"
+    recs = [r for r in map(json.loads, path.read_text().splitlines()) if "loss" in r]
+
+    def sig(r: dict[str, object]) -> tuple[object, ...]:
+        return (r["current_steps"], r["loss"], r["lr"], r["epoch"])
+
+    kept = [r for i, r in enumerate(recs) if i == 0 or sig(r) != sig(recs[i - 1])]
+    step = [int(r["current_steps"]) for r in kept]
+    back = [i for i in range(1, len(step)) if step[i] < step[i - 1]]
+    (resume,) = [i for i in back if _clock(kept[i]) < _clock(kept[i - 1]) / 2]  # the clock restarts
+    same = sum(step[i] == step[i - 1] for i in range(1, len(step)))
+    replaced_by_resume = sum(s >= step[resume] for s in step[:resume])
+    report = pipeline.analyze(pipeline.load(str(path)))
+    (ld5,) = [f for f in report.findings if f.code == "LD005"]
+    (ld3,) = [f for f in report.findings if f.code == "LD003"]
+    assert f"went backwards {len(back) - 1} time(s) and repeated the step just before (other values) {same} " in (
+        ld5.message
+    )
+    assert f"(at step {step[resume]}); the resume(s) replaced {replaced_by_resume} earlier record(s)" in ld3.message
+    assert f"; {len(step) - len(set(step)) - replaced_by_resume} more record(s) were replaced" in ld3.message
+    assert len(recs) - len(kept) == report.run.meta.duplicate_steps
+
+
+def _clock(rec: dict[str, object]) -> int:
+    """LLaMA-Factory's ``elapsed_time`` (``H:MM:SS`` or ``D day(s), H:MM:SS``) in seconds."""
+    text = str(rec["elapsed_time"])
+    days = int(text.split(" day")[0]) if "day" in text else 0
+    h, m, s = (int(x) for x in text.split(", ")[-1].split(":"))
+    return ((days * 24 + h) * 60 + m) * 60 + s
+
+
 def test_accuracy_levels_are_the_logs(reallogs_dir: Path) -> None:
     """LD302 names accuracy medians: re-read from OpenNMT's ``Step N/ T; acc: X`` lines."""
     path = reallogs_dir / "opennmt_py_id_bima_train.log"

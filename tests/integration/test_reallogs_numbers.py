@@ -169,6 +169,12 @@ def _sockeye(path: Path) -> Raw:
     return {int(m[1]) // per_update: math.log(float(m[2])) for ln in lines if (m := batch.search(ln))}
 
 
+def _fairseq_inner(path: Path) -> Raw:
+    """fairseq hydra: ``[train_inner][INFO] - {json}`` with string values (``"num_updates": "200"``)."""
+    recs = [json.loads(ln.split(" - ", 1)[1]) for ln in _lines(path) if "[train_inner]" in ln]
+    return {int(r["num_updates"]): float(r["loss"]) for r in recs}
+
+
 MEGATRON = r"iteration\s+(?P<step>\d+)/(?:.*lm loss: (?P<loss>[\d.E+-]+))?"
 READERS: dict[str, Callable[[Path], Raw]] = {
     "hf_trainer_state_lyric_lora_diverged.json": _trainer_state,
@@ -206,6 +212,10 @@ READERS: dict[str, Callable[[Path], Raw]] = {
     "pytorch_wordlm_rnntanh_diverged.md": _wordlm,
     "pytorch_wordlm_rnnrelu_all_nan.md": _wordlm,
     "sockeye3_signwriting_train_original.log": _sockeye,
+    "fairseq_hydra_hubert_pretrain.log": _fairseq_inner,
+    # fairseq's per-epoch summary line (no progress lines were logged)
+    "fairseq_iwslt14_baseline_train.log": _regex(r"\| train \| epoch \d+ \| loss (?P<loss>[\d.]+) \|.*"
+                                                  r"\| num_updates (?P<step>\d+) \|"),
 }
 _HF_DICT = r"\{'loss': '?(?P<loss>[-\d.eE+]+|nan|inf)"
 _KERAS_BAR = r"^\s*\d+/\d+ \[.*? - loss: (?P<loss>[-\d.eE+]+|nan|inf)"
@@ -416,8 +426,6 @@ def test_every_log_with_numbers_is_re_read(reallogs_dir: Path) -> None:
     """The logs left out above name no level, count or step range beyond their placement."""
     left = set(ALL_LOGS) - set(READERS) - set(ORDERED)
     assert left == {
-        "fairseq_hydra_hubert_pretrain.log",
-        "fairseq_iwslt14_baseline_train.log",
         "nmt_sign_translator_appended_restarts.txt",
     }
 
@@ -483,6 +491,45 @@ def _clock(rec: dict[str, object]) -> int:
     days = int(text.split(" day")[0]) if "day" in text else 0
     h, m, s = (int(x) for x in text.split(", ")[-1].split(":"))
     return ((days * 24 + h) * 60 + m) * 60 + s
+
+
+def test_fairseq_overflow_scales_and_steps_are_the_logs(reallogs_dir: Path) -> None:
+    """fairseq's ``gradient overflow detected ... setting loss scale to: X`` lines (the scale tried
+    was 2X), each belonging to the next ``train_inner`` record's num_updates. Calibration: the
+    overflows before any record shows the scale grown above the lowest it was set to; LD023 and
+    LD024 name their counts, steps, scales, and LD024 the null (one probe per 100 settled steps)."""
+    path = reallogs_dir / "fairseq_hydra_hubert_pretrain.log"
+    events: list[tuple[int, float, bool]] = []  # (step, scale set to, after calibration)
+    pending: list[float] = []
+    low, grown = math.inf, False
+    for ln in _lines(path):
+        if (m := re.search(r"gradient overflow detected, ignoring gradient, setting loss scale to: ([\d.]+)", ln)):
+            pending.append(float(m[1]))
+        elif "[train_inner]" in ln:
+            rec = json.loads(ln.split(" - ", 1)[1])
+            for x in pending:
+                events.append((int(rec["num_updates"]), x, grown))
+                low = min(low, x)
+            pending = []
+            grown = grown or float(rec["loss_scale"]) > low
+    assert not pending  # every overflow is followed by a record
+    calib = [e for e in events if not e[2]]
+    late = [e for e in events if e[2]]
+    last = max(_fairseq_inner(path))
+    found = {f.code: f.message for f in pipeline.analyze(pipeline.load(str(path))).findings}
+    assert found["LD023"].startswith(
+        f"{len(calib)} optimizer step(s) skipped for fp16 overflow while the loss scale calibrated down from "
+        f"{2 * max(x for _, x, _ in calib):g} to {min(x for _, x, _ in calib):g} (step {calib[-1][0]})"
+    )
+    lam = (last - calib[-1][0]) / 100
+    assert found["LD024"].startswith(
+        f"{len(late)} optimizer step(s) skipped for fp16 overflow after the loss scale had settled "
+        f"(steps {late[0][0]:,}-{late[-1][0]:,}, at scale {2 * max(x for _, x, _ in late):g}, cut to "
+        f"{min(x for _, x, _ in late):g}); no more than a scaler probing a higher scale once per 100 steps "
+        f"gives about {lam:.1f}"
+    )
+    clips = {json.loads(ln.split(" - ", 1)[1])["clip"] for ln in _lines(path) if "[train_inner]" in ln}
+    assert clips == {"0"} and "Column 'clip' is 0 at every step" in found["LD007"]
 
 
 def test_accuracy_levels_are_the_logs(reallogs_dir: Path) -> None:

@@ -16,8 +16,9 @@ Logs that print no step number (HF console dicts, Keras bars, per-batch lines) a
 order: their values are checked against the rows the run places, the last rows of the file first
 (a later write of a step wins); their step numbers are logdoctor's placement, checked by the
 structure truths. Logs whose steps come from a per-epoch counter (PyTorch word-LM) are placed here
-from their own counters. Left out: sockeye (steps placed from updates and checkpoints),
-fairseq (json/plain progress dicts of two kinds) and nmt_sign_translator (22 appended runs).
+from their own counters; Sockeye's from its batches per update. nmt_sign_translator (22 appended
+runs) is re-read run by run (its own test); so are fairseq's overflow lines and the resume and
+duplicate-writer counts of LD003/LD005.
 """
 
 from __future__ import annotations
@@ -425,9 +426,7 @@ def test_finding_numbers_are_the_logs(reallogs_dir: Path, name: str) -> None:
 def test_every_log_with_numbers_is_re_read(reallogs_dir: Path) -> None:
     """The logs left out above name no level, count or step range beyond their placement."""
     left = set(ALL_LOGS) - set(READERS) - set(ORDERED)
-    assert left == {
-        "nmt_sign_translator_appended_restarts.txt",
-    }
+    assert left == {"nmt_sign_translator_appended_restarts.txt"}  # re-read run by run below
 
 
 def _all_findings(report: Report) -> list[Finding]:
@@ -530,6 +529,66 @@ def test_fairseq_overflow_scales_and_steps_are_the_logs(reallogs_dir: Path) -> N
     )
     clips = {json.loads(ln.split(" - ", 1)[1])["clip"] for ln in _lines(path) if "[train_inner]" in ln}
     assert clips == {"0"} and "Column 'clip' is 0 at every step" in found["LD007"]
+
+
+_NMT_TRAIN = re.compile(r"^epoch (\d+), iter (\d+), avg\. loss ([\d.]+), .* cum\. examples (\d+),")
+_NMT_VALID = re.compile(r"^validation: iter \d+, dev\. ppl (\S+)")
+
+
+def _nmt_runs(path: Path) -> list[dict[str, object]]:
+    """CS224N-style NMT log of appended runs: a run starts where (epoch, iter) goes back to epoch 0.
+    Within a run ``iter`` counts within the epoch; the epoch's size is where epoch 1's first row
+    puts the end of epoch 0 (its ``cum. examples`` minus its iter, one example per step); a
+    validation line belongs to the last training step before it."""
+    runs: list[dict[str, object]] = []
+    prev: tuple[int, int] | None = None
+    for no, ln in enumerate(path.read_text().splitlines(), 1):
+        if (m := _NMT_TRAIN.match(ln)) is not None:
+            e, it = int(m[1]), int(m[2])
+            if prev is None or (e == 0 and (e, it) <= prev):
+                runs.append({"rows": [], "valid": [], "first": no})
+            runs[-1]["rows"].append((e, it, float(m[3]), int(m[4])))  # type: ignore[attr-defined]
+            runs[-1]["last"] = no
+            prev = (e, it)
+        elif (m := _NMT_VALID.match(ln)) is not None and runs:
+            runs[-1]["valid"].append((len(runs[-1]["rows"]), float(m[1])))  # type: ignore[attr-defined,arg-type]
+            runs[-1]["last"] = no
+    for run in runs:
+        rows = run["rows"]
+        size = next((c - it for e, it, _, c in rows if e == 1), 0)  # type: ignore[attr-defined]
+        steps = [e * size + it for e, it, _, _ in rows]  # type: ignore[attr-defined]
+        run["raw"] = dict(zip(steps, (v for _, _, v, _ in rows), strict=True))  # type: ignore[attr-defined]
+        run["evals"] = {steps[k - 1]: v for k, v in run["valid"]}  # type: ignore[attr-defined]
+    return runs
+
+
+def test_appended_runs_numbers_are_the_logs(reallogs_dir: Path) -> None:
+    """nmt_sign_translator (22 appended runs): each run's lines, steps and rows, the earlier runs'
+    finding levels (LD002, LD412 via the checks above, LD009's non-finite evaluations) and the
+    current run's row count, re-read run by run from the raw lines."""
+    path = reallogs_dir / "nmt_sign_translator_appended_restarts.txt"
+    runs = _nmt_runs(path)
+    report = pipeline.analyze(pipeline.load(str(path)))
+    assert len(report.runs) == len(runs)
+    bad: list[str] = []
+    for part, run in zip(report.runs, runs, strict=True):
+        raw, evals = run["raw"], run["evals"]
+        assert isinstance(raw, dict) and isinstance(evals, dict)
+        got = (part.first_line, part.last_line, part.first_step, part.last_step, part.rows)
+        assert got == (run["first"], run["last"], min(raw), max(raw), len(raw)), part.index
+        assert part.too_short == (len(raw) < 20 and not part.findings), part.index
+        findings = report.findings if part.current else part.findings
+        bad += [f"run {part.index}: {msg}" for f in findings for msg in _check(f, raw, True)]
+        bad += [f"run {part.index}: {msg}" for f in findings for msg in _levels(f, raw, evals)]
+        for f in findings:
+            if f.code == "LD009":
+                inf = sorted(s for s, v in evals.items() if not math.isfinite(v))
+                assert len(inf) == len(evals), "LD009 says every evaluation"
+                assert f"({len(inf)} evaluations) is inf, from step {inf[0]} to {inf[-1]}" in f.message
+    assert not bad, bad
+    (short,) = [f for f in report.findings if f.code == "LD006"]
+    assert short.message.startswith(f"Only {len(runs[-1]['raw'])} steps logged")  # type: ignore[arg-type]
+    assert f"{sum(len(r['raw']) for r in runs[:-1])} row(s) of earlier run(s)" in " ".join(report.meta.notes)  # type: ignore[arg-type]
 
 
 def test_accuracy_levels_are_the_logs(reallogs_dir: Path) -> None:

@@ -333,7 +333,10 @@ class RunMeta:
         resume_steps: the first step written after each restart (same length as ``resumes``).
         overwritten_steps: step records replaced by a later write of the same step.
         duplicate_steps: identical repeated step records dropped (no resume involved).
-        nonmonotonic_steps: records whose step went backwards for reasons other than a resume.
+        nonmonotonic_steps: records whose step did not advance past the record before (went back,
+            or repeated that step with other values) for reasons other than a resume.
+        repeated_steps: of those, the records that repeated the step just before them.
+        resume_overwritten: of ``overwritten_steps``, the records a resume replaced (steps it retrained).
         stuck_counters: runs of records at one step, longer than a healthy log repeats a step
             (each collapsed to its last record before duplicates and resumes are resolved).
         lines_cut: lines longer than ``max_line`` bytes, cut to it (0: none, or not a line log).
@@ -358,6 +361,8 @@ class RunMeta:
     overwritten_steps: int = 0
     duplicate_steps: int = 0
     nonmonotonic_steps: int = 0
+    repeated_steps: int = 0
+    resume_overwritten: int = 0
     stuck_counters: tuple[StuckCounter, ...] = ()
     lines_cut: int = 0
     max_line: int = 0

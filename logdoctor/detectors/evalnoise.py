@@ -23,7 +23,7 @@ from logdoctor.options import Option, fraction, int_opt, positive
 LOWER_IS_BETTER = ("loss", "ppl", "perplexity", "wer", "cer", "error", "ter", "mse", "mae")
 #: Name fragments of eval columns that are bookkeeping, not quality metrics.
 NOT_METRICS = ("runtime", "per_second", "samples", "steps", "wps", "wpb", "bsz", "count", "time", "num_tokens",
-               "best", "length_ratio", "decode", "sec_per", "lr", "translation", "stalled")
+               "best", "length_ratio", "decode", "sec_per", "_sec", "lr", "translation", "stalled")
 
 
 def metric_columns(evals: pl.DataFrame) -> list[str]:

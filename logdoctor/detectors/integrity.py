@@ -126,17 +126,25 @@ class IntegrityDetector(Analyzer):
             if fell
             else ""
         )
+        by_resumes = meta.resume_overwritten
+        more = meta.overwritten_steps - by_resumes
+        rewrites = (
+            f"; {more} more record(s) were replaced by a later, non-identical write of the same step"
+            if more
+            else ""
+        )
         out = [
             codes.finding(
                 "LD003",
-                f"The run was resumed {len(inside)} time(s) (at step {steps}); "
-                f"{meta.overwritten_steps} earlier step record(s) were replaced by later writes.{how}",
+                f"The run was resumed {len(inside)} time(s) (at step {steps}); the resume(s) replaced "
+                f"{by_resumes} earlier record(s) of the steps they wrote again{rewrites}.{how}",
                 first_step=inside[0],
                 last_step=inside[-1],
                 evidence={
                     "resumes": len(inside),
                     "appended_runs": meta.resumes - len(inside),
                     "overwritten_steps": meta.overwritten_steps,
+                    "resume_overwritten": by_resumes,
                     "resume_steps": steps,
                 },
             )
@@ -178,15 +186,18 @@ class IntegrityDetector(Analyzer):
         ]
 
     def _nonmonotonic(self, run: Run) -> list[Finding]:
-        n = run.meta.nonmonotonic_steps
+        n, same = run.meta.nonmonotonic_steps, run.meta.repeated_steps
         if not n:
             return []
+        what = f"went backwards {n - same} time(s)" if n > same else ""
+        if same:
+            what += f"{' and ' if what else ''}repeated the step just before (other values) {same} time(s)"
         return [
             codes.finding(
                 "LD005",
-                f"Step numbers went backwards {n} time(s) without a recognisable resume; "
+                f"Step numbers {what} without a recognisable resume (identical records counted apart); "
                 "the rows were sorted by step and a repeated step keeps its last write.",
-                evidence={"nonmonotonic_steps": n, "steps": run.n_steps},
+                evidence={"nonmonotonic_steps": n, "repeated_steps": same, "steps": run.n_steps},
             )
         ]
 

@@ -153,7 +153,8 @@ def build_run(
     fresh_lines = cast("tuple[int, ...]", counts.pop("fresh_lines"))
     if counts["nonmonotonic_steps"]:
         notes.append(
-            f"{counts['nonmonotonic_steps']} backward step jump(s) look like interleaved writers, "
+            f"{counts['nonmonotonic_steps']} record(s) whose step did not advance (went back or repeated "
+            "with other values) look like interleaved writers, "
             "not resumes: steps were sorted and repeated steps keep their last write"
         )
     if result.lossless_steps:

@@ -25,7 +25,8 @@ appended runs) and the later write wins; applied to the records in file order (`
 3. **The later write wins.** A resume at step ``r`` discards every earlier record with step >= ``r``
    (the final trajectory retrained those steps); they are counted in ``overwritten_steps``. A
    fresh run appended to the file (rule 2) discards every earlier record. Steps
-   repeated by interleaving keep their last write. The table is then sorted by step.
+   repeated by interleaving keep their last write (counted in ``overwritten_steps`` too, and the
+   resumes' share alone in ``resume_overwritten``). The table is then sorted by step.
 """
 
 from __future__ import annotations
@@ -83,8 +84,15 @@ def _fresh_starts(t: pl.DataFrame) -> np.ndarray:
     return fresh
 
 
-def _classify_jumps(t: pl.DataFrame, restart: pl.Series) -> tuple[pl.Series, int]:
-    """(is_resume per record, count of non-resume backward jumps)."""
+def _classify_jumps(t: pl.DataFrame, restart: pl.Series) -> tuple[pl.Series, int, int]:
+    """(is_resume per record, count of non-resume backward jumps, how many of those repeat the
+    step just before rather than go below it)."""
+    resume, n = _classify(t, restart)
+    same = t.select((pl.col(STEP) == pl.col(STEP).shift(1)).fill_null(False)).to_series()
+    return resume, n, int((same & ~resume).sum())
+
+
+def _classify(t: pl.DataFrame, restart: pl.Series) -> tuple[pl.Series, int]:
     back = t.select((pl.col(STEP) <= pl.col(STEP).shift(1)).fill_null(False)).to_series()
     fresh = _fresh_starts(t)  # appended runs: always restarts, never interleaving
     seg = back.cast(pl.Int64).cum_sum()
@@ -96,7 +104,8 @@ def _classify_jumps(t: pl.DataFrame, restart: pl.Series) -> tuple[pl.Series, int
     if n_back - n_long > n_long or n_long > max(MAX_RESUMES, t.height // 100):
         # interleaved writers: no jump is a resume, not even one back to the first step (a
         # writer flushing its first chunk after another's is no fresh run)
-        return restart, n_back + int(fresh.sum())
+        # a jump flagged as a restart (a clock reset, a marker) is still a resume
+        return restart, n_back + int(fresh.sum()) - int((back & restart).sum())
     at = np.flatnonzero(long_after)
     keep = _rewrites_earlier_steps(t[STEP].to_numpy(), seg.to_numpy(), at)
     resume = fresh.copy()
@@ -154,7 +163,9 @@ def resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
     """Apply rules 1-3: the final trajectory's records sorted by step, and the counts."""
     if _in_order(result.table):  # the common case: one writer, one pass, no resume
         counts: dict[str, object] = dict.fromkeys(
-            ("duplicate_steps", "nonmonotonic_steps", "resumes", "overwritten_steps"), 0
+            ("duplicate_steps", "nonmonotonic_steps", "repeated_steps", "resumes", "overwritten_steps",
+             "resume_overwritten"),
+            0,
         )
         counts["resume_steps"] = ()
         counts["resume_lines"] = ((), 0)
@@ -176,17 +187,19 @@ def resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
     t, dups = _drop_duplicates(t.with_columns(restart.alias(RESTART)))
     restart = t[RESTART]
     t = t.drop(RESTART)
-    is_resume, nonmono = _classify_jumps(t, restart)
+    is_resume, nonmono, repeated = _classify_jumps(t, restart)
     fresh_lines = _fresh_lines(t, is_resume)
-    t, resume_steps, overwritten, resume_lines = _apply_resumes(t, is_resume)
+    t, resume_steps, by_resumes, resume_lines = _apply_resumes(t, is_resume)
     deduped = t.unique(subset=[STEP], keep="last", maintain_order=True).sort(STEP)
-    overwritten += t.height - deduped.height
+    overwritten = by_resumes + t.height - deduped.height
     counts = {
         "duplicate_steps": dups,
         "nonmonotonic_steps": nonmono,
+        "repeated_steps": repeated,
         "resumes": len(resume_steps),
         "resume_steps": resume_steps,
         "overwritten_steps": overwritten,
+        "resume_overwritten": by_resumes,
         "resume_lines": resume_lines,
         "fresh_lines": fresh_lines,
         "stuck_counters": stuck,

@@ -16,13 +16,15 @@ Logs that print no step number (HF console dicts, Keras bars, per-batch lines) a
 order: their values are checked against the rows the run places, the last rows of the file first
 (a later write of a step wins); their step numbers are logdoctor's placement, checked by the
 structure truths. Logs whose steps come from a per-epoch counter (PyTorch word-LM) are placed here
-from their own counters. Left out: sockeye (steps placed from updates and checkpoints),
-fairseq (json/plain progress dicts of two kinds) and nmt_sign_translator (22 appended runs).
+from their own counters; Sockeye's from its batches per update. nmt_sign_translator (22 appended
+runs) is re-read run by run (its own test); so are fairseq's overflow lines and the resume and
+duplicate-writer counts of LD003/LD005.
 """
 
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import math
 import re
@@ -154,6 +156,26 @@ def _ln_ppl(path: Path) -> Raw:
     return {int(m[1]): math.log(float(m[2])) for ln in _lines(path) if (m := rx.search(ln))}
 
 
+def _sockeye(path: Path) -> Raw:
+    """Sockeye 3: ``E=e B=b ... ppl=P`` lines count batches; the checkpoint line right after a batch
+    line (``Checkpoint [k]\tUpdates=U``) gives the batches per update (b / U); the loss is ln(ppl)."""
+    lines = _lines(path)
+    batch = re.compile(r"\] E=\d+ B=(\d+)\t.*\bppl=([\d.]+)")
+    ratios = {
+        int(b[1]) // int(u[1])
+        for prev, ln in itertools.pairwise(lines)
+        if (u := re.search(r"Checkpoint \[\d+\]\tUpdates=(\d+)", ln)) and (b := batch.search(prev))
+    }
+    (per_update,) = ratios  # one update interval for the whole run
+    return {int(m[1]) // per_update: math.log(float(m[2])) for ln in lines if (m := batch.search(ln))}
+
+
+def _fairseq_inner(path: Path) -> Raw:
+    """fairseq hydra: ``[train_inner][INFO] - {json}`` with string values (``"num_updates": "200"``)."""
+    recs = [json.loads(ln.split(" - ", 1)[1]) for ln in _lines(path) if "[train_inner]" in ln]
+    return {int(r["num_updates"]): float(r["loss"]) for r in recs}
+
+
 MEGATRON = r"iteration\s+(?P<step>\d+)/(?:.*lm loss: (?P<loss>[\d.E+-]+))?"
 READERS: dict[str, Callable[[Path], Raw]] = {
     "hf_trainer_state_lyric_lora_diverged.json": _trainer_state,
@@ -190,6 +212,11 @@ READERS: dict[str, Callable[[Path], Raw]] = {
     "keras_csvlogger_brats_unet.log": _keras_csv,
     "pytorch_wordlm_rnntanh_diverged.md": _wordlm,
     "pytorch_wordlm_rnnrelu_all_nan.md": _wordlm,
+    "sockeye3_signwriting_train_original.log": _sockeye,
+    "fairseq_hydra_hubert_pretrain.log": _fairseq_inner,
+    # fairseq's per-epoch summary line (no progress lines were logged)
+    "fairseq_iwslt14_baseline_train.log": _regex(r"\| train \| epoch \d+ \| loss (?P<loss>[\d.]+) \|.*"
+                                                  r"\| num_updates (?P<step>\d+) \|"),
 }
 _HF_DICT = r"\{'loss': '?(?P<loss>[-\d.eE+]+|nan|inf)"
 _KERAS_BAR = r"^\s*\d+/\d+ \[.*? - loss: (?P<loss>[-\d.eE+]+|nan|inf)"
@@ -347,6 +374,9 @@ def _check(f: Finding, raw: Raw, values: bool) -> list[str]:
     for f_step in (f.first_step, f.last_step):
         if f_step is not None and not steps[0] <= f_step <= steps[-1]:
             bad.append(f"{f.code}: finding step {f_step} outside the log's steps")
+    m = re.search(r"stopped after step ([\d,]+)", f.message) if f.code == "LD010" else None
+    if m is not None and _num(m[1]) != steps[-1]:
+        bad.append(f"LD010: the log's last step is {steps[-1]}, message says {m[1]}")
     if not values:
         return bad
     medians = _MEDIAN.findall(f.message) if "loss" in f.message else []  # LD302 names accuracy levels
@@ -396,12 +426,7 @@ def test_finding_numbers_are_the_logs(reallogs_dir: Path, name: str) -> None:
 def test_every_log_with_numbers_is_re_read(reallogs_dir: Path) -> None:
     """The logs left out above name no level, count or step range beyond their placement."""
     left = set(ALL_LOGS) - set(READERS) - set(ORDERED)
-    assert left == {
-        "fairseq_hydra_hubert_pretrain.log",
-        "fairseq_iwslt14_baseline_train.log",
-        "nmt_sign_translator_appended_restarts.txt",
-        "sockeye3_signwriting_train_original.log",
-    }
+    assert left == {"nmt_sign_translator_appended_restarts.txt"}  # re-read run by run below
 
 
 def _all_findings(report: Report) -> list[Finding]:
@@ -429,6 +454,141 @@ def test_endings_and_eval_counts_are_the_logs_lines(reallogs_dir: Path, name: st
             # word LM: the ``| end of epoch N | ... | valid loss nan`` lines
             raw = [ln for ln in lines if re.search(r"end of epoch .*valid loss\s+(nan|inf)\b", ln)]
             assert int(f.evidence["n_nonfinite"]) == len(raw) and f"({len(raw)} evaluations)" in f.message
+
+
+def test_resume_and_backward_counts_are_the_logs(reallogs_dir: Path) -> None:
+    """LD005's backward and repeated steps and LD003's replaced records, counted from the raw
+    records: a record identical to the one before it (step, loss, lr, epoch) is the duplicate
+    writer's copy, counted apart; the resume is where the elapsed time resets (the step goes back and
+    its time halves: the two writers drift apart by minutes, not hours)."""
+    path = reallogs_dir / "llamafactory_trainer_log_resume_dupwriters.jsonl"
+    recs = [r for r in map(json.loads, path.read_text().splitlines()) if "loss" in r]
+
+    def sig(r: dict[str, object]) -> tuple[object, ...]:
+        return (r["current_steps"], r["loss"], r["lr"], r["epoch"])
+
+    kept = [r for i, r in enumerate(recs) if i == 0 or sig(r) != sig(recs[i - 1])]
+    step = [int(r["current_steps"]) for r in kept]
+    back = [i for i in range(1, len(step)) if step[i] < step[i - 1]]
+    (resume,) = [i for i in back if _clock(kept[i]) < _clock(kept[i - 1]) / 2]  # the clock restarts
+    same = sum(step[i] == step[i - 1] for i in range(1, len(step)))
+    replaced_by_resume = sum(s >= step[resume] for s in step[:resume])
+    report = pipeline.analyze(pipeline.load(str(path)))
+    (ld5,) = [f for f in report.findings if f.code == "LD005"]
+    (ld3,) = [f for f in report.findings if f.code == "LD003"]
+    assert f"went backwards {len(back) - 1} time(s) and repeated the step just before (other values) {same} " in (
+        ld5.message
+    )
+    assert f"(at step {step[resume]}); the resume(s) replaced {replaced_by_resume} earlier record(s)" in ld3.message
+    assert f"; {len(step) - len(set(step)) - replaced_by_resume} more record(s) were replaced" in ld3.message
+    assert len(recs) - len(kept) == report.run.meta.duplicate_steps
+
+
+def _clock(rec: dict[str, object]) -> int:
+    """LLaMA-Factory's ``elapsed_time`` (``H:MM:SS`` or ``D day(s), H:MM:SS``) in seconds."""
+    text = str(rec["elapsed_time"])
+    days = int(text.split(" day")[0]) if "day" in text else 0
+    h, m, s = (int(x) for x in text.split(", ")[-1].split(":"))
+    return ((days * 24 + h) * 60 + m) * 60 + s
+
+
+def test_fairseq_overflow_scales_and_steps_are_the_logs(reallogs_dir: Path) -> None:
+    """fairseq's ``gradient overflow detected ... setting loss scale to: X`` lines (the scale tried
+    was 2X), each belonging to the next ``train_inner`` record's num_updates. Calibration: the
+    overflows before any record shows the scale grown above the lowest it was set to; LD023 and
+    LD024 name their counts, steps, scales, and LD024 the null (one probe per 100 settled steps)."""
+    path = reallogs_dir / "fairseq_hydra_hubert_pretrain.log"
+    events: list[tuple[int, float, bool]] = []  # (step, scale set to, after calibration)
+    pending: list[float] = []
+    low, grown = math.inf, False
+    for ln in _lines(path):
+        if (m := re.search(r"gradient overflow detected, ignoring gradient, setting loss scale to: ([\d.]+)", ln)):
+            pending.append(float(m[1]))
+        elif "[train_inner]" in ln:
+            rec = json.loads(ln.split(" - ", 1)[1])
+            for x in pending:
+                events.append((int(rec["num_updates"]), x, grown))
+                low = min(low, x)
+            pending = []
+            grown = grown or float(rec["loss_scale"]) > low
+    assert not pending  # every overflow is followed by a record
+    calib = [e for e in events if not e[2]]
+    late = [e for e in events if e[2]]
+    last = max(_fairseq_inner(path))
+    found = {f.code: f.message for f in pipeline.analyze(pipeline.load(str(path))).findings}
+    assert found["LD023"].startswith(
+        f"{len(calib)} optimizer step(s) skipped for fp16 overflow while the loss scale calibrated down from "
+        f"{2 * max(x for _, x, _ in calib):g} to {min(x for _, x, _ in calib):g} (step {calib[-1][0]})"
+    )
+    lam = (last - calib[-1][0]) / 100
+    assert found["LD024"].startswith(
+        f"{len(late)} optimizer step(s) skipped for fp16 overflow after the loss scale had settled "
+        f"(steps {late[0][0]:,}-{late[-1][0]:,}, at scale {2 * max(x for _, x, _ in late):g}, cut to "
+        f"{min(x for _, x, _ in late):g}); no more than a scaler probing a higher scale once per 100 steps "
+        f"gives about {lam:.1f}"
+    )
+    clips = {json.loads(ln.split(" - ", 1)[1])["clip"] for ln in _lines(path) if "[train_inner]" in ln}
+    assert clips == {"0"} and "Column 'clip' is 0 at every step" in found["LD007"]
+
+
+_NMT_TRAIN = re.compile(r"^epoch (\d+), iter (\d+), avg\. loss ([\d.]+), .* cum\. examples (\d+),")
+_NMT_VALID = re.compile(r"^validation: iter \d+, dev\. ppl (\S+)")
+
+
+def _nmt_runs(path: Path) -> list[dict[str, object]]:
+    """CS224N-style NMT log of appended runs: a run starts where (epoch, iter) goes back to epoch 0.
+    Within a run ``iter`` counts within the epoch; the epoch's size is where epoch 1's first row
+    puts the end of epoch 0 (its ``cum. examples`` minus its iter, one example per step); a
+    validation line belongs to the last training step before it."""
+    runs: list[dict[str, object]] = []
+    prev: tuple[int, int] | None = None
+    for no, ln in enumerate(path.read_text().splitlines(), 1):
+        if (m := _NMT_TRAIN.match(ln)) is not None:
+            e, it = int(m[1]), int(m[2])
+            if prev is None or (e == 0 and (e, it) <= prev):
+                runs.append({"rows": [], "valid": [], "first": no})
+            runs[-1]["rows"].append((e, it, float(m[3]), int(m[4])))  # type: ignore[attr-defined]
+            runs[-1]["last"] = no
+            prev = (e, it)
+        elif (m := _NMT_VALID.match(ln)) is not None and runs:
+            runs[-1]["valid"].append((len(runs[-1]["rows"]), float(m[1])))  # type: ignore[attr-defined,arg-type]
+            runs[-1]["last"] = no
+    for run in runs:
+        rows = run["rows"]
+        size = next((c - it for e, it, _, c in rows if e == 1), 0)  # type: ignore[attr-defined]
+        steps = [e * size + it for e, it, _, _ in rows]  # type: ignore[attr-defined]
+        run["raw"] = dict(zip(steps, (v for _, _, v, _ in rows), strict=True))  # type: ignore[attr-defined]
+        run["evals"] = {steps[k - 1]: v for k, v in run["valid"]}  # type: ignore[attr-defined]
+    return runs
+
+
+def test_appended_runs_numbers_are_the_logs(reallogs_dir: Path) -> None:
+    """nmt_sign_translator (22 appended runs): each run's lines, steps and rows, the earlier runs'
+    finding levels (LD002, LD412 via the checks above, LD009's non-finite evaluations) and the
+    current run's row count, re-read run by run from the raw lines."""
+    path = reallogs_dir / "nmt_sign_translator_appended_restarts.txt"
+    runs = _nmt_runs(path)
+    report = pipeline.analyze(pipeline.load(str(path)))
+    assert len(report.runs) == len(runs)
+    bad: list[str] = []
+    for part, run in zip(report.runs, runs, strict=True):
+        raw, evals = run["raw"], run["evals"]
+        assert isinstance(raw, dict) and isinstance(evals, dict)
+        got = (part.first_line, part.last_line, part.first_step, part.last_step, part.rows)
+        assert got == (run["first"], run["last"], min(raw), max(raw), len(raw)), part.index
+        assert part.too_short == (len(raw) < 20 and not part.findings), part.index
+        findings = report.findings if part.current else part.findings
+        bad += [f"run {part.index}: {msg}" for f in findings for msg in _check(f, raw, True)]
+        bad += [f"run {part.index}: {msg}" for f in findings for msg in _levels(f, raw, evals)]
+        for f in findings:
+            if f.code == "LD009":
+                inf = sorted(s for s, v in evals.items() if not math.isfinite(v))
+                assert len(inf) == len(evals), "LD009 says every evaluation"
+                assert f"({len(inf)} evaluations) is inf, from step {inf[0]} to {inf[-1]}" in f.message
+    assert not bad, bad
+    (short,) = [f for f in report.findings if f.code == "LD006"]
+    assert short.message.startswith(f"Only {len(runs[-1]['raw'])} steps logged")  # type: ignore[arg-type]
+    assert f"{sum(len(r['raw']) for r in runs[:-1])} row(s) of earlier run(s)" in " ".join(report.meta.notes)  # type: ignore[arg-type]
 
 
 def test_accuracy_levels_are_the_logs(reallogs_dir: Path) -> None:

@@ -73,3 +73,24 @@ def test_degenerate_zero_column_is_reported() -> None:
 def test_thresholds_are_validated() -> None:
     with pytest.raises(ConfigError):
         IntegrityDetector(pre_window=1)
+
+
+def test_two_writers_and_a_flagged_resume_are_counted_apart() -> None:
+    """Two writers that each write every step (one lagging once: 3, 4, 3, 4), then a flagged
+    restart: LD005 counts the jumps back and the repeats apart and leaves the restart's own jump
+    out; LD003 counts the records the restart replaced apart from the writers' repeats."""
+    steps = [1, 1, 2, 2, 3, 4, 3, 4, *(s for s in range(5, 11) for _ in (0, 1)), 8, 9, 10, 11, 12]
+    loss = [2.0 - 0.01 * i for i in range(len(steps))]  # every record differs: no exact duplicate
+    restart = [0.0] * len(steps)
+    restart[20] = 1.0  # the resume at step 8
+    run = _run(steps, loss, restart=restart)
+    found = {f.code: f for f in IntegrityDetector().analyze(run).findings}
+    # repeats: 1, 2, 5-10 (8); backward: 4 -> 3 (1); 10 -> 8 is the resume, counted in neither
+    assert (run.meta.nonmonotonic_steps, run.meta.repeated_steps) == (9, 8)
+    assert "went backwards 1 time(s) and repeated the step just before (other values) 8 time(s)" in (
+        found["LD005"].message
+    )
+    # the resume replaces the 6 records of steps 8-10 before it; steps 1-7's first writes are 7 more
+    assert (run.meta.resume_overwritten, run.meta.overwritten_steps) == (6, 13)
+    assert "the resume(s) replaced 6 earlier record(s)" in found["LD003"].message
+    assert "; 7 more record(s) were replaced by a later, non-identical write" in found["LD003"].message

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from logdoctor import __version__, clicoerce, sanitize
+from logdoctor import __version__, clicoerce, sanitize, startup
 from logdoctor.config import AnalysisConfig
 from logdoctor.errors import ConfigError, LogdoctorError
 from logdoctor.exitcodes import ExitCode, worst
@@ -110,6 +110,7 @@ def _config(
     from logdoctor import configfile
     from logdoctor.ingest import memory
 
+    startup.done()  # every command that reads a log passes here once its modules are loaded
     try:
         severity = Severity.parse(fail_on) if fail_on else None
     except ValueError as err:
@@ -445,6 +446,8 @@ def _command_app(args: list[str]) -> typer.Typer:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns (and, as a script, exits with) the exit code."""
+    if argv is None:  # a whole process (the console script): no collections while the command loads
+        startup.begin()
     if os.environ.get("NO_COLOR"):
         os.environ.setdefault("TERM", "dumb")
     try:

@@ -73,6 +73,11 @@ JobsOpt = Annotated[
         "--jobs", "-j", min=1, help="Parallel processes (default: one per 64 MiB of input, up to the idle cores)."
     )
 ]
+ExecOpt = Annotated[
+    str | None,
+    typer.Option("--executor", help="Analyse each run as a task of: local, dask, ray, dask://ADDRESS or "
+                 "ray://HOST:PORT; prints the fleet report (-f text, json or html -o FOLDER)."),
+]
 ConfigOpt = Annotated[
     str | None,
     typer.Option(
@@ -113,10 +118,11 @@ def analyze(
     ignore: IgnoreOpt = None,
     max_memory: MemOpt = None,
     stride: StrideOpt = None,
+    executor: ExecOpt = None,
 ) -> int:
     """Analyse training logs and report what is wrong with each run, with evidence."""
     return clirun.analyze(paths, fmt, output, field_map, steps_per_epoch, verbose, quiet, reports, plot, jobs,
-                          config, select, ignore, max_memory, stride)
+                          config, select, ignore, max_memory, stride, executor)
 
 
 @app.command()
@@ -144,6 +150,7 @@ def check(
     runs: Annotated[str, typer.Option(
         "--runs", help="In a log of several appended runs, gate on all of them or only the last."
     )] = "all",
+    executor: ExecOpt = None,
 ) -> int:
     """CI gate: exit 0 when no finding is at or above --fail-on, 1 when one is, 2 on bad input."""
     from logdoctor import pipeline
@@ -155,6 +162,9 @@ def check(
         raise ConfigError(f"--runs: expected one of {', '.join(RUNS_CHOICES)}, got {runs!r}")
     cfg = _config(config, field_map, steps_per_epoch, select, ignore, fail_on, max_memory, stride)
     cfg = dataclasses.replace(cfg, runs=runs)
+    if clirun.is_fleet(paths, executor):
+        code = worst(ExitCode(r.exit_code) for r in clirun.run_fleet(paths, cfg, jobs, executor, fmt, output))
+        return ExitCode.OK if exit_zero and code == ExitCode.FINDINGS else code
     outcomes = _emit(pipeline.analyze_paths(paths, cfg, jobs), fmt, -1 if quiet else verbose, output, paths,
                      reports)
     code = worst(ExitCode(o.exit_code) for o in outcomes)

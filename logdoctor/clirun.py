@@ -14,6 +14,7 @@ import dataclasses
 import gc
 import os
 import sys
+import threading
 from collections.abc import Callable
 
 from logdoctor import sanitize, startup
@@ -21,7 +22,7 @@ from logdoctor.config import AnalysisConfig
 from logdoctor.errors import ConfigError, LogdoctorError
 from logdoctor.exitcodes import ExitCode, worst
 from logdoctor.ingest.aliases import FieldMap
-from logdoctor.model import Outcome, Severity
+from logdoctor.model import Outcome, RunResult, Severity
 
 #: the value options ``fast`` reads (click: each takes the next argument as its value)
 _FAST_OPTIONS = {"-f": "fmt", "--format": "fmt", "-o": "output", "--output": "output"}
@@ -121,6 +122,7 @@ def analyze(
     ignore: list[str] | None = None,
     max_memory: str | None = None,
     stride: str | None = None,
+    executor: str | None = None,
 ) -> int:
     """The ``analyze`` command (its options are documented in logdoctor.cli)."""
     from logdoctor import pipeline
@@ -129,6 +131,9 @@ def analyze(
 
     get_renderer(fmt)
     cfg = make_config(config, field_map, steps_per_epoch, select, ignore, max_memory=max_memory, stride=stride)
+    if is_fleet(paths, executor):
+        results = run_fleet(paths, cfg, jobs, executor, fmt, output)
+        return worst(ExitCode.BAD_INPUT if r.error else ExitCode.OK for r in results)
     outcomes = emit(pipeline.analyze_paths(paths, cfg, jobs), fmt, -1 if quiet else verbose, output, paths,
                     reports)
     done = [o.report for o in outcomes if o.report]
@@ -137,6 +142,61 @@ def analyze(
 
         write_output(plot_renderer_for(plot)().render_many(done), plot, inputs=paths)
     return worst(ExitCode.BAD_INPUT if o.error else ExitCode.OK for o in outcomes)
+
+
+def is_fleet(paths: list[str], executor: str | None) -> bool:
+    """The fleet report is asked for (``--executor``), or an input is a fleet address."""
+    from logdoctor.ingest.fleet import is_fleet
+
+    return executor is not None or any(is_fleet(p) for p in paths)
+
+
+def run_fleet(paths: list[str], cfg: AnalysisConfig, jobs: int | None, executor: str | None, fmt: str,
+                output: str) -> list[RunResult]:
+    """Analyse a fleet and write its report; errors and skipped files to stderr. Returns the runs
+    that count (the skipped ones left out)."""
+    from logdoctor.executors import analyze_fleet
+    from logdoctor.renderers import fleet
+    from logdoctor.renderers.output import write_output
+
+    if fmt not in ("text", "json", "html"):
+        raise ConfigError(f"--format: a fleet report is text, json or html, got {fmt!r}")
+    pages = fleet.PageWriter(output, inputs=paths) if fmt == "html" else None  # checked before any work
+    progress = fleet_progress()
+
+    def done(index: int, result: RunResult) -> RunResult | None:
+        if progress is not None:
+            progress(index, result)
+        return pages.page(index, result) if pages is not None else None
+
+    results = analyze_fleet(paths, cfg, jobs, executor or "local", html=fmt == "html", done=done)
+    for r in results:
+        if r.error:
+            say(f"logdoctor: note: skipped {r.error} (found in a directory)" if r.skipped
+                else f"logdoctor: error: {r.error}")
+    if pages is not None:
+        pages.index(results)
+    results = [r for r in results if not r.skipped]
+    if pages is None:
+        write_output((fleet.render_fleet_json if fmt == "json" else fleet.render_fleet_text)(results), output,
+                     inputs=paths)
+    return results
+
+
+def fleet_progress() -> Callable[[int, RunResult], None] | None:
+    """On a terminal, a line on stderr counting the runs as they finish (cleared at the end)."""
+    if not (sys.stderr is not None and sys.stderr.isatty()):
+        return None
+    lock, count = threading.Lock(), [0]
+
+    def done(index: int, result: RunResult) -> None:
+        with lock:
+            count[0] += 1
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.write(f"\rlogdoctor: {count[0]} runs analysed\x1b[K")
+                sys.stderr.flush()
+
+    return done
 
 
 def split(values: list[str] | None) -> tuple[str, ...]:

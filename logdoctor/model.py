@@ -587,3 +587,37 @@ class Outcome:
     #: a file found in a directory that holds no training steps: ``error`` says why, and the
     #: command skips it with a note instead of failing (see ``pipeline.analyze_paths``)
     skipped: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """One run of a fleet as its task sends it back to the driver: the run's JSON report document
+    and the few values the fleet report shows, never its step table (see ``logdoctor.executors``).
+
+    Attributes:
+        path: the run's address as listed on the driver.
+        document: the JSON report document (``-f json`` of this run alone), or its error document.
+        exit_code: 0 ok, 1 findings at/above ``--fail-on``, 2 the run could not be read or analysed.
+        status: ``ok``, ``warning``, ``error``, or ``unreadable`` when there is no report.
+        steps: rows analysed (None without a report).
+        worst: the rule of the worst problem, ``none``, or why the run could not be read.
+        batching: the batching verdict in a word (``-`` without a report).
+        rules: the rule of each problem (warnings and errors not explained as symptoms).
+        spark: the loss downsampled to bucket means (NaN where a bucket has no finite loss).
+        error: the one-line error when there is no report.
+        skipped: a file found in a folder that holds no training steps (see ``Outcome.skipped``).
+        html: the run's own self-contained HTML report, when the driver asked for it.
+    """
+
+    path: str
+    document: str
+    exit_code: int
+    status: str
+    steps: int | None = None
+    worst: str = "none"
+    batching: str = "-"
+    rules: tuple[str, ...] = ()
+    spark: tuple[float, ...] = ()
+    error: str | None = None
+    skipped: bool = False
+    html: str | None = None

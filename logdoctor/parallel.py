@@ -16,15 +16,21 @@ R = TypeVar("R")
 WORKER_ENV = {"POLARS_MAX_THREADS": "1"}
 
 
-def fan_out(fn: Callable[[T, Any], R], items: Sequence[T], arg: Any, workers: int) -> list[R]:
+def fan_out(fn: Callable[[T, Any], R], items: Sequence[T], arg: Any, workers: int,
+            done: Callable[[int, R], R | None] | None = None) -> list[R]:
     """``[fn(item, arg) for item in items]`` across ``workers`` processes in all, this one included.
 
     The caller already has every module loaded, so it starts at once while ``workers - 1`` spawned
     processes import theirs (~1 s); items are handed out one at a time to whoever is free, and the
     results keep the order of ``items``. ``fn`` must be picklable (a module-level function).
+    ``done(index, result)`` is called as each result arrives (from more than one thread); what it
+    returns, when not None, is kept instead of the result (a caller that writes a part out drops it).
     """
     if workers <= 1 or len(items) <= 1:
-        return [fn(item, arg) for item in items]
+        out = []
+        for i, item in enumerate(items):
+            out.append(_kept(done, i, fn(item, arg)))
+        return out
     import multiprocessing  # only here: a single input never pays for the process pool's imports
     from concurrent.futures import ProcessPoolExecutor
 
@@ -50,7 +56,7 @@ def fan_out(fn: Callable[[T, Any], R], items: Sequence[T], arg: Any, workers: in
 
     def finish(index: int, fut: Future[Any]) -> None:
         try:
-            results[index] = fut.result()
+            results[index] = _kept(done, index, fut.result())
         except BaseException as err:  # re-raised in the caller below
             errors.append(err)
         with state:
@@ -61,12 +67,20 @@ def fan_out(fn: Callable[[T, Any], R], items: Sequence[T], arg: Any, workers: in
         for _ in range(workers - 1):
             feed()
         while (mine := queue.take()) is not None:
-            results[mine[0]] = fn(mine[1], arg)
+            results[mine[0]] = _kept(done, mine[0], fn(mine[1], arg))
         with state:
             state.wait_for(lambda: outstanding[0] == 0)
     if errors:
         raise errors[0]
     return results
+
+
+def _kept(done: Callable[[int, R], R | None] | None, index: int, result: R) -> R:
+    """``result``, or what ``done`` returns for it instead."""
+    if done is None:
+        return result
+    other = done(index, result)
+    return result if other is None else other
 
 
 def _callback(finish: Callable[[int, Future[Any]], None], index: int) -> Callable[[Future[Any]], None]:

@@ -16,6 +16,7 @@ from logdoctor.errors import LogdoctorError, ParseError
 from logdoctor.exitcodes import ExitCode, gated_findings, should_fail
 from logdoctor.ingest import bounded, memory, streaming
 from logdoctor.ingest.aliases import FieldMap
+from logdoctor.ingest.fleet import list_fleet, looks_like_log
 from logdoctor.ingest.linefilter import LineFilter
 from logdoctor.ingest.mlflow_server import run_ref
 from logdoctor.ingest.parsers import PARSERS, ParseResult, ensure_content, get_parser, sniff
@@ -196,28 +197,14 @@ def _analyze_run(run: Run, cfg: AnalysisConfig) -> Report:
     )
 
 
-#: File names a directory input expands to (compression suffixes are looked through).
-LOG_SUFFIXES = (".log", ".txt", ".out", ".jsonl", ".json", ".csv", ".tsv")
-_COMPRESSED = (".gz", ".bz2", ".xz", ".zst")
-
-
 def is_run_dir(path: Path) -> bool:
     """True for a directory that is itself one run (MLflow run folder, TensorBoard log dir)."""
     source = Source(name=str(path), path=path, is_dir=True)
     return any(p.sniff(source) for p in PARSERS)
 
 
-#: Files in a directory that describe the logs rather than hold one (name prefixes, any case).
-NOT_LOGS = ("manifest", "readme", "license", "licence", "changelog")
-
-
 def _is_log_file(path: Path) -> bool:
-    name = path.name.lower()
-    for comp in _COMPRESSED:
-        name = name.removesuffix(comp)
-    if name.startswith((".", *NOT_LOGS)):
-        return False
-    return path.is_file() and name.endswith(LOG_SUFFIXES)
+    return looks_like_log(path.name) and path.is_file()
 
 
 def expand_inputs(paths: Sequence[str]) -> list[str]:
@@ -226,7 +213,8 @@ def expand_inputs(paths: Sequence[str]) -> list[str]:
     A directory stands for the log files in it (and the run folders directly in it), unless it is
     itself a run folder; hidden files and MANIFEST/README/LICENSE/CHANGELOG files are left out.
     A glob that matches nothing, or an empty directory, stays as given so that loading it
-    reports the problem.
+    reports the problem. A fleet address (an MLflow experiment, a remote prefix ending in ``/`` or a
+    remote glob) is listed here, once, into its runs (``ingest.fleet``).
     """
     return list(expand_entries(paths))
 
@@ -236,6 +224,10 @@ def expand_entries(paths: Sequence[str]) -> dict[str, bool]:
     than named or matched by a glob: such a file may be skipped when it holds no training steps."""
     out: dict[str, bool] = {}
     for p in paths:
+        if p != "-" and (fleet := list_fleet(p)) is not None:  # an MLflow experiment, a remote prefix
+            for address in fleet:
+                out.setdefault(address, True)
+            continue
         matches = sorted(glob.glob(p, recursive=True)) if glob.has_magic(p) else [p]
         for m in matches or [p]:
             path = Path(m)
@@ -244,6 +236,8 @@ def expand_entries(paths: Sequence[str]) -> dict[str, bool]:
                     out.setdefault(str(run), True)
             elif m != "-" and path.is_dir() and not is_run_dir(path):
                 inside = [str(c) for c in sorted(path.iterdir()) if _is_log_file(c) or (c.is_dir() and is_run_dir(c))]
+                inside += [str(r) for c in sorted(path.iterdir()) if c.is_dir() and not is_run_dir(c)
+                           for r in run_folders(c)]  # a project folder's wandb/ (or TensorBoard log dir)
                 for name in inside:
                     out.setdefault(name, True)
                 if not inside:
@@ -330,3 +324,4 @@ def _unskip_all(outcomes: list[Outcome]) -> list[Outcome]:
     if outcomes and all(o.skipped for o in outcomes):
         return [dataclasses.replace(o, skipped=False, exit_code=ExitCode.BAD_INPUT) for o in outcomes]
     return outcomes
+

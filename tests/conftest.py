@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -61,3 +62,22 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if changed:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         print(f"\nERROR: the test run replaced {', '.join(changed)} (an output written over a device node)")
+
+
+#: Runs of the MLflow experiment ``fleet`` that the shared tracking server holds (fixtures/fleet.py).
+MLFLOW_FLEET_RUNS = 20
+
+
+@pytest.fixture(scope="session")
+def mlflow_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One real ``mlflow server`` (sqlite, 127.0.0.1) for the session's MLflow tests; its store
+    already holds the experiment ``fleet`` of ``MLFLOW_FLEET_RUNS`` runs, logged with the real
+    client straight into the store before the server starts (over HTTP it took ~2 s a run)."""
+    pytest.importorskip("mlflow", reason="mlflow is not installed (pip install mlflow)")
+    from fixtures.fleet import write_mlflow_fleet
+    from tests.mlflow_support import mlflow_server
+
+    root = tmp_path_factory.mktemp("mlflow")
+    write_mlflow_fleet(f"sqlite:///{root / 'mlflow.db'}", MLFLOW_FLEET_RUNS)
+    with mlflow_server(root) as url:
+        yield url

@@ -92,10 +92,11 @@ class DivergenceDetector(Analyzer):
 
     def analyze(self, run: Run) -> Detection:
         """LD002 at the first sustained stretch above ``factor`` x the best level so far."""
-        s = robust.series(run, LOSS)
-        if s.n < 4:
-            return Detection()
-        return Detection(tuple(self._find(s)))
+        return Detection(tuple(self.find(robust.series(run, LOSS))))
+
+    def find(self, s: robust.Series) -> list[Finding]:
+        """LD002 in one series (the loss, or a loss with an effect removed: diagnosis/lengthrise.py)."""
+        return self._find(s) if s.n >= 4 else []
 
     def _rises_again(self, s: robust.Series, sm: np.ndarray, b: int, wander: float) -> int | None:
         """The trough row after the diverged stretch when the loss then rises again to the end.

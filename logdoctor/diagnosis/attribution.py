@@ -49,6 +49,8 @@ _CAUSE_TEXT = {
     "grouped-batching": "the length-grouped megabatches",
     "epoch-staircase": "the epoch staircase",
     "static-batching": "the fixed batch order",
+    "batching-undecidable": "the length order within windows",
+    "batch-length": "the batch length",
 }
 
 
@@ -80,6 +82,28 @@ def _within_segment(f: Finding, marks: np.ndarray, tol: float) -> int | None:
     before = marks[marks <= first]
     inside = marks[(marks > first + tol) & (marks < last - tol)]
     return int(before[-1]) if before.size and not inside.size else None
+
+
+def _length_divergence(findings: list[Finding], verdict: Verdict, facts: Facts) -> list[Finding]:
+    """A divergence the length-adjusted loss does not show (``facts.length_explained``) is the
+    batching's symptom: folded into the verdict's cause (the batch length when the verdict names
+    no length order)."""
+    if not facts.length_explained:
+        return findings
+    if verdict.batching in ("sorted", "grouped"):
+        by = f"{verdict.batching}-batching"
+    else:
+        by = "batching-undecidable" if "reset_inside_epoch" in verdict.evidence else "batch-length"
+    out = []
+    for f in findings:
+        if f.code == "LD002" and f.first_step in facts.length_explained and "explained_by" not in f.evidence:
+            f = _explain(
+                f, "the rise comes with longer batches, and with batch length accounted for (the loss compared "
+                "at the same length, or with its length effect removed) it is no divergence",
+                f.first_step, by=by,
+            )
+        out.append(f)
+    return out
 
 
 def _staircase_drops(findings: list[Finding], facts: Facts, row: float) -> list[Finding]:
@@ -184,6 +208,7 @@ def attribute(
         else _explain(f, f"the run resumed at step {at}", at, by="resumed-run")
         for f in findings
     ]
+    findings = _length_divergence(findings, verdict, facts)
     findings = _staircase_drops(findings, facts, row)
     findings = _staircase_period(findings, facts, period_tolerance)
     if verdict.batching == "static":

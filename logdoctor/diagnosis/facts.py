@@ -12,6 +12,7 @@ from logdoctor.detectors import lrevents
 from logdoctor.diagnosis import confounders as cf
 from logdoctor.diagnosis import epochs as ep
 from logdoctor.diagnosis import fixedorder as fx
+from logdoctor.diagnosis import lengthrise
 from logdoctor.diagnosis import lengthstats as ls
 from logdoctor.diagnosis import recurrence as rc
 from logdoctor.model import (
@@ -68,6 +69,9 @@ class Facts:
     fixed_order: fx.FixedOrder | None = None
     #: with batch ids: the share of positions where consecutive epochs hold the same batch
     same_order: float | None = None
+    #: first steps of the divergences (LD002) that the length-adjusted loss does not show: the
+    #: batching's symptom, folded into its verdict (diagnosis/lengthrise.py)
+    length_explained: frozenset[int] = frozenset()
 
     @property
     def usable_lengths(self) -> bool:
@@ -209,6 +213,10 @@ def gather(
     loss_len = ls.loss_length(resid, x) if usable and x is not None else None
     tracks = ls.tracks(loss_len)
     clean = ls.remove_length(resid, x if tracks else None)
+    adjusted = loss - (resid - clean)  # the loss with its batch-length effect removed
+    by_length = lengthrise.length_explained(findings, steps, adjusted) if tracks else frozenset()
+    if usable and x is not None:
+        by_length |= lengthrise.length_matched(findings, steps, loss, x)
     found = [
         cf.nonfinite(steps, loss),
         # a fresh run appended to the log left nothing before it: only restarts inside the kept
@@ -223,8 +231,8 @@ def gather(
         cf.cyclic_lr(lr, clean, cyclic := cf.is_cyclic(lrevents.lr_series(run)) if lr is not None else False),
     ]
     # a detector's finding names the cause more precisely ("a resume followed by a loss jump")
-    causes = cf.from_findings(findings) + [c for c in found if c is not None]
-    adjusted = loss - (resid - clean)  # the loss with its batch-length effect removed
+    own = [f for f in findings if not (f.code == lengthrise.DIVERGENCE and f.first_step in by_length)]
+    causes = cf.from_findings(own) + [c for c in found if c is not None]
     shape = ep.shape(steps, adjusted, clean, epochs) if epochs is not None else None
     slope = _running_mean_slope(run)
     if slope is not None:  # read back by the structure stage
@@ -264,6 +272,7 @@ def gather(
         running_mean_slope=slope,
         fixed_order=fx.fixed_order(steps, clean, epochs),
         same_order=fx.same_order_share(sig[0], epochs.index) if sig is not None and epochs is not None else None,
+        length_explained=by_length,
     )
 
 

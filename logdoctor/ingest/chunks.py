@@ -113,11 +113,14 @@ class ChunkParser:
         if first is None or self.parser is None:
             return {}
         line = (self._preamble + data).split(b"\n")[int(first) - 1]  # type: ignore[arg-type]
+        # a chunk with steps: the preamble is final, and so is what it adds (none when the step line
+        # alone does not parse: remembered too, or every later chunk would parse the probe again)
         try:
             probe = self.parser.parse(Source.from_bytes(self.source, self._preamble + line + b"\n"), self.fields)
         except (ParseError, InputError):
-            return {}
-        self._pre_skips = dict(probe.skip_reasons)  # a chunk with steps: the preamble is final
+            self._pre_skips = {}
+            return self._pre_skips
+        self._pre_skips = dict(probe.skip_reasons)
         return self._pre_skips
 
     def _skip_all(self, reasons: Mapping[str, int], preamble: Mapping[str, int]) -> None:

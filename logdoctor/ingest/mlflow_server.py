@@ -42,7 +42,7 @@ def run_ref(name: str) -> RunRef | None:
     if m:
         return RunRef(m["base"].rstrip("/"), m["run"])
     m = _SCHEME.match(name)
-    if m:
+    if m and not (m["prefix"].endswith("/experiments") or "/experiments/" in m["prefix"]):  # an experiment
         scheme = "https" if m["host"].endswith(":443") else "http"
         return RunRef(f"{scheme}://{m['host']}{m['prefix']}", m["run"])
     return None
@@ -86,10 +86,23 @@ class TransientServerError(InputError):
 
 def get_json(ref: RunRef, endpoint: str, query: dict[str, str]) -> dict[str, Any]:
     """GET ``/api/2.0/mlflow/<endpoint>?query`` as JSON; every failure is one InputError line."""
+    return call_json(ref, f"{endpoint}?{urllib.parse.urlencode(query)}")
+
+
+def post_json(ref: RunRef, endpoint: str, body: dict[str, Any]) -> dict[str, Any]:
+    """POST ``body`` to ``/api/2.0/mlflow/<endpoint>`` (``runs/search``); errors as ``get_json``."""
+    return call_json(ref, endpoint, json.dumps(body).encode())
+
+
+def call_json(ref: RunRef, endpoint: str, body: bytes | None = None) -> dict[str, Any]:
+    """The server's JSON answer to a GET (``body`` None) or a JSON POST of ``/api/2.0/mlflow/<endpoint>``."""
     import urllib.request  # here: http.client and ssl would cost every local analysis ~15 ms
 
-    url = f"{ref.base}/api/2.0/mlflow/{endpoint}?{urllib.parse.urlencode(query)}"
-    req = urllib.request.Request(url, headers={"Accept": "application/json", **_auth_header()})
+    url = f"{ref.base}/api/2.0/mlflow/{endpoint}"
+    headers = {"Accept": "application/json", **_auth_header()}
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+    req = urllib.request.Request(url, data=body, headers=headers)
     try:
         with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
             doc = json.loads(resp.read())

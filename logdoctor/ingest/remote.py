@@ -11,7 +11,7 @@ from logdoctor.ingest.sources import Source, open_stream
 _URL = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*)://", re.IGNORECASE)
 #: Schemes read through fsspec; each but http(s) needs its own package (s3fs, gcsfs, adlfs...).
 SCHEMES = frozenset({"http", "https", "s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "hf"})
-_PACKAGES = {"s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "az": "adlfs", "abfs": "adlfs",
+PACKAGES = {"s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "az": "adlfs", "abfs": "adlfs",
              "abfss": "adlfs", "http": "aiohttp", "https": "aiohttp", "hf": "huggingface_hub"}
 
 
@@ -29,7 +29,7 @@ def _open(name: str, scheme: str) -> BinaryIO:
     try:
         fh: BinaryIO = fsspec.open(name, "rb").open()
     except ImportError:
-        pkg = _PACKAGES.get(scheme, "the fsspec backend")
+        pkg = PACKAGES.get(scheme, "the fsspec backend")
         raise InputError(f"{name}: {scheme}:// needs {pkg}: pip install {pkg}") from None
     except FileNotFoundError:
         raise InputError(f"{name}: no such remote file") from None

@@ -363,18 +363,26 @@ def build_rows(report: Report) -> Rows:
     )
 
 
-def sparkline(report: Report, width: int = 60) -> str:
-    """The loss as unicode blocks, downsampled to ``width`` bucket means ("·" where all NaN)."""
+def loss_buckets(report: Report, width: int = 60) -> np.ndarray:
+    """The loss downsampled to ``width`` bucket means of its finite values (NaN where there are none)."""
     loss = report.run.table[LOSS].to_numpy().astype(float) if report.run.table.height else np.empty(0)
     if loss.size == 0:
-        return ""
+        return loss
     edges = np.linspace(0, loss.size, min(width, loss.size) + 1).astype(int)
     finite = np.isfinite(loss)
     counts = np.add.reduceat(finite.astype(int), edges[:-1])
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # losses near ±1e308 overflow sums
         sums = np.add.reduceat(np.where(finite, loss, 0.0), edges[:-1])
-        means = sums / counts
-    ok = counts > 0
+        means: np.ndarray = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    return means
+
+
+def spark_blocks(means: Sequence[float] | np.ndarray) -> str:
+    """Bucket means as unicode blocks, lowest to highest ("·" for a NaN bucket)."""
+    means = np.asarray(means, dtype=float)
+    if means.size == 0:
+        return ""
+    ok = ~np.isnan(means)  # NaN: a bucket without a finite loss (an overflowed sum stays inf, as drawn)
     if not ok.any():
         return "·" * means.size
     lo, hi = float(means[ok].min()), float(means[ok].max())
@@ -382,6 +390,11 @@ def sparkline(report: Report, width: int = 60) -> str:
         scale = (means - lo) / (hi - lo) if hi > lo else np.zeros_like(means)
     idx = np.clip((np.nan_to_num(scale) * (len(SPARK_BLOCKS) - 1)).round().astype(int), 0, 7)
     return "".join(SPARK_BLOCKS[i] if good else "·" for i, good in zip(idx, ok, strict=True))
+
+
+def sparkline(report: Report, width: int = 60) -> str:
+    """The loss as unicode blocks, downsampled to ``width`` bucket means ("·" where all NaN)."""
+    return spark_blocks(loss_buckets(report, width))
 
 
 SUMMARY_HEADER = ("run", "steps", "status", "worst problem", "batching")

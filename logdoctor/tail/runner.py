@@ -28,6 +28,7 @@ from logdoctor.tail.events import (
 )
 from logdoctor.tail.follower import FileFollower, expand, is_glob, watch_dirs
 from logdoctor.tail.hooks import FindingHook
+from logdoctor.tail.pending import Pending
 from logdoctor.tail.runsources import MlflowPoller, WandbFollower, run_follower
 from logdoctor.tail.session import HeavyFn, HeavyResult, SessionOptions, TailSession
 from logdoctor.tail.signals import StopSignals
@@ -55,6 +56,10 @@ class TailOptions:
     inotify: bool = True
     server_interval: float = 10.0
     background: bool = True
+    #: seconds a file's new lines gather before they are parsed (tail/pending.py; 0: every read):
+    #: the cheap pass's gap (Schedule.cheap_gap), so its window (new rows + context) stays as long
+    #: as when every read was parsed, and a second NaN beyond the context is raised on its own
+    parse_gap: float = 1.0
     session: SessionOptions = field(default_factory=SessionOptions)
 
 
@@ -81,6 +86,7 @@ class Tailer:
             ThreadPoolExecutor(1, thread_name_prefix="logdoctor-heavy") if opts.background else None
         )
         self._pending: tuple[TailSession, Future[tuple[HeavyResult, float]]] | None = None
+        self._unparsed: dict[str, Pending] = {}
         self._exit = False
 
     def run(self) -> int:
@@ -102,6 +108,8 @@ class Tailer:
         try:
             if reason != "exit-on":
                 self._final_analysis()
+            else:  # the summary counts every line read
+                self._emit(self._drain())
         except KeyboardInterrupt:  # a second Ctrl-C skips the final analysis
             reason = "interrupted"
         if self._exit and reason in ("idle-timeout", "max-seconds"):
@@ -121,8 +129,8 @@ class Tailer:
         self._discover(initial=True)
         while True:
             now = time.monotonic()
-            events, more = self._read_all()
-            got_data = more or any(not isinstance(e, Notice) for e in events)
+            events, more, kept = self._read_all()
+            got_data = more or kept or any(not isinstance(e, Notice) for e in events)
             if got_data:
                 last_data = now
             events += self._heavy(now)
@@ -145,6 +153,7 @@ class Tailer:
             limits += [start + o.max_seconds - now] if o.max_seconds is not None else []
             limits += [last_data + o.idle_timeout - now] if o.idle_timeout is not None else []
             limits += [0.05] if self._pending else []
+            limits += [p.wait(now) for p in self._unparsed.values() if len(p)]
             limits += [0.0] if more else []  # a long line or a NUL run: read on, not idle
             if self.watcher.wait(max(0.0, min(limits))):
                 self._discover()
@@ -207,10 +216,11 @@ class Tailer:
             self.watcher.watch(watch_dirs(self._watch_patterns()))
         return events
 
-    def _read_all(self) -> tuple[list[TailEvent], bool]:
-        """Events of what every follower read, and whether one stopped at its read limit."""
+    def _read_all(self) -> tuple[list[TailEvent], bool, bool]:
+        """Events of what every follower read, whether one stopped at its read limit, and whether
+        lines were kept to parse later (tail/pending.py)."""
         events: list[TailEvent] = self._upgrade()
-        more = False
+        more = kept = False
         for follower, session in self.files.values():
             was_open = follower.is_open
             chunk = follower.read()
@@ -219,19 +229,32 @@ class Tailer:
             if isinstance(follower, FileFollower):
                 events += [Notice(session.source, note, now) for note in follower.skipped()]
             if chunk.restarted:
+                events += self._parse(session, now)  # the lines read before the file started over
                 events.append(session.restarted(chunk.restarted, now))
             if chunk.notice:
                 events.append(Notice(session.source, chunk.notice, now))
             if chunk.run is not None:
                 events += session.feed_run(chunk.run, now)
                 continue
-            head = (
-                follower.head()
-                if session.parser is None and self.opts.from_end and not was_open
-                else None
-            )
-            events += session.feed(chunk.data, now, head=head)
-        return events, more
+            if session.parser is None or self.opts.parse_gap <= 0:  # the first content: its format
+                head = follower.head() if self.opts.from_end and not was_open else None
+                events += session.feed(chunk.data, now, head=head)
+                continue
+            pending = self._unparsed.setdefault(session.source, Pending(gap=self.opts.parse_gap))
+            pending.add(chunk.data, time.monotonic())
+            kept = kept or bool(chunk.data)
+            if pending.due(time.monotonic()):
+                events += self._parse(session, now)
+        return events, more, kept
+
+    def _drain(self) -> list[TailEvent]:
+        """Parse the lines kept for every file."""
+        return [e for _, s in self.files.values() for e in self._parse(s, time.time())]
+
+    def _parse(self, session: TailSession, now: float) -> list[TailEvent]:
+        """Hand the lines kept for ``session`` to it (none kept: no events)."""
+        pending = self._unparsed.get(session.source)
+        return session.feed(pending.take(), now) if pending is not None and len(pending) else []
 
     def _heavy(self, now: float) -> list[TailEvent]:
         if self._pending is not None:
@@ -245,12 +268,13 @@ class Tailer:
         if not due:
             return []
         session = min(due, key=lambda s: s.heavy_started)
+        events = self._parse(session, time.time())  # the pass reads every line read: parse them too
         run = session.heavy_input(now)
         if self._pool is None:
             result, cost = _timed(session, run)
-            return session.apply_heavy(result, cost, time.time())
+            return events + session.apply_heavy(result, cost, time.time())
         self._pending = (session, self._pool.submit(_timed, session, run))
-        return []
+        return events
 
     def _heartbeats(self) -> list[TailEvent]:
         now = time.time()
@@ -288,7 +312,7 @@ class Tailer:
         """Collect a running heavy pass, then judge each file by the batch analysis of all its
         rows (what stands at the end is what ``analyze`` gives), unless its passes cost more
         than ``FINAL_COST`` seconds (then the last pass's judgement stands)."""
-        events: list[TailEvent] = []
+        events = self._drain()
         if self._pending is not None:
             session, fut = self._pending
             self._pending = None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import http.server
 import json
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
@@ -14,18 +13,16 @@ import pytest
 from logdoctor import pipeline
 from logdoctor.cli import main
 from logdoctor.ingest.mlflow_server import RunRef, run_ref
-from tests.mlflow_support import free_port, mlflow_server
+from tests.mlflow_support import free_port
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, Path]]:
-    pytest.importorskip("mlflow", reason="mlflow is not installed (pip install mlflow)")
+def served(mlflow_url: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, Path]:
+    """The session's server (conftest) with the static run logged over HTTP, and its CSV export."""
     from fixtures.trackers import run_table, write_csv, write_mlflow
 
-    root = tmp_path_factory.mktemp("mlflow")
-    csv = write_csv(run_table(), root / "static.csv")
-    with mlflow_server(root) as url:
-        yield url, write_mlflow(run_table(), url), csv
+    csv = write_csv(run_table(), tmp_path_factory.mktemp("mlflow_csv") / "static.csv")
+    return mlflow_url, write_mlflow(run_table(), mlflow_url), csv
 
 
 def test_addresses_name_a_run() -> None:

@@ -46,6 +46,7 @@ def _follow(
     opts = {
         "poll_interval": 0.02,
         "min_update": 0.01,
+        "parse_gap": 0.0,  # every read parsed: the order of events at this fine grain
         "heartbeat": 60.0,
         "idle_timeout": 0.5,
         "max_seconds": 8.0,
@@ -269,3 +270,22 @@ def test_a_directory_is_refused_and_the_stream_still_stops(
     docs = [json.loads(line) for line in out.splitlines()]
     assert [d["event"] for d in docs] == ["start", "stop"] and docs[-1]["reason"] == "error"
     assert "is a directory" in err and docs[-1]["exit_code"] == 2
+
+
+def test_lines_gathered_between_parses_still_raise_a_nan_at_once_and_all_count(tmp_path: Path) -> None:
+    """With a parse gap far longer than the run, a NaN still stops the run (its line is parsed
+    at once) and the summary counts every line read (what was kept is parsed at the stop)."""
+    log = tmp_path / "train.log"
+    lines = [step_line(i + 1, v) for i, v in enumerate(losses(120, nan_at=(60,)))]
+    code, c = _follow(
+        [str(log)], [Writer(log, lines, delay=0.01)], cheap=[NanDetector()],
+        exit_on=Severity.ERROR, idle_timeout=None, parse_gap=60.0,
+    )
+    assert code == 1 and _stopped(c).reason == "exit-on"
+    assert c.findings() == [("LD001", 60)]
+    code, c = _follow(
+        [str(tmp_path / "late.log")], [Writer(tmp_path / "late.log", lines[:50], delay=0.005)],
+        cheap=[NanDetector()], parse_gap=60.0,
+    )
+    s = _stopped(c).summaries[0]
+    assert code == 0 and s.rows == 50 and s.last_step == 50

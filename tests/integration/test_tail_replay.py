@@ -13,7 +13,7 @@ import pytest
 
 from logdoctor import pipeline
 from logdoctor.model import Severity
-from logdoctor.tail.events import FindingRaised, FindingWithdrawn, VerdictChanged
+from logdoctor.tail.events import FindingRaised, FindingRevised, FindingWithdrawn, VerdictChanged
 from logdoctor.tail.judge import same
 from tests.conftest import FIXTURES
 from tests.tail_replay import replay, replay_document
@@ -45,11 +45,19 @@ def _prefix_findings(path: Path, lines: int, tmp: Path) -> list:
 
 def test_example_log_live_gives_the_batch_judgement(tmp_path: Path) -> None:
     """The README's example: live tail raised ERROR LD501 (a 'sorted' verdict on less than an
-    epoch) and LD002 three times; analyze of the finished log gives one LD505 warning."""
+    epoch) and LD002 three times; analyze of the finished log gives one LD505 warning. No error
+    is raised on the way: ``tail --exit-on error`` follows it to the end (the divergence at the
+    first length reset is the batching's symptom: diagnosis/lengthrise.py)."""
     path = FIXTURES / "example.log"
     r = replay(path)
     raised = [e.finding.code for e in r.events if isinstance(e, FindingRaised)]
-    assert "LD501" not in raised and raised.count("LD002") <= 1
+    assert "LD501" not in raised
+    errors = [
+        (e.finding.code, n)
+        for e, n in zip(r.events, r.lines_fed, strict=True)
+        if isinstance(e, FindingRaised | FindingRevised) and e.finding.severity >= Severity.ERROR
+    ]
+    assert errors == []
     # within the first epoch the windows are undecided (grouped or fixed); never a premature sort
     verdicts = [e.verdict.batching for e in r.events if isinstance(e, VerdictChanged)]
     assert verdicts in (["grouped"], ["inconclusive", "grouped"]), verdicts

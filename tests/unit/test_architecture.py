@@ -6,6 +6,7 @@ import ast
 import subprocess
 import sys
 from collections import defaultdict
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -48,8 +49,10 @@ def _modules() -> dict[str, Path]:
     return mods
 
 
+@cache
 def _graph() -> dict[str, set[str]]:
-    """Module -> logdoctor modules it imports anywhere in its body (lazy imports included)."""
+    """Module -> logdoctor modules it imports anywhere in its body (lazy imports included); parsed
+    once per test process (each of the twenty checks read the whole package again). Read-only."""
     mods = _modules()
 
     def resolve(name: str) -> str | None:

@@ -44,6 +44,17 @@ def test_expand_inputs(tmp_path: Path) -> None:
     ]
 
 
+def test_a_project_folder_stands_for_the_runs_in_its_wandb_folder(tmp_path: Path) -> None:
+    (tmp_path / "train.log").write_text(GOOD)
+    runs = [tmp_path / "wandb" / name for name in ("run-20261201_010000-b", "offline-run-20261130_230000-a")]
+    for run in runs:
+        run.mkdir(parents=True)
+        (run / f"{run.name.rsplit('-', 1)[1]}.wandb").write_bytes(b"")
+    (tmp_path / "wandb" / "latest-run").symlink_to(runs[0])
+    # oldest first by start time; the log beside them too; latest-run not twice
+    assert pipeline.expand_inputs([str(tmp_path)]) == [str(tmp_path / "train.log"), str(runs[1]), str(runs[0])]
+
+
 @pytest.mark.slow
 def test_parallel_run_survives_broken_files_and_matches_serial(tmp_path: Path) -> None:
     (tmp_path / "good.log").write_text(GOOD)

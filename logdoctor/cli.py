@@ -225,6 +225,7 @@ def buckets(
     from logdoctor.buckets.sampler import render_sampler
     from logdoctor.renderers.output import write_output
 
+    startup.done()  # the one command that reads input without _config (see logdoctor.startup)
     if fmt not in ("text", "json") or emit not in (None, "python"):
         raise ConfigError(f"--format takes text or json, --emit python; got {fmt!r}, {emit!r}")
     values = read_lengths(lengths, column)

@@ -166,6 +166,17 @@ def large(code: Path, records: int) -> list[dict[str, object]]:
     return rows
 
 
+def ratio_line(doc: dict[str, object]) -> str:
+    """One line for the log of a sitting: each small row's CPU ratio to the bare import, the worst, the load."""
+    small_doc = doc["small"]
+    assert isinstance(small_doc, dict)
+    rows = " ".join(f"{r['input'].split(' ')[0]}/{r['format']} {r['ratio_cpu']}x" for r in small_doc["rows"])
+    worst = small_doc["worst"]
+    return (f"point 3, {doc['code']}: CPU ratio to the bare import ({small_doc['bare_import']['cpu']} s): {rows}; "
+            f"worst {max(float(r['ratio_cpu']) for r in small_doc['rows'])}x (target {RATIO_TARGET}x), "
+            f"worst wall {worst['wall']} s (target {WALL_TARGET} s); load {doc['load_start']} -> {doc['load_end']}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5, help="fresh runs of each small command; the best wall is kept")
@@ -181,6 +192,7 @@ def main() -> int:
         doc["large"] = large(args.code, args.records)
     doc["load_end"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(doc, indent=1))
+    print(ratio_line(doc), file=sys.stderr)
     return 0
 
 

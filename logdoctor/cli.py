@@ -2,25 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
-import gc
-import os
 import sys
-import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from logdoctor import __version__, clicoerce, sanitize
-from logdoctor.config import AnalysisConfig
-from logdoctor.errors import ConfigError, LogdoctorError
+from logdoctor import __version__, clicoerce, clirun, startup
+from logdoctor.errors import ConfigError
 from logdoctor.exitcodes import ExitCode, worst
-from logdoctor.ingest.aliases import FieldMap
-from logdoctor.model import Outcome, RunResult, Severity
+from logdoctor.model import Severity
 
 clicoerce.install()  # typer's coercion without pydantic where values need none (~70 ms per command)
 
@@ -100,112 +93,10 @@ IgnoreOpt = Annotated[
 ]
 
 
-def _split(values: list[str] | None) -> tuple[str, ...]:
-    return tuple(v.strip() for item in values or [] for v in item.split(",") if v.strip())
-
-
-def _config(
-    config: str | None,
-    field_map: list[str] | None,
-    spe: int | None,
-    select: list[str] | None,
-    ignore: list[str] | None,
-    fail_on: str | None = None,
-    max_memory: str | None = None,
-    stride: str | None = None,
-) -> AnalysisConfig:
-    from logdoctor import configfile
-    from logdoctor.ingest import memory
-
-    try:
-        severity = Severity.parse(fail_on) if fail_on else None
-    except ValueError as err:
-        raise ConfigError(f"--fail-on: {err}") from None
-    fields = FieldMap.parse(field_map) if field_map else None
-    given = None
-    if stride is not None:  # read here, not by typer: a bad value is one line, not a usage screen
-        given = configfile.check_stride(int(stride) if stride.strip().isdigit() else stride, "--stride")
-    cfg = configfile.resolve(config, note=lambda text: _say(f"logdoctor: note: {text}"), fields=fields,
-                             steps_per_epoch=spe, select=_split(select),
-                             ignore=_split(ignore), fail_on=severity, stride=given)
-    return dataclasses.replace(cfg, max_memory=memory.parse_size(max_memory)) if max_memory else cfg
-
-
-def _emit(
-    outcomes: list[Outcome], fmt: str, verbosity: int, output: str, paths: list[str], per_run: bool
-) -> list[Outcome]:
-    """Errors and skipped files to stderr; the reports (and the summary for several inputs) to
-    ``output``. Returns the outcomes that count (the skipped ones left out)."""
-    from logdoctor.renderers import get_renderer
-    from logdoctor.renderers.output import write_output
-
-    for o in outcomes:
-        if o.skipped:
-            _say(f"logdoctor: note: skipped {o.error} (found in a directory)")
-    outcomes = [o for o in outcomes if not o.skipped]
-    for o in outcomes:
-        if o.error:
-            _say(f"logdoctor: error: {o.error}")
-    cls = get_renderer(fmt)
-    if len(outcomes) > 1 or any(o.report for o in outcomes) or cls.documents_errors:
-        renderer = cls(verbosity=verbosity, color=None if output == "-" else False, per_run=per_run)
-        write_output(renderer.render_outcomes(outcomes), output, inputs=paths)
-    return outcomes
-
-
-def _is_fleet(paths: list[str], executor: str | None) -> bool:
-    """The fleet report is asked for (``--executor``), or an input is a fleet address."""
-    from logdoctor.ingest.fleet import is_fleet
-
-    return executor is not None or any(is_fleet(p) for p in paths)
-
-
-def _fleet(paths: list[str], cfg: AnalysisConfig, jobs: int | None, executor: str | None, fmt: str,
-           output: str) -> list[RunResult]:
-    """Analyse a fleet and write its report; errors and skipped files to stderr. Returns the runs
-    that count (the skipped ones left out)."""
-    from logdoctor.executors import analyze_fleet
-    from logdoctor.renderers import fleet
-    from logdoctor.renderers.output import write_output
-
-    if fmt not in ("text", "json", "html"):
-        raise ConfigError(f"--format: a fleet report is text, json or html, got {fmt!r}")
-    pages = fleet.PageWriter(output, inputs=paths) if fmt == "html" else None  # checked before any work
-    progress = _progress()
-
-    def done(index: int, result: RunResult) -> RunResult | None:
-        if progress is not None:
-            progress(index, result)
-        return pages.page(index, result) if pages is not None else None
-
-    results = analyze_fleet(paths, cfg, jobs, executor or "local", html=fmt == "html", done=done)
-    for r in results:
-        if r.error:
-            _say(f"logdoctor: note: skipped {r.error} (found in a directory)" if r.skipped
-                 else f"logdoctor: error: {r.error}")
-    if pages is not None:
-        pages.index(results)
-    results = [r for r in results if not r.skipped]
-    if pages is None:
-        write_output((fleet.render_fleet_json if fmt == "json" else fleet.render_fleet_text)(results), output,
-                     inputs=paths)
-    return results
-
-
-def _progress() -> Callable[[int, RunResult], None] | None:
-    """On a terminal, a line on stderr counting the runs as they finish (cleared at the end)."""
-    if not (sys.stderr is not None and sys.stderr.isatty()):
-        return None
-    lock, count = threading.Lock(), [0]
-
-    def done(index: int, result: RunResult) -> None:
-        with lock:
-            count[0] += 1
-            with contextlib.suppress(OSError, ValueError):
-                sys.stderr.write(f"\rlogdoctor: {count[0]} runs analysed\x1b[K")
-                sys.stderr.flush()
-
-    return done
+# shared with the typer-free path (logdoctor.clirun)
+_config = clirun.make_config
+_emit = clirun.emit
+_say = clirun.say
 
 
 @app.command()
@@ -230,23 +121,8 @@ def analyze(
     executor: ExecOpt = None,
 ) -> int:
     """Analyse training logs and report what is wrong with each run, with evidence."""
-    from logdoctor import pipeline
-    from logdoctor.renderers import get_renderer
-    from logdoctor.renderers.output import write_output
-
-    get_renderer(fmt)
-    cfg = _config(config, field_map, steps_per_epoch, select, ignore, max_memory=max_memory, stride=stride)
-    if _is_fleet(paths, executor):
-        results = _fleet(paths, cfg, jobs, executor, fmt, output)
-        return worst(ExitCode.BAD_INPUT if r.error else ExitCode.OK for r in results)
-    outcomes = _emit(pipeline.analyze_paths(paths, cfg, jobs), fmt, -1 if quiet else verbose, output, paths,
-                     reports)
-    done = [o.report for o in outcomes if o.report]
-    if plot and done:
-        from logdoctor.renderers.plots import plot_renderer_for  # plot code only when a plot is asked for
-
-        write_output(plot_renderer_for(plot)().render_many(done), plot, inputs=paths)
-    return worst(ExitCode.BAD_INPUT if o.error else ExitCode.OK for o in outcomes)
+    return clirun.analyze(paths, fmt, output, field_map, steps_per_epoch, verbose, quiet, reports, plot, jobs,
+                          config, select, ignore, max_memory, stride, executor)
 
 
 @app.command()
@@ -286,8 +162,8 @@ def check(
         raise ConfigError(f"--runs: expected one of {', '.join(RUNS_CHOICES)}, got {runs!r}")
     cfg = _config(config, field_map, steps_per_epoch, select, ignore, fail_on, max_memory, stride)
     cfg = dataclasses.replace(cfg, runs=runs)
-    if _is_fleet(paths, executor):
-        code = worst(ExitCode(r.exit_code) for r in _fleet(paths, cfg, jobs, executor, fmt, output))
+    if clirun.is_fleet(paths, executor):
+        code = worst(ExitCode(r.exit_code) for r in clirun.run_fleet(paths, cfg, jobs, executor, fmt, output))
         return ExitCode.OK if exit_zero and code == ExitCode.FINDINGS else code
     outcomes = _emit(pipeline.analyze_paths(paths, cfg, jobs), fmt, -1 if quiet else verbose, output, paths,
                      reports)
@@ -349,6 +225,7 @@ def buckets(
     from logdoctor.buckets.sampler import render_sampler
     from logdoctor.renderers.output import write_output
 
+    startup.done()  # the one command that reads input without _config (see logdoctor.startup)
     if fmt not in ("text", "json") or emit not in (None, "python"):
         raise ConfigError(f"--format takes text or json, --emit python; got {fmt!r}, {emit!r}")
     values = read_lengths(lengths, column)
@@ -514,81 +391,30 @@ def _command_app(args: list[str]) -> typer.Typer:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; returns (and, as a script, exits with) the exit code."""
-    if os.environ.get("NO_COLOR"):
-        os.environ.setdefault("TERM", "dumb")
-    try:
+    """Run the CLI; returns (and, as a script, exits with) the exit code. ``analyze`` with plain
+    arguments runs without typer (``clirun.fast``); everything else through the typer app."""
+    if argv is None:  # a whole process (the console script): no collections while the command loads
+        startup.begin()
+    rv = clirun.fast(argv)
+    if rv is not None:
+        return rv
+    clirun.prepare()
+
+    def call() -> object:
         command_app = _command_app(sys.argv[1:] if argv is None else argv)
-        rv = command_app(args=argv, prog_name="logdoctor", standalone_mode=False)
-        _flush_stdout()  # here, where a full disk is an error, not at exit where it is a traceback
-    except LogdoctorError as err:
-        _say(f"logdoctor: error: {err}")
-        return _exit(ExitCode.BAD_INPUT, argv)
-    except typer.Exit as ex:
-        return _exit(ex.exit_code, argv)
-    except typer.TyperException as err:  # usage errors: bad option, missing argument
-        show = getattr(err, "show", None)
-        if callable(show):
-            show()
-        else:
-            _say(f"logdoctor: error: {err}")
-        return _exit(ExitCode.BAD_INPUT, argv)
-    except (typer.Abort, KeyboardInterrupt):
-        _say("logdoctor: interrupted")
-        return _exit(130, argv)
-    except SystemExit as ex:  # click turns a closed stdout (EPIPE) into a silent exit 1
-        if not isinstance(ex.__context__, BrokenPipeError):
-            raise
-        return _closed_pipe(argv)
-    except BrokenPipeError:
-        return _closed_pipe(argv)
-    except OSError as err:  # an output the renderers write as they go (tail, echo) failed: ENOSPC, EBADF, EIO
-        _drop_stdout()
-        _say(f"logdoctor: error: cannot write output ({err.strerror or err})")
-        return _exit(ExitCode.BAD_INPUT, argv)
-    return _exit(int(rv) if isinstance(rv, int) else ExitCode.OK, argv)
+        try:
+            return command_app(args=argv, prog_name="logdoctor", standalone_mode=False)
+        except typer.Exit as ex:
+            raise clirun.Done(ex.exit_code) from None
+        except typer.TyperException as err:  # usage errors: bad option, missing argument
+            show = getattr(err, "show", None)
+            if callable(show):
+                show()
+            else:
+                _say(f"logdoctor: error: {err}")
+            raise clirun.Done(ExitCode.BAD_INPUT) from None
+        except typer.Abort:
+            _say("logdoctor: interrupted")
+            raise clirun.Done(130) from None
 
-
-def _closed_pipe(argv: list[str] | None) -> int:
-    """The reader went away (`logdoctor check run.log | head`): the output was cut short, and a gate
-    whose report nobody read in full must not pass, so exit 2 (one line, no traceback)."""
-    _drop_stdout()
-    _say("logdoctor: error: stdout: the reader closed the pipe (output cut short)")
-    return _exit(ExitCode.BAD_INPUT, argv)
-
-
-def _flush_stdout() -> None:
-    if sys.stdout is not None:
-        sys.stdout.flush()
-
-
-def _drop_stdout() -> None:
-    """What is still buffered for stdout goes nowhere: the interpreter's flush at exit would fail
-    again and print a traceback."""
-    from logdoctor.renderers.output import discard_into
-
-    if sys.stdout is not None:
-        with contextlib.suppress(ValueError, OSError):
-            discard_into(sys.stdout.fileno())
-
-
-def _say(line: str) -> None:
-    """One line to stderr, with what the user's inputs wrote in it shown, not obeyed
-    (``sanitize.terminal``); a stderr that cannot be written to (`2>/dev/full`) loses it quietly."""
-    try:
-        typer.echo(sanitize.terminal(line), err=True)
-    except (OSError, ValueError):
-        if sys.stderr is not None:
-            with contextlib.suppress(ValueError, OSError):
-                from logdoctor.renderers.output import discard_into
-
-                discard_into(sys.stderr.fileno())
-
-
-def _exit(code: int, argv: list[str] | None) -> int:
-    if argv is None:  # called as the console script
-        # Python's last collection at exit walks every object the run made (~0.1 s after a big
-        # log); frozen, they are left to the process's end, which frees all memory anyway
-        gc.freeze()
-        sys.exit(code)
-    return code
+    return clirun.guard(call, argv)

@@ -7,6 +7,7 @@ import glob
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,11 +19,8 @@ from logdoctor.ingest import bounded, memory, streaming
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.fleet import list_fleet, looks_like_log
 from logdoctor.ingest.linefilter import LineFilter
-from logdoctor.ingest.mlflow_server import run_ref
 from logdoctor.ingest.parsers import PARSERS, ParseResult, ensure_content, get_parser, sniff
 from logdoctor.ingest.parsers.base import check_overrides
-from logdoctor.ingest.parsers.mlflow_server import FORMAT as SERVER_FORMAT
-from logdoctor.ingest.parsers.mlflow_server import read_server_run
 from logdoctor.ingest.remote import open_remote, scheme_of
 from logdoctor.ingest.runfolders import run_folders
 from logdoctor.ingest.sources import Source, open_source
@@ -40,6 +38,9 @@ from logdoctor.model import (
 )
 from logdoctor.options import check_options
 from logdoctor.structure.build import build_run
+
+if TYPE_CHECKING:
+    from logdoctor.ingest.mlflow_server import RunRef
 
 
 def load(
@@ -65,8 +66,11 @@ def load(
         InputError / ParseError: the input cannot be read or holds no training steps.
         ConfigError: $LOGDOCTOR_MAX_MEMORY is not a size.
     """
-    ref = run_ref(path)
+    ref = _server_run(path)
     if ref is not None:  # an MLflow tracking server's run
+        from logdoctor.ingest.parsers.mlflow_server import FORMAT as SERVER_FORMAT
+        from logdoctor.ingest.parsers.mlflow_server import read_server_run
+
         result = read_server_run(ref, fields or FieldMap())
         return _with_facts(build_run(result, path, SERVER_FORMAT, steps_per_epoch, stride=stride), result)
     total = memory.budget(max_memory)
@@ -217,6 +221,16 @@ def expand_inputs(paths: Sequence[str]) -> list[str]:
     remote glob) is listed here, once, into its runs (``ingest.fleet``).
     """
     return list(expand_entries(paths))
+
+
+def _server_run(path: str) -> RunRef | None:
+    """``mlflow_server.run_ref``, loaded only for an address (``scheme://``): every run or fleet
+    address has one, and a small local log starts without the HTTP modules."""
+    if "://" not in path:
+        return None
+    from logdoctor.ingest.mlflow_server import run_ref
+
+    return run_ref(path)
 
 
 def expand_entries(paths: Sequence[str]) -> dict[str, bool]:

@@ -4,9 +4,7 @@ listed once, on the driver, into the runs' own addresses."""
 from __future__ import annotations
 
 from logdoctor.errors import InputError
-from logdoctor.ingest.fleet.mlflow import experiment_ref, list_experiment
 from logdoctor.ingest.fleet.names import looks_like_log
-from logdoctor.ingest.fleet.prefix import is_prefix, list_prefix
 
 __all__ = ["is_fleet", "list_fleet", "looks_like_log"]
 
@@ -17,6 +15,11 @@ def list_fleet(name: str) -> list[str] | None:
     Raises:
         InputError: the listing failed (server or store unreachable, refused, empty, bad filter).
     """
+    if "://" not in name:  # every fleet address is a URL (see ``is_fleet``)
+        return None
+    from logdoctor.ingest.fleet.mlflow import experiment_ref, list_experiment
+    from logdoctor.ingest.fleet.prefix import is_prefix, list_prefix
+
     ref = experiment_ref(name)
     if ref is not None:
         runs = list_experiment(ref)
@@ -29,5 +32,12 @@ def list_fleet(name: str) -> list[str] | None:
 
 
 def is_fleet(name: str) -> bool:
-    """True for an address that stands for many runs (no listing is done here)."""
+    """True for an address that stands for many runs (no listing is done here). Each is a URL
+    (``mlflow://``, ``http(s)://...#/experiments/``, a remote ``scheme://`` prefix or glob), so a
+    local path is answered without loading the HTTP and fsspec modules."""
+    if "://" not in name:
+        return False
+    from logdoctor.ingest.fleet.mlflow import experiment_ref
+    from logdoctor.ingest.fleet.prefix import is_prefix
+
     return experiment_ref(name) is not None or is_prefix(name)

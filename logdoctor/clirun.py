@@ -1,0 +1,301 @@
+"""What the commands share without typer: options into an ``AnalysisConfig``, the analyze run, the
+error lines and exit codes, and ``fast``: ``logdoctor analyze FILE...`` with at most ``-f``/``-o``,
+run without importing typer or click (~30 ms of a small log's ~0.35 s start to exit).
+
+``fast`` answers only argument lists whose meaning under click is plain (below); anything else, a
+usage error included, is left to the typer app in logdoctor.cli, so help, errors and their exit
+codes stay typer's. Both paths run the same ``analyze`` and the same ``guard``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import gc
+import os
+import sys
+import threading
+from collections.abc import Callable
+
+from logdoctor import sanitize, startup
+from logdoctor.config import AnalysisConfig
+from logdoctor.errors import ConfigError, LogdoctorError
+from logdoctor.exitcodes import ExitCode, worst
+from logdoctor.ingest.aliases import FieldMap
+from logdoctor.model import Outcome, RunResult, Severity
+
+#: the value options ``fast`` reads (click: each takes the next argument as its value)
+_FAST_OPTIONS = {"-f": "fmt", "--format": "fmt", "-o": "output", "--output": "output"}
+
+
+class Done(Exception):
+    """A command's own exit (typer.Exit, a usage error already shown): this code, stdout not flushed."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def fast_args(args: list[str]) -> dict[str, object] | None:
+    """The ``analyze`` keyword arguments of ``args`` when they are ``analyze`` then paths and at most
+    one each of ``-f/--format X`` and ``-o/--output X`` in any order, every path and value plain
+    (not starting with ``-`` unless exactly ``-``); None for anything else."""
+    if not args or args[0] != "analyze" or any(k.startswith(("_LOGDOCTOR_COMPLETE", "_TYPER_COMPLETE"))
+                                                for k in os.environ):
+        return None
+    paths: list[str] = []
+    given: dict[str, str] = {}
+    rest = iter(args[1:])
+    for arg in rest:
+        if arg in _FAST_OPTIONS:
+            value = next(rest, None)
+            key = _FAST_OPTIONS[arg]
+            if value is None or not _plain(value) or key in given:
+                return None
+            given[key] = value
+        elif _plain(arg):
+            paths.append(arg)
+        else:
+            return None
+    if not paths:
+        return None
+    return {"paths": paths, "fmt": given.get("fmt", "text"), "output": given.get("output", "-")}
+
+
+def _plain(arg: str) -> bool:
+    return arg == "-" or not arg.startswith("-")
+
+
+def fast(argv: list[str] | None) -> int | None:
+    """Run ``argv`` (default ``sys.argv[1:]``) here when ``fast_args`` reads it; None: ask typer."""
+    kwargs = fast_args(sys.argv[1:] if argv is None else argv)
+    if kwargs is None:
+        return None
+    prepare()
+    return guard(lambda: analyze(**kwargs), argv)  # type: ignore[arg-type]
+
+
+def prepare() -> None:
+    if os.environ.get("NO_COLOR"):
+        os.environ.setdefault("TERM", "dumb")
+
+
+def guard(call: Callable[[], object], argv: list[str] | None) -> int:
+    """Run a command: its errors as one line and an exit code (see ``main`` in logdoctor.cli)."""
+    try:
+        rv = call()
+        flush_stdout()  # here, where a full disk is an error, not at exit where it is a traceback
+    except Done as done:
+        return exit_with(done.code, argv)
+    except LogdoctorError as err:
+        say(f"logdoctor: error: {err}")
+        return exit_with(ExitCode.BAD_INPUT, argv)
+    except KeyboardInterrupt:
+        say("logdoctor: interrupted")
+        return exit_with(130, argv)
+    except SystemExit as ex:  # click turns a closed stdout (EPIPE) into a silent exit 1
+        if not isinstance(ex.__context__, BrokenPipeError):
+            raise
+        return closed_pipe(argv)
+    except BrokenPipeError:
+        return closed_pipe(argv)
+    except OSError as err:  # an output the renderers write as they go (tail, echo) failed: ENOSPC, EBADF, EIO
+        drop_stdout()
+        say(f"logdoctor: error: cannot write output ({err.strerror or err})")
+        return exit_with(ExitCode.BAD_INPUT, argv)
+    return exit_with(int(rv) if isinstance(rv, int) else ExitCode.OK, argv)
+
+
+def analyze(
+    paths: list[str],
+    fmt: str = "text",
+    output: str = "-",
+    field_map: list[str] | None = None,
+    steps_per_epoch: int | None = None,
+    verbose: int = 0,
+    quiet: bool = False,
+    reports: bool = False,
+    plot: str | None = None,
+    jobs: int | None = None,
+    config: str | None = None,
+    select: list[str] | None = None,
+    ignore: list[str] | None = None,
+    max_memory: str | None = None,
+    stride: str | None = None,
+    executor: str | None = None,
+) -> int:
+    """The ``analyze`` command (its options are documented in logdoctor.cli)."""
+    from logdoctor import pipeline
+    from logdoctor.renderers import get_renderer
+    from logdoctor.renderers.output import write_output
+
+    get_renderer(fmt)
+    cfg = make_config(config, field_map, steps_per_epoch, select, ignore, max_memory=max_memory, stride=stride)
+    if is_fleet(paths, executor):
+        results = run_fleet(paths, cfg, jobs, executor, fmt, output)
+        return worst(ExitCode.BAD_INPUT if r.error else ExitCode.OK for r in results)
+    outcomes = emit(pipeline.analyze_paths(paths, cfg, jobs), fmt, -1 if quiet else verbose, output, paths,
+                    reports)
+    done = [o.report for o in outcomes if o.report]
+    if plot and done:
+        from logdoctor.renderers.plots import plot_renderer_for  # plot code only when a plot is asked for
+
+        write_output(plot_renderer_for(plot)().render_many(done), plot, inputs=paths)
+    return worst(ExitCode.BAD_INPUT if o.error else ExitCode.OK for o in outcomes)
+
+
+def is_fleet(paths: list[str], executor: str | None) -> bool:
+    """The fleet report is asked for (``--executor``), or an input is a fleet address."""
+    from logdoctor.ingest.fleet import is_fleet
+
+    return executor is not None or any(is_fleet(p) for p in paths)
+
+
+def run_fleet(paths: list[str], cfg: AnalysisConfig, jobs: int | None, executor: str | None, fmt: str,
+                output: str) -> list[RunResult]:
+    """Analyse a fleet and write its report; errors and skipped files to stderr. Returns the runs
+    that count (the skipped ones left out)."""
+    from logdoctor.executors import analyze_fleet
+    from logdoctor.renderers import fleet
+    from logdoctor.renderers.output import write_output
+
+    if fmt not in ("text", "json", "html"):
+        raise ConfigError(f"--format: a fleet report is text, json or html, got {fmt!r}")
+    pages = fleet.PageWriter(output, inputs=paths) if fmt == "html" else None  # checked before any work
+    progress = fleet_progress()
+
+    def done(index: int, result: RunResult) -> RunResult | None:
+        if progress is not None:
+            progress(index, result)
+        return pages.page(index, result) if pages is not None else None
+
+    results = analyze_fleet(paths, cfg, jobs, executor or "local", html=fmt == "html", done=done)
+    for r in results:
+        if r.error:
+            say(f"logdoctor: note: skipped {r.error} (found in a directory)" if r.skipped
+                else f"logdoctor: error: {r.error}")
+    if pages is not None:
+        pages.index(results)
+    results = [r for r in results if not r.skipped]
+    if pages is None:
+        write_output((fleet.render_fleet_json if fmt == "json" else fleet.render_fleet_text)(results), output,
+                     inputs=paths)
+    return results
+
+
+def fleet_progress() -> Callable[[int, RunResult], None] | None:
+    """On a terminal, a line on stderr counting the runs as they finish (cleared at the end)."""
+    if not (sys.stderr is not None and sys.stderr.isatty()):
+        return None
+    lock, count = threading.Lock(), [0]
+
+    def done(index: int, result: RunResult) -> None:
+        with lock:
+            count[0] += 1
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.write(f"\rlogdoctor: {count[0]} runs analysed\x1b[K")
+                sys.stderr.flush()
+
+    return done
+
+
+def split(values: list[str] | None) -> tuple[str, ...]:
+    return tuple(v.strip() for item in values or [] for v in item.split(",") if v.strip())
+
+
+def make_config(
+    config: str | None,
+    field_map: list[str] | None,
+    spe: int | None,
+    select: list[str] | None,
+    ignore: list[str] | None,
+    fail_on: str | None = None,
+    max_memory: str | None = None,
+    stride: str | None = None,
+) -> AnalysisConfig:
+    from logdoctor import configfile
+    from logdoctor.ingest import memory
+
+    startup.done()  # every command that reads a log passes here once its modules are loaded
+    try:
+        severity = Severity.parse(fail_on) if fail_on else None
+    except ValueError as err:
+        raise ConfigError(f"--fail-on: {err}") from None
+    fields = FieldMap.parse(field_map) if field_map else None
+    given = None
+    if stride is not None:  # read here, not by typer: a bad value is one line, not a usage screen
+        given = configfile.check_stride(int(stride) if stride.strip().isdigit() else stride, "--stride")
+    cfg = configfile.resolve(config, note=lambda text: say(f"logdoctor: note: {text}"), fields=fields,
+                             steps_per_epoch=spe, select=split(select),
+                             ignore=split(ignore), fail_on=severity, stride=given)
+    return dataclasses.replace(cfg, max_memory=memory.parse_size(max_memory)) if max_memory else cfg
+
+
+def emit(
+    outcomes: list[Outcome], fmt: str, verbosity: int, output: str, paths: list[str], per_run: bool
+) -> list[Outcome]:
+    """Errors and skipped files to stderr; the reports (and the summary for several inputs) to
+    ``output``. Returns the outcomes that count (the skipped ones left out)."""
+    from logdoctor.renderers import get_renderer
+    from logdoctor.renderers.output import write_output
+
+    for o in outcomes:
+        if o.skipped:
+            say(f"logdoctor: note: skipped {o.error} (found in a directory)")
+    outcomes = [o for o in outcomes if not o.skipped]
+    for o in outcomes:
+        if o.error:
+            say(f"logdoctor: error: {o.error}")
+    cls = get_renderer(fmt)
+    if len(outcomes) > 1 or any(o.report for o in outcomes) or cls.documents_errors:
+        renderer = cls(verbosity=verbosity, color=None if output == "-" else False, per_run=per_run)
+        write_output(renderer.render_outcomes(outcomes), output, inputs=paths)
+    return outcomes
+
+
+def closed_pipe(argv: list[str] | None) -> int:
+    """The reader went away (`logdoctor check run.log | head`): the output was cut short, and a gate
+    whose report nobody read in full must not pass, so exit 2 (one line, no traceback)."""
+    drop_stdout()
+    say("logdoctor: error: stdout: the reader closed the pipe (output cut short)")
+    return exit_with(ExitCode.BAD_INPUT, argv)
+
+
+def flush_stdout() -> None:
+    if sys.stdout is not None:
+        sys.stdout.flush()
+
+
+def drop_stdout() -> None:
+    """What is still buffered for stdout goes nowhere: the interpreter's flush at exit would fail
+    again and print a traceback."""
+    from logdoctor.renderers.output import discard_into
+
+    if sys.stdout is not None:
+        with contextlib.suppress(ValueError, OSError):
+            discard_into(sys.stdout.fileno())
+
+
+def say(line: str) -> None:
+    """One line to stderr, with what the user's inputs wrote in it shown, not obeyed
+    (``sanitize.terminal``, which also leaves no escape sequence for click's ``echo`` to strip, so
+    this writes what it wrote); a stderr that cannot be written to (`2>/dev/full`) loses it quietly."""
+    try:
+        if sys.stderr is not None:
+            sys.stderr.write(sanitize.terminal(line) + "\n")
+            sys.stderr.flush()
+    except (OSError, ValueError):
+        if sys.stderr is not None:
+            with contextlib.suppress(ValueError, OSError):
+                from logdoctor.renderers.output import discard_into
+
+                discard_into(sys.stderr.fileno())
+
+
+def exit_with(code: int, argv: list[str] | None) -> int:
+    if argv is None:  # called as the console script
+        # Python's last collection at exit walks every object the run made (~0.1 s after a big
+        # log); frozen, they are left to the process's end, which frees all memory anyway
+        gc.freeze()
+        sys.exit(code)
+    return code

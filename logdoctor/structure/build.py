@@ -208,7 +208,8 @@ def build_run(
         lines_read=result.lines_read,
         records_read=result.records_read,
         lines_skipped=result.lines_skipped,
-        skip_reasons=dict(result.skip_reasons),
+        # most frequent first, then by name: one order whatever the hash seed
+        skip_reasons=dict(sorted(result.skip_reasons.items(), key=lambda kv: (-kv[1], kv[0]))),
         total_steps=result.total_steps,
         steps_per_epoch=spe,
         steps_per_epoch_given=steps_per_epoch is not None,

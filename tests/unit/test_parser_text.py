@@ -279,3 +279,29 @@ def test_nemo_megatron_reduced_train_loss_is_the_loss(tmp_path: Path) -> None:
     table = pipeline.load(_write(tmp_path, "\n".join(lines) + "\n")).table
     assert table["step"].to_list() == list(range(10))
     assert table["loss"].to_list() == [float(f"{1.3 - 0.01 * i:.4g}") for i in range(10)]
+
+
+def _tqdm_hash_bars(n: int) -> str:
+    """A tagged tqdm bar split at ``\\r``, as the skin_lesion_classifier console prints it: a bar
+    drawn with a digit (``|8  |``, ``|#1  |``) beside bars of ``#`` and blanks only (``|#   |``)."""
+    out = []
+    for i in range(n):
+        k = 10 + 2 * i
+        out.append(
+            f"Epoch 001 [Train]:   9%|8         | {k}/115 [00:32<05:37,  3.22s/it, acc=39.{i:02d}%, loss=2.{i}551]\r"
+            f"Epoch 001 [Train]:  10%|#         | {k + 1}/115 [00:38<05:17,  3.09s/it, acc=40.{i:02d}%, "
+            f"loss=2.{i}589]\n"
+        )
+    return "".join(out)
+
+
+def test_a_bar_of_hashes_never_shifts_a_value_under_another_key(tmp_path: Path) -> None:
+    # issue 28: a literal ``#`` read as the shape's value mark put ``|#   |`` lines in the shape of
+    # ``|8   |`` lines, one value short: the loss was read as acc and the loss as null
+    table = pipeline.load(_write(tmp_path, _tqdm_hash_bars(5))).table
+    hashed = table.filter(pl.col("acc") >= 40)
+    assert hashed.height == 5
+    assert hashed["loss"].to_list() == [2.0589, 2.1589, 2.2589, 2.3589, 2.4589]
+    assert hashed["acc"].to_list() == [40.0, 40.01, 40.02, 40.03, 40.04]
+    assert table["loss"].null_count() == 0
+    assert table["loss"].is_between(2.0, 2.5).all()

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TypeVar
+
+import polars as pl
 
 from logdoctor.ingest.aliases import ALIASES, FieldMap, normalize_key
 
@@ -24,6 +27,17 @@ VALUE = (
 VALUE_RE = re.compile(VALUE)
 #: The shape of a line: every value (and the blanks before it) replaced by ``#``.
 SHAPE_VALUE = r"\s*" + VALUE
+
+_Text = TypeVar("_Text", pl.Expr, pl.Series)
+
+
+def shape_of(text: _Text) -> _Text:
+    """The shape of each line: every value (and the blanks before it) replaced by ``#``, after a
+    literal ``#`` (and ``\\``) is escaped with a ``\\``. Unescaped, a tqdm bar ``|#    |`` had the
+    shape of ``|8    |`` with one value fewer, and its values were read one key over (issue 28)."""
+    escaped = text.str.replace_all("\\", "\\\\", literal=True).str.replace_all("#", "\\#", literal=True)
+    return escaped.str.replace_all(SHAPE_VALUE, "#")
+
 
 #: Lines that are source code or a Python format string, never metrics.
 CODE = (

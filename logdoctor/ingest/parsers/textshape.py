@@ -20,7 +20,7 @@ from logdoctor.ingest.parsers.textplan import (
     plan_for,
     total_loss_keys,
 )
-from logdoctor.ingest.parsers.textrules import SHAPE_VALUE, VALUE
+from logdoctor.ingest.parsers.textrules import VALUE, shape_of
 from logdoctor.model import EPOCH, LOSS, STEP
 
 MAX_LINE = 4000
@@ -94,9 +94,7 @@ def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
     has_digit = frame[MSG].str.contains(r"\d") & frame[MSG].str.contains(prefilter(fields))
     out.skips["line too long"] += int(long.sum())
     out.skips["no step"] += int((~has_digit & ~long).sum())
-    cand = frame.filter(has_digit & ~long).with_columns(
-        msg.str.replace_all(SHAPE_VALUE, "#").alias(_SHAPE)
-    )
+    cand = frame.filter(has_digit & ~long).with_columns(shape_of(msg).alias(_SHAPE))
     if cand.height == 0:
         return
     reps = cand.group_by(_SHAPE).agg(msg.first(), pl.len().alias("n"))
@@ -155,7 +153,7 @@ def rows(
         out: where rows, totals and skip counts go.
         value: expression for the i-th value of a line.
         cast: True when ``value`` gives text to convert, False when it is already typed.
-        shape: the lines' shape (textrules.SHAPE_VALUE replaced by ``#``).
+        shape: the lines' shape (textrules.shape_of).
     """
     if plan.total is not None:
         out.totals.append(_select(part, {"t": plan.total}, value, cast)["t"])

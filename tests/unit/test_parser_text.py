@@ -281,15 +281,16 @@ def test_nemo_megatron_reduced_train_loss_is_the_loss(tmp_path: Path) -> None:
     assert table["loss"].to_list() == [float(f"{1.3 - 0.01 * i:.4g}") for i in range(10)]
 
 
-def _tqdm_hash_bars(n: int) -> str:
-    """A tagged tqdm bar split at ``\\r``, as the skin_lesion_classifier console prints it: a bar
-    drawn with a digit (``|8  |``, ``|#1  |``) beside bars of ``#`` and blanks only (``|#   |``)."""
+def _tqdm_hash_bars(n: int, desc: str = "Training") -> str:
+    """tqdm bars split at ``\\r``, as the skin_lesion_classifier console prints them: a bar drawn
+    with a digit (``|8  |``) beside bars of ``#`` and blanks only (``|#   |``). A ``desc`` that no
+    progress-bar rewrite reads (textblocks) leaves the bar in the line, as the line's shape sees it."""
     out = []
     for i in range(n):
         k = 10 + 2 * i
         out.append(
-            f"Epoch 001 [Train]:   9%|8         | {k}/115 [00:32<05:37,  3.22s/it, acc=39.{i:02d}%, loss=2.{i}551]\r"
-            f"Epoch 001 [Train]:  10%|#         | {k + 1}/115 [00:38<05:17,  3.09s/it, acc=40.{i:02d}%, "
+            f"{desc}:   9%|8         | {k}/115 [00:32<05:37,  3.22s/it, acc=39.{i:02d}%, loss=2.{i}551]\r"
+            f"{desc}:  10%|#         | {k + 1}/115 [00:38<05:17,  3.09s/it, acc=40.{i:02d}%, "
             f"loss=2.{i}589]\n"
         )
     return "".join(out)
@@ -305,3 +306,20 @@ def test_a_bar_of_hashes_never_shifts_a_value_under_another_key(tmp_path: Path) 
     assert hashed["acc"].to_list() == [40.0, 40.01, 40.02, 40.03, 40.04]
     assert table["loss"].null_count() == 0
     assert table["loss"].is_between(2.0, 2.5).all()
+
+
+@pytest.mark.parametrize("tag", ["Val", "Valid", "Eval", "Test"])
+def test_a_tagged_tqdm_bar_is_a_step_and_its_eval_tag_an_eval_record(tmp_path: Path, tag: str) -> None:
+    # issue 28 (skin_lesion_classifier): ``Epoch 001 [Train]:  10%|#  | 12/115 [...]`` is read like the
+    # untagged ``Epoch N:`` bar (step = (epoch - 1) * 115 + n); the ``[Val]`` bars are evaluations
+    text = _tqdm_hash_bars(3, "Epoch 002 [Train]") + (
+        f"Epoch 002 [{tag}]  :   4%|4   | 1/25 [00:03<01:12,  3.01s/it, acc=56.25%, loss=1.0992]\r"
+        f"Epoch 002 [{tag}]  :   8%|8   | 2/25 [00:06<01:09,  3.01s/it, acc=60.94%, loss=1.0890]\n"
+    )
+    run = pipeline.load(_write(tmp_path, text))
+    t = run.table
+    assert t["step"].to_list() == [125, 126, 127, 128, 129, 130]
+    assert t["loss"].to_list() == [2.0551, 2.0589, 2.1551, 2.1589, 2.2551, 2.2589]
+    assert t["acc"].to_list() == [39.0, 40.0, 39.01, 40.01, 39.02, 40.02]
+    assert sorted(run.evals["val_loss"].to_list()) == [1.089, 1.0992]
+    assert sorted(run.evals["val_acc"].to_list()) == [56.25, 60.94]

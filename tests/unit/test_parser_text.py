@@ -323,3 +323,40 @@ def test_a_tagged_tqdm_bar_is_a_step_and_its_eval_tag_an_eval_record(tmp_path: P
     assert t["acc"].to_list() == [39.0, 40.0, 39.01, 40.01, 39.02, 40.02]
     assert sorted(run.evals["val_loss"].to_list()) == [1.089, 1.0992]
     assert sorted(run.evals["val_acc"].to_list()) == [56.25, 60.94]
+
+
+def test_a_bar_redrawn_at_the_same_count_is_one_step_not_an_interleaved_writer(tmp_path: Path) -> None:
+    # tqdm redraws a bar at the same count when set_postfix changes its values (skin_lesion_classifier:
+    # ``12/115 [00:38, loss=2.7589]`` then ``12/115 [00:41, loss=2.5619]``): one step, its last
+    # drawing kept, not 115 repeated steps of "interleaved writers" (LD005)
+    bars = "".join(
+        f"Epoch 001 [Train]:  {k}%|#    | {k}/115 [00:{k:02d}<05:17,  3.09s/it, acc=39.{k:02d}%, loss=2.{k:02d}]\r"
+        f"Epoch 001 [Train]:  {k}%|#    | {k}/115 [00:{k + 1:02d}<05:17,  3.09s/it, acc=40.{k:02d}%, loss=1.{k:02d}]\r"
+        for k in range(1, 40)
+    )
+    run = pipeline.load(_write(tmp_path, bars + "\n"))
+    assert run.table["step"].to_list() == list(range(1, 40))
+    assert run.table["loss"].to_list() == [float(f"1.{k:02d}") for k in range(1, 40)]
+    assert run.meta.repeated_steps == 0 and run.meta.overwritten_steps == 0
+    assert run.meta.skip_reasons["progress-bar redraw"] == 39
+    assert "LD005" not in {f.code for f in pipeline.analyze(run).findings}
+
+
+def test_a_bar_at_zero_is_no_step_of_its_own_and_no_resume(tmp_path: Path) -> None:
+    # ``Epoch 002 [Train]:   0%|  | 0/115 [00:03<?, ?it/s, loss=1.65]``: no batch of epoch 2 is done, so
+    # its step (epoch 1's 115/115) is no second write of that step, and no counter reset (LD003)
+    def epoch(e: int) -> str:
+        out = f"Epoch {e:03d} [Train]:   0%|     | 0/40 [00:03<?, ?it/s, acc=1{e}.00%, loss=3.{e}000]\r"
+        return out + "".join(
+            f"Epoch {e:03d} [Train]:  {k}%|#    | {k}/40 [00:{k:02d}<05:17,  3.09s/it, acc=4{e}.{k:02d}%, "
+            f"loss={e}.{k:02d}]\r"
+            for k in range(1, 41)
+        )
+
+    run = pipeline.load(_write(tmp_path, epoch(1) + "\n" + epoch(2) + "\n" + epoch(3) + "\n"))
+    assert run.table["step"].to_list() == list(range(1, 121))
+    assert run.table["loss"].to_list()[38:42] == [1.39, 1.40, 2.01, 2.02]
+    assert run.meta.resumes == 0 and run.meta.repeated_steps == 0 and run.meta.overwritten_steps == 0
+    assert run.meta.skip_reasons["progress bar at 0/N"] == 3
+    codes = {f.code for f in pipeline.analyze(run).findings}
+    assert "LD003" not in codes and "LD005" not in codes

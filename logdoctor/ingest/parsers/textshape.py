@@ -127,6 +127,36 @@ def _lossless(plan: Plan) -> bool:
     return plan.role == "no loss value" and STEP in plan.train and plan.total is not None
 
 
+def _last_drawings(table: pl.DataFrame, out: Extracted) -> pl.DataFrame:
+    """One row per batch count: tqdm redraws a bar at the same count when ``set_postfix`` changes
+    its values (``12/115 [00:38, loss=2.76]`` then ``12/115 [00:41, loss=2.56]``); the last drawing
+    is kept, as a repeated step keeps its last write, and the others are no repeated steps of
+    interleaved writers (LD005, issue 28)."""
+    again = (pl.col(STEP) == pl.col(STEP).shift(-1)).fill_null(False)
+    redrawn = int(table.select(again.sum()).item() or 0)
+    if not redrawn:
+        return table
+    out.skips["progress-bar redraw"] += redrawn
+    return table.filter(~again)
+
+
+def drop_bar_starts(table: pl.DataFrame, skips: Counter[str]) -> pl.DataFrame:
+    """Rows without the ``0/N`` drawings of a progress bar that counts completed batches (one
+    that reaches ``N/N``): at 0 no batch of the epoch is done, and the step the count gives is
+    the one the previous epoch's ``N/N`` wrote (read as a counter reset, LD003, issue 28).
+    Batch indices from 0 (never ``N/N``) are left alone."""
+    if BATCHES not in table.columns or BATCHES_TOTAL not in table.columns:
+        return table
+    if not (table[BATCHES] == table[BATCHES_TOTAL]).any():
+        return table
+    start = (pl.col(BATCHES) == 0).fill_null(False)
+    n = int(table.select(start.sum()).item() or 0)
+    if n:
+        skips["progress bar at 0/N"] += n
+        table = table.filter(~start)
+    return table
+
+
 def list_value(i: int) -> pl.Expr:
     """The i-th value of a line, from the list that ``extract`` built."""
     return pl.col(_VALS).list.get(i, null_on_oob=True)
@@ -172,7 +202,7 @@ def rows(
     if plan.derived_step:
         first = pl.col(EPOCH).min().clip(upper_bound=1)  # 1-based (word LM) or 0-based (Lightning)
         step = (pl.col(EPOCH) - first) * pl.col(BATCHES_TOTAL) + pl.col(BATCHES)
-        table = table.with_columns(step.alias(STEP))
+        table = _last_drawings(table.with_columns(step.alias(STEP)), out)
     if plan.ppl is not None:
         table = table.with_columns(pl.col(plan.ppl).log().alias(LOSS))
         out.ppl_loss = True

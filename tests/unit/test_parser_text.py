@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import polars as pl
@@ -360,3 +361,27 @@ def test_a_bar_at_zero_is_no_step_of_its_own_and_no_resume(tmp_path: Path) -> No
     assert run.meta.skip_reasons["progress bar at 0/N"] == 3
     codes = {f.code for f in pipeline.analyze(run).findings}
     assert "LD003" not in codes and "LD005" not in codes
+
+
+# tests/data/excerpts/skin_lesion_tqdm_train_val_bars.txt: records of training_console.log in
+# Akash05-kr/skin_lesion_classifier (commit f28cf46a510192d80aee815d14545758ff4131bc; licence not
+# checked: kept as a short format sample only), bytes unchanged, lines and ``\r`` records elided
+# between them: epoch 1's first 32 bar records, its last train and first and last val bars, the
+# epoch summary, and epoch 2's first 12 bar records.
+SKIN_LESION = Path(__file__).resolve().parents[1] / "data" / "excerpts" / "skin_lesion_tqdm_train_val_bars.txt"
+
+
+def test_real_tagged_tqdm_bars_keep_every_value_under_its_own_key() -> None:
+    # issue 28: this console printed "NaN/inf loss 945 steps" and blamed non-finite loss at 99%
+    run = pipeline.load(str(SKIN_LESION))
+    t = run.table
+    assert t["loss"].null_count() == 0 and t["loss"].is_finite().all()
+    assert pipeline.summarize(run).nonfinite_loss_steps == 0
+    # each step holds a (loss, acc) pair one drawing of the bar printed at its count
+    text = SKIN_LESION.read_text(encoding="latin-1")
+    pairs = {(float(a), float(b)) for a, b in re.findall(r"acc=([\d.]+)%, loss=([\d.]+)", text)}
+    assert all((a, b) in pairs for a, b in zip(t["acc"], t["loss"], strict=True))
+    assert t.filter(pl.col("step") == 12).select("acc", "loss").row(0) == (39.42, 2.5619)
+    assert t["step"].to_list() == [*range(1, 16), 114, 115, *range(116, 121)]
+    assert run.evals["val_loss"].drop_nulls().to_list()[-1] == 0.9999
+    assert run.meta.resumes == 0

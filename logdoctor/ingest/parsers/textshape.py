@@ -142,14 +142,15 @@ def _last_drawings(table: pl.DataFrame, out: Extracted) -> pl.DataFrame:
 
 def drop_bar_starts(table: pl.DataFrame, skips: Counter[str]) -> pl.DataFrame:
     """Rows without the ``0/N`` drawings of a progress bar that counts completed batches (one
-    that reaches ``N/N``): at 0 no batch of the epoch is done, and the step the count gives is
-    the one the previous epoch's ``N/N`` wrote (read as a counter reset, LD003, issue 28).
-    Batch indices from 0 (never ``N/N``) are left alone."""
+    that reaches ``N/N``) whose step another row writes: at 0 no batch of the epoch is done, and
+    the step the count gives is the one the previous epoch's ``N/N`` wrote (read as a counter
+    reset, LD003, issue 28). Batch indices from 0 (never ``N/N``) and counters beside a global
+    step (NeMo ``iteration 0/9 | global_step: 0``: no step written twice) are left alone."""
     if BATCHES not in table.columns or BATCHES_TOTAL not in table.columns:
         return table
     if not (table[BATCHES] == table[BATCHES_TOTAL]).any():
         return table
-    start = (pl.col(BATCHES) == 0).fill_null(False)
+    start = ((pl.col(BATCHES) == 0) & pl.col(STEP).is_duplicated()).fill_null(False)
     n = int(table.select(start.sum()).item() or 0)
     if n:
         skips["progress bar at 0/N"] += n

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TypeVar
 
 import polars as pl
 
@@ -28,15 +27,15 @@ VALUE_RE = re.compile(VALUE)
 #: The shape of a line: every value (and the blanks before it) replaced by ``#``.
 SHAPE_VALUE = r"\s*" + VALUE
 
-_Text = TypeVar("_Text", pl.Expr, pl.Series)
 
-
-def shape_of(text: _Text) -> _Text:
+def shape_of(lines: pl.Series) -> pl.Series:
     """The shape of each line: every value (and the blanks before it) replaced by ``#``, after a
     literal ``#`` (and ``\\``) is escaped with a ``\\``. Unescaped, a tqdm bar ``|#    |`` had the
-    shape of ``|8    |`` with one value fewer, and its values were read one key over (issue 28)."""
-    escaped = text.str.replace_all("\\", "\\\\", literal=True).str.replace_all("#", "\\#", literal=True)
-    return escaped.str.replace_all(SHAPE_VALUE, "#")
+    shape of ``|8    |`` with one value fewer, and its values were read one key over (issue 28).
+    The escape runs only when some line holds a ``#`` or ``\\`` (the test is ~10x cheaper)."""
+    if lines.str.contains("#", literal=True).any() or lines.str.contains("\\", literal=True).any():
+        lines = lines.str.replace_all("\\", "\\\\", literal=True).str.replace_all("#", "\\#", literal=True)
+    return lines.str.replace_all(SHAPE_VALUE, "#")
 
 
 #: Lines that are source code or a Python format string, never metrics.

@@ -94,7 +94,8 @@ def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
     has_digit = frame[MSG].str.contains(r"\d") & frame[MSG].str.contains(prefilter(fields))
     out.skips["line too long"] += int(long.sum())
     out.skips["no step"] += int((~has_digit & ~long).sum())
-    cand = frame.filter(has_digit & ~long).with_columns(shape_of(msg).alias(_SHAPE))
+    cand = frame.filter(has_digit & ~long)
+    cand = cand.with_columns(shape_of(cand[MSG]).alias(_SHAPE))
     if cand.height == 0:
         return
     reps = cand.group_by(_SHAPE).agg(msg.first(), pl.len().alias("n"))

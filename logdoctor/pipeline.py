@@ -114,7 +114,6 @@ def _epochs_seen(epoch: np.ndarray) -> float | None:
 def summarize(run: Run) -> SeriesSummary:
     """The run at a glance (the JSON ``series`` block)."""
     t = run.table
-    loss = t[LOSS].to_numpy()
     spe = run.meta.steps_per_epoch
     first = int(t[STEP][0]) if t.height else None
     last = int(t[STEP][-1]) if t.height else None
@@ -133,7 +132,8 @@ def summarize(run: Run) -> SeriesSummary:
         epochs=epochs,
         resumes=run.meta.resumes,
         duplicate_steps=run.meta.overwritten_steps + run.meta.duplicate_steps,
-        nonfinite_loss_steps=int((~np.isfinite(loss)).sum()),
+        # a null loss is a row without a loss value, not a NaN/inf one (issue 28)
+        nonfinite_loss_steps=int(t[LOSS].is_nan().sum()) + int(t[LOSS].is_infinite().sum()),
         columns=tuple(c for c in t.columns if run.has(c)),
     )
 

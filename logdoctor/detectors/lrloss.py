@@ -53,8 +53,9 @@ def loss_response(run: Run, loss: Series, c: LrChange) -> LossResponse:
     """Compare the loss after ``c`` with its median over the rows just before it."""
     i = int(np.searchsorted(loss.steps, c.step))
     pre = loss.values[max(0, i - BEFORE_ROWS) : i]
-    steps = run.table[STEP].to_numpy()
-    raw = run.table[LOSS].to_numpy().astype(np.float64)
+    rows = run.table.drop_nulls(LOSS)  # a row without a loss value is no NaN/inf loss (issue 28)
+    steps = rows[STEP].to_numpy()
+    raw = rows[LOSS].to_numpy().astype(np.float64)
     j = int(np.searchsorted(steps, c.step))
     win_steps, win = steps[j : j + AFTER_ROWS], raw[j : j + AFTER_ROWS]
     if pre.size == 0 or win.size == 0:

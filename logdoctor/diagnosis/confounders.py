@@ -118,9 +118,10 @@ def from_findings(findings: Sequence[Finding]) -> list[Cause]:
     return out
 
 
-def nonfinite(steps: np.ndarray, loss: np.ndarray) -> Cause | None:
-    """Any NaN/inf loss."""
-    bad = ~np.isfinite(loss)
+def nonfinite(steps: np.ndarray, loss: np.ndarray, missing: np.ndarray | None = None) -> Cause | None:
+    """Any NaN/inf loss; a row whose loss is ``missing`` (null: no value read, which to_numpy
+    turns into NaN) holds no loss, not a non-finite one (issue 28)."""
+    bad = ~np.isfinite(loss) if missing is None else ~np.isfinite(loss) & ~missing
     if not bad.any():
         return None
     return Cause(

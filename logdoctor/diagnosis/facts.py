@@ -218,7 +218,7 @@ def gather(
     if usable and x is not None:
         by_length |= lengthrise.length_matched(findings, steps, loss, x)
     found = [
-        cf.nonfinite(steps, loss),
+        cf.nonfinite(steps, loss, run.table[LOSS].is_null().to_numpy()),
         # a fresh run appended to the log left nothing before it: only restarts inside the kept
         # trajectory (a step above its first) can shape the loss
         cf.resumed(

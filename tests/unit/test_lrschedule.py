@@ -5,12 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 
 from logdoctor import pipeline
 from logdoctor.detectors import lrcause, lrevents
 from logdoctor.detectors.lrschedule import LrScheduleDetector
 from logdoctor.detectors.nonfinite import DivergenceDetector
+from logdoctor.model import Run
 from tests.unit.synth import healthy, make_run
 
 
@@ -139,3 +141,16 @@ def test_a_cosine_run_a_few_steps_past_its_total_is_not_a_rise() -> None:
     assert "LD602" not in _codes(lr)
     lr[300:] = np.linspace(lr[300], 2e-3, 112)  # a material smooth rise after the peak still is one
     assert "LD602" in _codes(lr)
+
+
+def test_a_missing_loss_after_an_lr_jump_is_no_nan() -> None:
+    # issue 28: a row without a loss value (null) is no NaN/inf loss in the lr-cause clause
+    lr = _warmup_cosine_lr(1000)
+    lr[600:] *= 80.0
+    run = make_run(healthy(1000, 2), lr=lr)
+    null = pl.int_range(pl.len()).is_between(601, 603)
+    run = Run(run.table.with_columns(pl.when(null).then(None).otherwise(pl.col("loss")).alias("loss")), run.meta)
+    found = {f.code: f for f in LrScheduleDetector().analyze(run).findings}
+    assert "LD603" in found
+    assert found["LD603"].evidence["loss_nonfinite"] is False
+    assert "NaN" not in found["LD603"].message

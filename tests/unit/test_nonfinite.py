@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 import pytest
 
+from logdoctor import pipeline
 from logdoctor.detectors.nonfinite import DivergenceDetector, NonFiniteDetector
 from logdoctor.detectors.tooshort import TooShortDetector
-from logdoctor.model import Severity
+from logdoctor.model import Run, Severity
 from tests.unit.synth import healthy, make_run, warmup_cosine
 
 
@@ -118,3 +120,30 @@ def test_divergence_that_rises_again_to_the_end_says_so() -> None:
     found = DivergenceDetector().analyze(make_run(recovered * np.exp(rng.normal(0, 0.005, up.size)))).findings
     assert [f.code for f in found] == ["LD002"]
     assert "rises_again" not in found[0].evidence and "rising again" not in found[0].message
+
+
+def _with_missing_losses(loss: np.ndarray, missing: slice) -> Run:
+    """A Run whose loss is null (no value read: a parser left it empty) at ``missing``."""
+    run = make_run(loss)
+    null = pl.int_range(pl.len()).is_between(missing.start, missing.stop - 1)
+    return Run(run.table.with_columns(pl.when(null).then(None).otherwise(pl.col("loss")).alias("loss")), run.meta)
+
+
+def test_a_null_loss_is_no_loss_not_a_nonfinite_one() -> None:
+    # issue 28: rows without a loss value were counted as "NaN/inf loss 945 steps" and blamed on
+    # non-finite loss (confidence 99%) though the log held no nan
+    run = _with_missing_losses(healthy(600, 3), slice(200, 230))
+    assert run.table["loss"].null_count() == 30 and run.table["loss"].is_nan().sum() == 0
+    assert pipeline.summarize(run).nonfinite_loss_steps == 0
+    report = pipeline.analyze(run)
+    assert "LD001" not in {f.code for f in report.findings}
+    assert "non-finite" not in report.verdict.cause and "NaN" not in report.verdict.summary
+
+
+def test_a_nan_beside_null_losses_is_counted_alone() -> None:
+    loss = healthy(600, 4)
+    loss[300] = np.nan
+    run = _with_missing_losses(loss, slice(200, 230))
+    assert pipeline.summarize(run).nonfinite_loss_steps == 1
+    (f,) = NonFiniteDetector().analyze(run).findings
+    assert (f.first_step, f.evidence["n_nonfinite"]) == (301, 1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import polars as pl
@@ -279,3 +280,108 @@ def test_nemo_megatron_reduced_train_loss_is_the_loss(tmp_path: Path) -> None:
     table = pipeline.load(_write(tmp_path, "\n".join(lines) + "\n")).table
     assert table["step"].to_list() == list(range(10))
     assert table["loss"].to_list() == [float(f"{1.3 - 0.01 * i:.4g}") for i in range(10)]
+
+
+def _tqdm_hash_bars(n: int, desc: str = "Training") -> str:
+    """tqdm bars split at ``\\r``, as the skin_lesion_classifier console prints them: a bar drawn
+    with a digit (``|8  |``) beside bars of ``#`` and blanks only (``|#   |``). A ``desc`` that no
+    progress-bar rewrite reads (textblocks) leaves the bar in the line, as the line's shape sees it."""
+    out = []
+    for i in range(n):
+        k = 10 + 2 * i
+        out.append(
+            f"{desc}:   9%|8         | {k}/115 [00:32<05:37,  3.22s/it, acc=39.{i:02d}%, loss=2.{i}551]\r"
+            f"{desc}:  10%|#         | {k + 1}/115 [00:38<05:17,  3.09s/it, acc=40.{i:02d}%, "
+            f"loss=2.{i}589]\n"
+        )
+    return "".join(out)
+
+
+def test_a_bar_of_hashes_never_shifts_a_value_under_another_key(tmp_path: Path) -> None:
+    # issue 28: a literal ``#`` read as the shape's value mark put ``|#   |`` lines in the shape of
+    # ``|8   |`` lines, one value short: the loss was read as acc and the loss as null
+    table = pipeline.load(_write(tmp_path, _tqdm_hash_bars(5))).table
+    hashed = table.filter(pl.col("acc") >= 40)
+    assert hashed.height == 5
+    assert hashed["loss"].to_list() == [2.0589, 2.1589, 2.2589, 2.3589, 2.4589]
+    assert hashed["acc"].to_list() == [40.0, 40.01, 40.02, 40.03, 40.04]
+    assert table["loss"].null_count() == 0
+    assert table["loss"].is_between(2.0, 2.5).all()
+
+
+@pytest.mark.parametrize("tag", ["Val", "Valid", "Eval", "Test"])
+def test_a_tagged_tqdm_bar_is_a_step_and_its_eval_tag_an_eval_record(tmp_path: Path, tag: str) -> None:
+    # issue 28 (skin_lesion_classifier): ``Epoch 001 [Train]:  10%|#  | 12/115 [...]`` is read like the
+    # untagged ``Epoch N:`` bar (step = (epoch - 1) * 115 + n); the ``[Val]`` bars are evaluations
+    text = _tqdm_hash_bars(3, "Epoch 002 [Train]") + (
+        f"Epoch 002 [{tag}]  :   4%|4   | 1/25 [00:03<01:12,  3.01s/it, acc=56.25%, loss=1.0992]\r"
+        f"Epoch 002 [{tag}]  :   8%|8   | 2/25 [00:06<01:09,  3.01s/it, acc=60.94%, loss=1.0890]\n"
+    )
+    run = pipeline.load(_write(tmp_path, text))
+    t = run.table
+    assert t["step"].to_list() == [125, 126, 127, 128, 129, 130]
+    assert t["loss"].to_list() == [2.0551, 2.0589, 2.1551, 2.1589, 2.2551, 2.2589]
+    assert t["acc"].to_list() == [39.0, 40.0, 39.01, 40.01, 39.02, 40.02]
+    assert sorted(run.evals["val_loss"].to_list()) == [1.089, 1.0992]
+    assert sorted(run.evals["val_acc"].to_list()) == [56.25, 60.94]
+
+
+def test_a_bar_redrawn_at_the_same_count_is_one_step_not_an_interleaved_writer(tmp_path: Path) -> None:
+    # tqdm redraws a bar at the same count when set_postfix changes its values (skin_lesion_classifier:
+    # ``12/115 [00:38, loss=2.7589]`` then ``12/115 [00:41, loss=2.5619]``): one step, its last
+    # drawing kept, not 115 repeated steps of "interleaved writers" (LD005)
+    bars = "".join(
+        f"Epoch 001 [Train]:  {k}%|#    | {k}/115 [00:{k:02d}<05:17,  3.09s/it, acc=39.{k:02d}%, loss=2.{k:02d}]\r"
+        f"Epoch 001 [Train]:  {k}%|#    | {k}/115 [00:{k + 1:02d}<05:17,  3.09s/it, acc=40.{k:02d}%, loss=1.{k:02d}]\r"
+        for k in range(1, 40)
+    )
+    run = pipeline.load(_write(tmp_path, bars + "\n"))
+    assert run.table["step"].to_list() == list(range(1, 40))
+    assert run.table["loss"].to_list() == [float(f"1.{k:02d}") for k in range(1, 40)]
+    assert run.meta.repeated_steps == 0 and run.meta.overwritten_steps == 0
+    assert run.meta.skip_reasons["progress-bar redraw"] == 39
+    assert "LD005" not in {f.code for f in pipeline.analyze(run).findings}
+
+
+def test_a_bar_at_zero_is_no_step_of_its_own_and_no_resume(tmp_path: Path) -> None:
+    # ``Epoch 002 [Train]:   0%|  | 0/115 [00:03<?, ?it/s, loss=1.65]``: no batch of epoch 2 is done, so
+    # its step (epoch 1's 115/115) is no second write of that step, and no counter reset (LD003)
+    def epoch(e: int) -> str:
+        out = f"Epoch {e:03d} [Train]:   0%|     | 0/40 [00:03<?, ?it/s, acc=1{e}.00%, loss=3.{e}000]\r"
+        return out + "".join(
+            f"Epoch {e:03d} [Train]:  {k}%|#    | {k}/40 [00:{k:02d}<05:17,  3.09s/it, acc=4{e}.{k:02d}%, "
+            f"loss={e}.{k:02d}]\r"
+            for k in range(1, 41)
+        )
+
+    run = pipeline.load(_write(tmp_path, epoch(1) + "\n" + epoch(2) + "\n" + epoch(3) + "\n"))
+    assert run.table["step"].to_list() == list(range(121))  # epoch 1's 0/40 writes no other row's step
+    assert run.table["loss"].to_list()[39:43] == [1.39, 1.40, 2.01, 2.02]
+    assert run.meta.resumes == 0 and run.meta.repeated_steps == 0 and run.meta.overwritten_steps == 0
+    assert run.meta.skip_reasons["progress bar at 0/N"] == 2
+    codes = {f.code for f in pipeline.analyze(run).findings}
+    assert "LD003" not in codes and "LD005" not in codes
+
+
+# tests/data/excerpts/skin_lesion_tqdm_train_val_bars.txt: records of training_console.log in
+# Akash05-kr/skin_lesion_classifier (commit f28cf46a510192d80aee815d14545758ff4131bc; licence not
+# checked: kept as a short format sample only), bytes unchanged, lines and ``\r`` records elided
+# between them: epoch 1's first 32 bar records, its last train and first and last val bars, the
+# epoch summary, and epoch 2's first 12 bar records.
+SKIN_LESION = Path(__file__).resolve().parents[1] / "data" / "excerpts" / "skin_lesion_tqdm_train_val_bars.txt"
+
+
+def test_real_tagged_tqdm_bars_keep_every_value_under_its_own_key() -> None:
+    # issue 28: this console printed "NaN/inf loss 945 steps" and blamed non-finite loss at 99%
+    run = pipeline.load(str(SKIN_LESION))
+    t = run.table
+    assert t["loss"].null_count() == 0 and t["loss"].is_finite().all()
+    assert pipeline.summarize(run).nonfinite_loss_steps == 0
+    # each step holds a (loss, acc) pair one drawing of the bar printed at its count
+    text = SKIN_LESION.read_text(encoding="latin-1")
+    pairs = {(float(a), float(b)) for a, b in re.findall(r"acc=([\d.]+)%, loss=([\d.]+)", text)}
+    assert all((a, b) in pairs for a, b in zip(t["acc"], t["loss"], strict=True))
+    assert t.filter(pl.col("step") == 12).select("acc", "loss").row(0) == (39.42, 2.5619)
+    assert t["step"].to_list() == [*range(16), 114, 115, *range(116, 121)]
+    assert run.evals["val_loss"].drop_nulls().to_list()[-1] == 0.9999
+    assert run.meta.resumes == 0

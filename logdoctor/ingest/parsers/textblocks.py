@@ -20,6 +20,18 @@ _BARE = (
         r"^\s*(Epoch \d+):\s+\d{1,3}%\|[^|]*\|\s*(\d+)/(\d+)\s*\[[^,\]]*(?:,\s*[\d.]+\s*[a-z]+/[a-z]+)?,?\s*",
         "$1 | batches $2/$3 | ",
     ),
+    # the same bar with a phase tag, ``Epoch 1 [Train]:  10%|#  | 12/115 [...]`` / ``Epoch 1 [Val]  :``:
+    # the tag is kept where it names an evaluation (textrules.EVAL_MARK_RE: an eval record, issue 28)
+    (
+        r"^\s*(Epoch \d+) \[(?i:train|training)\]\s*:\s+\d{1,3}%\|[^|]*\|\s*(\d+)/(\d+)\s*"
+        r"\[[^,\]]*(?:,\s*[\d.]+\s*[a-z]+/[a-z]+)?,?\s*",
+        "$1 | batches $2/$3 | ",
+    ),
+    (
+        r"^\s*(Epoch \d+) (\[[A-Za-z][\w -]{0,20}\])\s*:\s+\d{1,3}%\|[^|]*\|\s*(\d+)/(\d+)\s*"
+        r"\[[^,\]]*(?:,\s*[\d.]+\s*[a-z]+/[a-z]+)?,?\s*",
+        "$1 $2 | batches $3/$4 | ",
+    ),
     # torchtune's tqdm description ``{epoch}|{step}|Loss: X:  3%|#  | 17/512 [...]`` (the global step in
     # current recipes, the batch in the epoch in early ones): the bar's count is no step (each step
     # is drawn twice, once with the next count)

@@ -17,9 +17,9 @@ from logdoctor.ingest.parsers.textplan import STRING_COLUMNS, Plan, plan_for, to
 from logdoctor.ingest.parsers.textrules import (
     LEVEL_PREFIX,
     RANK_PREFIX,
-    SHAPE_VALUE,
     VALUE,
     WRAPPED,
+    shape_of,
     value_spans,
 )
 from logdoctor.ingest.parsers.textshape import DURATION, NAN_WORD, Extracted, rows
@@ -89,7 +89,7 @@ def _choose(frame: pl.DataFrame, fields: FieldMap) -> _Choice | None:
     """The dominant training-line shape of the first lines (as the general path rewrites them),
     when it suits the fast path."""
     raw = frame.head(SAMPLE)[LINE]
-    shapes = apply_rules(raw).str.replace_all(SHAPE_VALUE, "#")
+    shapes = shape_of(apply_rules(raw))
     sample = pl.DataFrame({LINE: raw, "s": shapes})
     counts = sample.group_by("s").agg(pl.col(LINE).first(), pl.len()).sort("len", descending=True)
     for rep, n in zip(counts[LINE].head(3), counts["len"].head(3), strict=False):
@@ -142,7 +142,7 @@ def _compile(sep: str, tokens: list[Token], chosen: _Choice) -> _Layout:
     column = {vi: j for j, tok in enumerate(tokens) for vi in tok.values}
     line = chosen.line
     msg = _NAN_WORD.sub(r"\g<1> nan_\g<2>", line[_prefix_len(line) :])
-    shape = pl.Series([msg]).str.replace_all(SHAPE_VALUE, "#").item()
+    shape = shape_of(pl.Series([msg])).item()
     return _Layout(sep, tokens, line, chosen.plan, chosen.skip, column, shape, chosen.rules)
 
 

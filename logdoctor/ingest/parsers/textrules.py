@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import polars as pl
+
 from logdoctor.ingest.aliases import ALIASES, FieldMap, normalize_key
 
 #: One value as logs print it: fingerprints joined by ``+`` (``micro_fp``; first, since a hex digest
@@ -24,6 +26,17 @@ VALUE = (
 VALUE_RE = re.compile(VALUE)
 #: The shape of a line: every value (and the blanks before it) replaced by ``#``.
 SHAPE_VALUE = r"\s*" + VALUE
+
+
+def shape_of(lines: pl.Series) -> pl.Series:
+    """The shape of each line: every value (and the blanks before it) replaced by ``#``, after a
+    literal ``#`` (and ``\\``) is escaped with a ``\\``. Unescaped, a tqdm bar ``|#    |`` had the
+    shape of ``|8    |`` with one value fewer, and its values were read one key over (issue 28).
+    The escape runs only when some line holds a ``#`` or ``\\`` (the test is ~10x cheaper)."""
+    if lines.str.contains("#", literal=True).any() or lines.str.contains("\\", literal=True).any():
+        lines = lines.str.replace_all("\\", "\\\\", literal=True).str.replace_all("#", "\\#", literal=True)
+    return lines.str.replace_all(SHAPE_VALUE, "#")
+
 
 #: Lines that are source code or a Python format string, never metrics.
 CODE = (

@@ -20,7 +20,7 @@ from logdoctor.ingest.parsers.textplan import (
     plan_for,
     total_loss_keys,
 )
-from logdoctor.ingest.parsers.textrules import SHAPE_VALUE, VALUE
+from logdoctor.ingest.parsers.textrules import VALUE, shape_of
 from logdoctor.model import EPOCH, LOSS, STEP
 
 MAX_LINE = 4000
@@ -94,9 +94,8 @@ def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
     has_digit = frame[MSG].str.contains(r"\d") & frame[MSG].str.contains(prefilter(fields))
     out.skips["line too long"] += int(long.sum())
     out.skips["no step"] += int((~has_digit & ~long).sum())
-    cand = frame.filter(has_digit & ~long).with_columns(
-        msg.str.replace_all(SHAPE_VALUE, "#").alias(_SHAPE)
-    )
+    cand = frame.filter(has_digit & ~long)
+    cand = cand.with_columns(shape_of(cand[MSG]).alias(_SHAPE))
     if cand.height == 0:
         return
     reps = cand.group_by(_SHAPE).agg(msg.first(), pl.len().alias("n"))
@@ -129,6 +128,37 @@ def _lossless(plan: Plan) -> bool:
     return plan.role == "no loss value" and STEP in plan.train and plan.total is not None
 
 
+def _last_drawings(table: pl.DataFrame, out: Extracted) -> pl.DataFrame:
+    """One row per batch count: tqdm redraws a bar at the same count when ``set_postfix`` changes
+    its values (``12/115 [00:38, loss=2.76]`` then ``12/115 [00:41, loss=2.56]``); the last drawing
+    is kept, as a repeated step keeps its last write, and the others are no repeated steps of
+    interleaved writers (LD005, issue 28)."""
+    again = (pl.col(STEP) == pl.col(STEP).shift(-1)).fill_null(False)
+    redrawn = int(table.select(again.sum()).item() or 0)
+    if not redrawn:
+        return table
+    out.skips["progress-bar redraw"] += redrawn
+    return table.filter(~again)
+
+
+def drop_bar_starts(table: pl.DataFrame, skips: Counter[str]) -> pl.DataFrame:
+    """Rows without the ``0/N`` drawings of a progress bar that counts completed batches (one
+    that reaches ``N/N``) whose step another row writes: at 0 no batch of the epoch is done, and
+    the step the count gives is the one the previous epoch's ``N/N`` wrote (read as a counter
+    reset, LD003, issue 28). Batch indices from 0 (never ``N/N``) and counters beside a global
+    step (NeMo ``iteration 0/9 | global_step: 0``: no step written twice) are left alone."""
+    if BATCHES not in table.columns or BATCHES_TOTAL not in table.columns:
+        return table
+    if not (table[BATCHES] == table[BATCHES_TOTAL]).any():
+        return table
+    start = ((pl.col(BATCHES) == 0) & pl.col(STEP).is_duplicated()).fill_null(False)
+    n = int(table.select(start.sum()).item() or 0)
+    if n:
+        skips["progress bar at 0/N"] += n
+        table = table.filter(~start)
+    return table
+
+
 def list_value(i: int) -> pl.Expr:
     """The i-th value of a line, from the list that ``extract`` built."""
     return pl.col(_VALS).list.get(i, null_on_oob=True)
@@ -155,7 +185,7 @@ def rows(
         out: where rows, totals and skip counts go.
         value: expression for the i-th value of a line.
         cast: True when ``value`` gives text to convert, False when it is already typed.
-        shape: the lines' shape (textrules.SHAPE_VALUE replaced by ``#``).
+        shape: the lines' shape (textrules.shape_of).
     """
     if plan.total is not None:
         out.totals.append(_select(part, {"t": plan.total}, value, cast)["t"])
@@ -174,7 +204,7 @@ def rows(
     if plan.derived_step:
         first = pl.col(EPOCH).min().clip(upper_bound=1)  # 1-based (word LM) or 0-based (Lightning)
         step = (pl.col(EPOCH) - first) * pl.col(BATCHES_TOTAL) + pl.col(BATCHES)
-        table = table.with_columns(step.alias(STEP))
+        table = _last_drawings(table.with_columns(step.alias(STEP)), out)
     if plan.ppl is not None:
         table = table.with_columns(pl.col(plan.ppl).log().alias(LOSS))
         out.ppl_loss = True

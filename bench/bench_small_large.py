@@ -26,16 +26,14 @@ import json
 import math
 import os
 import random
-import struct
 import sys
 import time
-import zlib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DATA = HERE / "data"
-sys.path[:0] = [str(HERE)]
+sys.path[:0] = [str(HERE), str(ROOT)]
 
 import best  # noqa: E402
 from bench_ingest import write_log  # noqa: E402
@@ -98,29 +96,20 @@ def _history_record(step: int, items: dict[str, float]) -> bytes:
     return _ld(2, body + _ld(2, b"\x08" + _varint(step)))
 
 
+def _wandb_record(step: int, entry: dict[str, float]) -> bytes:
+    """One trainer_state entry as a history record under W&B names (``train/...``, ``eval/...``)."""
+    items = {("eval/" + k[5:] if k.startswith("eval_") else f"train/{k}"): v for k, v in entry.items() if k != "step"}
+    return _history_record(abs(step), {**items, "train/global_step": abs(step)})
+
+
 def wandb_log(path: Path, records: int, seed: int = 7) -> Path:
     """A ``.wandb`` transaction log of the trainer_state records (``train/`` and ``eval/`` names), written once."""
     if path.exists():
         return path
-    from logdoctor.ingest.wandb_records import BLOCK, MAGIC
+    from tests.wandb_support import write_log as frame  # the LevelDB block framing the tests write
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    out = bytearray(MAGIC + b"\x00")
-    for s, e in _entries(records, random.Random(seed)):
-        items = {("eval/" + k[5:] if k.startswith("eval_") else f"train/{k}"): v for k, v in e.items() if k != "step"}
-        rec = _history_record(abs(s), {**items, "train/global_step": abs(s)})
-        first = True
-        while True:  # LevelDB framing: FULL, or FIRST/MIDDLE/LAST across 32 KiB blocks
-            left = BLOCK - len(out) % BLOCK
-            if left < 7:
-                out += b"\x00" * left
-                continue
-            chunk, rec = rec[: left - 7], rec[left - 7 :]
-            kind = (1 if not rec else 2) if first else (4 if not rec else 3)
-            out += struct.pack("<IHB", zlib.crc32(chunk, zlib.crc32(bytes([kind]))), len(chunk), kind) + chunk
-            first = False
-            if not rec:
-                break
+    out = frame(_wandb_record(s, e) for s, e in _entries(records, random.Random(seed)))
     tmp = path.with_suffix(".tmp")
     tmp.write_bytes(out)
     tmp.rename(path)

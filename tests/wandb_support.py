@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import struct
 import zlib
+from collections.abc import Iterable
 
 from logdoctor.ingest.wandb_records import BLOCK, MAGIC
 
@@ -22,7 +23,7 @@ def history(step: int, **items: float) -> bytes:
     return ld(2, body + ld(2, bytes([0x08, step])))
 
 
-def write_log(records: list[bytes]) -> bytes:
+def write_log(records: Iterable[bytes]) -> bytes:
     """Frame records as wandb does: FULL, or FIRST/MIDDLE/LAST across 32 KiB blocks."""
     out = bytearray(MAGIC + b"\x00")
     for rec in records:

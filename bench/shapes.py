@@ -36,6 +36,11 @@ def _batch(rng: random.Random) -> str:
     )
 
 
+def _clock(sec: int) -> str:
+    """``HH:MM:SS`` of a second count (the time of day in the timestamped shapes)."""
+    return f"{sec // 3600 % 24:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}"
+
+
 def _loss(rng: random.Random, s: int, steps: int) -> float:
     return 2 + 2 * (1 - s / steps) + 0.2 * rng.random()
 
@@ -59,7 +64,7 @@ def timestamped(steps: int, rng: random.Random) -> Lines:
     for s in range(1, steps + 1):
         sec = 36000 + s
         yield (
-            f"2026-12-03 {sec // 3600 % 24:02d}:{sec // 60 % 60:02d}:{sec % 60:02d} step {s}/{steps}: "
+            f"2026-12-03 {_clock(sec)} step {s}/{steps}: "
             f"loss={_loss(rng, s, steps):.4f} acc={rng.random():.4f} lr={3e-4 * (1 - s / steps / 2):.3e} "
             f"tok/s={rng.randint(20000, 30000)} | batch: {_batch(rng)}"
         )
@@ -96,7 +101,7 @@ def fairseq(steps: int, rng: random.Random) -> Lines:
         loss = _loss(rng, s, steps)
         sec = s // 4
         yield (
-            f"2021-05-10 {sec // 3600 % 24:02d}:{sec // 60 % 60:02d}:{sec % 60:02d} | INFO | train_inner | "
+            f"2021-05-10 {_clock(sec)} | INFO | train_inner | "
             f"epoch {s // 5000 + 1:03d} | loss {loss:.3f} | nll_loss {loss * 0.95:.3f} | ppl {2 ** loss:.2f} | "
             f"wps {46000 + rng.random() * 500:.1f} | ups 4.44 | wpb {10400 + rng.random() * 50:.1f} | bsz 422.8 | "
             f"num_updates {s} | lr {5e-4 * min(1, s / 4000):.5g} | gnorm {rng.random() * 2:.3f} | "
@@ -109,7 +114,7 @@ def marian(steps: int, rng: random.Random) -> Lines:
     for s in range(1, steps + 1):
         sec = 36000 + s
         yield (
-            f"[2019-04-26 {sec // 3600 % 24:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}] Ep. {s // 5000 + 1} : "
+            f"[2019-04-26 {_clock(sec)}] Ep. {s // 5000 + 1} : "
             f"Up. {s} : Sen. {s * 871:,} : Cost {_loss(rng, s, steps):.8f} : Time {1 + rng.random():.2f}s : "
             f"{6800 + rng.random() * 300:.2f} words/s : L.r. {1e-4 * min(1, s / 4000):.4e}"
         )

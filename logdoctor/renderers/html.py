@@ -17,7 +17,7 @@ from logdoctor.renderers.base import Renderer
 from logdoctor.renderers.chartaxes import time_unit
 from logdoctor.renderers.rows import build_rows, facts
 from logdoctor.renderers.runlines import earlier_lines, earlier_title
-from logdoctor.renderers.spans import finding_range, finding_spans, run_wide
+from logdoctor.renderers.spans import finding_spans, run_wide
 from logdoctor.renderers.svgcharts import Axis, Chart, Line, Shade, chart_svg, scatter_svg, timeline_svg
 from logdoctor.sanitize import html as escape
 
@@ -54,10 +54,7 @@ def _shades(report: Report, charts: bool = False) -> list[Shade]:
     lo, hi = float(t.min()), float(t.max())  # type: ignore[arg-type]
     out = []
     for f in report.findings:
-        rng = finding_range(f)
-        if rng is None:
-            continue
-        for a, b in finding_spans(f):
+        for a, b in finding_spans(f):  # none for a finding without steps
             if charts and run_wide(a, b, lo, hi):
                 continue
             out.append(Shade(int(a), int(b), f.severity.label, f.code))

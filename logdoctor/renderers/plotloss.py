@@ -12,7 +12,7 @@ from logdoctor import sanitize
 from logdoctor.detectors.evalseries import main_eval_loss
 from logdoctor.detectors.robust import rolling_median
 from logdoctor.model import STEP, Report
-from logdoctor.renderers.spans import finding_range, finding_spans, run_wide
+from logdoctor.renderers.spans import finding_spans, run_wide
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -167,11 +167,10 @@ def _shade(ax: Axes, report: Report) -> None:
         return
     lo, hi = float(steps.min()), float(steps.max())  # type: ignore[arg-type]
     for f in report.findings:
-        rng = finding_range(f)
-        if f.code not in SHADED or rng is None or f.evidence.get("explained_by"):
+        if f.code not in SHADED or f.evidence.get("explained_by"):
             continue
         label, colour = SHADED[f.code]
-        for a, b in finding_spans(f):
+        for a, b in finding_spans(f):  # none for a finding without steps
             if run_wide(a, b, lo, hi):
                 continue  # drawn in the findings strip only
             ax.axvspan(a, b, color=colour, alpha=0.13, lw=0, label=None if label in seen else label)

@@ -93,12 +93,6 @@ IgnoreOpt = Annotated[
 ]
 
 
-# shared with the typer-free path (logdoctor.clirun)
-_config = clirun.make_config
-_emit = clirun.emit
-_say = clirun.say
-
-
 @app.command()
 def analyze(
     paths: PathsArg,
@@ -160,12 +154,12 @@ def check(
     get_renderer(fmt)
     if runs not in RUNS_CHOICES:
         raise ConfigError(f"--runs: expected one of {', '.join(RUNS_CHOICES)}, got {runs!r}")
-    cfg = _config(config, field_map, steps_per_epoch, select, ignore, fail_on, max_memory, stride)
+    cfg = clirun.make_config(config, field_map, steps_per_epoch, select, ignore, fail_on, max_memory, stride)
     cfg = dataclasses.replace(cfg, runs=runs)
     if clirun.is_fleet(paths, executor):
         code = worst(ExitCode(r.exit_code) for r in clirun.run_fleet(paths, cfg, jobs, executor, fmt, output))
         return ExitCode.OK if exit_zero and code == ExitCode.FINDINGS else code
-    outcomes = _emit(pipeline.analyze_paths(paths, cfg, jobs), fmt, -1 if quiet else verbose, output, paths,
+    outcomes = clirun.emit(pipeline.analyze_paths(paths, cfg, jobs), fmt, -1 if quiet else verbose, output, paths,
                      reports)
     code = worst(ExitCode(o.exit_code) for o in outcomes)
     return ExitCode.OK if exit_zero and code == ExitCode.FINDINGS else code
@@ -189,12 +183,12 @@ def plot(
 
     dest = output or (Path(path).name.split(".")[0] or "logdoctor") + ".png"
     renderer = plot_renderer_for(dest)()
-    cfg = _config(config, field_map, steps_per_epoch, None, None, max_memory=max_memory)
+    cfg = clirun.make_config(config, field_map, steps_per_epoch, None, None, max_memory=max_memory)
     run = pipeline.load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch,
                         max_memory=cfg.max_memory, stride=cfg.stride)
     report = pipeline.analyze(run, cfg)
     write_output(renderer.render(report), dest, inputs=[path])
-    _say(f"logdoctor: wrote {dest}")
+    clirun.say(f"logdoctor: wrote {dest}")
     return ExitCode.OK
 
 
@@ -225,7 +219,7 @@ def buckets(
     from logdoctor.buckets.sampler import render_sampler
     from logdoctor.renderers.output import write_output
 
-    startup.done()  # the one command that reads input without _config (see logdoctor.startup)
+    startup.done()  # the one command that reads input without clirun.make_config (see logdoctor.startup)
     if fmt not in ("text", "json") or emit not in (None, "python"):
         raise ConfigError(f"--format takes text or json, --emit python; got {fmt!r}, {emit!r}")
     values = read_lengths(lengths, column)
@@ -264,7 +258,7 @@ def compare(
     from logdoctor.renderers.output import write_output
 
     render, draw = renderer(fmt), plotter(plot) if plot else None
-    cfg = _config(config, field_map, steps_per_epoch, None, None)
+    cfg = clirun.make_config(config, field_map, steps_per_epoch, None, None)
     comparison = compare_paths(baseline, candidates, cfg, jobs, force=force)
     write_output(render(comparison), output, inputs=[baseline, *candidates])
     if plot and draw:
@@ -303,7 +297,7 @@ def parse(
     from logdoctor.renderers.tables import render_table, table_format
 
     fmt = table_format(output, table_fmt)
-    cfg = _config(config, field_map, steps_per_epoch, None, None, stride=stride)
+    cfg = clirun.make_config(config, field_map, steps_per_epoch, None, None, stride=stride)
     run = pipeline.load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch, fmt=format_in,
                         stride=cfg.stride)
     write_output(render_table(run, fmt), output, inputs=[path])
@@ -359,7 +353,7 @@ def tail(
         raise ConfigError("tail needs a log file or --glob PATTERN")
     if exit_on not in (None, "warning", "error"):
         raise ConfigError(f"--exit-on expects warning or error, got {exit_on!r}")
-    cfg = _config(config, field_map, steps_per_epoch, select, ignore, stride=stride)
+    cfg = clirun.make_config(config, field_map, steps_per_epoch, select, ignore, stride=stride)
     session = SessionOptions(fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch, select=cfg.select,
                              ignore=cfg.ignore, options=cfg.options, stride=cfg.stride)
     opts = TailOptions(
@@ -411,10 +405,10 @@ def main(argv: list[str] | None = None) -> int:
             if callable(show):
                 show()
             else:
-                _say(f"logdoctor: error: {err}")
+                clirun.say(f"logdoctor: error: {err}")
             raise clirun.Done(ExitCode.BAD_INPUT) from None
         except typer.Abort:
-            _say("logdoctor: interrupted")
+            clirun.say("logdoctor: interrupted")
             raise clirun.Done(130) from None
 
     return clirun.guard(call, argv)

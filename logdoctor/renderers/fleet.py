@@ -11,11 +11,11 @@ from pathlib import Path
 
 from logdoctor import sanitize
 from logdoctor.model import RunResult
-from logdoctor.renderers.labels import UNREADABLE
+from logdoctor.renderers.labels import STATUS_LABELS, UNREADABLE
 from logdoctor.renderers.rows import common_dir, shorten_middle, spark_blocks
 
-#: Worst first: a run that could not be read, then by the worst problem.
-STATUS_ORDER = (UNREADABLE, "error", "warning", "info", "ok")
+#: Worst first: a run that could not be read, then by its status (labels.STATUS_LABELS, best first).
+STATUS_ORDER = (UNREADABLE, *reversed(STATUS_LABELS))
 HEADER = ("run", "steps", "status", "worst problem", "batching", "loss")
 
 

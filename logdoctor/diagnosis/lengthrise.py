@@ -31,6 +31,12 @@ MATCH = 0.1
 MIN_MATCHED = 3
 
 
+def _factor(f: Finding) -> float:
+    """The rise factor the divergence was found at (its evidence), else the detector's default."""
+    given = f.evidence.get("factor")
+    return float(given) if isinstance(given, int | float) else DivergenceDetector().factor
+
+
 def length_explained(findings: Sequence[Finding], steps: np.ndarray, adjusted: np.ndarray) -> frozenset[int]:
     """First steps of the divergences (LD002) that the length-adjusted loss ``adjusted`` (per step
     of ``steps``) no longer shows, by the detector's own rule at the finding's factor.
@@ -48,9 +54,7 @@ def length_explained(findings: Sequence[Finding], steps: np.ndarray, adjusted: n
     for f in findings:
         if f.code != DIVERGENCE or f.first_step is None:
             continue
-        factor = f.evidence.get("factor")
-        detector = DivergenceDetector(factor=float(factor)) if isinstance(factor, int | float) else DivergenceDetector()
-        if not detector.find(series):
+        if not DivergenceDetector(factor=_factor(f)).find(series):
             out.add(f.first_step)
     return frozenset(out)
 
@@ -68,8 +72,7 @@ def length_matched(findings: Sequence[Finding], steps: np.ndarray, loss: np.ndar
         rows = f.evidence.get("rows_above")
         if f.code != DIVERGENCE or f.first_step is None or not isinstance(rows, int | float):
             continue
-        given = f.evidence.get("factor")
-        factor = float(given) if isinstance(given, int | float) else DivergenceDetector().factor
+        factor = _factor(f)
         start = int(np.searchsorted(steps, f.first_step))
         stretch = [i for i in range(start, min(steps.size, start + int(rows))) if ok[i]]
         before = np.flatnonzero(ok[:start])

@@ -2,8 +2,11 @@
 
 The clock is simulated, so a replay is deterministic and costs only the analyses: the trainer
 writes ``rate`` steps a second, the follower wakes every ``update`` seconds (tail's min_update)
-and the heavy pass runs whenever the session's schedule says so, its CPU cost counted as 0 (the
-most passes, hence the most looks, that the schedule allows: the strictest replay).
+and hands the lines read to the session as the follow loop does (tail/runner.py: the first content
+at once, then gathered for ``parse_gap`` seconds unless they may hold a non-finite value, and all
+of them before a heavy pass); the heavy pass runs whenever the session's schedule says so, its CPU
+cost counted as 0 (the most passes, hence the most looks, that the schedule allows: the strictest
+replay).
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from logdoctor import pipeline
 from logdoctor.model import Finding, Report, Severity
 from logdoctor.tail.events import FindingRaised, FindingRevised, FindingWithdrawn, TailEvent
 from logdoctor.tail.judge import same
+from logdoctor.tail.pending import Pending
 from logdoctor.tail.registry import default_detectors
+from logdoctor.tail.runner import TailOptions
 from logdoctor.tail.session import SessionOptions, TailSession
 
 
@@ -82,6 +87,7 @@ def replay(
     update: float = 0.5,
     opts: SessionOptions | None = None,
     final: bool = True,
+    parse_gap: float | None = None,
 ) -> Replay:
     """Feed ``path`` to a session line by line at ``rate`` steps (lines) a second."""
     opts = opts or SessionOptions()
@@ -95,16 +101,25 @@ def replay(
     out = Replay(session=session)
     fed = [0]
     session.prefix = lambda: b"".join(lines[: fed[0]])
+    parse_gap = TailOptions(()).parse_gap if parse_gap is None else parse_gap
+    pending = Pending(gap=parse_gap)
     now = 0.0
     for i in range(0, len(lines), per):
         now += update
         fed[0] = min(len(lines), i + per)
-        new = session.feed(b"".join(lines[i : i + per]), now)
+        data = b"".join(lines[i : i + per])
+        if session.parser is None or parse_gap <= 0:  # the first content: its format
+            new = session.feed(data, now)
+        else:
+            pending.add(data, now)
+            new = session.feed(pending.take(), now) if pending.due(now) else []
         if session.heavy_due(now):
+            new += session.feed(pending.take(), now)  # the pass reads every line read
             run = session.heavy_input(now)
             new += session.apply_heavy(session.heavy_call(run), 0.0, now)
-        out.add(new, min(len(lines), i + per))
+        out.add(new, fed[0])
     if final:
+        out.add(session.feed(pending.take(), now), len(lines))
         out.add(session.run_heavy(now, final=True), len(lines))
     out.report = pipeline.analyze(pipeline.load(str(path)))
     return out

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
-import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,23 +36,6 @@ def reallogs_dir(request: pytest.FixtureRequest) -> Path:
     if not (REALLOGS / "MANIFEST.tsv").is_file():
         pytest.skip("../shared/reallogs is not present")
     return REALLOGS
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """Where PYTHONDONTWRITEBYTECODE is set (as on our CI machines), every process the suite starts,
-    its xdist workers and its hundreds of ``python -m logdoctor`` runs, compiled the package's and the
-    tests' sources again (~0.17 s of CPU a run, ~4 s a worker). The controller points them at one
-    bytecode cache in a temporary folder of its own instead (PYTHONPYCACHEPREFIX: the checkout
-    stays free of __pycache__, as the setting asks), removed when the run ends."""
-    if hasattr(config, "workerinput") or not os.environ.get("PYTHONDONTWRITEBYTECODE"):
-        return
-    if os.environ.get("PYTHONPYCACHEPREFIX"):
-        return
-    cache = tempfile.mkdtemp(prefix="logdoctor-tests-pyc-")
-    os.environ["PYTHONPYCACHEPREFIX"] = cache
-    del os.environ["PYTHONDONTWRITEBYTECODE"]
-    sys.pycache_prefix, sys.dont_write_bytecode = cache, False
-    config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
 
 
 #: The machine's device nodes that a careless ``-o`` (written by rename) would replace with a file.

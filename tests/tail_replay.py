@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from logdoctor import pipeline
 from logdoctor.model import Finding, Report, Severity
 from logdoctor.tail.events import FindingRaised, FindingRevised, FindingWithdrawn, TailEvent
 from logdoctor.tail.judge import same
@@ -22,6 +21,7 @@ from logdoctor.tail.pending import Pending
 from logdoctor.tail.registry import default_detectors
 from logdoctor.tail.runner import TailOptions
 from logdoctor.tail.session import SessionOptions, TailSession
+from tests.reports import report_of
 
 
 @dataclass(slots=True)
@@ -121,7 +121,7 @@ def replay(
     if final:
         out.add(session.feed(pending.take(), now), len(lines))
         out.add(session.run_heavy(now, final=True), len(lines))
-    out.report = pipeline.analyze(pipeline.load(str(path)))
+    out.report = report_of(str(path))
     return out
 
 
@@ -154,5 +154,5 @@ def replay_document(path: Path, tmp: Path, *, saves: int = 12, opts: SessionOpti
             new += session.apply_heavy(session.heavy_call(run), 0.0, now)
         out.add(new, len(part["log_history"]))
     out.add(session.run_heavy(now, final=True), len(history))
-    out.report = pipeline.analyze(pipeline.load(str(path)))
+    out.report = report_of(str(path))
     return out

@@ -10,6 +10,7 @@ import pytest
 
 from logdoctor import pipeline
 from logdoctor.config import AnalysisConfig
+from tests.reports import report_of
 
 #: Fixtures whose canonical lines the text parser reads (fingerprint logs need the string field).
 TEXT_FIXTURES = [
@@ -37,12 +38,12 @@ TEXT_FIXTURES = [
 def test_text_fixture_verdict_matches_truth(fixtures_dir: Path, name: str) -> None:
     path = fixtures_dir / "sim" / f"{name}.log"
     truth = json.loads(path.with_name(f"{name}.truth.json").read_text())
-    report = pipeline.analyze(pipeline.load(str(path)))
+    report = report_of(str(path))
     assert report.verdict.batching == truth["expected_verdict"], report.verdict.summary
 
 
 def test_example_log_is_grouped_with_epoch_boundaries(fixtures_dir: Path) -> None:
-    report = pipeline.analyze(pipeline.load(str(fixtures_dir / "example.log")))
+    report = report_of(str(fixtures_dir / "example.log"))
     truth = json.loads((fixtures_dir / "example.truth.json").read_text())
     assert report.verdict.batching == "grouped"  # HF-style megabatches: a warning, not LD501
     assert "LD505" in {f.code for f in report.findings}

@@ -11,6 +11,7 @@ import pytest
 from logdoctor import pipeline
 from logdoctor.emit import BatchRecorder, JsonlWriter, format_line
 from logdoctor.ingest.parsers import PARSERS
+from tests.reports import report_of
 
 STEPS = 40
 
@@ -97,11 +98,10 @@ def test_fixture_truth_matches_its_fingerprints(fixtures_dir: Path) -> None:
 
 def test_fingerprinted_logs_get_the_right_verdict(fixtures_dir: Path) -> None:
     """Issue 9: fingerprints make static composition certain, and rule it out for a bucketed shuffle."""
-    from logdoctor import pipeline
 
-    static = pipeline.analyze(pipeline.load(str(fixtures_dir / "emit_static.log"))).verdict
+    static = report_of(str(fixtures_dir / "emit_static.log")).verdict
     assert static.batching == "static" and static.evidence["recurrence_kind"] == "fingerprint"
     assert static.evidence["recurrence_fraction"] == 1.0 and static.evidence["recurrence_chance"] == 0.0
-    healthy = pipeline.analyze(pipeline.load(str(fixtures_dir / "emit_bucketed.log"))).verdict
+    healthy = report_of(str(fixtures_dir / "emit_bucketed.log")).verdict
     assert healthy.batching == "healthy" and healthy.evidence["recurrence_kind"] == "fingerprint"
     assert float(healthy.evidence["recurrence_fraction"]) < 0.05  # type: ignore[arg-type]

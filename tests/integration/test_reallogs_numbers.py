@@ -34,9 +34,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from logdoctor import pipeline
 from logdoctor.model import Finding, Report
 from tests.conftest import REALLOGS
+from tests.reports import report_of
 
 pytestmark = pytest.mark.reallogs
 
@@ -414,7 +414,7 @@ def _raw(path: Path, report: Report) -> tuple[Raw, Raw | None]:
 @pytest.mark.parametrize("name", sorted([*READERS, *ORDERED]))
 def test_finding_numbers_are_the_logs(reallogs_dir: Path, name: str) -> None:
     path = reallogs_dir / name
-    report = pipeline.analyze(pipeline.load(str(path)))
+    report = report_of(str(path))
     raw, evals = _raw(path, report)
     assert len(raw) >= 10, f"the independent reader found {len(raw)} steps"
     values = name not in REWRITTEN
@@ -441,7 +441,7 @@ def test_endings_and_eval_counts_are_the_logs_lines(reallogs_dir: Path, name: st
     """LD010's line says what the finding quotes; LD009's count is the raw count of such evals."""
     path = reallogs_dir / name
     lines = path.read_text(errors="replace").splitlines()
-    report = pipeline.analyze(pipeline.load(str(path)))
+    report = report_of(str(path))
     for f in _all_findings(report):
         if f.code == "LD010":
             assert f.line is not None and str(f.evidence["text"])[:60] in lines[f.line - 1]
@@ -473,7 +473,7 @@ def test_resume_and_backward_counts_are_the_logs(reallogs_dir: Path) -> None:
     (resume,) = [i for i in back if _clock(kept[i]) < _clock(kept[i - 1]) / 2]  # the clock restarts
     same = sum(step[i] == step[i - 1] for i in range(1, len(step)))
     replaced_by_resume = sum(s >= step[resume] for s in step[:resume])
-    report = pipeline.analyze(pipeline.load(str(path)))
+    report = report_of(str(path))
     (ld5,) = [f for f in report.findings if f.code == "LD005"]
     (ld3,) = [f for f in report.findings if f.code == "LD003"]
     assert f"went backwards {len(back) - 1} time(s) and repeated the step just before (other values) {same} " in (
@@ -515,7 +515,7 @@ def test_fairseq_overflow_scales_and_steps_are_the_logs(reallogs_dir: Path) -> N
     calib = [e for e in events if not e[2]]
     late = [e for e in events if e[2]]
     last = max(_fairseq_inner(path))
-    found = {f.code: f.message for f in pipeline.analyze(pipeline.load(str(path))).findings}
+    found = {f.code: f.message for f in report_of(str(path)).findings}
     assert found["LD023"].startswith(
         f"{len(calib)} optimizer step(s) skipped for fp16 overflow while the loss scale calibrated down from "
         f"{2 * max(x for _, x, _ in calib):g} to {min(x for _, x, _ in calib):g} (step {calib[-1][0]})"
@@ -568,7 +568,7 @@ def test_appended_runs_numbers_are_the_logs(reallogs_dir: Path) -> None:
     current run's row count, re-read run by run from the raw lines."""
     path = reallogs_dir / "nmt_sign_translator_appended_restarts.txt"
     runs = _nmt_runs(path)
-    report = pipeline.analyze(pipeline.load(str(path)))
+    report = report_of(str(path))
     assert len(report.runs) == len(runs)
     bad: list[str] = []
     for part, run in zip(report.runs, runs, strict=True):
@@ -595,7 +595,7 @@ def test_accuracy_levels_are_the_logs(reallogs_dir: Path) -> None:
     """LD302 names accuracy medians: re-read from OpenNMT's ``Step N/ T; acc: X`` lines."""
     path = reallogs_dir / "opennmt_py_id_bima_train.log"
     acc = {int(m[1]): float(m[2]) for m in re.finditer(r"Step (\d+)/\s*\d+; acc:\s+([\d.]+)", path.read_text())}
-    found = [f for f in pipeline.analyze(pipeline.load(str(path))).findings if f.code == "LD302"]
+    found = [f for f in report_of(str(path)).findings if f.code == "LD302"]
     medians = [m for f in found for m in _MEDIAN.findall(f.message)]
     assert medians
     for value, a, b in medians:
@@ -606,7 +606,7 @@ def test_megatron_skip_count_is_the_logs(reallogs_dir: Path) -> None:
     path = reallogs_dir / "megatron_bigscience_gpt2_n8_tp4_pp8.out"
     skipped = sum(int(m) for m in re.findall(r"number of skipped iterations:\s+(\d+)", path.read_text()))
     scales = re.findall(r"iteration\s+\d+/.*?loss scale: ([\d.]+)", path.read_text())
-    (f,) = [f for f in pipeline.analyze(pipeline.load(str(path))).findings if f.code == "LD020"]
+    (f,) = [f for f in report_of(str(path)).findings if f.code == "LD020"]
     assert f.evidence["skipped_total"] == skipped == 19
     assert f.evidence["loss_scale_first"] == float(scales[0]) == 8388608.0
 
@@ -624,7 +624,7 @@ def test_overflow_counts_are_the_logs_lines(reallogs_dir: Path, name: str) -> No
     log prints, and LD023's scales are the first attempted and the last one it fell to."""
     path = reallogs_dir / name
     text = path.read_text(errors="replace")
-    report = pipeline.analyze(pipeline.load(str(path)))
+    report = report_of(str(path))
     counts = {
         f.code: int(m[1])
         for f in report.findings
@@ -660,6 +660,6 @@ GRAD_NORMS: dict[str, Callable[[Path], Raw]] = {
 def test_grad_norm_spike_is_the_logs(reallogs_dir: Path, name: str) -> None:
     path = reallogs_dir / name
     grad = GRAD_NORMS[name](path)
-    (f,) = [f for f in pipeline.analyze(pipeline.load(str(path))).findings if f.code == "LD104"]
+    (f,) = [f for f in report_of(str(path)).findings if f.code == "LD104"]
     m = re.search(r"largest ([\d.e+]+) at step (\d+)", f.message)
     assert m is not None and f"{grad[int(m[2])]:.4g}" == m[1]

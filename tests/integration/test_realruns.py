@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from logdoctor import pipeline
+from tests.reports import report_of
 
 ROOT = Path(__file__).resolve().parents[2] / "fixtures" / "realruns"
 # the batching runs of bench/realruns/train.py (pathology_* runs come from pathologies.py and are
@@ -23,7 +23,7 @@ KNOWN_MISSES: dict[str, str] = {}
 def _verdict(truth_path: Path) -> tuple[dict[str, object], str, str]:
     truth = json.loads(truth_path.read_text(encoding="utf-8"))
     log = truth_path.with_name(truth_path.name.replace(".truth.json", ".log"))
-    v = pipeline.analyze(pipeline.load(str(log))).verdict
+    v = report_of(str(log)).verdict
     assert v is not None
     return truth, v.batching, v.summary
 

@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from logdoctor import codes, pipeline
+from logdoctor import codes
 from logdoctor.model import Report
+from tests.reports import report_of
 
 REALRUNS = Path(__file__).resolve().parents[2] / "fixtures" / "realruns"
 
 
 def _report(name: str) -> Report:
-    return pipeline.analyze(pipeline.load(str(REALRUNS / f"pathology_{name}.log")))
+    return report_of(str(REALRUNS / f"pathology_{name}.log"))
 
 
 def _truth(name: str) -> dict[str, object]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from logdoctor import pipeline
+from tests.reports import report_of
 
 DIR = Path(__file__).resolve().parents[2] / "fixtures" / "schedule"
 CASES = sorted(p.name.removesuffix(".truth.json") for p in DIR.glob("*.truth.json"))
@@ -20,7 +20,7 @@ def test_every_case_is_present() -> None:
 @pytest.mark.parametrize("case", CASES)
 def test_expected_findings_and_nothing_forbidden(case: str) -> None:
     truth = json.loads((DIR / f"{case}.truth.json").read_text())
-    report = pipeline.analyze(pipeline.load(str(DIR / f"{case}.jsonl")))
+    report = report_of(str(DIR / f"{case}.jsonl"))
     by_code = {}
     for f in report.findings:
         by_code.setdefault(f.code, f)
@@ -32,7 +32,7 @@ def test_expected_findings_and_nothing_forbidden(case: str) -> None:
 
 
 def test_the_divergence_names_the_lr_jump_as_its_cause() -> None:
-    report = pipeline.analyze(pipeline.load(str(DIR / "lr_jump.jsonl")))
+    report = report_of(str(DIR / "lr_jump.jsonl"))
     div = next(f for f in report.findings if f.code == "LD002")
     assert div.message.startswith("The lr jumped from")
     assert "at step 501; the loss diverged 2 steps later" in div.message

@@ -11,12 +11,13 @@ from logdoctor.diagnosis.attribution import attribute
 from logdoctor.diagnosis.batching import BatchingDiagnosis
 from logdoctor.diagnosis.facts import gather
 from logdoctor.model import Severity
+from tests.reports import report_of
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures"
 
 
 def test_symptoms_of_length_grouped_order_are_explained_not_alarmed() -> None:
-    report = pipeline.analyze(pipeline.load(str(FIX / "example.log")))
+    report = report_of(str(FIX / "example.log"))
     assert report.verdict.batching == "grouped"  # HF-style megabatches: sorted within windows
     explained = [f for f in report.findings if f.evidence.get("explained_by") == "grouped-batching"]
     assert explained, "the regime changes at the length resets should be attributed"
@@ -63,7 +64,7 @@ def test_epochs_seen_counts_zero_and_one_based_counters(values: list[float], exp
 def test_reports_count_explained_findings_in_one_line_unless_verbose(fmt: str) -> None:
     from logdoctor.renderers import get_renderer
 
-    report = pipeline.analyze(pipeline.load(str(FIX / "example.log")))
+    report = report_of(str(FIX / "example.log"))
     n = sum(1 for f in report.findings if "explained_by" in f.evidence)
     plain = get_renderer(fmt)(color=False, width=100).render(report)
     assert f"+ {n} more" in plain and "Explained by the length-grouped megabatches" not in plain
@@ -90,7 +91,7 @@ def test_jumps_right_after_a_resume_are_explained_by_it() -> None:
 
 @pytest.mark.reallogs
 def test_marian_resume_jumps_read_as_one_finding_each(reallogs_dir: Path) -> None:
-    report = pipeline.analyze(pipeline.load(str(reallogs_dir / "marian_encs_bt_multi_resume.log")))
+    report = report_of(str(reallogs_dir / "marian_encs_bt_multi_resume.log"))
     warnings = [f for f in report.findings if f.severity >= Severity.WARNING]
     # the validation cost rises after the last resume (Marian: "stalled 10 times"): LD410 beside LD004
     assert {f.code for f in warnings} == {"LD004", "LD410"}

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
-from logdoctor import codes, pipeline
+from logdoctor import codes
 from logdoctor.model import Report
 from logdoctor.renderers.chartaxes import log_ticks, nice_ticks
 from logdoctor.renderers.html import render_html
@@ -20,6 +20,7 @@ from logdoctor.renderers.plots import figure
 from logdoctor.renderers.svgcharts import Axis, Chart, Line, chart_svg
 from tests.conftest import FIXTURES
 from tests.reportfactory import REPORTS
+from tests.reports import report_of
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -71,7 +72,7 @@ def test_clamped_outlier_labels_never_overlap() -> None:
 
 
 def test_a_whole_run_finding_is_in_the_strip_not_on_every_panel() -> None:
-    report = pipeline.analyze(pipeline.load(str(FIXTURES / "example.log")))  # LD505 over steps 1-590
+    report = report_of(str(FIXTURES / "example.log"))  # LD505 over steps 1-590
     page = render_html(report)
     strip, charts = page.split("findings over the run", 1)[1].split("<h2>Curves", 1)
     assert "LD505 steps 1-590" in strip
@@ -79,7 +80,7 @@ def test_a_whole_run_finding_is_in_the_strip_not_on_every_panel() -> None:
 
 
 def test_every_chart_has_units_and_the_scatter_is_coloured_by_epoch() -> None:
-    page = render_html(pipeline.analyze(pipeline.load(str(FIXTURES / "example.log"))))
+    page = render_html(report_of(str(FIXTURES / "example.log")))
     svgs = re.findall(r"<svg.*?</svg>", page, flags=re.S)
     charts = [s for s in svgs if "findings timeline" not in s]
     assert charts and all("rotate(-90" in s for s in charts)
@@ -134,7 +135,7 @@ def test_periodogram_half_size_when_nothing_was_found_and_absent_when_untested()
 
 
 def test_a_half_size_periodogram_beside_other_panels_is_half_as_wide_and_as_high_as_they() -> None:
-    report = pipeline.analyze(pipeline.load(str(FIXTURES / "sim" / "shuffled.log")))
+    report = report_of(str(FIXTURES / "sim" / "shuffled.log"))
     fig = _drawn(report)
     _, bottom, width, height = _box(fig, "periodogram")
     assert fig.axes[-1].get_title() != "periodogram"  # it has neighbours in its row
@@ -183,7 +184,7 @@ def test_a_diverged_real_run_is_not_shaded_over_its_whole_loss_panel(reallogs_di
     shades those stretches, none of them the whole run, and the strip draws the same four."""
     from matplotlib.patches import Rectangle
 
-    report = pipeline.analyze(pipeline.load(str(reallogs_dir / "hf_trainer_state_lyric_lora_diverged.json")))
+    report = report_of(str(reallogs_dir / "hf_trainer_state_lyric_lora_diverged.json"))
     ld002 = next(f for f in report.findings if f.code == "LD002")
     assert len(ld002.spans) >= 2 and (ld002.first_step, ld002.last_step) == (92, 3000)
     fig = figure(report)
@@ -197,7 +198,7 @@ def test_a_diverged_real_run_is_not_shaded_over_its_whole_loss_panel(reallogs_di
 
 
 def test_a_grouped_run_is_folded_by_its_megabatch_period() -> None:
-    report = pipeline.analyze(pipeline.load(str(FIXTURES / "example.log")))
+    report = report_of(str(FIXTURES / "example.log"))
     assert report.verdict.batching == "grouped"
     assert "the loss folded by its period (78 steps)" in _titles(report)
 
@@ -220,7 +221,7 @@ def _svg(page: str, label: str) -> str:
 
 
 def test_html_draws_every_eval_series_two_to_a_row_when_there_are_many() -> None:
-    report = pipeline.analyze(pipeline.load(str(FIXTURES / "formats" / "fairseq.log")))
+    report = report_of(str(FIXTURES / "formats" / "fairseq.log"))
     ev = report.run.evals
     losses, others = ["val_loss", "nll_loss"], ["ppl", "throughput", "tokens", "seqs"]
     page = render_html(report)

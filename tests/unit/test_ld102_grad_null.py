@@ -10,6 +10,7 @@ import pytest
 
 from logdoctor import pipeline
 from logdoctor.detectors.spikes import SpikeDetector
+from tests.reports import report_of
 from tests.unit.synth import healthy, make_run
 
 N = 2000
@@ -54,7 +55,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 
 def test_simulated_instability_is_reported() -> None:
-    rep = pipeline.analyze(pipeline.load(str(FIXTURES / "sim" / "instability.log")))
+    rep = report_of(str(FIXTURES / "sim" / "instability.log"))
     (f,) = [f for f in rep.findings if f.code == "LD102"]
     assert f.severity.label == "warning" and rep.status == "warning"
     assert f.evidence["grad_null_p_value"] <= 0.01 and f.evidence["chance_p_value"] <= 0.01

@@ -13,6 +13,7 @@ from logdoctor.detectors import lrcause, lrevents
 from logdoctor.detectors.lrschedule import LrScheduleDetector
 from logdoctor.detectors.nonfinite import DivergenceDetector
 from logdoctor.model import Run
+from tests.reports import report_of
 from tests.unit.synth import healthy, make_run
 
 
@@ -115,7 +116,7 @@ def test_divergence_at_a_jump_names_it_as_its_cause() -> None:
 
 @pytest.mark.reallogs
 def test_wordlm_loss_stuck_at_lr_20_is_lr_too_high(reallogs_dir: Path) -> None:
-    report = pipeline.analyze(pipeline.load(str(reallogs_dir / "pytorch_wordlm_rnntanh_diverged.md")))
+    report = report_of(str(reallogs_dir / "pytorch_wordlm_rnntanh_diverged.md"))
     f = next(f for f in report.findings if f.code == "LD605")
     assert f.severity.label == "warning"
     assert "when the lr dropped from 20 to 5" in f.message and f.evidence["fall"] > 0.5

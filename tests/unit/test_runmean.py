@@ -11,6 +11,7 @@ import pytest
 from logdoctor import pipeline
 from logdoctor.errors import LogdoctorError
 from logdoctor.structure import runmean
+from tests.reports import report_of
 
 EPOCHS, PER_EPOCH = 6, 200
 
@@ -87,7 +88,7 @@ def test_fractional_epochs_give_no_position() -> None:
 
 
 def test_the_simulated_running_average_is_read_back_and_named(fixtures_dir: Path) -> None:
-    report = pipeline.analyze(pipeline.load(str(fixtures_dir / "sim" / "running_avg.log")))
+    report = report_of(str(fixtures_dir / "sim" / "running_avg.log"))
     st = report.meta.structure
     assert st is not None and st.running_mean == ("loss",)
     ld204 = [f for f in report.findings if f.code == "LD204"]
@@ -101,7 +102,7 @@ def test_the_simulated_running_average_is_read_back_and_named(fixtures_dir: Path
 def test_keras_progress_output_gives_no_epoch_start_spikes(reallogs_dir: Path) -> None:
     """Keras prints running means: the first rows of each epoch swung 1.7-2.6x (three LD101
     warnings at epoch starts) until they were read back as per-interval means."""
-    report = pipeline.analyze(pipeline.load(str(reallogs_dir / "keras_stdout_belgian_traffic_4models_50ep.txt")))
+    report = report_of(str(reallogs_dir / "keras_stdout_belgian_traffic_4models_50ep.txt"))
     st = report.meta.structure
     assert st is not None and st.running_mean == ("loss", "acc")
     assert not [f for f in report.findings if f.code == "LD101" and f.severity.label != "info"]

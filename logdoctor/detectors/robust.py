@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 from logdoctor.detectors import ndmedian
 from logdoctor.detectors.tails import student_t_two_sided
 from logdoctor.model import LINE_NO, STEP, Run
+from logdoctor.structure import columns
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -52,12 +53,12 @@ def series(run: Run, column: str) -> Series:
     if column not in t.columns:
         empty_i = np.zeros(0, dtype=np.int64)
         return Series(empty_i, np.zeros(0), empty_i, False)
-    sub = t.select(STEP, LINE_NO, pl.col(column).cast(pl.Float64)).drop_nulls(column)
-    vals = sub[column].to_numpy().astype(np.float64, copy=False)
+    # read once per table (structure/columns.py); a null is NaN there, dropped with the non-finite
+    vals = columns.floats(t, column)
     ok = np.isfinite(vals)
-    vals = vals[ok]
-    steps = sub[STEP].to_numpy()[ok].astype(np.int64, copy=False)
-    lines = sub[LINE_NO].fill_null(0).to_numpy()[ok].astype(np.int64, copy=False)
+    vals = vals[ok]  # boolean indexing copies: the caller owns what it gets
+    steps = columns.ints(t, STEP)[ok]
+    lines = columns.ints(t, LINE_NO)[ok]
     return Series(steps, vals, lines, bool(vals.size and np.all(vals > 0)))
 
 

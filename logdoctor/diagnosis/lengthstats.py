@@ -8,13 +8,14 @@ import numpy as np
 
 from logdoctor.detectors import robust
 from logdoctor.model import LEN_MAX, LEN_MEAN, SEQS, STEP, TOKENS, Run
+from logdoctor.structure import columns
 
 
 def column(run: Run, name: str) -> np.ndarray | None:
     """A column as float numpy (nulls -> NaN), or None when the run lacks it."""
     if not run.has(name):
         return None
-    return run.table[name].cast(float).fill_null(float("nan")).to_numpy()
+    return columns.floats(run.table, name).copy()  # read once per table; the copy is the caller's
 
 
 def batch_length(run: Run) -> tuple[np.ndarray | None, str]:

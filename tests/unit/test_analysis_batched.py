@@ -20,3 +20,11 @@ def test_shifted_null_in_one_batch_equals_one_shift_at_a_time(seed: int, monkeyp
     monkeypatch.setattr(fixedorder, "_BLOCK", int(rng.integers(1, 3 * x.size)))  # blocks of one row and up
     want = np.array([fixedorder._r(pairs, int(s), x) for s in shifts])
     assert np.array_equal(fixedorder._shifted_rs(pairs, shifts, x), want)
+
+
+@pytest.mark.parametrize("columns", [1, 2, 4, 6])
+def test_vander_by_columns_equals_numpys(columns: int) -> None:
+    from logdoctor.diagnosis.lengthstats import _vander
+
+    u = np.random.default_rng(columns).normal(size=1001) * 3
+    assert np.array_equal(_vander(u, columns), np.vander(u, columns))

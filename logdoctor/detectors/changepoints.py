@@ -107,7 +107,7 @@ def judge(
         hi = min(nxt, u + window)
         lo, hi = min(lo, max(0, t - 8)), max(hi, min(y.size, u + 8))
         if u > t:  # a ramp starts where the level leaves the one before it, not at a row still on it
-            base = float(np.median(y[lo:t]))
+            base = float(robust.median(y[lo:t]))
             while t < u and abs(y[t] - base) < 3 * sigma:
                 t += 1
         at = 0.5 * (x[t - 1] + x[u])
@@ -217,8 +217,8 @@ class ChangepointDetector(Analyzer):
     def _holds(self, j: Jump, y: FloatArray, window: int, code: str, log_scale: bool) -> bool:
         """The level differs the same way over ``window`` rows on each side (blind to other
         breakpoints): a dip or bump shorter than that inside a plateau is no change of level."""
-        before = float(np.median(y[max(0, j.row - window) : j.row]))
-        after = float(np.median(y[j.row_end : j.row_end + window]))
+        before = float(robust.median(y[max(0, j.row - window) : j.row]))
+        after = float(robust.median(y[j.row_end : j.row_end + window]))
         wide = Jump(j.row, before, after, after - before, j.t, j.delta_sigma)
         return wide.jump * j.jump > 0 and self._large(wide, code, log_scale) if code == "LD301" else (
             wide.jump * j.jump > 0 and abs(wide.jump) >= self.min_acc_delta
@@ -239,8 +239,8 @@ class ChangepointDetector(Analyzer):
     def _finding(self, s: Series, j: Jump, code: str, sigma: float) -> Finding:
         log = code == "LD301" and s.log_scale
         # the levels stated are the log's: medians of the rows each side was judged on
-        before = float(np.median(s.values[j.lo : j.row]))
-        after = float(np.median(s.values[j.row_end : j.hi]))
+        before = float(robust.median(s.values[j.lo : j.row]))
+        after = float(robust.median(s.values[j.row_end : j.hi]))
         rel = (after - before) / abs(before) if before else float("inf")
         step, end = int(s.steps[j.row]), int(s.steps[j.row_end])
         up = j.jump > 0

@@ -28,3 +28,22 @@ def test_vander_by_columns_equals_numpys(columns: int) -> None:
 
     u = np.random.default_rng(columns).normal(size=1001) * 3
     assert np.array_equal(_vander(u, columns), np.vander(u, columns))
+
+
+def _median_inputs() -> list[np.ndarray]:
+    rng = np.random.default_rng(7)
+    out = [rng.normal(size=n) for n in (1, 2, 3, 4, 5, 8, 9, 100, 101, 4096)]
+    zeros = [[-0.0, -0.0], [-0.0, -0.0, -0.0], [-0.0, 0.0, -0.0, -0.0], [0.0, -0.0], [-0.0]]
+    odd = [[np.inf, -np.inf], [np.inf, np.inf, 1.0, 2.0], [1.0, np.nan, 2.0], [np.nan, np.nan], [-np.nan, 3.0]]
+    out += [np.array(v) for v in zeros + odd]
+    out += [rng.integers(0, 3, size=50).astype(float), np.full(7, 1e308)]
+    return out
+
+
+@pytest.mark.parametrize("x", _median_inputs(), ids=str)
+def test_median_equals_numpys_bit_for_bit(x: np.ndarray) -> None:
+    from logdoctor.detectors.robust import median
+
+    with np.errstate(invalid="ignore"):  # inf - inf, in both
+        got, want = median(x), np.median(x)
+    assert type(got) is type(want) and np.array_equal(np.array([got]).view(np.int64), np.array([want]).view(np.int64))

@@ -124,20 +124,23 @@ def _sorted_window_median(padded: FloatArray, size: int) -> FloatArray:
     return np.asarray(out, dtype=np.float64)
 
 
-def median(x: FloatArray) -> np.float64:
+def median(x: FloatArray, overwrite: bool = False) -> np.float64:
     """``np.median(x)`` of a 1-D float64 array, the same number without its ~40 us of generic
     set-up (a small log's analysis takes thousands of medians): the same partition, the same
-    sum and division of the middle pair, NaN when ``x`` holds one. Anything else goes to numpy."""
+    sum and division of the middle pair, NaN when ``x`` holds one. Anything else goes to numpy.
+    ``overwrite``: partition ``x`` itself (its order changes; no copy of a long array)."""
     n = x.size
     if n == 0 or x.ndim != 1 or x.dtype != np.float64:
-        return np.median(x)
+        return np.median(x, overwrite_input=overwrite)
     h = n // 2
-    if n % 2:
-        part = np.partition(x, [h, -1])
-        mid = 0.0 + part[h]  # numpy's mean of one: a sum from 0 (a zero is +0.0), over 1
+    kth = [h, -1] if n % 2 else [h - 1, h, -1]
+    if overwrite:
+        x.partition(kth)
+        part = x
     else:
-        part = np.partition(x, [h - 1, h, -1])
-        mid = (part[h - 1] + (0.0 + part[h])) / 2  # numpy's mean of two, as it sums them
+        part = np.partition(x, kth)
+    # numpy's mean of the middle one (a sum from 0: a zero is +0.0) or two (summed as it sums them)
+    mid = 0.0 + part[h] if n % 2 else (part[h - 1] + (0.0 + part[h])) / 2
     return part[-1] if np.isnan(part[-1]) else mid
 
 
@@ -151,7 +154,12 @@ def noise_sigma(x: FloatArray) -> float:
     if x.size < 3:
         return 0.0
     d = np.diff(x)
-    return float(MAD_TO_SIGMA * median(np.abs(d - median(d))) / np.sqrt(2.0))
+    # both medians partition ``d`` in place: a median is blind to the order, and |d - m| is the
+    # same set of numbers whatever order d is in (the zeros all +0.0), so no long copies
+    m = median(d, overwrite=True)
+    np.subtract(d, m, out=d)
+    np.abs(d, out=d)
+    return float(MAD_TO_SIGMA * median(d, overwrite=True) / np.sqrt(2.0))
 
 
 def robust_z(x: FloatArray, center: FloatArray, scale: FloatArray | float) -> FloatArray:

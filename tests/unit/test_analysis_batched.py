@@ -47,3 +47,17 @@ def test_median_equals_numpys_bit_for_bit(x: np.ndarray) -> None:
     with np.errstate(invalid="ignore"):  # inf - inf, in both
         got, want = median(x), np.median(x)
     assert type(got) is type(want) and np.array_equal(np.array([got]).view(np.int64), np.array([want]).view(np.int64))
+
+
+_STEPS = [*_median_inputs()[:10], np.r_[0.0, -0.0, 0.0, -0.0, 1.0], np.r_[1.0, np.nan, 2.0, 4.0]]
+
+
+@pytest.mark.parametrize("x", _STEPS, ids=str)
+def test_noise_sigma_in_place_equals_the_copying_definition(x: np.ndarray) -> None:
+    from logdoctor.detectors.robust import MAD_TO_SIGMA, noise_sigma
+
+    x = np.cumsum(x)
+    d = np.diff(x)
+    want = float(MAD_TO_SIGMA * np.median(np.abs(d - np.median(d))) / np.sqrt(2.0)) if x.size >= 3 else 0.0
+    got = noise_sigma(x.copy())
+    assert got == want or (np.isnan(got) and np.isnan(want))

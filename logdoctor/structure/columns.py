@@ -51,3 +51,8 @@ def ints(table: pl.DataFrame, column: str) -> np.ndarray:
         s = table[column].fill_null(0)
         found = memo[("i", column)] = _frozen(np.array(s.to_numpy(), dtype=np.int64))
     return found
+
+
+def release(table: pl.DataFrame) -> None:
+    """Drop ``table``'s arrays now (an analysis is over; its report may keep the table for long)."""
+    _CACHE.pop(id(table), None)

@@ -99,3 +99,15 @@ def test_degenerate_columns_in_one_query_equal_one_query_per_column(seed: int) -
         cols[[LOSS, "acc", "grad_norm", "tokens", "x", "y", "z", "w"][i]] = s
     t = pl.DataFrame(cols)
     assert degenerate_columns(t) == _degenerate_per_column(t)
+
+
+def test_an_analysis_leaves_no_arrays_behind_and_answers_the_same_twice() -> None:
+    from pathlib import Path
+
+    from logdoctor import pipeline
+
+    run = pipeline.load(str(Path(__file__).resolve().parents[2] / "fixtures" / "spiky.log"))
+    first = pipeline.analyze(run)
+    assert id(run.table) not in columns._CACHE  # released: the report may keep the table for long
+    again = pipeline.analyze(run)
+    assert (again.findings, again.verdict, again.artifacts) == (first.findings, first.verdict, first.artifacts)

@@ -37,6 +37,7 @@ from logdoctor.model import (
     SeriesSummary,
 )
 from logdoctor.options import check_options
+from logdoctor.structure import columns
 from logdoctor.structure.build import build_run
 
 if TYPE_CHECKING:
@@ -162,16 +163,24 @@ def analyze(run: Run, cfg: AnalysisConfig | None = None) -> Report:
 @np.errstate(all="ignore")
 def _analyze_run(run: Run, cfg: AnalysisConfig) -> Report:
     """Every detector and the batching diagnosis over one run."""
-    # imported here: ``logdoctor parse`` loads a log and needs none of the analysis
-    from logdoctor.detectors import ANALYZERS, lrcause
-    from logdoctor.diagnosis.batching import BatchingDiagnosis
-
     if cfg.steps_per_epoch and (cfg.steps_per_epoch, True) != (
         run.meta.steps_per_epoch,
         run.meta.steps_per_epoch_given,
     ):
         meta = dataclasses.replace(run.meta, steps_per_epoch=cfg.steps_per_epoch, steps_per_epoch_given=True)
         run = dataclasses.replace(run, meta=meta)
+    try:
+        return _analyze_table(run, cfg)
+    finally:
+        columns.release(run.table)  # the arrays read once for this analysis (structure/columns.py)
+
+
+def _analyze_table(run: Run, cfg: AnalysisConfig) -> Report:
+    """Every detector, then the diagnosis, over a run whose steps per epoch are settled."""
+    # imported here: ``logdoctor parse`` loads a log and needs none of the analysis
+    from logdoctor.detectors import ANALYZERS, lrcause
+    from logdoctor.diagnosis.batching import BatchingDiagnosis
+
     findings: list[Finding] = []
     artifacts: dict[str, object] = {}
     for cls in ANALYZERS:

@@ -19,8 +19,6 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
-import numpy as np
-
 from logdoctor import codes
 from logdoctor.detectors import robust
 from logdoctor.detectors.base import Analyzer, Detection
@@ -54,7 +52,7 @@ class ChanceLossDetector(Analyzer):
         if s.n < self.min_rows:
             return Detection()
         q = s.n // 4
-        whole, first, last = (float(np.median(v)) for v in (s.values, s.values[:q], s.values[-q:]))
+        whole, first, last = (float(robust.median(v)) for v in (s.values, s.values[:q], s.values[-q:]))
         fact = stated_classes(run)
         k = int(fact.value) if fact is not None else 2
         if k < 2:  # one output (num_labels=1): a regression loss has no chance level

@@ -206,7 +206,7 @@ class DropDetector(Analyzer):
 
     def _plateau(self, s: Series, planned: int | None = None) -> list[Finding]:
         k = max(3, s.n // 10)
-        head, tail = float(np.median(s.values[:k])), float(np.median(s.values[-k:]))
+        head, tail = float(robust.median(s.values[:k])), float(robust.median(s.values[-k:]))
         if head <= 0:
             return []
         improvement = 1.0 - tail / head
@@ -240,7 +240,7 @@ class DropDetector(Analyzer):
             return []  # e.g. 120 flat steps at step 400 of 52,000: the loss is still settling
         rho, p = robust.spearman(steps.astype(np.float64), seg)
         q = max(3, seg.size // 5)
-        change = float(np.median(seg[-q:]) / np.median(seg[:q]) - 1.0) if np.median(seg[:q]) > 0 else 0.0
+        change = float(robust.median(seg[-q:]) / robust.median(seg[:q]) - 1.0) if robust.median(seg[:q]) > 0 else 0.0
         if (rho < 0 and p < 0.05) or abs(change) >= self.tail_flat:
             return []
         ev = {

@@ -66,7 +66,7 @@ def _neighbour_change(d: FloatArray, i: int) -> float:
     """Median absolute lr change of the rows around change ``i`` (itself excluded)."""
     lo, hi = max(0, i - NEIGHBOURS), min(d.size, i + NEIGHBOURS + 1)
     around = np.abs(np.concatenate([d[lo:i], d[i + 1 : hi]]))
-    return float(np.median(around)) if around.size else 0.0
+    return float(robust.median(around)) if around.size else 0.0
 
 
 def discontinuities(s: Series, min_ratio: float = MIN_RATIO, ramp_factor: float = RAMP_FACTOR) -> list[LrChange]:

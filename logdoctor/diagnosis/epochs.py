@@ -168,7 +168,7 @@ def _boundary_jumps(
         at = (s[before[-1]] + s[after[0]]) / 2.0
         out.append(_end_value(s[after], y[after], at, resid) - _end_value(s[before], y[before], at, resid))
     r = np.concatenate(resid) if resid else np.zeros(1)
-    sigma = float(np.median(np.abs(r - np.median(r)))) * 1.4826
+    sigma = float(robust.median(np.abs(r - robust.median(r)))) * 1.4826
     return np.asarray(out, dtype=float), sigma
 
 
@@ -196,7 +196,7 @@ def _noise_profile(y: np.ndarray, pos: np.ndarray, idx: np.ndarray) -> tuple[flo
         return 1.0, 0.0
     ratio = float(np.median(early) / max(np.median(late), 1e-12))
     dec = np.minimum((ph[same] * 10).astype(int), 9)
-    med = [np.median(dn[same][dec == d]) for d in range(10) if np.any(dec == d)]
+    med = [robust.median(dn[same][dec == d]) for d in range(10) if np.any(dec == d)]
     varied = len(med) >= 4 and np.ptp(med) > 0
     trend = robust.spearman(np.arange(len(med), dtype=np.float64), np.asarray(med))[0] if varied else 0.0
     return ratio, trend
@@ -240,7 +240,7 @@ def shape(
     drifts = b[good]
     later = drifts[len(drifts) // 2 :]
     dev = (y - (a[idx] + b[idx] * pos))[good[idx]]  # epochs too short for a line fit give no residuals
-    sigma = float(np.median(np.abs(dev - np.median(dev)))) * 1.4826 or 1e-12
+    sigma = float(robust.median(np.abs(dev - robust.median(dev)))) * 1.4826 or 1e-12
     m = float(np.median(cnt[good]))
     jump = float(np.median(jumps)) if jumps.size else 0.0
     drift = float(np.median(later))

@@ -105,17 +105,22 @@ def degenerate_columns(table: pl.DataFrame, *, min_rows: int = 3) -> list[tuple[
         (column, the constant value) pairs, in column order. ``lr`` or a packed ``tokens`` count
         that never changes is legitimate and not reported; a zero everywhere always is.
     """
+    cols = [(c, d) for c, d in table.schema.items() if c not in _SKIP and d.is_numeric()]
+    if not cols:
+        return []
+    # one query for every column (each polars query costs ~0.1-1 ms whatever the frame's size):
+    # count, min and max of the values that are neither null nor NaN, in the column's own dtype
+    exprs: list[pl.Expr] = []
+    for i, (c, d) in enumerate(cols):
+        x = pl.col(c).fill_nan(None) if d.is_float() else pl.col(c)
+        exprs += [x.count().alias(f"n{i}"), x.min().alias(f"lo{i}"), x.max().alias(f"hi{i}")]
+    row = table.select(exprs).row(0)
     out: list[tuple[str, float]] = []
-    for col, dtype in table.schema.items():
-        if col in _SKIP or not dtype.is_numeric():
+    for i, (col, _) in enumerate(cols):
+        n, lo, hi = row[3 * i : 3 * i + 3]
+        if n < min_rows or lo != hi:
             continue
-        vals = table[col].drop_nulls().drop_nans()
-        if vals.len() < min_rows:
-            continue
-        lo, hi = vals.min(), vals.max()
-        if lo != hi:
-            continue
-        value = float(lo)  # type: ignore[arg-type]
+        value = float(lo)
         if value == 0.0 or col in CONSTANT_IS_BROKEN:
             out.append((col, value))
     return out

@@ -1,0 +1,58 @@
+"""A run table's columns as numpy arrays, read from polars once per table.
+
+Every polars query costs ~0.1-1 ms whatever the frame's size, and one analysis reads the same few
+columns dozens of times (robust series, length statistics): on a log of a few hundred steps that fixed
+cost was most of the analysis. The arrays are kept while the table lives (a table is never changed in
+place: every stage builds a new frame) and handed out read-only, so that no caller can change what the
+next one reads.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+import polars as pl
+
+#: id(table) -> {(kind, column): array}; an entry goes when its table is collected (so an id is never
+#: reused while its entry is here)
+_CACHE: dict[int, dict[tuple[str, str], np.ndarray]] = {}
+
+
+def _memo(table: pl.DataFrame) -> dict[tuple[str, str], np.ndarray]:
+    key = id(table)
+    found = _CACHE.get(key)
+    if found is None:
+        found = _CACHE[key] = {}
+        weakref.finalize(table, _CACHE.pop, key, None)
+    return found
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
+
+
+def floats(table: pl.DataFrame, column: str) -> np.ndarray:
+    """``column`` cast to float64, nulls as NaN (read-only; KeyError when the table lacks it)."""
+    memo = _memo(table)
+    found = memo.get(("f", column))
+    if found is None:
+        s = table[column].cast(pl.Float64)
+        found = memo[("f", column)] = _frozen(np.array(s.to_numpy(), dtype=np.float64))
+    return found
+
+
+def ints(table: pl.DataFrame, column: str) -> np.ndarray:
+    """An integer ``column`` (``step``, ``line_no``) as int64, nulls as 0 (read-only)."""
+    memo = _memo(table)
+    found = memo.get(("i", column))
+    if found is None:
+        s = table[column].fill_null(0)
+        found = memo[("i", column)] = _frozen(np.array(s.to_numpy(), dtype=np.int64))
+    return found
+
+
+def release(table: pl.DataFrame) -> None:
+    """Drop ``table``'s arrays now (an analysis is over; its report may keep the table for long)."""
+    _CACHE.pop(id(table), None)

@@ -3,26 +3,55 @@ one record per optimizer step, equal to the batches the model trained on (issue 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
+# Lightning itself (~4 CPU-s to import) is imported when a test here runs, not when the module is
+# collected: every xdist worker collects every module, and only one runs these tests.
+if importlib.util.find_spec("lightning") is None:
+    pytest.skip("needs the 'frameworks' extra: pip install -e '.[frameworks]'", allow_module_level=True)
 pytest.importorskip("torch", reason="needs the 'frameworks' extra: pip install -e '.[frameworks]'")
-pytest.importorskip("lightning", reason="needs the 'frameworks' extra: pip install -e '.[frameworks]'")
 pytest.importorskip("transformers", reason="needs the 'frameworks' extra: pip install -e '.[frameworks]'")
 
 from torch.utils.data import BatchSampler, DataLoader, DistributedSampler
 
 from logdoctor import pipeline
 from logdoctor.emit.collate import RecordingCollator
-from logdoctor.emit.lightning import LogdoctorCallback
 from logdoctor.emit.torch import RecordingBatchSampler
-from tests.frameworks.plrun import fit, losses, seen_batches
 from tests.frameworks.tiny import BucketedSampler, Samples, corpus, expected, pad_collate, read_jsonl
+
+
+def fit(*args: Any, **kwargs: Any) -> Any:
+    """tests.frameworks.plrun.fit (imports Lightning)."""
+    from tests.frameworks.plrun import fit as fit_
+
+    return fit_(*args, **kwargs)
+
+
+def ld_callback(*args: Any, **kwargs: Any) -> Any:
+    """A logdoctor.emit.lightning.LogdoctorCallback (imports Lightning)."""
+    from logdoctor.emit.lightning import LogdoctorCallback
+
+    return LogdoctorCallback(*args, **kwargs)
+
+
+def seen_batches(out: Path, rank: int = 0) -> list[list[int]]:
+    from tests.frameworks.plrun import seen_batches as seen_
+
+    return seen_(out, rank)
+
+
+def losses(out: Path, rank: int = 0) -> list[float]:
+    from tests.frameworks.plrun import losses as losses_
+
+    return losses_(out, rank)
 
 SEQS = corpus()
 LENGTHS = np.array([len(s) for s in SEQS])
@@ -42,7 +71,7 @@ def collated(shuffle: bool = True, batch_size: int = 8, **kw: object) -> DataLoa
 def test_accumulation_writes_one_line_per_optimizer_step(tmp_path: Path) -> None:
     """Issue 16.5: accumulate_grad_batches=4: one line per optimizer step, statistics over its 4
     micro-batches, the loss as training_step returned it (Lightning hands callbacks loss / 4)."""
-    fit(tmp_path, collated(batch_size=4), LogdoctorCallback(jsonl=tmp_path / "ld.jsonl"), SEQS,
+    fit(tmp_path, collated(batch_size=4), ld_callback(jsonl=tmp_path / "ld.jsonl"), SEQS,
         accumulate_grad_batches=4)
     rows, seen, loss = read_jsonl(tmp_path / "ld.jsonl"), seen_batches(tmp_path), losses(tmp_path)
     assert [r["step"] for r in rows] == list(range(1, 13)) and len(seen) == 48
@@ -54,7 +83,7 @@ def test_accumulation_writes_one_line_per_optimizer_step(tmp_path: Path) -> None
 
 def test_validation_batches_and_workers(tmp_path: Path) -> None:
     """Validation batches share the collator and are dropped; workers collate (issue 16.3, 16.6)."""
-    fit(tmp_path, collated(num_workers=2), LogdoctorCallback(jsonl=tmp_path / "ld.jsonl"), SEQS,
+    fit(tmp_path, collated(num_workers=2), ld_callback(jsonl=tmp_path / "ld.jsonl"), SEQS,
         val=DataLoader(Samples(corpus(8, seed=1)), batch_size=4, collate_fn=RecordingCollator(pad_collate)))
     rows, seen = read_jsonl(tmp_path / "ld.jsonl"), seen_batches(tmp_path)
     assert len(rows) == len(seen) == 24
@@ -68,7 +97,7 @@ def test_set_epoch_reaches_the_sampler_inside_the_wrapper(tmp_path: Path) -> Non
     inner = BatchSampler(DistributedSampler(Samples(SEQS), num_replicas=1, rank=0, shuffle=True), 8, False)
     sampler = RecordingBatchSampler(inner, LENGTHS)
     loader = DataLoader(Samples(SEQS), batch_sampler=sampler, collate_fn=pad_collate)
-    fit(tmp_path, loader, LogdoctorCallback(sampler.recorder, jsonl=tmp_path / "ld.jsonl"), SEQS)
+    fit(tmp_path, loader, ld_callback(sampler.recorder, jsonl=tmp_path / "ld.jsonl"), SEQS)
     rows, seen = read_jsonl(tmp_path / "ld.jsonl"), seen_batches(tmp_path)
     for row, batch in zip(rows, seen, strict=True):
         assert record(row) == expected(SEQS, [[batch]])
@@ -111,11 +140,11 @@ def test_ddp_two_processes_write_the_global_batch_once(tmp_path: Path, strategy:
 @pytest.mark.parametrize(("order", "verdict"), [("fixed", "static"), ("bucketed", "healthy")])
 def test_fingerprinted_runs_get_the_right_verdict(tmp_path: Path, order: str, verdict: str) -> None:
     if order == "fixed":
-        loader, callback = collated(shuffle=False), LogdoctorCallback(jsonl=tmp_path / "ld.jsonl")
+        loader, callback = collated(shuffle=False), ld_callback(jsonl=tmp_path / "ld.jsonl")
     else:
         sampler = RecordingBatchSampler(BucketedSampler(SEQS), LENGTHS)
         loader = DataLoader(Samples(SEQS), batch_sampler=sampler, collate_fn=pad_collate)
-        callback = LogdoctorCallback(sampler.recorder, jsonl=tmp_path / "ld.jsonl")
+        callback = ld_callback(sampler.recorder, jsonl=tmp_path / "ld.jsonl")
     fit(tmp_path, loader, callback, SEQS, max_epochs=5)
     report = pipeline.analyze(pipeline.load(str(tmp_path / "ld.jsonl")))
     assert report.series.steps == 60
@@ -128,7 +157,7 @@ def test_sparse_logger_rows_pair_loss_and_statistics_of_one_step(tmp_path: Path)
     that step's, like its loss, and the report does not claim the log has none."""
     import csv
 
-    fit(tmp_path, collated(), LogdoctorCallback(jsonl=tmp_path / "ld.jsonl"), SEQS, log_every_n_steps=5)
+    fit(tmp_path, collated(), ld_callback(jsonl=tmp_path / "ld.jsonl"), SEQS, log_every_n_steps=5)
     lines = {r["step"]: r for r in read_jsonl(tmp_path / "ld.jsonl")}
     path = next((tmp_path / "csv").glob("*/metrics.csv"))
     rows = [r for r in csv.DictReader(path.open()) if r["loss"]]

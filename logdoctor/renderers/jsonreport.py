@@ -116,7 +116,7 @@ def structure_dict(st: RunStructure | None) -> dict[str, Any] | None:
 
 
 def run_part_dict(p: RunPart) -> dict[str, Any]:
-    """One run appended to the log, as the JSON contract spells it (format_version 3)."""
+    """One run appended to the log, as the JSON contract spells it (since format_version 3)."""
     return {
         "index": p.index,
         "first_line": p.first_line,

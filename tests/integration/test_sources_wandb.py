@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import threading
 import time
@@ -9,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("wandb", reason="the [wandb] extra is not installed")
+# the tests run wandb in child processes (fixtures/trackers.py): collection need not import it (~0.5 s a worker)
+if importlib.util.find_spec("wandb") is None:
+    pytest.skip("the [wandb] extra is not installed", allow_module_level=True)
 
 from fixtures.trackers import BUCKETED, run_table, write_csv, write_wandb
 from logdoctor import pipeline

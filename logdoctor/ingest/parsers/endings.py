@@ -8,6 +8,7 @@ from typing import NamedTuple
 import polars as pl
 
 from logdoctor.ingest.parsers.lines import LINE, LINE_NO
+from logdoctor.ingest.parsers.screen import Lines
 from logdoctor.model import RunEnding
 
 
@@ -78,6 +79,8 @@ def scan_endings(lines: pl.DataFrame) -> tuple[RunEnding, ...]:
     """
     if lines.height == 0 or LINE not in lines.columns:
         return ()
+    if not Lines.of(lines[LINE]).may_match_any([k.pattern for k in KINDS] + [TRACEBACK]):
+        return ()  # _ANY is these patterns' alternation
     hits = lines.filter(pl.col(LINE).str.contains(_ANY)).select(LINE_NO, LINE)
     if hits.height == 0:
         return ()

@@ -7,6 +7,7 @@ import re
 import polars as pl
 
 from logdoctor.ingest.parsers.lines import LINE_NO
+from logdoctor.ingest.parsers.screen import Lines
 from logdoctor.ingest.parsers.textrules import VALUE
 
 MSG = "msg"
@@ -83,18 +84,21 @@ def has_blocks(lines: pl.Series) -> bool:
 def rewrite(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     """Apply every rewrite; returns the frame and how many lines were folded into another."""
     msg = pl.col(MSG)
+    lines = Lines.of(frame[MSG])  # most rules cannot apply: their literals are missing (screen)
     for pattern, repl in _BARE:
-        if frame[MSG].str.contains(pattern).any():
+        if lines.may_match(pattern) and frame[MSG].str.contains(pattern).any():
             frame = frame.with_columns(msg.str.replace(pattern, repl))
+            lines = Lines.of(frame[MSG])
     indented = frame.filter(msg.str.contains(r"^\s\s"))  # cheap test first: the regex is costly
     if indented.height and indented[MSG].str.contains(_COLON_CONT).any():
         frame = frame.with_columns(msg.str.replace(_COLON_CONT, "    ${1}=${2}"))
-    if frame[MSG].str.contains(BATCH_LINE).any():
+        lines = Lines.of(frame[MSG])
+    if lines.may_match(BATCH_LINE) and frame[MSG].str.contains(BATCH_LINE).any():
         frame = frame.with_columns(
             msg.str.replace(BATCH_LINE, "epoch=${1} | step=${2} | ").str.replace(_CKPT, "eval Checkpoint [${1}] ")
         )
     frame, folded = _join_blocks(frame)
-    frame, folded_ckpt = _join_checkpoints(frame)
+    frame, folded_ckpt = _join_checkpoints(frame) if Lines.of(frame[MSG]).may_match(_CKPT) else (frame, 0)
     return frame, folded + folded_ckpt
 
 

@@ -50,11 +50,10 @@ TRACEBACK = r"Traceback \(most recent call last\)"
 #: Lines of one failure block are at most this many lines apart (a traceback's frames).
 BLOCK_GAP = 60
 _ANY = "|".join(f"(?:{k.pattern})" for k in KINDS) + f"|{TRACEBACK}"
-_COMPILED = tuple((k, re.compile(k.pattern)) for k in KINDS)
 
 
 def _kind(text: str) -> Kind | None:
-    return next((k for k, rx in _COMPILED if rx.search(text)), None)
+    return next((k for k in KINDS if re.search(k.pattern, text)), None)  # re caches the compiled patterns
 
 
 def _ending(block: list[tuple[int, str]]) -> RunEnding:

@@ -121,9 +121,11 @@ def _epochs(hits: pl.DataFrame) -> tuple[pl.DataFrame, bool, str | None]:
     for pattern, ends, source, admit in kinds:
         if not text.may_match(pattern):
             continue
+        admitted = hits.filter(admit)
+        if admitted.height == 0:  # the extraction's regexes are compiled even for no rows
+            continue
         got = (
-            hits.filter(admit)
-            .select(
+            admitted.select(
                 LINE_NO,
                 pl.coalesce(line.str.extract(pattern, 1), line.str.extract(pattern, 3)).alias("e"),
                 line.str.extract(pattern, 2).alias("of"),

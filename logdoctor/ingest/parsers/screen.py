@@ -120,7 +120,7 @@ class Lines:
         """The lines of a String series; one that is too long to join is not screened."""
         if lines.len() > MAX_LINES:
             return cls(None, None)
-        text = "\n".join(lines.drop_nulls().to_list())
+        text = "\n".join((lines.drop_nulls() if lines.null_count() else lines).to_list())
         return cls(text, text.lower() if text.isascii() else None)
 
     def may_match(self, pattern: str) -> bool:

@@ -83,7 +83,19 @@ def test_literals_of_a_pattern() -> None:
 
 @pytest.mark.parametrize(
     "pattern",
-    [r"[[:alpha:]]+x", r"\p{L}x", r"[a&&b]x", r"(?x) a b", r"\x{41}", r"[[a]b]c", "é", r"(?P<k>x)", r"(unclosed"],
+    [
+        r"[[:alpha:]]+x",
+        r"\p{L}x",
+        r"[a&&b]x",
+        r"(?x) a b",
+        r"\x{41}",
+        r"[[a]b]c",
+        "é",
+        r"(?P<k>x)",
+        r"(unclosed",
+        r"\<word\>",
+        r"\b{start}x",
+    ],
 )
 def test_syntax_read_otherwise_by_rust_is_not_screened(pattern: str) -> None:
     assert needs(pattern) == ("and", ())

@@ -60,7 +60,7 @@ def test_all_rules_by_default_as_each_rewrites() -> None:
 def test_cheap_colon_test_is_the_rule_with_its_key_unbounded() -> None:
     assert textblocks._COLON_CONT.count("{0,60}?") == 1
     long_key = "  " + "k" * 70 + ": 0.5"
-    lines = pl.Series(["    loss_mel: 19.08  (19.50)", long_key, "  File \"x.py\", line 3"])
+    lines = pl.Series(["    loss_mel: 19.08  (19.50)", long_key, '  File "x.py", line 3'])
     assert lines.str.contains(textblocks._COLON_CONT_ANY).to_list() == [True, True, False]
     assert lines.str.contains(textblocks._COLON_CONT).to_list() == [True, False, False]
     frame = pl.DataFrame({"line_no": [1, 2, 3], textblocks.MSG: ["step 1 | loss 2.0", "  " + "k" * 70 + ": 0.5", "x"]})

@@ -124,15 +124,12 @@ def _epochs(hits: pl.DataFrame) -> tuple[pl.DataFrame, bool, str | None]:
         admitted = hits.filter(admit)
         if admitted.height == 0:  # the extraction's regexes are compiled even for no rows
             continue
-        got = (
-            admitted.select(
-                LINE_NO,
-                pl.coalesce(line.str.extract(pattern, 1), line.str.extract(pattern, 3)).alias("e"),
-                line.str.extract(pattern, 2).alias("of"),
-                line.str.contains(_METRIC).alias("metric"),
-            )
-            .filter(pl.col("e").is_not_null())
-        )
+        got = admitted.select(
+            LINE_NO,
+            pl.coalesce(line.str.extract(pattern, 1), line.str.extract(pattern, 3)).alias("e"),
+            line.str.extract(pattern, 2).alias("of"),
+            line.str.contains(_METRIC).alias("metric"),
+        ).filter(pl.col("e").is_not_null())
         if not ends and source == "marker_lines":  # a metric line is a row, not a banner
             got = got.filter(~pl.col("metric"))
         if got.height > best[0].height:

@@ -26,8 +26,10 @@ import polars as pl
 #: than the queries it may save).
 MAX_LINES = 50_000
 
-#: Syntax the Rust regex crate reads otherwise than Python's re (or Python does not have).
-_FOREIGN = re.compile(r"\[\[:|\\[pPxuUz]|&&|~~|--|\(\?(?![:i])")
+#: Syntax the Rust regex crate reads otherwise than Python's re (or Python does not have): POSIX
+#: classes, Unicode classes and escapes, class set operations, flags other than ``i``, and the word
+#: boundaries ``\<``, ``\>``, ``\b{start}`` (literal ``<``, ``>``, ``{start}`` to Python).
+_FOREIGN = re.compile(r"\[\[:|\\[pPxuUz<>]|\\b\{|&&|~~|--|\(\?(?![:i])")
 
 # One requirement: ("lit", text, any case) | ("and", parts) | ("or", alternatives)
 Need = tuple[object, ...]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from logdoctor.ingest.parsers import endings, lines, markers, statedclasses, text, textblocks, textshape
+from logdoctor.ingest.parsers import endings, evalsections, lines, markers, statedclasses, text, textblocks, textshape
 from logdoctor.ingest.parsers.screen import Lines, needs
 from logdoctor.ingest.parsers.textrules import LEVEL_PREFIX, RANK_PREFIX, WRAPPED
 from tests.conftest import FIXTURES, REALLOGS
@@ -40,6 +40,7 @@ SCREENED = (
     "(?i)overflow",
     *(k.pattern for k in endings.KINDS),
     endings.TRACEBACK,
+    evalsections.HEADER.pattern,
 )
 SUFFIXES = (".log", ".txt", ".out", ".md")
 REAL = REALLOGS

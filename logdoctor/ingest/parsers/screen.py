@@ -99,8 +99,10 @@ def _nested_class(pattern: str) -> bool:
 @functools.lru_cache(maxsize=512)
 def needs(pattern: str) -> Need:
     """The literals every match of ``pattern`` holds, as a requirement (``("and", ())``: none known)."""
-    from re import _parser  # type: ignore[attr-defined]
-
+    try:  # CPython's own regex parser (3.11+); without it nothing is screened
+        from re import _constants, _parser  # type: ignore[attr-defined]  # noqa: F401
+    except ImportError:
+        return _TRUE
     if _FOREIGN.search(pattern) or not pattern.isascii() or _nested_class(pattern):
         return _TRUE
     try:

@@ -122,9 +122,9 @@ class Lines:
     lower: str | None
 
     @classmethod
-    def of(cls, lines: pl.Series) -> Lines:
-        """The lines of a String series; one that is too long to join is not screened."""
-        if lines.len() > MAX_LINES:
+    def of(cls, lines: pl.Series, max_lines: int | None = None) -> Lines:
+        """The lines of a String series; more than ``max_lines`` (default ``MAX_LINES``) are not screened."""
+        if lines.len() > (MAX_LINES if max_lines is None else max_lines):
             return cls(None, None)
         text = "\n".join((lines.drop_nulls() if lines.null_count() else lines).to_list())
         return cls(text, text.lower() if text.isascii() else None)

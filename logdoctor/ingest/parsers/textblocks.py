@@ -78,8 +78,8 @@ def bare_rules(line: str) -> tuple[tuple[str, str], ...]:
 def apply_rules(lines: pl.Series, rules: tuple[tuple[str, str], ...] | None = None) -> pl.Series:
     """``lines`` rewritten by ``rules`` (from bare_rules; by default every rule that may apply, see
     screen) as ``rewrite`` rewrites them."""
-    if rules is None:
-        text = Lines.of(lines)
+    if rules is None:  # a sample (textfast: 4000 lines): 8 lookups cost less than the rules' regexes
+        text = Lines.of(lines, max_lines=lines.len())
         rules = tuple((p, r) for p, r in _BARE if text.may_match(p))
     if not rules:
         return lines

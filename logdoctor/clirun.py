@@ -17,7 +17,7 @@ import sys
 import threading
 from collections.abc import Callable
 
-from logdoctor import sanitize, startup
+from logdoctor import startup
 from logdoctor.config import AnalysisConfig
 from logdoctor.errors import ConfigError, LogdoctorError
 from logdoctor.exitcodes import ExitCode, worst
@@ -280,6 +280,8 @@ def say(line: str) -> None:
     """One line to stderr, with what the user's inputs wrote in it shown, not obeyed
     (``sanitize.terminal``, which also leaves no escape sequence for click's ``echo`` to strip, so
     this writes what it wrote); a stderr that cannot be written to (`2>/dev/full`) loses it quietly."""
+    from logdoctor import sanitize  # only when there is a line to say (a JSON report needs no html module)
+
     try:
         if sys.stderr is not None:
             sys.stderr.write(sanitize.terminal(line) + "\n")

@@ -8,6 +8,7 @@ from typing import NamedTuple
 import polars as pl
 
 from logdoctor.ingest.parsers.lines import LINE, LINE_NO
+from logdoctor.ingest.parsers.screen import Lines
 from logdoctor.model import RunEnding
 
 
@@ -49,11 +50,10 @@ TRACEBACK = r"Traceback \(most recent call last\)"
 #: Lines of one failure block are at most this many lines apart (a traceback's frames).
 BLOCK_GAP = 60
 _ANY = "|".join(f"(?:{k.pattern})" for k in KINDS) + f"|{TRACEBACK}"
-_COMPILED = tuple((k, re.compile(k.pattern)) for k in KINDS)
 
 
 def _kind(text: str) -> Kind | None:
-    return next((k for k, rx in _COMPILED if rx.search(text)), None)
+    return next((k for k in KINDS if re.search(k.pattern, text)), None)  # re caches the compiled patterns
 
 
 def _ending(block: list[tuple[int, str]]) -> RunEnding:
@@ -78,6 +78,8 @@ def scan_endings(lines: pl.DataFrame) -> tuple[RunEnding, ...]:
     """
     if lines.height == 0 or LINE not in lines.columns:
         return ()
+    if not Lines.of(lines[LINE]).may_match_any([k.pattern for k in KINDS] + [TRACEBACK]):
+        return ()  # _ANY is these patterns' alternation
     hits = lines.filter(pl.col(LINE).str.contains(_ANY)).select(LINE_NO, LINE)
     if hits.height == 0:
         return ()

@@ -8,6 +8,7 @@ import re
 import polars as pl
 
 from logdoctor.ingest.parsers.lines import LINE_NO
+from logdoctor.ingest.parsers.screen import Lines
 from logdoctor.ingest.parsers.textblocks import MSG
 from logdoctor.ingest.parsers.textrules import EVAL_MARK_RE
 
@@ -57,7 +58,9 @@ def mark_eval_sections(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
 
 def has_banner(frame: pl.DataFrame) -> bool:
     """True when cleaned lines (column ``msg``) hold an evaluation banner."""
-    return frame.height > 0 and bool(frame[MSG].str.contains(HEADER.pattern).any())
+    if frame.height == 0 or not Lines.of(frame[MSG]).may_match(HEADER.pattern):
+        return False
+    return bool(frame[MSG].str.contains(HEADER.pattern).any())
 
 
 #: Evaluation columns that can stand for the loss of a log that prints no training loss, with how.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from logdoctor.ingest.parsers.screen import Lines
 from logdoctor.ingest.parsers.textrules import ANSI, LEVEL_PREFIX, RANK_PREFIX, WRAPPED
 
 LINE_NO = "line_no"
@@ -57,12 +58,16 @@ def clean(frame: pl.DataFrame) -> pl.DataFrame:
         return frame.with_columns(line.alias("msg"))
     if frame[LINE].str.contains("\x1b", literal=True).any():
         frame = frame.with_columns(line.str.replace_all(ANSI, ""))
-    if frame[LINE].str.contains(RANK_PREFIX).any():
+    text = Lines.of(frame[LINE])
+    if text.may_match(RANK_PREFIX) and frame[LINE].str.contains(RANK_PREFIX).any():
         frame = frame.with_columns(line.str.replace(RANK_PREFIX, ""))
-    if frame[LINE].str.contains(WRAPPED).any():
+        text = Lines.of(frame[LINE])
+    if text.may_match(WRAPPED) and frame[LINE].str.contains(WRAPPED).any():
         frame = frame.with_columns(line.str.replace_all(WRAPPED, "${1}"))
-    frame = frame.with_columns(line.str.replace(LEVEL_PREFIX, "").alias("msg"))
-    if frame["msg"].str.contains(DATETIME).any():
+        text = Lines.of(frame[LINE])
+    message = line.str.replace(LEVEL_PREFIX, "") if text.may_match(LEVEL_PREFIX) else line  # no level name: all message
+    frame = frame.with_columns(message.alias("msg"))
+    if text.may_match(DATETIME) and frame["msg"].str.contains(DATETIME).any():
         # a date-time inside the message (Coqui ``--> TIME: 2025-08-19 14:22:56 -- STEP``) is no
         # value: read as one it became a ``time`` column of 2025.0
         frame = frame.with_columns(pl.col("msg").str.replace_all(DATETIME, "datetime"))

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from logdoctor.ingest.parsers.lines import LINE, LINE_NO
+from logdoctor.ingest.parsers.screen import Lines
 
 #: Cheap prefilter (Aho-Corasick, any case): only lines holding one of these are looked at closely.
 _PREFILTER = (
@@ -116,17 +117,19 @@ def _epochs(hits: pl.DataFrame) -> tuple[pl.DataFrame, bool, str | None]:
         (EPOCH_BAR, False, "progress_bar", line.str.contains("%|", literal=True)),
     )
     best: tuple[pl.DataFrame, bool, str | None] = (pl.DataFrame(), False, None)
+    text = Lines.of(hits[LINE])
     for pattern, ends, source, admit in kinds:
-        got = (
-            hits.filter(admit)
-            .select(
-                LINE_NO,
-                pl.coalesce(line.str.extract(pattern, 1), line.str.extract(pattern, 3)).alias("e"),
-                line.str.extract(pattern, 2).alias("of"),
-                line.str.contains(_METRIC).alias("metric"),
-            )
-            .filter(pl.col("e").is_not_null())
-        )
+        if not text.may_match(pattern):
+            continue
+        admitted = hits.filter(admit)
+        if admitted.height == 0:  # the extraction's regexes are compiled even for no rows
+            continue
+        got = admitted.select(
+            LINE_NO,
+            pl.coalesce(line.str.extract(pattern, 1), line.str.extract(pattern, 3)).alias("e"),
+            line.str.extract(pattern, 2).alias("of"),
+            line.str.contains(_METRIC).alias("metric"),
+        ).filter(pl.col("e").is_not_null())
         if not ends and source == "marker_lines":  # a metric line is a row, not a banner
             got = got.filter(~pl.col("metric"))
         if got.height > best[0].height:
@@ -134,8 +137,11 @@ def _epochs(hits: pl.DataFrame) -> tuple[pl.DataFrame, bool, str | None]:
     return best
 
 
-def _last_int(hits: pl.DataFrame, pattern: str) -> int | None:
-    """The value of the last line matching ``pattern`` (an appended run's header wins)."""
+def _last_int(hits: pl.DataFrame, pattern: str, text: Lines | None = None) -> int | None:
+    """The value of the last line matching ``pattern`` (an appended run's header wins); ``text``:
+    the lines of ``hits``, to skip a pattern that cannot match."""
+    if text is not None and not text.may_match(pattern):
+        return None
     vals = hits[LINE].str.extract(pattern, 1).drop_nulls().str.replace_all(",", "")
     return int(vals[-1]) if vals.len() else None
 
@@ -150,6 +156,7 @@ def scan_markers(frame: pl.DataFrame) -> Markers:
     epochs, ends, source = _epochs(hits)
     _resume = pl.col(LINE).str.contains(RESUME_LINE) & ~pl.col(LINE).str.contains(NOT_RESUME)
     others = hits.filter(pl.col(LINE).str.contains(_OTHER))
+    text = Lines.of(others[LINE])
     if source == "progress_bar":  # a bar is redrawn many times: its first draw starts the epoch
         epochs = epochs.filter(pl.col("e") != pl.col("e").shift(1).fill_null(-1))
     of = epochs["of"].drop_nulls() if epochs.height else pl.Series([], dtype=pl.Int64)
@@ -158,15 +165,17 @@ def scan_markers(frame: pl.DataFrame) -> Markers:
         epoch_values=_ints(epochs, "e") if epochs.height else (),
         epoch_ends=ends,
         epoch_source=source,
-        epochs_planned=int(of.max()) if of.len() else _last_int(others, _NUM_EPOCHS),  # type: ignore[arg-type]
-        resume_lines=_ints(others.filter(_resume), LINE_NO),
-        run_headers=_ints(others.filter(pl.col(LINE).str.contains(RUN_HEADER)), LINE_NO),
-        grad_accum=_last_int(others, _ACCUM),
-        planned_steps=_last_int(others, _PLANNED),
-        samples=_last_int(others, _SAMPLES),
-        config_planned=_last_int(others, _CONFIG_PLAN),
-        epoch_batches=_last_int(others, _EPOCH_BATCHES),
-        resume_steps=_resume_steps(others),
+        epochs_planned=int(of.max()) if of.len() else _last_int(others, _NUM_EPOCHS, text),  # type: ignore[arg-type]
+        resume_lines=_ints(others.filter(_resume), LINE_NO) if text.may_match(RESUME_LINE) else (),
+        run_headers=_ints(others.filter(pl.col(LINE).str.contains(RUN_HEADER)), LINE_NO)
+        if text.may_match(RUN_HEADER)
+        else (),
+        grad_accum=_last_int(others, _ACCUM, text),
+        planned_steps=_last_int(others, _PLANNED, text),
+        samples=_last_int(others, _SAMPLES, text),
+        config_planned=_last_int(others, _CONFIG_PLAN, text),
+        epoch_batches=_last_int(others, _EPOCH_BATCHES, text),
+        resume_steps=_resume_steps(others) if text.may_match(_RESUME_STEP) else (),
     )
 
 

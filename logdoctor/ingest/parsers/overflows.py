@@ -6,6 +6,7 @@ import numpy as np
 import polars as pl
 
 from logdoctor.ingest.parsers.lines import LINE, LINE_NO
+from logdoctor.ingest.parsers.screen import Lines
 
 #: Columns added to the step table (null on rows without an overflow, except SKIPS which is 0).
 #: No name matches structure.counters' failure-counter pattern: these columns are never "0 = good news".
@@ -31,7 +32,7 @@ SCALE_FACTOR = 2.0
 def scan_overflows(frame: pl.DataFrame) -> pl.DataFrame:
     """Overflow lines of ``frame`` (line_no, line) as (line_no, tried, cut) Float64 scales, in line order."""
     schema = {LINE_NO: pl.Int64, "tried": pl.Float64, "cut": pl.Float64}
-    if frame.height == 0:
+    if frame.height == 0 or not Lines.of(frame[LINE]).may_match("(?i)overflow"):
         return pl.DataFrame(schema=schema)
     hits = frame.filter(pl.col(LINE).str.contains("(?i)overflow"))
     if hits.height == 0:

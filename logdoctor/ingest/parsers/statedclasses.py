@@ -6,6 +6,7 @@ import polars as pl
 
 from logdoctor.ingest.configfacts import CLASS_KEYS
 from logdoctor.ingest.parsers.lines import LINE, LINE_NO
+from logdoctor.ingest.parsers.screen import Lines
 from logdoctor.model import ConfigFact
 
 #: ``num_classes=10`` (argparse Namespace), ``num_classes: 10`` (YAML, a printed dict), ``"num_labels": 3``
@@ -18,7 +19,7 @@ STATED = (
 def stated_classes(frame: pl.DataFrame) -> tuple[ConfigFact, ...]:
     """The class count the log's non-step lines state, as a ``classes`` fact naming its line (1 is
     kept: HF's regression head); none when no line states one, or lines state different counts."""
-    if frame.height == 0:
+    if frame.height == 0 or not Lines.of(frame[LINE]).may_match(STATED):
         return ()
     hits = frame.filter(pl.col(LINE).str.contains(STATED)).select(
         LINE_NO, pl.col(LINE).str.extract_groups(STATED).alias("m")

@@ -16,6 +16,7 @@ from logdoctor.ingest.parsers.markers import Markers, scan_markers
 from logdoctor.ingest.parsers.overflows import attach_overflows, scan_overflows
 from logdoctor.ingest.parsers.records import drop_summaries
 from logdoctor.ingest.parsers.samestep import merge_shapes, tag_shapes
+from logdoctor.ingest.parsers.screen import Lines
 from logdoctor.ingest.parsers.statedclasses import stated_classes
 from logdoctor.ingest.parsers.textblocks import BATCH_LINE, MSG, rewrite
 from logdoctor.ingest.parsers.textfast import fast_rows
@@ -68,8 +69,10 @@ def _flag_restarts(table: pl.DataFrame, rest: pl.DataFrame) -> pl.DataFrame:
     does not go back. Only added when a marker follows some step."""
     if table.height == 0:
         return table
+    if not Lines.of(rest[MSG]).may_match(RESTART_MARK):
+        return table
     marks = rest.filter(pl.col(MSG).str.contains(RESTART_MARK))[LINE_NO].to_numpy()
-    at = np.unique(np.searchsorted(table[LINE_NO].to_numpy(), marks, side="right"))
+    at = np.searchsorted(table[LINE_NO].to_numpy(), marks, side="right")  # repeats set one flag
     at = at[(at > 0) & (at < table.height)]
     if at.size == 0:
         return table
@@ -184,7 +187,7 @@ class TextParser(Parser):
         overflows = scan_overflows(rest)
         endings = scan_endings(rest)
         rest, banners = mark_eval_sections(clean(rest))
-        in_batches = bool(rest[MSG].str.contains(BATCH_LINE).any())
+        in_batches = Lines.of(rest[MSG]).may_match(BATCH_LINE) and bool(rest[MSG].str.contains(BATCH_LINE).any())
         rest, folded = rewrite(rest)
         if folded:
             out.skips["metric block line"] += folded

@@ -32,14 +32,8 @@ MIN_LINES = 20_000
 SAMPLE = 4000
 #: Lines the fast path reads: steps, and loss records without a step (HF Trainer's stdout dicts).
 _ROLES = ("train", "unstepped")
-_RANKED = re.compile(RANK_PREFIX)
-_LEVEL = re.compile(LEVEL_PREFIX)
-_DATETIME = re.compile(DATETIME)
 #: A value in the thousands spelling, as textrules.VALUE reads it whole (``1,284,997``).
 _THOUSANDS = r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$"
-_WRAPPED = re.compile(WRAPPED)
-_NAN_WORD = re.compile(NAN_WORD)
-_DURATION = re.compile(DURATION)
 _WHOLE_VALUE = f"^{VALUE}$"
 
 
@@ -63,14 +57,14 @@ def _message(rep: str) -> tuple[str, str, int, Rules] | None:
     it), the message the general path reads in it (lines.clean: a log-record prefix up to the level
     name dropped), how many values the dropped prefix holds, and the rewrites; None when cleaning
     changes more than a prefix, or the message's values are not the line's last ones."""
-    if _RANKED.match(rep) or _WRAPPED.search(rep):
+    if re.match(RANK_PREFIX, rep) or re.search(WRAPPED, rep):
         return None
     rules = bare_rules(rep)
     line = apply_rules(pl.Series([rep]), rules).item() if rules else rep
     if rewritten(line):
         return None
-    msg = _LEVEL.sub("", line, count=1)
-    if msg != line and (rules or not line.endswith(msg) or _DATETIME.search(msg)):
+    msg = re.sub(LEVEL_PREFIX, "", line, count=1)
+    if msg != line and (rules or not line.endswith(msg) or re.search(DATETIME, msg)):
         return None
     cut = len(line) - len(msg)
     spans, inner = value_spans(line), value_spans(msg)
@@ -82,7 +76,7 @@ def _message(rep: str) -> tuple[str, str, int, Rules] | None:
 
 def _prefix_len(line: str) -> int:
     """Length of the log-record prefix the general path drops from ``line`` (see _message)."""
-    return len(line) - len(_LEVEL.sub("", line, count=1))
+    return len(line) - len(re.sub(LEVEL_PREFIX, "", line, count=1))
 
 
 def _choose(frame: pl.DataFrame, fields: FieldMap) -> _Choice | None:
@@ -97,10 +91,10 @@ def _choose(frame: pl.DataFrame, fields: FieldMap) -> _Choice | None:
         if n < sample.height // 10 or read is None:
             continue
         line, msg, skip, rules = read
-        if _DURATION.search(msg):  # the general path reads ``3h 35m`` as one word
+        if re.search(DURATION, msg):  # the general path reads ``3h 35m`` as one word
             continue
         # planned as the general path plans it (``number of nan_ iterations``): same key names
-        plan = plan_for(_NAN_WORD.sub(r"\g<1> nan_\g<2>", msg), fields)
+        plan = plan_for(re.sub(NAN_WORD, r"\g<1> nan_\g<2>", msg), fields)
         # a total loss under another name: the general path reads it and says so in a note
         if plan.role in _ROLES and not plan.derived_step and plan.ppl is None and not total_loss_keys(plan):
             return _Choice(line, plan, skip, rules)
@@ -141,7 +135,7 @@ def _used(plan: Plan) -> set[int]:
 def _compile(sep: str, tokens: list[Token], chosen: _Choice) -> _Layout:
     column = {vi: j for j, tok in enumerate(tokens) for vi in tok.values}
     line = chosen.line
-    msg = _NAN_WORD.sub(r"\g<1> nan_\g<2>", line[_prefix_len(line) :])
+    msg = re.sub(NAN_WORD, r"\g<1> nan_\g<2>", line[_prefix_len(line) :])
     shape = shape_of(pl.Series([msg])).item()
     return _Layout(sep, tokens, line, chosen.plan, chosen.skip, column, shape, chosen.rules)
 

@@ -11,6 +11,7 @@ import polars as pl
 
 from logdoctor.ingest.aliases import ALIASES, FieldMap
 from logdoctor.ingest.parsers.lines import LINE_NO
+from logdoctor.ingest.parsers.screen import Lines
 from logdoctor.ingest.parsers.textblocks import MSG
 from logdoctor.ingest.parsers.textplan import (
     BATCHES,
@@ -81,12 +82,12 @@ def numeric(expr: pl.Expr, name: str) -> pl.Expr:
 def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
     """Read every line of ``frame`` (columns line_no, msg) into ``out``."""
     msg = pl.col(MSG)
-    if frame[MSG].str.contains(NAN_WORD).any():  # plan and extraction must see the same values
-        frame = frame.with_columns(msg.str.replace_all(NAN_WORD, "${1} nan_${2}"))
-    if frame[MSG].str.contains(DASHED_KEY).any():
-        frame = frame.with_columns(msg.str.replace_all(DASHED_KEY, "${1}_${2}${3}"))
-    if frame[MSG].str.contains(AT_KEY).any():
-        frame = frame.with_columns(msg.str.replace_all(AT_KEY, "${1}${2}${3}"))
+    lines = Lines.of(frame[MSG])
+    for pattern, repl in ((NAN_WORD, "${1} nan_${2}"), (DASHED_KEY, "${1}_${2}${3}"), (AT_KEY, "${1}${2}${3}")):
+        # plan and extraction must see the same values (``nan`` as a word, ``a-b.c``, ``x@k``)
+        if lines.may_match(pattern) and frame[MSG].str.contains(pattern).any():
+            frame = frame.with_columns(msg.str.replace_all(pattern, repl))
+            lines = Lines.of(frame[MSG])
     if frame[MSG].str.contains(r"\d[hm] \d").any() and frame[MSG].str.contains(DURATION).any():
         # ``3h 35m 58s`` is no number (3.0 is wrong); the cheap test first, the regex is costly
         frame = frame.with_columns(msg.str.replace_all(DURATION, "duration"))

@@ -17,10 +17,18 @@ from logdoctor.model import Run
 from tests.conftest import FIXTURES
 
 TEXT_SUFFIXES = (".log", ".txt", ".out", ".md")
-#: Small pieces, so that every fixture is tokenised in several pieces.
+#: Small pieces, so that a made-up log is tokenised in several pieces.
 SMALL_PIECE = 2048
-#: Pieces each real log is cut into (at least SMALL_PIECE bytes each).
-REAL_PIECES = 8
+#: Pieces each fixture and real log is cut into (of at least MIN_PIECE bytes): seams at varied places
+#: in every log, without the fixed cost of a 2 KB piece (~1,300 pieces for a 2.7 MB real log; a
+#: 60 KB fixture's 30 pieces cost three times its 8).
+PIECES = 8
+MIN_PIECE = 512
+
+
+def _piece(path: Path) -> int:
+    """The piece size that cuts ``path`` into about PIECES pieces."""
+    return max(MIN_PIECE, path.stat().st_size // PIECES)
 
 
 def _text_logs(folder: Path) -> list[Path]:
@@ -67,19 +75,17 @@ def test_fixtures_exercise_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> Non
 
 @pytest.mark.parametrize("path", FIXTURE_LOGS, ids=[p.name for p in FIXTURE_LOGS])
 def test_fast_path_equals_general_path_on_fixtures(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert_same_run(path, monkeypatch)
+    assert_same_run(path, monkeypatch, _piece(path))
 
 
 @pytest.mark.reallogs
 def test_fast_path_equals_general_path_on_real_logs(
     reallogs_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each real log in ~8 pieces (the fixtures above take the 2 KB pieces' many seams: at 2 KB a
-    2.7 MB log is 1,300 pieces, each with the reader's fixed cost, and this test was 5% of the suite)."""
     logs = _text_logs(reallogs_dir)
     assert len(logs) >= 25
     for path in logs:
-        assert_same_run(path, monkeypatch, max(SMALL_PIECE, path.stat().st_size // REAL_PIECES))
+        assert_same_run(path, monkeypatch, _piece(path))
 
 
 def test_pieces_cut_after_newlines_and_cover_the_data() -> None:

@@ -1,10 +1,11 @@
 """Issue 27: the test suite's time, measured as CI runs it (``python -m pytest``, xdist on every core).
 
 Usage (from the repository root): ``python bench/suite_time.py [--out bench/out/suite_time.json]
-[-- PYTEST ARGS]``. Runs the suite once with the tests/timeline.py plugin and prints one JSON
-document: wall and CPU seconds of the whole run (children included), the load average at start and
-end, each worker's start-up (collection) seconds, busy and CPU seconds and idle tail, and the
-modules that cost the most CPU and the most waiting (wall minus CPU). Read it on a quiet machine:
+[-- PYTEST ARGS]``. Runs the suite once with the tests/timeline.py plugin (its rows kept beside
+the output, ``*.timeline.jsonl``) and prints one JSON document: wall and CPU seconds of the whole
+run (children included), the load average at start and end, each worker's start-up (collection)
+seconds, busy and CPU seconds and idle tail, and the modules that cost the most CPU and the most
+waiting (wall minus CPU). Read it on a quiet machine:
 on shared cores wall time measures the neighbours too. The goal is <= 5 minutes on 2 quiet cores.
 """
 
@@ -16,7 +17,6 @@ import os
 import resource
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -60,15 +60,16 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "suite_time.json")
     parser.add_argument("pytest_args", nargs="*")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="suite-time-") as tmp:
-        timeline = Path(tmp) / "timeline.jsonl"
-        load0, began, cpu0 = os.getloadavg(), time.time(), _children_cpu()
-        proc = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "tests.timeline", "--timeline", str(timeline),
-             *args.pytest_args], cwd=ROOT, capture_output=True, text=True,
-        )
-        wall, cpu = time.time() - began, _children_cpu() - cpu0
-        rows = [json.loads(line) for line in timeline.read_text().splitlines()] if timeline.exists() else []
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    timeline = args.out.with_suffix(".timeline.jsonl")  # each test phase, for a closer look
+    timeline.unlink(missing_ok=True)
+    load0, began, cpu0 = os.getloadavg(), time.time(), _children_cpu()
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "tests.timeline", "--timeline", str(timeline),
+         *args.pytest_args], cwd=ROOT, capture_output=True, text=True,
+    )
+    wall, cpu = time.time() - began, _children_cpu() - cpu0
+    rows = [json.loads(line) for line in timeline.read_text().splitlines()] if timeline.exists() else []
     tail = [ln for ln in proc.stdout.splitlines() if ln.strip()][-1:] or [""]
     doc = {
         "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(began)),
@@ -80,7 +81,6 @@ def main() -> int:
         "cpu_s": round(cpu, 1),
         **(_summary(rows, began) if rows else {}),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(doc, indent=1) + "\n")
     print(json.dumps(doc, indent=1))
     return proc.returncode

@@ -76,6 +76,8 @@ def batch_sizes_from(lengths: IntArray, token_budget: int, segment_end: IntArray
     kmax = max(1, token_budget // max(1, int(lengths.min())))
     lo = np.ones(n, dtype=np.int64)
     hi = np.minimum(segment_end - np.arange(n, dtype=np.int64), kmax)
+    # a batch from i holds lengths[i]: k ≤ budget // lengths[i] bounds k as tightly as the search could
+    np.minimum(hi, token_budget // np.maximum(lengths, 1), out=hi)
     rmq = _RangeMax(lengths, max(1, int(hi.max()).bit_length()))
 
     def fits(pos: IntArray, k: IntArray) -> NDArray[np.bool_]:

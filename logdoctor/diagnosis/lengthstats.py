@@ -120,33 +120,13 @@ def detrend(steps: np.ndarray, loss: np.ndarray, degree: int = 3) -> np.ndarray:
     basis = _vander(u, degree + 1)
     y = loss[ok]
     # the first fit weighs every row 1 (the basis and y as they are); the second drops outliers
-    coef = _fit(basis, y)
+    coef, *_ = np.linalg.lstsq(basis, y, rcond=None)
     r = y - basis @ coef
     mad = np.median(np.abs(r - np.median(r))) * 1.4826 or 1e-12
     w = (np.abs(r) < 5 * mad).astype(float)
-    coef = _fit(basis * w[:, None], y * w)
+    coef, *_ = np.linalg.lstsq(basis * w[:, None], y * w, rcond=None)
     out[ok] = y - basis @ coef
     return out
-
-
-#: Rows above which ``detrend``'s two fits solve the 4 x 4 normal equations instead of an SVD of the
-#: (rows x 4) basis: ~45 ms less per fit at 1M rows (0.24 -> ~0.15 s for detrend; issue 33 point 1).
-#: The numbers there differ from the SVD's in the last digits only: the fitted trend agrees to 1e-9 of
-#: its largest magnitude (tests/unit/test_analysis_large_paths.py; measured ~1e-13), so the residuals,
-#: and the evidence read from them (Spearman rho, order statistics), move by as little. Every fixture,
-#: real log and gold file is below it and keeps the exact path.
-FAST_FIT_ROWS = 100_000
-
-
-def _fit(basis: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Least-squares coefficients of ``y`` on the columns of ``basis`` (``FAST_FIT_ROWS``)."""
-    if basis.shape[0] > FAST_FIT_ROWS:
-        gram = basis.T @ basis
-        # a cubic in [-1, 1] is well conditioned; a degenerate basis (too few rows kept) goes to the SVD
-        if np.linalg.cond(gram) < 1e10:
-            return np.linalg.solve(gram, basis.T @ y)
-    coef, *_ = np.linalg.lstsq(basis, y, rcond=None)
-    return coef
 
 
 def _vander(u: np.ndarray, columns: int) -> np.ndarray:

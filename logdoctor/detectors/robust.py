@@ -54,12 +54,9 @@ def series(run: Run, column: str) -> Series:
     if column not in t.columns:
         empty_i = np.zeros(0, dtype=np.int64)
         return Series(empty_i, np.zeros(0), empty_i, False)
-    # read once per table (structure/columns.py); a null is NaN there, dropped with the non-finite
-    vals = columns.floats(t, column)
-    ok = np.isfinite(vals)
-    vals = vals[ok]  # boolean indexing copies: the caller owns what it gets
-    steps = columns.ints(t, STEP)[ok]
-    lines = columns.ints(t, LINE_NO)[ok]
+    # read once per table (structure/columns.py); a null is NaN there, dropped with the non-finite;
+    # the arrays are shared by every caller and read-only (a caller that changes one copies it first)
+    steps, vals, lines = columns.finite_rows(t, column, STEP, LINE_NO)
     return Series(steps, vals, lines, bool(vals.size and np.all(vals > 0)))
 
 

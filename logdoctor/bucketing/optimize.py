@@ -64,7 +64,7 @@ DENSE_MAX = 512
 _BIG = np.iinfo(np.int64).max // 4
 
 
-def _layer(hist: Histogram, prev: NDArray[np.int64], k: int,
+def _layer(hist: Histogram, prev: NDArray[np.int64], k: int, above: NDArray[np.bool_] | None = None,
            ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """One DP layer: best[i] = min_j prev[j−1] + cost(j, i) over j ≥ k−1 (k buckets, 0-based k−1
     earlier splits), with the argmin j (the first, on ties).
@@ -72,29 +72,39 @@ def _layer(hist: Histogram, prev: NDArray[np.int64], k: int,
     Because the cost satisfies the quadrangle inequality, the first argmin of row i never lies
     left of the first argmin of row i−1 (Monge): the divide and conquer searches each row only
     between its neighbours' argmins and finds the same first argmin as a search of the whole row,
-    which ``_layer_dense`` does for up to ``DENSE_MAX`` distinct lengths (tests/unit/test_bucket_dp.py)."""
+    which ``_layer_dense`` does for up to ``DENSE_MAX`` distinct lengths (tests/unit/test_bucket_dp.py).
+    ``above``: ``_above_diagonal(D)``, shared by the layers of one solve (built here when not given)."""
     if hist.values.size <= DENSE_MAX:
-        return _layer_dense(hist, prev, k)
+        return _layer_dense(hist, prev, k, above)
     return _layer_split(hist, prev, k)
 
 
-def _layer_dense(hist: Histogram, prev: NDArray[np.int64], k: int,
+def _above_diagonal(d: int) -> NDArray[np.bool_]:
+    """(d × d) mask of the pairs j > i (no bucket): any layer's block is its lower-right corner."""
+    return np.triu(np.ones((d, d), dtype=np.bool_), 1)
+
+
+def _layer_dense(hist: Histogram, prev: NDArray[np.int64], k: int, above: NDArray[np.bool_] | None = None,
                  ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """``_layer`` as one array operation over every (i, j ≤ i) pair."""
+    """``_layer`` as one array operation over every (i, j ≤ i) pair (``above``: ``_above_diagonal``,
+    built here when not given)."""
     d = hist.values.size
+    above = _above_diagonal(d) if above is None else above
     best = np.full(d, _BIG, dtype=np.int64)
     arg = np.zeros(d, dtype=np.int64)
     if k - 1 >= d:
         return best, arg
     # before[j] + v[i]·(C[i+1] − C[j]) − (S[i+1] − S[j]), regrouped into a row term, a column term
-    # and an outer product (integers: exactly the same sums)
+    # and an outer product (integers, far from overflow: exactly the same sums in any order), built
+    # in one (D × D) buffer
     before = np.concatenate(([_BIG], prev[:-1]))[k - 1 :]  # before[j] = prev[j-1]
     v, cc, cs = hist.values[k - 1 :], hist.cum_count, hist.cum_sum
     row = v * cc[k:] - cs[k:]
     col = before + cs[k - 1 : d]
-    table = row[:, None] + col[None, :] - np.multiply.outer(v, cc[k - 1 : d])
-    n = v.size
-    table[np.arange(n)[:, None] < np.arange(n)[None, :]] = np.iinfo(np.int64).max  # j > i: no bucket
+    table = np.multiply.outer(v, cc[k - 1 : d])
+    np.subtract(col[None, :], table, out=table)
+    table += row[:, None]
+    np.copyto(table, np.iinfo(np.int64).max, where=above[k - 1 :, k - 1 :])  # j > i: no bucket
     pick = np.argmin(table, axis=1)
     rows = np.arange(pick.size)
     best[k - 1 :] = table[rows, pick]
@@ -142,10 +152,11 @@ def solve(hist: Histogram, max_k: int, until: Callable[[int], bool] | None = Non
     idx = np.arange(d, dtype=np.int64)
     layer = hist.cost(np.zeros(d, dtype=np.int64), idx)
     objectives, args = [int(layer[-1])], [np.zeros(d, dtype=np.int64)]
+    above = _above_diagonal(d) if 1 < d <= DENSE_MAX and max_k > 1 else None
     for k in range(2, min(max_k, d) + 1):
         if until is not None and k > at_least and any(until(v) for v in objectives):
             break
-        layer, arg = _layer(hist, layer, k)
+        layer, arg = _layer(hist, layer, k, above)
         objectives.append(int(layer[-1]))
         args.append(arg)
     return objectives, args

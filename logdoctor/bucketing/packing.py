@@ -74,15 +74,19 @@ def batch_sizes_from(lengths: IntArray, token_budget: int, segment_end: IntArray
     """
     n = lengths.size
     kmax = max(1, token_budget // max(1, int(lengths.min())))
-    lo = np.ones(n, dtype=np.int64)
     hi = np.minimum(segment_end - np.arange(n, dtype=np.int64), kmax)
+    # a batch from i holds lengths[i]: k ≤ budget // lengths[i]; and any k ≤ budget // (the longest
+    # length) fits: the search starts from those bounds and finds the same largest k in fewer rounds
+    np.minimum(hi, token_budget // np.maximum(lengths, 1), out=hi)
+    surely = max(1, token_budget // max(1, int(lengths.max())))
+    lo = np.minimum(hi, surely)
     rmq = _RangeMax(lengths, max(1, int(hi.max()).bit_length()))
 
     def fits(pos: IntArray, k: IntArray) -> NDArray[np.bool_]:
         return k * rmq.query(pos, k).astype(np.int64) <= token_budget
 
-    # gallop: try k = 2, 4, 8, ... so that small batches cost few rounds
-    pos, step = np.flatnonzero(lo < hi), 2
+    # gallop: try k = 2, 4, 8, ... times the sure size, so that small batches cost few rounds
+    pos, step = np.flatnonzero(lo < hi), 2 * surely
     while pos.size:
         k = np.minimum(step, hi[pos])
         rmq.ensure(int(k.max()).bit_length() - 1)

@@ -10,7 +10,6 @@ from logdoctor import codes
 from logdoctor.detectors import lrevents, robust
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.lrevents import LrChange
-from logdoctor.detectors.lrloss import level_fall, loss_response
 from logdoctor.detectors.robust import FloatArray, Series
 from logdoctor.model import LOSS, Finding, Run
 from logdoctor.options import Option, at_least, fraction
@@ -146,6 +145,9 @@ class LrScheduleDetector(Analyzer):
             confidence=0.8, evidence=ev)]
 
     def _jump(self, run: Run, loss: Series, c: LrChange) -> Finding:
+        # lrloss is imported where an lr change is judged, not by every log's process (issue 33)
+        from logdoctor.detectors.lrloss import loss_response
+
         resp = loss_response(run, loss, c)
         ev: dict[str, float | int | str | bool | None] = {
             "step": c.step, "prev_step": c.prev_step, "lr_before": c.before, "lr_after": c.after,
@@ -182,6 +184,8 @@ class LrScheduleDetector(Analyzer):
             confidence=0.7, evidence=rise)]
 
     def _too_high(self, loss: Series, s: Series, c: LrChange, found: list[LrChange]) -> list[Finding]:
+        from logdoctor.detectors.lrloss import level_fall
+
         prev = [d.step for d in found if d.step < c.step]
         fall = level_fall(loss, c, prev[-1] if prev else None)
         if fall is None:

@@ -13,6 +13,7 @@ from logdoctor.detectors import ndmedian
 from logdoctor.detectors.tails import student_t_two_sided
 from logdoctor.model import LINE_NO, STEP, Run
 from logdoctor.structure import columns
+from logdoctor.structure.median import median as median  # re-exported: the detectors' median
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -53,12 +54,9 @@ def series(run: Run, column: str) -> Series:
     if column not in t.columns:
         empty_i = np.zeros(0, dtype=np.int64)
         return Series(empty_i, np.zeros(0), empty_i, False)
-    # read once per table (structure/columns.py); a null is NaN there, dropped with the non-finite
-    vals = columns.floats(t, column)
-    ok = np.isfinite(vals)
-    vals = vals[ok]  # boolean indexing copies: the caller owns what it gets
-    steps = columns.ints(t, STEP)[ok]
-    lines = columns.ints(t, LINE_NO)[ok]
+    # read once per table (structure/columns.py); a null is NaN there, dropped with the non-finite;
+    # the arrays are shared by every caller and read-only (a caller that changes one copies it first)
+    steps, vals, lines = columns.finite_rows(t, column, STEP, LINE_NO)
     return Series(steps, vals, lines, bool(vals.size and np.all(vals > 0)))
 
 
@@ -122,26 +120,6 @@ def _sorted_window_median(padded: FloatArray, size: int) -> FloatArray:
         bisect.insort(window, new)
         out.append(window[h])
     return np.asarray(out, dtype=np.float64)
-
-
-def median(x: FloatArray, overwrite: bool = False) -> np.float64:
-    """``np.median(x)`` of a 1-D float64 array, the same number without its ~40 us of generic
-    set-up (a small log's analysis takes thousands of medians): the same partition, the same
-    sum and division of the middle pair, NaN when ``x`` holds one. Anything else goes to numpy.
-    ``overwrite``: partition ``x`` itself (its order changes; no copy of a long array)."""
-    n = x.size
-    if n == 0 or x.ndim != 1 or x.dtype != np.float64:
-        return np.median(x, overwrite_input=overwrite)
-    h = n // 2
-    kth = [h, -1] if n % 2 else [h - 1, h, -1]
-    if overwrite:
-        x.partition(kth)
-        part = x
-    else:
-        part = np.partition(x, kth)
-    # numpy's mean of the middle one (a sum from 0: a zero is +0.0) or two (summed as it sums them)
-    mid = 0.0 + part[h] if n % 2 else (part[h - 1] + (0.0 + part[h])) / 2
-    return part[-1] if np.isnan(part[-1]) else mid
 
 
 def rolling_mad(x: FloatArray, center: FloatArray, window: int) -> FloatArray:

@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 
-from logdoctor.diagnosis.occupancy import Pairs, chance, same_epoch_pairs
 from logdoctor.model import BATCH_FP, LEN_MAX, LEN_MEAN, LEN_MIN, MICRO_FP, SEQS, TOKENS, Run
+
+if TYPE_CHECKING:
+    from logdoctor.diagnosis.occupancy import Pairs
 
 SIGNATURE_COLUMNS = (SEQS, TOKENS, LEN_MIN, LEN_MAX, LEN_MEAN)
 
@@ -168,6 +171,10 @@ def recurrence(
     expected = float(np.mean(1 - (1 - f) ** epoch[later]))
     by_epoch = _share_by_epoch(seen, epoch)
     if kind == "signature":
+        # imported here: only a run with batch signatures takes the occupancy test (issue 33: the
+        # import costs every other small log's process ~0.5 ms)
+        from logdoctor.diagnosis.occupancy import chance, same_epoch_pairs
+
         chance_share = chance(ids, epoch)
         pairs = same_epoch_pairs(ids, epoch, f)
         share = frac / expected if expected > 0 else 0.0

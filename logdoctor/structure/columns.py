@@ -53,6 +53,20 @@ def ints(table: pl.DataFrame, column: str) -> np.ndarray:
     return found
 
 
+def finite_rows(table: pl.DataFrame, column: str, step: str, line: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(``step``, ``column``, ``line``) at the rows where ``column`` is finite (read-only, kept like the
+    columns: a detector reads the same metric's finite rows many times, ~35 a small analysis)."""
+    memo = _memo(table)
+    key = ("finite", column)
+    if key not in memo:
+        vals = floats(table, column)
+        ok = np.isfinite(vals)
+        memo[key] = _frozen(vals[ok])
+        memo[("finite_steps", column)] = _frozen(ints(table, step)[ok])
+        memo[("finite_lines", column)] = _frozen(ints(table, line)[ok])
+    return memo[("finite_steps", column)], memo[key], memo[("finite_lines", column)]
+
+
 def release(table: pl.DataFrame) -> None:
     """Drop ``table``'s arrays now (an analysis is over; its report may keep the table for long)."""
     _CACHE.pop(id(table), None)

@@ -72,16 +72,20 @@ def _contains(sorted_steps: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 def metric_columns(table: pl.DataFrame) -> tuple[str, ...]:
     """Numeric columns that are metrics: finite in at least half the rows, not counters."""
-    out: list[str] = []
     half = max(1, table.height // 2)
-    for col, dtype in table.schema.items():
-        if col in _COUNTERS or col.endswith(_COUNTER_SUFFIXES) or not dtype.is_numeric():
-            continue
-        if _COUNTER_NAMES.search(col) or is_cumulative_name(col):
-            continue
-        vals = table[col].cast(pl.Float64)
-        if int(vals.is_finite().sum()) >= half or col == "loss":
-            out.append(col)
+    at = [
+        i
+        for i, (col, dtype) in enumerate(table.schema.items())
+        if not (col in _COUNTERS or col.endswith(_COUNTER_SUFFIXES) or not dtype.is_numeric())
+        and not (_COUNTER_NAMES.search(col) or is_cumulative_name(col))
+    ]
+    if not at:
+        return ()
+    # the finite rows of every candidate in one query (each polars query costs ~0.1 ms on a small
+    # log); by position, so that no column name is read as a pattern
+    finite = table.select(pl.nth(i).cast(pl.Float64).is_finite().sum() for i in at).row(0)
+    cols = [table.columns[i] for i in at]
+    out = [col for col, n in zip(cols, finite, strict=True) if int(n) >= half or col == "loss"]
     return tuple(sorted(out))
 
 

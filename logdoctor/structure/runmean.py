@@ -24,6 +24,7 @@ import numpy as np
 import polars as pl
 
 from logdoctor.model import ACC, EPOCH, LOSS, STEP
+from logdoctor.structure.median import median
 
 SLOPE = -0.6
 MIN_BINS = 5
@@ -86,9 +87,9 @@ def noise_slope(values: np.ndarray, k: np.ndarray) -> float | None:
     xs, ys = [], []
     for i in np.unique(b):
         m = b == i
-        med = float(np.median(d[m])) if m.sum() >= 5 else 0.0
+        med = float(median(d[m])) if m.sum() >= 5 else 0.0  # np.median's number, without its set-up
         if med > 0:
-            xs.append(np.log(np.median(kk[m])))
+            xs.append(np.log(median(kk[m])))
             ys.append(np.log(med))
     if len(xs) < MIN_BINS or max(xs) - min(xs) < np.log(MIN_SPAN):
         return None

@@ -25,7 +25,7 @@ HEAVY = ("scipy", "ruptures", "matplotlib", "pandas", "torch", "sklearn")
 UNUSED = ("logdoctor.renderers.plots", "logdoctor.renderers.plotloss", "logdoctor.renderers.plotfold",
           "logdoctor.renderers.svgcharts", "logdoctor.renderers.html", "logdoctor.renderers.junit",
           "logdoctor.renderers.markdown", "logdoctor.renderers.github", "logdoctor.tail", "logdoctor.compare",
-          "logdoctor.buckets", "logdoctor.emit", "logdoctor.parallel")
+          "logdoctor.buckets", "logdoctor.emit", "logdoctor.parallel", "logdoctor.detectors.lrloss")
 #: compiled extensions that need only numpy, loaded by their file (not their packages)
 ALONE = ("ruptures.detection._detection.ekcpd", "scipy.ndimage._rank_filter_1d")
 
@@ -77,3 +77,9 @@ def test_the_figure_code_is_loaded_when_a_figure_is_asked_for(tmp_path: Path) ->
     """Control for ``UNUSED``: the HTML report does load the SVG charts (and the probe sees it)."""
     heavy = _heavy_after(["analyze", str(FIXTURES / "example.log"), "-f", "html", "-o", str(tmp_path / "o")])
     assert "logdoctor.renderers.svgcharts" in heavy
+
+
+def test_the_lr_response_code_is_loaded_when_an_lr_jump_is_judged(tmp_path: Path) -> None:
+    """Control for ``logdoctor.detectors.lrloss`` in ``UNUSED``: a log with an lr jump loads it."""
+    heavy = _heavy_after(["analyze", str(FIXTURES / "schedule" / "lr_jump.jsonl"), "-o", str(tmp_path / "o")])
+    assert "logdoctor.detectors.lrloss" in heavy

@@ -83,6 +83,9 @@ def test_dense_layers_equal_the_divide_and_conquer(seed: int) -> None:
     for k in range(2, min(d, 14) + 2):
         dense, split = optimize._layer_dense(hist, layer, k), optimize._layer_split(hist, layer, k)
         assert np.array_equal(dense[0], split[0]) and np.array_equal(dense[1], split[1]), (seed, k)
+        # as solve() runs it: one above-diagonal mask for every layer
+        shared = optimize._layer_dense(hist, layer, k, optimize._above_diagonal(d))
+        assert np.array_equal(shared[0], split[0]) and np.array_equal(shared[1], split[1]), (seed, k)
         layer = split[0]
 
 

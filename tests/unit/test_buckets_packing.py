@@ -40,6 +40,22 @@ def test_pack_equals_loop(seed: int) -> None:
     assert p.padded_tokens == padded(ref)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_pack_equals_loop_when_every_batch_holds_many(seed: int) -> None:
+    """Lengths far below the budget: the search starts at budget // longest (issue 33), which the
+    draws above (lengths up to the budget) leave at 1; with and without buckets."""
+    rng = np.random.default_rng(100 + seed)
+    budget = int(rng.integers(500, 5000))
+    lengths = rng.integers(1, int(rng.integers(2, 60)), size=int(rng.integers(1, 3000)))
+    p = pack(lengths, budget)
+    ref = loop_batches(lengths.tolist(), budget)
+    assert budget // int(lengths.max()) >= 8
+    assert p.sizes.tolist() == [len(b) for b in ref] and p.longest.tolist() == [max(b) for b in ref]
+    seg = np.sort(rng.integers(0, 4, size=lengths.size))
+    ref = [b for s in np.unique(seg) for b in loop_batches(lengths[seg == s].tolist(), budget)]
+    assert pack(lengths, budget, seg).sizes.tolist() == [len(b) for b in ref]
+
+
 def test_pack_never_crosses_buckets() -> None:
     rng = np.random.default_rng(1)
     seg = np.sort(rng.integers(0, 5, size=300))

@@ -52,15 +52,20 @@ def test_an_equal_table_is_read_on_its_own_and_entries_go_with_their_table() -> 
     assert key not in columns._CACHE
 
 
-def test_series_keeps_finite_rows_and_the_caller_owns_its_arrays() -> None:
+def test_series_keeps_finite_rows_read_once_and_read_only() -> None:
+    """Issue 33: a metric's finite rows are selected once per table and shared by every reader, so
+    no reader may change them (a write raises; the next reader gets the very same arrays)."""
     t = _table()
     from logdoctor.model import Run, RunMeta
 
     run = Run(table=t, meta=RunMeta(path="x", format="text", lines_read=5, lines_skipped=0))
     s = robust.series(run, LOSS)
     assert s.steps.tolist() == [1, 5] and s.values.tolist() == [2.0, 1.5] and s.lines.tolist() == [10, 14]
-    s.values[0] = 99.0  # writable, and the next reader is not affected
-    assert robust.series(run, LOSS).values[0] == 2.0
+    for a in (s.steps, s.values, s.lines):
+        with pytest.raises(ValueError, match="read-only"):
+            a[0] = 99
+    again = robust.series(run, LOSS)
+    assert again.values is s.values and again.steps is s.steps and again.lines is s.lines
 
 
 def _degenerate_per_column(table: pl.DataFrame, min_rows: int = 3) -> list[tuple[str, float]]:

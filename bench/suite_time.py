@@ -22,6 +22,9 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.timeline import per_worker  # noqa: E402
 
 
 def _children_cpu() -> float:
@@ -31,16 +34,6 @@ def _children_cpu() -> float:
 
 def _summary(rows: list[dict], began: float) -> dict:
     """Per worker and per module figures of the timeline's rows."""
-    workers = {}
-    end = max(r["stop"] for r in rows)
-    for w in sorted({r["worker"] for r in rows}):
-        mine = [r for r in rows if r["worker"] == w]
-        workers[w] = {
-            "first_test_s": round(min(r["start"] for r in mine) - began, 1),
-            "busy_s": round(sum(r["stop"] - r["start"] for r in mine), 1),
-            "cpu_s": round(sum(r["cpu"] or 0.0 for r in mine), 1),
-            "idle_tail_s": round(end - max(r["stop"] for r in mine), 1),
-        }
     cpu: Counter[str] = Counter()
     wall: Counter[str] = Counter()
     for r in rows:
@@ -49,7 +42,7 @@ def _summary(rows: list[dict], began: float) -> dict:
         wall[module] += r["stop"] - r["start"]
     waiting = sorted(wall, key=lambda m: cpu[m] - wall[m])[:10]
     return {
-        "workers": workers,
+        "workers": per_worker(rows, began),
         "top_cpu_modules": [[m, round(c, 1)] for m, c in cpu.most_common(15)],
         "top_waiting_modules": [[m, round(wall[m] - cpu[m], 1)] for m in waiting],
     }

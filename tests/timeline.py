@@ -71,20 +71,31 @@ class _Timeline:
         self.path.write_text("".join(json.dumps(r) + "\n" for r in self.rows))
         if not self.rows:
             return
-        t0 = self.began
         end = max(r["stop"] for r in self.rows)
         terminalreporter.write_line(
-            f"timeline: {len(self.rows)} phases, {end - t0:.1f} s from the session's start -> {self.path}"
+            f"timeline: {len(self.rows)} phases, {end - self.began:.1f} s from the session's start -> {self.path}"
         )
-        for worker in sorted({r["worker"] for r in self.rows}):
-            mine = [r for r in self.rows if r["worker"] == worker]
-            busy = sum(r["stop"] - r["start"] for r in mine)
-            cpu = sum(r["cpu"] or 0.0 for r in mine)
-            first, last = min(r["start"] for r in mine), max(r["stop"] for r in mine)
+        for worker, w in per_worker(self.rows, self.began).items():
             terminalreporter.write_line(
-                f"timeline: {worker}: first test at {first - t0:.1f} s, busy {busy:.1f} s "
-                f"({cpu:.1f} CPU-s), last test ended {end - last:.1f} s before the run's last"
+                f"timeline: {worker}: first test at {w['first_test_s']} s, busy {w['busy_s']} s "
+                f"({w['cpu_s']} CPU-s), last test ended {w['idle_tail_s']} s before the run's last"
             )
+
+
+def per_worker(rows: list[dict[str, Any]], began: float) -> dict[str, dict[str, float]]:
+    """For each worker: when its first test started (seconds after ``began``, the session's start),
+    its busy wall and CPU seconds, and its idle tail (seconds between its last test and the run's)."""
+    end = max(r["stop"] for r in rows)
+    out = {}
+    for worker in sorted({r["worker"] for r in rows}):
+        mine = [r for r in rows if r["worker"] == worker]
+        out[worker] = {
+            "first_test_s": round(min(r["start"] for r in mine) - began, 1),
+            "busy_s": round(sum(r["stop"] - r["start"] for r in mine), 1),
+            "cpu_s": round(sum(r["cpu"] or 0.0 for r in mine), 1),
+            "idle_tail_s": round(end - max(r["stop"] for r in mine), 1),
+        }
+    return out
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -59,15 +59,15 @@ def clean(frame: pl.DataFrame) -> pl.DataFrame:
     if frame[LINE].str.contains("\x1b", literal=True).any():
         frame = frame.with_columns(line.str.replace_all(ANSI, ""))
     text = Lines.of(frame[LINE])
-    if text.may_match(RANK_PREFIX) and frame[LINE].str.contains(RANK_PREFIX).any():
+    if text.contains(frame[LINE], RANK_PREFIX):
         frame = frame.with_columns(line.str.replace(RANK_PREFIX, ""))
         text = Lines.of(frame[LINE])
-    if text.may_match(WRAPPED) and frame[LINE].str.contains(WRAPPED).any():
+    if text.contains(frame[LINE], WRAPPED):
         frame = frame.with_columns(line.str.replace_all(WRAPPED, "${1}"))
         text = Lines.of(frame[LINE])
     message = line.str.replace(LEVEL_PREFIX, "") if text.may_match(LEVEL_PREFIX) else line  # no level name: all message
     frame = frame.with_columns(message.alias("msg"))
-    if text.may_match(DATETIME) and frame["msg"].str.contains(DATETIME).any():
+    if text.contains(frame["msg"], DATETIME):
         # a date-time inside the message (Coqui ``--> TIME: 2025-08-19 14:22:56 -- STEP``) is no
         # value: read as one it became a ``time`` column of 2025.0
         frame = frame.with_columns(pl.col("msg").str.replace_all(DATETIME, "datetime"))

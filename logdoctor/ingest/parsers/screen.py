@@ -133,6 +133,11 @@ class Lines:
         """False only when no line can match ``pattern``; True when some may."""
         return self.text is None or self._holds(needs(pattern))
 
+    def contains(self, lines: pl.Series, pattern: str) -> bool:
+        """True when some of ``lines`` (the series these were joined from, or one cut from it) match ``pattern``: its
+        polars query runs only where ``may_match`` cannot rule the match out."""
+        return self.may_match(pattern) and bool(lines.str.contains(pattern).any())
+
     def may_match_any(self, patterns: tuple[str, ...] | list[str]) -> bool:
         """False only when no line can match any of ``patterns`` (the regex ``(?:p1)|(?:p2)|...``)."""
         return any(self.may_match(p) for p in patterns)

@@ -187,7 +187,7 @@ class TextParser(Parser):
         overflows = scan_overflows(rest)
         endings = scan_endings(rest)
         rest, banners = mark_eval_sections(clean(rest))
-        in_batches = Lines.of(rest[MSG]).may_match(BATCH_LINE) and bool(rest[MSG].str.contains(BATCH_LINE).any())
+        in_batches = Lines.of(rest[MSG]).contains(rest[MSG], BATCH_LINE)
         rest, folded = rewrite(rest)
         if folded:
             out.skips["metric block line"] += folded

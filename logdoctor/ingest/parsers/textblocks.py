@@ -117,7 +117,7 @@ def rewrite(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     msg = pl.col(MSG)
     lines = Lines.of(frame[MSG])  # most rules cannot apply: their literals are missing (screen)
     for pattern, repl in _BARE:
-        if lines.may_match(pattern) and frame[MSG].str.contains(pattern).any():
+        if lines.contains(frame[MSG], pattern):
             frame = frame.with_columns(_rule(msg, pattern, repl).alias(MSG))
             lines = Lines.of(frame[MSG])
     indented = frame.filter(msg.str.contains(r"^\s\s"))  # cheap test first: the regex is costly
@@ -128,7 +128,7 @@ def rewrite(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     ):
         frame = frame.with_columns(msg.str.replace(_COLON_CONT, "    ${1}=${2}"))
         lines = Lines.of(frame[MSG])
-    if lines.may_match(BATCH_LINE) and frame[MSG].str.contains(BATCH_LINE).any():
+    if lines.contains(frame[MSG], BATCH_LINE):
         frame = frame.with_columns(
             msg.str.replace(BATCH_LINE, "epoch=${1} | step=${2} | ").str.replace(_CKPT, "eval Checkpoint [${1}] ")
         )

@@ -85,7 +85,7 @@ def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
     lines = Lines.of(frame[MSG])
     for pattern, repl in ((NAN_WORD, "${1} nan_${2}"), (DASHED_KEY, "${1}_${2}${3}"), (AT_KEY, "${1}${2}${3}")):
         # plan and extraction must see the same values (``nan`` as a word, ``a-b.c``, ``x@k``)
-        if lines.may_match(pattern) and frame[MSG].str.contains(pattern).any():
+        if lines.contains(frame[MSG], pattern):
             frame = frame.with_columns(msg.str.replace_all(pattern, repl))
             lines = Lines.of(frame[MSG])
     if frame[MSG].str.contains(r"\d[hm] \d").any() and frame[MSG].str.contains(DURATION).any():

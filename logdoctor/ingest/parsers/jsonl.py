@@ -11,6 +11,7 @@ import polars as pl
 
 from logdoctor.errors import ParseError
 from logdoctor.ingest.aliases import FieldMap
+from logdoctor.ingest.parsers import ndjson
 from logdoctor.ingest.parsers.base import Parser, ParseResult
 from logdoctor.ingest.parsers.records import merge_skips, normalize_records
 from logdoctor.ingest.sources import Source
@@ -71,8 +72,8 @@ def _decode(lines: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     if lines.height == 0:
         return pl.DataFrame({LINE_NO: pl.Series([], dtype=pl.Int64)}), 0
     try:
-        buf = io.StringIO(lines["line"].str.join("\n").item())
-        records = pl.read_ndjson(buf, infer_schema_length=None)
+        text = lines["line"].str.join("\n").item()
+        records = ndjson.read(lambda: io.StringIO(text), lines["line"])
         if records.height == lines.height:
             return records.with_columns(lines[LINE_NO]), 0
     except pl.exceptions.PolarsError:
@@ -88,7 +89,7 @@ def _decode_raw(source: Source, lines: pl.DataFrame) -> pl.DataFrame | None:
     if b"\r" in data or lines["line"].str.contains(_BARE).any():
         return None
     try:
-        records = pl.read_ndjson(data, infer_schema_length=None)
+        records = ndjson.read(lambda: data, lines["line"])
     except pl.exceptions.PolarsError:
         return None
     return records.with_columns(lines[LINE_NO]) if records.height == lines.height else None

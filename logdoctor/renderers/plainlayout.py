@@ -188,7 +188,7 @@ def grid(rows: Sequence[tuple[str, str]], gap: int, width: int) -> list[str]:
 
 def _panel(panel: Panel, width: int) -> list[str]:
     inner = width - 4
-    title = f" {panel.title} "[: width - 4]
+    title = f" {panel.title} "[: width - 4] if panel.title else ""  # rich: no title, a plain top
     out = ["╭─" + title + "─" * (width - 4 - len(title)) + "─╮"]
     for item in panel.items:
         drawn = wrap(item.text, inner) if isinstance(item, Line) else grid([(item.lead, item.text)], 0, inner)

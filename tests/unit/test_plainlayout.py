@@ -38,7 +38,7 @@ def _pieces(rng: random.Random) -> list[Piece]:
         Indented(_text(rng, longest)),
         bullet,
         Facts([(rng.choice(["steps", "NaN/inf loss", "log"]), _text(rng, longest)) for _ in range(rng.randint(1, 4))]),
-        Panel("logdoctor: " + _text(rng, 12).strip(), [Line.of(_text(rng, longest)), bullet]),
+        Panel(rng.choice(["logdoctor: ", ""]) + _text(rng, 12).strip(), [Line.of(_text(rng, longest)), bullet]),
     ]
 
 
@@ -69,6 +69,13 @@ def test_every_character_let_through_is_one_cell_and_no_blank_but_the_space() ->
 def test_other_characters_are_left_to_rich(text: str) -> None:
     assert not plain_ok([Line.of(text)], 80)
     assert not plain_ok([Panel("logdoctor: x", [Bullet(text)])], 80)
+
+
+@pytest.mark.parametrize("width", [20, 80])
+def test_empty_texts_are_drawn_as_rich_draws_them(width: int) -> None:
+    for pieces in ([Line.of("")], [Indented("")], [Panel("", [Line.of("")])], [Panel("t", [Line.of(" ")])]):
+        assert plain_ok(pieces, width)
+        assert layout(pieces, width) == _rich(pieces, width)  # type: ignore[arg-type]
 
 
 def test_empty_grid_cells_and_narrow_pages_are_left_to_rich() -> None:

@@ -1,6 +1,6 @@
 """Entry point for ``python -m logdoctor`` and the ``logdoctor`` console script.
 
-``analyze`` with plain arguments runs here without importing typer (``clirun.fast``), and the
+``analyze`` and ``check`` with plain arguments run here without importing typer (``clirun.fast``), and the
 collector is off while the command's modules load (``startup``); anything else goes to the typer
 app in logdoctor.cli. Every command but ``tail`` keeps the memory it frees for reuse
 (logdoctor.allocator).

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import dataclasses
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -12,7 +11,7 @@ import typer
 
 from logdoctor import __version__, clicoerce, clirun, startup
 from logdoctor.errors import ConfigError
-from logdoctor.exitcodes import ExitCode, worst
+from logdoctor.exitcodes import ExitCode
 from logdoctor.model import Severity
 
 clicoerce.install()  # typer's coercion without pydantic where values need none (~70 ms per command)
@@ -147,22 +146,8 @@ def check(
     executor: ExecOpt = None,
 ) -> int:
     """CI gate: exit 0 when no finding is at or above --fail-on, 1 when one is, 2 on bad input."""
-    from logdoctor import pipeline
-    from logdoctor.exitcodes import RUNS_CHOICES
-    from logdoctor.renderers import get_renderer
-
-    get_renderer(fmt)
-    if runs not in RUNS_CHOICES:
-        raise ConfigError(f"--runs: expected one of {', '.join(RUNS_CHOICES)}, got {runs!r}")
-    cfg = clirun.make_config(config, field_map, steps_per_epoch, select, ignore, fail_on, max_memory, stride)
-    cfg = dataclasses.replace(cfg, runs=runs)
-    if clirun.is_fleet(paths, executor):
-        code = worst(ExitCode(r.exit_code) for r in clirun.run_fleet(paths, cfg, jobs, executor, fmt, output))
-        return ExitCode.OK if exit_zero and code == ExitCode.FINDINGS else code
-    outcomes = clirun.emit(pipeline.analyze_paths(paths, cfg, jobs), fmt, -1 if quiet else verbose, output, paths,
-                     reports)
-    code = worst(ExitCode(o.exit_code) for o in outcomes)
-    return ExitCode.OK if exit_zero and code == ExitCode.FINDINGS else code
+    return clirun.check(paths, fmt, output, fail_on, select, ignore, exit_zero, jobs, config, field_map,
+                        steps_per_epoch, verbose, quiet, reports, max_memory, stride, runs, executor)
 
 
 @app.command()
@@ -385,8 +370,8 @@ def _command_app(args: list[str]) -> typer.Typer:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; returns (and, as a script, exits with) the exit code. ``analyze`` with plain
-    arguments runs without typer (``clirun.fast``); everything else through the typer app."""
+    """Run the CLI; returns (and, as a script, exits with) the exit code. ``analyze`` and ``check`` with
+    plain arguments run without typer (``clirun.fast``); everything else through the typer app."""
     if argv is None:  # a whole process (the console script): no collections while the command loads
         startup.begin()
     rv = clirun.fast(argv)

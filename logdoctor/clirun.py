@@ -1,6 +1,6 @@
-"""What the commands share without typer: options into an ``AnalysisConfig``, the analyze run, the
-error lines and exit codes, and ``fast``: ``logdoctor analyze FILE...`` with at most ``-f``/``-o``,
-run without importing typer or click (~30 ms of a small log's ~0.35 s start to exit).
+"""What the commands share without typer: options into an ``AnalysisConfig``, the analyze and check
+runs, the error lines and exit codes, and ``fast``: ``logdoctor analyze|check FILE...`` with at most
+``-f``/``-o``, run without importing typer or click (~30 ms of a small log's ~0.35 s start to exit).
 
 ``fast`` answers only argument lists whose meaning under click is plain (below); anything else, a
 usage error included, is left to the typer app in logdoctor.cli, so help, errors and their exit
@@ -24,6 +24,8 @@ from logdoctor.exitcodes import ExitCode, worst
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.model import Outcome, RunResult, Severity
 
+#: the commands ``fast`` runs with their defaults for every option but these
+_FAST_COMMANDS = ("analyze", "check")
 #: the value options ``fast`` reads (click: each takes the next argument as its value)
 _FAST_OPTIONS = {"-f": "fmt", "--format": "fmt", "-o": "output", "--output": "output"}
 
@@ -37,10 +39,10 @@ class Done(Exception):
 
 
 def fast_args(args: list[str]) -> dict[str, object] | None:
-    """The ``analyze`` keyword arguments of ``args`` when they are ``analyze`` then paths and at most
+    """The keyword arguments of ``args`` when they are ``analyze`` or ``check`` then paths and at most
     one each of ``-f/--format X`` and ``-o/--output X`` in any order, every path and value plain
     (not starting with ``-`` unless exactly ``-``); None for anything else."""
-    if not args or args[0] != "analyze" or any(k.startswith(("_LOGDOCTOR_COMPLETE", "_TYPER_COMPLETE"))
+    if not args or args[0] not in _FAST_COMMANDS or any(k.startswith(("_LOGDOCTOR_COMPLETE", "_TYPER_COMPLETE"))
                                                 for k in os.environ):
         return None
     paths: list[str] = []
@@ -68,11 +70,13 @@ def _plain(arg: str) -> bool:
 
 def fast(argv: list[str] | None) -> int | None:
     """Run ``argv`` (default ``sys.argv[1:]``) here when ``fast_args`` reads it; None: ask typer."""
-    kwargs = fast_args(sys.argv[1:] if argv is None else argv)
+    args = sys.argv[1:] if argv is None else argv
+    kwargs = fast_args(args)
     if kwargs is None:
         return None
     prepare()
-    return guard(lambda: analyze(**kwargs), argv)  # type: ignore[arg-type]
+    command = analyze if args[0] == "analyze" else check
+    return guard(lambda: command(**kwargs), argv)  # type: ignore[arg-type]
 
 
 def prepare() -> None:
@@ -142,6 +146,44 @@ def analyze(
 
         write_output(plot_renderer_for(plot)().render_many(done), plot, inputs=paths)
     return worst(ExitCode.BAD_INPUT if o.error else ExitCode.OK for o in outcomes)
+
+
+def check(
+    paths: list[str],
+    fmt: str = "text",
+    output: str = "-",
+    fail_on: str | None = None,
+    select: list[str] | None = None,
+    ignore: list[str] | None = None,
+    exit_zero: bool = False,
+    jobs: int | None = None,
+    config: str | None = None,
+    field_map: list[str] | None = None,
+    steps_per_epoch: int | None = None,
+    verbose: int = 0,
+    quiet: bool = False,
+    reports: bool = False,
+    max_memory: str | None = None,
+    stride: str | None = None,
+    runs: str = "all",
+    executor: str | None = None,
+) -> int:
+    """The ``check`` command (its options are documented in logdoctor.cli)."""
+    from logdoctor import pipeline
+    from logdoctor.exitcodes import RUNS_CHOICES
+    from logdoctor.renderers import get_renderer
+
+    get_renderer(fmt)
+    if runs not in RUNS_CHOICES:
+        raise ConfigError(f"--runs: expected one of {', '.join(RUNS_CHOICES)}, got {runs!r}")
+    cfg = make_config(config, field_map, steps_per_epoch, select, ignore, fail_on, max_memory, stride)
+    cfg = dataclasses.replace(cfg, runs=runs)
+    if is_fleet(paths, executor):
+        code = worst(ExitCode(r.exit_code) for r in run_fleet(paths, cfg, jobs, executor, fmt, output))
+        return ExitCode.OK if exit_zero and code == ExitCode.FINDINGS else code
+    outcomes = emit(pipeline.analyze_paths(paths, cfg, jobs), fmt, -1 if quiet else verbose, output, paths, reports)
+    code = worst(ExitCode(o.exit_code) for o in outcomes)
+    return ExitCode.OK if exit_zero and code == ExitCode.FINDINGS else code
 
 
 def is_fleet(paths: list[str], executor: str | None) -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -70,6 +69,8 @@ def _ours(pyproject: Path, note: Callable[[str], None] | None) -> bool:
 
 
 def _read(path: Path) -> dict[str, Any]:
+    import tomllib  # here: without a config file (the usual run) no TOML parser is loaded (~1.4 ms)
+
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)

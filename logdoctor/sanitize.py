@@ -22,7 +22,6 @@ Each sink has one function here and applies it to everything it prints, its own 
 from __future__ import annotations
 
 import dataclasses
-import html as _html
 import re
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -103,6 +102,8 @@ def xml(text: str) -> str:
 
 def html(text: str) -> str:
     """Text for HTML (and SVG) content and quoted attributes: ``xml``, then ``< & > " '`` as entities."""
+    import html as _html  # here: the text and JSON reports need no html module (~1 ms of a start)
+
     return _html.escape(xml(text))
 
 

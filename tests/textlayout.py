@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import math
 import re
+from unittest import mock
 
 from rich.cells import cell_len
 
 from logdoctor.model import Evidence, Report
+from logdoctor.renderers import console
 from logdoctor.renderers.console import ConsoleRenderer
 from logdoctor.renderers.evidence import format_for, is_statistic
 
@@ -77,4 +79,7 @@ def statistics_kept(report: Report) -> list[str]:
 
 def render_text(report: Report, verbosity: int = 0) -> str:
     """The text report as a user at an 80-column terminal without colour sees it."""
-    return ConsoleRenderer(color=False, width=WIDTH, verbosity=verbosity).render(report)
+    text = ConsoleRenderer(color=False, width=WIDTH, verbosity=verbosity).render(report)
+    with mock.patch.object(console, "plain_ok", lambda *_: False):  # drawn by rich: the same text
+        assert ConsoleRenderer(color=False, width=WIDTH, verbosity=verbosity).render(report) == text
+    return text

@@ -8,7 +8,7 @@ from typing import BinaryIO
 from logdoctor.errors import InputError
 from logdoctor.ingest.sources import Source, open_stream
 
-_URL = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*)://", re.IGNORECASE)
+_URL = r"^(?P<scheme>[a-z][a-z0-9+.-]*)://"  # any case: compiled on the first name with ``://`` (~0.5 ms)
 #: Schemes read through fsspec; each but http(s) needs its own package (s3fs, gcsfs, adlfs...).
 SCHEMES = frozenset({"http", "https", "s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "hf"})
 PACKAGES = {"s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "az": "adlfs", "abfs": "adlfs",
@@ -17,7 +17,7 @@ PACKAGES = {"s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "az": "a
 
 def scheme_of(name: str) -> str | None:
     """The URL scheme of ``name`` (lower case) when it is a remote file we read, else None."""
-    m = _URL.match(name)
+    m = re.match(_URL, name, re.IGNORECASE) if "://" in name else None
     return m["scheme"].lower() if m and m["scheme"].lower() in SCHEMES else None
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import bz2
-import gzip
 import io
 import lzma
 import os
@@ -37,6 +36,8 @@ def compression_of(head: bytes) -> str | None:
 def _decompress(data: bytes, kind: str, name: str) -> bytes:
     try:
         if kind == "gzip":
+            import gzip  # here: a plain log needs no gzip module
+
             return gzip.decompress(data)
         if kind == "bz2":
             return bz2.decompress(data)

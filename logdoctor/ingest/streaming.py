@@ -12,7 +12,6 @@ Whole-document formats (trainer_state.json) larger than the limit are refused wi
 from __future__ import annotations
 
 import bz2
-import gzip
 import lzma
 import zlib
 from collections.abc import Iterator
@@ -47,6 +46,8 @@ def _decompressed(source: Source) -> BinaryIO:
         raise InputError(f"{source.name}: standard input was already consumed")
     kind = source.compression
     if kind == "gzip":
+        import gzip  # here: a plain log needs no gzip module
+
         return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
     if kind == "bz2":
         return bz2.BZ2File(raw, "rb")  # type: ignore[return-value]

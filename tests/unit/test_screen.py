@@ -36,6 +36,7 @@ SCREENED = (
     markers._SAMPLES,
     markers._CONFIG_PLAN,
     markers._EPOCH_BATCHES,
+    markers._OTHER,
     statedclasses.STATED,
     "(?i)overflow",
     *(k.pattern for k in endings.KINDS),

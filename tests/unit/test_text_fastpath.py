@@ -36,7 +36,7 @@ def _text_logs(folder: Path) -> list[Path]:
 
 
 def _load(path: Path, fast: bool, monkeypatch: pytest.MonkeyPatch, piece: int = SMALL_PIECE) -> Run | str:
-    monkeypatch.setattr(textfast, "MIN_LINES", 0 if fast else 10**9)
+    monkeypatch.setattr(pieces, "FAST_MIN_LINES", 0 if fast else 10**9)
     monkeypatch.setattr(pieces, "PIECE_BYTES", piece)
     try:
         return pipeline.load(str(path), fmt="text")
@@ -48,7 +48,7 @@ def _fast_read(path: Path, monkeypatch: pytest.MonkeyPatch) -> int:
     """Lines the fast path read itself (0 when it declined the log), the log in one piece (whether it
     takes a log on is decided on the log's head, whatever the pieces; cut in 2 KB pieces this count
     cost as much as the comparisons below)."""
-    monkeypatch.setattr(textfast, "MIN_LINES", 0)
+    monkeypatch.setattr(pieces, "FAST_MIN_LINES", 0)
     from logdoctor.ingest.parsers.textshape import Extracted
 
     fast = textfast.fast_rows(path.read_bytes(), FieldMap(), Extracted())

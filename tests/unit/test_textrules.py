@@ -11,7 +11,7 @@ from polars.testing import assert_frame_equal
 
 from logdoctor import pipeline
 from logdoctor.ingest.aliases import FieldMap
-from logdoctor.ingest.parsers import textfast
+from logdoctor.ingest.parsers import pieces, textfast
 from logdoctor.ingest.parsers.lines import read_lines
 from logdoctor.ingest.parsers.textplan import plan_for
 from logdoctor.ingest.parsers.textrules import key_phrase, line_keys, resolve
@@ -100,7 +100,7 @@ def _canonical_log(n: int, seed: int) -> bytes:
 
 def test_fast_path_equals_general_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "big.log"
-    path.write_bytes(_canonical_log(textfast.MIN_LINES + 500, seed=3))
+    path.write_bytes(_canonical_log(pieces.FAST_MIN_LINES + 500, seed=3))
     calls: list[int] = []
     original = textfast.fast_rows
 
@@ -111,8 +111,8 @@ def test_fast_path_equals_general_path(tmp_path: Path, monkeypatch: pytest.Monke
 
     monkeypatch.setattr("logdoctor.ingest.parsers.text.fast_rows", spy)
     fast = pipeline.load(str(path))
-    assert calls and calls[0] > textfast.MIN_LINES  # the fast path really read most lines
-    monkeypatch.setattr(textfast, "MIN_LINES", 10**9)
+    assert calls and calls[0] > pieces.FAST_MIN_LINES  # the fast path really read most lines
+    monkeypatch.setattr(pieces, "FAST_MIN_LINES", 10**9)
     monkeypatch.setattr("logdoctor.ingest.parsers.text.fast_rows", original)
     slow = pipeline.load(str(path))
     assert_frame_equal(fast.table, slow.table)

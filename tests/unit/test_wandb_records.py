@@ -36,3 +36,10 @@ def test_bad_checksum_skips_the_chunk_and_counts_it() -> None:
 def test_not_a_wandb_log() -> None:
     with pytest.raises(ParseError, match="not a W&B transaction log"):
         RecordReader("x").feed(b"step 1 loss=2\n")
+
+
+def test_the_sniffs_header_is_the_start_of_the_magic() -> None:
+    from logdoctor.ingest.parsers import wandb
+    from logdoctor.ingest.wandb_records import MAGIC
+
+    assert MAGIC.startswith(wandb._HEADER)  # a .wandb file is never ruled out before the reader looks

@@ -9,6 +9,8 @@ from logdoctor.ingest.parsers.textrules import ANSI, LEVEL_PREFIX, RANK_PREFIX, 
 
 LINE_NO = "line_no"
 LINE = "line"
+#: Logs up to this size are split into lines by Python (``_split_small``), larger ones by polars' CSV reader.
+SMALL_BYTES = 1 << 20
 
 
 def read_lines(data: bytes) -> pl.DataFrame:
@@ -24,17 +26,19 @@ def read_lines(data: bytes) -> pl.DataFrame:
         data = data.replace(b"\r\n", b"\n")
     if not data or data.isspace():
         return pl.DataFrame(schema={LINE_NO: pl.Int64, LINE: pl.String})
-    frame = pl.read_csv(
-        data,
-        has_header=False,
-        separator="\x1f",
-        quote_char=None,
-        schema={LINE: pl.String},
-        truncate_ragged_lines=True,
-        encoding="utf8-lossy",
-    )
-    frame = frame.with_columns(pl.col(LINE).fill_null("")).with_row_index(LINE_NO, offset=1)
-    frame = frame.with_columns(pl.col(LINE_NO).cast(pl.Int64))
+    frame = _split_small(data) if len(data) <= SMALL_BYTES else None
+    if frame is None:
+        frame = pl.read_csv(
+            data,
+            has_header=False,
+            separator="\x1f",
+            quote_char=None,
+            schema={LINE: pl.String},
+            truncate_ragged_lines=True,
+            encoding="utf8-lossy",
+        )
+        frame = frame.with_columns(pl.col(LINE).fill_null("")).with_row_index(LINE_NO, offset=1)
+        frame = frame.with_columns(pl.col(LINE_NO).cast(pl.Int64))
     if b"\r" in data:
         frame = (
             frame.with_columns(pl.col(LINE).str.split("\r"))
@@ -42,6 +46,23 @@ def read_lines(data: bytes) -> pl.DataFrame:
             .filter(pl.col(LINE).str.strip_chars() != "")
         )
     return frame
+
+
+def _split_small(data: bytes) -> pl.DataFrame | None:
+    """The rows ``pl.read_csv`` makes of ``data`` (valid UTF-8), split by Python: for a small log its first
+    call costs ~3-8 ms, this ~1 ms. None for invalid UTF-8 (polars' lossy decoding is left to decide)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    text = text.removeprefix("\ufeff")  # the CSV reader drops a leading byte-order mark
+    if not text:
+        return pl.DataFrame(schema={LINE_NO: pl.Int64, LINE: pl.String})
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    numbers = pl.Series(LINE_NO, range(1, len(lines) + 1), dtype=pl.Int64)
+    return pl.DataFrame([numbers, pl.Series(LINE, lines, dtype=pl.String)])
 
 
 #: A calendar date with a clock time, anywhere in a message.

@@ -103,8 +103,9 @@ def _ints(frame: pl.DataFrame, col: str) -> tuple[int, ...]:
     return tuple(int(v) for v in frame[col].to_list())
 
 
-def _epochs(hits: pl.DataFrame) -> tuple[pl.DataFrame, bool, str | None]:
-    """(line_no, epoch, of) of the most common kind of epoch marker, its end flag and source.
+def _epochs(hits: pl.DataFrame, text: Lines) -> tuple[pl.DataFrame, bool, str | None]:
+    """(line_no, epoch, of) of the most common kind of epoch marker, its end flag and source (``text``:
+    the lines of ``hits``, screened).
 
     Each kind first keeps the lines a cheap test admits (a banner is short and has no ``=``; a
     closing line says finished/done/end; a bar has ``%|``), so that a log whose every step line
@@ -117,7 +118,6 @@ def _epochs(hits: pl.DataFrame) -> tuple[pl.DataFrame, bool, str | None]:
         (EPOCH_BAR, False, "progress_bar", line.str.contains("%|", literal=True)),
     )
     best: tuple[pl.DataFrame, bool, str | None] = (pl.DataFrame(), False, None)
-    text = Lines.of(hits[LINE])
     for pattern, ends, source, admit in kinds:
         if not text.may_match(pattern):
             continue
@@ -153,9 +153,11 @@ def scan_markers(frame: pl.DataFrame) -> Markers:
     hits = frame.filter(pl.col(LINE).str.contains_any(list(_PREFILTER), ascii_case_insensitive=True))
     if hits.height == 0:
         return Markers()
-    epochs, ends, source = _epochs(hits)
+    screen = Lines.of(hits[LINE])
+    epochs, ends, source = _epochs(hits, screen)
     _resume = pl.col(LINE).str.contains(RESUME_LINE) & ~pl.col(LINE).str.contains(NOT_RESUME)
-    others = hits.filter(pl.col(LINE).str.contains(_OTHER))
+    # most logs name none of these (``epoch=`` alone is no ``epochs=``): then no query runs
+    others = hits.filter(pl.col(LINE).str.contains(_OTHER)) if screen.may_match(_OTHER) else hits.clear()
     text = Lines.of(others[LINE])
     if source == "progress_bar":  # a bar is redrawn many times: its first draw starts the epoch
         epochs = epochs.filter(pl.col("e") != pl.col("e").shift(1).fill_null(-1))

@@ -11,6 +11,8 @@ from logdoctor.ingest.parsers.lines import LINE, LINE_NO, read_lines
 
 #: Bytes per piece the fast path tokenises at once: bounds its working memory (~4x a piece).
 PIECE_BYTES = 24 * 1024 * 1024
+#: Below this many lines the general path is fast enough (the fast path, textfast.py, is not loaded).
+FAST_MIN_LINES = 20_000
 _NL = 10
 
 
@@ -19,6 +21,11 @@ def line_count(data: bytes) -> int:
     if not data:
         return 0
     return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+
+def fewer_lines(data: bytes, n: int) -> bool:
+    """True when ``data`` has fewer than ``n`` lines (without counting the newlines of a big log)."""
+    return len(head(data, n)) == len(data) and line_count(data) < n
 
 
 def head(data: bytes, lines: int) -> bytes:

@@ -22,6 +22,8 @@ from typing import Any
 
 import polars as pl
 
+from logdoctor.ingest.parsers.screentable import NEEDS
+
 #: Inputs above this many lines are not screened: the lookups scan the joined text once per literal
 #: (~250 per parse), which grows with the text while a query's fixed cost does not. `pipeline.load`
 #: of the general path, CPU, screen off -> on: 400 lines 104 -> 80 ms, 1000 lines even, 5000 lines
@@ -98,9 +100,16 @@ def _nested_class(pattern: str) -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=512)
 def needs(pattern: str) -> Need:
-    """The literals every match of ``pattern`` holds, as a requirement (``("and", ())``: none known)."""
+    """The literals every match of ``pattern`` holds, as a requirement (``("and", ())``: none known):
+    the patterns the parsers screen are looked up in a table generated once (screentable.py, checked
+    equal to ``derive`` by its test); any other pattern is derived here."""
+    return NEEDS.get(pattern) or derive(pattern)
+
+
+@functools.lru_cache(maxsize=512)
+def derive(pattern: str) -> Need:
+    """``needs`` read from the pattern with CPython's regex parser (~0.1 ms a pattern)."""
     try:  # CPython's own regex parser (3.11+); without it nothing is screened
         from re import _constants, _parser  # type: ignore[attr-defined]  # noqa: F401
     except ImportError:

@@ -10,8 +10,9 @@ import numpy as np
 import polars as pl
 
 from logdoctor.ingest.aliases import FieldMap
+from logdoctor.ingest.parsers import pieces as _pieces
 from logdoctor.ingest.parsers.lines import DATETIME, LINE, LINE_NO, read_lines
-from logdoctor.ingest.parsers.pieces import head, line_count, lines_at, pieces
+from logdoctor.ingest.parsers.pieces import fewer_lines, head, line_count, lines_at, pieces
 from logdoctor.ingest.parsers.textblocks import apply_rules, bare_rules, has_blocks, rewritten
 from logdoctor.ingest.parsers.textplan import STRING_COLUMNS, Plan, plan_for, total_loss_keys
 from logdoctor.ingest.parsers.textrules import (
@@ -27,8 +28,6 @@ from logdoctor.ingest.parsers.texttemplate import Token, layout, layouts, token_
 
 __all__ = ["FastRead", "Token", "fast_rows", "layout"]
 
-#: Below this many lines the general path is fast enough.
-MIN_LINES = 20_000
 SAMPLE = 4000
 #: Lines the fast path reads: steps, and loss records without a step (HF Trainer's stdout dicts).
 _ROLES = ("train", "unstepped")
@@ -242,16 +241,11 @@ def _read_piece(piece: bytes, how: _Layout, first: int) -> _PieceRead | None:
     return _PieceRead(parsed.filter(ok), lines_at(piece, np.flatnonzero(~ok.to_numpy()), first), lines)
 
 
-def _fewer_lines(data: bytes, n: int) -> bool:
-    """True when ``data`` has fewer than ``n`` lines (without counting the newlines of a big log)."""
-    return len(head(data, n)) == len(data) and line_count(data) < n
-
-
 def fast_rows(data: bytes, fields: FieldMap, out: Extracted) -> FastRead | None:
     """Read the lines of the dominant template at CSV speed, a piece of the log at a time (so
     that no table of every line's tokens or text is ever built); None when the log does not suit
     the fast path (then nothing was added to ``out``)."""
-    if b"\x1b" in data or _fewer_lines(data, MIN_LINES):
+    if b"\x1b" in data or fewer_lines(data, _pieces.FAST_MIN_LINES):
         return None
     if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
         return None

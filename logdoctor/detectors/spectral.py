@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
-from logdoctor.detectors import robust
+from logdoctor.detectors import bandnull, robust
 from logdoctor.detectors.robust import FloatArray
 from logdoctor.detectors.tails import gamma_logsf
 
@@ -25,6 +26,9 @@ LOMB_SCARGLE_MAX = 2000
 BG_FRACTION = 0.005
 #: Fraction of gaps that must equal the median spacing for a run to count as nearly even.
 NEARLY_EVEN = 0.98
+#: Bands per reported peak whose p-value is computed in full (bandnull), ranked by the plain Gamma
+#: tail first: for bands of equal width and background both rank alike.
+REFINED = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,12 +126,16 @@ def peak_tests(
     min_period_steps: float = 4.0,
     min_power_ratio: float = 0.0,
     top: int = 5,
+    ratio_null: bool = False,
 ) -> list[PeakTest]:
     """The ``top`` most significant distinct bands against the local background, best first.
 
     Only bands holding at least ``min_power_ratio`` of the total power compete (a razor-thin line
     can be "significant" yet irrelevant); p-values are Bonferroni-corrected over every candidate
-    band, so picking among the top few afterwards keeps them valid.
+    band, so picking among the top few afterwards keeps them valid. ``ratio_null`` takes each
+    band's tail from bandnull (the estimated background, drifting noise variance) instead of
+    Gamma(2h+1); not the detector's default (bench/ld201_null.py, bench/RESULTS.md: it holds the
+    level but loses real periods).
     """
     # Jittered periods spread over more bins the longer the run: widen the background with it.
     bg_window = max(bg_window, int(BG_FRACTION * sp.freq.size) | 1)
@@ -146,6 +154,9 @@ def peak_tests(
     cand &= share >= min_power_ratio
     logp = np.full(k.size, np.inf)
     logp[cand] = gamma_logsf(stat[cand], (hi - lo)[cand])  # the tail only where it is used
+    if ratio_null:
+        best = np.argsort(logp, kind="stable")[: REFINED * top]
+        logp = _null_logsf(sp, stat, hi - lo, bg_window, best[np.isfinite(logp[best])])
     out: list[PeakTest] = []
     for i in np.argsort(logp, kind="stable")[: 50 * top]:
         if np.isposinf(logp[i]) or len(out) >= top:
@@ -157,6 +168,25 @@ def peak_tests(
         p = float(min(1.0, np.exp(logp[i]) * n_tests))
         out.append(PeakTest(int(i), 1.0 / f_c, p, float(share[i]), float(stat[i])))
     return out
+
+
+def _null_logsf(
+    sp: Spectrum, stat: FloatArray, b: NDArray[np.int64], window: int, idx: NDArray[np.int64]
+) -> FloatArray:
+    """log P(band statistic > stat) at bins ``idx`` (bandnull.band_logsf; +inf elsewhere): the
+    background window's independent bins (fewer at the mirrored low edge, and where drifting noise
+    variance correlates neighbouring ordinates) and the band sum's variance under that correlation."""
+    logp = np.full(stat.size, np.inf)
+    if idx.size == 0:
+        return logp
+    size = sp.power.size
+    w, half = min(window | 1, size), min(window | 1, size) // 2
+    rho = bandnull.ordinate_correlation(sp.grid, max(w, int(b.max())))
+    distinct = np.minimum(w, np.minimum(idx, size - 1 - idx) + half + 1)
+    n_eff = np.array([bandnull.effective_bins(rho, int(d)) for d in distinct])
+    var = np.array([bandnull.band_variance(rho, int(v)) for v in b[idx]])
+    logp[idx] = bandnull.band_logsf(stat[idx], b[idx].astype(np.float64), var, n_eff)
+    return logp
 
 
 def acf_at(grid: FloatArray, lag: int) -> float:

@@ -101,7 +101,7 @@ def test_the_ratio_null_needs_no_scipy_and_is_more_conservative_on_noise() -> No
         "sp = spectrum(st, x)\n"
         "old = peak_tests(sp, 400.0, top=1)[0]; new = peak_tests(sp, 400.0, top=1, ratio_null=True)[0]\n"
         "assert 0 < old.p_value < new.p_value < 1 and new.index == old.index, (old, new)\n"
-        "assert 'scipy' not in sys.modules and 'scipy.special' not in sys.modules\n"  # the package, not a lone extension
+        "assert 'scipy' not in sys.modules and 'scipy.special' not in sys.modules\n"  # not a lone extension
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 

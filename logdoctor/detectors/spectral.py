@@ -4,8 +4,9 @@ Test: the periodogram ordinate I_k of noise divided by the mean noise spectrum a
 for white and smooth coloured noise. The background is a running median of the periodogram over
 neighbouring frequencies divided by ln 2 (the median of Exp(1)), so a peak cannot raise its own
 background; the window widens with the run because jittered periods spread over more bins. The
-statistic is the sum of ratios over a band of 2h+1 bins (h ~ 2% of the cycle count, capped), which
-is ~Gamma(2h+1) under the null; p-values are Bonferroni-corrected over every candidate band.
+statistic is the sum of ratios over a band of 2h+1 bins (h ~ 2% of the cycle count, capped). Its
+null is not Gamma(2h+1): the background is an estimate and drifting noise variance correlates the
+ordinates (bandnull); p-values are Bonferroni-corrected over every candidate band and both windows.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 scipy.special gives the same values, but importing it costs ~0.2-0.5 s (it pulls in scipy's
 array-API layer), most of the analysis time of an everyday log. Each function here is tested
 against scipy.special / scipy.stats to 1e-9..1e-14 relative error over the range logdoctor uses
-(tests/unit/test_fast_equivalence.py, tests/unit/test_scipy_free_paths.py).
+(tests/unit/test_fast_equivalence.py, tests/unit/test_scipy_free_paths.py, tests/unit/test_bandnull.py).
 """
 
 from __future__ import annotations

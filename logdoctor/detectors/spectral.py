@@ -28,7 +28,7 @@ BG_FRACTION = 0.005
 NEARLY_EVEN = 0.98
 #: Bands per reported peak whose p-value is computed in full (bandnull), ranked by the Gamma(2h+1)
 #: tail's z first: for bands of equal width and background both rank alike.
-REFINED = 6
+REFINED = 4
 #: Background windows, in multiples of ``bg_window``: the narrow one follows coloured noise, the wide
 #: one is a steadier estimate (a median of fewer bins has a heavier tail); each band takes the better
 #: p-value of the two, Bonferroni-corrected over both.

@@ -8,7 +8,7 @@ import pytest
 from polars.testing import assert_frame_equal
 from scipy import stats
 
-from logdoctor.detectors.spectral import gamma_logsf
+from logdoctor.detectors.tails import gamma_logsf
 from logdoctor.diagnosis import confounders
 from logdoctor.ingest.parsers.records import to_numeric
 

@@ -142,19 +142,15 @@ class _Rows:
         return self._order[self._edges[e] : self._edges[e + 1]]
 
 
-def _end_value(x: np.ndarray, y: np.ndarray, at: float, resid: list[np.ndarray]) -> float:
-    """A least-squares line through (x, y), evaluated at ``at``; its residuals go to ``resid``."""
+def _end_value(x: np.ndarray, y: np.ndarray, at: float) -> float:
+    """A least-squares line through (x, y), evaluated at ``at``."""
     if x.size < 2 or np.ptp(x) == 0:
-        resid.append(y - np.mean(y))
         return float(np.mean(y))
     b, a = np.polyfit(x, y, 1)
-    resid.append(y - (a + b * x))
     return float(a + b * at)
 
 
-def _boundary_jumps(
-    s: np.ndarray, y: np.ndarray, rows: _Rows, starts: np.ndarray, w: int
-) -> tuple[np.ndarray, float]:
+def _boundary_jumps(s: np.ndarray, y: np.ndarray, rows: _Rows, starts: np.ndarray, w: int) -> np.ndarray:
     """The loss jump at each boundary after epoch ``e`` in ``starts``: a line through the last ``w``
     rows of epoch e and one through the first ``w`` rows of epoch e+1, both read at the boundary.
 
@@ -162,14 +158,11 @@ def _boundary_jumps(
     below the data, which reads as a jump that the data do not have.
     """
     out: list[float] = []
-    resid: list[np.ndarray] = []
     for e in starts:
         before, after = rows(e)[-w:], rows(e + 1)[:w]
         at = (s[before[-1]] + s[after[0]]) / 2.0
-        out.append(_end_value(s[after], y[after], at, resid) - _end_value(s[before], y[before], at, resid))
-    r = np.concatenate(resid) if resid else np.zeros(1)
-    sigma = float(robust.median(np.abs(r - robust.median(r)))) * 1.4826
-    return np.asarray(out, dtype=float), sigma
+        out.append(_end_value(s[after], y[after], at) - _end_value(s[before], y[before], at))
+    return np.asarray(out, dtype=float)
 
 
 def _curvature_bias(pos: np.ndarray, y: np.ndarray, rows: _Rows, starts: np.ndarray) -> np.ndarray:
@@ -232,7 +225,7 @@ def shape(
     w = max(8, int(np.median(cnt[good])) // 2)
     whole = (a[1:] - (a[:-1] + b[:-1]))[pair]
     rows = _Rows(idx)
-    local, _ = _boundary_jumps(s, y, rows, np.flatnonzero(pair), w)
+    local = _boundary_jumps(s, y, rows, np.flatnonzero(pair), w)
     # where a curved epoch (a fast early decay) bends its whole-epoch line away from the data at its
     # end, the jump is read from local fits at the boundary instead
     bias = _curvature_bias(pos, y, rows, np.flatnonzero(pair))

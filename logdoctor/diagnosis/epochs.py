@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from logdoctor.detectors import robust
+from logdoctor.diagnosis import epochfits
 from logdoctor.model import EPOCH, Run
 
 
@@ -155,8 +156,15 @@ def _boundary_jumps(s: np.ndarray, y: np.ndarray, rows: _Rows, starts: np.ndarra
     rows of epoch e and one through the first ``w`` rows of epoch e+1, both read at the boundary.
 
     Local fits, not whole-epoch lines: a whole-epoch line through a curved (decaying) loss ends
-    below the data, which reads as a jump that the data do not have.
+    below the data, which reads as a jump that the data do not have. Long runs fit every line at
+    once (epochfits.py: the same lines to ~1e-12, not the same bits).
     """
+    if y.size > epochfits.BATCHED_ROWS and starts.size:
+        segs = [seg for e in starts.tolist() for seg in (rows(e + 1)[:w], rows(e)[-w:])]
+        idx = np.concatenate(segs)
+        at = np.repeat([(s[b[-1]] + s[a[0]]) / 2.0 for a, b in zip(segs[::2], segs[1::2], strict=True)], 2)
+        ends = epochfits.line_values(s[idx], y[idx], np.array([seg.size for seg in segs]), at)
+        return np.asarray(ends[0::2] - ends[1::2], dtype=float)
     out: list[float] = []
     for e in starts:
         before, after = rows(e)[-w:], rows(e + 1)[:w]
@@ -166,17 +174,23 @@ def _boundary_jumps(s: np.ndarray, y: np.ndarray, rows: _Rows, starts: np.ndarra
 
 
 def _curvature_bias(pos: np.ndarray, y: np.ndarray, rows: _Rows, starts: np.ndarray) -> np.ndarray:
-    """Per boundary after epoch e: the line's end value minus a quadratic's end value over epoch e."""
-    out = []
-    for e in starts:
-        sel = rows(e)
-        x, v = pos[sel], y[sel]
-        if x.size < 8 or np.ptp(x) == 0:
-            out.append(0.0)
-            continue
-        line, quad = np.polyfit(x, v, 1), np.polyfit(x, v, 2)
-        out.append(float(np.polyval(line, x.max()) - np.polyval(quad, x.max())))
-    return np.asarray(out, dtype=float)
+    """Per boundary after epoch e: the line's end value minus a quadratic's end value over epoch e
+    (long runs: every epoch at once, epochfits.py, but for a quadratic that needs polyfit's care)."""
+    if y.size > epochfits.BATCHED_ROWS and starts.size:
+        segs = [rows(e) for e in starts.tolist()]
+        idx = np.concatenate(segs)
+        out, redo = epochfits.line_minus_quadratic(pos[idx], y[idx], np.array([seg.size for seg in segs]))
+        for i in np.flatnonzero(redo).tolist():
+            out[i] = _one_curvature_bias(pos[segs[i]], y[segs[i]])
+        return out
+    return np.asarray([_one_curvature_bias(pos[sel], y[sel]) for sel in map(rows, starts)], dtype=float)
+
+
+def _one_curvature_bias(x: np.ndarray, v: np.ndarray) -> float:
+    if x.size < 8 or np.ptp(x) == 0:
+        return 0.0
+    line, quad = np.polyfit(x, v, 1), np.polyfit(x, v, 2)
+    return float(np.polyval(line, x.max()) - np.polyval(quad, x.max()))
 
 
 def _noise_profile(y: np.ndarray, pos: np.ndarray, idx: np.ndarray) -> tuple[float, float]:

@@ -194,3 +194,28 @@ def test_match_folded_is_the_best_of_the_tests_alone() -> None:
             best = (e, p, r2)
     assert best is not None and got is not None
     assert (got.period, got.p_value, got.r2) == best
+
+
+# --- lengthstats.relative_spread: quantiles of the sorted values --------------------------------
+
+
+def _old_relative_spread(x: np.ndarray) -> float:
+    f = x[np.isfinite(x)]
+    if f.size < 2:
+        return 0.0
+    q1, med, q3 = np.quantile(f, [0.25, 0.5, 0.75])
+    return float((q3 - q1) / abs(med)) if med else 0.0
+
+
+@pytest.mark.parametrize("i", range(8))
+def test_relative_spread_is_the_quantiles_of_the_values(i: int) -> None:
+    from logdoctor.diagnosis import lengthstats
+
+    rng = np.random.default_rng(i)
+    x = _inputs()[i]
+    counts = rng.integers(1, 3000, 20_000).astype(float)  # batch counts: few distinct values
+    counts[rng.random(counts.size) < 0.01] = np.inf
+    for v in (x, counts, -counts, np.r_[counts, np.nan]):
+        want = _old_relative_spread(v)
+        got = lengthstats.relative_spread(v)
+        assert got == want or (math.isnan(got) and math.isnan(want))

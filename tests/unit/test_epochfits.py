@@ -109,7 +109,8 @@ def test_epoch_shape_of_a_long_run_agrees_with_the_polyfit_path(monkeypatch: pyt
     for field in dataclasses.fields(slow):
         a, b = getattr(fast, field.name), getattr(slow, field.name)
         assert a == pytest.approx(b, rel=TOL, abs=TOL), field.name
-    assert (fast.sawtooth, fast.staircase, fast.running_average) == (slow.sawtooth, slow.staircase, slow.running_average)
+    for rule in ("sawtooth", "staircase", "running_average"):
+        assert getattr(fast, rule) == getattr(slow, rule), rule
 
 
 def test_short_runs_keep_polyfit(monkeypatch: pytest.MonkeyPatch) -> None:

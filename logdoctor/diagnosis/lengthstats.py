@@ -7,7 +7,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from logdoctor.detectors import robust
-from logdoctor.diagnosis import trendfit
 from logdoctor.model import LEN_MAX, LEN_MEAN, SEQS, STEP, TOKENS, Run
 from logdoctor.structure import columns
 
@@ -124,23 +123,13 @@ def detrend(steps: np.ndarray, loss: np.ndarray, degree: int = 3) -> np.ndarray:
     basis = _vander(u, degree + 1)
     y = loss[ok]
     # the first fit weighs every row 1 (the basis and y as they are); the second drops outliers
-    coef = _fit(basis, y)
+    coef, *_ = np.linalg.lstsq(basis, y, rcond=None)
     r = y - basis @ coef
     mad = np.median(np.abs(r - np.median(r))) * 1.4826 or 1e-12
     w = (np.abs(r) < 5 * mad).astype(float)
-    coef = _fit(basis, y, w)
+    coef, *_ = np.linalg.lstsq(basis * w[:, None], y * w, rcond=None)
     out[ok] = y - basis @ coef
     return out
-
-
-def _fit(basis: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
-    """lstsq's coefficients of ``y ~ basis`` (rows weighted by ``w``); above trendfit.BATCHED_ROWS
-    rows by the normal equations (the same fitted values to ~1e-13, not the same bits: trendfit.py)."""
-    if y.size > trendfit.BATCHED_ROWS and (coef := trendfit.fit(basis, y, w)) is not None:
-        return coef
-    if w is None:
-        return np.linalg.lstsq(basis, y, rcond=None)[0]
-    return np.linalg.lstsq(basis * w[:, None], y * w, rcond=None)[0]
 
 
 def _vander(u: np.ndarray, columns: int) -> np.ndarray:

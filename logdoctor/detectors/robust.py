@@ -44,8 +44,9 @@ class Series:
         return int(self.values.size)
 
     def transformed(self) -> FloatArray:
-        """``log(values)`` when strictly positive, otherwise the values themselves."""
-        return np.log(self.values) if self.log_scale else self.values
+        """``log(values)`` when strictly positive, otherwise the values themselves (read-only: the log
+        is taken once per series and shared, as four detectors read it; structure/columns.py)."""
+        return columns.derived(self.values, "log", np.log) if self.log_scale else self.values
 
 
 def series(run: Run, column: str) -> Series:
@@ -128,7 +129,14 @@ def rolling_mad(x: FloatArray, center: FloatArray, window: int) -> FloatArray:
 
 
 def noise_sigma(x: FloatArray) -> float:
-    """Robust per-point noise, insensitive to slow trends: MAD of first differences / sqrt(2)."""
+    """Robust per-point noise, insensitive to slow trends: MAD of first differences / sqrt(2).
+
+    Taken once per read-only series (a metric's values, its log) and shared: spikes, change points
+    and drops each read the loss's (structure/columns.py; the same function, the same number)."""
+    return columns.derived(x, "noise_sigma", _noise_sigma)
+
+
+def _noise_sigma(x: FloatArray) -> float:
     if x.size < 3:
         return 0.0
     d = np.diff(x)

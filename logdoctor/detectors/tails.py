@@ -13,6 +13,8 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from logdoctor.detectors import binomtail
+
 FloatArray = NDArray[np.float64]
 
 #: Largest ``len(x) * max(a)`` summed term by term; beyond it scipy.special is cheaper.
@@ -306,4 +308,6 @@ def binom_sf(k: float, n: int, p: float) -> float:
         return 1.0
     if k >= n:
         return 0.0
+    if n > binomtail.LARGE_N and 0.0 < p < 1.0:  # a million trials: summed, without scipy's import
+        return binomtail.binom_sf(int(k), int(n), p, 1.0 - p)
     return _betainc_or_scipy(k + 1.0, n - k, p, 1.0 - p)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from logdoctor.detectors import robust
+from logdoctor.diagnosis import epochfits
 from logdoctor.model import EPOCH, Run
 
 
@@ -142,48 +143,54 @@ class _Rows:
         return self._order[self._edges[e] : self._edges[e + 1]]
 
 
-def _end_value(x: np.ndarray, y: np.ndarray, at: float, resid: list[np.ndarray]) -> float:
-    """A least-squares line through (x, y), evaluated at ``at``; its residuals go to ``resid``."""
+def _end_value(x: np.ndarray, y: np.ndarray, at: float) -> float:
+    """A least-squares line through (x, y), evaluated at ``at``."""
     if x.size < 2 or np.ptp(x) == 0:
-        resid.append(y - np.mean(y))
         return float(np.mean(y))
     b, a = np.polyfit(x, y, 1)
-    resid.append(y - (a + b * x))
     return float(a + b * at)
 
 
-def _boundary_jumps(
-    s: np.ndarray, y: np.ndarray, rows: _Rows, starts: np.ndarray, w: int
-) -> tuple[np.ndarray, float]:
+def _boundary_jumps(s: np.ndarray, y: np.ndarray, rows: _Rows, starts: np.ndarray, w: int) -> np.ndarray:
     """The loss jump at each boundary after epoch ``e`` in ``starts``: a line through the last ``w``
     rows of epoch e and one through the first ``w`` rows of epoch e+1, both read at the boundary.
 
     Local fits, not whole-epoch lines: a whole-epoch line through a curved (decaying) loss ends
-    below the data, which reads as a jump that the data do not have.
+    below the data, which reads as a jump that the data do not have. Long runs fit every line at
+    once (epochfits.py: the same lines to ~1e-12, not the same bits).
     """
+    if y.size > epochfits.BATCHED_ROWS and starts.size:
+        segs = [seg for e in starts.tolist() for seg in (rows(e + 1)[:w], rows(e)[-w:])]
+        idx = np.concatenate(segs)
+        at = np.repeat([(s[b[-1]] + s[a[0]]) / 2.0 for a, b in zip(segs[::2], segs[1::2], strict=True)], 2)
+        ends = epochfits.line_values(s[idx], y[idx], np.array([seg.size for seg in segs]), at)
+        return np.asarray(ends[0::2] - ends[1::2], dtype=float)
     out: list[float] = []
-    resid: list[np.ndarray] = []
     for e in starts:
         before, after = rows(e)[-w:], rows(e + 1)[:w]
         at = (s[before[-1]] + s[after[0]]) / 2.0
-        out.append(_end_value(s[after], y[after], at, resid) - _end_value(s[before], y[before], at, resid))
-    r = np.concatenate(resid) if resid else np.zeros(1)
-    sigma = float(robust.median(np.abs(r - robust.median(r)))) * 1.4826
-    return np.asarray(out, dtype=float), sigma
+        out.append(_end_value(s[after], y[after], at) - _end_value(s[before], y[before], at))
+    return np.asarray(out, dtype=float)
 
 
 def _curvature_bias(pos: np.ndarray, y: np.ndarray, rows: _Rows, starts: np.ndarray) -> np.ndarray:
-    """Per boundary after epoch e: the line's end value minus a quadratic's end value over epoch e."""
-    out = []
-    for e in starts:
-        sel = rows(e)
-        x, v = pos[sel], y[sel]
-        if x.size < 8 or np.ptp(x) == 0:
-            out.append(0.0)
-            continue
-        line, quad = np.polyfit(x, v, 1), np.polyfit(x, v, 2)
-        out.append(float(np.polyval(line, x.max()) - np.polyval(quad, x.max())))
-    return np.asarray(out, dtype=float)
+    """Per boundary after epoch e: the line's end value minus a quadratic's end value over epoch e
+    (long runs: every epoch at once, epochfits.py, but for a quadratic that needs polyfit's care)."""
+    if y.size > epochfits.BATCHED_ROWS and starts.size:
+        segs = [rows(e) for e in starts.tolist()]
+        idx = np.concatenate(segs)
+        out, redo = epochfits.line_minus_quadratic(pos[idx], y[idx], np.array([seg.size for seg in segs]))
+        for i in np.flatnonzero(redo).tolist():
+            out[i] = _one_curvature_bias(pos[segs[i]], y[segs[i]])
+        return out
+    return np.asarray([_one_curvature_bias(pos[sel], y[sel]) for sel in map(rows, starts)], dtype=float)
+
+
+def _one_curvature_bias(x: np.ndarray, v: np.ndarray) -> float:
+    if x.size < 8 or np.ptp(x) == 0:
+        return 0.0
+    line, quad = np.polyfit(x, v, 1), np.polyfit(x, v, 2)
+    return float(np.polyval(line, x.max()) - np.polyval(quad, x.max()))
 
 
 def _noise_profile(y: np.ndarray, pos: np.ndarray, idx: np.ndarray) -> tuple[float, float]:
@@ -232,7 +239,7 @@ def shape(
     w = max(8, int(np.median(cnt[good])) // 2)
     whole = (a[1:] - (a[:-1] + b[:-1]))[pair]
     rows = _Rows(idx)
-    local, _ = _boundary_jumps(s, y, rows, np.flatnonzero(pair), w)
+    local = _boundary_jumps(s, y, rows, np.flatnonzero(pair), w)
     # where a curved epoch (a fast early decay) bends its whole-epoch line away from the data at its
     # end, the jump is read from local fits at the boundary instead
     bias = _curvature_bias(pos, y, rows, np.flatnonzero(pair))

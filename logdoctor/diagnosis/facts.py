@@ -203,8 +203,9 @@ def gather(
     resid = ls.detrend(steps, loss)
     x, src = ls.batch_length(run)
     present = tuple(c for c in _BATCH_COLUMNS if run.has(c))
-    present_values = [v for c in present if (v := ls.column(run, c)) is not None]
     spread = ls.relative_spread(x) if x is not None else 0.0
+    # the batch-length series is one of these columns as it is (len_mean, len_max): its spread is known
+    spreads = [spread if c == src else ls.relative_spread(v) for c in present if (v := ls.column(run, c)) is not None]
     usable = x is not None and spread >= min_spread and np.isfinite(x).sum() >= MIN_LENGTH_STEPS
     order = ls.order_stats(steps, x, ls.column(run, LEN_MAX)) if usable and x is not None else None
     sig = rc.signature_ids(run)
@@ -266,7 +267,7 @@ def gather(
         token_budget=_token_budget(run),
         period=_period(findings),
         batch_columns=present,
-        batch_columns_spread=max((ls.relative_spread(v) for v in present_values), default=0.0),
+        batch_columns_spread=max(spreads, default=0.0),
         stride=float(np.median(np.diff(steps))) if steps.size > 1 else 1.0,
         rows_only=_rows_only(run),
         running_mean_slope=slope,

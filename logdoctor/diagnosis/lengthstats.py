@@ -39,7 +39,10 @@ def relative_spread(x: np.ndarray) -> float:
     f = x[np.isfinite(x)]
     if f.size < 2:
         return 0.0
-    q1, med, q3 = np.quantile(f, [0.25, 0.5, 0.75])
+    # the quantiles of the sorted values are the quantiles of the values (the same numbers): numpy's
+    # SIMD sort and a partition of sorted data take half the time of a partition of batch counts
+    # (a few thousand distinct values over a million steps)
+    q1, med, q3 = np.quantile(np.sort(f), [0.25, 0.5, 0.75], overwrite_input=True)
     return float((q3 - q1) / abs(med)) if med else 0.0
 
 

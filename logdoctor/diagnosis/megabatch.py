@@ -126,16 +126,41 @@ def folded(steps: np.ndarray, resid: np.ndarray, period: float, stride: float) -
     died out at the period (white; AR(1) with φ^period ≈ 0), the phase-bin means are independent and
     the F statistic follows F(bins-1, n-bins). Slow drifts spread over every phase.
     """
-    ok = np.isfinite(resid)
-    y, t = resid[ok], steps[ok].astype(float)
+    return _folded_on(_Folding(steps, resid), period, stride)
+
+
+class _Folding:
+    """The finite rows of the detrended loss, scaled once for every period tested on them: the
+    median and range of a million rows are most of one test's cost, and they do not depend on it."""
+
+    def __init__(self, steps: np.ndarray, resid: np.ndarray) -> None:
+        ok = np.isfinite(resid)
+        self._raw, self.t = resid[ok], steps[ok].astype(float)
+        self._scaled: np.ndarray | None = None
+
+    @property
+    def size(self) -> int:
+        return int(self._raw.size)
+
+    @property
+    def y(self) -> np.ndarray:
+        """Scale-free (median 0, range 1): huge losses cannot overflow the sums of squares."""
+        if self._scaled is None:
+            y = self._raw
+            self._scaled = (y - np.median(y)) / (np.ptp(y) or 1.0)
+        return self._scaled
+
+
+def _folded_on(rows: _Folding, period: float, stride: float) -> tuple[float, float]:
+    t = rows.t
     bins = int(np.clip(round(period / max(stride, 1.0)), 2, 20))
-    if y.size < 10 * bins:
+    if rows.size < 10 * bins:
         return 1.0, 0.0
     b = np.minimum((((t - t[0]) % period) / period * bins).astype(int), bins - 1)
     count = np.bincount(b, minlength=bins).astype(float)
     if np.any(count < 3):
         return 1.0, 0.0
-    y = (y - np.median(y)) / (np.ptp(y) or 1.0)  # scale-free: huge losses cannot overflow
+    y = rows.y
     mean = np.bincount(b, y, minlength=bins) / count
     ssb = float(np.sum(count * (mean - y.mean()) ** 2))
     ssw = float(np.sum((y - mean[b]) ** 2))
@@ -160,10 +185,11 @@ def match_folded(steps: np.ndarray, resid: np.ndarray, stride: float, steps_per_
                  rows_only: bool) -> Match | None:
     """The strongest candidate megabatch period that passes the folded test, if any."""
     best: Match | None = None
+    rows = _Folding(steps, resid)  # scaled once, for every candidate period
     for m, k, e in candidates_logged(stride, steps_per_epoch, rows_only):
         if steps_per_epoch and abs(e / steps_per_epoch - 1) <= 0.1:
             continue  # the epoch's own period is the sawtooth rule's
-        p, r2 = folded(steps, resid, e, 1.0 if rows_only else stride)
+        p, r2 = _folded_on(rows, e, 1.0 if rows_only else stride)
         if p < FOLD_P and r2 >= FOLD_R2 and (best is None or (best.r2 or 0) < r2):
             aliased = not rows_only and abs(e - m) > 1e-6
             best = Match(e, m, k, aliased, sampler_name(m), "folded", p, r2)

@@ -10,9 +10,13 @@ next one reads.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 import polars as pl
+
+T = TypeVar("T")
 
 #: id(table) -> {(kind, column): array}; an entry goes when its table is collected (so an id is never
 #: reused while its entry is here)
@@ -70,3 +74,27 @@ def finite_rows(table: pl.DataFrame, column: str, step: str, line: str) -> tuple
 def release(table: pl.DataFrame) -> None:
     """Drop ``table``'s arrays now (an analysis is over; its report may keep the table for long)."""
     _CACHE.pop(id(table), None)
+
+
+#: id(array) -> {name: value}: what was derived from a read-only array (an entry goes with its array)
+_DERIVED: dict[int, dict[str, object]] = {}
+
+
+def derived(a: np.ndarray, name: str, compute: Callable[[np.ndarray], T]) -> T:
+    """``compute(a)``, computed once per read-only array ``a`` and ``name`` and shared by every caller
+    (a log-loss and its noise scale are read by four detectors). Only an array that owns its memory and
+    is read-only (the columns above, and what this function hands out) is remembered: a writeable
+    array, or a view whose base may be writeable, may change between calls, so it is computed afresh.
+    An array result is handed out read-only like the columns. The caller names what ``compute`` is:
+    the same name must always mean the same function of ``a``."""
+    if a.flags.writeable or not a.flags.owndata:
+        return compute(a)
+    key = id(a)
+    memo = _DERIVED.get(key)
+    if memo is None:
+        memo = _DERIVED[key] = {}
+        weakref.finalize(a, _DERIVED.pop, key, None)
+    if name not in memo:
+        value = compute(a)
+        memo[name] = _frozen(value) if isinstance(value, np.ndarray) else value
+    return memo[name]  # type: ignore[return-value]

@@ -10,6 +10,7 @@ import polars as pl
 from numpy.typing import NDArray
 
 from logdoctor.errors import InputError
+from logdoctor.ingest.parsers import ndjson
 from logdoctor.ingest.sources import Source, open_source
 
 #: Column names taken as the length column without asking (compared case-insensitively).
@@ -33,7 +34,8 @@ def _frame(source: Source) -> tuple[pl.DataFrame, bool]:
             return pl.read_ipc_stream(buf), False
         first = data.lstrip()[:1]
         if first in (b"{", b"["):
-            return (pl.read_ndjson(buf) if first == b"{" else pl.read_json(buf)), False
+            # JSON lines: the schema of every line (a key or a float first seen late is kept)
+            return (ndjson.read_document(data) if first == b"{" else pl.read_json(buf)), False
         head = data.lstrip().split(b"\n", 1)[0]
         if _INT_LINE.match(head):
             return pl.read_csv(buf, has_header=False, new_columns=["length"],

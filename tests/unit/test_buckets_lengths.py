@@ -61,3 +61,22 @@ def test_million_lengths(tmp_path: Path) -> None:
     f = tmp_path / "big.parquet"
     pl.DataFrame({"length": lengths}).write_parquet(f)
     assert np.array_equal(read_lengths(str(f)), lengths)
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_json_lines_keep_what_late_lines_hold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, large: bool) -> None:
+    """Every line decides the schema (polars' default reads 100): a float length first seen on line 151
+    is read, and a column first seen late is found by name; ``large``: the sampled path of big files."""
+    from logdoctor.ingest.parsers import ndjson
+
+    if large:
+        monkeypatch.setattr(ndjson, "LARGE", 10)
+        monkeypatch.setattr(ndjson, "SAMPLE", 5)
+    late_float = tmp_path / "late_float.jsonl"
+    late_float.write_text("".join(f'{{"length": {10 + i}}}\n' for i in range(150)) + '{"length": 12.0}\n\n')
+    assert read_lengths(str(late_float)).tolist() == [10 + i for i in range(150)] + [12]
+    late_key = tmp_path / "late_key.jsonl"
+    late_key.write_text("".join(f'{{"id": {i}, "chars": {i + 40}}}\n' for i in range(150))
+                        + "".join(f'{{"id": {i}, "chars": 9, "seq_len": {i + 1}}}\n' for i in range(150)))
+    with pytest.raises(InputError, match=r"column 'seq_len'.*150 bad values"):  # found by name, half missing
+        read_lengths(str(late_key))

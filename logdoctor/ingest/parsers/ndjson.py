@@ -14,6 +14,7 @@ full inference gives, and otherwise the full inference is run, as it always is b
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING
 
@@ -44,6 +45,20 @@ def read(source: Callable[[], Readable], lines: pl.Series) -> pl.DataFrame:
         if frame is not None and frame.height == lines.len() and values(frame) == key_marks(lines):
             return frame
     return pl.read_ndjson(source(), infer_schema_length=None)
+
+
+def read_document(data: bytes) -> pl.DataFrame:
+    """``read`` of a whole JSON-lines document (a file's bytes, blank lines allowed); its lines are
+    split (for the key count) only when it is large.
+
+    Raises:
+        pl.exceptions.PolarsError: the text is not JSON lines polars can decode.
+    """
+    if data.count(b"\n") + 1 < LARGE:
+        return pl.read_ndjson(io.BytesIO(data), infer_schema_length=None)
+    lines = pl.read_csv(data, has_header=False, separator="\x1f", quote_char=None, schema={"line": pl.String},
+                        truncate_ragged_lines=True)["line"].fill_null("").str.strip_chars()
+    return read(lambda: io.BytesIO(data), lines.filter(lines != ""))
 
 
 def _sampled(source: Callable[[], Readable]) -> pl.DataFrame | None:

@@ -40,10 +40,20 @@ def _frame(source: Source) -> tuple[pl.DataFrame, bool]:
         if _INT_LINE.match(head):
             return pl.read_csv(buf, has_header=False, new_columns=["length"],
                                schema_overrides={"length": pl.Int64}), True
-        return pl.read_csv(buf, infer_schema_length=10_000), False
+        return _read_csv(buf), False
     except (pl.exceptions.PolarsError, OSError, ValueError) as err:
         msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise InputError(f"{source.name}: cannot read lengths ({msg})") from None
+
+
+def _read_csv(buf: io.BytesIO) -> pl.DataFrame:
+    """A CSV with the types of its first 10,000 rows; when a later value does not fit them (an ``x``
+    in an id column, a float length), with the types of every row instead."""
+    try:
+        return pl.read_csv(buf, infer_schema_length=10_000)
+    except pl.exceptions.ComputeError:
+        buf.seek(0)
+        return pl.read_csv(buf, infer_schema_length=None)
 
 
 def pick_column(frame: pl.DataFrame, column: str | None, name: str) -> str:

@@ -80,3 +80,10 @@ def test_json_lines_keep_what_late_lines_hold(tmp_path: Path, monkeypatch: pytes
                         + "".join(f'{{"id": {i}, "chars": 9, "seq_len": {i + 1}}}\n' for i in range(150)))
     with pytest.raises(InputError, match=r"column 'seq_len'.*150 bad values"):  # found by name, half missing
         read_lengths(str(late_key))
+
+
+def test_csv_types_from_every_row_when_a_late_value_does_not_fit(tmp_path: Path) -> None:
+    """polars infers a CSV's types from its first 10,000 rows; a later text id must not hide the lengths."""
+    f = tmp_path / "late.csv"
+    f.write_text("id,length\n" + "".join(f"{i},{10 + i % 90}\n" for i in range(10_050)) + "x,12\n")
+    assert read_lengths(str(f)).tolist() == [10 + i % 90 for i in range(10_050)] + [12]

@@ -46,18 +46,8 @@ def _lines(source: Source) -> pl.DataFrame:
 
 def _split(data: bytes) -> pl.DataFrame:
     """``_lines`` of UTF-8 bytes without CR or 0x1f; PolarsError when they are not UTF-8."""
-    lines = pl.read_csv(
-        data,
-        has_header=False,
-        separator="\x1f",
-        quote_char=None,
-        schema={"line": pl.String},
-        truncate_ragged_lines=True,
-        encoding="utf8",
-    )
-    return lines.with_row_index(LINE_NO, offset=1).select(
-        pl.col(LINE_NO).cast(pl.Int64), pl.col("line").fill_null("").str.strip_chars()
-    )
+    lines = pl.DataFrame({"line": ndjson.split_lines(data)})
+    return lines.with_row_index(LINE_NO, offset=1).select(pl.col(LINE_NO).cast(pl.Int64), "line")
 
 
 def _decode(lines: pl.DataFrame) -> tuple[pl.DataFrame, int]:

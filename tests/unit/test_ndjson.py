@@ -82,6 +82,11 @@ def test_a_uniform_input_is_decoded_once_with_the_samples_schema(tiny_sample: li
         '{"a": {}}\n{"a": {"x": 1}}\n',  # an empty object first
         '{"\\u00e9t\\u00e9": 1}\n{"\\u00e9t\\u00e9": 2, "n": 1}\n',  # escaped keys
         '{"a": 1.5}\n{"a": 2}\n',  # float, then int: the sample's schema holds it
+        '{"a": []}\n{"a": [false]}\n',  # an empty list first: List(Null) decodes later items as null
+        '{"a": [null]}\n{"a": [1]}\n',  # a list of nulls first
+        '{"a": [[]]}\n{"a": [[1]]}\n',  # the same, one list deeper
+        '{"a": {"b": []}}\n{"a": {"b": [2.5]}}\n',  # inside a struct
+        '{"a": [{"k": []}]}\n{"a": [{"k": ["x"]}]}\n',  # inside a list of structs
     ],
 )
 def test_the_sampled_schema_never_decodes_other_records(text: str, tiny_sample: list[int | None]) -> None:
@@ -109,6 +114,15 @@ def test_counts() -> None:
     assert ndjson.key_marks(lines) == 5  # a, b, c, s and the string's '":'
     frame = pl.DataFrame({"a": [1, None], "b": [{"c": None}, None]})
     assert ndjson.values(frame) == 2  # a in row 1, the struct b in row 1 (its field c is null)
+
+
+def test_holds_null_looks_at_every_depth() -> None:
+    assert ndjson.holds_null(pl.Null())
+    assert ndjson.holds_null(pl.List(pl.Null()))
+    assert ndjson.holds_null(pl.Struct({"x": pl.Int64(), "y": pl.List(pl.List(pl.Null()))}))
+    assert ndjson.holds_null(pl.Array(pl.Null(), 2))
+    assert not ndjson.holds_null(pl.Struct({"x": pl.Int64(), "y": pl.List(pl.String())}))
+    assert not ndjson.holds_null(pl.Float64())
 
 
 _KEYS = st.sampled_from(["a", "b", "loss", "train", "é", 'q"'])

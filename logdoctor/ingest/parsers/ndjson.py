@@ -8,8 +8,11 @@ the first ``SAMPLE`` lines decodes the same frame unless a later line holds a va
 is checked, exactly: every key in JSON text is a string followed by blanks and a colon, so the
 matches of ``"\\s*:`` are at least the keys; every value the frame holds (not null, structs and
 their fields counted as values) came from a key of its line. The two counts are equal only when no
-key was dropped (nor held a null, nor a string ended in ``"`` + colon); then the frame is the one the
-full inference gives, and otherwise the full inference is run, as it always is below ``LARGE`` lines.
+key was dropped (nor held a null, nor a string ended in ``"`` + colon). The count does not see inside
+lists, whose items have no keys: a list that is empty (or all null) in the sample is typed
+``List(Null)``, and polars then decodes a later line's items as nulls without a word, so a sampled
+schema that holds the Null type anywhere is not used either. Then the frame is the one the full
+inference gives, and otherwise the full inference is run, as it always is below ``LARGE`` lines.
 """
 
 from __future__ import annotations
@@ -42,7 +45,8 @@ def read(source: Callable[[], Readable], lines: pl.Series) -> pl.DataFrame:
     """
     if lines.len() >= LARGE:
         frame = _sampled(source)
-        if frame is not None and frame.height == lines.len() and values(frame) == key_marks(lines):
+        if (frame is not None and frame.height == lines.len() and not any(map(holds_null, frame.dtypes))
+                and values(frame) == key_marks(lines)):
             return frame
     return pl.read_ndjson(source(), infer_schema_length=None)
 
@@ -77,6 +81,16 @@ def _sampled(source: Callable[[], Readable]) -> pl.DataFrame | None:
         return pl.read_ndjson(source(), infer_schema_length=SAMPLE)
     except pl.exceptions.PolarsError:  # a later value of another type than the sample's
         return None
+
+
+def holds_null(dtype: PolarsDataType) -> bool:
+    """Whether ``dtype`` is, or holds at any depth (list items, array items, struct fields), the Null type:
+    what polars infers from a value seen only empty or null, and decodes any later value of as null."""
+    if isinstance(dtype, pl.Struct):
+        return any(holds_null(fld.dtype) for fld in dtype.fields)
+    if isinstance(dtype, pl.List | pl.Array):
+        return holds_null(dtype.inner)
+    return dtype == pl.Null
 
 
 def key_marks(lines: pl.Series) -> int:

@@ -17,6 +17,7 @@ from logdoctor.ingest.parsers.lines import clean, read_lines
 from logdoctor.ingest.parsers.losspick import refusal_hint, total_note
 from logdoctor.ingest.parsers.markers import Markers, scan_markers
 from logdoctor.ingest.parsers.overflows import attach_overflows, scan_overflows
+from logdoctor.ingest.parsers.recordorder import number_by_order
 from logdoctor.ingest.parsers.records import drop_summaries
 from logdoctor.ingest.parsers.samestep import merge_shapes, tag_shapes
 from logdoctor.ingest.parsers.screen import Lines
@@ -226,7 +227,7 @@ class TextParser(Parser):
         from_order = False
         if table.height == 0 and sum(t.height for t in out.unstepped) >= MIN_UNSTEPPED:
             from_order = True
-            table = _combine(_main_shapes(out, markers)).with_row_index(STEP, offset=1)
+            table = number_by_order(_combine(_main_shapes(out, markers)))
             out.skips["no step"] -= table.height
             notes.append("the log prints no step numbers: steps are numbered by record order")
         evals = _evals(out)

@@ -1,0 +1,35 @@
+"""Logs without step numbers: rows are numbered in record order, from 1 again for each fresh run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from logdoctor import pipeline
+
+
+def _two_runs(tmp_path: Path) -> Path:
+    # one line per epoch, no step counter; a second model's run appended after a markdown heading
+    first = "".join(f"Epoch {e:03d} loss {2.0 - 0.05 * e:.4f} | train 2.1s\n" for e in range(1, 31))
+    second = "".join(f"Epoch {e:03d} loss {900.0 - 10 * e:.4f} | train 5.2s\n" for e in range(1, 41))
+    path = tmp_path / "runs.md"
+    path.write_text("## model a\n```\n" + first + "```\n\n## model b\n```\n" + second + "```\n")
+    return path
+
+
+def test_epoch_back_to_the_first_starts_a_fresh_run_not_a_resume(tmp_path: Path) -> None:
+    run = pipeline.load(str(_two_runs(tmp_path)))
+    kinds = [r.kind for r in run.meta.structure.restarts]
+    assert kinds == ["appended_run"]
+    # the report is the last run alone: its 40 rows, numbered from 1, never joined to the first run's
+    assert run.table.height == 40
+    assert run.table["step"].to_list() == list(range(1, 41))
+    assert run.table["loss"][0] == 890.0
+    assert len(run.earlier) == 1 and run.earlier[0].table.height == 30
+
+
+def test_a_run_alone_keeps_its_numbering(tmp_path: Path) -> None:
+    path = tmp_path / "one.log"
+    path.write_text("".join(f"Epoch {e:03d} loss {2.0 - 0.05 * e:.4f}\n" for e in range(1, 31)))
+    run = pipeline.load(str(path))
+    assert run.table["step"].to_list() == list(range(1, 31))
+    assert run.meta.structure.restarts == ()

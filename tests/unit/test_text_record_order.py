@@ -33,3 +33,15 @@ def test_a_run_alone_keeps_its_numbering(tmp_path: Path) -> None:
     run = pipeline.load(str(path))
     assert run.table["step"].to_list() == list(range(1, 31))
     assert run.meta.structure.restarts == ()
+
+
+def test_a_run_continued_from_an_earlier_epoch_is_a_resume_whose_later_writes_win(tmp_path: Path) -> None:
+    # simple-nmt style: a 30-epoch run, then training continued from the epoch-20 checkpoint
+    first = "".join(f"Epoch {e} - |param|=6.0e+02 loss={3.0 - 0.05 * e:.4e} ppl=9.9\n" for e in range(1, 31))
+    again = "".join(f"Epoch {e} - |param|=6.1e+02 loss={2.5 - 0.01 * e:.4e} ppl=9.9\n" for e in range(21, 41))
+    path = tmp_path / "continued.log"
+    path.write_text(first + "Adam (\n    lr: 0.001\n)\n" + again)
+    run = pipeline.load(str(path))
+    assert [(r.step, r.kind) for r in run.meta.structure.restarts] == [(21, "counter_reset")]
+    assert run.table["step"].to_list() == list(range(1, 41))
+    assert run.table.filter(run.table["step"] == 25)["loss"].item() == 2.25

@@ -1,4 +1,5 @@
-"""Step numbers for a log that prints none: record order, from 1 again for each fresh run."""
+"""Step numbers for a log that prints none: its epoch when it logs one record per epoch, else
+record order, from 1 again for each fresh run."""
 
 from __future__ import annotations
 
@@ -21,15 +22,28 @@ def fresh_runs(epoch: np.ndarray) -> np.ndarray:
     return np.asarray(fresh, dtype=bool)
 
 
+def one_per_epoch(epoch: np.ndarray) -> bool:
+    """True when every record holds a whole epoch number and no two records in a row share one:
+    the epoch is the log's only counter (``Epoch 001 loss ...``, simple-nmt's ``Epoch 3 - ...``)."""
+    if epoch.size < 2 or not np.isfinite(epoch).all() or (epoch != np.floor(epoch)).any():
+        return False
+    return bool((np.diff(epoch) != 0).all())
+
+
 def number_by_order(table: pl.DataFrame) -> pl.DataFrame:
-    """``table`` (rows in line order, no step) with a ``step`` column first: 1, 2, ... in record
-    order, starting again at 1 on each fresh run (:func:`fresh_runs`), so that the structure
-    stage sees the counter go back to where the log began and splits the runs, as it does for a
-    log that prints its steps. Without an epoch column every row is one run."""
+    """``table`` (rows in line order, no step) with a ``step`` column first.
+
+    One record per epoch (:func:`one_per_epoch`): the step is the epoch, so that a run continued
+    from an earlier epoch's checkpoint is a resume whose later writes win and a fresh run (back
+    to the first epoch) is an appended run, as for a log that prints its steps. Otherwise 1, 2,
+    ... in record order, from 1 again on each fresh run (:func:`fresh_runs`); without an epoch
+    column every row is one run."""
     n = table.height
     order = np.arange(n, dtype=np.int64)
     if EPOCH in table.columns and n:
-        fresh = fresh_runs(table[EPOCH].cast(pl.Float64).fill_null(np.nan).to_numpy())
-        starts = np.maximum.accumulate(np.where(fresh, order, 0))
+        epoch = table[EPOCH].cast(pl.Float64).fill_null(np.nan).to_numpy()
+        if one_per_epoch(epoch):
+            return table.insert_column(0, pl.Series(STEP, epoch.astype(np.int64)))
+        starts = np.maximum.accumulate(np.where(fresh_runs(epoch), order, 0))
         order = order - starts
     return table.insert_column(0, pl.Series(STEP, order + 1))

@@ -45,3 +45,21 @@ def test_a_run_continued_from_an_earlier_epoch_is_a_resume_whose_later_writes_wi
     assert [(r.step, r.kind) for r in run.meta.structure.restarts] == [(21, "counter_reset")]
     assert run.table["step"].to_list() == list(range(1, 41))
     assert run.table.filter(run.table["step"] == 25)["loss"].item() == 2.25
+
+
+def test_an_epoch_written_twice_in_a_row_is_a_restart_not_two_records_of_one_epoch(tmp_path: Path) -> None:
+    # the last epoch run once more from its checkpoint: the second write of epoch 30 wins
+    lines = "".join(f"Epoch {e} - loss={3.0 - 0.05 * e:.4e} ppl=9.9\n" for e in range(1, 31))
+    path = tmp_path / "rerun.log"
+    path.write_text(lines + "Adam (\n)\nEpoch 30 - loss=1.9000e+00 ppl=6.7\n")
+    run = pipeline.load(str(path))
+    assert run.table["step"].to_list() == list(range(1, 31))
+    assert run.table["loss"][-1] == 1.9
+
+
+def test_several_records_per_epoch_keep_record_order(tmp_path: Path) -> None:
+    text = "".join(f"Epoch {e} - Batch loss: {3.0 - 0.01 * i:.3f}\n" for e in range(1, 4) for i in range(10))
+    path = tmp_path / "batches.log"
+    path.write_text(text)
+    run = pipeline.load(str(path))
+    assert run.table["step"].to_list() == list(range(1, 31))

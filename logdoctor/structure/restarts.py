@@ -24,6 +24,9 @@ from logdoctor.model import EPOCH, LINE_NO, STEP, Restart
 
 #: Optional ParseResult column: non-zero on the first step record after a restart marker line.
 RESTART = "restart"
+#: Its value on a row whose own counter went back with no marker line (a log counted by its epoch
+#: alone, ingest.parsers.recordorder): always a restart, named from the counter like any other.
+COUNTER_BACK = 2.0
 
 
 def _between(lines: tuple[int, ...], lo: int, hi: int) -> bool:
@@ -154,6 +157,7 @@ def restarts_of(
     raw = result.table
     flagged: tuple[int, ...] = ()
     if RESTART in raw.columns and LINE_NO in raw.columns:
-        flags = raw.filter(pl.col(RESTART).cast(pl.Float64).fill_null(0).fill_nan(0) != 0)
+        flag = pl.col(RESTART).cast(pl.Float64).fill_null(0).fill_nan(0)
+        flags = raw.filter((flag != 0) & (flag != COUNTER_BACK))
         flagged = tuple(int(x) for x in flags[LINE_NO])
     return name_restarts(raw, resume_lines, result.markers, flagged, clock, epoch_back)

@@ -63,3 +63,18 @@ def test_several_records_per_epoch_keep_record_order(tmp_path: Path) -> None:
     path.write_text(text)
     run = pipeline.load(str(path))
     assert run.table["step"].to_list() == list(range(1, 31))
+
+
+def test_short_reruns_of_an_epoch_log_are_restarts_not_interleaved_writers(tmp_path: Path) -> None:
+    # excerpts of several reruns, some a single epoch long: each is a restart, none another rank
+    parts = [range(1, 101), range(100, 101), range(100, 101), range(100, 101), range(95, 121), range(120, 121)]
+    text = "".join(
+        "Adam (\n)\n" + "".join(f"Epoch {e} - loss={3.0 - 0.01 * e + 0.01 * k:.4e} ppl=9.9\n" for e in part)
+        for k, part in enumerate(parts)
+    )
+    path = tmp_path / "reruns.log"
+    path.write_text(text)
+    run = pipeline.load(str(path))
+    assert run.meta.nonmonotonic_steps == 0
+    assert [r.kind for r in run.meta.structure.restarts] == ["counter_reset"] * 5
+    assert run.table["step"].to_list() == list(range(1, 121))

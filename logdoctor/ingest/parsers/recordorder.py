@@ -8,12 +8,20 @@ import polars as pl
 
 from logdoctor.model import EPOCH, STEP
 
+#: ParseResult column that structure.build_run reads as "a resume starts here" (structure.RESTART).
+RESTART = "restart"
+#: Its value on a row whose own counter went back (no marker line): a restart named from the
+#: counter (an appended run or a counter reset), not a resume line (structure.COUNTER_BACK).
+COUNTER_BACK = 2.0
+
 
 def fresh_runs(epoch: np.ndarray) -> np.ndarray:
     """Rows where the epoch goes back to the log's first epoch (or below) after rising above it:
     a fresh run written to the same file (NoProp's ``Epoch 001`` again under a new heading,
-    simple-nmt's ``Epoch 1 -`` for the next model). A mid-run fall (a resume) is not one."""
-    if epoch.size < 2 or np.isnan(epoch[0]):
+    simple-nmt's ``Epoch 1 -`` for the next model). A mid-run fall (a resume) is not one, nor is
+    a fall of a fractional epoch (HF's progress ``0.35``: a resumed stream restarts it too)."""
+    seen = epoch[np.isfinite(epoch)]
+    if epoch.size < 2 or np.isnan(epoch[0]) or (seen != np.floor(seen)).any():
         return np.zeros(epoch.size, dtype=bool)
     prev = np.concatenate(([epoch[0]], epoch[:-1]))
     with np.errstate(invalid="ignore"):
@@ -49,6 +57,10 @@ def number_by_order(table: pl.DataFrame) -> pl.DataFrame:
     if EPOCH in table.columns and n:
         epoch = table[EPOCH].cast(pl.Float64).fill_null(np.nan).to_numpy()
         if one_per_epoch(epoch):
+            # every epoch that does not follow the one before is a restart of the run, however
+            # short the stretch it starts (a one-epoch rerun): never another writer's lines
+            back = np.where(np.r_[False, np.diff(epoch) <= 0], COUNTER_BACK, 0.0)
+            table = table.with_columns(pl.Series(RESTART, back)) if back.any() else table
             return table.insert_column(0, pl.Series(STEP, epoch.astype(np.int64)))
         starts = np.maximum.accumulate(np.where(fresh_runs(epoch), order, 0))
         order = order - starts

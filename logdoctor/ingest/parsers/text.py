@@ -17,7 +17,7 @@ from logdoctor.ingest.parsers.lines import clean, read_lines
 from logdoctor.ingest.parsers.losspick import refusal_hint, total_note
 from logdoctor.ingest.parsers.markers import Markers, scan_markers
 from logdoctor.ingest.parsers.overflows import attach_overflows, scan_overflows
-from logdoctor.ingest.parsers.recordorder import number_by_order
+from logdoctor.ingest.parsers.recordorder import RESTART, number_by_order
 from logdoctor.ingest.parsers.records import drop_summaries
 from logdoctor.ingest.parsers.samestep import merge_shapes, tag_shapes
 from logdoctor.ingest.parsers.screen import Lines
@@ -37,8 +37,6 @@ SUMMARY_SHARE = 20
 #: Loss records without step numbers are numbered 1, 2, ... only when there are at least this
 #: many and no line of the log has a step (a stray ``loss: 0.1`` in a config is not a run).
 MIN_UNSTEPPED = 3
-#: ParseResult column that structure.build_run reads as "a resume starts here" (structure.RESTART).
-RESTART = "restart"
 #: Lines that say training (re)started: Marian's ``Training started``, ``Resuming training from``,
 #: HF Trainer's ``Continuing training from global step 400`` / ``Will skip the first 1 epochs``
 #: (4.x) and ``Fast-forwarding the dataloader past 1 epochs`` (5.x).

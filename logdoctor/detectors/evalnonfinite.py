@@ -18,12 +18,20 @@ from logdoctor.model import LINE_NO, LOSS, STEP, Finding, Run, Severity
 _NOT_METRIC = ("runtime", "per_second", "samples", "steps_per", "epoch", "time", "tokens")
 
 
+#: Eval columns that hold the best value so far, not an evaluation's result: their first value is
+#: the tracker's start, ``inf`` before any evaluation (simple-nmt ``best_loss=inf``).
+_RUNNING_BEST = "best"
+
+
 def _metric_columns(evals: pl.DataFrame) -> list[str]:
-    """The float eval columns that are metrics (not step, line, timings or throughput)."""
+    """The float eval columns that are metrics (not step, line, timings, throughput or a best so far)."""
     return [
         c
         for c, dtype in evals.schema.items()
-        if c not in (STEP, LINE_NO) and dtype.is_float() and not any(w in c.lower() for w in _NOT_METRIC)
+        if c not in (STEP, LINE_NO)
+        and dtype.is_float()
+        and not any(w in c.lower() for w in _NOT_METRIC)
+        and not c.lower().startswith(_RUNNING_BEST)
     ]
 
 

@@ -100,3 +100,13 @@ def test_columns_bad_together_are_one_finding(tmp_path: Path) -> None:
     report = pipeline.analyze(pipeline.load(path))
     ld009 = [f for f in report.findings if f.code == "LD009"]
     assert len(ld009) == 1 and ld009[0].message.startswith("eval_loss and eval_wer are NaN at 2 of 3")
+
+
+def test_a_running_best_at_its_initial_inf_is_no_bad_evaluation(tmp_path: Path) -> None:
+    # simple-nmt prints the best so far, inf before the first evaluation: no evaluation failed
+    lines: list[str] = []
+    for e in range(1, 13):
+        best = "inf" if e == 1 else f"{3.0 - 0.05 * (e - 1):.4e}"
+        lines.append(f"Epoch {e} - |param|=6.0e+02 |g_param|=3.3e+05 loss={4.0 - 0.05 * e:.4e} ppl=50.1")
+        lines.append(f"Validation - loss={3.0 - 0.05 * e:.4e} ppl=20.1 best_loss={best} best_ppl={best}")
+    assert "LD009" not in _codes(_write(tmp_path, lines, "train.log"))

@@ -25,6 +25,9 @@ HEADER = re.compile(
 METRIC = re.compile(
     r"(?i)\b\w*(?:loss|ppl|perplexity|acc|accuracy|bleu|wer|cer|f1|rouge\w*)\b['\"]?\s*[:=]?\s*[-+]?(?:\d|\.\d|nan|inf)"
 )
+#: A result line that names its split in OpenMMLab's way (``Epoch(val) [10][6/6]  coco/AP: ...``,
+#: ``Iter(test) [...]``): the banner's result even when no metric of :data:`METRIC` is in it.
+SPLIT_RESULT = re.compile(r"\b(?:Epoch|Iter)\((?:val|test)\)\s*\[")
 #: The result follows its banner within this many lines (tqdm bars and ``Num examples = N`` between).
 WITHIN = 20
 #: The word put before a result line so that it is read as an evaluation (textrules.EVAL_MARK_RE).
@@ -45,6 +48,8 @@ def mark_eval_sections(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
             open_at = nos[i]
         elif open_at is not None and nos[i] - open_at > WITHIN:
             open_at = None
+        elif open_at is not None and SPLIT_RESULT.search(msg):
+            open_at = None  # the result, already an evaluation by its own words
         elif open_at is not None and METRIC.search(msg):
             if not EVAL_MARK_RE.search(msg):
                 marked.add(i)

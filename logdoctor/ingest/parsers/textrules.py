@@ -179,6 +179,30 @@ def value_spans(line: str) -> list[tuple[int, int]]:
     ]
 
 
+#: OpenMMLab's training counters, keyed by brackets instead of words: mmcv ``Epoch [3][50/1563]``
+#: and mmengine ``Epoch(train)  [3][50/1563]`` (the epoch, then the iteration within it of the
+#: epoch's total), ``Iter(train) [50/40000]`` and ``Iter [50/40000]`` (the iteration of the total).
+#: ``Epoch(val)`` lines are left to the evaluation rules.
+_MM_EPOCH = re.compile(r"\bEpoch(?:\(train\))?\s*\[\s*\d+\s*\]\s*\[\s*\d+\s*/\s*\d+\s*\]")
+_MM_ITER = re.compile(r"\bIter(?:\(train\))?\s*\[\s*\d+\s*/\s*\d+\s*\]")
+
+
+def _bracket_counters(line: str, spans: list[tuple[int, int]], keys: list[str | None], totals: list[bool]) -> None:
+    """Key the values of an OpenMMLab counter (:data:`_MM_EPOCH`, :data:`_MM_ITER`) in place: the
+    epoch, ``batches`` and its total (the step is derived from them), or the step and its total."""
+    for pattern, names in ((_MM_EPOCH, ("epoch", "batches", "batches")), (_MM_ITER, ("iter", "iter"))):
+        m = pattern.search(line)
+        if m is None:
+            continue
+        inside = [i for i, (a, _) in enumerate(spans) if m.start() <= a < m.end()]
+        if len(inside) != len(names):
+            continue
+        for i, name in zip(inside, names, strict=True):
+            keys[i] = name
+        totals[inside[-1]] = True
+        return
+
+
 def line_keys(line: str) -> LineKeys:
     """Assign a key to every value of one line, from the text around it."""
     spans = value_spans(line)
@@ -200,4 +224,6 @@ def line_keys(line: str) -> LineKeys:
         if keys[i] is None:
             unit = _UNIT_AFTER.match(after[i])
             keys[i] = unit.group(1) if unit else None
+    if "Epoch" in line or "Iter" in line:
+        _bracket_counters(line, spans, keys, totals)
     return LineKeys(tuple(keys), tuple(totals))

@@ -11,6 +11,7 @@ import polars as pl
 from logdoctor.errors import ParseError
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.parsers.base import Parser, ParseResult
+from logdoctor.ingest.parsers.losspick import refusal_hint
 from logdoctor.ingest.parsers.records import is_eval_key, normalize_records, resolve_key
 from logdoctor.ingest.sources import Source
 from logdoctor.model import LINE_NO, LOSS
@@ -128,8 +129,13 @@ class CsvParser(Parser):
         frame = frame.rename({c: c.strip() for c in frame.columns})
         if not any(resolve_key(c, fields) == LOSS for c in frame.columns if not is_eval_key(c)):
             names = ", ".join(repr(c) for c in frame.columns[:20])
+            # loss parts only (YOLO ``train/box_loss``, ``train/cls_loss``): say so first, the
+            # message is cut at 400 characters
+            hint = refusal_hint(frame.columns)
             raise UnreadableTable(
-                f"{source.name}: no record holds a training loss: no column of the CSV header is one "
+                f"{source.name}: no record holds a training loss: {hint} (columns: {names})"
+                if hint
+                else f"{source.name}: no record holds a training loss: no column of the CSV header is one "
                 f"(columns: {names}); name it with --map loss=COLUMN"
             )
         frame = frame.with_row_index(LINE_NO, offset=2).with_columns(pl.col(LINE_NO).cast(pl.Int64))

@@ -155,3 +155,9 @@ def test_value_forms() -> None:
         ".5",
         "12345678",
     ]
+
+
+def test_a_ratio_written_out_is_read_as_its_value_not_its_numerator() -> None:
+    lk = line_keys("Instance: 1500; Time: 1.02s; loss: 812.5; acc: 1790/2770=0.6462")
+    assert lk.keys == ("Instance", "Time", "loss", None, None, "acc")
+    assert not any(lk.totals)

@@ -224,6 +224,10 @@ def line_keys(line: str) -> LineKeys:
         if keys[i] is None:
             unit = _UNIT_AFTER.match(after[i])
             keys[i] = unit.group(1) if unit else None
+    for i in range(n - 2):
+        # ``acc: 5384/8986=0.5992`` (NCRF++): the counts, then their ratio, which is the value
+        if totals[i + 1] and keys[i] is not None and gaps[i + 2].strip() == "=":
+            keys[i + 2], keys[i], keys[i + 1], totals[i + 1] = keys[i], None, None, False
     if "Epoch" in line or "Iter" in line:
         _bracket_counters(line, spans, keys, totals)
     return LineKeys(tuple(keys), tuple(totals))

@@ -110,7 +110,10 @@ def _classify(t: pl.DataFrame, restart: pl.Series) -> tuple[pl.Series, int]:
     keep = _rewrites_earlier_steps(t[STEP].to_numpy(), seg.to_numpy(), at)
     resume = fresh.copy()
     resume[at[keep]] = True
-    return pl.Series(resume) | restart, n_back - int(keep.sum())
+    # a backward jump flagged as a restart is a resume however short its stretch: never counted
+    # among the non-monotonic records (an epoch-counted log's one-epoch rerun)
+    flagged = int((back & restart).to_numpy()[~resume].sum())
+    return pl.Series(resume) | restart, n_back - int(keep.sum()) - flagged
 
 
 def _apply_resumes(

@@ -31,7 +31,7 @@ def test_mmengine_epoch_and_iteration_make_the_step(tmp_path: Path) -> None:
     assert run.table["step"].to_list() == list(range(1, 21))
     assert run.table["epoch"].to_list() == [float(e) for e in range(1, 5) for _ in range(5)]
     assert run.meta.structure.epochs == 4
-    assert not any("record order" in n for n in run.meta.notes)
+    assert not any("prints no step numbers" in n for n in run.meta.notes)
 
 
 def test_the_training_line_after_an_evaluating_banner_stays_a_training_step(tmp_path: Path) -> None:

@@ -78,3 +78,17 @@ def test_short_reruns_of_an_epoch_log_are_restarts_not_interleaved_writers(tmp_p
     assert run.meta.nonmonotonic_steps == 0
     assert [r.kind for r in run.meta.structure.restarts] == ["counter_reset"] * 5
     assert run.table["step"].to_list() == list(range(1, 121))
+
+
+def test_one_short_rerun_among_long_restarts_is_no_nonmonotonic_record(tmp_path: Path) -> None:
+    parts = [range(1, 101), range(100, 101), range(90, 131), range(120, 161)]
+    text = "".join(
+        "Adam (\n)\n" + "".join(f"Epoch {e} - loss={3.0 - 0.01 * e + 0.01 * k:.4e} ppl=9.9\n" for e in part)
+        for k, part in enumerate(parts)
+    )
+    path = tmp_path / "reruns.log"
+    path.write_text(text)
+    run = pipeline.load(str(path))
+    assert run.meta.nonmonotonic_steps == 0
+    assert len(run.meta.structure.restarts) == 3
+    assert "each record is one epoch" in " ".join(run.meta.notes)

@@ -44,8 +44,14 @@ def one_per_epoch(epoch: np.ndarray) -> bool:
     return int((np.diff(epoch) == 0).sum()) <= REPEAT_SHARE * (epoch.size - 1)
 
 
-def number_by_order(table: pl.DataFrame) -> pl.DataFrame:
-    """``table`` (rows in line order, no step) with a ``step`` column first.
+#: The notes that say how the rows were numbered.
+BY_EPOCH = "the log prints no step numbers: each record is one epoch, numbered by its epoch"
+BY_ORDER = "the log prints no step numbers: steps are numbered by record order"
+
+
+def number_by_order(table: pl.DataFrame) -> tuple[pl.DataFrame, str]:
+    """``table`` (rows in line order, no step) with a ``step`` column first, and the note that
+    says how it was numbered.
 
     One record per epoch (:func:`one_per_epoch`): the step is the epoch, so that a run continued
     from an earlier epoch's checkpoint is a resume whose later writes win and a fresh run (back
@@ -61,7 +67,7 @@ def number_by_order(table: pl.DataFrame) -> pl.DataFrame:
             # short the stretch it starts (a one-epoch rerun): never another writer's lines
             back = np.where(np.r_[False, np.diff(epoch) <= 0], COUNTER_BACK, 0.0)
             table = table.with_columns(pl.Series(RESTART, back)) if back.any() else table
-            return table.insert_column(0, pl.Series(STEP, epoch.astype(np.int64)))
+            return table.insert_column(0, pl.Series(STEP, epoch.astype(np.int64))), BY_EPOCH
         starts = np.maximum.accumulate(np.where(fresh_runs(epoch), order, 0))
         order = order - starts
-    return table.insert_column(0, pl.Series(STEP, order + 1))
+    return table.insert_column(0, pl.Series(STEP, order + 1)), BY_ORDER

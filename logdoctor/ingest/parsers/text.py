@@ -225,9 +225,9 @@ class TextParser(Parser):
         from_order = False
         if table.height == 0 and sum(t.height for t in out.unstepped) >= MIN_UNSTEPPED:
             from_order = True
-            table = number_by_order(_combine(_main_shapes(out, markers)))
+            table, numbered = number_by_order(_combine(_main_shapes(out, markers)))
             out.skips["no step"] -= table.height
-            notes.append("the log prints no step numbers: steps are numbered by record order")
+            notes.append(numbered)
         evals = _evals(out)
         if table.height == 0 and (curve := eval_only_curve(evals)) is not None:
             table, evals = curve[0], evals.clear()

@@ -92,3 +92,18 @@ def test_one_short_rerun_among_long_restarts_is_no_nonmonotonic_record(tmp_path:
     assert run.meta.nonmonotonic_steps == 0
     assert len(run.meta.structure.restarts) == 3
     assert "each record is one epoch" in " ".join(run.meta.notes)
+
+
+def test_a_line_with_the_training_loss_before_a_val_mark_is_a_training_row(tmp_path: Path) -> None:
+    # one line per epoch: the train values first, then "| Val Loss: ..." (a plain PyTorch loop)
+    text = "".join(
+        f"Epoch {e} |     Train Loss: {11.0 - 0.05 * e:.4f} | Token Acc: 0.0{50 + e % 9} | Seq Acc: 0.0000 |"
+        f"     Val Loss: {10.9 - 0.04 * e:.4f} | Token Acc: 0.0{60 + e % 7} | Seq Acc: 0.0000\n"
+        for e in range(40)
+    )
+    path = tmp_path / "train.log"
+    path.write_text("start training...\n" + text)
+    run = pipeline.load(str(path))
+    assert run.table.height == 40
+    assert run.table["loss"][0] == 11.0 and run.table["step"][0] == 0
+    assert run.table["acc"][0] == 0.05

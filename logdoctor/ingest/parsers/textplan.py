@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -14,6 +15,7 @@ from logdoctor.ingest.parsers.textrules import (
     line_keys,
     resolve,
     step_rank,
+    value_spans,
 )
 from logdoctor.model import ACC, BATCH_FP, EPOCH, LOSS, MICRO_FP, STEP
 
@@ -126,13 +128,25 @@ def _global_or_two_level(
     return chosen
 
 
+def _train_before_eval(msg: str, mark: re.Match[str] | None, cols: list[tuple[str, int, str]]) -> int | None:
+    """Index of the first value an evaluation mark in mid-line applies to, when the line names its
+    training loss before the mark (``Epoch 3 | Train Loss: 9.1 | Token Acc: 0.05 | Val Loss: 9.0 |
+    Token Acc: 0.06``): one line holding a training row and an evaluation. None when the mark
+    covers the whole line (at its start, or no training loss before it)."""
+    if mark is None or mark.start() == 0:
+        return None
+    k = sum(1 for a, _ in value_spans(msg) if a < mark.start())
+    return k if any(name == LOSS and idx < k for name, idx, _ in cols) else None
+
+
 def plan_for(msg: str, fields: FieldMap) -> Plan:
     """Read one representative line and decide how all lines of its shape are read."""
     if CODE_RE.search(msg):
         return Plan("source code / config")
     cols, step_idx, total_idx = _columns(msg, fields)
     mark = EVAL_MARK_RE.search(msg)
-    marked = mark is not None
+    split = _train_before_eval(msg, mark, cols)
+    marked = mark is not None and split is None
     # a ``Dev`` line beside a ``Validation`` line of the same metrics is another split: its own columns
     dev = mark is not None and mark.group().strip(" \t[|]-").lower() == "dev"
     train: dict[str, int] = {}
@@ -140,6 +154,7 @@ def plan_for(msg: str, fields: FieldMap) -> Plan:
     aliases: dict[str, str] = {}
     explicit = {name for name, _, _ in cols if is_eval_key(name)}
     for name, idx, key in cols:
+        marked = mark is not None and (split is None or idx >= split)
         target = evals if (marked or is_eval_key(name)) else train
         col = _eval_name(name) if marked and not is_eval_key(name) else name
         col = f"dev_{name}" if dev and col == name and name != EPOCH and not is_eval_key(name) else col
@@ -148,6 +163,7 @@ def plan_for(msg: str, fields: FieldMap) -> Plan:
         target.setdefault(col, idx)
         if key != col and key.lower() != col:
             aliases.setdefault(key, col)
+    marked = mark is not None and split is None
     total_key = next((k for k in TOTAL_LOSS_KEYS if k in train), None) if LOSS not in train else None
     if total_key is not None:
         train[LOSS] = train.pop(total_key)

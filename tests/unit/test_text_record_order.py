@@ -107,3 +107,18 @@ def test_a_line_with_the_training_loss_before_a_val_mark_is_a_training_row(tmp_p
     assert run.table.height == 40
     assert run.table["loss"][0] == 11.0 and run.table["step"][0] == 0
     assert run.table["acc"][0] == 0.05
+
+
+def test_short_appended_runs_of_one_epoch_each_are_runs_of_their_own(tmp_path: Path) -> None:
+    # textsegment-like: a one-epoch run, a four-epoch run, then two one-epoch runs, one line each
+    epochs = [1, 1, 2, 3, 4, 1, 1]
+    line = "2020-11-08 16:35:15,207 - DEBUG - Training Epoch: {e}, Loss: {loss:.4f}.\n"
+    text = "".join(line.format(e=e, loss=0.2 - 0.01 * k) for k, e in enumerate(epochs))
+    path = tmp_path / "train.log"
+    path.write_text(text)
+    run = pipeline.load(str(path))
+    assert [r.kind for r in run.meta.structure.restarts] == ["appended_run"] * 3
+    # the last run alone is the report; the four-epoch run is analysed on its own (an epoch-1 run
+    # written again right after itself is rewritten by the later write, as a step would be)
+    assert run.table.height == 1
+    assert [e.table["step"].to_list() for e in run.earlier] == [[1, 2, 3, 4]]

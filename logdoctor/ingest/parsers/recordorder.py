@@ -30,18 +30,16 @@ def fresh_runs(epoch: np.ndarray) -> np.ndarray:
     return np.asarray(fresh, dtype=bool)
 
 
-#: At most this share of records may repeat the epoch of the record before and the log still
-#: counts as one record per epoch: a repeat there is a restart (a run continued from its last
-#: epoch's checkpoint), while a log of several records per epoch repeats on most records.
-REPEAT_SHARE = 0.05
-
-
 def one_per_epoch(epoch: np.ndarray) -> bool:
-    """True when every record holds a whole epoch number and records in a row (nearly) never share
-    one: the epoch is the log's only counter (``Epoch 001 loss ...``, simple-nmt's ``Epoch 3 -``)."""
+    """True when every record holds a whole epoch number and most stretches of one epoch number
+    are a single record: the epoch is the log's only counter (``Epoch 001 loss ...``, simple-nmt's
+    ``Epoch 3 -``), and an epoch written again right after itself is a rerun from its checkpoint.
+    A log of several records per epoch has stretches of several records (median 2 or more)."""
     if epoch.size < 2 or not np.isfinite(epoch).all() or (epoch != np.floor(epoch)).any():
         return False
-    return int((np.diff(epoch) == 0).sum()) <= REPEAT_SHARE * (epoch.size - 1)
+    starts = np.flatnonzero(np.r_[True, np.diff(epoch) != 0])
+    stretches = np.diff(np.r_[starts, epoch.size])
+    return bool(np.median(stretches) == 1)
 
 
 #: The notes that say how the rows were numbered.

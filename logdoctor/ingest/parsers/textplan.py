@@ -157,7 +157,7 @@ def plan_for(msg: str, fields: FieldMap) -> Plan:
         marked = mark is not None and (split is None or idx >= split)
         target = evals if (marked or is_eval_key(name)) else train
         col = _eval_name(name) if marked and not is_eval_key(name) else name
-        col = f"dev_{name}" if dev and col == name and name != EPOCH and not is_eval_key(name) else col
+        col = f"dev_{name}" if dev and marked and col == name and name != EPOCH and not is_eval_key(name) else col
         if marked and col != name and col in explicit:
             continue  # "[eval] train loss X, val loss Y": the eval value is Y, not the train X
         target.setdefault(col, idx)

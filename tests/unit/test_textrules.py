@@ -161,3 +161,9 @@ def test_a_ratio_written_out_is_read_as_its_value_not_its_numerator() -> None:
     lk = line_keys("Instance: 1500; Time: 1.02s; loss: 812.5; acc: 1790/2770=0.6462")
     assert lk.keys == ("Instance", "Time", "loss", None, None, "acc")
     assert not any(lk.totals)
+
+
+def test_a_dev_mark_after_the_training_loss_covers_only_the_values_after_it() -> None:
+    plan = plan_for("epoch 3 | train loss 2.1 | acc 0.5 | dev loss 2.3 | acc 0.4", FieldMap())
+    assert plan.train == {"epoch": 0, "loss": 1, "acc": 2}
+    assert set(plan.evals) == {"dev_loss", "val_acc"}

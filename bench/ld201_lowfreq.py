@@ -4,7 +4,7 @@ Signals: a decaying loss (exponential, power law, or warm-up then decay) in log 
 noise (sd ``--noise``), times exp(amp * in-epoch phase): a sawtooth whose epochs are ``n / cycles``
 steps long, each jittered by up to +-max(2, 3% of it) steps (token-budget batching). Nulls: the same
 trends without the sawtooth, and bench/ld201_null.py's three (white, decay + additive noise, AR(0.5)).
-For each detrend variant (``--detrends``: "shipped", "median" as before round 9, fitted splines) it prints
+For each detrend (``--detrends``: "median", the default; "logspline", trend_dof = 8; fitted variants) it prints
 (1) the detrended nulls' mean periodogram by bin index over the median of the ordinates beyond
 bin 20 (the low-bin excess), (2) P(top band p < 0.001) and LD201 findings on each null at each length,
 (3) LD201's power on the sawtooth per cycles x length x trend. Run:
@@ -25,23 +25,27 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ld201_null import null_loss  # noqa: E402
+from ld201_null import null_loss
 
-from logdoctor.detectors import periodicity, robust  # noqa: E402
-from logdoctor.detectors.robust import FloatArray, Series  # noqa: E402
-from logdoctor.detectors.spectral import peak_tests, spectrum  # noqa: E402
-from tests.unit.synth import make_run  # noqa: E402
+from logdoctor.detectors import periodicity, robust
+from logdoctor.detectors.robust import FloatArray, Series
+from logdoctor.detectors.spectral import peak_tests, spectrum
+from tests.unit.synth import make_run
 
+SHIPPED = periodicity.detrend
 LENGTHS = [200, 400, 800]
 CYCLES = [4, 6, 8, 10]
 TRENDS = ("exp", "power", "warmup")
-SHIPPED = periodicity.detrend
 
 
-def median_detrend(s: Series, dof: int = 8) -> FloatArray:
-    """The detrend before round 9: log values minus a rolling median over the whole run (robust.trend)."""
-    y = s.transformed()
-    return y - robust.trend(y, max(3, s.n))
+def median_detrend(s: Series, window_frac: float = 1.0, dof: int = 0) -> FloatArray:
+    """The default detrend: log values minus a rolling median over the whole run (robust.trend)."""
+    return SHIPPED(s, 1.0, 0)
+
+
+def logspline_detrend(s: Series, window_frac: float = 1.0, dof: int = 0) -> FloatArray:
+    """periodicity.detrend with trend_dof = 8: logtrend's robust spline in log-steps."""
+    return SHIPPED(s, 1.0, 8)
 
 
 def trend_curve(kind: str, n: int, rng: np.random.Generator) -> FloatArray:
@@ -63,7 +67,7 @@ def trend_curve(kind: str, n: int, rng: np.random.Generator) -> FloatArray:
 def sawtooth_phase(n: int, cycles: int, rng: np.random.Generator) -> FloatArray:
     """In-epoch phase 0..1 of epochs of ~n/cycles steps, each jittered (token-budget batching)."""
     ep = n / cycles
-    j = max(2, int(round(0.03 * ep)))
+    j = max(2, round(0.03 * ep))
     lens = np.maximum(2, np.round(ep + rng.integers(-j, j + 1, cycles + 3))).astype(int)
     return np.concatenate([np.arange(k) / k for k in lens])[:n]
 
@@ -173,8 +177,8 @@ def _warp(s: Series, offset: float) -> FloatArray:
     return (u - u[0]) / max(u[-1] - u[0], 1e-12)
 
 
-def fitted_detrend(basis: str, dof: int, offset: float, huber: bool) -> Callable[[Series, float], FloatArray]:
-    def fn(s: Series, window_frac: float = 1.0) -> FloatArray:
+def fitted_detrend(basis: str, dof: int, offset: float, huber: bool) -> Callable[..., FloatArray]:
+    def fn(s: Series, window_frac: float = 1.0, trend_dof: int = 0) -> FloatArray:
         y, u = s.transformed(), _warp(s, offset)
         x = _design(u, dof) if basis == "spline" else np.polynomial.legendre.legvander(2 * u - 1, dof - 1)
         return y - _fit(y, x, huber)
@@ -182,13 +186,13 @@ def fitted_detrend(basis: str, dof: int, offset: float, huber: bool) -> Callable
     return fn
 
 
-def variant(name: str) -> Callable[[Series, float], FloatArray]:
-    """shipped (periodicity.detrend) | median (before round 9) | spline:DOF[:OFFSET][:h] |
-    poly:DOF[:OFFSET][:h] (OFFSET of the log warp, default 0.01; 0 = linear steps; h = Huber IRLS)."""
-    if name == "shipped":
-        return SHIPPED
+def variant(name: str) -> Callable[..., FloatArray]:
+    """median (the default) | logspline (trend_dof = 8) | spline:DOF[:OFFSET][:h] | poly:DOF[:OFFSET][:h]
+    (OFFSET of the log warp, default 0.01; 0 = linear steps; h = Huber IRLS: bench-only variants)."""
     if name == "median":
         return median_detrend
+    if name == "logspline":
+        return logspline_detrend
     parts = name.split(":")
     huber = parts[-1] == "h"
     nums = [float(v) for v in parts[1:] if v != "h"]
@@ -204,7 +208,7 @@ def main() -> None:
     ap.add_argument("--spectra", type=int, default=200)
     ap.add_argument("--noise", type=float, default=0.03)
     ap.add_argument("--amps", type=float, nargs="+", default=[0.05, 0.1])
-    ap.add_argument("--detrends", nargs="+", default=["shipped"])
+    ap.add_argument("--detrends", nargs="+", default=["median", "logspline"])
     ap.add_argument("--parts", default="123")
     ap.add_argument("--lengths", type=int, nargs="+", default=LENGTHS[:])
     ap.add_argument("--cycles", type=int, nargs="+", default=CYCLES[:])

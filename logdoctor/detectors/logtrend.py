@@ -4,10 +4,11 @@ A loss falls fast early and slowly late; a batching sawtooth repeats with the ep
 spaced in log(1 + t / (LOG_OFFSET x span)) follow the fast early fall, while late in the run they
 are too far apart to follow a cycle: with 8 degrees of freedom the last two knot intervals cover
 the run's second half and the quarter before it, so a sawtooth of 4 or more epochs survives the
-detrend there. The rolling median this replaces follows any near-monotone curve row by row, a
-sawtooth riding on a steep fall included, and its padded ends left the lowest bins of white
-noise 15-60x above the rest (bench/ld201_lowfreq.py, bench/RESULTS.md). The fit is Huber IRLS (a
-loss spike does not bend it) on at most MAX_BLOCKS block medians, evaluated at every row.
+detrend there. The default rolling median follows any near-monotone curve row by row, a sawtooth
+riding on a steep fall included, and its padded ends leave the lowest bins of white noise 15-60x
+above the rest (bench/ld201_lowfreq.py, bench/RESULTS.md). Used when LD201's ``trend_dof`` > 0 (not
+yet the default: RESULTS.md says why). The fit is Huber IRLS (a loss spike does not bend it) on at
+most MAX_BLOCKS block medians, evaluated at every row.
 """
 
 from __future__ import annotations

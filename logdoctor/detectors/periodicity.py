@@ -1,6 +1,7 @@
 """A significant period in the detrended loss (LD201), tested against a noise background.
 
-The loss is detrended (log values minus a long rolling median), its spectrum is computed by
+The loss is detrended (log values minus a long rolling median, or with ``trend_dof`` a robust spline
+in log-steps: logtrend.py), its spectrum is computed by
 ``spectral`` (periodogram, or Lomb-Scargle for unevenly spaced steps) and the strongest bands are
 tested there. A period is reported only when p < alpha, the band holds a visible share of the
 power, and the autocorrelation backs it: positive at the period and clearly above that at half
@@ -16,7 +17,7 @@ from typing import ClassVar
 import numpy as np
 
 from logdoctor import codes
-from logdoctor.detectors import robust
+from logdoctor.detectors import logtrend, robust
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.robust import FloatArray, Series
 from logdoctor.detectors.spectral import PeakTest, acf_at, downsample, peak_tests, spectrum
@@ -27,9 +28,14 @@ from logdoctor.options import Option, fraction, int_opt, positive
 MIN_POINTS = 48
 
 
-def detrend(s: Series, window_frac: float = 1.0) -> FloatArray:
-    """Remove the slow fall of the loss: log values minus a long rolling median (robust.trend)."""
+def detrend(s: Series, window_frac: float = 1.0, dof: int = 0) -> FloatArray:
+    """Remove the slow fall of the loss: log values minus a rolling median of ``window_frac`` of the
+    run (robust.trend); with ``dof`` > 0, minus a natural cubic spline of ``dof`` degrees of freedom
+    with knots equally spaced in log-steps, fitted robustly (logtrend.trend), which keeps a sawtooth
+    of 4-10 epochs that the median follows on a steep fall (bench/RESULTS.md, r9-lowfreq)."""
     y = s.transformed()
+    if dof > 0:
+        return y - logtrend.trend(s.steps.astype(np.float64), y, dof)
     return y - robust.trend(y, max(3, int(window_frac * s.n)))
 
 
@@ -67,7 +73,8 @@ class PeriodicityDetector(Analyzer):
     options: ClassVar[tuple[Option, ...]] = (
         fraction("alpha", high_open=True), fraction("band_frac"), int_opt("bg_window", 3),
         positive("min_cycles"), Option("min_acf", float, 0, 1), Option("min_power_ratio", float, 0, 1),
-        Option("min_acf_contrast", float, 0, 1), positive("trend_frac"), fraction("max_info_amplitude"),
+        Option("min_acf_contrast", float, 0, 1), positive("trend_frac"), int_opt("trend_dof", 0),
+        fraction("max_info_amplitude"),
     )
 
     def __init__(
@@ -81,6 +88,7 @@ class PeriodicityDetector(Analyzer):
         min_power_ratio: float = 0.02,
         min_acf_contrast: float = 0.05,
         trend_frac: float = 1.0,
+        trend_dof: int = 0,
         max_info_amplitude: float = 0.05,
     ) -> None:
         #: a period unrelated to the epoch whose peak-to-peak amplitude is below the per-step noise
@@ -94,6 +102,9 @@ class PeriodicityDetector(Analyzer):
         self.min_power_ratio = min_power_ratio
         self.min_acf_contrast = min_acf_contrast
         self.trend_frac = trend_frac
+        #: 0: the rolling-median detrend; else the degrees of freedom of logtrend's spline (8: a
+        #: sawtooth of >= 4 epochs survives it; not the default yet: bench/RESULTS.md, r9-lowfreq)
+        self.trend_dof = trend_dof
 
     def analyze(self, run: Run) -> Detection:
         """Spectrum of the detrended loss; LD201 for the first significant band that also shows
@@ -102,7 +113,7 @@ class PeriodicityDetector(Analyzer):
         if s.n < MIN_POINTS:
             return Detection()
         steps = s.steps.astype(np.float64)
-        sp = spectrum(steps, detrend(s, self.trend_frac))
+        sp = spectrum(steps, detrend(s, self.trend_frac, self.trend_dof))
         span = float(steps[-1] - steps[0] + sp.dt)
         per, pw = downsample(1.0 / sp.freq[::-1], sp.power[::-1])
         arts: dict[str, object] = {"periodogram_period": per, "periodogram_power": pw}
@@ -127,7 +138,7 @@ class PeriodicityDetector(Analyzer):
 
     def _severity(self, f: Finding, s: Series, period: float) -> Finding:
         """Information when the cycle is smaller than one step's noise and unrelated to the epoch."""
-        amp, noise = folded_amplitude(s, detrend(s, self.trend_frac), period)
+        amp, noise = folded_amplitude(s, detrend(s, self.trend_frac, self.trend_dof), period)
         ev = {**f.evidence, "amplitude_rel": round(amp, 5), "noise_rel": round(noise, 5)}
         ratio = f.evidence.get("epoch_ratio")
         spe = f.evidence.get("steps_per_epoch")

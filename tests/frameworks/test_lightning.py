@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -115,10 +116,23 @@ def test_plain_set_epoch_call_reaches_the_distributed_sampler() -> None:
     assert sampler.sampler is inner.sampler and sampler.batch_size == 8
 
 
+#: What libstdc++ prints when a process exits with a gloo thread still joinable: a spawned rank of torch's
+#: ddp_spawn aborted so once, after ``Trainer.fit stopped``, under the full suite's load (round 9).
+TEARDOWN_ABORT = "terminate called without an active exception"
+
+
 def _run_ddp(out: Path, strategy: str) -> list[dict[str, object]]:
+    """Run the two-rank recipe; run it once more, from an empty folder, only when a rank died in torch's own
+    teardown after the fit had stopped (the run is then judged again whole: nothing of it is kept)."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run([sys.executable, "-m", "tests.frameworks.plrun", str(out), strategy],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    for attempt in (1, 2):
+        proc = subprocess.run([sys.executable, "-m", "tests.frameworks.plrun", str(out), strategy],
+                              cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+        torn = TEARDOWN_ABORT in proc.stderr and "`Trainer.fit` stopped" in proc.stderr
+        if proc.returncode == 0 or not torn or attempt == 2:
+            break
+        shutil.rmtree(out)
+        out.mkdir()
     assert proc.returncode == 0, proc.stderr[-3000:]
     return read_jsonl(out / "logdoctor.jsonl")
 

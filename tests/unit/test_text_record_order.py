@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from logdoctor import pipeline
+from logdoctor.model import Run
 
 
 def _two_runs(tmp_path: Path) -> Path:
@@ -65,16 +66,21 @@ def test_several_records_per_epoch_keep_record_order(tmp_path: Path) -> None:
     assert run.table["step"].to_list() == list(range(1, 31))
 
 
-def test_short_reruns_of_an_epoch_log_are_restarts_not_interleaved_writers(tmp_path: Path) -> None:
-    # excerpts of several reruns, some a single epoch long: each is a restart, none another rank
-    parts = [range(1, 101), range(100, 101), range(100, 101), range(100, 101), range(95, 121), range(120, 121)]
+def _reruns(tmp_path: Path, parts: list[range]) -> Run:
+    """An epoch-counted log of reruns, each an excerpt of the epochs in its part, after an optimizer dump."""
     text = "".join(
         "Adam (\n)\n" + "".join(f"Epoch {e} - loss={3.0 - 0.01 * e + 0.01 * k:.4e} ppl=9.9\n" for e in part)
         for k, part in enumerate(parts)
     )
     path = tmp_path / "reruns.log"
     path.write_text(text)
-    run = pipeline.load(str(path))
+    return pipeline.load(str(path))
+
+
+def test_short_reruns_of_an_epoch_log_are_restarts_not_interleaved_writers(tmp_path: Path) -> None:
+    # excerpts of several reruns, some a single epoch long: each is a restart, none another rank
+    parts = [range(1, 101), range(100, 101), range(100, 101), range(100, 101), range(95, 121), range(120, 121)]
+    run = _reruns(tmp_path, parts)
     assert run.meta.nonmonotonic_steps == 0
     assert [r.kind for r in run.meta.structure.restarts] == ["counter_reset"] * 5
     assert run.table["step"].to_list() == list(range(1, 121))
@@ -82,13 +88,7 @@ def test_short_reruns_of_an_epoch_log_are_restarts_not_interleaved_writers(tmp_p
 
 def test_one_short_rerun_among_long_restarts_is_no_nonmonotonic_record(tmp_path: Path) -> None:
     parts = [range(1, 101), range(100, 101), range(90, 131), range(120, 161)]
-    text = "".join(
-        "Adam (\n)\n" + "".join(f"Epoch {e} - loss={3.0 - 0.01 * e + 0.01 * k:.4e} ppl=9.9\n" for e in part)
-        for k, part in enumerate(parts)
-    )
-    path = tmp_path / "reruns.log"
-    path.write_text(text)
-    run = pipeline.load(str(path))
+    run = _reruns(tmp_path, parts)
     assert run.meta.nonmonotonic_steps == 0
     assert len(run.meta.structure.restarts) == 3
     assert "each record is one epoch" in " ".join(run.meta.notes)

@@ -28,11 +28,12 @@ import re
 import numpy as np
 import polars as pl
 
+from logdoctor.ingest.parsers.base import RESTART
 from logdoctor.model import EPOCH, LINE_NO, STEP, Restart, RunStructure
 from logdoctor.structure.counters import is_cumulative_name
 
 #: Columns that place a row (counters), never metrics.
-_COUNTERS = frozenset({STEP, LINE_NO, EPOCH, "batches", "batches_total", "restart"})
+_COUNTERS = frozenset({STEP, LINE_NO, EPOCH, "batches", "batches_total", RESTART})
 _COUNTER_SUFFIXES = ("_cumulative", "_total")
 #: Share of gaps that must equal the stride for the logging to count as regular.
 REGULAR = 0.9

@@ -34,9 +34,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from logdoctor.ingest.parsers.base import ParseResult
+from logdoctor.ingest.parsers.base import RESTART, ParseResult
 from logdoctor.model import LINE_NO, LOSS, OPTIONAL_COLUMNS, STEP, THROUGHPUT
-from logdoctor.structure.restarts import RESTART
 from logdoctor.structure.stuck import collapse_mask, find_stuck
 
 MIN_RESUME_RUN = 3

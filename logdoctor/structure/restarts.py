@@ -17,16 +17,10 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from logdoctor.ingest.parsers.base import ParseResult
+from logdoctor.ingest.parsers.base import COUNTER_BACK, RESTART, ParseResult
 from logdoctor.ingest.parsers.clock import ELAPSED_S
 from logdoctor.ingest.parsers.markers import Markers
 from logdoctor.model import EPOCH, LINE_NO, STEP, Restart
-
-#: Optional ParseResult column: non-zero on the first step record after a restart marker line.
-RESTART = "restart"
-#: Its value on a row whose own counter went back with no marker line (a log counted by its epoch
-#: alone, ingest.parsers.recordorder): always a restart, named from the counter like any other.
-COUNTER_BACK = 2.0
 
 
 def _between(lines: tuple[int, ...], lo: int, hi: int) -> bool:

@@ -15,6 +15,13 @@ from logdoctor.ingest.parsers.markers import Markers
 from logdoctor.ingest.sources import Source
 from logdoctor.model import ConfigFact, RunEnding
 
+#: Optional ``ParseResult.table`` column: non-zero on the first step record after a restart, which
+#: structure/ reads as "a resume starts here": 1 after a restart marker line (text.py).
+RESTART = "restart"
+#: Its value on a row whose own counter went back with no marker line (a log counted by its epoch
+#: alone, recordorder.py): always a restart, named from the counter like any other.
+COUNTER_BACK = 2.0
+
 
 @dataclass(frozen=True, slots=True)
 class ParseResult:

@@ -6,13 +6,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from logdoctor.ingest.parsers.base import COUNTER_BACK, RESTART
 from logdoctor.model import EPOCH, STEP
-
-#: ParseResult column that structure.build_run reads as "a resume starts here" (structure.RESTART).
-RESTART = "restart"
-#: Its value on a row whose own counter went back (no marker line): a restart named from the
-#: counter (an appended run or a counter reset), not a resume line (structure.COUNTER_BACK).
-COUNTER_BACK = 2.0
 
 
 def fresh_runs(epoch: np.ndarray) -> np.ndarray:

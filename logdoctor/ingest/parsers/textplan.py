@@ -154,16 +154,16 @@ def plan_for(msg: str, fields: FieldMap) -> Plan:
     aliases: dict[str, str] = {}
     explicit = {name for name, _, _ in cols if is_eval_key(name)}
     for name, idx, key in cols:
-        marked = mark is not None and (split is None or idx >= split)
-        target = evals if (marked or is_eval_key(name)) else train
-        col = _eval_name(name) if marked and not is_eval_key(name) else name
-        col = f"dev_{name}" if dev and marked and col == name and name != EPOCH and not is_eval_key(name) else col
-        if marked and col != name and col in explicit:
+        # the values the mark covers: all of the line's, or those after its split
+        covered = mark is not None and (split is None or idx >= split)
+        target = evals if (covered or is_eval_key(name)) else train
+        col = _eval_name(name) if covered and not is_eval_key(name) else name
+        col = f"dev_{name}" if dev and covered and col == name and name != EPOCH and not is_eval_key(name) else col
+        if covered and col != name and col in explicit:
             continue  # "[eval] train loss X, val loss Y": the eval value is Y, not the train X
         target.setdefault(col, idx)
         if key != col and key.lower() != col:
             aliases.setdefault(key, col)
-    marked = mark is not None and split is None
     total_key = next((k for k in TOTAL_LOSS_KEYS if k in train), None) if LOSS not in train else None
     if total_key is not None:
         train[LOSS] = train.pop(total_key)

@@ -113,7 +113,8 @@ class PeriodicityDetector(Analyzer):
         if s.n < MIN_POINTS:
             return Detection()
         steps = s.steps.astype(np.float64)
-        sp = spectrum(steps, detrend(s, self.trend_frac, self.trend_dof))
+        resid = detrend(s, self.trend_frac, self.trend_dof)
+        sp = spectrum(steps, resid)
         span = float(steps[-1] - steps[0] + sp.dt)
         per, pw = downsample(1.0 / sp.freq[::-1], sp.power[::-1])
         arts: dict[str, object] = {"periodogram_period": per, "periodogram_power": pw}
@@ -133,12 +134,13 @@ class PeriodicityDetector(Analyzer):
             if acf >= self.min_acf and acf - acf_half >= self.min_acf_contrast:
                 arts["period"] = float(pk.period)
                 found = self._finding(run, s, pk, span, acf, acf_half, sp.method)
-                return Detection((self._severity(found, s, pk.period),), arts)
+                return Detection((self._severity(found, s, resid, pk.period),), arts)
         return Detection(artifacts=arts)
 
-    def _severity(self, f: Finding, s: Series, period: float) -> Finding:
-        """Information when the cycle is smaller than one step's noise and unrelated to the epoch."""
-        amp, noise = folded_amplitude(s, detrend(s, self.trend_frac, self.trend_dof), period)
+    def _severity(self, f: Finding, s: Series, resid: FloatArray, period: float) -> Finding:
+        """Information when the cycle is smaller than one step's noise (of ``resid``, the detrended loss
+        the spectrum was taken of) and unrelated to the epoch."""
+        amp, noise = folded_amplitude(s, resid, period)
         ev = {**f.evidence, "amplitude_rel": round(amp, 5), "noise_rel": round(noise, 5)}
         ratio = f.evidence.get("epoch_ratio")
         spe = f.evidence.get("steps_per_epoch")

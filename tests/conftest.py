@@ -11,7 +11,10 @@ from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
-REALLOGS = REPO.parent / "shared" / "reallogs"
+#: the public training logs the reallogs tests read (``$LOGDOCTOR_REALLOGS`` names another folder)
+REALLOGS = Path(os.environ.get("LOGDOCTOR_REALLOGS") or REPO.parent / "shared" / "reallogs")
+#: CI sets this: there a missing ../shared/reallogs fails the tests that read it instead of skipping them
+REQUIRE_REALLOGS = os.environ.get("LOGDOCTOR_REQUIRE_REALLOGS", "") not in ("", "0")
 
 # Hypothesis profiles. "ci" (the default, what `.ci/run` and a plain `pytest` use) is derandomized: the
 # examples are a function of each test, so a submission is judged on the same inputs every run and a red
@@ -34,12 +37,16 @@ def fixtures_dir() -> Path:
 
 @pytest.fixture
 def reallogs_dir(request: pytest.FixtureRequest) -> Path:
-    """``../shared/reallogs``; the test is skipped when it is absent, and must carry the
-    ``reallogs`` marker (``-m "not reallogs"`` deselects every test that reads the folder)."""
+    """``../shared/reallogs``; the test is skipped when it is absent (failed where
+    ``$LOGDOCTOR_REQUIRE_REALLOGS`` is set, as in CI), and must carry the ``reallogs`` marker
+    (``-m "not reallogs"`` deselects every test that reads the folder)."""
     if request.node.get_closest_marker("reallogs") is None:
         pytest.fail(f"{request.node.nodeid} reads ../shared/reallogs: mark it @pytest.mark.reallogs")
     if not (REALLOGS / "MANIFEST.tsv").is_file():
-        pytest.skip("../shared/reallogs is not present")
+        missing = f"{REALLOGS} is not present: `python scripts/fetch_reallogs.py` fetches it"
+        if REQUIRE_REALLOGS:
+            pytest.fail(f"{missing} (LOGDOCTOR_REQUIRE_REALLOGS is set: the real logs are required)")
+        pytest.skip(missing)
     return REALLOGS
 
 

@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from logdoctor.renderers.jsonreport import report_dict
+from tests.conftest import REALLOGS
 from tests.reports import report_of
 
 pytestmark = pytest.mark.reallogs
 
 REPO = Path(__file__).resolve().parent.parent.parent
 TRUTH = REPO / "tests" / "reallogs_truth"
-REALLOGS = REPO.parent / "shared" / "reallogs"
 PROBE = REPO / "fixtures" / "example.log"  # any log the pipeline reads: tells whether reports carry "structure"
 EXACT = ("rows", "first_step", "last_step", "stride", "planned")
 REL_TOL = 0.02  # epochs and steps per epoch: within 2%

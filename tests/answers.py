@@ -1,10 +1,11 @@
 """Every real log's answer as one reviewed line: the snapshot that tests/integration/test_answers.py holds.
 
-One line per input (every fixture log and run folder, every log of ../shared/reallogs), tab-separated:
+One line per input (every fixture log and run folder, every log of ../shared/reallogs and of
+bench/realruns/public_manifest.tsv), tab-separated:
 
     KEY  exit=N  STATUS  VERDICT  FINDINGS  STEPS  RUNS
 
-- KEY: ``fixtures/<path>`` or ``reallogs/<file>``;
+- KEY: ``fixtures/<path>``, ``reallogs/<file>`` or ``public/<name>``;
 - exit: what ``logdoctor check`` (defaults: ``--fail-on warning``, ``--runs all``) exits with, 2 for a refusal;
 - STATUS: the file's status (``ok``, ``warning``, ``error``), or ``refused: <message>`` (its path left out);
 - VERDICT: the batching label, with the cause of a ``not_batching`` verdict;
@@ -20,7 +21,8 @@ message says why each line changed::
     python -m tests.answers              # print the lines that differ, exit 1 if any
 
 Where ../shared/reallogs is absent (a checkout without the shared data), its lines are left as recorded
-and their tests skip; ``python scripts/fetch_reallogs.py`` fetches the logs.
+and their tests skip; ``python scripts/fetch_reallogs.py`` fetches the logs. Likewise the public logs,
+kept in ``$LOGDOCTOR_PUBLIC_LOGS`` (``python bench/realruns/public.py fetch`` fetches them).
 """
 
 from __future__ import annotations
@@ -66,6 +68,14 @@ def reallog_inputs(folder: Path = REALLOGS) -> list[tuple[str, Path]]:
         return []
     names = [line.split("\t", 1)[0] for line in manifest.read_text(encoding="utf-8").splitlines()[1:] if line]
     return sorted((f"reallogs/{n}", folder / n) for n in names)
+
+
+def public_inputs() -> list[tuple[str, Path]]:
+    """Every log of bench/realruns/public_manifest.tsv that the cache holds, keyed ``public/<name>``."""
+    from bench.realruns import public
+
+    cache = public.cache_dir()
+    return sorted((f"public/{r['name']}", cache / r["name"]) for r in public.rows() if (cache / r["name"]).is_file())
 
 
 def _finding_tokens(findings: tuple[Finding, ...]) -> str:
@@ -149,10 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--update", action="store_true", help="write tests/answers.tsv from the current answers")
     args = ap.parse_args(argv)
     old = recorded()
-    inputs = fixture_inputs() + reallog_inputs()
+    inputs = fixture_inputs() + reallog_inputs() + public_inputs()
     new = dict(zip([k for k, _ in inputs], current(_analyse, inputs), strict=True))
-    if not reallog_inputs():  # the shared logs are absent here: their recorded lines stand
-        new |= {k: v for k, v in old.items() if k.startswith("reallogs/")}
+    here = {k for k, _ in inputs}
+    # a log absent here (the shared or public logs not fetched) keeps its recorded line
+    new |= {k: v for k, v in old.items() if k not in here and not k.startswith("fixtures/")}
     changed = [k for k in sorted(old.keys() | new.keys()) if old.get(k) != new.get(k)]
     for k in changed:
         print(f"- {old[k]}" if k in old else f"- ({k}: no line)")

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -33,12 +33,11 @@ def _up(url: str) -> bool:
 @contextmanager
 def mlflow_server(root: Path) -> Iterator[str]:
     """The base URL of a fresh server; its whole process group is killed on exit."""
-    exe = shutil.which("mlflow")
-    if exe is None:
-        raise RuntimeError("mlflow is not on PATH")
+    # the interpreter running the tests, not whatever `mlflow` is first on PATH (none where the virtual
+    # environment is not activated, another installation's elsewhere)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    cmd = [exe, "server", "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}",
+    cmd = [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}",
            "--default-artifact-root", str(root / "artifacts"), "--host", "127.0.0.1", "--port", str(port),
            "--workers", "1"]
     log = (root / "server.log").open("wb")

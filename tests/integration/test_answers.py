@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.realruns import public
 from logdoctor import codes, pipeline
 from logdoctor.detectors import base
 from logdoctor.errors import LogdoctorError
@@ -26,6 +27,7 @@ from tests.reports import report_of
 RECORDED = answers.recorded()
 FIXTURES = answers.fixture_inputs()
 REAL_KEYS = sorted(k for k in RECORDED if k.startswith("reallogs/"))
+PUBLIC_KEYS = sorted(k for k in RECORDED if k.startswith("public/"))
 
 _HOW = ("\nIf the change is right: `python -m tests.answers --update`, and say in the commit message why this "
         "line changed (`python -m tests.answers` lists every line that differs).")
@@ -46,6 +48,19 @@ def test_fixture_answer(key: str, path: Path) -> None:
 @pytest.mark.parametrize("key", REAL_KEYS)
 def test_reallog_answer(reallogs_dir: Path, key: str) -> None:
     _check(key, reallogs_dir / key.removeprefix("reallogs/"))
+
+
+@pytest.mark.publiclogs
+@pytest.mark.parametrize("key", PUBLIC_KEYS)
+def test_public_log_answer(key: str) -> None:
+    path = public.cache_dir() / key.removeprefix("public/")
+    if not path.is_file():
+        pytest.skip(f"{path} is not here (python bench/realruns/public.py fetch)")
+    _check(key, path)
+
+
+def test_every_public_log_has_a_line() -> None:
+    assert {f"public/{r['name']}" for r in public.rows()} == set(PUBLIC_KEYS), _HOW
 
 
 def test_every_fixture_has_a_line() -> None:

@@ -543,11 +543,6 @@ class Report:
         return self.run.meta
 
     @property
-    def worst_severity(self) -> Severity | None:
-        """The highest severity among the findings, None when there are none."""
-        return max((f.severity for f in self.findings), default=None)
-
-    @property
     def problems(self) -> tuple[Finding, ...]:
         """Warnings and errors that the verdict does not explain as symptoms, worst first."""
         own = [f for f in self.findings if f.severity >= Severity.WARNING and not f.evidence.get("explained_by")]

@@ -73,11 +73,6 @@ class Facts:
     #: batching's symptom, folded into its verdict (diagnosis/lengthrise.py)
     length_explained: frozenset[int] = frozenset()
 
-    @property
-    def usable_lengths(self) -> bool:
-        """Batch lengths are logged and vary enough to carry order information."""
-        return self.order is not None
-
 
 def _running_avg(strength: float, evidence: dict[str, float]) -> cf.Cause:
     """The running-average cause, whichever way it was seen."""

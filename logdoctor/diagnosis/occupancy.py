@@ -50,11 +50,6 @@ class Pairs:
         gap = self.expected - self.if_static
         return (self.expected - self.observed) / gap if gap > 0 else 0.0
 
-    @property
-    def separation(self) -> float:
-        """How many null standard deviations a static run would sit below the null."""
-        return (self.expected - self.if_static) / self.sd if self.sd > 0 else 0.0
-
 
 def same_epoch_pairs(ids: np.ndarray, epoch: np.ndarray, f: float = 1.0, per_epoch: float = 2.0) -> Pairs:
     """Count same-epoch pairs of copies of each rare signature and their null moments.

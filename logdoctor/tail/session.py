@@ -260,11 +260,6 @@ class TailSession:
         """CPU seconds the last heavy analysis took."""
         return self._heavy_cost
 
-    @property
-    def stale(self) -> bool:
-        """True when rows arrived since the heavy analyses last started."""
-        return self.heavy is not None and self.history.rows_total != self._heavy_rows
-
     def heavy_input(self, now: float) -> Run:
         """Snapshot the full-resolution history as a Run and mark the heavy analyses started."""
         self._heavy_rows, self._heavy_at = self.history.rows_total, now

@@ -51,6 +51,7 @@ CLASS_CODES: dict[str, tuple[str, ...]] = {
     "loss_at_chance": ("LD421",),
     "no_learning": ("LD402", "LD421", "LD605"),
     "lr_problem": ("LD601", "LD602", "LD603", "LD605"),
+    "eval_failed": (),  # an evaluation step errored (traceback) and training went on
 }
 
 #: logdoctor's RunEnding.kind -> the manifest's ``ending`` vocabulary.

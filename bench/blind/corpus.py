@@ -1,0 +1,230 @@
+"""Health, verdict and ending accuracy on the blind corpus (``bench/blind/manifest_*.tsv``).
+
+Usage::
+
+    python bench/blind/corpus.py fetch [--mirrors DIR]     # each log at its commit (mirrors DIR/<owner>+<name>, else GitHub)
+    python bench/blind/corpus.py [--split dev|holdout|all]  # evaluate what the cache holds
+
+Every row's truth was committed before logdoctor was run on its log. The logs are not committed:
+the cache (``$LOGDOCTOR_BLIND_LOGS``, else ``~/.cache/logdoctor/blind_logs``) holds each under its
+manifest ``name``. A row is read when logdoctor does not refuse it; its verdict is right when the
+batching label is one of ``expected_verdict`` (``none``: logdoctor must refuse the file); its health is
+right when the file's status (``ok``, or ``problem`` for a warning or error) is ``expected_health``. A
+failure class counts as found when a finding whose code ``CLASS_CODES`` maps it to is present; a class
+mapped to no code is reported as not detectable yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from bench.realruns.public import fetch as fetch_row, rows as read_rows  # noqa: E402
+from logdoctor import pipeline  # noqa: E402
+from logdoctor.errors import LogdoctorError  # noqa: E402
+
+#: fault class (manifest ``failures``) -> the logdoctor codes (logdoctor/codes.py) that report it.
+CLASS_CODES: dict[str, tuple[str, ...]] = {
+    "nan_loss": ("LD001",),
+    "nan_eval": ("LD009",),
+    "divergence": ("LD002", "LD403"),
+    "loss_spike": ("LD101", "LD103"),
+    "oom_recovered": (),
+    "nonfinite_skipped": ("LD011", "LD020", "LD024"),
+    "skipped_updates": ("LD020", "LD022", "LD024"),
+    "crash": ("LD010",),
+    "os_kill": ("LD010",),
+    "nccl_timeout": ("LD010",),
+    "restore_failed": (),
+    "restart": ("LD003", "LD004"),
+    "overfitting": ("LD410", "LD411"),
+    "eval_rise": ("LD412", "LD410"),
+    "metric_collapse": ("LD401",),
+    "stuck_loss": ("LD402", "LD421"),
+    "zero_loss": ("LD420",),
+    "loss_at_chance": ("LD421",),
+    "no_learning": ("LD402", "LD421", "LD605"),
+    "lr_problem": ("LD601", "LD602", "LD603", "LD605"),
+}
+
+#: logdoctor's RunEnding.kind -> the manifest's ``ending`` vocabulary.
+ENDING_KINDS: dict[str, str] = {
+    "keyboard_interrupt": "stopped_by_user",
+    "terminated": "stopped_by_user",
+    "time_limit": "crashed",
+    "cuda_oom": "crashed",
+    "nccl_timeout": "crashed",
+    "dataloader_killed": "crashed",
+    "killed": "crashed",
+    "nan_guard": "crashed",
+    "exception": "crashed",
+}
+
+HERE = Path(__file__).resolve().parent
+
+
+def manifests() -> list[Path]:
+    """Every blind manifest, in name order."""
+    return sorted(HERE.glob("manifest_*.tsv"))
+
+
+def rows() -> list[dict[str, str]]:
+    """The rows of every manifest (duplicate names keep the first)."""
+    seen: dict[str, dict[str, str]] = {}
+    for m in manifests():
+        for r in read_rows(m):
+            r["manifest"] = m.name
+            seen.setdefault(r["name"], r)
+    return list(seen.values())
+
+
+def cache_dir() -> Path:
+    """Where the logs are kept: ``$LOGDOCTOR_BLIND_LOGS`` or the user cache."""
+    return Path(os.environ.get("LOGDOCTOR_BLIND_LOGS") or Path.home() / ".cache/logdoctor/blind_logs")
+
+
+@dataclass
+class Judged:
+    """What logdoctor said on one log, against its row."""
+
+    row: dict[str, str]
+    read: bool
+    verdict: str
+    health: str
+    codes: set[str] = field(default_factory=set)
+    ending: str | None = None
+    summary: str = ""
+
+    @property
+    def verdict_right(self) -> bool:
+        return self.verdict in self.row["expected_verdict"].split("|")
+
+    @property
+    def blamed(self) -> bool:
+        return self.verdict in [m for m in self.row["must_not"].split("|") if m]
+
+    @property
+    def health_right(self) -> bool:
+        return self.health == self.row["expected_health"]
+
+    @property
+    def failures(self) -> list[str]:
+        return self.row["failures"].split()
+
+    def found(self, cls: str) -> bool:
+        return bool(self.codes & set(CLASS_CODES.get(cls, ())))
+
+
+def ending_of(report) -> str | None:
+    """The ending logdoctor reports, in the manifest's words; None when it reports none."""
+    st = getattr(report.run.meta, "structure", None)
+    if st is None:
+        return None
+    if st.ending is not None:
+        return ENDING_KINDS.get(st.ending.kind, "crashed")
+    if st.finished is True:
+        return "finished"
+    if st.finished is False:
+        return "stopped_silently"
+    return None
+
+
+def judge(row: dict[str, str], log: Path) -> Judged:
+    """Analyse ``log`` as a user would and score it against ``row``."""
+    try:
+        report = pipeline.analyze(pipeline.load(str(log)))
+    except LogdoctorError as err:
+        return Judged(row, False, "none", "none", summary=f"refused: {str(err)[:120]}")
+    v = report.verdict
+    codes = {f.code for f in report.findings}
+    for part in report.earlier_runs:
+        codes |= {f.code for f in getattr(part, "findings", ())}
+    worst = [f.code for f in report.findings if f.severity.label in ("warning", "error")]
+    return Judged(row, True, v.batching if v is not None else "none",
+                  "ok" if report.status == "ok" else "problem", codes, ending_of(report),
+                  f"{report.status} {','.join(dict.fromkeys(worst))}")
+
+
+def pct(a: int, b: int) -> str:
+    return f"{a}/{b}" if b else "-"
+
+
+def table(out: list[Judged], title: str) -> list[str]:
+    """The accuracy table of ``out``, one line per writer and one overall."""
+    lines = [f"### {title}", "",
+             "| writer | logs | read | verdict right | must_not violated | health right | false problems on healthy | ending right (reported) |",
+             "|---|---|---|---|---|---|---|---|"]
+    groups: dict[str, list[Judged]] = defaultdict(list)
+    for j in out:
+        groups[j.row["writer"]].append(j)
+    for name, js in sorted(groups.items()) + [("**all**", out)]:
+        healthy = [j for j in js if j.row["expected_health"] == "ok"]
+        reported = [j for j in js if j.ending is not None]
+        lines.append(
+            f"| {name} | {len(js)} | {pct(sum(j.read for j in js), len(js))} | "
+            f"{pct(sum(j.verdict_right for j in js), len(js))} | {sum(j.blamed for j in js)} | "
+            f"{pct(sum(j.health_right for j in js), len(js))} | "
+            f"{pct(sum(j.health == 'problem' for j in healthy), len(healthy))} | "
+            f"{pct(sum(j.ending == j.row['ending'] for j in reported), len(reported))}"
+            f"{'' if reported else ' (not reported)'} |")
+    lines += ["", "| failure class | logs with it | found | codes |", "|---|---|---|---|"]
+    have: Counter[str] = Counter()
+    hit: Counter[str] = Counter()
+    for j in out:
+        for cls in set(j.failures):
+            have[cls] += 1
+            hit[cls] += j.found(cls)
+    for cls in sorted(have):
+        codes = CLASS_CODES.get(cls)
+        shown = ",".join(codes) if codes else "none: not detectable"
+        lines.append(f"| {cls} | {have[cls]} | {pct(hit[cls], have[cls]) if codes else '-'} | {shown} |")
+    ends = Counter((j.row["ending"], j.ending or "not reported") for j in out)
+    lines += ["", "| ending (truth) | logdoctor says | logs |", "|---|---|---|"]
+    lines += [f"| {t} | {s} | {n} |" for (t, s), n in sorted(ends.items())]
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``fetch`` fills the cache; otherwise print the tables (and per-log lines for dev only)."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("command", nargs="?", choices=("fetch", "evaluate"), default="evaluate")
+    ap.add_argument("--mirrors", type=Path, help="fetch from local git mirrors <dir>/<owner>+<name>/repo")
+    ap.add_argument("--split", choices=("dev", "holdout", "all"), default="dev")
+    args = ap.parse_args(argv)
+    cache = cache_dir()
+    if args.command == "fetch":
+        cache.mkdir(parents=True, exist_ok=True)
+        failed = 0
+        for row in rows():
+            mirrors = args.mirrors if args.mirrors and (args.mirrors / row["repo"].replace("/", "+")).is_dir() else None
+            try:
+                fetch_row(row, cache, mirrors)
+            except Exception as err:  # noqa: BLE001 - report every row that could not be had, go on
+                failed += 1
+                print(f"not fetched: {row['name']} ({row['repo']}): {err}", file=sys.stderr)
+        print(f"{len(rows()) - failed} logs in {cache}")
+        return 1 if failed else 0
+    chosen = [r for r in rows() if args.split == "all" or r["split"] == args.split]
+    out = [judge(r, cache / r["name"]) for r in chosen if (cache / r["name"]).is_file()]
+    missing = len(chosen) - len(out)
+    print("\n".join(table(out, f"blind corpus, split {args.split}: {len(out)} logs")))
+    if missing:
+        print(f"\n{missing} row(s) not in {cache}: run `fetch` first")
+    if args.split == "dev":
+        print()
+        for j in out:
+            mark = ("v" if j.verdict_right else "X") + ("h" if j.health_right else "X")
+            missed = [c for c in j.failures if not j.found(c)]
+            print(f"{mark} {j.row['name']}: verdict {j.verdict}, health {j.health}, ending {j.ending or '-'} "
+                  f"(truth {j.row['ending']}); missed {' '.join(missed) or '-'}; {j.summary}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,11 +1,11 @@
 """Every real log's answer as one reviewed line: the snapshot that tests/integration/test_answers.py holds.
 
-One line per input (every fixture log and run folder, every log of ../shared/reallogs and of
-bench/realruns/public_manifest.tsv), tab-separated:
+One line per input (every fixture log and run folder, every log of ../shared/reallogs, of
+bench/realruns/public_manifest.tsv and of the blind corpus's dev split), tab-separated:
 
     KEY  exit=N  STATUS  VERDICT  FINDINGS  STEPS  RUNS
 
-- KEY: ``fixtures/<path>``, ``reallogs/<file>`` or ``public/<name>``;
+- KEY: ``fixtures/<path>``, ``reallogs/<file>``, ``public/<name>`` or ``blind/<name>``;
 - exit: what ``logdoctor check`` (defaults: ``--fail-on warning``, ``--runs all``) exits with, 2 for a refusal;
 - STATUS: the file's status (``ok``, ``warning``, ``error``), or ``refused: <message>`` (its path left out);
 - VERDICT: the batching label, with the cause of a ``not_batching`` verdict;
@@ -22,7 +22,9 @@ message says why each line changed::
 
 Where ../shared/reallogs is absent (a checkout without the shared data), its lines are left as recorded
 and their tests skip; ``python scripts/fetch_reallogs.py`` fetches the logs. Likewise the public logs,
-kept in ``$LOGDOCTOR_PUBLIC_LOGS`` (``python bench/realruns/public.py fetch`` fetches them).
+kept in ``$LOGDOCTOR_PUBLIC_LOGS`` (``python bench/realruns/public.py fetch`` fetches them), and the
+blind corpus's dev logs (``python bench/blind/corpus.py fetch``); its holdout logs have no line here: they
+are measured only as a whole, by ``bench/blind/corpus.py --split holdout``, so that no rule is tuned to them.
 """
 
 from __future__ import annotations
@@ -76,6 +78,15 @@ def public_inputs() -> list[tuple[str, Path]]:
 
     cache = public.cache_dir()
     return sorted((f"public/{r['name']}", cache / r["name"]) for r in public.rows() if (cache / r["name"]).is_file())
+
+
+def blind_inputs() -> list[tuple[str, Path]]:
+    """Every dev-split log of the blind corpus (bench/blind) that its cache holds, keyed ``blind/<name>``."""
+    from bench.blind import corpus
+
+    cache = corpus.cache_dir()
+    return sorted((f"blind/{r['name']}", cache / r["name"]) for r in corpus.rows()
+                  if r["split"] == "dev" and (cache / r["name"]).is_file())
 
 
 def _finding_tokens(findings: tuple[Finding, ...]) -> str:
@@ -159,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--update", action="store_true", help="write tests/answers.tsv from the current answers")
     args = ap.parse_args(argv)
     old = recorded()
-    inputs = fixture_inputs() + reallog_inputs() + public_inputs()
+    inputs = fixture_inputs() + reallog_inputs() + public_inputs() + blind_inputs()
     new = dict(zip([k for k, _ in inputs], current(_analyse, inputs), strict=True))
     here = {k for k, _ in inputs}
     # a log absent here (the shared or public logs not fetched) keeps its recorded line

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.blind import corpus
 from bench.realruns import public
 from logdoctor import codes, pipeline
 from logdoctor.detectors import base
@@ -28,6 +29,7 @@ RECORDED = answers.recorded()
 FIXTURES = answers.fixture_inputs()
 REAL_KEYS = sorted(k for k in RECORDED if k.startswith("reallogs/"))
 PUBLIC_KEYS = sorted(k for k in RECORDED if k.startswith("public/"))
+BLIND_KEYS = sorted(k for k in RECORDED if k.startswith("blind/"))
 
 _HOW = ("\nIf the change is right: `python -m tests.answers --update`, and say in the commit message why this "
         "line changed (`python -m tests.answers` lists every line that differs).")
@@ -57,6 +59,20 @@ def test_public_log_answer(key: str) -> None:
     if not path.is_file():
         pytest.skip(f"{path} is not here (python bench/realruns/public.py fetch)")
     _check(key, path)
+
+
+@pytest.mark.publiclogs
+@pytest.mark.parametrize("key", BLIND_KEYS)
+def test_blind_dev_log_answer(key: str) -> None:
+    path = corpus.cache_dir() / key.removeprefix("blind/")
+    if not path.is_file():
+        pytest.skip(f"{path} is not here (python bench/blind/corpus.py fetch)")
+    _check(key, path)
+
+
+def test_every_blind_dev_log_has_a_line_and_no_holdout_log_has_one() -> None:
+    dev = {f"blind/{r['name']}" for r in corpus.rows() if r["split"] == "dev"}
+    assert dev == set(BLIND_KEYS), _HOW
 
 
 def test_every_public_log_has_a_line() -> None:

@@ -173,6 +173,12 @@ def main(argv: list[str] | None = None) -> int:
     inputs = fixture_inputs() + reallog_inputs() + public_inputs() + blind_inputs()
     new = dict(zip([k for k, _ in inputs], current(_analyse, inputs), strict=True))
     here = {k for k, _ in inputs}
+    for prefix, where in (("reallogs/", REALLOGS), ("public/", "$LOGDOCTOR_PUBLIC_LOGS"),
+                          ("blind/", "$LOGDOCTOR_BLIND_LOGS")):
+        kept = [k for k in old if k.startswith(prefix) and k not in here]
+        if kept:
+            print(f"note: {len(kept)} {prefix[:-1]} lines kept as recorded: their logs are not in {where}",
+                  file=sys.stderr)
     # a log absent here (the shared or public logs not fetched) keeps its recorded line
     new |= {k: v for k, v in old.items() if k not in here and not k.startswith("fixtures/")}
     changed = [k for k in sorted(old.keys() | new.keys()) if old.get(k) != new.get(k)]

@@ -1,8 +1,8 @@
 """What else explains a bad-looking loss: NaN, divergence, resume, instability, bad batches, lr.
 
-Spikes and instability come only from the detectors' findings as configured (LD101, LD102, LD104), so the
-report and the verdict never disagree; NaN, resumes, a cyclic lr and epoch shapes are checked here
-(each backed by a finding: LD001, LD003/LD004, LD506, LD202-204).
+NaN, spikes and instability come only from the detectors' findings as configured (LD001, LD101, LD102,
+LD104), so the report and the verdict never disagree; resumes, a cyclic lr and epoch shapes are checked
+here (each backed by a finding: LD003/LD004, LD506, LD202-204).
 """
 
 from __future__ import annotations
@@ -116,21 +116,6 @@ def from_findings(findings: Sequence[Finding]) -> list[Cause]:
             key, label, prio = table[f.code]
             out.append(Cause(key, label, prio, f.confidence, {"from_finding": f.code}, f.severity >= Severity.WARNING))
     return out
-
-
-def nonfinite(steps: np.ndarray, loss: np.ndarray, missing: np.ndarray | None = None) -> Cause | None:
-    """Any NaN/inf loss; a row whose loss is ``missing`` (null: no value read, which to_numpy
-    turns into NaN) holds no loss, not a non-finite one (issue 28)."""
-    bad = ~np.isfinite(loss) if missing is None else ~np.isfinite(loss) & ~missing
-    if not bad.any():
-        return None
-    return Cause(
-        "nan",
-        "non-finite loss (NaN/inf)",
-        PRIORITY["nan"],
-        1.0,
-        {"nonfinite_steps": int(bad.sum()), "first_nonfinite_step": int(steps[bad][0])},
-    )
 
 
 def resumed(resumes: int, resume_steps: Sequence[int], rewritten: int = 0) -> Cause | None:

@@ -68,7 +68,7 @@ class BatchingDiagnosis:
         """What the rules read about ``run``, computed once."""
         t = self.thresholds
         facts = gather(run, findings, t)
-        windows = grouped.stats_windows(run, facts)
+        windows = grouped.stats_windows(run, facts, t)
         facts = replace(facts, order_hidden=grouped.hidden(windows))
         # the loss period is tested with or without batch statistics: they may only add evidence
         match = grouped.loss_match(facts)

@@ -170,12 +170,13 @@ def averaged_reason(f: Facts) -> str:
     )
 
 
-def stats_windows(run: Run, f: Facts) -> win.Search:
+def stats_windows(run: Run, f: Facts, t: Thresholds) -> win.Search:
     """HF's megabatch window for this run's sizes, and the observed reset spacing, tested on the
-    batch statistics (nothing found without usable batch lengths)."""
+    batch statistics (nothing found without usable batch lengths); a window's changes go one way
+    at least as often as the sorted rule asks (``t.min_monotone``)."""
     if f.x is None or f.order is None:
         return win.Search(None, None, False, 1)
-    return win.find(f.steps, f.x, column(run, SEQS), f.epochs, f.order.reset_spacing)
+    return win.find(f.steps, f.x, column(run, SEQS), f.epochs, f.order.reset_spacing, t.min_monotone)
 
 
 def hidden(search: win.Search) -> str:

@@ -1,0 +1,125 @@
+"""Documented detector thresholds at their edges: an input just inside and one just outside each,
+asserting what the report does; every number is read from the detector, none restated."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import polars as pl
+import pytest
+
+from logdoctor.detectors.nonfinite import DivergenceDetector
+from logdoctor.detectors.overfitting import OverfittingDetector
+from logdoctor.detectors.periodicity import PeriodicityDetector
+from logdoctor.detectors.spikes import SpikeDetector
+from logdoctor.model import Run, Severity
+from tests.unit.synth import healthy, make_run
+
+# --- LD410 / LD412: the eval loss rose past its best -------------------------------------------------
+
+#: Evals falling to a best of 1.99 among 2.0s: the best level (median of the best and its neighbours)
+#: is 2.0, and the successive differences are mostly 0, so the eval noise is 0 and the rise needed is
+#: ``min_rel_rise`` of the best level alone.
+_HEAD = (2.2,) * 5 + (2.0,) * 5 + (1.99,)
+_BEST_LEVEL = 2.0
+
+
+def _with_evals(run: Run, after: list[float]) -> Run:
+    values = np.array([*_HEAD, *after])
+    steps = np.linspace(100, 2000, values.size).astype(np.int64)
+    evals = pl.DataFrame({"step": steps, "line_no": steps + 10, "eval_loss": values})
+    return dataclasses.replace(run, evals=evals)
+
+
+def _falling_train() -> Run:
+    return make_run(healthy(2000, 1, tau=400, floor=0.5))
+
+
+def _codes(run: Run) -> list[str]:
+    return [f.code for f in OverfittingDetector().analyze(run).findings]
+
+
+@pytest.mark.parametrize(("share", "codes"), [(1.05, ["LD410"]), (0.95, [])])
+def test_ld410_needs_a_rise_of_min_rel_rise(share: float, codes: list[str]) -> None:
+    """Evals that rise to just above ``min_rel_rise`` of the best level are overfitting; just below, not."""
+    level = _BEST_LEVEL * (1 + share * OverfittingDetector().min_rel_rise)
+    assert _codes(_with_evals(_falling_train(), [2.0, 2.0] + [level] * 7)) == codes
+
+
+def test_ld410_needs_both_rise_tests_an_eval_loss_that_came_back_is_not_overfitting() -> None:
+    """The later evals rose well past the best, but the last one is back at the best level: no LD410
+    (one test alone printed "rose to 2.0 (+0%)"), and no LD412 either."""
+    assert _codes(_with_evals(_falling_train(), [2.0, 2.0] + [2.3] * 6 + [2.0])) == []
+
+
+def test_ld410_needs_both_rise_tests_one_high_last_eval_is_not_overfitting() -> None:
+    """Only the last eval is high; the later half's median stays at the best level: no LD410."""
+    assert _codes(_with_evals(_falling_train(), [2.0] * 8 + [2.3])) == []
+
+
+@pytest.mark.parametrize(("share", "code"), [(1.05, "LD410"), (0.95, "LD412")])
+def test_the_training_loss_must_fall_by_min_train_drop_for_overfitting(share: float, code: str) -> None:
+    """The same eval rise is overfitting (LD410) when the training loss fell by just over
+    ``min_train_drop`` from the best eval step to the end, and an eval loss rise (LD412) just under it."""
+    drop = share * OverfittingDetector().min_train_drop
+    train = np.where(np.arange(2000) < 1150, 1.0, 1.0 - drop)
+    assert _codes(_with_evals(make_run(train), [2.0, 2.0] + [2.3] * 7)) == [code]
+
+
+# --- LD201: a period below one step's noise and the information share ----------------------------------
+
+
+def _periodic(amplitude: float, seed: int) -> Run:
+    """A loss whose log repeats every 37 steps with peak-to-peak ``amplitude``, under log-normal noise
+    of sigma 0.08 (larger than the cycle): the period matches no epoch (none is known)."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(6000)
+    return make_run(2.0 * np.exp(amplitude / 2 * np.sin(2 * np.pi * t / 37.0) + rng.normal(0, 0.08, t.size)))
+
+
+@pytest.mark.parametrize(("amplitude", "seed", "severity"), [(0.06, 1, Severity.WARNING), (0.04, 2, Severity.INFO)])
+def test_ld201_below_the_noise_is_information_only_under_max_info_amplitude(
+    amplitude: float, seed: int, severity: Severity
+) -> None:
+    """A cycle smaller than one step's noise is information when its amplitude is under
+    ``max_info_amplitude`` of the loss, and a warning just over it."""
+    d = PeriodicityDetector()
+    (f,) = d.analyze(_periodic(amplitude, seed)).findings
+    amp, noise = f.evidence["amplitude_rel"], f.evidence["noise_rel"]
+    assert isinstance(amp, float) and isinstance(noise, float) and amp < noise
+    assert (amp < d.max_info_amplitude) == (severity is Severity.INFO)
+    assert abs(amp - d.max_info_amplitude) < 0.2 * d.max_info_amplitude  # near the edge, on its side
+    assert f.severity is severity
+
+
+# --- LD002: divergence at ``factor`` times the best level ------------------------------------------------
+
+
+@pytest.mark.parametrize(("share", "diverged"), [(1.05, True), (0.95, False)])
+def test_ld002_needs_the_smoothed_loss_factor_times_its_best(share: float, diverged: bool) -> None:
+    """A loss that settles at 2.0 and then steps up to just over ``factor`` times that level and stays
+    there diverged; just under it, it did not (a level change, other detectors' business)."""
+    d = DivergenceDetector()
+    loss = np.r_[np.full(600, 2.0), np.full(400, 2.0 * share * d.factor)]
+    found = d.analyze(make_run(loss)).findings
+    assert bool(found) == diverged
+
+
+# --- LD101: a loss spike needs both its robust z and its ratio ---------------------------------------------
+
+
+def _spiky(height: float, seed: int = 3) -> Run:
+    rng = np.random.default_rng(seed)
+    loss = 2.0 * np.exp(rng.normal(0, 0.02, 1200))
+    loss[700] = height
+    return make_run(loss)
+
+
+@pytest.mark.parametrize(("share", "spike"), [(1.05, True), (0.95, False)])
+def test_ld101_needs_min_ratio_times_the_local_level(share: float, spike: bool) -> None:
+    """A single high loss far beyond the noise (z in the hundreds) is a spike at just over
+    ``min_ratio`` times its local level, and none just under it."""
+    d = SpikeDetector()
+    found = [f for f in d.analyze(_spiky(2.0 * share * d.min_ratio)).findings if f.code == "LD101"]
+    assert bool(found) == spike

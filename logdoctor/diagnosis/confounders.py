@@ -31,6 +31,10 @@ PRIORITY = {
 }
 
 
+#: An isolated bad batch's loss is at least this many times its local level (besides its robust z).
+BAD_BATCH_RATIO = 1.5
+
+
 @dataclass(frozen=True, slots=True)
 class Cause:
     """A non-batching explanation, strongest first when sorted by ``priority``."""
@@ -155,14 +159,14 @@ def bad_batches(
 ) -> Cause | None:
     """Isolated bad batches: LD101 loss spikes (as the spike detector was configured) that stay
     spikes once the length effect is removed (robust z > ``z_min`` over the local level (the caller's:
-    facts.BAD_BATCH_Z_*), at least
-    1.5x it). More than max(3, 2%) such rows are not isolated (a periodic or length pattern).
-    The verdict never names spikes the report does not show.
+    facts.BAD_BATCH_Z_*), at least ``BAD_BATCH_RATIO`` times it). More than max(3, 2%) such rows
+    are not isolated (a periodic or length pattern). The verdict never names spikes the report
+    does not show.
     """
     flagged = flagged_rows(findings, steps, "LD101")
     if flagged.size == 0:
         return None
-    z = _peak_z(resid) * (_peak_z(loss, min_ratio=1.5) > 0)
+    z = _peak_z(resid) * (_peak_z(loss, min_ratio=BAD_BATCH_RATIO) > 0)
     if np.count_nonzero(z > z_min) > max(3, 0.02 * resid.size):
         return None
     near = np.clip(flagged[:, None] + np.arange(-1, 2)[None, :], 0, z.size - 1)

@@ -25,10 +25,14 @@ HINT = (
 )
 
 
+#: Length resets at most this share of the epoch apart are windows inside it (a sort per window).
+MAX_WINDOW_EPOCHS = 0.8
+
+
 def windowed(f: Facts, o: OrderStats, static: bool, t: Thresholds) -> bool:
     """Sorted runs inside windows, recomposed each epoch (else `sorted`: a full or fixed order).
 
-    With the epoch from the log: resets spaced at most 0.8 epoch; or, on a small dataset whose
+    With the epoch from the log: resets spaced at most ``MAX_WINDOW_EPOCHS`` epoch; or, on a small dataset whose
     windows are about an epoch long, windows that do not recur (a full sort gives the same batches
     every epoch) and resets that are not all at epoch boundaries. With the epoch inferred from the
     resets themselves, the windows must not recur. A fixed order (static windows) stays `sorted`.
@@ -39,7 +43,7 @@ def windowed(f: Facts, o: OrderStats, static: bool, t: Thresholds) -> bool:
     recomposed = t.recomposed(f.rec)
     if not spe or f.epochs.source.startswith("inferred from batch-length resets"):
         return recomposed
-    if o.reset_spacing <= 0.8 * spe:
+    if o.reset_spacing <= MAX_WINDOW_EPOCHS * spe:
         return True
     starts = np.asarray(f.epochs.starts, dtype=float)
     off = [min(abs(starts - r)) > 0.1 * spe for r in o.resets]

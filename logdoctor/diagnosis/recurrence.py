@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from logdoctor.diagnosis.occupancy import Pairs
 
 SIGNATURE_COLUMNS = (SEQS, TOKENS, LEN_MIN, LEN_MAX, LEN_MEAN)
+#: The signature test decides only where a static run's same-epoch pairs would reach this p-value
+#: (ten times below the verdict's default ``max_p``), else static can be neither seen nor ruled out.
+DECIDABLE_P = 1e-7
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,11 +74,12 @@ def _decidable(n: int, share: float, expected: float, pairs: Pairs | None, min_e
     """Enough logged batches would recur under static composition to tell it apart. Too few
     recurrences (``share`` of the static expectation below ``min_excess``) rule static out
     directly (chance only adds recurrences); more need the signature occupancy test to be
-    decisive: the same-epoch pairs a static run would show have p < 1e-7 under the permutation null."""
+    decisive: the same-epoch pairs a static run would show have p < ``DECIDABLE_P`` under the
+    permutation null."""
     base = n * expected >= 10 and expected >= 0.1
     if pairs is None or share < min_excess:
         return base
-    return base and pairs.p_if_static < 1e-7
+    return base and pairs.p_if_static < DECIDABLE_P
 
 
 def signature_ids(run: Run, use_fingerprint: bool = True) -> tuple[np.ndarray, tuple[str, ...], str] | None:

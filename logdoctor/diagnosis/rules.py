@@ -18,7 +18,7 @@ from logdoctor.diagnosis import grouped, lossonly
 from logdoctor.diagnosis import megabatch as mb
 from logdoctor.diagnosis import verdicts as vt
 from logdoctor.diagnosis import windows as win
-from logdoctor.diagnosis.facts import Facts
+from logdoctor.diagnosis.facts import MIN_LENGTH_STEPS, Facts
 from logdoctor.diagnosis.lengthstats import tracks
 from logdoctor.diagnosis.thresholds import Thresholds
 from logdoctor.model import Verdict
@@ -57,7 +57,7 @@ def is_sorted(f: Facts, t: Thresholds) -> bool:
     either resets at an epoch or window boundary or drives the loss. A single ramp with neither
     (e.g. a length curriculum, or a toy log whose lengths just count up) is not enough."""
     o = f.order
-    return o is not None and o.n >= 30 and t.ordered(o) and (len(o.resets) >= 1 or tracks(f.loss_len))
+    return o is not None and o.n >= MIN_LENGTH_STEPS and t.ordered(o) and (len(o.resets) >= 1 or tracks(f.loss_len))
 
 
 def _megabatch_over_epoch(c: Case) -> bool:
@@ -117,9 +117,11 @@ def _undecidable(c: Case) -> Verdict:
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """One row of the table: its name, when it applies, the verdict it gives, and why in words."""
+    """One row of the table: its name, when it applies, the label it gives and the verdict that says
+    so, and the evidence it rests on, in words."""
 
     name: str
+    gives: str
     applies: Callable[[Case], bool]
     verdict: Callable[[Case], Verdict]
     evidence: str
@@ -127,48 +129,64 @@ class Rule:
 
 #: The rules in the order they are tried; the last always applies.
 RULES: tuple[Rule, ...] = (
-    Rule("grouped-windows", lambda c: c.windows.found is not None and not c.static,
+    Rule("grouped-windows", "grouped",
+         lambda c: c.windows.found is not None and not c.static,
          lambda c: grouped.from_windows(c.facts, _need(c.windows.found), c.fits),
          "sorted windows of HF's size for this run (or of the reset spacing), whatever the lag-1 correlation"),
-    Rule("windows-first-epoch", lambda c: c.sorted and c.reset_at is not None and not c.static,
+    Rule("windows-first-epoch", "inconclusive",
+         lambda c: c.sorted and c.reset_at is not None and not c.static,
          lambda c: grouped.windows_undecided(c.facts, _need(c.facts.order), _need(c.reset_at)),
          "sorted order that resets inside the first epoch, before a second epoch shows recomposition"),
-    Rule("grouped-resets", lambda c: c.sorted and grouped.windowed(c.facts, _need(c.facts.order), c.static, c.t),
+    Rule("grouped-resets", "grouped",
+         lambda c: c.sorted and grouped.windowed(c.facts, _need(c.facts.order), c.static, c.t),
          lambda c: grouped.from_stats(c.facts, _need(c.facts.order), c.t, c.windows.hf_steps),
          "sorted order within windows shorter than the epoch, recomposed every epoch"),
-    Rule("sorted", lambda c: c.sorted,
+    Rule("sorted", "sorted",
+         lambda c: c.sorted,
          lambda c: vt.sorted_verdict(c.facts, _need(c.facts.order), c.t),
          "lag-1 length correlation and one-way share of changes, with resets or a loss that tracks length"),
-    Rule("static", lambda c: c.static,
+    Rule("static", "static",
+         lambda c: c.static,
          lambda c: vt.static_verdict(c.facts, _need(c.facts.rec), c.t),
          "batches recur across epochs beyond chance (fingerprints, or the signature occupancy test)"),
-    Rule("grouped-loss-over-epoch", _megabatch_over_epoch,
+    Rule("grouped-loss-over-epoch", "grouped",
+         _megabatch_over_epoch,
          lambda c: grouped.from_loss(c.facts, _need(c.fits)),
          "a megabatch period in the loss whose phase explains more than the epoch's"),
-    Rule("sorted-loss", _epoch_sawtooth,
+    Rule("sorted-loss", "sorted",
+         _epoch_sawtooth,
          lambda c: vt.loss_only_sorted_verdict(c.facts, _need(c.facts.shape)),
          "an epoch sawtooth (LD202) the lr does not explain, no batch statistics"),
-    Rule("grouped-loss", lambda c: c.fits is not None,
+    Rule("grouped-loss", "grouped",
+         lambda c: c.fits is not None,
          lambda c: grouped.from_loss(c.facts, _need(c.fits)),
          "a loss period at a length-grouped megabatch size that the lr does not explain"),
-    Rule("fixed-order-loss", lambda c: lossonly.fixed_order_decides(c.facts),
+    Rule("fixed-order-loss", "static",
+         lambda c: lossonly.fixed_order_decides(c.facts),
          lambda c: lossonly.fixed_order_verdict(c.facts),
          "the loss at the same position in consecutive epochs correlates beyond its shifted null"),
-    Rule("spikes-without-lengths", lambda c: lossonly.cannot_clear(c.facts),
+    Rule("spikes-without-lengths", "inconclusive",
+         lambda c: lossonly.cannot_clear(c.facts),
          lambda c: lossonly.spikes_verdict(c.facts, megabatch_tested=c.match is None),
          "loss spikes (or a resume beside a loss period) and no batch length to tell a bad batch from a long one"),
-    Rule("not-batching", lambda c: bool(c.facts.causes),
+    Rule("not-batching", "not_batching",
+         lambda c: bool(c.facts.causes),
          lambda c: vt.not_batching_verdict(c.facts, c.t),
          "a detector's finding or a checked cause explains the loss (NaN, divergence, resume, ...)"),
-    Rule("no-batch-statistics", lambda c: c.facts.order is None and c.facts.rec is None,
-         _undecidable, "neither batch order nor recurrence can be read from the log"),
-    Rule("order-hidden", lambda c: bool(c.facts.order_hidden) and c.facts.rec is not None and c.facts.rec.decidable,
+    Rule("no-batch-statistics", "inconclusive",
+         lambda c: c.facts.order is None and c.facts.rec is None,
+         _undecidable,
+         "neither batch order nor recurrence can be read from the log"),
+    Rule("order-hidden", "inconclusive",
+         lambda c: bool(c.facts.order_hidden) and c.facts.rec is not None and c.facts.rec.decidable,
          lambda c: grouped.hidden_verdict(c.facts, _need(c.facts.rec)),
          "recomposed every epoch, but the logging interval hides the order inside HF's window"),
-    Rule("recurrence-undecided", _recurrence_open,
+    Rule("recurrence-undecided", "inconclusive",
+         _recurrence_open,
          lambda c: vt.static_undecidable_verdict(c.facts, c.t),
          "recomposition across epochs cannot be checked, or recurrence is halfway to static without significance"),
-    Rule("healthy", lambda c: True,
+    Rule("healthy", "healthy",
+         lambda c: True,
          lambda c: vt.healthy_verdict(c.facts, _need(c.facts.rec), c.t),
          "random order, recomposed every epoch, nothing else wrong"),
 )

@@ -23,6 +23,18 @@ def test_the_table_has_one_row_per_name_and_ends_with_a_rule_that_always_applies
     assert all(r.evidence for r in rules.RULES)
 
 
+@pytest.mark.parametrize(
+    ("strategy", "stats", "rule"),
+    [("sorted_asc", True, "sorted"), ("static", True, "static"), ("megabatch", True, "grouped-resets"),
+     ("shuffled", True, "healthy"), ("shuffled", False, "no-batch-statistics")],
+)
+def test_each_rule_gives_the_label_its_row_says(strategy: str, stats: bool, rule: str) -> None:
+    cfg = SimConfig(strategy=strategy, n_samples=4000, batch_stats=stats, batch_fp=stats, seed=11)
+    d = BatchingDiagnosis().diagnose(as_run(simulate(cfg)[0]), [])
+    row = next(r for r in rules.RULES if r.name == d.rule)
+    assert d.rule == rule and d.verdict.batching == row.gives
+
+
 def test_the_thresholds_are_the_configured_ones() -> None:
     """``[batching]`` builds the one thresholds object every rule reads; unset keys keep the defaults."""
     t = BatchingDiagnosis(min_excess=0.3, min_lag1=0.6).thresholds

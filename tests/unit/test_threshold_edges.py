@@ -9,10 +9,16 @@ import numpy as np
 import polars as pl
 import pytest
 
+from fixtures.simulator import SimConfig, as_run, simulate
 from logdoctor.detectors.nonfinite import DivergenceDetector
 from logdoctor.detectors.overfitting import OverfittingDetector
 from logdoctor.detectors.periodicity import PeriodicityDetector
 from logdoctor.detectors.spikes import SpikeDetector
+from logdoctor.diagnosis import fixedorder, lengthstats, megabatch, rules
+from logdoctor.diagnosis.batching import BatchingDiagnosis
+from logdoctor.diagnosis.facts import Facts
+from logdoctor.diagnosis.lengthstats import LossLength
+from logdoctor.diagnosis.thresholds import DEFAULT
 from logdoctor.model import Run, Severity
 from tests.unit.synth import healthy, make_run
 
@@ -123,3 +129,62 @@ def test_ld101_needs_min_ratio_times_the_local_level(share: float, spike: bool) 
     d = SpikeDetector()
     found = [f for f in d.analyze(_spiky(2.0 * share * d.min_ratio)).findings if f.code == "LD101"]
     assert bool(found) == spike
+
+
+# --- the batching verdict's table (docs/verdict.md, "Thresholds") -------------------------------------
+
+
+def _sim_case(strategy: str, batch_fp: bool) -> rules.Case:
+    run = as_run(simulate(SimConfig(strategy=strategy, n_samples=4000, seed=11, batch_fp=batch_fp))[0])
+    return BatchingDiagnosis().case(run, [])
+
+
+def _recase(case: rules.Case, f: Facts) -> rules.Case:
+    """``case`` with facts ``f``, and what the case derives from them decided again."""
+    return dataclasses.replace(case, facts=f, sorted=rules.is_sorted(f, case.t), static=case.t.static(f.rec))
+
+
+@pytest.mark.parametrize("field", ["lag1", "monotone_frac"])
+@pytest.mark.parametrize(("share", "rule"), [(1.01, "sorted"), (0.99, "static")])
+def test_sorted_order_needs_min_lag1_and_min_monotone(field: str, share: float, rule: str) -> None:
+    """A length-sorted run with its lag-1 correlation (or one-way share) just at or over the sorted
+    rule's threshold is sorted; just under it, the order is not sorted and the next rule decides."""
+    case = _sim_case("sorted_asc", batch_fp=False)
+    assert case.facts.order is not None and rules.decide(case)[0].name == "sorted"
+    o = case.facts.order
+    order = (dataclasses.replace(o, lag1=DEFAULT.min_lag1 * share) if field == "lag1"
+             else dataclasses.replace(o, monotone_frac=DEFAULT.min_monotone * share))
+    assert rules.decide(_recase(case, dataclasses.replace(case.facts, order=order)))[0].name == rule
+
+
+@pytest.mark.parametrize(
+    ("excess", "p_share", "static"), [(1.01, 0.5, True), (0.99, 0.5, False), (1.01, 1.5, False)]
+)
+def test_static_needs_min_excess_and_max_p(excess: float, p_share: float, static: bool) -> None:
+    """Recurrence just over ``min_excess`` with p under ``max_p`` is static; just under either edge, not."""
+    case = _sim_case("static", batch_fp=True)
+    assert case.facts.rec is not None and rules.decide(case)[0].name == "static"
+    rec = dataclasses.replace(case.facts.rec, excess=DEFAULT.min_excess * excess, p_value=DEFAULT.max_p * p_share)
+    assert (rules.decide(_recase(case, dataclasses.replace(case.facts, rec=rec)))[1].batching == "static") == static
+
+
+@pytest.mark.parametrize(("p_share", "rho_share", "tracks"), [(0.9, 1.1, True), (1.1, 1.1, False), (0.9, 0.9, False)])
+def test_the_loss_tracks_length_at_track_p_and_track_rho(p_share: float, rho_share: float, tracks: bool) -> None:
+    c = LossLength(rho=-lengthstats.TRACK_RHO * rho_share, p_value=lengthstats.TRACK_P * p_share, ci_low=-1.0,
+                   ci_high=1.0, n=5000)
+    assert lengthstats.tracks(c) == tracks
+
+
+@pytest.mark.parametrize(("share", "match"), [(0.95, True), (1.05, False)])
+def test_a_loss_period_matches_the_megabatch_within_its_tolerance(share: float, match: bool) -> None:
+    period = megabatch.HF_MEGABATCH * (1 + share * megabatch.TOLERANCE)
+    assert (megabatch.match_steps(period, 1.0, None) is not None) == match
+    assert (megabatch.match_steps(megabatch.HF_MEGABATCH * (1 - share * megabatch.TOLERANCE), 1.0, None)
+            is not None) == match
+
+
+@pytest.mark.parametrize(("share", "fixed"), [(1.01, True), (0.99, False)])
+def test_a_fixed_order_needs_min_z_over_the_shifted_null(share: float, fixed: bool) -> None:
+    fo = fixedorder.FixedOrder(r=0.5, null_mean=0.0, null_sd=0.1, z=fixedorder.MIN_Z * share, p_value=1 / 200,
+                               pairs=600, epoch_pairs=3, null_size=199)
+    assert fo.fixed == fixed

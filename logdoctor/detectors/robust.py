@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass
 
 import numpy as np
-import polars as pl
 from numpy.typing import NDArray
 
 from logdoctor.detectors import ndmedian
@@ -63,18 +61,23 @@ def series(run: Run, column: str) -> Series:
 
 #: scipy.ndimage edge mode -> numpy.pad mode giving the same padded values.
 _NUMPY_PAD = {"nearest": "edge", "mirror": "reflect", "reflect": "symmetric", "wrap": "wrap"}
-#: Up to this many points the rolling median runs without scipy.ndimage's import when scipy's compiled
+#: Largest window view (points x window) that numpy's sliding median takes on when scipy's compiled
 #: filter cannot be loaded alone (ndmedian.py; the usual path whenever it can, at any size).
-_SMALL_RUN = 20_000
-#: Largest window view (points x window) that numpy's sliding median takes on.
 _SMALL_VIEW = 1_000_000
-#: Largest points x window that a sorted window list takes on (whole-run trend windows on block
-#: medians: ~4000 x 4000 costs ~15 ms, against ~0.15 s to import scipy.ndimage).
-_SORTED_VIEW = 20_000_000
 
 
 def rolling_median(x: FloatArray, window: int, mode: str = "nearest") -> FloatArray:
-    """Centred rolling median (edges: nearest value, or ``mode`` of scipy.ndimage); O(n log w)."""
+    """Centred rolling median over ``window`` rows (made odd: ``window | 1``); O(n log w). The one
+    rolling median of logdoctor: every stage calls it (or ``trailing_median``).
+
+    Edges: ``mode`` as scipy.ndimage pads the series (``nearest``, ``mirror``, ``reflect``,
+    ``wrap``; the window is then at most the series), or ``shrink``: the median of the points the
+    window holds there. Inside, the same values by one of three paths: scipy's compiled 1-D filter
+    loaded alone (ndmedian.py, the usual one), numpy's sliding median when points x window is small,
+    else scipy.ndimage itself.
+    """
+    if mode == "shrink":
+        return _shrinking(x, int(window) | 1)
     w = max(1, min(int(window), x.size))
     if w <= 1 or x.size == 0:
         return x.astype(np.float64, copy=True)
@@ -82,45 +85,38 @@ def rolling_median(x: FloatArray, window: int, mode: str = "nearest") -> FloatAr
     compiled = ndmedian.median_filter(x, size, mode)  # scipy's own filter, without scipy.ndimage's import
     if compiled is not None:
         return compiled
-    h = size // 2
-    small = x.size <= _SMALL_RUN and mode in _NUMPY_PAD and np.isfinite(x).all()
-    whole_view = x.size * size <= _SMALL_VIEW  # numpy's sliding median over the whole series
-    edges_view = x.size > 2 * size and h * size <= _SMALL_VIEW  # polars inside, numpy on the edges
-    sorted_view = x.size * size <= _SORTED_VIEW  # a sorted window slid along the padded series
-    if not small or not (whole_view or edges_view or sorted_view):
-        # long runs and wide windows: ndimage is ~7x faster than polars' rolling median at 1M
-        # points, and its import (~0.15 s) is then paid once for much work
-        from scipy import ndimage
+    if mode in _NUMPY_PAD and x.size * size <= _SMALL_VIEW and np.isfinite(x).all():
+        padded = np.pad(x.astype(np.float64, copy=False), size // 2, mode=_NUMPY_PAD[mode])  # type: ignore[call-overload]
+        return np.asarray(np.median(np.lib.stride_tricks.sliding_window_view(padded, size), axis=1), dtype=np.float64)
+    from scipy import ndimage  # long runs and wide windows: its import (~0.15 s) is paid once for much work
 
-        return np.asarray(ndimage.median_filter(x, size=size, mode=mode), dtype=np.float64)
-    # the same values as scipy.ndimage.median_filter without its import: numpy's sliding median on
-    # the padded series, or polars' rolling median where the whole window fits plus numpy's on the edges
-    padded = np.pad(x.astype(np.float64, copy=False), h, mode=_NUMPY_PAD[mode])  # type: ignore[call-overload]
-    if whole_view:
-        return _sliding_median(padded, size)
-    if not edges_view:
-        return _sorted_window_median(padded, size)
-    out = pl.Series(x, dtype=pl.Float64).rolling_median(window_size=size, center=True).to_numpy().copy()
-    out[:h] = _sliding_median(padded[: h + size - 1], size)
-    out[x.size - h :] = _sliding_median(padded[x.size - h :], size)
-    return np.asarray(out, dtype=np.float64)
+    return np.asarray(ndimage.median_filter(x, size=size, mode=mode), dtype=np.float64)
 
 
-def _sliding_median(padded: FloatArray, size: int) -> FloatArray:
-    return np.asarray(np.median(np.lib.stride_tricks.sliding_window_view(padded, size), axis=1), dtype=np.float64)
+def _shrinking(x: FloatArray, size: int) -> FloatArray:
+    """Centred median of the points each ``size``-row window (odd) holds: the whole window inside
+    the series, fewer at its edges."""
+    h, n = size // 2, x.size
+    out = np.empty(n, dtype=np.float64)
+    if n >= size:  # every window that fits whole: the padded filter's interior is exact there
+        out[h : n - h] = rolling_median(x, size)[h : n - h]
+    edges = range(n) if n < size else (*range(h), *range(n - h, n))
+    for i in edges:
+        out[i] = np.median(x[max(0, i - h) : i + h + 1])
+    return out
 
 
-def _sorted_window_median(padded: FloatArray, size: int) -> FloatArray:
-    """The middle of each odd ``size`` window of ``padded``, keeping one window sorted as it slides."""
-    vals = padded.tolist()
-    window = sorted(vals[:size])
-    h = size // 2
-    out = [window[h]]
-    for old, new in zip(vals, vals[size:], strict=False):
-        del window[bisect.bisect_left(window, old)]
-        bisect.insort(window, new)
-        out.append(window[h])
-    return np.asarray(out, dtype=np.float64)
+def trailing_median(x: FloatArray, window: int) -> FloatArray:
+    """Median of the last ``window`` rows up to each row (fewer at the start of the series)."""
+    w, n = max(1, int(window)), x.size
+    out = np.empty(n, dtype=np.float64)
+    if n >= w and w % 2:  # the trailing window ending at i is the centred one at i - w // 2
+        out[w - 1 :] = rolling_median(x, w)[w // 2 : n - w // 2]
+    elif n >= w:
+        out[w - 1 :] = np.median(np.lib.stride_tricks.sliding_window_view(x, w), axis=1)
+    for i in range(min(w - 1, n)):
+        out[i] = np.median(x[: i + 1])
+    return out
 
 
 def rolling_mad(x: FloatArray, center: FloatArray, window: int) -> FloatArray:

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import polars as pl
 
 from logdoctor.detectors import lrschedule, robust
 from logdoctor.detectors.robust import Series
@@ -49,31 +48,6 @@ class Cause:
     problem: bool = True
 
 
-def _rolling_median_pl(f: np.ndarray, window: int, *, center: bool) -> np.ndarray:
-    """Rolling median (polars); edges use the available points."""
-    out = pl.Series(f).rolling_median(window_size=window, min_samples=1, center=center)
-    return out.to_numpy().astype(float)
-
-
-def _rolling_median(f: np.ndarray, window: int, *, center: bool) -> np.ndarray:
-    """Rolling median of finite values; edges use the available points. Same values as polars'
-    ``rolling_median(min_samples=1)``, but full windows (odd sizes) go through robust.rolling_median
-    (scipy's median_filter on long runs, ~5x faster at 1M points); only the few edge points are left
-    to polars."""
-    h, n = window // 2, f.size
-    if window % 2 == 0 or n < 3 * window:
-        return _rolling_median_pl(f, window, center=center)
-    mid = robust.rolling_median(f, window, mode="nearest")  # = scipy.ndimage.median_filter
-    if center:  # mid[i] is exact where the whole window fits: h <= i < n - h
-        mid[:h] = _rolling_median_pl(f[: 2 * window], window, center=True)[:h]
-        mid[n - h :] = _rolling_median_pl(f[-2 * window :], window, center=True)[-h:]
-        return mid
-    out = np.empty(n)  # trailing window ending at i is the centred one at i - h
-    out[window - 1 :] = mid[h : n - h]
-    out[: window - 1] = _rolling_median_pl(f[: window - 1], window, center=False)
-    return out
-
-
 def _mad_scale(dev: np.ndarray) -> float:
     return float(np.median(np.abs(dev - np.median(dev)))) * 1.4826 or 1e-12
 
@@ -91,11 +65,11 @@ def _peak_z(
     if ok.sum() < 4 * side:
         return z
     f = v[ok]
-    left = np.r_[f[0], _rolling_median(f, side, center=False)[:-1]]
-    right = _rolling_median(f[::-1], side, center=False)[::-1]
+    left = np.r_[f[0], robust.trailing_median(f, side)[:-1]]
+    right = robust.trailing_median(f[::-1], side)[::-1]
     right = np.r_[right[1:], f[-1]]
     level = np.maximum(left, right)
-    base = f - _rolling_median(f, 2 * side + 1, center=True)
+    base = f - robust.rolling_median(f, 2 * side + 1, "shrink")
     big = ((level <= 0) | (f >= min_ratio * level)) & (f - level >= min_rise)
     z[ok] = np.where(big, (f - level) / _mad_scale(base), 0.0)
     return z
@@ -208,9 +182,9 @@ def instability(
     if not at or steps.size < 30:
         return None
     rows = np.unique(np.clip(np.searchsorted(steps, np.asarray(at)), 0, steps.size - 1))
-    base = resid - _rolling_median(resid, 15, center=True)
+    base = resid - robust.rolling_median(resid, 15, "shrink")
     z = base / _mad_scale(base[np.isfinite(base)])
-    level = np.r_[loss[0], _rolling_median(loss, 7, center=False)[:-1]]
+    level = np.r_[loss[0], robust.trailing_median(loss, 7)[:-1]]
     rise = np.where((loss >= 1.2 * level) & (z > 5), z, 0.0)
     hits = [int(r) for r in rows if rise[max(0, r - 2) : r + 3].max() > 0]
     if not hits:

@@ -78,8 +78,7 @@ def test_whole_run_rolling_median_equals_ndimage(
     n: int, window: int, mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Without scipy's compiled filter, windows too wide for numpy's window view (robust.trend's
-    whole-run window on block medians) slide a sorted window instead of importing scipy.ndimage:
-    the same values, ties included."""
+    whole-run window on block medians) fall back to scipy.ndimage: the same values, ties included."""
     from scipy import ndimage
 
     from logdoctor.detectors import ndmedian, robust

@@ -12,9 +12,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from logdoctor.detectors import lrschedule, robust
+from logdoctor.detectors import lrschedule
 from logdoctor.detectors.robust import Series
 from logdoctor.model import Evidence, Finding, Severity
+from logdoctor.stats import rolling
+from logdoctor.stats.ranks import spearman
+from logdoctor.stats.scale import MAD_TO_SIGMA
 
 #: Which cause is named first when several are present: mechanisms that explain the symptoms
 #: (a running average, a cyclic lr, a staircase) come before the symptoms detectors report.
@@ -49,7 +52,7 @@ class Cause:
 
 
 def _mad_scale(dev: np.ndarray) -> float:
-    return float(np.median(np.abs(dev - np.median(dev)))) * 1.4826 or 1e-12
+    return float(np.median(np.abs(dev - np.median(dev)))) * MAD_TO_SIGMA or 1e-12
 
 
 def _peak_z(
@@ -65,11 +68,11 @@ def _peak_z(
     if ok.sum() < 4 * side:
         return z
     f = v[ok]
-    left = np.r_[f[0], robust.trailing_median(f, side)[:-1]]
-    right = robust.trailing_median(f[::-1], side)[::-1]
+    left = np.r_[f[0], rolling.trailing_median(f, side)[:-1]]
+    right = rolling.trailing_median(f[::-1], side)[::-1]
     right = np.r_[right[1:], f[-1]]
     level = np.maximum(left, right)
-    base = f - robust.rolling_median(f, 2 * side + 1, "shrink")
+    base = f - rolling.rolling_median(f, 2 * side + 1, "shrink")
     big = ((level <= 0) | (f >= min_ratio * level)) & (f - level >= min_rise)
     z[ok] = np.where(big, (f - level) / _mad_scale(base), 0.0)
     return z
@@ -182,9 +185,9 @@ def instability(
     if not at or steps.size < 30:
         return None
     rows = np.unique(np.clip(np.searchsorted(steps, np.asarray(at)), 0, steps.size - 1))
-    base = resid - robust.rolling_median(resid, 15, "shrink")
+    base = resid - rolling.rolling_median(resid, 15, "shrink")
     z = base / _mad_scale(base[np.isfinite(base)])
-    level = np.r_[loss[0], robust.trailing_median(loss, 7)[:-1]]
+    level = np.r_[loss[0], rolling.trailing_median(loss, 7)[:-1]]
     rise = np.where((loss >= 1.2 * level) & (z > 5), z, 0.0)
     hits = [int(r) for r in rows if rise[max(0, r - 2) : r + 3].max() > 0]
     if not hits:
@@ -207,7 +210,7 @@ def cyclic_lr(lr: np.ndarray | None, resid: np.ndarray, cyclic: bool) -> Cause |
     rerise = _rerise(v)
     if np.ptp(resid[ok]) == 0:
         return None
-    rho, p = robust.spearman(resid[ok], v)
+    rho, p = spearman(resid[ok], v)
     if not (rho > 0.1 and p < 1e-4):
         return None
     return Cause(

@@ -17,8 +17,8 @@ from itertools import pairwise
 
 import numpy as np
 
-from logdoctor.detectors import robust
 from logdoctor.diagnosis.epochs import Epochs
+from logdoctor.stats.rolling import rolling_median
 
 #: Rows per epoch pair the test needs (fewer: no claim either way).
 MIN_PAIRS = 20
@@ -56,7 +56,7 @@ class FixedOrder:
 
 def _highpass(v: np.ndarray) -> np.ndarray:
     """``v`` minus its centred running median over ``SMOOTH_ROWS`` rows (edges: the nearest value repeated)."""
-    return v - robust.rolling_median(v, SMOOTH_ROWS, "nearest")
+    return v - rolling_median(v, SMOOTH_ROWS, "nearest")
 
 
 def epoch_slices(epoch: np.ndarray, limit: int = MAX_EPOCH_PAIRS + 1) -> list[tuple[int, int]]:

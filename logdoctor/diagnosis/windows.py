@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from logdoctor.detectors.tails import binom_sf
 from logdoctor.diagnosis.epochs import Epochs
 from logdoctor.diagnosis.megabatch import HF_MEGABATCH
+from logdoctor.stats.distributions import binom_sf
 
 #: Per candidate and direction (at most 2 × 2 tests): family-wise at most 4e-4, below LD201's 1e-3.
 ALPHA = 1e-4

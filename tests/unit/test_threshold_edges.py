@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from fixtures.simulator import SimConfig, as_run, simulate
-from logdoctor.detectors.nonfinite import DivergenceDetector
+from logdoctor.detectors.divergence import DivergenceDetector
 from logdoctor.detectors.overfitting import OverfittingDetector
 from logdoctor.detectors.periodicity import PeriodicityDetector
 from logdoctor.detectors.spikes import SpikeDetector

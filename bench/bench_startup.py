@@ -8,7 +8,8 @@ CPU and peak RSS); the best wall of ``--repeat`` runs is kept, and every ratio d
 statistics (both written once to bench/data/, git-ignored). A first warm-up run writes logdoctor's
 bytecode (as an installed package has it) even when PYTHONDONTWRITEBYTECODE is set. On a shared
 machine compare the CPU ratios; the wall ratios are the target on a quiet one.
-``measure(repeat)`` returns the same document for bench/run.py.
+``measure(repeat)`` returns the same document for bench/run.py. ``parsers`` compares the two command
+lines of a small-log ``analyze``: clirun.fast (no typer import) and the typer app, the same work.
 """
 
 from __future__ import annotations
@@ -61,6 +62,24 @@ def best_of(cmd: list[str], repeat: int) -> dict[str, float]:
     return best.best_of(cmd, repeat, ROOT)
 
 
+def parsers(repeat: int) -> dict[str, object]:
+    """``analyze fixtures/example.log`` through clirun.fast and through the typer app (fast turned
+    off), alternated run by run; the share of the typer path's best CPU that the fast path saves."""
+    out = best.sink()
+    argv = ["logdoctor", "analyze", str(ROOT / "fixtures" / "example.log"), "--format", "text", "-o", out]
+    runs: dict[str, list[dict[str, float]]] = {"fast": [], "typer": []}
+    for _ in range(repeat):
+        for path in runs:
+            off = "import logdoctor.clirun as c; c.fast = lambda argv: None; " if path == "typer" else ""
+            code = f"import sys; sys.argv = {argv!r}; {off}from logdoctor.__main__ import main; sys.exit(main())"
+            runs[path].append(best_of([sys.executable, "-c", code], 1))
+    cpu = {k: min(r["cpu"] for r in v) for k, v in runs.items()}
+    wall = {k: min(r["wall"] for r in v) for k, v in runs.items()}
+    return {"best_cpu": {k: round(v, 3) for k, v in cpu.items()},
+            "best_wall": {k: round(v, 3) for k, v in wall.items()},
+            "fast_saves_cpu_share": round(1 - cpu["fast"] / cpu["typer"], 3)}
+
+
 def measure(repeat: int = 5) -> dict[str, object]:
     """Bare import and ``analyze`` (text and json) of each everyday log; ratios to the bare import."""
     files = inputs()
@@ -85,6 +104,7 @@ def measure(repeat: int = 5) -> dict[str, object]:
         "worst_ratio_wall": worst_wall,
         "worst_ratio_cpu": worst_cpu,
         "met_wall": worst_wall <= TARGET,
+        "parsers": parsers(repeat),
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
 

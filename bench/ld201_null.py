@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from logdoctor.detectors import robust
 from logdoctor.detectors.periodicity import PeriodicityDetector, detrend
 from logdoctor.detectors.spectral import BG_FRACTION, Spectrum, peak_tests, spectrum
-from logdoctor.detectors.tails import gamma_logsf
+from logdoctor.stats.distributions import gamma_logsf
 from tests.unit.synth import make_run, sawtooth
 
 LEVELS = (0.001, 0.01, 0.05, 0.1)

@@ -24,6 +24,7 @@ from logdoctor.detectors.periodicity import PeriodicityDetector
 from logdoctor.diagnosis import lengthstats as ls
 from logdoctor.diagnosis import recurrence as rc
 from logdoctor.diagnosis.batching import BatchingDiagnosis
+from logdoctor.diagnosis.thresholds import DEFAULT
 from tests.unit.synth import make_run
 
 
@@ -37,9 +38,10 @@ def iid_static(rng: np.random.Generator, runs: int) -> str:
         lo, hi = np.floor(mean * (1 - spread * rng.random(n))), np.ceil(mean * (1 + spread * rng.random(n)))
         ids = np.unique(np.c_[lo, hi, mean], axis=0, return_inverse=True)[1].ravel()
         epoch = np.repeat(np.arange(e), -(-n // e))[:n]
-        r = rc.recurrence(ids, epoch, float(rng.choice([1, 1, 2, 5])), "signature", ("x",))
+        stride = float(rng.choice([1, 1, 2, 5]))
+        r = rc.recurrence(ids, epoch, stride, "signature", ("x",), min_excess=DEFAULT.min_excess)
         assert r is not None
-        calls += int(r.static)
+        calls += int(DEFAULT.static(r))
         ps.append(r.p_value)
     return f"iid coarse signatures: static {calls}/{runs}; min p {min(ps):.2g}; mean p {np.mean(ps):.2f}"
 
@@ -57,7 +59,7 @@ def random_order(rng: np.random.Generator, runs: int) -> str:
         c = ls.loss_length(loss, x)
         tracks += int(ls.tracks(c))
         lag1.append(o.lag1)
-        sorted_calls += int(o.n >= 30 and o.lag1 >= diag.min_lag1 and o.monotone_frac >= diag.min_monotone)
+        sorted_calls += int(o.n >= 30 and diag.thresholds.ordered(o))
     return (f"random order, no length effect: sorted order {sorted_calls}/{runs}; loss tracks length "
             f"{tracks}/{runs} (p<1e-3 expects {runs / 1000:.1f}); max lag-1 {max(lag1):.2f}")
 

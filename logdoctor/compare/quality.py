@@ -8,7 +8,7 @@ import numpy as np
 
 from logdoctor.compare.result import Axis, Matched, Symptom
 from logdoctor.compare.series import RunSeries
-from logdoctor.detectors import robust
+from logdoctor.stats.rolling import rolling_median
 
 #: Where along the overlap of the two runs the loss is compared.
 FRACTIONS = (0.5, 1.0)
@@ -118,7 +118,7 @@ def ceil3(x: float) -> float:
 
 
 def _smooth(y: np.ndarray) -> np.ndarray:
-    return robust.rolling_median(y, max(5, y.size // 50) | 1)
+    return rolling_median(y, max(5, y.size // 50) | 1)
 
 
 def _first_below(x: np.ndarray | None, smooth: np.ndarray, level: float) -> float | None:

@@ -11,6 +11,7 @@ from logdoctor.detectors.periodicity import MIN_POINTS, detrend
 from logdoctor.detectors.spectral import BG_FRACTION, spectrum
 from logdoctor.diagnosis import lengthstats
 from logdoctor.model import LOSS, Report
+from logdoctor.stats.rolling import rolling_median
 
 #: A period is measured only when the run holds this many cycles of it (as the detector requires).
 MIN_CYCLES = 3.0
@@ -28,7 +29,7 @@ def power_at(report: Report, period: float, *, band_frac: float = 0.02, bg_windo
     if span / period < MIN_CYCLES or period < 2 * sp.dt:
         return None
     window = max(bg_window, int(BG_FRACTION * sp.freq.size) | 1)
-    bg = robust.rolling_median(sp.power, window, mode="mirror") / np.log(2.0)
+    bg = rolling_median(sp.power, window, mode="mirror") / np.log(2.0)
     ratio = sp.power / np.where(bg > 0, bg, np.inf)
     k = int(np.argmin(np.abs(sp.freq - 1.0 / period)))
     h = int(np.clip(round(band_frac * span / period), 1, max(1, window // 8)))

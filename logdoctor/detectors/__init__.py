@@ -5,6 +5,7 @@ from __future__ import annotations
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.chance import ChanceLossDetector
 from logdoctor.detectors.changepoints import ChangepointDetector
+from logdoctor.detectors.divergence import DivergenceDetector
 from logdoctor.detectors.drops import DropDetector
 from logdoctor.detectors.ending import EndingDetector
 from logdoctor.detectors.evalnoise import EvalNoiseDetector
@@ -15,7 +16,7 @@ from logdoctor.detectors.lossfloor import LossFloorDetector
 from logdoctor.detectors.lrschedule import LrScheduleDetector
 from logdoctor.detectors.memorization import MemorizationDetector
 from logdoctor.detectors.mixedprecision import MixedPrecisionDetector
-from logdoctor.detectors.nonfinite import DivergenceDetector, NonFiniteDetector
+from logdoctor.detectors.nonfinite import NonFiniteDetector
 from logdoctor.detectors.nonfinitemetrics import NonFiniteMetricsDetector
 from logdoctor.detectors.overfitting import OverfittingDetector
 from logdoctor.detectors.periodicity import PeriodicityDetector

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from logdoctor.detectors.robust import FloatArray
-from logdoctor.detectors.tails import gamma_logsf_real
+from logdoctor.stats.distributions import gamma_logsf_real
 
 #: Median of chi-squared with 1 degree of freedom: median(e^2) / sigma^2 for Gaussian e.
 CHI2_1_MEDIAN = 0.454936423119572

@@ -8,10 +8,10 @@ import numpy as np
 
 from logdoctor import codes
 from logdoctor.detectors.base import Analyzer, Detection
-from logdoctor.detectors.tails import poisson_sf
 from logdoctor.ingest.parsers.overflows import CUT, REGROWN, SCALERS, SKIPS, TRIED
 from logdoctor.model import STEP, Finding, Run, Severity
 from logdoctor.options import Option, fraction, int_opt, positive
+from logdoctor.stats.distributions import poisson_sf
 
 #: The null's growth window (steps): the shortest of common defaults, so the null is lenient.
 NULL_WINDOW = 100.0

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from logdoctor.detectors.extload import guarded_function
 from logdoctor.detectors.robust import FloatArray
+from logdoctor.stats.extload import guarded_function
 
 _EXTENSION = "ruptures.detection._detection.ekcpd"
 

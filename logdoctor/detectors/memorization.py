@@ -14,9 +14,9 @@ from logdoctor import codes
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.evalseries import EvalSeries, eval_loss_column, eval_series, is_perplexity
 from logdoctor.detectors.overfitting import eval_noise, medians_text, segment_start, train_window
-from logdoctor.detectors.tails import student_t_two_sided
 from logdoctor.model import ACC, EPOCH, LINE_NO, STEP, Finding, Run
 from logdoctor.options import Option, at_least, fraction, int_opt, positive
+from logdoctor.stats.distributions import student_t_two_sided
 
 #: Name words of eval scores where higher is better (a word of the column name split at ``_``,
 #: trailing digits dropped: ``rouge1`` -> ``rouge``, ``bleu_4`` -> ``bleu``).

@@ -1,16 +1,13 @@
-"""Non-finite loss (LD001) and divergence (LD002): a loss that climbs far above its best."""
+"""Non-finite loss (LD001): NaN/inf in the loss column, where it starts, how long, and whether it recovered."""
 
 from __future__ import annotations
-
-from typing import ClassVar
 
 import numpy as np
 
 from logdoctor import codes
 from logdoctor.detectors import robust
 from logdoctor.detectors.base import Analyzer, Detection
-from logdoctor.model import LINE_NO, LOSS, STEP, Finding, Run
-from logdoctor.options import Option, at_least, int_opt, positive
+from logdoctor.model import LINE_NO, LOSS, STEP, Run
 
 
 class NonFiniteDetector(Analyzer):
@@ -61,126 +58,3 @@ class NonFiniteDetector(Analyzer):
                 ),
             )
         )
-
-
-class DivergenceDetector(Analyzer):
-    """A smoothed loss that rises ``factor`` times above its best earlier level and stays there."""
-
-    name = "divergence"
-    #: every keyword of ``__init__`` with its type and bounds (checked where configured)
-    options: ClassVar[tuple[Option, ...]] = (
-        Option("factor", float, 1.0, None, low_open=True), at_least("min_rise_frac", 0),
-        int_opt("min_rows", 1), Option("min_frac", float, 0, 1), int_opt("max_rows", 1), positive("noise_k"),
-    )
-
-    def __init__(
-        self,
-        *,
-        factor: float = 1.5,
-        min_rise_frac: float = 0.1,
-        min_rows: int = 3,
-        min_frac: float = 0.02,
-        max_rows: int = 200,
-        noise_k: float = 4.0,
-    ) -> None:
-        self.noise_k = noise_k
-        self.factor = factor
-        self.min_rise_frac = min_rise_frac
-        self.min_rows = min_rows
-        self.min_frac = min_frac
-        self.max_rows = max_rows
-
-    def analyze(self, run: Run) -> Detection:
-        """LD002 at the first sustained stretch above ``factor`` x the best level so far."""
-        return Detection(tuple(self.find(robust.series(run, LOSS))))
-
-    def find(self, s: robust.Series) -> list[Finding]:
-        """LD002 in one series (the loss, or a loss with an effect removed: diagnosis/lengthrise.py)."""
-        return self._find(s) if s.n >= 4 else []
-
-    def _rises_again(self, s: robust.Series, sm: np.ndarray, b: int, wander: float) -> int | None:
-        """The trough row after the diverged stretch when the loss then rises again to the end.
-
-        A second rise: the smoothed loss at the end is ``min_rise_frac`` (and the noise band
-        ``wander``) above the lowest point after the stretch, and its last quarter still climbs.
-        """
-        if b >= s.n - 4:
-            return None
-        trough = b + int(np.argmin(sm[b:]))
-        tail = sm[trough:]
-        if tail.size < 4:
-            return None
-        rise = float(sm[-1] - sm[trough])
-        if rise < max(self.min_rise_frac * abs(float(sm[trough])), wander):
-            return None
-        q = tail[-max(3, tail.size // 4) :]
-        return trough if float(q[-1] - q[0]) > 0 else None
-
-    def _find(self, s: robust.Series) -> list[Finding]:
-        w = max(3, min(51, s.n // 20)) | 1
-        sm = robust.rolling_median(s.values, w, mode="mirror")
-        best = np.minimum.accumulate(sm)
-        head = float(np.median(s.values[: max(3, s.n // 20)]))
-        scale = max(abs(head), float(np.max(np.abs(sm))) * 0.1)
-        wander = self.noise_k * robust.smooth_noise(sm, w, robust.noise_sigma(s.values))
-        up = (sm > self.factor * best) & (sm - best >= max(self.min_rise_frac * scale, wander)) & (best > 0)
-        min_len = max(self.min_rows, min(self.max_rows, int(self.min_frac * s.n)))
-        starts, ends = robust.runs_of(robust.sustained(up, min_len))
-        if starts.size == 0:
-            return []
-        a, b = int(starts[0]), int(ends[0] - 1)
-        ref_row = int(np.flatnonzero(sm[: a + 1] == best[a])[0])
-        peak = a + int(np.argmax(sm[a : b + 1]))
-        ratio = float(sm[peak] / best[a])
-        ev = {
-            "step": int(s.steps[a]),
-            "best_level": float(best[a]),
-            "best_step": int(s.steps[ref_row]),
-            "peak_level": float(sm[peak]),
-            "peak_step": int(s.steps[peak]),
-            "peak_ratio": round(ratio, 3),
-            "final_level": float(sm[-1]),
-            "final_ratio": round(float(sm[-1] / best[a]), 3),
-            "rows_above": b - a + 1,
-            "until_end": bool(ends[0] == s.n),
-            "smoothing_rows": w,
-            "factor": self.factor,
-        }
-        stays = "until the end of the run" if ev["until_end"] else f"until step {s.steps[b]}"
-        again = self._rises_again(s, sm, b, wander)
-        # each later blow-up is named (a message that skips one misreads the run); one that the
-        # closing "rising again since" covers is not repeated
-        later = [(int(x), int(y) - 1) for x, y in zip(starts[1:], ends[1:], strict=True)]
-        later = [(x, y) for x, y in later if again is None or x < again]
-        if later:
-            ev["later_stretches"] = len(later)
-            spans = [f"{s.steps[x]}-{s.steps[y]} (to {float(np.max(sm[x : y + 1])):.4g})" for x, y in later[:3]]
-            more = f" and {len(later) - 3} more stretches" if len(later) > 3 else ""
-            stays += f"; it rose above {self.factor}x again over steps {' and '.join(spans)}{more}"
-        if again is not None:  # no recovery: the loss climbs again to the end of the log
-            trough = again
-            ev |= {"rises_again": True, "trough_level": float(sm[trough]), "trough_step": int(s.steps[trough])}
-            final = [int(x) for x in starts[1:] if x >= again]
-            above = f", above {self.factor}x from step {s.steps[final[0]]}" if final else ""
-            stays += (
-                f"; it fell to {sm[trough]:.4g} by step {s.steps[trough]} and has been rising again since{above}, "
-                f"to {sm[-1]:.4g} at the last step {s.steps[-1]} (still rising at the end of the log)"
-            )
-        # the finding covers the rows where the loss is diverged (every sustained stretch above
-        # factor x best), not the recoveries between them
-        stretches = tuple((int(s.steps[x]), int(s.steps[y - 1])) for x, y in zip(starts, ends, strict=True))
-        ev["diverged_rows"] = int(sum(int(y) - int(x) for x, y in zip(starts, ends, strict=True)))
-        return [
-            codes.finding(
-                "LD002",
-                f"The loss diverged at step {s.steps[a]}: from a best of {best[a]:.4g} "
-                f"(step {s.steps[ref_row]}) it rose to {sm[peak]:.4g} ({ratio:.1f}x, smoothed "
-                f"over {w} rows) and stayed above {self.factor}x {stays}.",
-                confidence=float(min(0.99, 0.5 + 0.5 * (1 - self.factor / ratio))),
-                first_step=stretches[0][0],
-                last_step=stretches[-1][1],
-                line=int(s.lines[a]) or None,
-                evidence=ev,
-                spans=stretches if len(stretches) > 1 else (),
-            )
-        ]

@@ -1,25 +1,33 @@
-"""Shared robust numeric helpers for the detectors: rolling median/MAD, noise scale, detrending."""
+"""The detectors' toolbox: one metric of a run as a Series, its noise, and the shared statistics of
+logdoctor.stats under the names the detectors call them by (robust.rolling_median, robust.spearman, ...).
+"""
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass
 
 import numpy as np
-import polars as pl
 from numpy.typing import NDArray
 
-from logdoctor.detectors import ndmedian
-from logdoctor.detectors.tails import student_t_two_sided
 from logdoctor.model import LINE_NO, STEP, Run
+from logdoctor.stats.median import median as median
+from logdoctor.stats.ranks import rank_average as rank_average
+from logdoctor.stats.ranks import spearman as spearman
+from logdoctor.stats.rolling import block_reduce as block_reduce
+from logdoctor.stats.rolling import rolling_mad as rolling_mad
+from logdoctor.stats.rolling import rolling_median as rolling_median
+from logdoctor.stats.rolling import trailing_median as trailing_median
+from logdoctor.stats.rolling import trend as trend
+from logdoctor.stats.runs import runs_of as runs_of
+from logdoctor.stats.runs import sustained as sustained
+from logdoctor.stats.scale import MAD_TO_SIGMA as MAD_TO_SIGMA
+from logdoctor.stats.scale import diff_noise
+from logdoctor.stats.scale import robust_z as robust_z
+from logdoctor.stats.scale import smooth_noise as smooth_noise
 from logdoctor.structure import columns
-from logdoctor.structure.median import median as median  # re-exported: the detectors' median
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
-
-#: Scale factor that turns a median absolute deviation into a Gaussian standard deviation.
-MAD_TO_SIGMA = 1.4826
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,181 +69,10 @@ def series(run: Run, column: str) -> Series:
     return Series(steps, vals, lines, bool(vals.size and np.all(vals > 0)))
 
 
-#: scipy.ndimage edge mode -> numpy.pad mode giving the same padded values.
-_NUMPY_PAD = {"nearest": "edge", "mirror": "reflect", "reflect": "symmetric", "wrap": "wrap"}
-#: Up to this many points the rolling median runs without scipy.ndimage's import when scipy's compiled
-#: filter cannot be loaded alone (ndmedian.py; the usual path whenever it can, at any size).
-_SMALL_RUN = 20_000
-#: Largest window view (points x window) that numpy's sliding median takes on.
-_SMALL_VIEW = 1_000_000
-#: Largest points x window that a sorted window list takes on (whole-run trend windows on block
-#: medians: ~4000 x 4000 costs ~15 ms, against ~0.15 s to import scipy.ndimage).
-_SORTED_VIEW = 20_000_000
-
-
-def rolling_median(x: FloatArray, window: int, mode: str = "nearest") -> FloatArray:
-    """Centred rolling median (edges: nearest value, or ``mode`` of scipy.ndimage); O(n log w)."""
-    w = max(1, min(int(window), x.size))
-    if w <= 1 or x.size == 0:
-        return x.astype(np.float64, copy=True)
-    size = w | 1
-    compiled = ndmedian.median_filter(x, size, mode)  # scipy's own filter, without scipy.ndimage's import
-    if compiled is not None:
-        return compiled
-    h = size // 2
-    small = x.size <= _SMALL_RUN and mode in _NUMPY_PAD and np.isfinite(x).all()
-    whole_view = x.size * size <= _SMALL_VIEW  # numpy's sliding median over the whole series
-    edges_view = x.size > 2 * size and h * size <= _SMALL_VIEW  # polars inside, numpy on the edges
-    sorted_view = x.size * size <= _SORTED_VIEW  # a sorted window slid along the padded series
-    if not small or not (whole_view or edges_view or sorted_view):
-        # long runs and wide windows: ndimage is ~7x faster than polars' rolling median at 1M
-        # points, and its import (~0.15 s) is then paid once for much work
-        from scipy import ndimage
-
-        return np.asarray(ndimage.median_filter(x, size=size, mode=mode), dtype=np.float64)
-    # the same values as scipy.ndimage.median_filter without its import: numpy's sliding median on
-    # the padded series, or polars' rolling median where the whole window fits plus numpy's on the edges
-    padded = np.pad(x.astype(np.float64, copy=False), h, mode=_NUMPY_PAD[mode])  # type: ignore[call-overload]
-    if whole_view:
-        return _sliding_median(padded, size)
-    if not edges_view:
-        return _sorted_window_median(padded, size)
-    out = pl.Series(x, dtype=pl.Float64).rolling_median(window_size=size, center=True).to_numpy().copy()
-    out[:h] = _sliding_median(padded[: h + size - 1], size)
-    out[x.size - h :] = _sliding_median(padded[x.size - h :], size)
-    return np.asarray(out, dtype=np.float64)
-
-
-def _sliding_median(padded: FloatArray, size: int) -> FloatArray:
-    return np.asarray(np.median(np.lib.stride_tricks.sliding_window_view(padded, size), axis=1), dtype=np.float64)
-
-
-def _sorted_window_median(padded: FloatArray, size: int) -> FloatArray:
-    """The middle of each odd ``size`` window of ``padded``, keeping one window sorted as it slides."""
-    vals = padded.tolist()
-    window = sorted(vals[:size])
-    h = size // 2
-    out = [window[h]]
-    for old, new in zip(vals, vals[size:], strict=False):
-        del window[bisect.bisect_left(window, old)]
-        bisect.insort(window, new)
-        out.append(window[h])
-    return np.asarray(out, dtype=np.float64)
-
-
-def rolling_mad(x: FloatArray, center: FloatArray, window: int) -> FloatArray:
-    """Centred rolling median absolute deviation of ``x`` around ``center``, scaled to a sigma."""
-    return MAD_TO_SIGMA * rolling_median(np.abs(x - center), window)
-
-
 def noise_sigma(x: FloatArray) -> float:
     """Robust per-point noise, insensitive to slow trends: MAD of first differences / sqrt(2).
 
     Taken once per read-only series (a metric's values, its log) and shared: spikes, change points
     and drops each read the loss's (structure/columns.py; the same function, the same number)."""
-    return columns.derived(x, "noise_sigma", _noise_sigma)
+    return columns.derived(x, "noise_sigma", diff_noise)
 
-
-def _noise_sigma(x: FloatArray) -> float:
-    if x.size < 3:
-        return 0.0
-    d = np.diff(x)
-    # both medians partition ``d`` in place: a median is blind to the order, and |d - m| is the
-    # same set of numbers whatever order d is in (the zeros all +0.0), so no long copies
-    m = median(d, overwrite=True)
-    np.subtract(d, m, out=d)
-    np.abs(d, out=d)
-    return float(MAD_TO_SIGMA * median(d, overwrite=True) / np.sqrt(2.0))
-
-
-def robust_z(x: FloatArray, center: FloatArray, scale: FloatArray | float) -> FloatArray:
-    """(x - center) / scale with a zero scale replaced by the smallest positive one."""
-    s = np.broadcast_to(np.asarray(scale, dtype=np.float64), x.shape).copy()
-    pos = s[s > 0]
-    floor = float(pos.min()) if pos.size else 1.0
-    s[s <= 0] = floor
-    return (x - center) / s
-
-
-def block_reduce(x: FloatArray, max_blocks: int, how: str = "median") -> tuple[FloatArray, int]:
-    """Aggregate ``x`` into at most ``max_blocks`` equal blocks (the last may be short).
-
-    Returns:
-        (block values, block size in rows).
-    """
-    size = max(1, -(-x.size // max(1, max_blocks)))
-    full = (x.size // size) * size
-    body = x[:full].reshape(-1, size)
-    fn = np.median if how == "median" else np.mean
-    out = fn(body, axis=1) if full else np.zeros(0)
-    if full < x.size:
-        out = np.append(out, fn(x[full:]))
-    return np.asarray(out, dtype=np.float64), size
-
-
-def trend(x: FloatArray, window: int, max_blocks: int = 4000) -> FloatArray:
-    """Slow component of ``x``: a centred rolling median of ``window`` rows, computed on block
-    medians (so a window of 300,000 rows costs the same as one of 300) and interpolated back.
-    """
-    if x.size == 0:
-        return x.copy()
-    blocks, size = block_reduce(x, max_blocks)
-    smooth = rolling_median(blocks, max(1, window // size))
-    if size == 1:
-        return smooth
-    centers = np.arange(blocks.size) * size + (size - 1) / 2.0
-    centers[-1] = (blocks.size - 1) * size + (x.size - (blocks.size - 1) * size - 1) / 2.0
-    return np.interp(np.arange(x.size, dtype=np.float64), centers, smooth)
-
-
-def spearman(a: FloatArray, b: FloatArray) -> tuple[float, float]:
-    """Spearman rank correlation and its two-sided p-value ((0, 1) on fewer than 4 points)."""
-    if a.size < 4 or np.ptp(a) == 0 or np.ptp(b) == 0:
-        return 0.0, 1.0
-    # = scipy.stats.spearmanr(a, b) (same rho, same t-test p-value), with numpy's SIMD sort in
-    # place of scipy's merge-sort ranking: ~4x faster at 1M points
-    rho = np.corrcoef(rank_average(a), rank_average(b))[0, 1]
-    dof = a.size - 2
-    with np.errstate(divide="ignore"):
-        t = rho * np.sqrt(np.clip(dof / ((rho + 1.0) * (1.0 - rho)), 0.0, None))
-    return float(rho), student_t_two_sided(float(t), dof)
-
-
-def rank_average(x: FloatArray) -> FloatArray:
-    """Ranks from 1 with ties given their average rank: ``scipy.stats.rankdata(x)`` for finite x."""
-    order = np.argsort(x)
-    xs = x[order]
-    starts = np.flatnonzero(np.r_[True, xs[1:] != xs[:-1]])
-    counts = np.diff(np.r_[starts, x.size])
-    ranks = np.empty(x.size, dtype=np.float64)
-    ranks[order] = np.repeat(starts + (counts + 1) / 2.0, counts)
-    return ranks
-
-
-def runs_of(mask: NDArray[np.bool_]) -> tuple[IntArray, IntArray]:
-    """Start and end (exclusive) indices of each run of True in ``mask``."""
-    if mask.size == 0:
-        z = np.zeros(0, dtype=np.int64)
-        return z, z
-    edges = np.diff(np.concatenate(([0], mask.astype(np.int8), [0])))
-    return np.flatnonzero(edges == 1).astype(np.int64), np.flatnonzero(edges == -1).astype(np.int64)
-
-
-def sustained(mask: NDArray[np.bool_], min_len: int) -> NDArray[np.bool_]:
-    """Keep only the runs of True in ``mask`` that last at least ``min_len`` rows."""
-    starts, ends = runs_of(mask)
-    keep = (ends - starts) >= min_len
-    marks = np.zeros(mask.size + 1, dtype=np.int64)
-    np.add.at(marks, starts[keep], 1)
-    np.add.at(marks, ends[keep], -1)
-    return np.cumsum(marks[:-1]) > 0
-
-
-def smooth_noise(sm: FloatArray, w: int, sigma: float) -> float:
-    """How much the smoothed curve itself wanders: robust spread of differences between window
-    medians ``w`` rows apart (independent windows), floored at ``sigma / sqrt(w)``."""
-    floor = sigma / np.sqrt(w)
-    if sm.size <= w + 2:
-        return floor
-    d = sm[w:] - sm[:-w]
-    return max(floor, MAD_TO_SIGMA * float(median(np.abs(d - median(d)))) / np.sqrt(2.0))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from logdoctor.detectors.tails import binom_sf, poisson_ppf, t_ppf, t_sf
+from logdoctor.stats.distributions import binom_sf, poisson_ppf, t_ppf, t_sf
 
 
 @lru_cache(maxsize=32)

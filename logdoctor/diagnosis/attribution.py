@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from logdoctor.diagnosis.facts import Facts
+from logdoctor.diagnosis.thresholds import EPOCH_PERIOD_TOLERANCE
 from logdoctor.model import Finding, Severity, Verdict
 
 #: Findings whose step a length-sorted order can explain.
@@ -188,7 +189,7 @@ def attribute(
     *,
     resume_steps: Sequence[int] = (),
     tolerance: float = 0.05,
-    period_tolerance: float = 0.10,
+    period_tolerance: float = EPOCH_PERIOD_TOLERANCE,
 ) -> list[Finding]:
     """Return the detectors' findings with those explained by a resume or a sorted verdict lowered
     to info.

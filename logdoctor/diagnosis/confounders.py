@@ -1,8 +1,8 @@
 """What else explains a bad-looking loss: NaN, divergence, resume, instability, bad batches, lr.
 
-Spikes and instability come only from the detectors' findings as configured (LD101, LD102, LD104), so the
-report and the verdict never disagree; NaN, resumes, a cyclic lr and epoch shapes are checked here
-(each backed by a finding: LD001, LD003/LD004, LD506, LD202-204).
+NaN, spikes and instability come only from the detectors' findings as configured (LD001, LD101, LD102,
+LD104), so the report and the verdict never disagree; resumes, a cyclic lr and epoch shapes are checked
+here (each backed by a finding: LD003/LD004, LD506, LD202-204).
 """
 
 from __future__ import annotations
@@ -11,11 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import polars as pl
 
-from logdoctor.detectors import lrschedule, robust
+from logdoctor.detectors import lrschedule
 from logdoctor.detectors.robust import Series
 from logdoctor.model import Evidence, Finding, Severity
+from logdoctor.stats import rolling
+from logdoctor.stats.ranks import spearman
+from logdoctor.stats.scale import MAD_TO_SIGMA
 
 #: Which cause is named first when several are present: mechanisms that explain the symptoms
 #: (a running average, a cyclic lr, a staircase) come before the symptoms detectors report.
@@ -29,6 +31,10 @@ PRIORITY = {
     "divergence": 6,
     "bad_batches": 7,
 }
+
+
+#: An isolated bad batch's loss is at least this many times its local level (besides its robust z).
+BAD_BATCH_RATIO = 1.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,33 +51,8 @@ class Cause:
     problem: bool = True
 
 
-def _rolling_median_pl(f: np.ndarray, window: int, *, center: bool) -> np.ndarray:
-    """Rolling median (polars); edges use the available points."""
-    out = pl.Series(f).rolling_median(window_size=window, min_samples=1, center=center)
-    return out.to_numpy().astype(float)
-
-
-def _rolling_median(f: np.ndarray, window: int, *, center: bool) -> np.ndarray:
-    """Rolling median of finite values; edges use the available points. Same values as polars'
-    ``rolling_median(min_samples=1)``, but full windows (odd sizes) go through robust.rolling_median
-    (scipy's median_filter on long runs, ~5x faster at 1M points); only the few edge points are left
-    to polars."""
-    h, n = window // 2, f.size
-    if window % 2 == 0 or n < 3 * window:
-        return _rolling_median_pl(f, window, center=center)
-    mid = robust.rolling_median(f, window, mode="nearest")  # = scipy.ndimage.median_filter
-    if center:  # mid[i] is exact where the whole window fits: h <= i < n - h
-        mid[:h] = _rolling_median_pl(f[: 2 * window], window, center=True)[:h]
-        mid[n - h :] = _rolling_median_pl(f[-2 * window :], window, center=True)[-h:]
-        return mid
-    out = np.empty(n)  # trailing window ending at i is the centred one at i - h
-    out[window - 1 :] = mid[h : n - h]
-    out[: window - 1] = _rolling_median_pl(f[: window - 1], window, center=False)
-    return out
-
-
 def _mad_scale(dev: np.ndarray) -> float:
-    return float(np.median(np.abs(dev - np.median(dev)))) * 1.4826 or 1e-12
+    return float(np.median(np.abs(dev - np.median(dev)))) * MAD_TO_SIGMA or 1e-12
 
 
 def _peak_z(
@@ -87,11 +68,11 @@ def _peak_z(
     if ok.sum() < 4 * side:
         return z
     f = v[ok]
-    left = np.r_[f[0], _rolling_median(f, side, center=False)[:-1]]
-    right = _rolling_median(f[::-1], side, center=False)[::-1]
+    left = np.r_[f[0], rolling.trailing_median(f, side)[:-1]]
+    right = rolling.trailing_median(f[::-1], side)[::-1]
     right = np.r_[right[1:], f[-1]]
     level = np.maximum(left, right)
-    base = f - _rolling_median(f, 2 * side + 1, center=True)
+    base = f - rolling.rolling_median(f, 2 * side + 1, "shrink")
     big = ((level <= 0) | (f >= min_ratio * level)) & (f - level >= min_rise)
     z[ok] = np.where(big, (f - level) / _mad_scale(base), 0.0)
     return z
@@ -116,21 +97,6 @@ def from_findings(findings: Sequence[Finding]) -> list[Cause]:
             key, label, prio = table[f.code]
             out.append(Cause(key, label, prio, f.confidence, {"from_finding": f.code}, f.severity >= Severity.WARNING))
     return out
-
-
-def nonfinite(steps: np.ndarray, loss: np.ndarray, missing: np.ndarray | None = None) -> Cause | None:
-    """Any NaN/inf loss; a row whose loss is ``missing`` (null: no value read, which to_numpy
-    turns into NaN) holds no loss, not a non-finite one (issue 28)."""
-    bad = ~np.isfinite(loss) if missing is None else ~np.isfinite(loss) & ~missing
-    if not bad.any():
-        return None
-    return Cause(
-        "nan",
-        "non-finite loss (NaN/inf)",
-        PRIORITY["nan"],
-        1.0,
-        {"nonfinite_steps": int(bad.sum()), "first_nonfinite_step": int(steps[bad][0])},
-    )
 
 
 def resumed(resumes: int, resume_steps: Sequence[int], rewritten: int = 0) -> Cause | None:
@@ -170,14 +136,14 @@ def bad_batches(
 ) -> Cause | None:
     """Isolated bad batches: LD101 loss spikes (as the spike detector was configured) that stay
     spikes once the length effect is removed (robust z > ``z_min`` over the local level (the caller's:
-    facts.BAD_BATCH_Z_*), at least
-    1.5x it). More than max(3, 2%) such rows are not isolated (a periodic or length pattern).
-    The verdict never names spikes the report does not show.
+    facts.BAD_BATCH_Z_*), at least ``BAD_BATCH_RATIO`` times it). More than max(3, 2%) such rows
+    are not isolated (a periodic or length pattern). The verdict never names spikes the report
+    does not show.
     """
     flagged = flagged_rows(findings, steps, "LD101")
     if flagged.size == 0:
         return None
-    z = _peak_z(resid) * (_peak_z(loss, min_ratio=1.5) > 0)
+    z = _peak_z(resid) * (_peak_z(loss, min_ratio=BAD_BATCH_RATIO) > 0)
     if np.count_nonzero(z > z_min) > max(3, 0.02 * resid.size):
         return None
     near = np.clip(flagged[:, None] + np.arange(-1, 2)[None, :], 0, z.size - 1)
@@ -219,9 +185,9 @@ def instability(
     if not at or steps.size < 30:
         return None
     rows = np.unique(np.clip(np.searchsorted(steps, np.asarray(at)), 0, steps.size - 1))
-    base = resid - _rolling_median(resid, 15, center=True)
+    base = resid - rolling.rolling_median(resid, 15, "shrink")
     z = base / _mad_scale(base[np.isfinite(base)])
-    level = np.r_[loss[0], _rolling_median(loss, 7, center=False)[:-1]]
+    level = np.r_[loss[0], rolling.trailing_median(loss, 7)[:-1]]
     rise = np.where((loss >= 1.2 * level) & (z > 5), z, 0.0)
     hits = [int(r) for r in rows if rise[max(0, r - 2) : r + 3].max() > 0]
     if not hits:
@@ -244,7 +210,7 @@ def cyclic_lr(lr: np.ndarray | None, resid: np.ndarray, cyclic: bool) -> Cause |
     rerise = _rerise(v)
     if np.ptp(resid[ok]) == 0:
         return None
-    rho, p = robust.spearman(resid[ok], v)
+    rho, p = spearman(resid[ok], v)
     if not (rho > 0.1 and p < 1e-4):
         return None
     return Cause(

@@ -11,9 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from logdoctor.detectors import robust
 from logdoctor.diagnosis import epochfits
 from logdoctor.model import EPOCH, Run
+from logdoctor.stats.median import median
+from logdoctor.stats.ranks import spearman
+from logdoctor.stats.scale import MAD_TO_SIGMA
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,9 +205,9 @@ def _noise_profile(y: np.ndarray, pos: np.ndarray, idx: np.ndarray) -> tuple[flo
         return 1.0, 0.0
     ratio = float(np.median(early) / max(np.median(late), 1e-12))
     dec = np.minimum((ph[same] * 10).astype(int), 9)
-    med = [robust.median(dn[same][dec == d]) for d in range(10) if np.any(dec == d)]
+    med = [median(dn[same][dec == d]) for d in range(10) if np.any(dec == d)]
     varied = len(med) >= 4 and np.ptp(med) > 0
-    trend = robust.spearman(np.arange(len(med), dtype=np.float64), np.asarray(med))[0] if varied else 0.0
+    trend = spearman(np.arange(len(med), dtype=np.float64), np.asarray(med))[0] if varied else 0.0
     return ratio, trend
 
 
@@ -247,7 +249,7 @@ def shape(
     drifts = b[good]
     later = drifts[len(drifts) // 2 :]
     dev = (y - (a[idx] + b[idx] * pos))[good[idx]]  # epochs too short for a line fit give no residuals
-    sigma = float(robust.median(np.abs(dev - robust.median(dev)))) * 1.4826 or 1e-12
+    sigma = float(median(np.abs(dev - median(dev)))) * MAD_TO_SIGMA or 1e-12
     m = float(np.median(cnt[good]))
     jump = float(np.median(jumps)) if jumps.size else 0.0
     drift = float(np.median(later))

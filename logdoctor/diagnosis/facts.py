@@ -15,6 +15,7 @@ from logdoctor.diagnosis import fixedorder as fx
 from logdoctor.diagnosis import lengthrise
 from logdoctor.diagnosis import lengthstats as ls
 from logdoctor.diagnosis import recurrence as rc
+from logdoctor.diagnosis.thresholds import DEFAULT, EPOCH_PERIOD_TOLERANCE, Thresholds
 from logdoctor.model import (
     LEN_MAX,
     LEN_MEAN,
@@ -73,6 +74,20 @@ class Facts:
     #: batching's symptom, folded into its verdict (diagnosis/lengthrise.py)
     length_explained: frozenset[int] = frozenset()
 
+    @property
+    def period_is_epoch(self) -> bool:
+        """LD201 found a loss period (significant at its configured alpha: it reports none
+        otherwise) within ``EPOCH_PERIOD_TOLERANCE`` of the epoch's length."""
+        period = self.period.get("period")
+        spe = self.epochs.steps_per_epoch if self.epochs else None
+        return bool(period and spe and abs(period / spe - 1) <= EPOCH_PERIOD_TOLERANCE)
+
+    @property
+    def other_period(self) -> float | None:
+        """LD201's loss period when it is not the epoch's (a megabatch's, a schedule's), else None."""
+        period = self.period.get("period")
+        return None if not period or self.period_is_epoch else period
+
 
 def _running_avg(strength: float, evidence: dict[str, float]) -> cf.Cause:
     """The running-average cause, whichever way it was seen."""
@@ -110,7 +125,8 @@ _PERIOD_KEYS = ("p_value", "power_ratio", "acf_at_period", "epoch_ratio")
 
 
 def _period(findings: Sequence[Finding]) -> dict[str, float]:
-    """The LD201 periodicity finding's evidence (``period`` and its test statistics), if any."""
+    """The LD201 periodicity finding's evidence (``period`` and its test statistics), if any: the
+    detector reports a period only when its test passed at the configured ``alpha``."""
     for f in findings:
         if f.code == "LD201" and isinstance(f.evidence.get("period"), int | float):
             keys = ("period", *_PERIOD_KEYS)
@@ -123,13 +139,12 @@ def _epochs(
     steps: np.ndarray,
     order: ls.OrderStats | None,
     sig: tuple[np.ndarray, tuple[str, ...], str] | None,
-    sorted_at: tuple[float, float],
+    t: Thresholds,
 ) -> ep.Epochs | None:
-    """Epochs as logged; else inferred from full-sort resets (``sorted_at``: the verdict's
-    min_lag1 and min_monotone, as configured) or from signature recurrence gaps."""
+    """Epochs as logged; else inferred from full-sort resets (order as the verdict's thresholds
+    ``t`` call sorted) or from signature recurrence gaps."""
     inferred, how = None, ""
-    ordered = order is not None and order.lag1 >= sorted_at[0] and order.monotone_frac >= sorted_at[1]
-    if order is not None and ordered and order.reset_spacing and len(order.resets) >= 2:
+    if order is not None and t.ordered(order) and order.reset_spacing and len(order.resets) >= 2:
         inferred, how = round(order.reset_spacing), "inferred from batch-length resets"
     elif sig is not None:
         uniq = int(np.count_nonzero(np.bincount(sig[0])))  # ids are small ints: O(n), no sort
@@ -144,6 +159,7 @@ def _recurrence(
     steps: np.ndarray,
     epochs: ep.Epochs | None,
     sig: tuple[np.ndarray, tuple[str, ...], str] | None,
+    min_excess: float,
 ) -> rc.Recurrence | None:
     """Recurrence across epochs; fingerprints that repeat within an epoch are not trusted (a
     mangled field), and the signature is used instead.
@@ -164,7 +180,7 @@ def _recurrence(
         ids, epoch, skip, cols = micro[0], epoch[micro[1]], skip[micro[1]], (MICRO_FP,)
     if epochs.source == SIG_INFERRED:  # epochs found from these ids: test on the ids not used
         skip |= ids % 2 == 0
-    return rc.recurrence(ids, epoch, float(stride), sig[2], cols, skip)
+    return rc.recurrence(ids, epoch, float(stride), sig[2], cols, skip, min_excess=min_excess)
 
 
 def _unique(causes: list[cf.Cause]) -> tuple[cf.Cause, ...]:
@@ -186,12 +202,14 @@ def _bad_batch_z(lengths: bool) -> float:
     return BAD_BATCH_Z_WITH_LENGTHS if lengths else BAD_BATCH_Z_LOSS_ONLY
 
 
-def gather(
-    run: Run, findings: Sequence[Finding], min_spread: float = 0.05, sorted_at: tuple[float, float] = (0.5, 0.7)
-) -> Facts:
-    """Compute the facts for ``run``; ``min_spread`` is the least relative IQR of batch length
-    (below it, e.g. packed sequences with constant tokens per step, order carries no signal);
-    ``sorted_at`` the verdict's (min_lag1, min_monotone) for sorted order, as configured.
+def gather(run: Run, findings: Sequence[Finding], t: Thresholds = DEFAULT) -> Facts:
+    """Compute the facts for ``run`` under the verdict's thresholds ``t`` (as configured): below
+    ``t.min_spread`` relative IQR of batch length (e.g. packed sequences with constant tokens per
+    step) its order carries no signal; ``t``'s sorted order lets epochs be inferred from length
+    resets; ``t.min_excess`` is where recurrence rules static out.
+
+    Non-finite loss is a cause only through LD001's finding: the verdict weighs the findings the
+    report shows, and never decides again what a detector decided.
     """
     steps = ls.step_array(run)
     loss = run.table[LOSS].to_numpy()
@@ -201,10 +219,10 @@ def gather(
     spread = ls.relative_spread(x) if x is not None else 0.0
     # the batch-length series is one of these columns as it is (len_mean, len_max): its spread is known
     spreads = [spread if c == src else ls.relative_spread(v) for c in present if (v := ls.column(run, c)) is not None]
-    usable = x is not None and spread >= min_spread and np.isfinite(x).sum() >= MIN_LENGTH_STEPS
+    usable = x is not None and spread >= t.min_spread and np.isfinite(x).sum() >= MIN_LENGTH_STEPS
     order = ls.order_stats(steps, x, ls.column(run, LEN_MAX)) if usable and x is not None else None
     sig = rc.signature_ids(run)
-    epochs = _epochs(run, steps, order, sig, sorted_at)
+    epochs = _epochs(run, steps, order, sig, t)
     lr = ls.column(run, LR)
     loss_len = ls.loss_length(resid, x) if usable and x is not None else None
     tracks = ls.tracks(loss_len)
@@ -214,7 +232,6 @@ def gather(
     if usable and x is not None:
         by_length |= lengthrise.length_matched(findings, steps, loss, x)
     found = [
-        cf.nonfinite(steps, loss, run.table[LOSS].is_null().to_numpy()),
         # a fresh run appended to the log left nothing before it: only restarts inside the kept
         # trajectory (a step above its first) can shape the loss
         cf.resumed(
@@ -254,7 +271,7 @@ def gather(
         order=order,
         loss_len=loss_len,
         epochs=epochs,
-        rec=_recurrence(run, steps, epochs, sig),
+        rec=_recurrence(run, steps, epochs, sig, t.min_excess),
         shape=shape,
         causes=_unique(causes),
         has_lr=lr is not None,

@@ -18,6 +18,7 @@ from itertools import pairwise
 import numpy as np
 
 from logdoctor.diagnosis.epochs import Epochs
+from logdoctor.stats.rolling import rolling_median
 
 #: Rows per epoch pair the test needs (fewer: no claim either way).
 MIN_PAIRS = 20
@@ -54,11 +55,8 @@ class FixedOrder:
 
 
 def _highpass(v: np.ndarray) -> np.ndarray:
-    """``v`` minus its centred running median over ``SMOOTH_ROWS`` rows (edges: what is there)."""
-    h = SMOOTH_ROWS // 2
-    padded = np.r_[np.full(h, v[0]), v, np.full(h, v[-1])]
-    windows = np.lib.stride_tricks.sliding_window_view(padded, SMOOTH_ROWS)
-    return v - np.median(windows, axis=1)
+    """``v`` minus its centred running median over ``SMOOTH_ROWS`` rows (edges: the nearest value repeated)."""
+    return v - rolling_median(v, SMOOTH_ROWS, "nearest")
 
 
 def epoch_slices(epoch: np.ndarray, limit: int = MAX_EPOCH_PAIRS + 1) -> list[tuple[int, int]]:

@@ -11,6 +11,7 @@ from logdoctor.diagnosis import windows as win
 from logdoctor.diagnosis.facts import Facts
 from logdoctor.diagnosis.lengthstats import OrderStats, column
 from logdoctor.diagnosis.recurrence import Recurrence
+from logdoctor.diagnosis.thresholds import Thresholds
 from logdoctor.diagnosis.verdicts import EvidenceDict, _tracks, confidence, evidence, rounded
 from logdoctor.model import SEQS, Run, Verdict
 
@@ -24,10 +25,14 @@ HINT = (
 )
 
 
-def windowed(f: Facts, o: OrderStats, static: bool) -> bool:
+#: Length resets at most this share of the epoch apart are windows inside it (a sort per window).
+MAX_WINDOW_EPOCHS = 0.8
+
+
+def windowed(f: Facts, o: OrderStats, static: bool, t: Thresholds) -> bool:
     """Sorted runs inside windows, recomposed each epoch (else `sorted`: a full or fixed order).
 
-    With the epoch from the log: resets spaced at most 0.8 epoch; or, on a small dataset whose
+    With the epoch from the log: resets spaced at most ``MAX_WINDOW_EPOCHS`` epoch; or, on a small dataset whose
     windows are about an epoch long, windows that do not recur (a full sort gives the same batches
     every epoch) and resets that are not all at epoch boundaries. With the epoch inferred from the
     resets themselves, the windows must not recur. A fixed order (static windows) stays `sorted`.
@@ -35,10 +40,10 @@ def windowed(f: Facts, o: OrderStats, static: bool) -> bool:
     if len(o.resets) < 2 or not o.reset_spacing or static or f.epochs is None:
         return False
     spe = f.epochs.steps_per_epoch
-    recomposed = f.rec is not None and f.rec.decidable and f.rec.excess < 0.5
+    recomposed = t.recomposed(f.rec)
     if not spe or f.epochs.source.startswith("inferred from batch-length resets"):
         return recomposed
-    if o.reset_spacing <= 0.8 * spe:
+    if o.reset_spacing <= MAX_WINDOW_EPOCHS * spe:
         return True
     starts = np.asarray(f.epochs.starts, dtype=float)
     off = [min(abs(starts - r)) > 0.1 * spe for r in o.resets]
@@ -74,7 +79,7 @@ def windows_undecided(f: Facts, o: OrderStats, at: int) -> Verdict:
                    "Analyse again after the second epoch (and log batch_fp every step).", ev)
 
 
-def from_stats(f: Facts, o: OrderStats, min_lag1: float, min_mono: float, hf_steps: int | None = None) -> Verdict:
+def from_stats(f: Facts, o: OrderStats, t: Thresholds, hf_steps: int | None = None) -> Verdict:
     """Sorted windows, recomposed every epoch (``hf_steps``: HF's megabatch for this run's sizes)."""
     sampler = mb.window_sampler(o.reset_spacing or 0.0, hf_steps)
     summary = (
@@ -83,17 +88,16 @@ def from_stats(f: Facts, o: OrderStats, min_lag1: float, min_mono: float, hf_ste
         f"{COST}."
     )
     ev = evidence(f) | {"megabatch_period": rounded(o.reset_spacing, 1), "megabatch_sampler": sampler}
-    m = 1.5 + 3 * min((o.lag1 - min_lag1) / 0.5, (o.monotone_frac - min_mono) / 0.3)
-    return Verdict("grouped", confidence(m), "length-grouped megabatches", summary, HINT, ev)
+    return Verdict("grouped", confidence(t.order_margin(o)), "length-grouped megabatches", summary, HINT, ev)
 
 
 def loss_match(f: Facts) -> mb.Match | None:
-    """An LD201 loss period (p < 1e-3) at the megabatch length, not the epoch's; else the
-    candidate megabatch periods tested directly (LD201 searches every period and may stop at the
-    harmonics of a sawtooth)."""
-    period, p = f.period.get("period"), f.period.get("p_value", 1.0)
+    """An LD201 loss period at the megabatch length, not the epoch's; else the candidate
+    megabatch periods tested directly (LD201 searches every period and may stop at the harmonics
+    of a sawtooth)."""
+    period = f.other_period
     spe = f.epochs.steps_per_epoch if f.epochs else None
-    if period and p < 1e-3 and not (spe and abs(period / spe - 1) <= 0.1):
+    if period is not None:
         found = mb.match_rows(period, spe) if f.rows_only else mb.match_steps(period, f.stride, spe)
         if found is not None:
             return found
@@ -154,8 +158,8 @@ def averaged_reason(f: Facts) -> str:
     """Why the loss cannot show a megabatch period (logging averages it away), or what an
     unmatched loss period could be."""
     spe = f.epochs.steps_per_epoch if f.epochs else None
-    period, p = f.period.get("period"), f.period.get("p_value", 1.0)
-    if period and p < 1e-3 and not (spe and abs(period / spe - 1) <= 0.1):
+    period = f.other_period
+    if period is not None:
         unit = "logged rows" if f.rows_only else "steps"
         return (
             f"; the loss repeats every {period:.1f} {unit} (LD201), which matches no known megabatch "
@@ -170,12 +174,13 @@ def averaged_reason(f: Facts) -> str:
     )
 
 
-def stats_windows(run: Run, f: Facts) -> win.Search:
+def stats_windows(run: Run, f: Facts, t: Thresholds) -> win.Search:
     """HF's megabatch window for this run's sizes, and the observed reset spacing, tested on the
-    batch statistics (nothing found without usable batch lengths)."""
+    batch statistics (nothing found without usable batch lengths); a window's changes go one way
+    at least as often as the sorted rule asks (``t.min_monotone``)."""
     if f.x is None or f.order is None:
         return win.Search(None, None, False, 1)
-    return win.find(f.steps, f.x, column(run, SEQS), f.epochs, f.order.reset_spacing)
+    return win.find(f.steps, f.x, column(run, SEQS), f.epochs, f.order.reset_spacing, t.min_monotone)
 
 
 def hidden(search: win.Search) -> str:

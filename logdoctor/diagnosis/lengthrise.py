@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from logdoctor.detectors.nonfinite import DivergenceDetector
+from logdoctor.detectors.divergence import DivergenceDetector
 from logdoctor.detectors.robust import Series
 from logdoctor.model import Finding
 

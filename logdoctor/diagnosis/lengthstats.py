@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from logdoctor.detectors import robust
 from logdoctor.model import LEN_MAX, LEN_MEAN, SEQS, STEP, TOKENS, Run
+from logdoctor.stats.ranks import rank_average, spearman
 from logdoctor.structure import columns
 
 
@@ -51,7 +51,7 @@ def lag1_rank_corr(x: np.ndarray) -> float:
     f = x[np.isfinite(x)]
     if f.size < 4 or np.ptp(f) == 0:
         return 0.0
-    r = robust.rank_average(f)
+    r = rank_average(f)
     return float(np.corrcoef(r[:-1], r[1:])[0, 1])
 
 
@@ -192,7 +192,7 @@ def loss_length(resid: np.ndarray, x: np.ndarray) -> LossLength | None:
     n = int(ok.sum())
     if n < 10 or np.ptp(x[ok]) == 0 or np.ptp(resid[ok]) == 0:
         return None
-    rho, p_value = robust.spearman(resid[ok], x[ok])
+    rho, p_value = spearman(resid[ok], x[ok])
     half = 1.96 / np.sqrt(max(n - 3, 1))
     zr = np.arctanh(np.clip(rho, -0.999999, 0.999999))
     return LossLength(

@@ -13,22 +13,13 @@ from logdoctor.model import Verdict
 SPIKE_CAUSES = frozenset({"bad_batches", "instability"})
 
 
-def open_period(f: Facts) -> float | None:
-    """A significant loss period (LD201, p < 1e-3) that is not the epoch's, else None."""
-    period, p = f.period.get("period"), f.period.get("p_value", 1.0)
-    spe = f.epochs.steps_per_epoch if f.epochs else None
-    if not period or p >= 1e-3 or (spe and abs(period / spe - 1) <= 0.1):
-        return None
-    return period
-
-
 def cannot_clear(f: Facts) -> bool:
     """No usable batch length, and every cause is a spike that batch length may explain, or a
     resume beside a loss period (a resume explains the jump after it, never a period)."""
     keys = {c.key for c in f.causes}
     if f.order is not None or not keys:
         return False
-    return keys <= SPIKE_CAUSES or (keys <= SPIKE_CAUSES | {"resume"} and open_period(f) is not None)
+    return keys <= SPIKE_CAUSES or (keys <= SPIKE_CAUSES | {"resume"} and f.other_period is not None)
 
 
 def ruled_out(f: Facts, megabatch_tested: bool) -> tuple[str, ...]:
@@ -64,7 +55,6 @@ def ruled_out_text(items: tuple[str, ...]) -> str:
 def spikes_verdict(f: Facts, megabatch_tested: bool) -> Verdict:
     """Loss spikes (or grad-norm spikes with loss jumps) and no batch length to compare them with."""
     spikes = [c for c in f.causes if c.key in SPIKE_CAUSES]
-    period = open_period(f)
     if spikes:
         c = spikes[0]
         n = c.evidence.get("loss_spikes", c.evidence.get("grad_norm_spikes_with_loss"))
@@ -77,7 +67,7 @@ def spikes_verdict(f: Facts, megabatch_tested: bool) -> Verdict:
         )
         cause = "spikes without batch statistics"
     else:
-        c = f.causes[0]
+        c, period = f.causes[0], f.other_period or 0.0
         head = (
             f"The loss repeats every {period:.1f} steps (LD201), which {c.label} cannot cause (a resume explains "
             "the jump after it, never a period), and the log has no batch length to tell whether batching does"

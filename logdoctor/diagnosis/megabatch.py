@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from logdoctor.detectors.tails import f_sf
+from logdoctor.stats.distributions import f_sf
 
 #: HF's default (and largest) megabatch, in optimizer steps.
 HF_MEGABATCH = 50

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from logdoctor.detectors.tails import binom_cdf, lgamma_of_integers, nbinom_cdf
+from logdoctor.stats.distributions import binom_cdf, lgamma_of_integers, nbinom_cdf
 
 
 @dataclass(frozen=True, slots=True)

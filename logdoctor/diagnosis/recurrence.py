@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from logdoctor.diagnosis.occupancy import Pairs
 
 SIGNATURE_COLUMNS = (SEQS, TOKENS, LEN_MIN, LEN_MAX, LEN_MEAN)
+#: The signature test decides only where a static run's same-epoch pairs would reach this p-value
+#: (ten times below the verdict's default ``max_p``), else static can be neither seen nor ruled out.
+DECIDABLE_P = 1e-7
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,13 +46,15 @@ class Recurrence:
             0 for fingerprints.
         expected_if_static: share expected if every batch recurred (given the logging stride).
         excess: ≈1 static, ≈0 recomposed. Signatures: ``fraction / expected_if_static`` when
-            below 0.5 (static ruled out), else the smaller of it and ``Pairs.excess``;
-            fingerprints: ``fraction / expected_if_static``.
+            below the verdict's ``min_excess`` (static ruled out), else the smaller of it and
+            ``Pairs.excess``; fingerprints: ``fraction / expected_if_static``.
         p_value: signatures: lower-tail p of the same-epoch pairs; fingerprints: normal tail of
             the recurrence count against zero chance.
         n: batches compared.
         by_epoch: ``fraction`` for each epoch (the first is 0 by definition).
         pairs: the signature occupancy test (None for fingerprints).
+        decidable: enough logged batches would recur under static composition to tell it apart
+            (see ``_decidable``).
     """
 
     kind: str
@@ -62,22 +67,19 @@ class Recurrence:
     n: int
     by_epoch: tuple[float, ...]
     pairs: Pairs | None = None
+    decidable: bool = False
 
-    @property
-    def decidable(self) -> bool:
-        """Enough logged batches would recur under static composition to tell it apart. Too few
-        recurrences rule static out directly (chance only adds recurrences); many need the
-        signature occupancy test to be decisive: the same-epoch pairs a static run would show
-        have p < 1e-7 under the permutation null."""
-        base = self.n * self.expected_if_static >= 10 and self.expected_if_static >= 0.1
-        if self.pairs is None or self.fraction < 0.5 * self.expected_if_static:
-            return base
-        return base and self.pairs.p_if_static < 1e-7
 
-    @property
-    def static(self) -> bool:
-        """Batches recur far beyond chance: static composition."""
-        return self.decidable and self.excess >= 0.5 and self.p_value < 1e-6
+def _decidable(n: int, share: float, expected: float, pairs: Pairs | None, min_excess: float) -> bool:
+    """Enough logged batches would recur under static composition to tell it apart. Too few
+    recurrences (``share`` of the static expectation below ``min_excess``) rule static out
+    directly (chance only adds recurrences); more need the signature occupancy test to be
+    decisive: the same-epoch pairs a static run would show have p < ``DECIDABLE_P`` under the
+    permutation null."""
+    base = n * expected >= 10 and expected >= 0.1
+    if pairs is None or share < min_excess:
+        return base
+    return base and pairs.p_if_static < DECIDABLE_P
 
 
 def signature_ids(run: Run, use_fingerprint: bool = True) -> tuple[np.ndarray, tuple[str, ...], str] | None:
@@ -153,9 +155,13 @@ def recurrence(
     kind: str,
     columns: tuple[str, ...],
     exclude: np.ndarray | None = None,
+    *,
+    min_excess: float,
 ) -> Recurrence | None:
     """Measure recurrence; ``stride`` is steps per logged row, ``exclude`` marks rows to ignore
-    (single-sequence batches, whose composition is fixed under any strategy). None with one epoch.
+    (single-sequence batches, whose composition is fixed under any strategy), ``min_excess`` the
+    verdict's threshold (a share of the static expectation below it rules static out). None with
+    one epoch.
     """
     keep = np.ones(ids.size, bool) if exclude is None else ~exclude
     ids, epoch = ids[keep], epoch[keep]
@@ -178,11 +184,15 @@ def recurrence(
         chance_share = chance(ids, epoch)
         pairs = same_epoch_pairs(ids, epoch, f)
         share = frac / expected if expected > 0 else 0.0
-        excess = share if share < 0.5 else min(share, pairs.excess)
-        return Recurrence(kind, columns, frac, chance_share, expected, excess, pairs.p_value, n, by_epoch, pairs)
+        excess = share if share < min_excess else min(share, pairs.excess)
+        decidable = _decidable(n, share, expected, pairs, min_excess)
+        return Recurrence(kind, columns, frac, chance_share, expected, excess, pairs.p_value, n, by_epoch, pairs,
+                          decidable)
     k = float(seen[later].sum())  # fingerprints: distinct batches never share one (chance 0)
     p = 0.5 * math.erfc(k / math.sqrt(2.0))  # normal upper tail
-    return Recurrence(kind, columns, frac, 0.0, expected, frac / expected if expected else 0.0, p, n, by_epoch)
+    share = frac / expected if expected else 0.0
+    return Recurrence(kind, columns, frac, 0.0, expected, share, p, n, by_epoch,
+                      decidable=_decidable(n, share, expected, None, min_excess))
 
 
 def _share_by_epoch(seen: np.ndarray, epoch: np.ndarray) -> tuple[float, ...]:

@@ -11,6 +11,7 @@ from logdoctor.diagnosis.epochs import EpochShape
 from logdoctor.diagnosis.facts import MIN_LENGTH_STEPS, Facts
 from logdoctor.diagnosis.lengthstats import OrderStats, tracks
 from logdoctor.diagnosis.recurrence import Recurrence
+from logdoctor.diagnosis.thresholds import Thresholds
 from logdoctor.model import Verdict
 
 EvidenceDict = dict[str, float | int | str | bool | None]
@@ -119,7 +120,7 @@ def _tracks(f: Facts) -> str:
     return f"; the loss follows batch length (ρ={c.rho:.2f})"
 
 
-def sorted_verdict(f: Facts, o: OrderStats, min_lag1: float, min_mono: float) -> Verdict:
+def sorted_verdict(f: Facts, o: OrderStats, t: Thresholds) -> Verdict:
     """Batches fed in length order, fully (resets at the epoch) or within windows."""
     spe = f.epochs.steps_per_epoch if f.epochs else None
     per_epoch = spe and o.reset_spacing and 0.8 <= o.reset_spacing / spe <= 1.25
@@ -130,13 +131,12 @@ def sorted_verdict(f: Facts, o: OrderStats, min_lag1: float, min_mono: float) ->
     )
     period = " with the epoch as its period" if per_epoch else ""
     summary = f"Batches are fed in {o.direction} length order {where}{_tracks(f)}{period}."
-    m = 1.5 + 3 * min((o.lag1 - min_lag1) / 0.5, (o.monotone_frac - min_mono) / 0.3)
     return Verdict(
-        "sorted", confidence(m), "length-sorted batches", summary, _buckets_hint(f), evidence(f)
+        "sorted", confidence(t.order_margin(o)), "length-sorted batches", summary, _buckets_hint(f), evidence(f)
     )
 
 
-def static_verdict(f: Facts, r: Recurrence, min_excess: float) -> Verdict:
+def static_verdict(f: Facts, r: Recurrence, t: Thresholds) -> Verdict:
     """The same batches every epoch, only their order shuffled."""
     what = "batch fingerprints" if r.kind == "fingerprint" else "batch signatures"
     summary = (
@@ -146,7 +146,7 @@ def static_verdict(f: Facts, r: Recurrence, min_excess: float) -> Verdict:
         f"{_tracks(f)}."
     )
     scale = 0.05 if r.kind == "fingerprint" else 0.15
-    m = (2.5 if r.kind == "fingerprint" else 1.5) + (r.excess - min_excess) / scale
+    m = (2.5 if r.kind == "fingerprint" else 1.5) + (r.excess - t.min_excess) / scale
     return Verdict(
         "static",
         confidence(m),
@@ -180,7 +180,7 @@ def _occupancy(r: Recurrence) -> str:
     )
 
 
-def _order_text(f: Facts, min_lag1: float) -> str:
+def _order_text(f: Facts, t: Thresholds) -> str:
     if f.order is None and f.x_source and f.steps.size < MIN_LENGTH_STEPS:
         return (f"judged from the loss: batch statistics ({f.x_source}) are logged on only "
                 f"{f.steps.size} steps, too few to check it")
@@ -191,7 +191,7 @@ def _order_text(f: Facts, min_lag1: float) -> str:
         return "the log has no per-batch statistics to rule batching out entirely"
     if f.order_hidden:
         return f"batch order cannot be judged: {f.order_hidden}"
-    if f.order.lag1 < min_lag1:
+    if f.order.lag1 < t.min_lag1:
         return f"batch order is random (lag-1 length correlation {f.order.lag1:.2f})"
     # a steady drift with no reset and no loss tracking: a curriculum or a slow trend, not sorting
     return (
@@ -200,18 +200,18 @@ def _order_text(f: Facts, min_lag1: float) -> str:
     )
 
 
-def not_batching_verdict(f: Facts, min_lag1: float) -> Verdict:
+def not_batching_verdict(f: Facts, t: Thresholds) -> Verdict:
     """Something is wrong, and the evidence points away from batching."""
     c = f.causes[0]
     others = [x.label for x in f.causes[1:]]
     extra = f" (also: {'; '.join(others)})" if others else ""
     if c.key in _INFO_CAUSES or not c.problem:  # a pattern, not a fault: information, not "the loss problem"
-        summary = f"The loss shows {c.label}{extra}, which is not a batching fault: {_order_text(f, min_lag1)}."
+        summary = f"The loss shows {c.label}{extra}, which is not a batching fault: {_order_text(f, t)}."
     else:
-        summary = f"The loss problem comes from {c.label}{extra}, not from batching: {_order_text(f, min_lag1)}."
+        summary = f"The loss problem comes from {c.label}{extra}, not from batching: {_order_text(f, t)}."
     ev = evidence(f) | {f"cause_{k}": v for k, v in c.evidence.items()}
     ev["cause_is_problem"] = c.key not in _INFO_CAUSES and c.problem  # the headline and this line agree
-    order_margin = (min_lag1 - f.order.lag1) / 0.1 if f.order is not None else 2.0
+    order_margin = (t.min_lag1 - f.order.lag1) / 0.1 if f.order is not None else 2.0
     m = 1.0 + 2.0 * c.strength + float(np.clip(order_margin, -1.0, 2.0))
     hint = codes.RULES[_CAUSE_CODE.get(c.key, "LD101")].action
     return Verdict("not_batching", confidence(m), c.label, summary, hint, ev)
@@ -239,9 +239,7 @@ def loss_only_sorted_verdict(f: Facts, s: EpochShape) -> Verdict:
         f"boundary, drifting back within the epoch) that the lr does not "
         f"explain: batches are most likely fed in length order; {LOG_WHAT} to confirm."
     )
-    ratio = f.period.get("period", 0.0) / (f.epochs.steps_per_epoch or 1) if f.epochs else 0.0
-    periodic = abs(ratio - 1) < 0.1 and f.period.get("p_value", 1.0) < 1e-3  # LD201 agrees
-    m = (1.5 if periodic else 0.5) + min(
+    m = (1.5 if f.period_is_epoch else 0.5) + min(  # LD201 agrees: the loss repeats with the epoch
         (s.sawtooth_ratio - 0.5) / 0.25, (abs(s.jump_z) - 5) / 5, (s.phase_r2 - 0.1) / 0.1
     )
     return Verdict(
@@ -291,7 +289,7 @@ def _partial_stats_text(f: Facts) -> str:
     return f"The log has per-batch {cols}, but {why}, so batch order and composition cannot be read from them,"
 
 
-def static_undecidable_verdict(f: Facts, min_lag1: float) -> Verdict:
+def static_undecidable_verdict(f: Facts, t: Thresholds) -> Verdict:
     """Order is random, but recomposition across epochs cannot be checked."""
     reason = (
         "no epoch information"
@@ -303,7 +301,7 @@ def static_undecidable_verdict(f: Facts, min_lag1: float) -> Verdict:
         else f"batch recurrence {f.rec.excess:.0%} of the way to static, no more than chance gives"
     )
     head = (f"The batch order cannot be judged ({f.order_hidden})" if f.order_hidden
-            else f"Batches are not fed in length order ({_order_text(f, min_lag1)})")
+            else f"Batches are not fed in length order ({_order_text(f, t)})")
     summary = (
         f"{head}, {'and' if f.order_hidden else 'but'} with {reason} the log "
         "cannot tell "
@@ -319,17 +317,17 @@ def static_undecidable_verdict(f: Facts, min_lag1: float) -> Verdict:
     )
 
 
-def healthy_verdict(f: Facts, r: Recurrence, min_lag1: float, min_excess: float) -> Verdict:
+def healthy_verdict(f: Facts, r: Recurrence, t: Thresholds) -> Verdict:
     """Random order, recomposed every epoch, nothing else wrong."""
     o = f.order
-    order = f"; {_order_text(f, min_lag1)}" if o is not None else ""
+    order = f"; {_order_text(f, t)}" if o is not None else ""
     summary = (
         f"Batches are recomposed every epoch ({r.fraction:.1%} recur vs {r.chance:.1%} by chance)"
         f"{order}; "
         f"nothing in the loss points at the data pipeline{_tracks(f)}."
     )
     m = 1.0 + min(
-        3.0, (min_excess - r.excess) / 0.15, (min_lag1 - o.lag1) / 0.1 if o is not None else 3.0
+        3.0, (t.min_excess - r.excess) / 0.15, (t.min_lag1 - o.lag1) / 0.1 if o is not None else 3.0
     )
     return Verdict(
         "healthy", confidence(m), "recomposed, shuffled batches", summary, "", evidence(f)

@@ -17,7 +17,7 @@ spacing of the observed resets), with windows anchored at each epoch's first ste
 - *boundaries*: the changes from one window into the next must mostly jump back (a whole-epoch sort
   moves on the same way there; it is the sorted verdict's case).
 
-Both shares must also reach ``MIN_SHARE`` (an effect size, not only a p-value).
+Both shares must also reach the sorted rule's ``min_monotone`` (an effect size, not only a p-value).
 """
 
 from __future__ import annotations
@@ -26,19 +26,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from logdoctor.detectors.tails import binom_sf
 from logdoctor.diagnosis.epochs import Epochs
 from logdoctor.diagnosis.megabatch import HF_MEGABATCH
+from logdoctor.stats.distributions import binom_sf
 
 #: Per candidate and direction (at most 2 × 2 tests): family-wise at most 4e-4, below LD201's 1e-3.
 ALPHA = 1e-4
 #: Within-window changes needed before a window size is judged at all.
 MIN_PAIRS = 8
-#: Least share of within-window changes going one way, and of window starts jumping back: the sorted
-#: rule's ``min_monotone``. A random order gives 1/2; on ~10^5 changes a shuffle whose batch lengths
-#: are slightly anticorrelated (token budgets) reaches p < 1e-4 at 51%, so significance alone is not
-#: enough; HF's windows give 100% (real runs, fixtures/realruns).
-MIN_SHARE = 0.7
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,11 +67,17 @@ class Windows:
         """The window is the size HF's formula gives this run."""
         return self.hf_mult is not None and self.steps == self.hf_mult
 
-    @property
-    def found(self) -> bool:
-        """Sorted windows beyond chance, jumping back at most window boundaries."""
-        return (self.p_within < ALPHA and self.along >= MIN_SHARE * self.within and self.bounds > 0
-                and self.back >= MIN_SHARE * self.bounds)
+    def found(self, min_share: float) -> bool:
+        """Sorted windows beyond chance, jumping back at most window boundaries.
+
+        ``min_share`` (the sorted rule's ``min_monotone``): least share of within-window changes
+        going one way, and of window starts jumping back. A random order gives 1/2; on ~10^5
+        changes a shuffle whose batch lengths are slightly anticorrelated (token budgets) reaches
+        p < 1e-4 at 51%, so significance alone is not enough; HF's windows give 100% (real runs,
+        fixtures/realruns).
+        """
+        return (self.p_within < ALPHA and self.along >= min_share * self.within and self.bounds > 0
+                and self.back >= min_share * self.bounds)
 
 
 def hf_mult(samples: int, batch: int) -> int:
@@ -158,8 +159,9 @@ class Search:
 
 
 def find(steps: np.ndarray, x: np.ndarray, seqs: np.ndarray | None, epochs: Epochs | None,
-         spacing: float | None) -> Search:
-    """Test HF's window for this run's sizes and the observed reset spacing."""
+         spacing: float | None, min_share: float) -> Search:
+    """Test HF's window for this run's sizes and the observed reset spacing (``min_share``: see
+    ``Windows.found``)."""
     if epochs is None or not epochs.steps_per_epoch or steps.size < 2:
         return Search(None, None, False, 1)
     spe = epochs.steps_per_epoch
@@ -168,5 +170,5 @@ def find(steps: np.ndarray, x: np.ndarray, seqs: np.ndarray | None, epochs: Epoc
     hf = hf_mult(samples, batch) if samples and batch else None
     tried = [t for m in candidates(hf, spacing, spe) if (t := signs(steps, x, epochs, m, hf, size)) is not None]
     stride = max(1, int(np.median(np.diff(steps))))
-    return Search(next((t for t in tried if t.found), None), hf if hf and 2 <= hf <= 0.9 * spe else None,
+    return Search(next((t for t in tried if t.found(min_share)), None), hf if hf and 2 <= hf <= 0.9 * spe else None,
                   any(t.is_hf for t in tried), stride)

@@ -10,9 +10,9 @@ import numpy as np
 
 from logdoctor import sanitize
 from logdoctor.detectors.evalseries import main_eval_loss
-from logdoctor.detectors.robust import rolling_median
 from logdoctor.model import STEP, Report
 from logdoctor.renderers.spans import finding_spans, run_wide
+from logdoctor.stats.rolling import rolling_median
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

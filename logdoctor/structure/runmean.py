@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 
 from logdoctor.model import ACC, EPOCH, LOSS, STEP
-from logdoctor.structure.median import median
+from logdoctor.stats.median import median
 
 SLOPE = -0.6
 MIN_BINS = 5

@@ -96,7 +96,7 @@ def test_epoch_period_under_memorisation_is_not_a_data_order_warning(reallogs_di
     assert all(f.evidence.get("explained_by") == "epoch-staircase" for f in period)
     run = pipeline.load(str(path))
     found = codes.finding("LD201", "period", evidence={"period": 961.56}, severity=Severity.WARNING)
-    (out,) = attribute([found], report.verdict, gather(run, [], 0.05))
+    (out,) = attribute([found], report.verdict, gather(run, []))
     assert out.severity is Severity.INFO and out.evidence["explained_by"] == "epoch-staircase"
     assert "loss problem" not in report.verdict.summary
     text = get_renderer("text")(width=120).render(report)

@@ -34,7 +34,7 @@ def _heavy_after(args: list[str], pre: str = "") -> list[str]:
     """Run ``logdoctor ARGS`` in a fresh interpreter; the heavy (or ``UNUSED``) modules it left in sys.modules.
 
     The two compiled extensions loaded by file without their package ``__init__`` (ruptures'
-    search, detectors/kernelcpd.py; scipy's 1-D median filter, detectors/ndmedian.py) are allowed.
+    search, detectors/kernelcpd.py; scipy's 1-D median filter, stats/ndmedian.py) are allowed.
     """
     code = (
         f"import json, sys; {pre}\n"

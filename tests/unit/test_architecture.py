@@ -29,12 +29,16 @@ NEVER: dict[str, set[str]] = {
     "exitcodes": {"ingest", "structure", "detectors", "diagnosis", "renderers", "tail", "pipeline", "cli"},
     "options": {"ingest", "structure", "detectors", "diagnosis", "renderers", "tail", "pipeline", "cli"},
     "config": {"structure", "detectors", "diagnosis", "renderers", "tail", "pipeline", "cli"},
+    # the statistics every stage shares (rolling medians, robust scales, ranks, runs, distribution
+    # tails): a leaf, numpy and scipy only
+    "stats": {"model", "errors", "codes", "exitcodes", "options", "config", "ingest", "structure", "detectors",
+              "diagnosis", "renderers", "tail", "pipeline", "cli", "buckets", "bucketing", "emit"},
 }
 # compare/ (the `compare` command): built on pipeline + diagnosis (+ detectors' spectral code, the
 # model and the renderers' report JSON); no stage imports it, and it reaches no stage below pipeline
 NEVER["compare"] = {"ingest", "structure", "tail", "cli", "buckets", "bucketing"}
 for _room_name in ("ingest", "structure", "detectors", "diagnosis", "renderers", "tail", "bucketing",
-                   "model", "errors", "codes", "exitcodes", "config"):
+                   "model", "errors", "codes", "exitcodes", "config", "stats"):
     NEVER[_room_name].add("compare")
 NEVER["pipeline"] = {"compare", "cli"}
 

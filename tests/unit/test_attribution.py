@@ -39,7 +39,7 @@ def test_other_verdicts_leave_findings_alone(name: str) -> None:
 
 def test_a_change_far_from_any_reset_is_not_explained() -> None:
     run = pipeline.load(str(FIX / "example.log"))
-    facts = gather(run, [], 0.05)
+    facts = gather(run, [])
     verdict = BatchingDiagnosis().diagnose(run, []).verdict
     near, far = facts.order.resets[0], facts.order.resets[0] + 30  # type: ignore[union-attr]
     found = [
@@ -75,7 +75,7 @@ def test_reports_count_explained_findings_in_one_line_unless_verbose(fmt: str) -
 
 def test_jumps_right_after_a_resume_are_explained_by_it() -> None:
     run = pipeline.load(str(FIX / "example.log"))
-    facts = gather(run, [], 0.05)
+    facts = gather(run, [])
     verdict = BatchingDiagnosis().diagnose(run, []).verdict
     found = [
         codes.finding("LD403", "rise", first_step=301, last_step=340, severity=Severity.WARNING),  # 1 row after
@@ -100,7 +100,7 @@ def test_marian_resume_jumps_read_as_one_finding_each(reallogs_dir: Path) -> Non
 
 def test_a_rise_inside_one_epoch_is_the_sorted_drift_but_one_across_resets_is_not() -> None:
     run = pipeline.load(str(FIX / "sim" / "sorted_asc.log"))
-    facts = gather(run, [], 0.05)
+    facts = gather(run, [])
     verdict = BatchingDiagnosis().diagnose(run, []).verdict
     assert verdict.batching == "sorted"
     inside = codes.finding("LD403", "rise", first_step=238, last_step=299, severity=Severity.WARNING)

@@ -13,7 +13,7 @@ from scipy import integrate, special, stats
 
 from logdoctor.detectors import bandnull
 from logdoctor.detectors.spectral import periodogram
-from logdoctor.detectors.tails import gamma_logsf, gamma_logsf_real
+from logdoctor.stats.distributions import gamma_logsf, gamma_logsf_real
 
 
 def test_real_shape_gamma_tail_equals_scipy() -> None:
@@ -104,7 +104,7 @@ def test_peak_tests_need_no_scipy_and_are_more_conservative_than_the_plain_gamma
     code = (
         "import sys, numpy as np\n"
         "from logdoctor.detectors.spectral import spectrum, peak_tests\n"
-        "from logdoctor.detectors.tails import gamma_logsf\n"
+        "from logdoctor.stats.distributions import gamma_logsf\n"
         "st = np.arange(400.0); x = np.random.default_rng(3).normal(size=400) + 0.6 * np.sin(st / 3)\n"
         "pk = peak_tests(spectrum(st, x), 400.0, top=1)[0]\n"
         "plain = float(np.exp(gamma_logsf(np.array([pk.statistic]), np.array([3]))[0]))\n"

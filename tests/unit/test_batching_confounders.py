@@ -11,17 +11,19 @@ import pytest
 from fixtures.simulator import EXPECTED_CAUSE as CAUSES
 from fixtures.simulator import LOSS_ONLY_UNDECIDED, SimConfig, as_run, simulate
 from logdoctor import codes
+from logdoctor.detectors.nonfinite import NonFiniteDetector
 from logdoctor.detectors.spikes import SpikeDetector
 from logdoctor.diagnosis.batching import BatchingDiagnosis
 from logdoctor.model import Finding, Run, RunMeta, Verdict, validate_run
 
 
 def verdict(cfg: SimConfig, findings: list[Finding] | None = None) -> Verdict:
-    """The verdict given the spike detector's findings (the verdict names no spike it lacks)."""
+    """The verdict given the spike and non-finite detectors' findings (the verdict names no spike
+    and no NaN that the report lacks)."""
     table, _ = simulate(cfg)
     run = as_run(table)
-    spikes = list(SpikeDetector().analyze(run).findings)
-    return BatchingDiagnosis().diagnose(run, spikes + (findings or [])).verdict
+    found = [*SpikeDetector().analyze(run).findings, *NonFiniteDetector().analyze(run).findings]
+    return BatchingDiagnosis().diagnose(run, found + (findings or [])).verdict
 
 
 @pytest.mark.parametrize("stats", [True, False])

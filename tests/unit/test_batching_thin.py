@@ -6,6 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from logdoctor.detectors.nonfinite import NonFiniteDetector
 from logdoctor.diagnosis.batching import BatchingDiagnosis
 from logdoctor.model import Run, RunMeta, validate_run
 
@@ -30,8 +31,9 @@ def test_short_runs_are_inconclusive(n: int) -> None:
 
 
 def test_all_nan_loss_is_not_batching() -> None:
-    v = BatchingDiagnosis().diagnose(run_of([float("nan")] * 50), []).verdict
-    assert v.batching == "not_batching" and v.evidence["cause_nonfinite_steps"] == 50
+    run = run_of([float("nan")] * 50)
+    v = BatchingDiagnosis().diagnose(run, NonFiniteDetector().analyze(run).findings).verdict
+    assert v.batching == "not_batching" and v.evidence["cause_from_finding"] == "LD001"
 
 
 def test_constant_loss_and_lengths() -> None:

@@ -1,4 +1,4 @@
-"""Binomial tails above 100k trials without scipy (detectors/binomtail.py) agree with scipy to 1e-9.
+"""Binomial tails above 100k trials without scipy (stats/binomtail.py) agree with scipy to 1e-9.
 
 Only ``tails.binom_sf`` with more than ``LARGE_N`` trials takes this path (the sign test of a long
 run's batch lengths); smaller ones keep their numbers (check.sh, bit for bit).
@@ -11,7 +11,8 @@ import math
 import pytest
 from scipy import special
 
-from logdoctor.detectors import binomtail, tails
+from logdoctor.stats import binomtail
+from logdoctor.stats import distributions as tails
 
 #: The stated tolerance (relative; absolute below 1e-300).
 TOL = 1e-9
@@ -45,7 +46,7 @@ def test_a_long_sign_test_imports_no_scipy() -> None:
     import sys
 
     code = (
-        "import sys; from logdoctor.detectors.tails import binom_sf; "
+        "import sys; from logdoctor.stats.distributions import binom_sf; "
         "v = binom_sf(500_700 - 1, 1_000_000, 0.5); assert 0 < v < 0.1, v; "
         "print(sorted(m for m in sys.modules if m.startswith('scipy.special')))"
     )

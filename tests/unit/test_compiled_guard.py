@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from logdoctor.detectors import extload, kernelcpd, ndmedian, robust
+from logdoctor.detectors import kernelcpd, robust
+from logdoctor.stats import extload, ndmedian
 
 
 @pytest.fixture(autouse=True)

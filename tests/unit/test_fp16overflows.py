@@ -13,9 +13,9 @@ from scipy import stats
 from logdoctor import pipeline
 from logdoctor.detectors.fp16overflows import late_null
 from logdoctor.detectors.mixedprecision import MixedPrecisionDetector
-from logdoctor.detectors.tails import poisson_sf
 from logdoctor.ingest.parsers.overflows import scan_overflows, track_scalers
 from logdoctor.model import Report
+from logdoctor.stats.distributions import poisson_sf
 from tests.unit.synth import healthy, make_run
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fp16"

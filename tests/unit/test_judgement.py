@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ from logdoctor.detectors.spikes import SpikeDetector
 from logdoctor.diagnosis import facts, fixedorder
 from logdoctor.diagnosis.batching import BatchingDiagnosis
 from logdoctor.diagnosis.epochs import Epochs
+from logdoctor.diagnosis.thresholds import DEFAULT
 from logdoctor.exitcodes import gated_findings
 from logdoctor.model import Run, RunMeta, RunPart, Verdict, validate_run
 
@@ -107,7 +109,7 @@ def _docs() -> str:
 def test_docs_state_the_thresholds_the_code_uses() -> None:
     """One source: the numbers docs/verdict.md gives are the code's (it said z >= 10 while the code used 8)."""
     docs = _docs()
-    d = BatchingDiagnosis()
+    d = BatchingDiagnosis().thresholds
     assert f"min_lag1={d.min_lag1:g}, min_monotone={d.min_monotone:g}, min_excess={d.min_excess:g}" in docs
     assert f"robust z ≥ {facts.BAD_BATCH_Z_WITH_LENGTHS:g} with usable" in docs
     assert f"z ≥ {facts.BAD_BATCH_Z_LOSS_ONLY:g} from the loss alone" in docs
@@ -120,9 +122,9 @@ def test_gather_reads_the_sorted_thresholds_it_is_given() -> None:
     order passes the thresholds the verdict was configured with."""
     cfg = SimConfig(strategy="sorted_asc", n_samples=2500, seed=12)
     run = as_run(simulate(cfg)[0], epoch_column=False)
-    inferred = facts.gather(run, [], 0.05, (0.5, 0.7)).epochs
+    inferred = facts.gather(run, []).epochs
     assert inferred is not None and inferred.source.startswith("inferred from batch-length resets")
-    strict = facts.gather(run, [], 0.05, (0.99, 0.99)).epochs
+    strict = facts.gather(run, [], replace(DEFAULT, min_lag1=0.99, min_monotone=0.99)).epochs
     assert strict is None or not strict.source.startswith("inferred from batch-length resets")
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from logdoctor import pipeline
 from logdoctor.detectors import lrcause, lrevents
+from logdoctor.detectors.divergence import DivergenceDetector
 from logdoctor.detectors.lrschedule import LrScheduleDetector
-from logdoctor.detectors.nonfinite import DivergenceDetector
 from logdoctor.model import Run
 from tests.reports import report_of
 from tests.unit.synth import healthy, make_run

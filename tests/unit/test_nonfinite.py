@@ -7,7 +7,8 @@ import polars as pl
 import pytest
 
 from logdoctor import pipeline
-from logdoctor.detectors.nonfinite import DivergenceDetector, NonFiniteDetector
+from logdoctor.detectors.divergence import DivergenceDetector
+from logdoctor.detectors.nonfinite import NonFiniteDetector
 from logdoctor.detectors.tooshort import TooShortDetector
 from logdoctor.model import Run, Severity
 from tests.unit.synth import healthy, make_run, warmup_cosine

@@ -47,15 +47,3 @@ def test_check_options_names_where_key_and_what_is_allowed() -> None:
         check_options("spikes", specs, {"window": -5}, "f.toml")
     with pytest.raises(ConfigError, match=r"^f\.toml: unknown option spikes\.win \(known: window\)$"):
         check_options("spikes", specs, {"win": 5}, "f.toml")
-
-
-def test_docs_list_every_option_with_its_default_and_bounds() -> None:
-    from pathlib import Path
-
-    docs = (Path(__file__).resolve().parents[2] / "docs" / "reports.md").read_text(encoding="utf-8")
-    for name, cls in detectors().items():
-        line = next((li for li in docs.splitlines() if li.startswith(f"- `[{name}]`: ")), None)
-        assert line is not None, f"docs/reports.md lists no [{name}]"
-        defaults = {k: p.default for k, p in inspect.signature(cls).parameters.items()}
-        for o in cls.options:
-            assert f"`{o.name}` = {defaults[o.name]!r} ({o.allowed()})" in line, (name, o.name)

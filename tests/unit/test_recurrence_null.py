@@ -8,6 +8,7 @@ import pytest
 
 from logdoctor.diagnosis import recurrence as rc
 from logdoctor.diagnosis.batching import BatchingDiagnosis
+from logdoctor.diagnosis.thresholds import DEFAULT
 from tests.unit.synth import make_run
 
 
@@ -42,8 +43,8 @@ def test_iid_coarse_signatures_are_never_static(n: int, epochs: int, seed: int) 
         .to_numpy()
         .astype(np.int64)
     )
-    r = rc.recurrence(ids, cols["epoch"].astype(np.int64), 1.0, "signature", ("seqs",))
-    assert r is not None and not r.static
+    r = rc.recurrence(ids, cols["epoch"].astype(np.int64), 1.0, "signature", ("seqs",), min_excess=DEFAULT.min_excess)
+    assert r is not None and not DEFAULT.static(r)
     assert r.pairs is not None and abs(r.pairs.observed - r.pairs.expected) < 4 * r.pairs.sd
     assert abs(r.fraction - r.chance) < 0.05  # the null's expectation is right for i.i.d. draws
 
@@ -65,7 +66,8 @@ def test_null_p_values_are_uniform_for_iid_signatures() -> None:
     for seed in range(40):
         cols = _iid_batches(5_000, 6, 1000 + seed, spread=0.03)
         ids = np.unique(np.c_[cols["len_min"], cols["len_max"]], axis=0, return_inverse=True)[1]
-        r = rc.recurrence(ids.ravel(), cols["epoch"].astype(np.int64), 1.0, "signature", ("x",))
+        epoch = cols["epoch"].astype(np.int64)
+        r = rc.recurrence(ids.ravel(), epoch, 1.0, "signature", ("x",), min_excess=DEFAULT.min_excess)
         assert r is not None
         ps.append(r.p_value)
     assert 0.3 < float(np.mean(ps)) < 0.7 and min(ps) > 1e-4
@@ -76,8 +78,8 @@ def test_static_signatures_are_found_by_their_occupancy() -> None:
     base = rng.integers(0, 400, 2000)  # coarse: many batches share a signature within an epoch
     ids = np.concatenate([rng.permutation(base) for _ in range(6)])
     epoch = np.repeat(np.arange(6), base.size)
-    r = rc.recurrence(ids, epoch, 1.0, "signature", ("x",))
-    assert r is not None and r.static and r.excess > 0.8
+    r = rc.recurrence(ids, epoch, 1.0, "signature", ("x",), min_excess=DEFAULT.min_excess)
+    assert r is not None and DEFAULT.static(r) and r.excess > 0.8
     iid = rng.integers(0, 400, ids.size)
-    r0 = rc.recurrence(iid, epoch, 1.0, "signature", ("x",))
-    assert r0 is not None and not r0.static
+    r0 = rc.recurrence(iid, epoch, 1.0, "signature", ("x",), min_excess=DEFAULT.min_excess)
+    assert r0 is not None and not DEFAULT.static(r0)

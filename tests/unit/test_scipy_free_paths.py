@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from logdoctor.detectors.tails import binom_cdf, lgamma_of_integers, nbinom_cdf
 from logdoctor.diagnosis import occupancy
+from logdoctor.stats.distributions import binom_cdf, lgamma_of_integers, nbinom_cdf
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 40, 333, 5000, 120_000, 3_000_000])
@@ -78,23 +78,22 @@ def test_whole_run_rolling_median_equals_ndimage(
     n: int, window: int, mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Without scipy's compiled filter, windows too wide for numpy's window view (robust.trend's
-    whole-run window on block medians) slide a sorted window instead of importing scipy.ndimage:
-    the same values, ties included."""
+    whole-run window on block medians) fall back to scipy.ndimage: the same values, ties included."""
     from scipy import ndimage
 
-    from logdoctor.detectors import ndmedian, robust
+    from logdoctor.stats import ndmedian, rolling
 
     monkeypatch.setattr(ndmedian, "median_filter", lambda *args: None)
 
     x = np.random.default_rng(n + window).standard_cauchy(n)
     x[::7] = x[3]
-    got = robust.rolling_median(x, window, mode=mode)
+    got = rolling.rolling_median(x, window, mode=mode)
     np.testing.assert_array_equal(got, ndimage.median_filter(x, size=window | 1, mode=mode))
 
 
 @pytest.mark.parametrize("df", [0.3, 1.0, 1.5, 2.0, 3.0, 3.7, 4.0, 10.0, 300.0])
 def test_student_t_sf_and_quantile_equal_scipy(df: float) -> None:
-    from logdoctor.detectors.tails import t_ppf, t_sf
+    from logdoctor.stats.distributions import t_ppf, t_sf
 
     assert t_ppf(0.75, df) == pytest.approx(float(stats.t.ppf(0.75, df)), rel=1e-12)
     for x in (-3.0, 0.0, 0.1, 1.0, 2.5, 10.0, 50.0, 300.0, 1e4, 1e6):
@@ -103,7 +102,7 @@ def test_student_t_sf_and_quantile_equal_scipy(df: float) -> None:
 
 @pytest.mark.parametrize("lam", [0.0, 1e-9, 1e-3, 0.2, 1.0, 3.3, 17.0, 250.0, 4000.0, 1e5])
 def test_poisson_quantile_equals_scipy(lam: float) -> None:
-    from logdoctor.detectors.tails import poisson_ppf
+    from logdoctor.stats.distributions import poisson_ppf
 
     for q in (0.5, 0.9, 0.95, 0.99, 0.999, 1 - 1e-6):
         assert poisson_ppf(q, lam) == int(stats.poisson.ppf(q, lam)), q
@@ -111,7 +110,7 @@ def test_poisson_quantile_equals_scipy(lam: float) -> None:
 
 @pytest.mark.parametrize("n", [1, 3, 20, 400, 10_000, 200_000])
 def test_binomial_sf_equals_scipy(n: int) -> None:
-    from logdoctor.detectors.tails import binom_sf
+    from logdoctor.stats.distributions import binom_sf
 
     for p in (0.0, 1e-5, 0.01, 0.3, 0.9, 1.0):
         for k in (-1, 0, 1, n // 3, n // 2, n - 1, n):
@@ -137,7 +136,7 @@ def test_weighing_spikes_imports_no_scipy() -> None:
 def test_compiled_median_filter_equals_ndimage(n: int, mode: str) -> None:
     from scipy import ndimage
 
-    from logdoctor.detectors import ndmedian
+    from logdoctor.stats import ndmedian
 
     x = np.random.default_rng(n).standard_cauchy(n)
     x[::11] = x[0]

@@ -1,4 +1,4 @@
-"""The tails of tails.py against scipy.stats at extreme arguments: far tails keep their relative digits."""
+"""stats/distributions.py against scipy.stats at extreme arguments: far tails keep their relative digits."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from logdoctor.detectors import tails
+from logdoctor.stats import distributions as tails
 
 REL = 1e-10  # relative only (abs=0): pytest.approx otherwise accepts anything within 1e-12 of a 1e-37 tail
 

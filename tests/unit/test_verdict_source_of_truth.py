@@ -54,3 +54,16 @@ def test_spikes_silenced_by_the_user_are_not_blamed() -> None:
     assert quiet is not None and "bad_batches" not in str(quiet.evidence.get("causes"))
     ignored = analyze(run, AnalysisConfig(ignore=("LD101",))).verdict
     assert ignored is not None and "bad_batches" not in str(ignored.evidence.get("causes"))
+
+
+def test_non_finite_loss_is_named_only_with_ld001_in_the_report() -> None:
+    """LD001 decides non-finite loss; the verdict reads its finding and never decides it again: with
+    LD001 ignored (or absent), no verdict says "non-finite loss" under a report without it."""
+    table, _ = simulate(SimConfig(confounder="nan", n_samples=2500, seed=63))
+    run = as_run(table)
+    default = analyze(run)
+    assert "LD001" in {f.code for f in default.findings}
+    assert default.verdict.cause == "non-finite loss (NaN/inf)"
+    ignored = analyze(run, AnalysisConfig(ignore=("LD001",)))
+    assert "LD001" not in {f.code for f in ignored.findings}
+    assert "nan" not in str(ignored.verdict.evidence.get("causes")) and "non-finite" not in ignored.verdict.cause

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from logdoctor.detectors.extload import guarded_function
+from logdoctor.stats.extload import guarded_function
 
 _EXTENSION = "scipy.ndimage._rank_filter_1d"
 #: scipy.ndimage's boundary mode -> the code its filters take (``_ni_support._extend_mode_to_code``)

@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from logdoctor.detectors import binomtail
+from logdoctor.stats import binomtail
 
 FloatArray = NDArray[np.float64]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 
 from logdoctor import clirun
@@ -20,6 +21,7 @@ def probe(target: str, args: list[str] | None, options: object, fmt: str = "text
     """The ``probe`` command (its options are documented in logdoctor.cli); ``options`` is a
     ``ProbeOptions``. Exit codes as ``check``'s: 1 when a finding is at or above ``--fail-on``."""
     from logdoctor.probe.api import ProbeOptions, diagnose
+    from logdoctor.probe.lengths import given_table
     from logdoctor.probe.rngstate import seed_all
     from logdoctor.probe.target import load_target, parse_args, split_target
     from logdoctor.probe.usercode import UserCodeError
@@ -30,6 +32,8 @@ def probe(target: str, args: list[str] | None, options: object, fmt: str = "text
         raise TypeError(f"probe: options must be ProbeOptions, got {type(options).__name__}")
     kwargs = parse_args(args or [])
     cfg = clirun.make_config(config, None, None, select, ignore, fail_on)
+    if isinstance(options.lengths, str):  # a lengths file is read before the user's code runs
+        options = dataclasses.replace(options, lengths=given_table(options.lengths))
     where, _ = split_target(target)
     sys.dont_write_bytecode = True  # the user's folders get no __pycache__ from this process
     try:

@@ -60,7 +60,7 @@ def diagnose(obj: Any, name: str, options: ProbeOptions, cfg: AnalysisConfig | N
 
     if options.seed is not None:
         seed_all(options.seed)
-    feed = resolve(obj)
+    feed = resolve(obj, name)
     if options.grad_accum is not None:
         feed = dataclasses.replace(feed, grad_accum=options.grad_accum)
     ways = lanes(feed, options.world_size)

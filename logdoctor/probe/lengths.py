@@ -14,9 +14,6 @@ from logdoctor.errors import ConfigError
 from logdoctor.probe.feed import Feed
 from logdoctor.probe.usercode import call
 
-#: What ``lengths=`` may be: per-sample lengths indexed by sample index, a function of the index,
-#: or a lengths file (one per line, or a CSV/JSONL/Parquet/Arrow column).
-LengthsGiven = Sequence[int] | np.ndarray | Callable[[int], int] | str | Path
 #: The feature HF's LengthGroupedSampler measures by default.
 DEFAULT_KEY = "input_ids"
 
@@ -54,6 +51,11 @@ class LengthTable:
         if fn is None:
             raise ConfigError("a LengthTable needs values or a function")
         return call("the lengths function", lambda: int(fn(i)))
+
+
+#: What ``lengths=`` may be: per-sample lengths indexed by sample index, a function of the index,
+#: a lengths file (one per line, or a CSV/JSONL/Parquet/Arrow column), or a table already read.
+LengthsGiven = Sequence[int] | np.ndarray | Callable[[int], int] | str | Path | LengthTable
 
 
 def _as_lengths(values: Any, source: str) -> np.ndarray:
@@ -122,6 +124,8 @@ def _per_sample(dataset: Any, key: str | None, n: int) -> LengthTable | None:
 
 def given_table(given: LengthsGiven, column: str | None = None) -> LengthTable:
     """The lengths the user gave: a file, an array, or a function of the sample index."""
+    if isinstance(given, LengthTable):
+        return given
     if isinstance(given, str | Path):
         from logdoctor.buckets.lengths import read_lengths
 

@@ -61,9 +61,8 @@ def _importing(folder: Path | None) -> Iterator[None]:
 def _module_from_file(path: Path) -> ModuleType:
     if not path.is_file():
         raise InputError(f"{path}: no such file (probe target: {EXPECTED})")
-    name = path.stem
-    if not name.isidentifier() or name in sys.modules:
-        name = f"_logdoctor_probe_{abs(hash(path))}"
+    # a name of its own: a user's ``test.py`` or ``data.py`` must not shadow what else is imported
+    name = f"_logdoctor_probe_{''.join(c if c.isalnum() else '_' for c in path.stem)}_{abs(hash(path)):x}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise InputError(f"{path}: not a Python file (probe target: {EXPECTED})")
@@ -105,7 +104,7 @@ def load_target(target: str, args: Mapping[str, Any] | None = None) -> Any:
     if not hasattr(module, name):
         found = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_")
                        and getattr(v, "__module__", None) == module.__name__)
-        raise ConfigError(f"{where} has no {name!r} (its functions: {', '.join(found) or 'none'})")
+        raise ConfigError(f"{where} has no {name!r} (it defines: {', '.join(found) or 'no function'})")
     attr = getattr(module, name)
     if not callable(attr):
         if args:

@@ -232,7 +232,8 @@ def probe(
     grad_accum: Annotated[int | None, typer.Option(
         "--grad-accum", min=1, help="Micro-batches per optimizer step (default: the Trainer's, else 1).")] = None,
     length_key: Annotated[str | None, typer.Option(
-        "--length-key", help="Column or sample feature whose len() is the length (default input_ids).")] = None,
+        "--length-key", help="Column or sample feature whose len() is the length (default input_ids); "
+                             "with --lengths, the file's length column.")] = None,
     lengths: Annotated[str | None, typer.Option("--lengths", help="File of sample lengths, in index order.")] = None,
     batch_size: Annotated[int | None, typer.Option(
         "--batch-size", min=1, help="Cut a sampler of single indices into batches of N.")] = None,

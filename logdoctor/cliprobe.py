@@ -33,9 +33,9 @@ def probe(target: str, args: list[str] | None, options: object, fmt: str = "text
     kwargs = parse_args(args or [])
     cfg = clirun.make_config(config, None, None, select, ignore, fail_on)
     if isinstance(options.lengths, str):  # a lengths file is read before the user's code runs
-        options = dataclasses.replace(options, lengths=given_table(options.lengths))
+        options = dataclasses.replace(options, lengths=given_table(options.lengths, options.length_key))
     where, _ = split_target(target)
-    sys.dont_write_bytecode = True  # the user's folders get no __pycache__ from this process
+    bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ in the user's folders
     try:
         with contextlib.redirect_stdout(sys.stderr):  # what their code prints stays off the report
             if options.seed is not None:
@@ -48,6 +48,8 @@ def probe(target: str, args: list[str] | None, options: object, fmt: str = "text
                 for line in frame.rstrip("\n").splitlines():
                     clirun.say(line)
         raise
+    finally:
+        sys.dont_write_bytecode = bytecode
     failed = should_fail(gated_findings(report), cfg.fail_on)
     outcome = Outcome(path=target, report=report, exit_code=ExitCode.FINDINGS if failed else ExitCode.OK)
     clirun.emit([outcome], fmt, -1 if quiet else verbose, output, [where] if where.endswith(".py") else [], False)

@@ -123,7 +123,8 @@ def _per_sample(dataset: Any, key: str | None, n: int) -> LengthTable | None:
 
 
 def given_table(given: LengthsGiven, column: str | None = None) -> LengthTable:
-    """The lengths the user gave: a file, an array, or a function of the sample index."""
+    """The lengths the user gave: a file (``column``: its length column, when it has several), an
+    array, or a function of the sample index."""
     if isinstance(given, LengthTable):
         return given
     if isinstance(given, str | Path):
@@ -136,11 +137,12 @@ def given_table(given: LengthsGiven, column: str | None = None) -> LengthTable:
 
 
 def find(feed: Feed, given: LengthsGiven | None = None, key: str | None = None) -> LengthTable | None:
-    """Sample lengths for ``feed``: given, else a column ``key``, else a ``lengths`` attribute, else
-    each sample's ``input_ids`` (or the sample itself, a sequence of token ids); None when none is
-    found (only batch composition can then be judged). A stream's lengths are read as it streams."""
+    """Sample lengths for ``feed``: given (``key`` then names a lengths file's column), else a column
+    ``key``, else a ``lengths`` attribute, else each sample's ``input_ids`` (or the sample itself, a
+    sequence of token ids); None when none is found (only batch composition can then be judged). A
+    stream's lengths are read as it streams."""
     if given is not None:
-        return given_table(given)
+        return given_table(given, key)
     if feed.stream:
         return None
     n = _sized(feed.dataset)

@@ -90,8 +90,10 @@ def _rewrap(chain: tuple[Any, ...], index: int, new: Any) -> list[Any]:
 def _plain_shuffle(feed: Feed) -> bool:
     """A torch BatchSampler over a RandomSampler or SequentialSampler of a sized data set: the
     loader DDP scripts and Lightning give each rank a DistributedSampler of."""
-    from torch.utils.data import BatchSampler, RandomSampler, SequentialSampler
-
+    try:
+        from torch.utils.data import BatchSampler, RandomSampler, SequentialSampler
+    except ImportError:  # no torch: no torch sampler to replace
+        return False
     chain = feed.samplers
     return (len(chain) == 2 and type(chain[0]) is BatchSampler and type(chain[1]) in (RandomSampler, SequentialSampler)
             and feed.dataset is not None and hasattr(feed.dataset, "__len__"))

@@ -234,3 +234,32 @@ def test_the_assertion_helper_fails_a_static_sampler_and_passes_a_reshuffled_one
     report = assert_sampler_ok(Reshuffled(), lengths=LENGTHS)
     assert report.verdict.batching == "healthy"
     assert_sampler_ok(probe(SortedOnce(), lengths=LENGTHS), allow=("static",))
+
+
+def test_an_exception_while_walking_is_the_users_with_their_line() -> None:
+    from logdoctor.probe.usercode import UserCodeError
+
+    class BreaksInEpoch2:
+        def __init__(self) -> None:
+            self.epoch = 0
+
+        def set_epoch(self, epoch: int) -> None:
+            self.epoch = epoch
+
+        def __iter__(self) -> Iterator[list[int]]:
+            if self.epoch == 1:
+                raise ValueError("no second epoch")
+            return iter([[0, 1], [2, 3]])
+
+    with pytest.raises(UserCodeError, match=r"iterating the sampler \(epoch 2\): ValueError: no second epoch at "
+                                            r".*test_probe_walk\.py:\d+ in __iter__"):
+        probe(BreaksInEpoch2(), lengths=LENGTHS)
+
+
+def test_a_lengths_file_is_read_as_buckets_reads_it(tmp_path: object) -> None:
+    from pathlib import Path
+
+    path = Path(str(tmp_path)) / "lengths.txt"
+    path.write_text("\n".join(str(n) for n in LENGTHS) + "\n")
+    p = probe(SortedOnce(), lengths=str(path)).sampler
+    assert p is not None and p.lengths_source == f"--lengths {path}" and p.fix is not None

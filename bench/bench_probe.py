@@ -49,6 +49,35 @@ def bare_walk(target: str) -> float:
     return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
 
 
+def stages(target: str = "random") -> str:
+    """In one process, imports excluded: the user's sampler alone, then each stage of a probe."""
+    code = f"""
+import sys, time
+sys.path[:0] = [{str(HERE)!r}, {str(HERE.parent)!r}]
+import probe_targets as t
+from logdoctor import pipeline
+from logdoctor.probe import lengths as L
+from logdoctor.probe.feed import resolve
+from logdoctor.probe.ranks import lanes
+from logdoctor.probe.source import to_run
+from logdoctor.probe.summary import with_profile
+from logdoctor.probe.walk import Settings, Walker
+pipeline.analyze(to_run(Walker(lanes(resolve([[0, 1]] * 40), 1), None, None, Settings(), None, False).run(), "warm"))
+loader = t.{target}()
+w = time.perf_counter()
+feed = resolve(loader); ways = lanes(feed, 1); table = L.find(feed)
+walker = Walker(ways, table, None, Settings(), feed.batch_size, feed.drop_last)
+for e in range(3):
+    walker._hooks(e); walker._epoch(e)
+w1 = time.perf_counter(); walked = walker._finish(); w2 = time.perf_counter()
+run = to_run(walked, "x"); report = pipeline.analyze(run); w3 = time.perf_counter()
+with_profile(report, walked, feed, ways, table, Settings(), "x"); w4 = time.perf_counter()
+print(f"read 3 epochs {{w1 - w:.2f}} s, records {{w2 - w1:.2f}} s, run + analysis {{w3 - w2:.2f}} s, "
+      f"profile and price {{w4 - w3:.2f}} s")
+"""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+
+
 def main() -> int:
     """Measure every case (best of ``--repeat``) and print a Markdown table."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -64,6 +93,8 @@ def main() -> int:
         bare = "" if extra else f"{bare_walk(target):.2f} s"
         print(f"| {what} | {best['batches']:,} | {best['verdict']} | {best['wall']:.2f} | {best['cpu']:.2f} | "
               f"{best['rss_mb']:.0f} | {bare} |", flush=True)
+    print(f"\nstages of the RandomSampler probe, in one process: {stages()}")
+    print(f"load at the end {Path('/proc/loadavg').read_text().split()[:3]}")
     return 0
 
 

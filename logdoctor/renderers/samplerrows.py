@@ -63,4 +63,5 @@ def sampler_facts(p: SamplerProfile) -> tuple[tuple[str, str], ...]:
     rows.append(("recurrence", _recurrence(p)))
     if p.fix is not None:
         rows.append(("the fix", _fix(p.fix)))
+        rows.append(("buckets", "upper bounds " + ", ".join(f"{b:,}" for b in p.fix.boundaries)))
     return tuple(rows)

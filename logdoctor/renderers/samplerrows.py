@@ -41,11 +41,12 @@ def _recurrence(p: SamplerProfile) -> str:
     return text
 
 
-def _fix(f: FixPrice) -> str:
+def _fix(f: FixPrice, samples: int | None) -> str:
     this = f", {f.bucketed_vs_this:.2f}x this sampler" if f.bucketed_vs_this is not None else ""
+    drawn = f"; priced on a uniform draw of {f.sequences:,} samples" if samples and f.sequences < samples else ""
     return (f"a bucketed shuffle with {f.buckets} buckets at {f.token_budget:,} tokens per batch: "
             f"{_pct(f.efficiency_bucketed)} padding efficiency, {f.bucketed_vs_sorted:.0%} of sorted throughput "
-            f"({f.bucketed_vs_random:.2f}x random{this})")
+            f"({f.bucketed_vs_random:.2f}x random{this}){drawn}")
 
 
 def sampler_facts(p: SamplerProfile) -> tuple[tuple[str, str], ...]:
@@ -62,6 +63,6 @@ def sampler_facts(p: SamplerProfile) -> tuple[tuple[str, str], ...]:
         rows.append(("tokens/batch", f"real {_tokens(p.tokens)}; padded {_tokens(p.padded)}"))
     rows.append(("recurrence", _recurrence(p)))
     if p.fix is not None:
-        rows.append(("the fix", _fix(p.fix)))
+        rows.append(("the fix", _fix(p.fix, p.samples)))
         rows.append(("buckets", "upper bounds " + ", ".join(f"{b:,}" for b in p.fix.boundaries)))
     return tuple(rows)

@@ -263,3 +263,15 @@ def test_a_lengths_file_is_read_as_buckets_reads_it(tmp_path: object) -> None:
     path.write_text("\n".join(str(n) for n in LENGTHS) + "\n")
     p = probe(SortedOnce(), lengths=str(path)).sampler
     assert p is not None and p.lengths_source == f"--lengths {path}" and p.fix is not None
+
+
+def test_many_samples_are_priced_on_a_uniform_draw_and_the_report_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    from logdoctor.probe import profile
+    from logdoctor.renderers.samplerrows import sampler_facts
+
+    monkeypatch.setattr(profile, "MAX_PRICED", 200)
+    report = probe(SortedOnce(), lengths=LENGTHS)
+    p = report.sampler
+    assert p is not None and p.fix is not None and p.fix.sequences == 200
+    assert "Priced on the lengths of 200 of these 600 samples (a uniform draw)" in report.verdict.hint
+    assert "priced on a uniform draw of 200 samples" in dict(sampler_facts(p))["the fix"]

@@ -221,6 +221,49 @@ def buckets(
 
 
 @app.command()
+def probe(
+    target: Annotated[str, typer.Argument(
+        help="path/to/train.py:function or package.module:function returning a DataLoader, a Sampler or "
+             "BatchSampler (or (sampler, dataset)), an HF Trainer, a Lightning DataModule or index batches.")],
+    arg: Annotated[list[str] | None, typer.Option(
+        "--arg", help="key=value for the function (Python literals).")] = None,
+    epochs: Annotated[int, typer.Option("--epochs", min=1, help="Epochs to walk.")] = 3,
+    world_size: Annotated[int, typer.Option("--world-size", min=1, help="Ranks to simulate, as DDP builds them.")] = 1,
+    grad_accum: Annotated[int | None, typer.Option(
+        "--grad-accum", min=1, help="Micro-batches per optimizer step (default: the Trainer's, else 1).")] = None,
+    length_key: Annotated[str | None, typer.Option(
+        "--length-key", help="Column or sample feature whose len() is the length (default input_ids); "
+                             "with --lengths, the file's length column.")] = None,
+    lengths: Annotated[str | None, typer.Option("--lengths", help="File of sample lengths, in index order.")] = None,
+    batch_size: Annotated[int | None, typer.Option(
+        "--batch-size", min=1, help="Cut a sampler of single indices into batches of N.")] = None,
+    max_batches: Annotated[int, typer.Option("--max-batches", min=1, help="Stop after N batches.")] = 1_000_000,
+    set_epoch: Annotated[bool, typer.Option(
+        "--set-epoch/--no-set-epoch", help="Call set_epoch before each epoch, as training loops do.")] = True,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed the global generators first.")] = None,
+    fmt: Annotated[str, typer.Option(
+        "--format", "-f", help="Output: text, json, markdown, github, junit, html.")] = "text",
+    output: OutOpt = "-",
+    fail_on: Annotated[str | None, typer.Option("--fail-on", help="info, warning or error (default warning).")] = None,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even with findings.")] = False,
+    verbose: VerboseOpt = 0,
+    quiet: QuietOpt = False,
+    config: ConfigOpt = None,
+) -> int:
+    """Walk a training pipeline's sampler (batch indices only, no GPU) and diagnose it as `check` does."""
+    from logdoctor import cliprobe
+    from logdoctor.probe.api import ProbeOptions
+    from logdoctor.probe.walk import Settings
+
+    options = ProbeOptions(lengths, length_key, world_size, grad_accum, seed,
+                           Settings(epochs, max_batches, 1, set_epoch, batch_size))
+    return cliprobe.probe(target, arg, options, fmt, output, verbose, quiet, fail_on, select, ignore, exit_zero,
+                          config)
+
+
+@app.command()
 def compare(
     baseline: Annotated[str, typer.Argument(help="The run before the change (file, directory, or -).")],
     candidates: Annotated[list[str], typer.Argument(help="The run(s) after the change.")],

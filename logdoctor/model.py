@@ -12,6 +12,8 @@ from logdoctor.errors import ParseError
 if TYPE_CHECKING:  # polars is imported where tables are built, so `logdoctor --help` starts fast
     import polars as pl
 
+    from logdoctor.samplerfacts import SamplerProfile
+
 # --------------------------------------------------------------------------------------------
 # Run table schema. One row per training step, sorted by step, steps unique.
 # --------------------------------------------------------------------------------------------
@@ -521,7 +523,8 @@ class Report:
     """Everything a renderer needs: the run, its summary, the verdict and the findings.
 
     ``runs``: one entry per fresh run appended to the log (the last is this report's run), empty
-    when the log holds one run.
+    when the log holds one run. ``sampler``: what a probe of the sampler measured (``logdoctor
+    probe``); None for a report on a log.
     """
 
     run: Run
@@ -531,6 +534,7 @@ class Report:
     artifacts: Artifacts = field(default_factory=Artifacts)
     notes: tuple[str, ...] = ()
     runs: tuple[RunPart, ...] = ()
+    sampler: SamplerProfile | None = None
 
     @property
     def earlier_runs(self) -> tuple[RunPart, ...]:

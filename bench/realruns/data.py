@@ -4,6 +4,7 @@ the batch samplers of real pipelines: random, sorted, static, bucketed (and HF's
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -75,6 +76,10 @@ class Sampler:
                 batches += chunk(self.rng.permutation(np.flatnonzero(self.bucket == b)), self.size)
             return [batches[i] for i in self.rng.permutation(len(batches))]
         raise ValueError(f"unknown strategy {self.strategy!r}")
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        """The next epoch's batches: a batch sampler, as ``logdoctor probe`` walks one."""
+        return iter(self.epoch())
 
 
 def pad(seqs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

@@ -47,13 +47,43 @@ def _callbacks(out: Path, stop_at: int | None) -> list[Any]:
     return [Lines(), Stop()]
 
 
+def hf_model(seed: int) -> Any:
+    """The tiny GPT-2 of the HF runs, built from a config (no download)."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(seed)
+    cfg = GPT2Config(vocab_size=VOCAB, n_positions=MAX_LEN, n_embd=32, n_layer=2, n_head=2,
+                     bos_token_id=0, eos_token_id=0)
+    return GPT2LMHeadModel(cfg)
+
+
+def hf_args(spec: Any, seed: int, tmp: str) -> Any:
+    """The TrainingArguments of a spec's HF run (its sampler: batch, accumulation, strategy, seeds)."""
+    from transformers import TrainingArguments
+
+    resume = getattr(spec, "resume", None)
+    return TrainingArguments(
+        output_dir=tmp, per_device_train_batch_size=spec.batch, gradient_accumulation_steps=spec.accum,
+        num_train_epochs=spec.epochs, logging_steps=spec.every, learning_rate=3e-3, warmup_steps=20,
+        lr_scheduler_type="cosine", report_to="none", use_cpu=True, disable_tqdm=True,
+        save_strategy="steps" if resume else "no", save_steps=resume[0] if resume else 500,
+        seed=seed, data_seed=seed, dataloader_num_workers=0, remove_unused_columns=False,
+        train_sampling_strategy=spec.strategy if spec.strategy == "group_by_length" else "random",
+    )
+
+
+def hf_data(seqs: list[np.ndarray]) -> list[dict[str, Any]]:
+    """The HF runs' training set: each sequence's ids and its index (for the emit collator)."""
+    return [{"input_ids": s.tolist(), "idx": i} for i, s in enumerate(seqs)]
+
+
 def train_hf(spec: Any, seqs: list[np.ndarray], seed: int, out: Path, tmp: str) -> int:
     """A tiny GPT-2 (from a config) through ``transformers.Trainer``; the log goes to ``out``:
     logdoctor JSONL from the emit callback with statistics, else the saved trainer_state.json (or,
     for a resumed run, a plain text log written as it trains). ``spec.resume = (checkpoint, crash)``:
     the first attempt saves at ``checkpoint`` and dies at ``crash``; the second resumes from the
     checkpoint, so the steps in between are logged twice. Returns steps per epoch (optimizer steps)."""
-    from transformers import GPT2Config, GPT2LMHeadModel, PrinterCallback, Trainer, TrainingArguments
+    from transformers import PrinterCallback, Trainer
     from transformers.utils import logging as hf_logging
 
     from logdoctor.emit.collate import RecordingCollator
@@ -62,29 +92,19 @@ def train_hf(spec: Any, seqs: list[np.ndarray], seed: int, out: Path, tmp: str) 
     hf_logging.set_verbosity_error()
     logging.getLogger("transformers").setLevel(logging.ERROR)
     resume = getattr(spec, "resume", None)
-    data = [{"input_ids": s.tolist(), "idx": i} for i, s in enumerate(seqs)]
+    data = hf_data(seqs)
     attempts = [resume[1], None] if resume else [None]
     trainer: Any = None
     for attempt, stop_at in enumerate(attempts):
-        torch.manual_seed(seed)
-        cfg = GPT2Config(vocab_size=VOCAB, n_positions=MAX_LEN, n_embd=32, n_layer=2, n_head=2,
-                         bos_token_id=0, eos_token_id=0)
+        model = hf_model(seed)
         rec = BatchRecorder()
         collator = RecordingCollator(_collate, rec, index_key="idx") if spec.stats else _drop_idx
-        args = TrainingArguments(
-            output_dir=tmp, per_device_train_batch_size=spec.batch, gradient_accumulation_steps=spec.accum,
-            num_train_epochs=spec.epochs, logging_steps=spec.every, learning_rate=3e-3, warmup_steps=20,
-            lr_scheduler_type="cosine", report_to="none", use_cpu=True, disable_tqdm=True,
-            save_strategy="steps" if resume else "no", save_steps=resume[0] if resume else 500,
-            seed=seed, data_seed=seed, dataloader_num_workers=0, remove_unused_columns=False,
-            train_sampling_strategy=spec.strategy if spec.strategy == "group_by_length" else "random",
-        )
         callbacks = [LogdoctorCallback(rec, jsonl=out)] if spec.stats else []
         if resume and not spec.stats:
             callbacks += _callbacks(out, stop_at)
         elif resume:
             callbacks += _callbacks(Path(tmp) / "lines.log", stop_at)[1:]
-        trainer = Trainer(model=GPT2LMHeadModel(cfg), args=args, train_dataset=data,  # type: ignore[arg-type]
+        trainer = Trainer(model=model, args=hf_args(spec, seed, tmp), train_dataset=data,  # type: ignore[arg-type]
                           data_collator=collator, callbacks=callbacks)
         trainer.remove_callback(PrinterCallback)  # keep stdout quiet
         trainer.train(resume_from_checkpoint=f"{tmp}/checkpoint-{resume[0]}" if resume and attempt else None)

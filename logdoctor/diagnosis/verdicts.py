@@ -289,6 +289,11 @@ def _partial_stats_text(f: Facts) -> str:
     return f"The log has per-batch {cols}, but {why}, so batch order and composition cannot be read from them,"
 
 
+#: What would decide recomposition, as a static-undecidable verdict says it (a probe says its own).
+LOG_FP_ADVICE = "log batch_fp every step (and the epoch)"
+LOG_FP_HINT = "Log batch_fp (a fingerprint of the sample indices) and the epoch for every step."
+
+
 def static_undecidable_verdict(f: Facts, t: Thresholds) -> Verdict:
     """Order is random, but recomposition across epochs cannot be checked."""
     reason = (
@@ -305,14 +310,14 @@ def static_undecidable_verdict(f: Facts, t: Thresholds) -> Verdict:
     summary = (
         f"{head}, {'and' if f.order_hidden else 'but'} with {reason} the log "
         "cannot tell "
-        f"whether they are recomposed every epoch; log batch_fp every step (and the epoch)."
+        f"whether they are recomposed every epoch; {LOG_FP_ADVICE}."
     )
     return Verdict(
         "inconclusive",
         None,  # it decided nothing: the summary says what was checked and what would decide
         "composition across epochs unknown",
         summary,
-        "Log batch_fp (a fingerprint of the sample indices) and the epoch for every step.",
+        LOG_FP_HINT,
         evidence(f),
     )
 

@@ -12,7 +12,7 @@ import polars as pl
 
 from logdoctor.detectors.evalnoise import metric_columns
 from logdoctor.detectors.steptimes import step_times
-from logdoctor.model import EPOCH, GRAD_NORM, LEN_MEAN, LOSS, LR, STEP, Report
+from logdoctor.model import EPOCH, GRAD_NORM, LEN_MEAN, LOSS, LR, PAD_FRAC, STEP, Report
 from logdoctor.renderers.base import Renderer
 from logdoctor.renderers.chartaxes import time_unit
 from logdoctor.renderers.rows import build_rows, facts
@@ -125,13 +125,29 @@ def _charts(report: Report) -> list[Chart]:
     return charts
 
 
+def _walk_charts(report: Report) -> list[Chart]:
+    """A probe's curves (no model ran, no loss): each step's mean sample length (a sorted sampler's
+    sawtooth, a grouped one's megabatches) and its padding efficiency."""
+    t, shades = report.run.table, _shades(report, charts=True)
+    if not report.run.has(LEN_MEAN):
+        return []
+    steps = t[STEP].to_numpy()
+    charts = [Chart("batch mean length", [Line("len_mean", steps, _col(t, LEN_MEAN))], shades,
+                    unit="tokens per sequence")]
+    if report.run.has(PAD_FRAC):
+        charts.append(Chart("padding efficiency (real / padded tokens)",
+                            [Line("1 - pad_frac", steps, 1.0 - _col(t, PAD_FRAC))], shades, unit="efficiency"))
+    return charts
+
+
 def _batching_panels(report: Report) -> str:
     t = report.run.table
     if not report.run.has(LEN_MEAN):
         return ""
     epochs = _col(t, EPOCH) if report.run.has(EPOCH) else None
-    panel = scatter_svg("loss vs batch mean length, coloured by epoch", _col(t, LEN_MEAN), _col(t, LOSS),
-                        "len_mean (tokens per sequence)", epochs=epochs)
+    panel = "" if report.sampler is not None else scatter_svg(
+        "loss vs batch mean length, coloured by epoch", _col(t, LEN_MEAN), _col(t, LOSS),
+        "len_mean (tokens per sequence)", epochs=epochs)
     rec = report.artifacts.recurrence_by_epoch
     recur = ""
     if rec:
@@ -176,9 +192,9 @@ def render_html(report: Report) -> str:
         f"<h1>logdoctor: {escape(report.meta.path)}</h1>", _summary(report),
         timeline_svg(shades, axis) if shades else "",
         "<h2>Curves (one step axis; finding ranges shaded)</h2>",
-        chart_svg(_loss_chart(report), axis),
-        _eval_charts(report, axis),
-        *(chart_svg(c, axis) for c in _charts(report)),
+        *((chart_svg(c, axis) for c in _walk_charts(report)) if report.sampler is not None
+          else (chart_svg(_loss_chart(report), axis), _eval_charts(report, axis),
+                *(chart_svg(c, axis) for c in _charts(report)))),
         _batching_panels(report),
         "<h2>Findings</h2>", _findings_table(report), _earlier_runs(report),
         f'<h2>Run at a glance</h2><table class="facts">{glance}</table>',

@@ -20,6 +20,7 @@ from logdoctor.model import (
     Verdict,
 )
 from logdoctor.renderers.base import Renderer
+from logdoctor.samplerfacts import SamplerProfile, Spread
 
 #: Version of the JSON document. Changelog:
 #:   1 - first release: source, series, verdict, findings. Several inputs: a list whose items
@@ -46,6 +47,9 @@ from logdoctor.renderers.base import Renderer
 #:       ``verdict.confidence`` is ``null`` for an ``inconclusive`` verdict (it decided nothing).
 #:       Also (compatible) a finding's ``spans``: ``[[first, last], ...]``, its separate stretches
 #:       when it covers more than one (``first_step``/``last_step`` are their hull); absent otherwise.
+#:       Also (compatible) ``sampler``: what ``logdoctor probe`` measured walking the sampler (the
+#:       chain, the walk, padding and tokens per batch, recurrence against chance, the priced fix);
+#:       absent from a report on a log.
 FORMAT_VERSION = 4
 
 
@@ -148,6 +152,35 @@ def _degenerate(m: RunMeta) -> dict[str, Any]:
     }
 
 
+def _spread(s: Spread | None) -> dict[str, float] | None:
+    if s is None:
+        return None
+    return {"mean": s.mean, "median": s.median, "p5": s.p5, "p95": s.p95, "min": s.low, "max": s.high}
+
+
+def sampler_dict(p: SamplerProfile) -> dict[str, Any]:
+    """A probe's sampler profile as the JSON contract spells it."""
+    f = p.fix
+    fix = None if f is None else {
+        "buckets": f.buckets, "boundaries": list(f.boundaries), "token_budget": f.token_budget,
+        "sequences": f.sequences,
+        "padding_efficiency": {"random": f.efficiency_random, "sorted": f.efficiency_sorted,
+                               "bucketed": f.efficiency_bucketed},
+        "relative_throughput": {"bucketed_vs_sorted": f.bucketed_vs_sorted, "bucketed_vs_random": f.bucketed_vs_random,
+                                "bucketed_vs_this": f.bucketed_vs_this},
+    }
+    return {
+        "target": p.target, "chain": p.chain, "samples": p.samples, "epochs": p.epochs, "batches": p.batches,
+        "steps": p.steps, "batch_size": p.batch_size, "world_size": p.world_size, "ranks": p.ranks,
+        "grad_accum": p.grad_accum, "set_epoch": list(p.set_epoch), "bounded": p.bounded,
+        "max_batches": p.max_batches, "lengths_source": p.lengths_source, "padding_efficiency": _clean(p.efficiency),
+        "padding_efficiency_per_batch": _spread(p.padding), "tokens_per_batch": _spread(p.tokens),
+        "padded_tokens_per_batch": _spread(p.padded), "recurrence": p.recurrence,
+        "recurrence_by_epoch": list(p.recurrence_by_epoch), "recurrence_chance": p.recurrence_chance,
+        "fix": fix, "notes": list(p.notes),
+    }
+
+
 def report_dict(report: Report) -> dict[str, Any]:
     """The whole report as a JSON-ready dict."""
     m, s, v = report.meta, report.series, report.verdict
@@ -184,7 +217,7 @@ def report_dict(report: Report) -> dict[str, Any]:
         "findings": [finding_dict(f) for f in report.findings],
         "structure": structure_dict(m.structure),
         "runs": [run_part_dict(p) for p in report.runs],
-    }
+    } | ({"sampler": sampler_dict(report.sampler)} if report.sampler is not None else {})
 
 
 class JsonRenderer(Renderer):

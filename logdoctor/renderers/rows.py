@@ -12,6 +12,7 @@ from logdoctor.model import LEN_MEAN, LINE_NO, LOSS, STEP, Finding, Outcome, Rep
 from logdoctor.renderers.evidence import evidence_sentences, format_value, plain_evidence
 from logdoctor.renderers.labels import UNREADABLE, verdict_words
 from logdoctor.renderers.runlines import earlier_detail, earlier_lines, earlier_title, runs_fact, worst_earlier_line
+from logdoctor.renderers.samplerrows import sampler_facts
 
 SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
 
@@ -143,7 +144,7 @@ def verdict_line(report: Report) -> str:
 
 
 def facts(report: Report) -> tuple[tuple[str, str], ...]:
-    """The run at a glance as (label, value) pairs."""
+    """The run at a glance as (label, value) pairs (a probe's: its steps, epochs and sampler)."""
     s, m = report.series, report.meta
     rng = f" (steps {s.first_step}-{s.last_step})" if s.steps > 1 else f" (step {s.first_step})"
     total = f" of {m.total_steps:,} planned" if m.total_steps else ""
@@ -156,6 +157,10 @@ def facts(report: Report) -> tuple[tuple[str, str], ...]:
     steps = f"{s.steps:,}{total}{rng}"
     if m.structure is not None:
         steps, epochs, resumes = structure_phrases(m.structure, resumes)
+    if report.sampler is not None:  # a walk of the sampler: no log, no loss, no resume
+        each = f" ({s.steps_per_epoch:,} steps each)" if s.steps_per_epoch else ""
+        walked = (("steps", f"{s.steps:,} optimizer steps"), ("epochs", f"{report.sampler.epochs}{each}"))
+        return (*walked, *sampler_facts(report.sampler))
     dups = (("duplicates", f"{m.structure.duplicates:,} records written twice, dropped"),) if (
         m.structure is not None and m.structure.duplicates
     ) else ()
@@ -349,7 +354,7 @@ def build_rows(report: Report) -> Rows:
         facts=facts(report),
         findings=tuple(finding_row(f) for f in ordered),
         evidence=tuple(plain_evidence(v.evidence)),
-        notes=(*report.meta.notes, *report.notes),
+        notes=(*report.meta.notes, *report.notes, *(report.sampler.notes if report.sampler else ())),
         evidence_detail=tuple(evidence_sentences(v.evidence)),
         status=report.status,
         headline=headline(report),
@@ -393,7 +398,10 @@ def spark_blocks(means: Sequence[float] | np.ndarray) -> str:
 
 
 def sparkline(report: Report, width: int = 60) -> str:
-    """The loss as unicode blocks, downsampled to ``width`` bucket means ("·" where all NaN)."""
+    """The loss as unicode blocks, downsampled to ``width`` bucket means ("·" where all NaN); none
+    for a probe of the sampler (no model ran, there is no loss)."""
+    if report.sampler is not None:
+        return ""
     return spark_blocks(loss_buckets(report, width))
 
 

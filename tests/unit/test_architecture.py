@@ -41,6 +41,14 @@ for _room_name in ("ingest", "structure", "detectors", "diagnosis", "renderers",
                    "model", "errors", "codes", "exitcodes", "config", "stats"):
     NEVER[_room_name].add("compare")
 NEVER["pipeline"] = {"compare", "cli"}
+# probe/ (the `probe` command and its Python API): a source of runs feeding the pipeline; no stage
+# imports it, and the sampler profile it adds to a Report is a contract (samplerfacts) every room may read
+NEVER["probe"] = {"cli", "cliprobe", "tail", "compare"}
+NEVER["samplerfacts"] = {"ingest", "structure", "detectors", "diagnosis", "renderers", "tail", "pipeline", "cli",
+                         "probe", "bucketing", "buckets", "emit"}
+for _room_name in ("ingest", "structure", "detectors", "diagnosis", "renderers", "tail", "bucketing", "buckets",
+                   "model", "errors", "codes", "exitcodes", "config", "pipeline", "compare", "emit"):
+    NEVER.setdefault(_room_name, set()).add("probe")
 
 
 def _modules() -> dict[str, Path]:

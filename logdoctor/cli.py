@@ -237,9 +237,9 @@ def compare(
     steps_per_epoch: SpeOpt = None,
 ) -> int:
     """Did the fix work, and what did it cost? Compare a baseline run with candidate runs."""
-    from logdoctor.compare import compare_paths
-    from logdoctor.compare.plot import plotter
-    from logdoctor.compare.views import renderer
+    from logdoctor.comparison import compare_paths
+    from logdoctor.comparison.plot import plotter
+    from logdoctor.comparison.views import renderer
     from logdoctor.renderers.output import write_output
 
     render, draw = renderer(fmt), plotter(plot) if plot else None

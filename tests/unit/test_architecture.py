@@ -30,13 +30,14 @@ NEVER: dict[str, set[str]] = {
     "options": {"ingest", "structure", "detectors", "diagnosis", "renderers", "tail", "pipeline", "cli"},
     "config": {"structure", "detectors", "diagnosis", "renderers", "tail", "pipeline", "cli"},
 }
-# compare/ (the `compare` command): built on pipeline + diagnosis (+ detectors' spectral code, the
-# model and the renderers' report JSON); no stage imports it, and it reaches no stage below pipeline
-NEVER["compare"] = {"ingest", "structure", "tail", "cli", "buckets", "bucketing"}
+# comparison/ (the `compare` command and logdoctor.compare): built on pipeline + diagnosis (+ detectors'
+# spectral code, the model and the renderers' report JSON); no stage imports it, and it reaches no stage
+# below pipeline
+NEVER["comparison"] = {"ingest", "structure", "tail", "cli", "buckets", "bucketing"}
 for _room_name in ("ingest", "structure", "detectors", "diagnosis", "renderers", "tail", "bucketing",
                    "model", "errors", "codes", "exitcodes", "config"):
-    NEVER[_room_name].add("compare")
-NEVER["pipeline"] = {"compare", "cli"}
+    NEVER[_room_name].add("comparison")
+NEVER["pipeline"] = {"comparison", "cli"}
 
 
 def _modules() -> dict[str, Path]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from logdoctor import sanitize
-from logdoctor.compare import rows as r
-from logdoctor.compare.result import Comparison
+from logdoctor.comparison import rows as r
+from logdoctor.comparison.result import Comparison
 from logdoctor.errors import ConfigError
 
 HEADER: r.Row = ("", "baseline", "candidate", "change")
@@ -69,7 +69,7 @@ def render_markdown(c: Comparison) -> str:
 
 
 def _render_json(c: Comparison) -> str:
-    from logdoctor.compare.jsondoc import render_json
+    from logdoctor.comparison.jsondoc import render_json
 
     return render_json(c)
 

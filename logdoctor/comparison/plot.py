@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from logdoctor import sanitize
-from logdoctor.compare.result import Comparison
-from logdoctor.compare.rows import name
-from logdoctor.compare.series import RunSeries, run_series
+from logdoctor.comparison.result import Comparison
+from logdoctor.comparison.rows import name
+from logdoctor.comparison.series import RunSeries, run_series
 from logdoctor.errors import ConfigError
 from logdoctor.model import Report
 from logdoctor.renderers.plots import _METADATA, envelope

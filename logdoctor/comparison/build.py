@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from logdoctor import pipeline
-from logdoctor.compare import comparable, findings, likewise, quality, symptoms
-from logdoctor.compare.result import Comparison, FindingRef, Matched, Outcome, Symptom, Versus
-from logdoctor.compare.series import run_series
+from logdoctor.comparison import comparable, findings, likewise, quality, symptoms
+from logdoctor.comparison.result import Comparison, FindingRef, Matched, Outcome, Symptom, Versus
+from logdoctor.comparison.series import run_series
 from logdoctor.config import AnalysisConfig
 from logdoctor.errors import ConfigError, InputError
 from logdoctor.model import Report, Severity

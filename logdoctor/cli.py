@@ -224,7 +224,7 @@ def buckets(
 def compare(
     baseline: Annotated[str, typer.Argument(help="The run before the change (file, directory, or -).")],
     candidates: Annotated[list[str], typer.Argument(help="The run(s) after the change.")],
-    fmt: Annotated[str, typer.Option("--format", "-f", help="Output: text, json, markdown.")] = "text",
+    fmt: Annotated[str, typer.Option("--format", "-f", help="Output: text, json, markdown, html.")] = "text",
     output: OutOpt = "-",
     plot: Annotated[str | None, typer.Option("--plot", help="Also draw both runs to FIG (.png/.svg/.pdf).")] = None,
     fail_on_regression: Annotated[bool, typer.Option(

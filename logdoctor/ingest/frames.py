@@ -24,10 +24,10 @@ from logdoctor.ingest.namespaced import WANDB_INTERNAL, canonical_renames, dropp
 from logdoctor.ingest.parsers.base import ParseResult
 from logdoctor.ingest.parsers.hf_state import history_frame, state_result
 from logdoctor.ingest.parsers.records import merge_skips, normalize_records
-from logdoctor.model import LINE_NO
+from logdoctor.model import FRAME_FORMAT, LINE_NO, RECORDS_FORMAT
 
-#: ``RunMeta.format`` of each kind of in-memory records.
-FRAME, RECORDS, STATE = "dataframe", "records", "hf_trainer_state"
+#: ``RunMeta.format`` of each kind of in-memory records (a trainer state is read as its file is).
+FRAME, RECORDS, STATE = FRAME_FORMAT, RECORDS_FORMAT, "hf_trainer_state"
 #: The members of a trainer state read besides its history (``state_result``).
 STATE_MEMBERS = ("max_steps", "global_step", "epoch")
 #: What ``parse_records`` accepts, for messages.

@@ -210,7 +210,7 @@ def scoped_css(css: str, scope: str) -> str:
         if not declarations.strip():
             continue
         scoped = [scope if s.strip() == "body" else f"{scope} {s.strip()}" for s in selectors.split(",")]
-        out.append(f"{','.join(scoped)}{{{declarations.strip()}}}")
+        out.append(f"{','.join(scoped)}{{{' '.join(declarations.split())}}}")
     return "\n".join(out)
 
 

@@ -38,6 +38,11 @@ for _room_name in ("ingest", "structure", "detectors", "diagnosis", "renderers",
                    "model", "errors", "codes", "exitcodes", "config"):
     NEVER[_room_name].add("comparison")
 NEVER["pipeline"] = {"comparison", "cli"}
+#: the Python API (api, and the results it returns): a face over pipeline, comparison and the renderers,
+#: as cli is; no room of the tool imports it (the package root names it, lazily)
+FACE = ("api", "results", "compareresult")
+for _face in FACE:
+    NEVER[_face] = {"cli", "clirun", "tail", "buckets", "executors"}
 
 
 def _modules() -> dict[str, Path]:
@@ -140,6 +145,13 @@ def test_room_never_imports(room: str) -> None:
         if _room(b) in NEVER[room]
     )
     assert bad == []
+
+
+def test_nothing_of_the_tool_imports_the_python_api() -> None:
+    bad = sorted(f"{a} -> {b}" for a, targets in _graph().items() if _room(a) not in (*FACE, "logdoctor")
+                 for b in targets if _room(b) in FACE)
+    assert bad == []
+    assert {"logdoctor.api", "logdoctor.results"} <= _graph()["logdoctor"]  # the walker sees the face
 
 
 def test_emit_imports_nothing_of_the_tool() -> None:

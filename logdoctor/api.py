@@ -6,8 +6,10 @@ function, with its defaults and its one-line errors); records in memory enter th
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from collections.abc import Mapping, Sequence
+from types import FrameType
 from typing import TYPE_CHECKING, Any, Never, Protocol, TypeAlias, overload
 
 from logdoctor.compareresult import Comparison
@@ -177,8 +179,18 @@ def _config(config: Path | None, field_map: Mapping[str, str] | Sequence[str] | 
         os.fspath(config) if config is not None else None,
         _texts(field_map, "--map"), steps_per_epoch, _texts(select, "--select"), _texts(ignore, "--ignore"),
         max_memory=None if max_memory is None else str(max_memory), stride=None if stride is None else str(stride),
-        note=lambda text: warnings.warn(f"logdoctor: {text}", stacklevel=4),
+        note=_warn,
     )
+
+
+def _warn(text: str) -> None:
+    """A note of the configuration (a file passed over) as a warning at the caller's line: the first
+    frame outside logdoctor."""
+    frame: FrameType | None = sys._getframe(1)
+    level = 2
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("logdoctor"):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(f"logdoctor: {text}", stacklevel=level)
 
 
 def _texts(value: object, what: str) -> list[str] | None:

@@ -23,7 +23,7 @@ from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.namespaced import WANDB_INTERNAL, canonical_renames, dropped
 from logdoctor.ingest.parsers.base import ParseResult
 from logdoctor.ingest.parsers.hf_state import history_frame, state_result
-from logdoctor.ingest.parsers.records import merge_skips, normalize_records
+from logdoctor.ingest.parsers.records import normalize_records
 from logdoctor.model import FRAME_FORMAT, LINE_NO, RECORDS_FORMAT
 
 #: ``RunMeta.format`` of each kind of in-memory records (a trainer state is read as its file is).
@@ -54,13 +54,17 @@ def parse_records(obj: object, fields: FieldMap, name: str) -> tuple[ParseResult
     """(the ParseResult of in-memory records, their format name).
 
     Raises:
-        InputError: ``obj`` is none of EXPECTED, or an empty one.
+        InputError: ``obj`` is none of EXPECTED (a list that mixes dicts with other things included),
+            or an empty one.
         ParseError: as the readers raise it (no record holds a training loss, ...).
     """
+    if not is_records(obj):
+        got = "an empty list" if isinstance(obj, list | tuple) and not obj else type(obj).__name__
+        raise InputError(f"{name}: expected {EXPECTED}, got {got}")
     state = _state_of(obj)
-    if state is not None:
+    if state is not None:  # as trainer_state.json is read
         frame, entries = history_frame(list(state.pop("log_history")), name)
-        return state_result(state, _wandb_rows(frame, fields), entries, fields, name), STATE
+        return state_result(state, frame, entries, fields, name), STATE
     if isinstance(obj, pl.LazyFrame):
         obj = obj.collect()
     if isinstance(obj, pl.DataFrame) or is_pandas(obj):
@@ -69,10 +73,8 @@ def parse_records(obj: object, fields: FieldMap, name: str) -> tuple[ParseResult
             raise InputError(f"{name}: the DataFrame is empty")
         result = _rows(frame, fields, name)
         return (_pandas_nan_note(result, obj) if is_pandas(obj) else result), FRAME
-    if isinstance(obj, Sequence) and not isinstance(obj, str | bytes):
-        frame, entries = history_frame(list(obj), name)
-        return merge_skips(_rows(frame, fields, name), {"not a dict": len(obj) - entries}), RECORDS
-    raise InputError(f"{name}: expected {EXPECTED}, got {type(obj).__name__}")
+    frame, _ = history_frame([dict(e) for e in obj], name)  # type: ignore[attr-defined]  # is_records: dicts
+    return _rows(frame, fields, name), RECORDS
 
 
 def _rows(frame: pl.DataFrame, fields: FieldMap, name: str) -> ParseResult:

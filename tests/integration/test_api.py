@@ -253,3 +253,12 @@ def test_metric_names_and_names_cannot_inject_markup() -> None:
         markup = _inert(html)
         assert "script" not in markup.tags and "img" not in markup.tags
         assert "&lt;script&gt;" in html  # shown, as text
+
+
+def test_a_config_file_passed_over_is_a_warning_at_the_callers_line(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text("not [valid toml\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    with pytest.warns(UserWarning, match=r"logdoctor: ignoring .*pyproject.toml: invalid TOML") as caught:
+        logdoctor.analyze(EXAMPLE)
+    assert caught[0].filename == __file__

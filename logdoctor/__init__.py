@@ -58,14 +58,16 @@ if TYPE_CHECKING:
     from logdoctor.results import Report, Reports
 
 
-def __getattr__(name: str) -> Any:
-    """A public name's value, its module imported on first use."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'logdoctor' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value  # later look-ups are plain attribute reads
-    return value
+if not TYPE_CHECKING:  # a checker sees the imports above, and no name outside them
+
+    def __getattr__(name: str) -> Any:
+        """A public name's value, its module imported on first use."""
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'logdoctor' has no attribute {name!r}")
+        value = getattr(import_module(module), name)
+        globals()[name] = value  # later look-ups are plain attribute reads
+        return value
 
 
 def __dir__() -> list[str]:

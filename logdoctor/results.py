@@ -106,9 +106,11 @@ class Report(Result):
         return self._report.problems
 
     @property
-    def structure(self) -> model.RunStructure | None:
-        """Steps, stride, epochs, restarts and plan as the log states them (None: not resolved)."""
-        return self._report.meta.structure
+    def structure(self) -> model.RunStructure:
+        """Steps, stride, epochs, restarts and plan as the log states them (what is unknown is None)."""
+        from logdoctor.model import RunStructure
+
+        return self._report.meta.structure or RunStructure(rows=self._report.series.steps)
 
     @property
     def runs(self) -> tuple[model.RunPart, ...]:

@@ -130,9 +130,9 @@ def test_a_log_history_without_its_state_has_no_plan() -> None:
     """The list alone does not say max_steps: the report reads no planned end (the state's does)."""
     path = REPO / "fixtures" / "formats" / "hf_trainer_state.json"
     state = json.loads(path.read_text(encoding="utf-8"))
-    assert logdoctor.analyze(state).structure.planned == state["max_steps"]  # type: ignore[union-attr]
+    assert logdoctor.analyze(state).structure.planned == state["max_steps"]
     alone = logdoctor.analyze(state["log_history"])
-    assert alone.structure is not None and alone.structure.planned is None and alone.path == "records"
+    assert alone.structure.planned is None and alone.path == "records"
 
 
 # --- W&B histories: the W&B reader's counters -------------------------------------------------------

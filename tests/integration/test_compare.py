@@ -127,7 +127,7 @@ def test_the_plot_is_a_png(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["compare", BASE, "missing.log"], "missing.log: no such file"),
-        (["compare", BASE, CAND, "-f", "html"], "--format for compare takes text, json, markdown"),
+        (["compare", BASE, CAND, "-f", "junit"], "--format for compare takes text, json, markdown, html"),
         (["compare", BASE, CAND, "--plot", "x.gif"], "--plot takes a .png, .svg or .pdf"),
         (["compare", BASE, str(FIXTURES / "formats" / "*.log")], "names"),
         (["compare", "-", CAND, "-"], "standard input"),

@@ -56,12 +56,12 @@ import sys, time
 sys.path[:0] = [{str(HERE)!r}, {str(HERE.parent)!r}]
 import probe_targets as t
 from logdoctor import pipeline
-from logdoctor.probe import lengths as L
-from logdoctor.probe.feed import resolve
-from logdoctor.probe.ranks import lanes
-from logdoctor.probe.source import to_run
-from logdoctor.probe.summary import with_profile
-from logdoctor.probe.walk import Settings, Walker
+from logdoctor.probing import lengths as L
+from logdoctor.probing.feed import resolve
+from logdoctor.probing.ranks import lanes
+from logdoctor.probing.source import to_run
+from logdoctor.probing.summary import with_profile
+from logdoctor.probing.walk import Settings, Walker
 pipeline.analyze(to_run(Walker(lanes(resolve([[0, 1]] * 40), 1), None, None, Settings(), None, False).run(), "warm"))
 loader = t.{target}()
 w = time.perf_counter()

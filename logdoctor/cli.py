@@ -254,8 +254,8 @@ def probe(
 ) -> int:
     """Walk a training pipeline's sampler (batch indices only, no GPU) and diagnose it as `check` does."""
     from logdoctor import cliprobe
-    from logdoctor.probe.api import ProbeOptions
-    from logdoctor.probe.walk import Settings
+    from logdoctor.probing.api import ProbeOptions
+    from logdoctor.probing.walk import Settings
 
     options = ProbeOptions(lengths, length_key, world_size, grad_accum, seed,
                            Settings(epochs, max_batches, 1, set_epoch, batch_size))
@@ -267,7 +267,7 @@ def probe(
 def compare(
     baseline: Annotated[str, typer.Argument(help="The run before the change (file, directory, or -).")],
     candidates: Annotated[list[str], typer.Argument(help="The run(s) after the change.")],
-    fmt: Annotated[str, typer.Option("--format", "-f", help="Output: text, json, markdown.")] = "text",
+    fmt: Annotated[str, typer.Option("--format", "-f", help="Output: text, json, markdown, html.")] = "text",
     output: OutOpt = "-",
     plot: Annotated[str | None, typer.Option("--plot", help="Also draw both runs to FIG (.png/.svg/.pdf).")] = None,
     fail_on_regression: Annotated[bool, typer.Option(
@@ -280,9 +280,9 @@ def compare(
     steps_per_epoch: SpeOpt = None,
 ) -> int:
     """Did the fix work, and what did it cost? Compare a baseline run with candidate runs."""
-    from logdoctor.compare import compare_paths
-    from logdoctor.compare.plot import plotter
-    from logdoctor.compare.views import renderer
+    from logdoctor.comparison import compare_paths
+    from logdoctor.comparison.plot import plotter
+    from logdoctor.comparison.views import renderer
     from logdoctor.renderers.output import write_output
 
     render, draw = renderer(fmt), plotter(plot) if plot else None

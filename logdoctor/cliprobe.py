@@ -20,11 +20,11 @@ def probe(target: str, args: list[str] | None, options: object, fmt: str = "text
           ignore: list[str] | None = None, exit_zero: bool = False, config: str | None = None) -> int:
     """The ``probe`` command (its options are documented in logdoctor.cli); ``options`` is a
     ``ProbeOptions``. Exit codes as ``check``'s: 1 when a finding is at or above ``--fail-on``."""
-    from logdoctor.probe.api import ProbeOptions, diagnose
-    from logdoctor.probe.lengths import given_table
-    from logdoctor.probe.rngstate import seed_all
-    from logdoctor.probe.target import load_target, parse_args, split_target
-    from logdoctor.probe.usercode import UserCodeError
+    from logdoctor.probing.api import ProbeOptions, diagnose
+    from logdoctor.probing.lengths import given_table
+    from logdoctor.probing.rngstate import seed_all
+    from logdoctor.probing.target import load_target, parse_args, split_target
+    from logdoctor.probing.usercode import UserCodeError
 
     if fmt not in FORMATS:
         raise ConfigError(f"--format: a probe writes {', '.join(FORMATS)} (the figures draw a loss), got {fmt!r}")

@@ -21,8 +21,7 @@ from logdoctor import startup
 from logdoctor.config import AnalysisConfig
 from logdoctor.errors import ConfigError, LogdoctorError
 from logdoctor.exitcodes import ExitCode, worst
-from logdoctor.ingest.aliases import FieldMap
-from logdoctor.model import Outcome, RunResult, Severity
+from logdoctor.model import Outcome, RunResult
 
 #: the commands ``fast`` runs with their defaults for every option but these
 _FAST_COMMANDS = ("analyze", "check")
@@ -241,10 +240,6 @@ def fleet_progress() -> Callable[[int, RunResult], None] | None:
     return done
 
 
-def split(values: list[str] | None) -> tuple[str, ...]:
-    return tuple(v.strip() for item in values or [] for v in item.split(",") if v.strip())
-
-
 def make_config(
     config: str | None,
     field_map: list[str] | None,
@@ -255,22 +250,13 @@ def make_config(
     max_memory: str | None = None,
     stride: str | None = None,
 ) -> AnalysisConfig:
+    """The command's AnalysisConfig (``configfile.from_options``, as the Python API builds its own);
+    a config file passed over is a note on stderr."""
     from logdoctor import configfile
-    from logdoctor.ingest import memory
 
     startup.done()  # every command that reads a log passes here once its modules are loaded
-    try:
-        severity = Severity.parse(fail_on) if fail_on else None
-    except ValueError as err:
-        raise ConfigError(f"--fail-on: {err}") from None
-    fields = FieldMap.parse(field_map) if field_map else None
-    given = None
-    if stride is not None:  # read here, not by typer: a bad value is one line, not a usage screen
-        given = configfile.check_stride(int(stride) if stride.strip().isdigit() else stride, "--stride")
-    cfg = configfile.resolve(config, note=lambda text: say(f"logdoctor: note: {text}"), fields=fields,
-                             steps_per_epoch=spe, select=split(select),
-                             ignore=split(ignore), fail_on=severity, stride=given)
-    return dataclasses.replace(cfg, max_memory=memory.parse_size(max_memory)) if max_memory else cfg
+    return configfile.from_options(config, field_map, spe, select, ignore, fail_on, max_memory, stride,
+                                   note=lambda text: say(f"logdoctor: note: {text}"))
 
 
 def emit(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,13 @@ def check_stride(value: object, what: str) -> int:
     """``value`` as a stride (optimizer steps per row): an integer in [1, MAX_STRIDE], or ConfigError."""
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_STRIDE:
         raise ConfigError(f"{what}: expected an integer in [1, {MAX_STRIDE}] (optimizer steps per row), got {value!r}")
+    return value
+
+
+def check_steps_per_epoch(value: object, what: str) -> int:
+    """``value`` as steps per epoch: a positive integer, or ConfigError."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigError(f"{what} must be a positive integer, got {value!r}")
     return value
 
 
@@ -150,11 +157,7 @@ def config_from_table(table: Mapping[str, Any], where: str) -> AnalysisConfig:
                 raise ConfigError(f"{where}: map: {str(err).removeprefix('--map ')}") from None
             cfg = dataclasses.replace(cfg, fields=dataclasses.replace(fields, shared=True))
         elif key == "steps-per-epoch":
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ConfigError(
-                    f"{where}: steps-per-epoch must be a positive integer, got {value!r}"
-                )
-            cfg = dataclasses.replace(cfg, steps_per_epoch=value)
+            cfg = dataclasses.replace(cfg, steps_per_epoch=check_steps_per_epoch(value, f"{where}: steps-per-epoch"))
         elif key == "stride":
             cfg = dataclasses.replace(cfg, stride=check_stride(value, f"{where}: stride"))
         else:
@@ -183,3 +186,41 @@ def resolve(
         if key in given:
             given[key] = check_patterns(given[key], f"--{key}")
     return dataclasses.replace(cfg, **given)
+
+
+def split(values: Sequence[str] | None) -> tuple[str, ...]:
+    """Option values as given (``--select LD1,LD2 --select LD5``) -> one entry per comma-separated item."""
+    return tuple(v.strip() for item in values or [] for v in item.split(",") if v.strip())
+
+
+def from_options(
+    config: str | None,
+    field_map: Sequence[str] | None,
+    steps_per_epoch: int | None,
+    select: Sequence[str] | None,
+    ignore: Sequence[str] | None,
+    fail_on: str | None = None,
+    max_memory: str | None = None,
+    stride: str | None = None,
+    *,
+    note: Callable[[str], None] | None = None,
+) -> AnalysisConfig:
+    """The configuration in force for a command's options, spelled as on the command line (``--map``
+    entries ``canonical=source``, ``--select`` lists, sizes and strides as text); None: not given.
+    The one place the commands and the Python API build their AnalysisConfig (defaults: the config
+    file, given or nearest, then AnalysisConfig's own). ConfigError names the bad option."""
+    from logdoctor.ingest import memory
+
+    try:
+        severity = Severity.parse(fail_on) if fail_on else None
+    except ValueError as err:
+        raise ConfigError(f"--fail-on: {err}") from None
+    fields = FieldMap.parse(field_map) if field_map else None
+    if steps_per_epoch is not None:
+        check_steps_per_epoch(steps_per_epoch, "--steps-per-epoch")
+    given = None
+    if stride is not None:  # read here, not by typer: a bad value is one line, not a usage screen
+        given = check_stride(int(stride) if stride.strip().isdigit() else stride, "--stride")
+    cfg = resolve(config, note=note, fields=fields, steps_per_epoch=steps_per_epoch, select=split(select),
+                  ignore=split(ignore), fail_on=severity, stride=given)
+    return dataclasses.replace(cfg, max_memory=memory.parse_size(max_memory)) if max_memory else cfg

@@ -66,6 +66,9 @@ OPTIONAL_COLUMNS: Mapping[str, str] = {
     MICRO_FP: "String",
 }
 CANONICAL_COLUMNS: tuple[str, ...] = (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS)
+#: ``RunMeta.format`` of the records a program handed over in memory (ingest/frames.py), not read
+#: from a file: their ``lines_read`` counts rows.
+FRAME_FORMAT, RECORDS_FORMAT = "dataframe", "records"
 #: Per-batch length statistics, the evidence for the batching diagnosis.
 LENGTH_COLUMNS: tuple[str, ...] = (SEQS, TOKENS, LEN_MEAN, LEN_MIN, LEN_MAX, PAD_FRAC)
 

@@ -90,6 +90,28 @@ def load(
     return _filtered(run, filt)
 
 
+def load_records(
+    records: object,
+    name: str,
+    *,
+    fields: FieldMap | None = None,
+    steps_per_epoch: int | None = None,
+    stride: int | None = None,
+) -> Run:
+    """Read records already in memory (a DataFrame, a list of dicts, a trainer state: ingest.frames)
+    into a validated Run, as ``load`` reads a file; ``name`` stands for the path in the report.
+
+    Raises:
+        InputError / ParseError: not records, or no training steps in them.
+        ConfigError: a ``fields`` override names no column of theirs.
+    """
+    from logdoctor.ingest.frames import parse_records
+
+    result, fmt = parse_records(records, fields or FieldMap(), name)
+    check_overrides(result, fields or FieldMap(), name)
+    return _with_facts(build_run(result, name, fmt, steps_per_epoch, stride=stride), result)
+
+
 def _filtered(run: Run, filt: LineFilter | None) -> Run:
     """The run with what the line filter skipped (NUL runs) and cut (long lines) in its metadata."""
     return run if filt is None else dataclasses.replace(run, meta=bounded.describe(run.meta, filt))

@@ -33,7 +33,7 @@ from bench.realruns.data import Sampler, corpus
 from bench.realruns.train import OUT, RUNS, Spec
 from logdoctor import pipeline
 from logdoctor.model import Report
-from logdoctor.probe import probe
+from logdoctor.probing import probe
 
 #: The verdict each sampler strategy must get from a probe (the walk sees every batch of every epoch).
 STRATEGY_VERDICT = {"random": "healthy", "bucketed": "healthy", "sorted": "sorted", "static": "static",

@@ -179,16 +179,14 @@ def _earlier_runs(report: Report) -> str:
     return f"<h2>{escape(title)}</h2><ul>{items}</ul>"
 
 
-def render_html(report: Report) -> str:
-    """The whole page for one run."""
+def _body(report: Report) -> str:
+    """The report's content: everything inside the page's ``<body>``."""
     t = report.run.table
     steps = t[STEP].to_numpy()
     axis = Axis(float(steps.min()), float(steps.max()))
     glance = "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in facts(report))
     shades = _shades(report)
     parts = [
-        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>logdoctor: {escape(report.meta.path)}</title><style>{CSS}</style></head><body>",
         f"<h1>logdoctor: {escape(report.meta.path)}</h1>", _summary(report),
         timeline_svg(shades, axis) if shades else "",
         "<h2>Curves (one step axis; finding ranges shaded)</h2>",
@@ -198,9 +196,48 @@ def render_html(report: Report) -> str:
         _batching_panels(report),
         "<h2>Findings</h2>", _findings_table(report), _earlier_runs(report),
         f'<h2>Run at a glance</h2><table class="facts">{glance}</table>',
-        "</body></html>",
     ]
-    return "\n".join(p for p in parts if p) + "\n"
+    return "\n".join(p for p in parts if p)
+
+
+def page(title: str, body: str) -> str:
+    """A whole self-contained page: ``body`` with the report's inline CSS."""
+    return "\n".join([
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{escape(title)}</title><style>{CSS}</style></head><body>", body, "</body></html>",
+    ]) + "\n"
+
+
+#: The class of the element a fragment's content and CSS are scoped to.
+SCOPE = "logdoctor-report"
+
+
+def fragment(body: str) -> str:
+    """``body`` as one element to place inside another page (a notebook's output): its CSS scoped to
+    that element, so that it styles nothing of the page around it."""
+    return f'<div class="{SCOPE}"><style>{scoped_css(CSS, f".{SCOPE}")}</style>\n{body}\n</div>\n'
+
+
+def scoped_css(css: str, scope: str) -> str:
+    """Every rule of ``css`` (plain rules, no at-rules) applied only inside ``scope``; ``body`` is it."""
+    out = []
+    for rule in css.split("}"):
+        selectors, _, declarations = rule.partition("{")
+        if not declarations.strip():
+            continue
+        scoped = [scope if s.strip() == "body" else f"{scope} {s.strip()}" for s in selectors.split(",")]
+        out.append(f"{','.join(scoped)}{{{' '.join(declarations.split())}}}")
+    return "\n".join(out)
+
+
+def render_html(report: Report) -> str:
+    """The whole page for one run."""
+    return page(f"logdoctor: {report.meta.path}", _body(report))
+
+
+def render_fragment(report: Report) -> str:
+    """The report of one run as one element of another page (``fragment``): what a notebook shows."""
+    return fragment(_body(report))
 
 
 class HtmlRenderer(Renderer):

@@ -8,7 +8,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from logdoctor.model import LEN_MEAN, LINE_NO, LOSS, STEP, Finding, Outcome, Report, RunStructure
+from logdoctor.model import (
+    FRAME_FORMAT,
+    LEN_MEAN,
+    LINE_NO,
+    LOSS,
+    RECORDS_FORMAT,
+    STEP,
+    Finding,
+    Outcome,
+    Report,
+    RunStructure,
+)
 from logdoctor.renderers.evidence import evidence_sentences, format_value, plain_evidence
 from logdoctor.renderers.labels import UNREADABLE, verdict_words
 from logdoctor.renderers.runlines import earlier_detail, earlier_lines, earlier_title, runs_fact, worst_earlier_line
@@ -280,7 +291,8 @@ def _log_fact(report: Report) -> str:
             f"{m.format}, {m.lines_read:,} lines split at progress-bar redraws (\\r) into "
             f"{m.records_read:,} records ({m.lines_skipped:,} records without a step)"
         )
-    return f"{m.format}, {m.lines_read:,} lines ({m.lines_skipped:,} without a step)"
+    unit = "rows" if m.format in (FRAME_FORMAT, RECORDS_FORMAT) else "lines"  # handed over in memory
+    return f"{m.format}, {m.lines_read:,} {unit} ({m.lines_skipped:,} without a step)"
 
 
 #: How each epoch source reads in the report.

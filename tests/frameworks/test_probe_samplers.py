@@ -27,7 +27,7 @@ from logdoctor.bucketing.plan import recommend  # noqa: E402
 from logdoctor.emit import BatchRecorder  # noqa: E402
 from logdoctor.emit.stats import batch_fingerprint, batch_stats, combine  # noqa: E402
 from logdoctor.model import BATCH_FP, MICRO_FP, PAD_FRAC, SEQS, TOKENS, Report  # noqa: E402
-from logdoctor.probe import probe  # noqa: E402
+from logdoctor.probing import probe  # noqa: E402
 from tests.frameworks.tiny import BucketedSampler, Samples, corpus, pad_collate  # noqa: E402
 
 SEQS_ = corpus(480, seed=3)

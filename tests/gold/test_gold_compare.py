@@ -11,9 +11,9 @@ import json
 import os
 from functools import cache
 
-from logdoctor.compare import Comparison, compare_paths
-from logdoctor.compare.jsondoc import comparison_dict
-from logdoctor.compare.views import render_markdown, render_text
+from logdoctor.comparison import Comparison, compare_paths
+from logdoctor.comparison.jsondoc import comparison_dict
+from logdoctor.comparison.views import render_markdown, render_text
 from tests.conftest import FIXTURES
 from tests.gold.test_gold import compare
 

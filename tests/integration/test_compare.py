@@ -12,7 +12,7 @@ from referencing import Registry, Resource
 
 from fixtures import gen_compare
 from logdoctor.cli import main
-from logdoctor.compare import compare_paths
+from logdoctor.comparison import compare_paths
 from tests.conftest import FIXTURES
 
 BASE = str(FIXTURES / "compare_static.log")
@@ -127,7 +127,7 @@ def test_the_plot_is_a_png(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["compare", BASE, "missing.log"], "missing.log: no such file"),
-        (["compare", BASE, CAND, "-f", "html"], "--format for compare takes text, json, markdown"),
+        (["compare", BASE, CAND, "-f", "junit"], "--format for compare takes text, json, markdown, html"),
         (["compare", BASE, CAND, "--plot", "x.gif"], "--plot takes a .png, .svg or .pdf"),
         (["compare", BASE, str(FIXTURES / "formats" / "*.log")], "names"),
         (["compare", "-", CAND, "-"], "standard input"),
@@ -190,8 +190,8 @@ def test_unrelated_runs_are_refused_unless_forced(tmp_path: Path, capsys: pytest
 
 
 def test_a_small_loss_change_is_same_however_significant() -> None:
-    from logdoctor.compare.quality import PRACTICAL
-    from logdoctor.compare.result import Matched
+    from logdoctor.comparison.quality import PRACTICAL
+    from logdoctor.comparison.result import Matched
 
     small = Matched("steps", 100.0, 2.0, 2.005, 0.003, 0.007, PRACTICAL * 2.0)  # +0.005, CI above 0
     assert small.change == "same" and not small.worse and not small.better

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from logdoctor.compare import compare_paths
+from logdoctor.comparison import compare_paths
 from tests.conftest import FIXTURES
 
 REALRUNS = FIXTURES / "realruns"

@@ -200,7 +200,7 @@ def test_tail_plain_lines_are_inert(logs: dict[str, Path]) -> None:
     _inert_on_terminal(proc.stderr)
 
 
-@pytest.mark.parametrize("fmt", ["text", "markdown", "json"])
+@pytest.mark.parametrize("fmt", ["text", "markdown", "json", "html"])
 def test_compare_views_are_inert(fmt: str, logs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     rc = main(["compare", str(logs["text"]), str(logs["dollar"]), "--format", fmt])
     out, err = capsys.readouterr()
@@ -209,7 +209,7 @@ def test_compare_views_are_inert(fmt: str, logs: dict[str, Path], capsys: pytest
     if fmt == "json":
         assert json.loads(out)["baseline"]["source"]["path"] == str(logs["text"])  # data: the raw name
     else:
-        (_inert_markdown if fmt == "markdown" else _inert_on_terminal)(out)
+        {"markdown": _inert_markdown, "html": _inert_html}.get(fmt, _inert_on_terminal)(out)
 
 
 def test_figures_draw_names_with_dollars_and_controls(

@@ -34,21 +34,27 @@ NEVER: dict[str, set[str]] = {
     "stats": {"model", "errors", "codes", "exitcodes", "options", "config", "ingest", "structure", "detectors",
               "diagnosis", "renderers", "tail", "pipeline", "cli", "buckets", "bucketing", "emit"},
 }
-# compare/ (the `compare` command): built on pipeline + diagnosis (+ detectors' spectral code, the
-# model and the renderers' report JSON); no stage imports it, and it reaches no stage below pipeline
-NEVER["compare"] = {"ingest", "structure", "tail", "cli", "buckets", "bucketing"}
+# comparison/ (the `compare` command and logdoctor.compare): built on pipeline + diagnosis (+ detectors'
+# spectral code, the model and the renderers' report JSON); no stage imports it, and it reaches no stage
+# below pipeline
+NEVER["comparison"] = {"ingest", "structure", "tail", "cli", "buckets", "bucketing"}
 for _room_name in ("ingest", "structure", "detectors", "diagnosis", "renderers", "tail", "bucketing",
                    "model", "errors", "codes", "exitcodes", "config", "stats"):
-    NEVER[_room_name].add("compare")
-NEVER["pipeline"] = {"compare", "cli"}
+    NEVER[_room_name].add("comparison")
+NEVER["pipeline"] = {"comparison", "cli"}
 # probe/ (the `probe` command and its Python API): a source of runs feeding the pipeline; no stage
 # imports it, and the sampler profile it adds to a Report is a contract (samplerfacts) every room may read
-NEVER["probe"] = {"cli", "cliprobe", "tail", "compare"}
+NEVER["probe"] = {"cli", "cliprobe", "tail", "comparison"}
 NEVER["samplerfacts"] = {"ingest", "structure", "detectors", "diagnosis", "renderers", "tail", "pipeline", "cli",
                          "probe", "bucketing", "buckets", "emit"}
 for _room_name in ("ingest", "structure", "detectors", "diagnosis", "renderers", "tail", "bucketing", "buckets",
-                   "model", "errors", "codes", "exitcodes", "config", "pipeline", "compare", "emit"):
+                   "model", "errors", "codes", "exitcodes", "config", "pipeline", "comparison", "emit"):
     NEVER.setdefault(_room_name, set()).add("probe")
+#: the Python API (api, and the results it returns): a face over pipeline, comparison and the renderers,
+#: as cli is; no room of the tool imports it (the package root names it, lazily)
+FACE = ("api", "results", "compareresult")
+for _face in FACE:
+    NEVER[_face] = {"cli", "clirun", "tail", "buckets", "executors"}
 
 
 def _modules() -> dict[str, Path]:
@@ -151,6 +157,13 @@ def test_room_never_imports(room: str) -> None:
         if _room(b) in NEVER[room]
     )
     assert bad == []
+
+
+def test_nothing_of_the_tool_imports_the_python_api() -> None:
+    bad = sorted(f"{a} -> {b}" for a, targets in _graph().items() if _room(a) not in (*FACE, "logdoctor")
+                 for b in targets if _room(b) in FACE)
+    assert bad == []
+    assert {"logdoctor.api", "logdoctor.results"} <= _graph()["logdoctor"]  # the walker sees the face
 
 
 def test_emit_imports_nothing_of_the_tool() -> None:

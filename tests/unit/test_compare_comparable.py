@@ -8,8 +8,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from logdoctor.compare.build import refuse_unrelated
-from logdoctor.compare.comparable import LOSS_SCALE_LIMIT, SETUP_LIMIT, reasons
+from logdoctor.comparison.build import refuse_unrelated
+from logdoctor.comparison.comparable import LOSS_SCALE_LIMIT, SETUP_LIMIT, reasons
 from logdoctor.errors import InputError
 from logdoctor.model import Report
 from tests.reportfactory import REPORTS
@@ -54,7 +54,7 @@ def test_unknown_facts_refuse_nothing() -> None:
 def test_a_length_cycle_is_compared_over_whole_cycles() -> None:
     """Two runs with the same sawtooth (loss following sorted batch length each 100-step epoch), half
     an epoch out of phase: short windows see a difference that is only the phase; whole cycles do not."""
-    from logdoctor.compare.quality import matched
+    from logdoctor.comparison.quality import matched
 
     steps = np.arange(1, 1001, dtype=float)
     saw = 2.0 + 0.5 * ((steps % 100) / 100)
@@ -68,7 +68,7 @@ def test_a_length_cycle_is_compared_over_whole_cycles() -> None:
 
 
 def test_the_bundled_static_baseline_is_compared_like_with_like() -> None:
-    from logdoctor.compare import compare_paths
+    from logdoctor.comparison import compare_paths
     from tests.conftest import FIXTURES
 
     v = compare_paths(str(FIXTURES / "compare_static.log"), [str(FIXTURES / "compare_bucketed.jsonl")]).versus[0]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from logdoctor import codes
-from logdoctor.compare.findings import match, new_trouble
+from logdoctor.comparison.findings import match, new_trouble
 from logdoctor.model import Finding, Severity
 
 

@@ -6,9 +6,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from logdoctor.compare import quality, series
-from logdoctor.compare.series import RunSeries
-from logdoctor.compare.symptoms import power_at
+from logdoctor.comparison import quality, series
+from logdoctor.comparison.series import RunSeries
+from logdoctor.comparison.symptoms import power_at
 from logdoctor.model import Report, Run, RunMeta, validate_run
 
 

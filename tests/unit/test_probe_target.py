@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from logdoctor.errors import ConfigError, InputError
-from logdoctor.probe.target import load_target, parse_args, split_target
-from logdoctor.probe.usercode import UserCodeError
+from logdoctor.probing.target import load_target, parse_args, split_target
+from logdoctor.probing.usercode import UserCodeError
 
 TRAIN = """\
 import sys

@@ -15,8 +15,8 @@ from logdoctor.emit import BatchRecorder
 from logdoctor.emit.stats import batch_fingerprint, batch_stats, combine
 from logdoctor.errors import ConfigError
 from logdoctor.model import BATCH_FP, LEN_MAX, LEN_MEAN, LEN_MIN, MICRO_FP, PAD_FRAC, SEQS, TOKENS
-from logdoctor.probe import assert_sampler_ok, probe
-from logdoctor.probe.records import batches, step_record
+from logdoctor.probing import assert_sampler_ok, probe
+from logdoctor.probing.records import batches, step_record
 
 LENGTHS = np.ceil(np.random.default_rng(7).lognormal(4.0, 0.8, 600)).astype(np.int64)
 
@@ -237,7 +237,7 @@ def test_the_assertion_helper_fails_a_static_sampler_and_passes_a_reshuffled_one
 
 
 def test_an_exception_while_walking_is_the_users_with_their_line() -> None:
-    from logdoctor.probe.usercode import UserCodeError
+    from logdoctor.probing.usercode import UserCodeError
 
     class BreaksInEpoch2:
         def __init__(self) -> None:
@@ -266,7 +266,7 @@ def test_a_lengths_file_is_read_as_buckets_reads_it(tmp_path: object) -> None:
 
 
 def test_many_samples_are_priced_on_a_uniform_draw_and_the_report_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    from logdoctor.probe import profile
+    from logdoctor.probing import profile
     from logdoctor.renderers.samplerrows import sampler_facts
 
     monkeypatch.setattr(profile, "MAX_PRICED", 200)

@@ -38,3 +38,4 @@ def test_dev_extra_installs_what_the_tests_exercise() -> None:
     dev = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["dev"]
     names = {d.split(">")[0].split("=")[0].split("[")[0].strip() for d in dev}
     assert {"tensorboard", "jsonschema", "zstandard", "hypothesis"} <= names
+    assert {"pandas", "nbclient", "nbformat", "ipykernel"} <= names  # the API's frames and its notebook

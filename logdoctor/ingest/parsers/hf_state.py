@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import polars as pl
@@ -17,7 +18,7 @@ from logdoctor.ingest.parsers.base import Parser, ParseResult
 from logdoctor.ingest.parsers.hfconfig import sibling_classes
 from logdoctor.ingest.parsers.records import normalize_records
 from logdoctor.ingest.sources import Source
-from logdoctor.model import LINE_NO
+from logdoctor.model import LINE_NO, ConfigFact
 
 
 def _state(source: Source) -> dict[str, Any]:
@@ -51,13 +52,20 @@ def _history(source: Source) -> tuple[dict[str, Any], pl.DataFrame, int]:
             raise ParseError(f"{source.name}: log_history is empty")
         return state, frame, chunks.count
     state = _state(source)
-    history = [e for e in state.pop("log_history") if isinstance(e, dict)]
-    if not history:
-        raise ParseError(f"{source.name}: log_history is empty")
-    return state, pl.from_dicts(history, infer_schema_length=None, strict=False), len(history)
+    frame, entries = history_frame(state.pop("log_history"), source.name)
+    return state, frame, entries
 
 
-def _steps_per_epoch(state: dict[str, Any]) -> int | None:
+def history_frame(history: list[Any], name: str) -> tuple[pl.DataFrame, int]:
+    """(the entries of a ``log_history`` list that are objects as one frame, their number), as
+    ``json.loads`` of the document gives them; ParseError when there is none."""
+    entries = [e for e in history if isinstance(e, dict)]
+    if not entries:
+        raise ParseError(f"{name}: log_history is empty")
+    return pl.from_dicts(entries, infer_schema_length=None, strict=False), len(entries)
+
+
+def _steps_per_epoch(state: Mapping[str, Any]) -> int | None:
     """``global_step / epoch`` of the final state (the most precise rate the file holds)."""
     step, epoch = state.get("global_step"), state.get("epoch")
     if isinstance(step, int | float) and isinstance(epoch, int | float) and epoch > 0 and step > 0:
@@ -84,18 +92,26 @@ class HfTrainerStateParser(Parser):
 
     def parse(self, source: Source, fields: FieldMap) -> ParseResult:
         state, frame, entries = _history(source)
-        frame = frame.with_row_index(LINE_NO, offset=1).with_columns(pl.col(LINE_NO).cast(pl.Int64))
-        result = normalize_records(frame, fields, source.name, entries)
-        total = state.get("max_steps")
-        notes = result.notes
-        spe = _steps_per_epoch(state)
-        if spe:
-            notes = (*notes, f"steps per epoch {spe} = global_step / epoch of the saved state")
-        total_ok = isinstance(total, int | float) and total > 0
-        return dataclasses.replace(
-            result,
-            total_steps=int(total) if total_ok else result.total_steps,  # type: ignore[arg-type]
-            steps_per_epoch=spe or result.steps_per_epoch,
-            notes=notes,
-            config_facts=sibling_classes(source.path),
-        )
+        return state_result(state, frame, entries, fields, source.name, sibling_classes(source.path))
+
+
+def state_result(state: Mapping[str, Any], frame: pl.DataFrame, entries: int, fields: FieldMap, name: str,
+                 facts: tuple[ConfigFact, ...] = ()) -> ParseResult:
+    """The ParseResult of a trainer state: its ``log_history`` frame (``entries`` objects, ``line_no``
+    their 1-based index) through the records path, with what the state's other members say (the
+    planned ``max_steps``, steps per epoch) and the configuration ``facts`` found beside it."""
+    frame = frame.with_row_index(LINE_NO, offset=1).with_columns(pl.col(LINE_NO).cast(pl.Int64))
+    result = normalize_records(frame, fields, name, entries)
+    total = state.get("max_steps")
+    notes = result.notes
+    spe = _steps_per_epoch(state)
+    if spe:
+        notes = (*notes, f"steps per epoch {spe} = global_step / epoch of the saved state")
+    total_ok = isinstance(total, int | float) and total > 0
+    return dataclasses.replace(
+        result,
+        total_steps=int(total) if total_ok else result.total_steps,  # type: ignore[arg-type]
+        steps_per_epoch=spe or result.steps_per_epoch,
+        notes=notes,
+        config_facts=facts,
+    )

@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from logdoctor.probe.batches import StreamIds, index_batches, stream_batches
-from logdoctor.probe.lengths import LengthTable
-from logdoctor.probe.ranks import Lanes
-from logdoctor.probe.records import STEP_KEYS, Batches, batches, step_record
-from logdoctor.probe.usercode import call, guarded
+from logdoctor.probing.batches import StreamIds, index_batches, stream_batches
+from logdoctor.probing.lengths import LengthTable
+from logdoctor.probing.ranks import Lanes
+from logdoctor.probing.records import STEP_KEYS, Batches, batches, step_record
+from logdoctor.probing.usercode import call, guarded
 
 #: The walk's default bound, in batches read (every rank's counted).
 MAX_BATCHES = 1_000_000

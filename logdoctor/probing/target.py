@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Any
 
 from logdoctor.errors import ConfigError, InputError
-from logdoctor.probe.usercode import call
+from logdoctor.probing.usercode import call
 
 EXPECTED = "path/to/train.py:function or package.module:function"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from logdoctor.compare.build import compare_paths, compare_reports
-from logdoctor.compare.result import Comparison, FindingRef, Matched, Symptom, Versus
+from logdoctor.comparison.build import compare_paths, compare_reports
+from logdoctor.comparison.result import Comparison, FindingRef, Matched, Symptom, Versus
 
 __all__ = ["Comparison", "FindingRef", "Matched", "Symptom", "Versus", "compare_paths", "compare_reports"]

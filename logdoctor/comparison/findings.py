@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from logdoctor.compare.result import FindingRef
+from logdoctor.comparison.result import FindingRef
 from logdoctor.model import Finding, Severity
 
 #: Two findings of the same kind with step ranges this far apart (fraction of the longer run) still match.

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from logdoctor.errors import LogdoctorError
-from logdoctor.probe.walk import Walked
+from logdoctor.probing.walk import Walked
 from logdoctor.samplerfacts import FixPrice, Spread
 
 if TYPE_CHECKING:

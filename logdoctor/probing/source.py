@@ -20,7 +20,7 @@ from logdoctor.model import (
     TOKENS,
     Run,
 )
-from logdoctor.probe.walk import Walked
+from logdoctor.probing.walk import Walked
 from logdoctor.structure.build import build_run
 
 #: The name of the format, as a parser's: what ``source.format`` says in a probe's report.

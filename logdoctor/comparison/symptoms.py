@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from logdoctor.compare.result import Symptom
-from logdoctor.compare.series import RunSeries
+from logdoctor.comparison.result import Symptom
+from logdoctor.comparison.series import RunSeries
 from logdoctor.detectors import robust
 from logdoctor.detectors.periodicity import MIN_POINTS, detrend
 from logdoctor.detectors.spectral import BG_FRACTION, spectrum

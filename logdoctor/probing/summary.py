@@ -8,11 +8,11 @@ import dataclasses
 from logdoctor.diagnosis.prescription import reprice
 from logdoctor.diagnosis.verdicts import LOG_FP_ADVICE, LOG_FP_HINT
 from logdoctor.model import Report, Verdict
-from logdoctor.probe import profile as measure
-from logdoctor.probe.feed import Feed
-from logdoctor.probe.lengths import LengthTable
-from logdoctor.probe.ranks import Lanes
-from logdoctor.probe.walk import Settings, Walked
+from logdoctor.probing import profile as measure
+from logdoctor.probing.feed import Feed
+from logdoctor.probing.lengths import LengthTable
+from logdoctor.probing.ranks import Lanes
+from logdoctor.probing.walk import Settings, Walked
 from logdoctor.samplerfacts import SamplerProfile
 
 

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from logdoctor.compare.result import Axis, Matched, Symptom
-from logdoctor.compare.series import RunSeries
+from logdoctor.comparison.result import Axis, Matched, Symptom
+from logdoctor.comparison.series import RunSeries
 from logdoctor.stats.rolling import rolling_median
 
 #: Where along the overlap of the two runs the loss is compared.

@@ -10,15 +10,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from logdoctor import sanitize
-from logdoctor.compare.result import Comparison
-from logdoctor.compare.rows import name
-from logdoctor.compare.series import RunSeries, run_series
+from logdoctor.comparison.result import Comparison
+from logdoctor.comparison.rows import name
+from logdoctor.comparison.series import RunSeries, run_series
 from logdoctor.errors import ConfigError
 from logdoctor.model import Report
 from logdoctor.renderers.plots import _METADATA, envelope
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
 
@@ -53,6 +54,13 @@ def plotter(dest: str) -> Callable[[Comparison], bytes]:
 
 def render_plot(c: Comparison, kind: str = "png") -> bytes:
     """The figure as the bytes of a png, svg or pdf file; spikes are open circles."""
+    buf = io.BytesIO()
+    figure(c).savefig(buf, format=kind, metadata=_METADATA[kind])
+    return buf.getvalue()
+
+
+def figure(c: Comparison) -> Figure:
+    """Both losses by step and by tokens seen (spikes as open circles), and the throughput."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(10, 9), layout="constrained")
@@ -71,6 +79,4 @@ def render_plot(c: Comparison, kind: str = "png") -> bytes:
     for ax in (by_step, by_tok, tp):
         if ax.has_data():
             ax.legend(loc="upper right", fontsize=8)
-    buf = io.BytesIO()
-    fig.savefig(buf, format=kind, metadata=_METADATA[kind])
-    return buf.getvalue()
+    return fig

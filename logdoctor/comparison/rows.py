@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import PurePath
 
-from logdoctor.compare.result import Comparison, FindingRef, Matched, Symptom, Versus
+from logdoctor.comparison.result import Comparison, FindingRef, Matched, Symptom, Versus
 from logdoctor.model import Report, Severity
 from logdoctor.renderers.labels import verdict_words
 

@@ -11,7 +11,7 @@ from itertools import zip_longest
 from typing import Any
 
 from logdoctor.errors import ConfigError
-from logdoctor.probe.feed import Feed
+from logdoctor.probing.feed import Feed
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from logdoctor.errors import ConfigError
-from logdoctor.probe.feed import Feed
-from logdoctor.probe.usercode import call
+from logdoctor.probing.feed import Feed
+from logdoctor.probing.usercode import call
 
 #: The feature HF's LengthGroupedSampler measures by default.
 DEFAULT_KEY = "input_ids"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from logdoctor.compare.series import RunSeries
+from logdoctor.comparison.series import RunSeries
 from logdoctor.model import Report
 
 

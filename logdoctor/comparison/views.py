@@ -1,12 +1,12 @@
-"""Text and Markdown views of a comparison: the same rows, two last steps; plus the format registry."""
+"""Text, Markdown and HTML views of a comparison: the same rows, three last steps; plus the format registry."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from logdoctor import sanitize
-from logdoctor.compare import rows as r
-from logdoctor.compare.result import Comparison
+from logdoctor.comparison import rows as r
+from logdoctor.comparison.result import Comparison
 from logdoctor.errors import ConfigError
 
 HEADER: r.Row = ("", "baseline", "candidate", "change")
@@ -68,8 +68,36 @@ def render_markdown(c: Comparison) -> str:
     return "\n".join(out) + "\n"
 
 
+def _html_body(c: Comparison) -> str:
+    """The answer, then per candidate the side-by-side table and the finding changes, as HTML."""
+    esc = sanitize.html  # names and values from the runs: shown as text, never as markup
+    out = ["<h1>logdoctor compare</h1>", *(f'<p class="status"><b>{esc(a)}</b></p>' for a in r.answers(c))]
+    for v in c.versus:
+        cells = ["<tr>" + "".join(f"<th>{esc(h)}</th>" for h in HEADER) + "</tr>"]
+        cells += ["<tr>" + "".join(f"<td>{esc(x)}</td>" for x in row) + "</tr>" for row in r.rows(c.baseline, v)]
+        out.append(f"<table>{''.join(cells)}</table>")
+        out += [f"<p><i>note: {esc(v.like_with_like)}</i></p>"] if v.like_with_like else []
+        items = "".join(f"<li><b>{esc(label)}</b>: {esc(text)}</li>" for label, text in r.changes(v))
+        out.append(f"<ul>{items}</ul>")
+    return "\n".join(out)
+
+
+def render_html(c: Comparison) -> str:
+    """One self-contained page (the report's CSS, no script): the rows of the text view as tables."""
+    from logdoctor.renderers.html import page
+
+    return page("logdoctor compare", _html_body(c))
+
+
+def html_fragment(c: Comparison) -> str:
+    """``render_html``'s content as one element of another page (a notebook's output)."""
+    from logdoctor.renderers.html import fragment
+
+    return fragment(_html_body(c))
+
+
 def _render_json(c: Comparison) -> str:
-    from logdoctor.compare.jsondoc import render_json
+    from logdoctor.comparison.jsondoc import render_json
 
     return render_json(c)
 
@@ -79,6 +107,7 @@ FORMATS: dict[str, Callable[[Comparison], str]] = {
     "text": render_text,
     "json": _render_json,
     "markdown": render_markdown,
+    "html": render_html,
 }
 
 

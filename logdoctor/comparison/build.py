@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from logdoctor import pipeline
-from logdoctor.compare import comparable, findings, likewise, quality, symptoms
-from logdoctor.compare.result import Comparison, FindingRef, Matched, Outcome, Symptom, Versus
-from logdoctor.compare.series import run_series
+from logdoctor.comparison import comparable, findings, likewise, quality, symptoms
+from logdoctor.comparison.result import Comparison, FindingRef, Matched, Outcome, Symptom, Versus
+from logdoctor.comparison.series import run_series
 from logdoctor.config import AnalysisConfig
 from logdoctor.errors import ConfigError, InputError
 from logdoctor.model import Report, Severity
@@ -120,6 +120,14 @@ def compare_paths(baseline: str, candidates: Sequence[str], cfg: AnalysisConfig 
             raise InputError(error if outcome.path in error else f"{outcome.path}: {error}")
     reports = [done[p].report for p in inputs]
     base, *cands = [r for r in reports if r is not None]
+    return compare_analysed(base, cands, seed=seed, force=force)
+
+
+def compare_analysed(base: Report, cands: Sequence[Report], *, seed: int = 0, force: bool = False) -> Comparison:
+    """Compare reports already made (``compare_paths`` makes them from paths, the Python API from
+    anything it reads). InputError for a candidate that is not the baseline's experiment, unless ``force``."""
+    if not cands:
+        raise ConfigError("compare needs a baseline and at least one candidate")
     if not force:
         refuse_unrelated(base, cands)
     return Comparison(base, tuple(compare_reports(base, c, seed=seed) for c in cands))

@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from logdoctor.compare.result import Comparison, FindingRef, Matched, Symptom, Versus
+from logdoctor.comparison.result import Comparison, FindingRef, Matched, Symptom, Versus
 from logdoctor.renderers.jsonreport import report_dict
 
 #: Version of the compare document. Changelog:

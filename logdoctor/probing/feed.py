@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from logdoctor.errors import ConfigError
-from logdoctor.probe.usercode import call
+from logdoctor.probing.usercode import call
 
 #: What a target may return, for the one line that says it returned something else.
 EXPECTED = ("a torch DataLoader, a Sampler or BatchSampler (with its dataset: return (sampler, dataset)), "

@@ -10,14 +10,14 @@ from typing import Any
 from logdoctor.config import AnalysisConfig
 from logdoctor.errors import ConfigError
 from logdoctor.model import Report
-from logdoctor.probe import lengths as length_table
-from logdoctor.probe.batches import StreamIds
-from logdoctor.probe.feed import resolve
-from logdoctor.probe.ranks import lanes
-from logdoctor.probe.rngstate import preserved, seed_all
-from logdoctor.probe.source import to_run
-from logdoctor.probe.summary import with_profile
-from logdoctor.probe.walk import MAX_BATCHES, Settings, Walker
+from logdoctor.probing import lengths as length_table
+from logdoctor.probing.batches import StreamIds
+from logdoctor.probing.feed import resolve
+from logdoctor.probing.ranks import lanes
+from logdoctor.probing.rngstate import preserved, seed_all
+from logdoctor.probing.source import to_run
+from logdoctor.probing.summary import with_profile
+from logdoctor.probing.walk import MAX_BATCHES, Settings, Walker
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +109,7 @@ def probe(target: Any, *, lengths: length_table.LengthsGiven | None = None, leng
                            Settings(epochs, max_batches, 1, set_epoch, batch_size))
     with preserved():
         if isinstance(target, str):
-            from logdoctor.probe.target import load_target
+            from logdoctor.probing.target import load_target
 
             if seed is not None:
                 seed_all(seed)

@@ -72,7 +72,6 @@ def source_words(source: str | None) -> str:
     return source
 
 
-
 class Placed(NamedTuple):
     """A run's events placed on its rows: the failure after its last row, the others, and the
     failures that ended launches without a training row (structure/launches.py)."""
@@ -193,6 +192,12 @@ def judge(placed: Placed, plan: Plan, last_line: int | None, patience: int | Non
         return "finished", f"line {done.line}"
     if live:
         return "running", None
+    return _against_plan(plan, patience, evals, snapshot)
+
+
+def _against_plan(plan: Plan, patience: int | None, evals: pl.DataFrame, snapshot: bool) -> tuple[str, str | None]:
+    """(ending, source) of a run that printed no ending: finished, early-stopped, stopped before its
+    plan, or unknown."""
     by_epochs = _epochs_finished(plan)
     if by_epochs is True:  # the epoch counter reached the plan: the steps were placed short of it
         return "finished", f"planned epochs {plan.epochs_source}"

@@ -8,6 +8,7 @@ import pytest
 
 from logdoctor.ingest.parsers import (
     evalsections,
+    events,
     lexicon,
     lines,
     markers,
@@ -52,6 +53,7 @@ SCREENED = (
     overflows.SKIP_COUNTER,
     *(k.pattern for k in lexicon.SIGNALS),
     lexicon.TRACEBACK,
+    events.CHAINED,
     markers._PATIENCE,
     evalsections.HEADER.pattern,
 )

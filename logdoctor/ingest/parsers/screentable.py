@@ -106,6 +106,8 @@ NEEDS: dict[str, tuple[object, ...]] = {
         ('and', (('lit', 'E', False), ('or', (('and', (('lit', 'rror', False),)), ('and', (('lit', 'xception', False),)), ('and', (('lit', 'xit', False),)))))),
     'Traceback \\(most recent call last\\)':
         ('and', (('lit', 'Traceback (most recent call last)', False),)),
+    'During handling of the above exception|The above exception was the direct cause':
+        ('and', (('or', (('and', (('lit', 'During handling of the above exception', False),)), ('and', (('lit', 'The above exception was the direct cause', False),)))),)),
     '(?i)(?:\\bearly_?stop(?:ping)?_|(?:^|[^\\w-])(?:--)?)patience[\'\\"]?\\s*[=:]?\\s*([1-9]\\d*)\\b':
         ('and', ()),
     '(?i)^\\s*(?:[*=#~-]{3,}\\s*(?:running\\s+|starting\\s+|start\\s+)?(?:evaluating|evaluation|validating|validation|eval|testing)\\b[^:=\\n]*?[*=#~-]{3,}|(?:running\\s+|starting\\s+)?(?:evaluating|evaluation|validating|validation)\\b[^\\d:=|\'\\"\\n]*)[ \\t]*$':

@@ -56,18 +56,49 @@ _RULES: tuple[Rule, ...] = (
          "evaluation still is; information when the training loss was non-finite first).",
          "Check the eval loss itself (CTC without zero_infinity, empty references, fp16 overflow in "
          "evaluation): an infinite eval loss ranks no checkpoint."),
-    Rule("LD010", "run-stopped-by-failure", Severity.WARNING,
-         "The log's last lines say why the run stopped: CUDA out of memory, an NCCL/collective timeout, a "
-         "killed DataLoader worker or process (SIGKILL), a NaN guard, a Python exception; Ctrl-C, SIGTERM and a "
-         "scheduler's cancel or time limit are info.",
+    Rule("LD010", "run-stopped-by-failure", Severity.ERROR,
+         "The run crashed: the lines after its last training row say why (CUDA out of memory, an NCCL/"
+         "collective timeout, a killed DataLoader worker or process (SIGKILL), a NaN guard, a checkpoint that "
+         "could not be restored, a Python exception); Ctrl-C, SIGTERM, a scheduler's cancel or time limit, and "
+         "a failure after the run reached its plan are info.",
          "Fix the cause the log names (smaller batch or activation checkpointing for OOM; the stalled rank "
          "for NCCL; host/shared memory for killed workers), then resume from the last checkpoint."),
+    Rule("LD012", "recovered-oom", Severity.WARNING,
+         "The framework ran out of GPU memory during training and went on: each time, the batch was "
+         "skipped or retried smaller (fairseq, ultralytics), so training data was lost.",
+         "Lower the batch size or the longest sequences (or enable activation checkpointing) so that no "
+         "batch runs out of memory."),
+    Rule("LD013", "skipped-nonfinite-batches", Severity.WARNING,
+         "The framework met a NaN/inf loss or gradient and skipped the update or rolled back to a "
+         "checkpoint (ESPnet, fairseq AMP, ultralytics): those batches taught the model nothing.",
+         "Look at the batches and the lr at those steps; lower the lr, clip gradients, or use bf16."),
+    Rule("LD014", "crashed-and-relaunched", Severity.WARNING,
+         "A launch of the run crashed (a traceback, a kill, an NCCL timeout) and the run was launched "
+         "again; the steps since its last checkpoint were lost and the failure may recur.",
+         "Fix the cause the crash names before relying on the relaunched run."),
+    Rule("LD015", "checkpoint-not-restored", Severity.WARNING,
+         "A checkpoint could not be found or loaded and training went on without it (from scratch, "
+         "or from other weights).",
+         "Check the checkpoint path and that the model's architecture matches the checkpoint."),
+    Rule("LD016", "stopped-before-plan", Severity.WARNING,
+         "The log ends before the run's planned length (stated by the log: a progress bar's total, "
+         "``Epoch e/N``, a config dump's max_steps/epochs) and prints no error, no stop and no "
+         "early stopping: the run stopped without saying why (killed without a message, a lost node, "
+         "or the log is an excerpt).",
+         "Check the job's exit status and the scheduler's log; resume from the last checkpoint."),
+    Rule("LD017", "early-stopped", Severity.INFO,
+         "Early stopping ended the run before its plan: the log says so, or its best evaluation is "
+         "exactly the stated patience before the end.",
+         "Nothing to fix: the checkpoint at the best evaluation is the one to keep."),
     Rule("LD011", "nonfinite-grad-norm", Severity.WARNING,
          "The grad norm is NaN/inf on steps whose loss is finite (skipped or NaN-writing updates), more "
          "often than a settled fp16 loss scaler overflows.",
          "Check the loss scale and the lr; clip gradients; look for inputs that overflow (bf16 if available)."),
     Rule("LD020", "skipped-iterations", Severity.WARNING,
-         "Mixed-precision steps were skipped (gradient overflow: inf/NaN) and the loss scale was cut.",
+         "Mixed-precision steps were skipped (gradient overflow: inf/NaN) and the loss scale was cut; read from "
+         "a skip counter (Megatron's skipped iterations, DeepSpeed's `step=K, skipped=S`, even on lines with no "
+         "loss). Skips during the loss scale's warm-up are info; an error when every step was skipped (the model "
+         "never updated; read from overflow lines too).",
          "A few skips at the start are normal; many, or late ones, point at an lr too high or bad data. "
          "Check the loss scale and the batches at those steps."),
     Rule("LD021", "no-failures-counted", Severity.INFO,
@@ -85,6 +116,11 @@ _RULES: tuple[Rule, ...] = (
          "a warning only when they are more than a settled scaler's probing explains (one per growth window).",
          "Many late overflows point at an lr too high or bad batches: check the loss and gradient norm at "
          "those steps, or switch to bf16."),
+    Rule("LD025", "zero-loss", Severity.WARNING,
+         "The training loss is exactly 0 on several rows (a warning from 3 rows and 5% of the run, or its "
+         "end): no loss of real data is; nothing is learned from those batches.",
+         "Check the labels and the mask (an ignore-index or padding mask over every target), empty batches, "
+         "and that the loss is computed on the model's outputs."),
     Rule("LD101", "loss-spike", Severity.WARNING,
          "The loss rose far above its local level (robust z-score on a rolling median/MAD).",
          "Look at the batches at these steps; spikes that recur with batch length point at batching."),

@@ -251,17 +251,25 @@ class ConfigFact:
 
 
 @dataclass(frozen=True, slots=True)
-class RunEnding:
-    """How a run's log says it stopped: the failure printed after its last training row.
+class LogEvent:
+    """A line (or a block of lines) of the log that says a failure, a stop, a recovery or the end
+    of training, in the words of ingest/parsers/lexicon.py.
 
     Attributes:
-        kind: ``cuda_oom``, ``nccl_timeout``, ``dataloader_killed``, ``killed``, ``time_limit``,
-            ``nan_guard``, ``terminated`` (SIGTERM), ``keyboard_interrupt`` or ``exception`` (any other
-            Python traceback).
+        kind: the lexicon class: ``cuda_oom``, ``nccl_timeout``, ``dataloader_killed``, ``killed``,
+            ``nan_guard``, ``no_update``, ``restore_failed``, ``time_limit``, ``terminated`` (SIGTERM),
+            ``keyboard_interrupt``, ``exception`` (any other Python traceback); per line:
+            ``oom_recovered``, ``nonfinite_skipped``, ``early_stopping``, ``training_done``.
         cause: the plain cause in words ("the GPU ran out of memory").
         line: 1-based line of the log that says it (the exception line of a traceback).
         text: that line as the log wrote it (stripped, cut to 120 characters).
         block_line: first line of the failure's block (``Traceback (most recent call last):``).
+        role: the class's role (lexicon: fatal, stop, recovered, early_stop, done).
+        traceback: True when the block holds a Python traceback (the exception was not caught).
+        step: the step of the last training row written above it (None before the first row, or
+            before structure placed it).
+        relaunched: the program's start-up lines printed before the failure are printed again
+            after it (ingest/parsers/relaunch.py): it was launched again.
     """
 
     kind: str
@@ -269,6 +277,10 @@ class RunEnding:
     line: int
     text: str
     block_line: int
+    role: str = "fatal"
+    traceback: bool = False
+    step: int | None = None
+    relaunched: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,7 +306,17 @@ class RunStructure:
         running_mean: columns the log printed as running means since the epoch began (Keras
             progress bars), read back as each logged interval's mean (structure/runmean.py);
             running_mean_slopes: each one's noise slope (-1 for a running mean, 0 otherwise).
-        ending: how the log says the run stopped (a failure after its last training row), if it does.
+        failure: the failure or stop the log prints after the run's last training row, if any.
+        events: the run's other failure events (recoveries, crashes followed by more training,
+            early-stopping and end-of-training lines), in file order.
+        ending: how the run ended against its plan: ``finished``, ``early_stopped``,
+            ``interrupted`` (Ctrl-C), ``cancelled`` (the scheduler or SIGTERM), ``crashed``,
+            ``stopped`` (before its plan, with no message), ``running`` (a log still being
+            followed) or ``unknown`` (no plan and no message); ending_source: what says so.
+        launches: the failures that ended launches without a training row, written on this run's
+            lines (before its first row, or after its last: structure/launches.py), file order.
+        planned_epochs: planned epochs the log states; planned_epochs_source: where it was read.
+        last_epoch: the last epoch the log reached (as it counts them), when it counts epochs.
     """
 
     rows: int
@@ -317,7 +339,14 @@ class RunStructure:
     notes: tuple[str, ...] = ()
     running_mean: tuple[str, ...] = ()
     running_mean_slopes: tuple[float, ...] = ()
-    ending: RunEnding | None = None
+    failure: LogEvent | None = None
+    events: tuple[LogEvent, ...] = ()
+    launches: tuple[LogEvent, ...] = ()
+    ending: str = "unknown"
+    ending_source: str | None = None
+    planned_epochs: int | None = None
+    planned_epochs_source: str | None = None
+    last_epoch: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -506,6 +535,8 @@ class RunPart:
         findings: its problems (warnings and errors not explained as symptoms), worst first.
         too_short: fewer rows than any trend analysis needs and no problem found.
         current: the last run, the one the report's headline, status and exit code describe.
+        ending / ending_source: how it ended (RunStructure.ending) and what says so; a launch that
+            logged no training row (``rows`` 0) ended at the failure on ``last_line``.
     """
 
     index: int
@@ -519,6 +550,8 @@ class RunPart:
     findings: tuple[Finding, ...] = ()
     too_short: bool = False
     current: bool = False
+    ending: str = "unknown"
+    ending_source: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

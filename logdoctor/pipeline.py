@@ -174,7 +174,8 @@ def analyze(run: Run, cfg: AnalysisConfig | None = None) -> Report:
 
     cfg = cfg or AnalysisConfig()
     report = _analyze_run(run, cfg)
-    if not run.earlier:
+    st = run.meta.structure
+    if not run.earlier and not (st is not None and any(e.step is None for e in st.launches)):
         return report
     earlier = [_analyze_run(r, cfg) for r in run.earlier]
     return dataclasses.replace(report, runs=run_parts(earlier, report))

@@ -10,6 +10,7 @@ from logdoctor.detectors.drops import DropDetector
 from logdoctor.detectors.ending import EndingDetector
 from logdoctor.detectors.evalnoise import EvalNoiseDetector
 from logdoctor.detectors.evalnonfinite import EvalNonFiniteDetector
+from logdoctor.detectors.failures import FailureEventDetector
 from logdoctor.detectors.fp16overflows import Fp16OverflowDetector
 from logdoctor.detectors.integrity import IntegrityDetector
 from logdoctor.detectors.lossfloor import LossFloorDetector
@@ -23,13 +24,16 @@ from logdoctor.detectors.periodicity import PeriodicityDetector
 from logdoctor.detectors.slowdown import SlowdownDetector
 from logdoctor.detectors.spikes import SpikeDetector
 from logdoctor.detectors.tooshort import TooShortDetector
+from logdoctor.detectors.zeroloss import ZeroLossDetector
 
 #: Detector classes, instantiated by the pipeline with the user's thresholds for each name.
 ANALYZERS: tuple[type[Analyzer], ...] = (
     IntegrityDetector,
     TooShortDetector,
     EndingDetector,
+    FailureEventDetector,
     NonFiniteDetector,
+    ZeroLossDetector,
     NonFiniteMetricsDetector,
     DivergenceDetector,
     SpikeDetector,

@@ -1,4 +1,4 @@
-"""How the run stopped (LD010): the failure its log prints after the last training row."""
+"""How the run ended against its plan: a crash (LD010), a silent stop before it (LD016), early stopping (LD017)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,9 @@ import polars as pl
 
 from logdoctor import codes
 from logdoctor.detectors.base import Analyzer, Detection
-from logdoctor.model import LINE_NO, STEP, Run, RunEnding, Severity
-
-#: Stops that are no fault of the training itself: a person pressed Ctrl-C, the process was sent
-#: SIGTERM, the scheduler cancelled the job or its time ran out (info; crashes are warnings).
-DELIBERATE = ("keyboard_interrupt", "terminated", "time_limit")
+from logdoctor.ingest.parsers.lexicon import DELIBERATE
+from logdoctor.model import LINE_NO, STEP, Finding, LogEvent, Run, RunStructure, Severity
+from logdoctor.structure.ending import source_words
 
 
 def last_step_before(run: Run, line: int) -> int | None:
@@ -23,38 +21,100 @@ def last_step_before(run: Run, line: int) -> int | None:
     return int(above.sort(LINE_NO)[STEP][-1])
 
 
-def ending_phrase(e: RunEnding) -> str:
+def ending_phrase(e: LogEvent) -> str:
     """``stopped at line 294: the GPU ran out of memory``: how the run ended, in a few words."""
     return f"stopped at line {e.line}: {e.cause}"
 
 
+def plan_phrase(st: RunStructure) -> str | None:
+    """``step 6,200 of 10,000 (62%)`` or ``epoch 12 of 50``: how far the run got of its plan."""
+    if st.planned and st.last_step is not None:
+        return f"step {st.last_step:,} of {st.planned:,} ({100 * st.last_step / st.planned:.0f}%)"
+    if st.planned_epochs and st.last_epoch is not None:
+        return f"epoch {st.last_epoch:g} of {st.planned_epochs:,}"
+    return None
+
+
+def _failure(run: Run, st: RunStructure, e: LogEvent) -> Finding:
+    step = e.step if e.step is not None else last_step_before(run, e.line)
+    after = f" after step {step:,}" if step is not None else ""
+    msg = f"The run stopped{after}: {e.cause}; line {e.line} says `{e.text}`."
+    got = plan_phrase(st)
+    if st.ending != "finished" and got is not None:
+        msg += f" It had reached {got} planned."
+    quiet = e.kind in DELIBERATE or st.ending in ("finished", "early_stopped")
+    return codes.finding(
+        "LD010",
+        msg,
+        severity=Severity.INFO if quiet else codes.RULES["LD010"].severity,
+        first_step=step,
+        last_step=step,
+        line=e.line,
+        evidence={"kind": e.kind, "line": e.line, "block_line": e.block_line, "text": e.text, "ending": st.ending},
+    )
+
+
+def _stopped(st: RunStructure) -> Finding:
+    got = plan_phrase(st) or "an unknown point"
+    return codes.finding(
+        "LD016",
+        f"The run stopped at {got}, no error printed: the log ends before its plan (stated by "
+        f"{source_words(st.ending_source)}) with no failure, stop or early-stopping line.",
+        first_step=st.last_step,
+        last_step=st.last_step,
+        evidence={
+            "last_step": st.last_step,
+            "planned": st.planned,
+            "planned_epochs": st.planned_epochs,
+            "last_epoch": st.last_epoch,
+            "source": st.ending_source or "",
+        },
+        confidence=0.8,
+    )
+
+
+def _early(st: RunStructure) -> Finding:
+    got = plan_phrase(st)
+    at = f" at {got}" if got else ""
+    return codes.finding(
+        "LD017",
+        f"Early stopping ended the run{at} ({source_words(st.ending_source)}).",
+        first_step=st.last_step,
+        last_step=st.last_step,
+        evidence={"source": st.ending_source or "", "last_step": st.last_step},
+    )
+
+
+def launch_finding(e: LogEvent) -> Finding:
+    """LD010 for a launch that logged no training step and died at ``e`` (its own failure)."""
+    after = f" (launched again after step {e.step:,})" if e.step is not None else ""
+    return codes.finding(
+        "LD010",
+        f"A launch{after} stopped before its first logged step: {e.cause}; line {e.line} says `{e.text}`.",
+        severity=Severity.INFO if e.kind in DELIBERATE else codes.RULES["LD010"].severity,
+        first_step=e.step,
+        last_step=e.step,
+        line=e.line,
+        evidence={"kind": e.kind, "line": e.line, "block_line": e.block_line, "text": e.text, "launch": 1},
+    )
+
+
 class EndingDetector(Analyzer):
-    """LD010 when the log names why the run stopped after its last training row."""
+    """LD010 when the log names why the run stopped after its last training row; LD016 when it
+    stopped before its plan with no message; LD017 when early stopping ended it."""
 
     name = "ending"
 
     def analyze(self, run: Run) -> Detection:
-        """One finding: the failure, the line that says it, the last step before it."""
+        """How the run ended, from structure's failure and ending."""
         st = run.meta.structure
-        e = st.ending if st is not None else None
-        if e is None:
+        if st is None:
             return Detection()
-        step = last_step_before(run, e.line)
-        after = f" after step {step:,}" if step is not None else ""
-        msg = f"The run stopped{after}: {e.cause}; line {e.line} says `{e.text}`."
-        if st is not None and st.finished is False and st.planned:
-            msg += f" It had reached step {st.last_step:,} of {st.planned:,} planned."
-        quiet = e.kind in DELIBERATE or (st is not None and st.finished is True)
-        return Detection(
-            (
-                codes.finding(
-                    "LD010",
-                    msg,
-                    severity=Severity.INFO if quiet else codes.RULES["LD010"].severity,
-                    first_step=step,
-                    last_step=step,
-                    line=e.line,
-                    evidence={"kind": e.kind, "line": e.line, "block_line": e.block_line, "text": e.text},
-                ),
-            )
-        )
+        out = [_failure(run, st, st.failure)] if st.failure is not None else []
+        later = [e for e in st.launches if e.step is not None]  # launched again, died before a step
+        out += [launch_finding(later[-1])] if later else []
+        if st.ending == "stopped":
+            out.append(_stopped(st))
+        if st.ending == "early_stopped":
+            out.append(_early(st))
+        return Detection(tuple(out))

@@ -1,4 +1,4 @@
-"""fp16 overflow lines: the loss scale calibrating at the start (LD023) and overflows after it settled (LD024)."""
+"""fp16 overflow lines: the scale calibrating (LD023), overflows once it settled (LD024), all steps skipped (LD020)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,36 @@ def late_null(
     return (k >= min_late and p < alpha), lam, p
 
 
+#: Every step skipped over more steps than this is no calibration: a dynamic scaler calibrating down
+#: from the largest common initial scale (Megatron's 2^32) skips at most 32 steps in a row, and twice
+#: that is left for hysteresis; beyond, the model never updated.
+MIN_NEVER_UPDATED = 64
+
+
+def never_updated(counts: np.ndarray, spans: np.ndarray) -> bool:
+    """True when every optimizer step the counted rows cover was skipped (``counts[i]`` skipped of
+    ``spans[i]`` steps, NaN where unknown) and they cover more than ``MIN_NEVER_UPDATED`` steps."""
+    ok = np.isfinite(counts) & np.isfinite(spans) & (spans > 0)
+    return bool(spans[ok].sum() > MIN_NEVER_UPDATED and np.all(counts[ok] >= spans[ok]))
+
+
+def never_updated_finding(steps: np.ndarray, counts: np.ndarray, spans: np.ndarray, col: str) -> Finding:
+    """LD020 at error: every optimizer step the counters (``col``) cover was skipped."""
+    ok = np.isfinite(counts) & np.isfinite(spans) & (spans > 0)
+    first, last = int(steps[ok][0]), int(steps[ok][-1])
+    total, covered = int(counts[ok].sum()), int(spans[ok].sum())
+    return codes.finding(
+        "LD020",
+        f"Every optimizer step was skipped ({total:,} of {covered:,} counted through step {last:,}, "
+        f"`{col}`): the model never updated; the gradients overflow or are NaN at every step.",
+        severity=Severity.ERROR,
+        first_step=first,
+        last_step=last,
+        evidence={"column": col, "skipped_total": total, "steps_counted": covered, "never_updated": 1},
+        confidence=0.9,
+    )
+
+
 def _col(run: Run, name: str) -> np.ndarray:
     return run.table[name].cast(float).fill_null(np.nan).to_numpy().astype(float)
 
@@ -63,7 +93,8 @@ class Fp16OverflowDetector(Analyzer):
         self.min_late = min_late
 
     def analyze(self, run: Run) -> Detection:
-        """LD023 for the calibration overflows, LD024 for those after it; nothing without overflow lines."""
+        """LD023 for the calibration overflows, LD024 for those after it, LD020 at error when every
+        step overflowed (no calibration lasts that long: ``MIN_NEVER_UPDATED``); nothing without overflow lines."""
         if not run.has(SKIPS):
             return Detection()
         steps = run.table[STEP].to_numpy().astype(float)
@@ -71,6 +102,10 @@ class Fp16OverflowDetector(Analyzer):
         hit = np.flatnonzero(skips > 0)
         if hit.size == 0:
             return Detection()
+        per_scaler = skips / max(1.0, float(np.nanmax(_col(run, SCALERS))))
+        spans = np.diff(steps, prepend=np.nan)
+        if never_updated(per_scaler, spans):
+            return Detection((never_updated_finding(steps, per_scaler, spans, "fp16 overflow lines"),))
         grown = np.flatnonzero(np.nan_to_num(_col(run, REGROWN)) > 0)
         end = int(grown[0]) if grown.size else steps.size  # first row after calibration
         calib, late = hit[hit < end], hit[hit >= end]

@@ -9,7 +9,8 @@ import polars as pl
 
 from logdoctor import codes
 from logdoctor.detectors.base import Analyzer, Detection
-from logdoctor.detectors.fp16overflows import late_null
+from logdoctor.detectors.fp16overflows import late_null, never_updated, never_updated_finding
+from logdoctor.ingest.parsers.overflows import SKIP_SPAN, SKIPPED_STEPS
 from logdoctor.model import STEP, Finding, Run, Severity
 from logdoctor.options import Option, at_least, fraction, positive
 from logdoctor.structure.counters import is_failure_counter
@@ -59,23 +60,30 @@ class MixedPrecisionDetector(Analyzer):
         scale_col = next((c for c in SCALE_COLUMNS if run.has(c)), None)
         out: list[Finding] = []
         skipped = next(
-            (c for c in run.table.columns if "skipped" in c and is_failure_counter(c) and run.has(c)), None
+            (c for c in run.table.columns
+             if "skipped" in c and c != SKIP_SPAN and is_failure_counter(c) and run.has(c)), None
         )
-        rows = counter_rows(run, [c for c in (scale_col, skipped) if c is not None])
+        span_col = SKIP_SPAN if skipped == SKIPPED_STEPS and run.has(SKIP_SPAN) else None
+        rows = counter_rows(run, [c for c in (scale_col, skipped, span_col) if c is not None])
         steps = rows[STEP].to_numpy()
         scale = _column(rows, scale_col) if scale_col else None
         if skipped is not None:
-            found = self._skipped(steps, _column(rows, skipped), skipped, scale)
+            spans = _column(rows, span_col) if span_col else np.diff(steps.astype(float), prepend=np.nan)
+            found = self._skipped(steps, _column(rows, skipped), skipped, scale, spans)
             out += [found] if found else []
         if scale is not None:
             found = self._collapse(steps, scale)
             out += [found] if found else []
         return Detection(tuple(out))
 
-    def _skipped(self, steps: np.ndarray, counts: np.ndarray, col: str, scale: np.ndarray | None) -> Finding | None:
+    def _skipped(
+        self, steps: np.ndarray, counts: np.ndarray, col: str, scale: np.ndarray | None, spans: np.ndarray
+    ) -> Finding | None:
         hit = np.isfinite(counts) & (counts > 0)
         if not hit.any():
             return None
+        if never_updated(counts, spans):
+            return never_updated_finding(steps, counts, spans, col)
         pairs = zip(steps[hit][:6], counts[hit][:6], strict=True)
         where = ", ".join(f"{int(c):,} at step {int(s):,}" for s, c in pairs)
         more = "" if hit.sum() <= 6 else f" and {int(hit.sum()) - 6} more rows"
@@ -94,7 +102,12 @@ class MixedPrecisionDetector(Analyzer):
             ev |= {"loss_scale_first": float(fin[0]), "loss_scale_last": float(fin[-1])}
             ev["loss_scale_min"] = float(fin.min())
         if scale is not None and fin.size:
-            extra, calm, more_ev = _calibration_split(steps, counts, hit, scale)
+            extra, calm, more_ev = _calibration_split(steps, counts, hit, _calibration_end(scale, steps.size))
+            msg, ev = msg + extra, ev | more_ev
+            severity = Severity.INFO if calm else severity
+        elif scale is None:  # no scale logged: the warm-up is the first rows that each skipped a step
+            zero = np.flatnonzero(np.isfinite(counts) & (counts == 0))
+            extra, calm, more_ev = _calibration_split(steps, counts, hit, int(zero[0]) if zero.size else steps.size)
             msg, ev = msg + extra, ev | more_ev
             severity = Severity.INFO if calm else severity
         return codes.finding(
@@ -127,15 +140,19 @@ class MixedPrecisionDetector(Analyzer):
         )
 
 
-def _calibration_split(
-    steps: np.ndarray, counts: np.ndarray, hit: np.ndarray, scale: np.ndarray
-) -> tuple[str, bool, dict[str, float | int | str]]:
-    """Skips before the loss scale first grew back are its calibration (normal); later ones are
-    judged against the settled scaler's null (fp16overflows.late_null). Returns (message tail,
-    True when nothing beyond the null, evidence)."""
+def _calibration_end(scale: np.ndarray, n: int) -> int:
+    """The first row after the loss scale's calibration: where it first grew back (``n``: never)."""
     s = np.where(np.isfinite(scale), scale, np.nan)
     grew = np.flatnonzero(np.diff(s) > 0) + 1  # NaN comparisons are False
-    end = int(grew[0]) if grew.size else steps.size
+    return int(grew[0]) if grew.size else n
+
+
+def _calibration_split(
+    steps: np.ndarray, counts: np.ndarray, hit: np.ndarray, end: int
+) -> tuple[str, bool, dict[str, float | int | str]]:
+    """Skips before row ``end`` (the loss scale's calibration, or the warm-up rows that each skipped)
+    are normal; later ones are judged against the settled scaler's null (fp16overflows.late_null).
+    Returns (message tail, True when nothing beyond the null, evidence)."""
     rows = np.flatnonzero(hit)
     calib, late = rows[rows < end], rows[rows >= end]
     k_cal, k_late = int(counts[calib].sum()), int(counts[late].sum())

@@ -1,15 +1,19 @@
-"""What each run appended to the same log had: one RunPart per run, from its own report."""
+"""What each launch appended to the same log had: one RunPart per run, and per launch that logged no step."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from logdoctor.detectors.ending import launch_finding
 from logdoctor.detectors.tooshort import MINIMUM_ROWS
-from logdoctor.model import LINE_NO, STEP, Report, Run, RunPart
+from logdoctor.ingest.parsers.lexicon import FATAL
+from logdoctor.model import LINE_NO, STEP, LogEvent, Report, Run, RunPart
 
 #: Fewer rows than this and no problem found: a run too short for any trend analysis, counted
 #: in the report rather than listed (the smallest minimum among the too-short analyzer's).
 TOO_SHORT_ROWS = min(MINIMUM_ROWS.values())
+#: How a launch that logged no step ended, by its failure's kind (structure/ending.py's words).
+_STOPPED = {"keyboard_interrupt": "interrupted", "time_limit": "cancelled", "terminated": "cancelled"}
 
 
 def _line_span(run: Run) -> tuple[int | None, int | None]:
@@ -19,11 +23,12 @@ def _line_span(run: Run) -> tuple[int | None, int | None]:
 
 
 def run_part(report: Report, index: int, of: int, current: bool = False) -> RunPart:
-    """One run's place in its log, its step range and its problems, from its own report."""
+    """One run's place in its log, its step range, its ending and its problems, from its own report."""
     run = report.run
     first, last = _line_span(run)
     steps = run.table[STEP] if run.n_steps else None
     problems = report.problems
+    st = run.meta.structure
     return RunPart(
         index=index,
         of=of,
@@ -36,14 +41,47 @@ def run_part(report: Report, index: int, of: int, current: bool = False) -> RunP
         findings=problems,
         too_short=run.n_steps < TOO_SHORT_ROWS and not problems,
         current=current,
+        ending=st.ending if st is not None else "unknown",
+        ending_source=st.ending_source if st is not None else None,
     )
 
 
+def launch_part(e: LogEvent, index: int, of: int) -> RunPart:
+    """A launch that logged no training step: its lines up to the failure that ended it."""
+    crashed = e.role == FATAL
+    return RunPart(
+        index=index,
+        of=of,
+        first_line=e.block_line,
+        last_line=e.line,
+        first_step=None,
+        last_step=None,
+        rows=0,
+        status="error" if crashed else "ok",
+        findings=(launch_finding(e),) if crashed else (),
+        ending="crashed" if crashed else _STOPPED.get(e.kind, "crashed"),
+        ending_source=f"line {e.line}",
+    )
+
+
+def _pieces(report: Report, last: bool) -> list[Report | LogEvent]:
+    """A run's report and the launches without a step on its lines, file order (the last run's
+    later launches are its report's LD010, not listed)."""
+    st = report.run.meta.structure
+    launches = st.launches if st is not None else ()
+    before = [e for e in launches if e.step is None]
+    after = [] if last else [e for e in launches if e.step is not None]
+    return [*before, report, *after]
+
+
 def run_parts(earlier: Sequence[Report], current: Report) -> tuple[RunPart, ...]:
-    """One RunPart per run of a log holding several (file order, the current one last);
-    nothing when the log holds one run."""
-    if not earlier:
+    """One RunPart per launch of a log holding several (file order, the current run last):
+    each run with training rows, and each launch that logged none; nothing for a log of one."""
+    pieces = [p for r in earlier for p in _pieces(r, False)] + _pieces(current, True)
+    if len(pieces) < 2:
         return ()
-    of = len(earlier) + 1
-    parts = [run_part(r, i, of) for i, r in enumerate(earlier, start=1)]
-    return (*parts, run_part(current, of, of, current=True))
+    of = len(pieces)
+    return tuple(
+        launch_part(p, i, of) if isinstance(p, LogEvent) else run_part(p, i, of, current=p is current)
+        for i, p in enumerate(pieces, start=1)
+    )

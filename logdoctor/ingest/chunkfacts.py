@@ -9,6 +9,7 @@ import polars as pl
 
 from logdoctor.ingest.parsers import ParseResult
 from logdoctor.ingest.parsers.markers import Markers
+from logdoctor.model import LogEvent
 
 #: Marker fields that hold line numbers, and the one that holds (line, step) pairs.
 _LINE_FIELDS = ("epoch_lines", "resume_lines", "run_headers")
@@ -56,11 +57,21 @@ class ChunkFacts:
     aliases: dict[str, str] = dataclasses.field(default_factory=dict)
     once: dict[str, Any] = dataclasses.field(default_factory=dict)
     unions: dict[str, tuple[Any, ...]] = dataclasses.field(default_factory=dict)
+    events: tuple[LogEvent, ...] = ()
+
+    def add_events(self, events: tuple[LogEvent, ...], pre: int, offset: int) -> None:
+        """Take in one chunk's failure events (those of its preamble dropped, moved by ``offset``)."""
+        self.events += tuple(
+            dataclasses.replace(e, line=e.line + offset, block_line=max(e.block_line, pre + 1) + offset)
+            for e in events
+            if e.line > pre
+        )
 
     def add(self, result: ParseResult, pre: int, offset: int) -> None:
         """Take in one chunk's result (``pre`` preamble lines, ``offset`` to file lines)."""
         self.markers = merge_markers(self.markers, shift_markers(result.markers, pre, offset))
         self.aliases.update(result.aliases)
+        self.add_events(result.events, pre, offset)
         for name in _ONCE:
             if self.once.get(name) is None:
                 self.once[name] = getattr(result, name)
@@ -82,5 +93,6 @@ class ChunkFacts:
             skip_reasons=dict(skips),
             markers=self.markers,
             aliases=dict(self.aliases),
+            events=self.events,
             **stated,
         )

@@ -11,6 +11,8 @@ from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.chunkfacts import ChunkFacts
 from logdoctor.ingest.parsers import Parser, ParseResult, sniff
 from logdoctor.ingest.parsers.csvlog import UnreadableTable
+from logdoctor.ingest.parsers.events import scan_events
+from logdoctor.ingest.parsers.lines import read_lines
 from logdoctor.ingest.sources import Source
 from logdoctor.model import LINE_NO
 
@@ -74,6 +76,8 @@ class ChunkParser:
             raise InputError(f"{err} (the header fixes the columns: no later line can add one)") from None
         except (ParseError, InputError):  # no step, or a binary blob inside a long log
             self._skip("no training step", n_lines)
+            if self.parser.name == "text":  # a crash or a stop printed after the last row is read all the same
+                self.facts.add_events(scan_events(read_lines(data)), 0, self.lines)
             self._grow_preamble(data, n_lines)
             self.lines += n_lines
             return pl.DataFrame(), pl.DataFrame()

@@ -12,6 +12,7 @@ from logdoctor.model import (
     ConfigFact,
     Evidence,
     Finding,
+    LogEvent,
     Outcome,
     Report,
     RunMeta,
@@ -50,6 +51,12 @@ from logdoctor.samplerfacts import SamplerProfile, Spread
 #:       Also (compatible) ``sampler``: what ``logdoctor probe`` measured walking the sampler (the
 #:       chain, the walk, padding and tokens per batch, recurrence against chance, the priced fix);
 #:       absent from a report on a log.
+#:       Also (compatible) ``structure.ending`` (finished | early_stopped | interrupted | cancelled |
+#:       crashed | stopped | running | unknown) and ``ending_source`` (``line N``, ``planned column``...),
+#:       ``planned_epochs``/``planned_epochs_source``/``last_epoch``, ``failure`` (the event that ended
+#:       the run: ``{kind, role, line, block_line, text, cause}``) and ``events`` (the run's other
+#:       failure events, same fields). ``runs`` items add ``ending``/``ending_source``, and list each
+#:       launch that logged no step (``rows`` 0, its lines up to the failure that ended it).
 FORMAT_VERSION = 4
 
 
@@ -106,6 +113,13 @@ def structure_dict(st: RunStructure | None) -> dict[str, Any] | None:
         "planned": st.planned,
         "planned_source": st.planned_source,
         "finished": st.finished,
+        "ending": st.ending,
+        "ending_source": st.ending_source,
+        "planned_epochs": st.planned_epochs,
+        "planned_epochs_source": st.planned_epochs_source,
+        "last_epoch": _clean(st.last_epoch),
+        "failure": _event(st.failure) if st.failure is not None else None,
+        "events": [_event(e) for e in st.events],
         "epochs": st.epochs,
         "steps_per_epoch": _clean(st.steps_per_epoch),
         "epoch_source": st.epoch_source,
@@ -117,6 +131,11 @@ def structure_dict(st: RunStructure | None) -> dict[str, Any] | None:
         "running_mean": list(st.running_mean),
         "running_mean_slopes": list(st.running_mean_slopes),
     }
+
+
+def _event(e: LogEvent) -> dict[str, Any]:
+    return {"kind": e.kind, "role": e.role, "line": e.line, "block_line": e.block_line, "text": e.text,
+    "cause": e.cause}
 
 
 def run_part_dict(p: RunPart) -> dict[str, Any]:
@@ -131,6 +150,8 @@ def run_part_dict(p: RunPart) -> dict[str, Any]:
         "status": p.status,
         "too_short": p.too_short,
         "current": p.current,
+        "ending": p.ending,
+        "ending_source": p.ending_source,
         "findings": [finding_dict(f) for f in p.findings],
     }
 

@@ -24,6 +24,7 @@ from logdoctor.renderers.evidence import evidence_sentences, format_value, plain
 from logdoctor.renderers.labels import UNREADABLE, verdict_words
 from logdoctor.renderers.runlines import earlier_detail, earlier_lines, earlier_title, runs_fact, worst_earlier_line
 from logdoctor.renderers.samplerrows import sampler_facts
+from logdoctor.structure.ending import EPOCH_PLAN_SOURCES, PLAN_SOURCES, source_words
 
 SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
 
@@ -172,11 +173,13 @@ def facts(report: Report) -> tuple[tuple[str, str], ...]:
         each = f" ({s.steps_per_epoch:,} steps each)" if s.steps_per_epoch else ""
         walked = (("steps", f"{s.steps:,} optimizer steps"), ("epochs", f"{report.sampler.epochs}{each}"))
         return (*walked, *sampler_facts(report.sampler))
+    ending = (("ending", ending_phrase(m.structure)),) if m.structure is not None else ()
     dups = (("duplicates", f"{m.structure.duplicates:,} records written twice, dropped"),) if (
         m.structure is not None and m.structure.duplicates
     ) else ()
     return (
         ("steps", steps),
+        *ending,
         ("epochs", epochs),
         ("resumes", resumes),
         *dups,
@@ -314,16 +317,47 @@ _COUNTER_LENGTHS = {
 }
 
 
+#: How each ending reads.
+_ENDINGS = {
+    "finished": "finished",
+    "early_stopped": "stopped by early stopping",
+    "interrupted": "stopped by hand (Ctrl-C)",
+    "cancelled": "stopped by the job scheduler or SIGTERM",
+    "crashed": "crashed",
+    "stopped": "stopped before its plan, no error printed",
+    "running": "still running",
+    "unknown": "unknown",
+}
+
+
+def ending_phrase(st: RunStructure) -> str:
+    """How the run ended and against which plan, each with its source: ``crashed (line 294: the
+    GPU ran out of memory); planned 10,000 steps (the config dump), reached 6,200``."""
+    said = _ENDINGS.get(st.ending, st.ending)
+    why = f"line {st.failure.line}: {st.failure.cause}" if st.failure is not None else source_words(st.ending_source)
+    if st.failure is None and st.ending_source == f"planned {st.planned_source}" and st.planned:
+        why = ""  # the plan's source is said with the plan
+    if st.failure is None and st.ending_source == f"planned epochs {st.planned_epochs_source}" and not st.planned:
+        why = ""
+    out = f"{said} ({why})" if why else said
+    if st.planned:
+        out += f"; planned {st.planned:,} steps ({PLAN_SOURCES.get(st.planned_source or '', st.planned_source)})"
+        out += f", reached {st.last_step:,}" if st.last_step is not None else ""
+    elif st.planned_epochs:
+        source = EPOCH_PLAN_SOURCES.get(st.planned_epochs_source or "", st.planned_epochs_source)
+        out += f"; planned {st.planned_epochs:,} epochs ({source})"
+        out += f", reached epoch {st.last_epoch:g}" if st.last_epoch is not None else ""
+    else:
+        out += "; no planned length stated"
+    return out
+
+
 def structure_phrases(st: RunStructure, resumes: str) -> tuple[str, str, str]:
     """(steps, epochs, resumes) facts from the run's structure: rows, stride, last step and plan
     apart (``100 rows every 50 steps, steps 50-5000 of 5,000 planned: finished``)."""
     every = f" every {st.stride:,} steps" if st.stride and st.stride > 1 else ""
     span = f"steps {st.first_step}-{st.last_step}" if st.rows > 1 else f"step {st.first_step}"
-    plan = ""
-    if st.planned:
-        plan = f" of {st.planned:,} planned: " + ("finished" if st.finished else "not finished")
-        if st.ending is not None and not st.finished:
-            plan += f"; line {st.ending.line}: {st.ending.cause}"
+    plan = f" of {st.planned:,} planned" if st.planned else ""
     accum = f" (gradient accumulation {st.grad_accum})" if st.grad_accum and st.grad_accum > 1 else ""
     steps = f"{st.rows:,} row{'s' if st.rows != 1 else ''}{every}, {span}{plan}{accum}"
     epochs = "unknown" if st.epochs is None else str(st.epochs)

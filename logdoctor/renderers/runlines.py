@@ -8,12 +8,15 @@ from collections.abc import Sequence
 from logdoctor.diagnosis.runs import TOO_SHORT_ROWS
 from logdoctor.model import Report, RunPart
 
+#: How a launch that logged no step ended, in words.
+_NO_STEP_ENDINGS = {"interrupted": "stopped by hand (Ctrl-C)", "cancelled": "stopped by the scheduler or SIGTERM"}
+
 
 def run_label(p: RunPart) -> str:
-    """``run 3 of 22 (lines 120-260, steps 1000-52000)``."""
+    """``run 3 of 22 (lines 120-260, steps 1000-52000)``; ``no step logged`` for a launch without rows."""
     lines = f"lines {p.first_line}-{p.last_line}" if p.first_line != p.last_line else f"line {p.first_line}"
     steps = f"steps {p.first_step}-{p.last_step}" if p.rows > 1 else f"step {p.first_step}"
-    return f"run {p.index} of {p.of} ({lines}, {steps})"
+    return f"run {p.index} of {p.of} ({lines}, {steps if p.rows else 'no step logged'})"
 
 
 def _more(p: RunPart) -> str:
@@ -77,7 +80,9 @@ def earlier_lines(report: Report) -> tuple[str, ...]:
         return ()
     of = earlier[0].of
     lines = [problem_line(p) for p in earlier if p.findings]
-    ok = [p.index for p in earlier if not p.findings and not p.too_short]
+    lines += [f"{run_label(p)}: {_NO_STEP_ENDINGS.get(p.ending, p.ending)} ({p.ending_source})"
+              for p in earlier if not p.rows and not p.findings]
+    ok = [p.index for p in earlier if not p.findings and not p.too_short and p.rows]
     short = [p.index for p in earlier if p.too_short]
     if ok:
         lines.append(f"no problems found in run{'s' if len(ok) > 1 else ''} {index_ranges(ok)} of {of}")

@@ -52,7 +52,7 @@ def segment(result: ParseResult, lo: int, hi: int) -> ParseResult:
         markers=_markers_in(result.markers, lo, hi),
         lossless_steps=(),
         lossless_rows=_rows_in(result.lossless_rows, lo, hi),
-        endings=tuple(e for e in result.endings if lo <= e.line < hi),
+        events=tuple(e for e in result.events if lo <= e.line < hi),
         notes=(),
     )
 

@@ -13,19 +13,22 @@ from __future__ import annotations
 import dataclasses
 from typing import cast
 
+import numpy as np
 import polars as pl
 
 from logdoctor.ingest.parsers.base import ParseResult
-from logdoctor.ingest.parsers.endings import ending_after
 from logdoctor.model import (
+    EPOCH,
     LINE_NO,
     LOSS,
     Run,
     RunMeta,
+    RunStructure,
     validate_run,
 )
 from logdoctor.structure.appended import backward_steps, earlier_segments, last_run_evals, last_run_rows
 from logdoctor.structure.counters import decumulate, degenerate_columns, is_failure_counter
+from logdoctor.structure.ending import Plan, judge, place_events, with_ending
 from logdoctor.structure.epochs import infer_steps_per_epoch, plan
 from logdoctor.structure.evals import place_evals
 from logdoctor.structure.layout import describe
@@ -51,12 +54,45 @@ def _column_notes(table: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
     return table
 
 
-def _last_line(table: pl.DataFrame) -> int | None:
-    """Line of the run's last training row (in file order), None when lines are unknown."""
-    if LINE_NO not in table.columns or table.height == 0:
-        return None
-    last = table[LINE_NO].max()
-    return int(last) if last is not None else None  # type: ignore[arg-type]
+def _epoch_plan(result: ParseResult, table: pl.DataFrame) -> tuple[int | None, str | None, float | None, bool]:
+    """(planned epochs, where stated, the last epoch reached, whether the epoch counter is fractional
+    progress) from the markers and the epoch columns."""
+    m = result.markers
+    planned, source = m.epochs_planned, m.epochs_planned_source
+    total = f"{EPOCH}_total"
+    if total in table.columns and table[total].drop_nulls().len():
+        planned, source = int(table[total].max()), "column"  # type: ignore[arg-type]
+    last: float | None = None
+    progress = False
+    if EPOCH in table.columns and table[EPOCH].drop_nulls().len():
+        epoch = table[EPOCH].cast(pl.Float64).drop_nulls()
+        last, progress = float(epoch.max()), bool((epoch != epoch.round(0)).any())  # type: ignore[arg-type]
+    elif m.epoch_values:
+        last = float(max(m.epoch_values))
+    return planned, source, last, progress
+
+
+def _ending(
+    st: RunStructure,
+    result: ParseResult,
+    resume_lines: tuple[int, ...],
+    fresh_lines: tuple[int, ...],
+    evals: pl.DataFrame,
+    live: bool,
+) -> RunStructure:
+    """``st`` with the run's failure events placed and its ending judged (structure/ending.py):
+    the events of the last run only (those from its first row on; earlier runs have theirs)."""
+    start = max(fresh_lines) if fresh_lines else 0
+    rows = result.table.filter(pl.col(LINE_NO) >= start) if LINE_NO in result.table.columns else result.table
+    lines = rows[LINE_NO].to_numpy() if LINE_NO in rows.columns else np.empty(0, dtype=np.int64)
+    m = result.markers
+    restarts = (*resume_lines, *m.resume_lines, *m.run_headers)
+    placed = place_events(tuple(e for e in result.events if e.line >= start), rows, restarts)
+    epochs, source, last_epoch, progress = _epoch_plan(result, rows)
+    how = Plan(st.planned, st.planned_source, st.finished, epochs, source, last_epoch, progress)
+    last_line = int(lines.max()) if lines.size else None
+    ending = judge(placed, how, last_line, m.patience, evals, live=live, snapshot=result.snapshot)
+    return with_ending(st, placed, how, ending)
 
 
 #: How the whole log placed its rows: (the result with its rows placed, the placement).
@@ -120,6 +156,7 @@ def build_run(
     whole: Placement | None = None,
     stride: int | None = None,
     earlier_runs: bool = True,
+    live: bool = False,
 ) -> Run:
     """Turn a parser's raw rows into a Run: rows placed from marker lines (steps.py), duplicates
     dropped, resumes resolved (the later write of a step wins), backward steps reported, steps
@@ -127,7 +164,8 @@ def build_run(
     ``stride`` (``--stride``): optimizer steps per row when the rows carry no step (steps.py rule 3).
     The Run is the log's last run; each fresh run appended before it is built on its own into
     ``Run.earlier`` (appended.py), with ``whole`` (how the whole log placed its rows) given;
-    ``earlier_runs=False`` leaves them out (tail follows the current run only).
+    ``earlier_runs=False`` leaves them out (tail follows the current run only); ``live``: the log
+    is being followed, so a run that has not failed is still running (structure/ending.py).
 
     Raises:
         ParseError: no training step survives, or the table breaks the Run schema.
@@ -195,9 +233,7 @@ def build_run(
         lossless=result.lossless_steps,
         stride_given=stride if stride_given else None,
     )
-    ending = ending_after(result.endings, _last_line(result.table))
-    if ending is not None:
-        structure = dataclasses.replace(structure, ending=ending)
+    structure = _ending(structure, result, resume_lines, fresh_lines, evals, live)
     if running is not None:
         structure = dataclasses.replace(
             structure, running_mean=running.columns, running_mean_slopes=running.slopes

@@ -222,7 +222,7 @@ class TailSession:
         result = self.ingest.facts.result(rows, evals_rows, self.lines, self.skipped)
         fmt = self.parser.name if self.parser else "unknown"
         # tail watches the current run: earlier runs appended to the log are not rebuilt each pass
-        return build_run(result, self.source, fmt, self.opts.steps_per_epoch, earlier_runs=False)
+        return build_run(result, self.source, fmt, self.opts.steps_per_epoch, earlier_runs=False, live=True)
 
     def _progress(self, now: float) -> Progress:
         recent = self.history.tail(self.opts.sparkline)[LOSS].to_list()
@@ -285,7 +285,7 @@ class TailSession:
             result = self.parser.parse(Source.from_bytes(self.source, data), self.opts.fields)
             return build_run(
                 result, self.source, self.parser.name, self.opts.steps_per_epoch,
-                stride=self.opts.stride, earlier_runs=False,
+                stride=self.opts.stride, earlier_runs=False, live=True,
             )
         except LogdoctorError:
             return None

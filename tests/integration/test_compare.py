@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from importlib.resources import files
 from pathlib import Path
 
@@ -147,10 +148,15 @@ def test_a_missing_candidate_is_a_usage_error(capsys: pytest.CaptureFixture[str]
 def test_a_candidate_that_cannot_decide_is_no_fix(tmp_path: Path) -> None:
     short = tmp_path / "short.log"
     # the baseline's own first 40 losses, without the batch statistics: nothing is shown fixed
-    short.write_text("".join(line.split(" lr=")[0] + "\n" for line in Path(BASE).read_text().splitlines()[:40]))
+    lines = [line.split(" lr=")[0] for line in Path(BASE).read_text().splitlines()[:40]]
+    short.write_text("".join(re.sub(r"^step (\d+)/\d+", r"step \1", line) + "\n" for line in lines))
     v = compare_paths(BASE, [str(short)]).versus[0]
     assert v.candidate.verdict.batching == "inconclusive"
     assert "LD502" in {r.code for r in v.resolved} and v.outcome == "unchanged"
+    # with the plan kept (``step 40/648``), the excerpt also stopped before its plan: a new warning
+    short.write_text("".join(line + "\n" for line in lines))
+    v = compare_paths(BASE, [str(short)]).versus[0]
+    assert "LD016" in {n.code for n in v.new} and v.outcome == "regressed"
 
 
 def test_an_empty_candidate_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

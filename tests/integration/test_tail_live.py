@@ -212,7 +212,8 @@ def test_jsonl_through_main_matches_batch_analysis(
     assert rc == 0 and kinds[0] == "start" and kinds[-1] == "stop" and "heartbeat" in kinds
     assert all(d["step"] == 120 for d in docs if d["event"] == "heartbeat")
     report = pipeline.analyze(pipeline.load(str(log)))
-    batch = {(f.code, f.first_step) for f in report.findings if f.code != "LD006"}
+    # a followed log short of its plan is still running: the stop before the plan is batch's alone
+    batch = {(f.code, f.first_step) for f in report.findings if f.code not in ("LD006", "LD016")}
     tail = {
         (d["finding"]["code"], d["finding"]["first_step"]) for d in docs if d["event"] == "finding"
     }
@@ -289,3 +290,26 @@ def test_lines_gathered_between_parses_still_raise_a_nan_at_once_and_all_count(t
     )
     s = _stopped(c).summaries[0]
     assert code == 0 and s.rows == 50 and s.last_step == 50
+
+
+def test_a_crash_appended_to_a_live_log_is_raised_and_a_run_short_of_its_plan_is_not_stopped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Tail runs the batch analysis on the lines so far: a traceback written after the last row is
+    LD010 at once; before it, the run short of its plan is still running (no LD016)."""
+    log = tmp_path / "train.log"
+    log.write_text("".join(f"step {i}/1000 | loss {3 - i / 100:.4f}\n" for i in range(1, 121)))
+    crash = ["Traceback (most recent call last):\n", '  File "train.py", line 9, in <module>\n',
+             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"]
+    writer = Writer(log, crash, start_delay=0.8)
+    writer.start()
+    rc = main(["tail", str(log), "--format", "jsonl", "--max-seconds", "2.5", "--poll-interval", "0.05"])
+    writer.join(5)
+    docs = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    found = [d["finding"] for d in docs if d["event"] == "finding"]
+    crashed = [f for f in found if f["code"] == "LD010"]
+    assert rc == 0 and len(crashed) == 1 and crashed[0]["severity"] == "error"
+    assert crashed[0]["line"] == 123 and crashed[0]["evidence"]["kind"] == "cuda_oom"
+    assert not [f for f in found if f["code"] == "LD016"]
+    batch = pipeline.analyze(pipeline.load(str(log)))
+    assert [f.code for f in batch.findings if f.code == "LD010"] == ["LD010"]

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from logdoctor import pipeline
-from logdoctor.ingest.parsers.endings import ending_after, scan_endings
+from logdoctor.ingest.parsers.events import ending_after, scan_events
 from logdoctor.model import Finding, Severity
 
 EXCERPTS = Path(__file__).resolve().parents[1] / "data" / "excerpts"
@@ -31,11 +31,11 @@ def test_real_cuda_oom_traceback_is_the_ending() -> None:
     last_row = max(i for i, ln in enumerate(raw, 1) if ln.startswith("{'loss'"))
     run = pipeline.load(str(OOM))
     st = run.meta.structure
-    assert st is not None and st.ending is not None
-    assert (st.ending.kind, st.ending.line) == ("cuda_oom", oom_line)
-    assert st.ending.block_line < oom_line and st.ending.block_line > last_row
+    assert st is not None and st.failure is not None and st.ending == "crashed"
+    assert (st.failure.kind, st.failure.line) == ("cuda_oom", oom_line)
+    assert st.failure.block_line < oom_line and st.failure.block_line > last_row
     found = _ld010(str(OOM))
-    assert len(found) == 1 and found[0].severity is Severity.WARNING
+    assert len(found) == 1 and found[0].severity is Severity.ERROR
     assert found[0].line == oom_line and found[0].first_step == int(run.table["step"][-1])
     assert "ran out of memory" in found[0].message and "OutOfMemoryError" in found[0].message
 
@@ -78,10 +78,10 @@ def test_generated_endings(tmp_path: Path, kind: str) -> None:
     path.write_text("\n".join(_log(CASES[kind])) + "\n")
     run = pipeline.load(str(path))
     st = run.meta.structure
-    assert st is not None and st.ending is not None and st.ending.kind == kind
+    assert st is not None and st.failure is not None and st.failure.kind == kind
     found = _ld010(str(path))
     assert len(found) == 1 and found[0].first_step == 600
-    want = Severity.INFO if kind in ("keyboard_interrupt", "terminated") else Severity.WARNING
+    want = Severity.INFO if kind in ("keyboard_interrupt", "terminated") else Severity.ERROR
     assert found[0].severity is want
 
 
@@ -96,7 +96,7 @@ def test_a_clean_log_has_no_ending(tmp_path: Path) -> None:
     path = tmp_path / "train.log"
     path.write_text("\n".join(_log(["training finished", "Error rate on test set: 0.1"])) + "\n")
     run = pipeline.load(str(path))
-    assert run.meta.structure is not None and run.meta.structure.ending is None
+    assert run.meta.structure is not None and run.meta.structure.failure is None
     assert _ld010(str(path)) == []
 
 
@@ -114,7 +114,7 @@ def test_most_specific_block_after_the_last_row_wins() -> None:
             "line": ["Traceback (most recent call last):", "Killed", "x", "KeyboardInterrupt"],
         }
     )
-    endings = scan_endings(lines)
+    endings = scan_events(lines)
     assert [e.kind for e in endings] == ["exception", "killed", "keyboard_interrupt"]
     picked = ending_after(endings, 100)
     assert picked is not None and picked.kind == "killed"
@@ -125,5 +125,6 @@ def test_the_cause_stands_beside_not_finished() -> None:
     from logdoctor.renderers.rows import facts
 
     report = pipeline.analyze(pipeline.load(str(OOM)))
-    steps = dict(facts(report))["steps"]
-    assert "of 16,170 planned: not finished; line 42: the GPU ran out of memory" in steps
+    rows = dict(facts(report))
+    assert "of 16,170 planned" in rows["steps"]
+    assert rows["ending"].startswith("crashed (line 42: the GPU ran out of memory); planned 16,170 steps")

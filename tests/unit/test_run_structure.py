@@ -70,7 +70,9 @@ def test_json_structure_block_and_text_line(capsys: pytest.CaptureFixture[str]) 
     assert doc["structure"]["restarts"] == [{"step": 10, "kind": "appended_run", "source": "marker_lines"}]
     main(["analyze", str(FIXTURES / "hf_console.log"), "--format", "markdown"])
     out = capsys.readouterr().out
-    assert "60 rows every 10 steps, steps 10-600 of 800 planned: not finished" in out
+    assert "60 rows every 10 steps, steps 10-600 of 800 planned" in out
+    ending = "stopped before its plan, no error printed; planned 800 steps (the log's header), reached 600"
+    assert f"| ending | {ending} |" in out
 
 
 def test_markers_kinds_and_resume_lines() -> None:

@@ -6,7 +6,18 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from logdoctor.ingest.parsers import endings, evalsections, lines, markers, statedclasses, text, textblocks, textshape
+from logdoctor.ingest.parsers import (
+    evalsections,
+    events,
+    lexicon,
+    lines,
+    markers,
+    overflows,
+    statedclasses,
+    text,
+    textblocks,
+    textshape,
+)
 from logdoctor.ingest.parsers.screen import Lines, needs
 from logdoctor.ingest.parsers.textrules import LEVEL_PREFIX, RANK_PREFIX, WRAPPED
 from tests.conftest import FIXTURES, REALLOGS
@@ -39,8 +50,11 @@ SCREENED = (
     markers._OTHER,
     statedclasses.STATED,
     "(?i)overflow",
-    *(k.pattern for k in endings.KINDS),
-    endings.TRACEBACK,
+    overflows.SKIP_COUNTER,
+    *(k.pattern for k in lexicon.SIGNALS),
+    lexicon.TRACEBACK,
+    events.CHAINED,
+    markers._PATIENCE,
     evalsections.HEADER.pattern,
 )
 SUFFIXES = (".log", ".txt", ".out", ".md")
@@ -108,7 +122,7 @@ def test_screen_rules_out_what_cannot_match() -> None:
     canonical = Lines.of(pl.Series(["step 10/400 | loss=2.5 acc=0.1 lr=3e-4 epoch=0 | batch: n_seq=8 tokens=4096"]))
     assert not any(canonical.may_match(p) for p, _ in textblocks._BARE)
     assert not canonical.may_match(textblocks.BATCH_LINE)
-    assert not canonical.may_match_any([k.pattern for k in endings.KINDS])
+    assert not canonical.may_match_any([k.pattern for k in lexicon.SIGNALS])
     assert canonical.may_match(markers.EPOCH_START)  # ``epoch`` is there: the query decides
 
 

@@ -13,7 +13,7 @@ from logdoctor.errors import ConfigError
 from logdoctor.ingest.aliases import FieldMap, normalize_key
 from logdoctor.ingest.parsers.markers import Markers
 from logdoctor.ingest.sources import Source
-from logdoctor.model import ConfigFact, RunEnding
+from logdoctor.model import ConfigFact, LogEvent
 
 #: Optional ``ParseResult.table`` column: non-zero on the first step record after a restart, which
 #: structure/ reads as "a resume starts here": 1 after a restart marker line (text.py).
@@ -50,8 +50,11 @@ class ParseResult:
         lossless_rows: those records with every value they hold (``step``, ``line_no``, counters
             and scales such as ``loss_scale``), line order: counters are read from them too.
         config_facts: what the run's configuration states (W&B config, MLflow params).
-        endings: every failure block the log prints (CUDA OOM, NCCL timeout, tracebacks...), file
-            order; structure/ gives each run the one after its last training row.
+        events: every failure event the log prints (ingest/parsers/events.py: CUDA OOM, NCCL
+            timeouts, tracebacks, recovered OOMs, early stopping...), file order; structure/ gives
+            each run the events written on its lines, and the failure after its last training row.
+        snapshot: the file is a state saved during training (a checkpoint's ``trainer_state.json``
+            without the summary the trainer writes when its loop ends): it says nothing of what came after.
     """
 
     table: pl.DataFrame
@@ -72,7 +75,8 @@ class ParseResult:
     lossless_steps: tuple[int, ...] = ()
     lossless_rows: pl.DataFrame = field(default_factory=pl.DataFrame)
     config_facts: tuple[ConfigFact, ...] = ()
-    endings: tuple[RunEnding, ...] = ()
+    events: tuple[LogEvent, ...] = ()
+    snapshot: bool = False
 
     @property
     def lines_skipped(self) -> int:

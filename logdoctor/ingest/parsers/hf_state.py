@@ -16,9 +16,10 @@ from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.framechunks import FrameChunks
 from logdoctor.ingest.parsers.base import Parser, ParseResult
 from logdoctor.ingest.parsers.hfconfig import sibling_classes
+from logdoctor.ingest.parsers.lexicon import BY_NAME
 from logdoctor.ingest.parsers.records import normalize_records
 from logdoctor.ingest.sources import Source
-from logdoctor.model import LINE_NO, ConfigFact
+from logdoctor.model import LINE_NO, ConfigFact, LogEvent
 
 
 def _state(source: Source) -> dict[str, Any]:
@@ -108,10 +109,26 @@ def state_result(state: Mapping[str, Any], frame: pl.DataFrame, entries: int, fi
     if spe:
         notes = (*notes, f"steps per epoch {spe} = global_step / epoch of the saved state")
     total_ok = isinstance(total, int | float) and total > 0
+    done = _summary_entry(frame)
     return dataclasses.replace(
         result,
         total_steps=int(total) if total_ok else result.total_steps,  # type: ignore[arg-type]
         steps_per_epoch=spe or result.steps_per_epoch,
         notes=notes,
         config_facts=facts,
+        events=(done,) if done is not None else (),
+        snapshot=done is None,
     )
+
+
+def _summary_entry(frame: pl.DataFrame) -> LogEvent | None:
+    """The ``train_runtime`` entry ``Trainer.train`` appends when its loop ends, as an end-of-training
+    event; None in a state saved at a checkpoint during training (transformers/trainer.py)."""
+    if "train_runtime" not in frame.columns:
+        return None
+    hit = frame.filter(pl.col("train_runtime").is_not_null())
+    if hit.height == 0:
+        return None
+    line = int(hit[LINE_NO][-1])
+    sig = BY_NAME["training_done"]
+    return LogEvent(sig.name, sig.cause, line, "log_history entry with train_runtime", line, sig.role)

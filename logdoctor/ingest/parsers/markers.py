@@ -13,8 +13,8 @@ from logdoctor.ingest.parsers.screen import Lines
 _PREFILTER = (
     "epoch", "checkpoint", "resum", "restor", "running training", "train on ", "training started",
     "accumulation", "optimization steps", "update-interval", "update_interval", "max_update",
-    "max_steps", "max_iters", "total generation batches", "continuing training", "will skip the first",
-    "fast-forwarding the dataloader",
+    "max_steps", "max_iter", "total generation batches", "continuing training", "will skip the first",
+    "fast-forwarding the dataloader", "patience",
 )  # fmt: skip
 _PREFIX = r"^(?:.{0,120}?\b(?:INFO|WARNING|WARN|DEBUG)\b\]?\s*[-:|]?\s*)?"
 #: A line that starts an epoch: ``Epoch 3/10`` (Keras), ``##### Epoch 3 #####``, ``-----> epoch 4``,
@@ -52,7 +52,8 @@ RUN_HEADER = r"(?i)\*+\s*running training\s*\*+|^\s*train on \d+ samples"
 _OTHER = (
     r"(?i)checkpoint|resum|restor|running training|train on \d|training started|accumulation"
     r"|continuing training|will skip the first|fast-forwarding"
-    r"|update.interval|optimization steps|num epochs|epochs=|max_update|max_steps|max_iters|total generation batches"
+    r"|update.interval|optimization steps|num epochs|epochs=|max_update|max_steps|max_iter|total generation batches"
+    r"|patience"
 )
 _METRIC = r"(?i)loss|\bacc|ppl|perplexity"
 _ACCUM = r"(?i)(?:gradient[ _]accumulation[ _]steps|--update[-_]interval)\s*[=:]?\s*(\d+)"
@@ -60,7 +61,13 @@ _PLANNED = r"(?i)total optimization steps\s*[=:]\s*([\d,]+)"
 _SAMPLES = r"(?i)^\s*train on (\d+) samples"
 _NUM_EPOCHS = r"(?i)\b(?:num(?:ber of)?[ _]|num_train_)?epochs\s*[=:]\s*(\d+)"
 #: Planned updates in a config dump (fairseq ``'max_update': 100000``, ``max_steps=...``).
-_CONFIG_PLAN = r"(?i)\bmax_(?:update|steps|iters)['\"]?\s*[=:]\s*([1-9][\d,]*)"
+#: detectron2's yacs dump spells it ``MAX_ITER: 90000`` (upper case only: an optimizer's or a solver's
+#: ``max_iter`` is no step budget of the run).
+_CONFIG_PLAN = r"(?:(?i:\bmax_(?:update|steps|iters)['\"]?\s*[=:])|\bMAX_ITER:)\s*([1-9][\d,]*)"
+#: The patience of early stopping in a config dump or on a command line (``early_stopping_patience=3``,
+#: ``'patience': 10``, ``--patience 5``): the evaluations without improvement it waits before stopping
+#: (never an lr scheduler's ``lr_patience``).
+_PATIENCE = r"(?i)(?:\bearly_?stop(?:ping)?_|(?:^|[^\w-])(?:--)?)patience['\"]?\s*[=:]?\s*([1-9]\d*)\b"
 #: Batches per epoch stated by a banner (DeepSpeed-Chat ``Total Generation Batches 477``).
 _EPOCH_BATCHES = r"(?i)total (?:generation )?batches\s*[=:]?\s*(\d+)"
 
@@ -82,6 +89,8 @@ class Markers:
         config_planned: planned updates in a config dump (``max_update``), source ``config``.
         epoch_batches: batches per epoch stated by an epoch banner.
         resume_steps: (line, global step) of each resume line that names the step it resumes at.
+        epochs_planned_source: ``header`` (``Epoch N/M``) or ``config`` (``Num Epochs = M``, ``epochs=M``).
+        patience: the early-stopping patience a config dump states.
     """
 
     epoch_lines: tuple[int, ...] = ()
@@ -97,6 +106,8 @@ class Markers:
     config_planned: int | None = None
     epoch_batches: int | None = None
     resume_steps: tuple[tuple[int, int], ...] = ()
+    epochs_planned_source: str | None = None
+    patience: int | None = None
 
 
 def _ints(frame: pl.DataFrame, col: str) -> tuple[int, ...]:
@@ -162,12 +173,15 @@ def scan_markers(frame: pl.DataFrame) -> Markers:
     if source == "progress_bar":  # a bar is redrawn many times: its first draw starts the epoch
         epochs = epochs.filter(pl.col("e") != pl.col("e").shift(1).fill_null(-1))
     of = epochs["of"].drop_nulls() if epochs.height else pl.Series([], dtype=pl.Int64)
+    stated = _last_int(others, _NUM_EPOCHS, text)
     return Markers(
         epoch_lines=_ints(epochs, LINE_NO) if epochs.height else (),
         epoch_values=_ints(epochs, "e") if epochs.height else (),
         epoch_ends=ends,
         epoch_source=source,
-        epochs_planned=int(of.max()) if of.len() else _last_int(others, _NUM_EPOCHS, text),  # type: ignore[arg-type]
+        epochs_planned=int(of.max()) if of.len() else stated,  # type: ignore[arg-type]
+        epochs_planned_source="header" if of.len() else ("config" if stated else None),
+        patience=_last_int(others, _PATIENCE, text),
         resume_lines=_ints(others.filter(_resume), LINE_NO) if text.may_match(RESUME_LINE) else (),
         run_headers=_ints(others.filter(pl.col(LINE).str.contains(RUN_HEADER)), LINE_NO)
         if text.may_match(RUN_HEADER)

@@ -114,3 +114,56 @@ def _per_row(row: np.ndarray, values: np.ndarray, n: int, op: np.ufunc) -> np.nd
     out = np.full(n, np.nan)
     op.at(out, row, values)
     return out
+
+
+#: DeepSpeed's engine line every ``steps_per_print`` steps: ``step=10, skipped=4, lr=[...]``
+#: (deepspeed/runtime/engine.py, ``_report_progress``): the optimizer steps taken so far and how many
+#: of them were skipped (fp16 overflow), both running totals; one line per engine (DeepSpeed-Chat's
+#: actor and critic print one each).
+SKIP_COUNTER = r"\bstep=(\d+), skipped=(\d+)\b"
+#: Columns added from the counter lines: the steps skipped since the engine's previous line, summed over
+#: the engines, and the steps those lines cover (the step's increase times the engines).
+SKIPPED_STEPS, SKIP_SPAN = "skipped_steps", "skipped_steps_span"
+
+
+def scan_skip_counters(frame: pl.DataFrame) -> pl.DataFrame:
+    """DeepSpeed's ``step=K, skipped=S`` lines of ``frame`` as (line_no, step, skipped, engine), line
+    order; ``engine`` numbers the lines that repeat a step one after the other."""
+    schema = {LINE_NO: pl.Int64, "step": pl.Int64, "skipped": pl.Int64, "engine": pl.Int64}
+    if frame.height == 0 or not Lines.of(frame[LINE]).may_match(SKIP_COUNTER):
+        return pl.DataFrame(schema=schema)
+    line = pl.col(LINE)
+    got = frame.select(
+        pl.col(LINE_NO).cast(pl.Int64),
+        line.str.extract(SKIP_COUNTER, 1).cast(pl.Int64, strict=False).alias("step"),
+        line.str.extract(SKIP_COUNTER, 2).cast(pl.Int64, strict=False).alias("skipped"),
+    ).drop_nulls().sort(LINE_NO)
+    if got.height == 0:
+        return pl.DataFrame(schema=schema)
+    run = (pl.col("step") != pl.col("step").shift(1)).fill_null(True).cum_sum()
+    return got.with_columns((pl.int_range(pl.len()).over(run)).cast(pl.Int64).alias("engine"))
+
+
+def attach_skip_counters(table: pl.DataFrame, counters: pl.DataFrame) -> pl.DataFrame:
+    """``table`` with ``skipped_steps`` and ``skipped_steps_span``: each counter line's increase
+    since its engine's previous line goes to the first row at or after its step (the last row when
+    none is); rows without a counter line are null. Nothing is added without counter lines."""
+    if counters.height == 0 or table.height == 0 or "step" not in table.columns:
+        return table
+    c = counters.sort("engine", LINE_NO).with_columns(
+        (pl.col("skipped") - pl.col("skipped").shift(1).over("engine").fill_null(0)).alias("d_skip"),
+        (pl.col("step") - pl.col("step").shift(1).over("engine").fill_null(0)).alias("d_step"),
+    )
+    steps = table["step"].to_numpy()
+    order = np.argsort(steps, kind="stable")
+    at = np.minimum(np.searchsorted(steps[order], c["step"].to_numpy(), side="left"), steps.size - 1)
+    row = order[at]
+    skipped = np.full(table.height, np.nan)
+    span = np.full(table.height, np.nan)
+    skipped[row] = 0.0  # a row with a counter line counts from 0
+    span[row] = 0.0
+    np.add.at(skipped, row, c["d_skip"].to_numpy().astype(float))
+    np.add.at(span, row, c["d_step"].to_numpy().astype(float))
+    return table.with_columns(
+        pl.Series(SKIPPED_STEPS, skipped).fill_nan(None), pl.Series(SKIP_SPAN, span).fill_nan(None)
+    )

@@ -11,12 +11,17 @@ from logdoctor.errors import InputError, ParseError
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.parsers import pieces
 from logdoctor.ingest.parsers.base import RESTART, Parser, ParseResult
-from logdoctor.ingest.parsers.endings import scan_endings
 from logdoctor.ingest.parsers.evalsections import eval_only_curve, has_banner, mark_eval_sections
+from logdoctor.ingest.parsers.events import scan_events
 from logdoctor.ingest.parsers.lines import clean, read_lines
 from logdoctor.ingest.parsers.losspick import refusal_hint, total_note
 from logdoctor.ingest.parsers.markers import Markers, scan_markers
-from logdoctor.ingest.parsers.overflows import attach_overflows, scan_overflows
+from logdoctor.ingest.parsers.overflows import (
+    attach_overflows,
+    attach_skip_counters,
+    scan_overflows,
+    scan_skip_counters,
+)
 from logdoctor.ingest.parsers.recordorder import number_by_order
 from logdoctor.ingest.parsers.records import drop_summaries
 from logdoctor.ingest.parsers.samestep import merge_shapes, tag_shapes
@@ -199,7 +204,7 @@ class TextParser(Parser):
         markers = scan_markers(rest)
         classes = stated_classes(rest)
         overflows = scan_overflows(rest)
-        endings = scan_endings(rest)
+        events_in = rest
         rest, banners = mark_eval_sections(clean(rest))
         in_batches = Lines.of(rest[MSG]).contains(rest[MSG], BATCH_LINE)
         rest, folded = rewrite(rest)
@@ -211,6 +216,10 @@ class TextParser(Parser):
         table, merged = merge_shapes(drop_summaries(train, out.skips))
         table = _flag_restarts(table, rest)
         table = attach_overflows(table, overflows)
+        if overflows.height == 0 and not any("skipped" in c for c in table.columns):
+            # read only where nothing else counts the skipped steps: overflow lines (one per skip) or
+            # a skip counter on the metric lines (Megatron's ``number of skipped iterations``)
+            table = attach_skip_counters(table, scan_skip_counters(events_in))
         notes: list[str] = []
         if banners:
             notes.append(
@@ -265,7 +274,7 @@ class TextParser(Parser):
             steps_in_batches=in_batches,
             lossless_steps=_lossless_steps(lossless),
             lossless_rows=lossless,
-            endings=endings,
+            events=scan_events(events_in, table[LINE_NO].to_numpy() if LINE_NO in table.columns else None),
             config_facts=classes,
             step_from_order=from_order,
             planned_source="column" if total is not None else ("header" if markers.planned_steps else None),

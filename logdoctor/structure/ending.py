@@ -1,0 +1,228 @@
+"""How a run ended against its plan: its failure events placed on its rows, and the ending named with its source.
+
+Events (ingest/parsers/events.py) are read where they stand:
+
+1. The failure or stop printed after the run's last training row ended it (``failure``).
+2. A failure block among the rows (or before the first), followed by a restart before the next
+   row (a resume line, a run header, a first row that starts again), is a launch that crashed and
+   was launched again. A checkpoint that could not be found, said without a traceback after the
+   first row, is a relaunch that went on without it (before the first row: a first start, which
+   has no checkpoint yet).
+3. An out-of-memory or NaN guard among the rows with no restart after it was caught: the process
+   went on, so it is read as a recovered OOM or a skipped non-finite batch. Any other failure
+   with no restart after it was caught by the program and says nothing of the run.
+
+The ending, in order: a failure after the last row and before any line saying the loop ended
+(``interrupted`` for Ctrl-C, ``cancelled`` for the scheduler or SIGTERM, else ``crashed`` unless
+the plan was reached; a failure after such a line came once training was over); an early-stopping
+line; the plan reached (``finished``); an end-of-training line (``finished``); the plan known and
+not reached (``early_stopped`` when the best evaluation is exactly the stated patience before the
+end, else ``stopped``: before its plan with no message; an epoch counter that reached the planned
+epochs says ``finished`` whatever the step count); otherwise ``unknown``. A log followed
+live that has not failed is ``running``; a snapshot saved during training (a checkpoint's
+``trainer_state.json``) that has not reached its plan is ``unknown``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple
+
+import numpy as np
+import polars as pl
+
+from logdoctor.ingest.parsers.events import ending_after, failures
+from logdoctor.ingest.parsers.lexicon import BY_NAME, DONE, EARLY_STOP, FATAL, RECOVERED, STOP
+from logdoctor.model import LINE_NO, STEP, LogEvent, RunStructure
+from logdoctor.structure.launches import split_launches
+
+#: A failure among the rows that the program caught, read as the recovery it was.
+_CAUGHT = {"cuda_oom": "oom_recovered", "nan_guard": "nonfinite_skipped"}
+#: How each deliberate stop ends a run.
+_STOPS = {"keyboard_interrupt": "interrupted", "time_limit": "cancelled", "terminated": "cancelled"}
+#: An evaluation loss, the series a patience is counted on.
+EVAL_LOSS = r"(?i)^(?:eval|val|valid|validation|dev|test)[_/ .-]?loss$"
+
+
+#: Where a planned length was read (RunStructure.planned_source, planned_epochs_source).
+PLAN_SOURCES = {
+    "column": "the step counter's total",
+    "header": "the log's header",
+    "config": "the config dump",
+    "progress_bar": "the progress bar",
+}
+#: Where a planned number of epochs was read (RunStructure.planned_epochs_source).
+EPOCH_PLAN_SOURCES = {
+    "column": "the epoch counter's total",
+    "header": "the epoch headers (Epoch e/N)",
+    "config": "the config dump",
+}
+
+
+def source_words(source: str | None) -> str:
+    """``line 294`` stays; ``planned column`` reads ``the step counter's total``."""
+    if not source:
+        return ""
+    if source.startswith("planned epochs "):
+        name = source.removeprefix("planned epochs ")
+        return EPOCH_PLAN_SOURCES.get(name, name)
+    if source.startswith("planned "):
+        name = source.removeprefix("planned ")
+        return PLAN_SOURCES.get(name, name)
+    return source
+
+
+class Placed(NamedTuple):
+    """A run's events placed on its rows: the failure after its last row, the others, and the
+    failures that ended launches without a training row (structure/launches.py)."""
+
+    failure: LogEvent | None
+    events: tuple[LogEvent, ...]
+    launches: tuple[LogEvent, ...] = ()
+
+
+def _caught(e: LogEvent) -> LogEvent | None:
+    """A failure among the rows that the process survived, as the recovery it was; None for any other."""
+    if e.kind not in _CAUGHT:
+        return None
+    sig = BY_NAME[_CAUGHT[e.kind]]
+    return dataclasses.replace(e, kind=sig.name, role=RECOVERED, cause=f"{sig.cause} (the error was caught)")
+
+
+def place_events(events: tuple[LogEvent, ...], rows: pl.DataFrame, restarts: tuple[int, ...]) -> Placed:
+    """Read a run's events where they stand (module rules 1-3), each with the step of the last
+    training row above it.
+
+    Args:
+        events: the events written on the run's lines, file order.
+        rows: the run's training rows (``line_no``, ``step``), as written (before resumes resolved).
+        restarts: lines that restart the run (resume lines, run headers, first rows after a restart).
+    """
+    if rows.height == 0 or LINE_NO not in rows.columns:
+        return Placed(ending_after(events, 0), ())
+    rows = rows.select(LINE_NO, STEP).drop_nulls().sort(LINE_NO)
+    lines, steps = rows[LINE_NO].to_numpy(), rows[STEP].to_numpy()
+    sides = split_launches(failures(events), int(lines[0]), int(lines[-1]), restarts)
+    failure = ending_after(sides.own, int(lines[-1]))
+    taken = {e.line for e in (*sides.before, *sides.after)}
+    out: list[LogEvent] = []
+    for e in events:
+        at = int(np.searchsorted(lines, e.line))
+        e = dataclasses.replace(e, step=int(steps[at - 1]) if at else None)
+        if e.role in (FATAL, STOP) and (e.line > lines[-1] or e.line in taken):
+            continue
+        if e.role not in (FATAL, STOP):
+            out.append(e)
+            continue
+        nxt = int(lines[min(at, lines.size - 1)])
+        relaunched = any(e.line < r <= nxt for r in restarts)
+        if e.kind == "restore_failed" and not e.traceback:
+            out += [e] if at else []  # a first start finds no checkpoint yet: nothing lost
+        elif relaunched:
+            out.append(e)
+        elif at and (caught := _caught(e)) is not None:
+            out.append(caught)
+    if failure is not None:
+        failure = dataclasses.replace(failure, step=int(steps[-1]))
+    after = tuple(dataclasses.replace(e, step=int(steps[-1])) for e in sides.after)
+    return Placed(failure, tuple(out), (*sides.before, *after))
+
+
+def _after(events: tuple[LogEvent, ...], role: str, last_line: int | None) -> LogEvent | None:
+    """The last event of ``role`` written after the last training row."""
+    got = [e for e in events if e.role == role and (last_line is None or e.line > last_line)]
+    return got[-1] if got else None
+
+
+def patience_pattern(evals: pl.DataFrame, patience: int | None) -> int | None:
+    """The evaluation count since the best eval loss when it equals the stated ``patience`` (the
+    run stopped as early stopping stops it), else None."""
+    if not patience or evals.height <= patience:
+        return None
+    col = next((c for c in evals.columns if pl.Series([c]).str.contains(EVAL_LOSS)[0]), None)
+    if col is None:
+        return None
+    vals = evals[col].cast(pl.Float64).drop_nulls().drop_nans().to_numpy()
+    if vals.size <= patience or not np.isfinite(vals).all():
+        return None
+    since = int(vals.size - 1 - int(np.argmin(vals)))
+    return since if since == patience else None
+
+
+class Plan(NamedTuple):
+    """What the run planned and reached, as structure read it."""
+
+    planned: int | None
+    planned_source: str | None
+    finished: bool | None
+    epochs: int | None = None
+    epochs_source: str | None = None
+    last_epoch: float | None = None
+    #: the epoch counter is fractional progress (HF's 2.95), not an epoch's label (0-based or 1-based)
+    epoch_progress: bool = False
+
+
+def _epochs_finished(plan: Plan) -> bool | None:
+    """True when the epoch counter reached the planned epochs, False when it stopped more than one
+    below them, None otherwise (a counter from 0 ends one below them: unknown) or when unknown."""
+    if not plan.epochs or plan.last_epoch is None:
+        return None
+    if plan.last_epoch >= plan.epochs:
+        return True
+    return False if plan.last_epoch < plan.epochs - 1 or plan.epoch_progress else None
+
+
+def judge(placed: Placed, plan: Plan, last_line: int | None, patience: int | None, evals: pl.DataFrame,
+          *, live: bool = False, snapshot: bool = False) -> tuple[str, str | None]:
+    """(ending, its source) by the module's rules."""
+    f = placed.failure
+    early = _after(placed.events, EARLY_STOP, last_line)
+    done = _after(placed.events, DONE, last_line)
+    ended = [e for e in (early, done) if e is not None and (f is None or e.line < f.line)]
+    if f is not None and not ended:
+        if f.kind in _STOPS:
+            return _STOPS[f.kind], f"line {f.line}"
+        if not plan.finished:
+            return "crashed", f"line {f.line}"
+    if early is not None:
+        return "early_stopped", f"line {early.line}"
+    if plan.finished:
+        return "finished", f"planned {plan.planned_source}"
+    if done is not None:
+        return "finished", f"line {done.line}"
+    if live:
+        return "running", None
+    return _against_plan(plan, patience, evals, snapshot)
+
+
+def _against_plan(plan: Plan, patience: int | None, evals: pl.DataFrame, snapshot: bool) -> tuple[str, str | None]:
+    """(ending, source) of a run that printed no ending: finished, early-stopped, stopped before its
+    plan, or unknown."""
+    by_epochs = _epochs_finished(plan)
+    if by_epochs is True:  # the epoch counter reached the plan: the steps were placed short of it
+        return "finished", f"planned epochs {plan.epochs_source}"
+    reached = by_epochs if plan.finished is None else plan.finished
+    if by_epochs is None and plan.epochs and plan.last_epoch is not None and plan.last_epoch >= plan.epochs - 1:
+        reached = None  # the last epoch's label may be the plan's last (counted from 0): no stop is claimed
+    if reached is False and not snapshot:
+        since = patience_pattern(evals, patience)
+        if since is not None:
+            return "early_stopped", f"patience {patience}: best evaluation {since} evaluations before the end"
+        by = f"planned {plan.planned_source}" if plan.finished is False else f"planned epochs {plan.epochs_source}"
+        return "stopped", by
+    return "unknown", None
+
+
+def with_ending(st: RunStructure, placed: Placed, plan: Plan, ending: tuple[str, str | None]) -> RunStructure:
+    """``st`` with its events, failure, epoch plan and ending."""
+    return dataclasses.replace(
+        st,
+        failure=placed.failure,
+        events=placed.events,
+        launches=placed.launches,
+        ending=ending[0],
+        ending_source=ending[1],
+        planned_epochs=plan.epochs,
+        planned_epochs_source=plan.epochs_source if plan.epochs else None,
+        last_epoch=plan.last_epoch,
+    )

@@ -52,6 +52,7 @@ _CAUSE_TEXT = {
     "static-batching": "the fixed batch order",
     "batching-undecidable": "the length order within windows",
     "batch-length": "the batch length",
+    "cyclic-lr": "the cyclic learning rate",
 }
 
 
@@ -182,6 +183,30 @@ def _staircase_period(findings: list[Finding], facts: Facts, tol: float) -> list
     return out
 
 
+def lr_cycle_of(facts: Facts) -> float | None:
+    """The cycle of the lr the loss follows (the ``cyclic_lr`` cause), in steps, if known."""
+    cause = next((c for c in facts.causes if c.key == "cyclic_lr"), None)
+    cycle = cause.evidence.get("lr_cycle_steps") if cause is not None else None
+    return float(cycle) if isinstance(cycle, int | float) and cycle > 0 else None
+
+
+def _cyclic_lr_period(findings: list[Finding], facts: Facts, tol: float) -> list[Finding]:
+    """A loss period at the cycle of an lr the loss follows is the schedule's, not a data-order
+    problem (one rule whatever the cycle: an epoch-long SGDR restart included)."""
+    cycle = lr_cycle_of(facts)
+    if cycle is None:
+        return findings
+    out = []
+    for f in findings:
+        period = f.evidence.get("period") or f.evidence.get("spike_period")
+        if (f.code in _PERIOD_CODES and "explained_by" not in f.evidence and isinstance(period, int | float)
+                and abs(period / cycle - 1) <= tol):
+            f = _explain(f, f"its period of {period:.0f} steps is the lr's cycle ({cycle:.0f} steps), which the "
+                         "loss follows", None, by="cyclic-lr")
+        out.append(f)
+    return out
+
+
 def attribute(
     findings: Sequence[Finding],
     verdict: Verdict,
@@ -212,6 +237,8 @@ def attribute(
     findings = _length_divergence(findings, verdict, facts)
     findings = _staircase_drops(findings, facts, row)
     findings = _staircase_period(findings, facts, period_tolerance)
+    if verdict.batching not in ("sorted", "grouped", "static"):  # a batching verdict names its own cause
+        findings = _cyclic_lr_period(findings, facts, period_tolerance)
     if verdict.batching == "static":
         return _fixed_order_harmonics(findings, facts)
     # length order within windows seen in the first epoch only (grouped.windows_undecided): its

@@ -5,9 +5,11 @@ from __future__ import annotations
 import dataclasses
 
 from logdoctor import codes
+from logdoctor.diagnosis import attribution
 from logdoctor.diagnosis.epochs import EpochShape
 from logdoctor.diagnosis.facts import Facts
 from logdoctor.diagnosis.lengthstats import tracks
+from logdoctor.diagnosis.thresholds import EPOCH_PERIOD_TOLERANCE
 from logdoctor.diagnosis.verdicts import confidence, rounded
 from logdoctor.model import Finding, Severity, Verdict
 
@@ -83,9 +85,20 @@ def findings_for(v: Verdict, f: Facts) -> tuple[Finding, ...]:
     if shape is not None and shape.code == "LD202" and v.batching in ("sorted", "grouped"):
         # the sawtooth is the verdict's own symptom (its LD501/LD505 says so): one finding, not two
         shape = explained(shape, f"{v.batching}-batching")
+    elif shape is not None and shape.code == "LD202" and v.batching != "static" and _lr_restarts_each_epoch(f):
+        # the lr restarts at every epoch boundary and the loss follows it (LD506): the jump is the schedule's
+        shape = explained(shape, "cyclic-lr")
     if shape is not None:
         out.append(shape)
     return tuple(out)
+
+
+def _lr_restarts_each_epoch(f: Facts) -> bool:
+    """The lr the loss follows (LD506) cycles with the epoch: its cycle is the epoch length, within
+    the tolerance that epochs jitter by."""
+    cycle = attribution.lr_cycle_of(f)
+    spe = f.epochs.steps_per_epoch if f.epochs is not None else None
+    return cycle is not None and spe is not None and spe > 0 and abs(cycle / spe - 1) <= EPOCH_PERIOD_TOLERANCE
 
 
 def explained(f: Finding, by: str) -> Finding:

@@ -201,8 +201,9 @@ def instability(
     return Cause("instability", label, PRIORITY["instability"], float(min(1.0, 0.5 + 0.1 * len(hits))), ev)
 
 
-def cyclic_lr(lr: np.ndarray | None, resid: np.ndarray, cyclic: bool) -> Cause | None:
-    """A cyclic lr (``cyclic``: ``is_cyclic``, the detector's definition) that the loss follows."""
+def cyclic_lr(lr: np.ndarray | None, resid: np.ndarray, cyclic: bool, cycle: float | None = None) -> Cause | None:
+    """A cyclic lr (``cyclic``: ``is_cyclic``, the detector's definition) that the loss follows;
+    ``cycle``: its length in steps (``lr_cycle``), kept in the evidence when known."""
     if lr is None or not cyclic:
         return None
     ok = np.isfinite(lr) & np.isfinite(resid)
@@ -218,7 +219,8 @@ def cyclic_lr(lr: np.ndarray | None, resid: np.ndarray, cyclic: bool) -> Cause |
         "a cyclic / restarting learning rate that the loss follows",
         PRIORITY["cyclic_lr"],
         min(1.0, rho * 2),
-        {"lr_rerise": round(rerise, 3), "loss_lr_rho": round(rho, 3), "loss_lr_p": p},
+        {"lr_rerise": round(rerise, 3), "loss_lr_rho": round(rho, 3), "loss_lr_p": p}
+        | ({"lr_cycle_steps": round(cycle, 1)} if cycle else {}),
     )
 
 
@@ -230,6 +232,20 @@ def _rerise(v: np.ndarray) -> float:
     peak = int(np.argmax(v >= v[0] + 0.9 * (v.max() - v[0]))) if warmup else 0
     after = v[peak:]
     return float(np.max(after - np.minimum.accumulate(after)) / np.ptp(v)) if after.size else 0.0
+
+
+def lr_cycle(lr: Series | None) -> float | None:
+    """The lr's cycle in steps: the median spacing of the rises after its warm-up peak (warm restarts
+    and smooth rises, as LD604 finds them), or the distance of the one rise from the first step."""
+    if lr is None:
+        return None
+    smooth, restarts, _ = lrschedule.cycles(lr)
+    rows = sorted({a for a, _ in smooth} | {c.row for c in restarts})
+    if not rows:
+        return None
+    starts = lr.steps[np.asarray(rows, dtype=np.int64)].astype(float)
+    cycle = float(np.median(np.diff(starts))) if starts.size >= 2 else float(starts[0] - lr.steps[0])
+    return cycle if cycle > 0 else None
 
 
 def is_cyclic(lr: Series | None) -> bool:

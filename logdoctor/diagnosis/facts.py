@@ -231,6 +231,7 @@ def gather(run: Run, findings: Sequence[Finding], t: Thresholds = DEFAULT) -> Fa
     by_length = lengthrise.length_explained(findings, steps, adjusted) if tracks else frozenset()
     if usable and x is not None:
         by_length |= lengthrise.length_matched(findings, steps, loss, x)
+    lr_rows = lrevents.lr_series(run) if lr is not None else None
     found = [
         # a fresh run appended to the log left nothing before it: only restarts inside the kept
         # trajectory (a step above its first) can shape the loss
@@ -241,7 +242,7 @@ def gather(run: Run, findings: Sequence[Finding], t: Thresholds = DEFAULT) -> Fa
         ),
         cf.bad_batches(findings, steps, loss, clean, _bad_batch_z(tracks or usable)),
         cf.instability(findings, steps, loss, clean),
-        cf.cyclic_lr(lr, clean, cyclic := cf.is_cyclic(lrevents.lr_series(run)) if lr is not None else False),
+        cf.cyclic_lr(lr, clean, cyclic := cf.is_cyclic(lr_rows), cf.lr_cycle(lr_rows) if cyclic else None),
     ]
     # a detector's finding names the cause more precisely ("a resume followed by a loss jump")
     own = [f for f in findings if not (f.code == lengthrise.DIVERGENCE and f.first_step in by_length)]

@@ -29,12 +29,48 @@ def test_symptoms_of_length_grouped_order_are_explained_not_alarmed() -> None:
     assert any(f.code == "LD505" and f.severity is Severity.WARNING for f in report.findings)
 
 
-@pytest.mark.parametrize("name", ["bucketed.log", "cyclic_lr.log", "instability.log", "static.log"])
+@pytest.mark.parametrize("name", ["bucketed.log", "instability.log", "static.log"])
 def test_other_verdicts_leave_findings_alone(name: str) -> None:
     run = pipeline.load(str(FIX / "sim" / name))
     report = pipeline.analyze(run)
     assert report.verdict.batching != "sorted"
     assert not any("explained_by" in f.evidence for f in report.findings)
+
+
+def test_a_cyclic_lr_that_restarts_each_epoch_explains_the_epoch_period_and_sawtooth() -> None:
+    # the lr restarts at every epoch boundary and the loss follows it (LD506): the epoch-long period
+    # (LD201) and the jump at each boundary (LD202) are the schedule's, so the headline must not say
+    # "shuffle the data" under a verdict that batching is not the cause
+    report = report_of(str(FIX / "sim" / "cyclic_lr.log"))
+    assert report.verdict.batching == "not_batching" and "cyclic" in (report.verdict.cause or "")
+    by = {f.code: f for f in report.findings}
+    assert {"LD201", "LD202", "LD506"} <= set(by)
+    for code in ("LD201", "LD202"):
+        assert by[code].severity is Severity.INFO and by[code].evidence["explained_by"] == "cyclic-lr"
+    assert "the lr's cycle (126 steps)" in by["LD201"].message
+    assert report.status == "ok"
+
+
+def test_a_period_off_the_lr_cycle_or_an_lr_cycle_off_the_epoch_is_not_explained() -> None:
+    import dataclasses
+
+    from logdoctor.diagnosis import batchfindings
+
+    run = pipeline.load(str(FIX / "sim" / "cyclic_lr.log"))
+    facts = gather(run, [])
+    verdict = BatchingDiagnosis().diagnose(run, []).verdict
+    cycle = next(c for c in facts.causes if c.key == "cyclic_lr").evidence["lr_cycle_steps"]
+    assert cycle == 126
+    found = [
+        codes.finding("LD201", "period", evidence={"period": 0.7 * cycle}, severity=Severity.WARNING),
+        codes.finding("LD201", "period", evidence={"period": 1.02 * cycle}, severity=Severity.WARNING),
+    ]
+    off, on = attribute(found, verdict, facts)
+    assert off.severity is Severity.WARNING and on.severity is Severity.INFO
+    assert batchfindings._lr_restarts_each_epoch(facts)
+    assert facts.epochs is not None
+    longer = dataclasses.replace(facts, epochs=dataclasses.replace(facts.epochs, steps_per_epoch=200))
+    assert not batchfindings._lr_restarts_each_epoch(longer)
 
 
 def test_a_change_far_from_any_reset_is_not_explained() -> None:

@@ -10,6 +10,7 @@ import polars as pl
 from logdoctor.errors import InputError, ParseError
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.parsers import pieces
+from logdoctor.ingest.parsers.allskipped import all_skipped_rows
 from logdoctor.ingest.parsers.base import RESTART, Parser, ParseResult
 from logdoctor.ingest.parsers.evalsections import eval_only_curve, has_banner, mark_eval_sections
 from logdoctor.ingest.parsers.events import scan_events
@@ -242,6 +243,10 @@ class TextParser(Parser):
             table, evals = curve[0], evals.clear()
             out.skips["eval line"] -= table.height
             notes.append(curve[1])
+        if table.height == 0 and (skipped := all_skipped_rows(_lossless(out))) is not None:
+            table = skipped[0]
+            out.lossless.clear()  # they are the rows now
+            notes.append(skipped[1])
         if table.height == 0:
             seen = ", ".join(sorted(out.keys_seen)[:12]) or "none"
             reasons = ", ".join(f"{k}: {v}" for k, v in out.skips.most_common() if v)

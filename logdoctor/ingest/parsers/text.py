@@ -27,7 +27,7 @@ from logdoctor.ingest.parsers.recordorder import number_by_order
 from logdoctor.ingest.parsers.records import drop_summaries
 from logdoctor.ingest.parsers.samestep import merge_shapes, tag_shapes
 from logdoctor.ingest.parsers.screen import Lines
-from logdoctor.ingest.parsers.statedclasses import stated_classes
+from logdoctor.ingest.parsers.statedclasses import stated_classes, stated_vocab
 from logdoctor.ingest.parsers.textblocks import BATCH_LINE, MSG, rewrite
 from logdoctor.ingest.parsers.textplan import BATCHES, BATCHES_TOTAL
 from logdoctor.ingest.parsers.textshape import Extracted, drop_bar_starts, extract
@@ -203,7 +203,7 @@ class TextParser(Parser):
         records = lines if fast is not None else rest.height  # \r-split segments count apart
         # marker lines are never the dominant step template the fast path read
         markers = scan_markers(rest)
-        classes = stated_classes(rest)
+        classes = stated_classes(rest) + stated_vocab(rest)
         overflows = scan_overflows(rest)
         events_in = rest
         rest, banners = mark_eval_sections(clean(rest))

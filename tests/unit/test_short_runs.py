@@ -77,3 +77,23 @@ def test_a_stuck_loss_not_at_ln_vocab_is_not_called_uniform(tmp_path: Path) -> N
 def test_stated_vocab(line: str, want: int | None) -> None:
     facts = stated_vocab(pl.DataFrame({"line_no": [1], "line": [line]}))
     assert [f.value for f in facts] == ([] if want is None else [want])
+
+
+def test_a_short_quiet_run_says_which_checks_did_not_run(tmp_path: Path) -> None:
+    from logdoctor.renderers.rows import NO_PROBLEMS, headline
+
+    r = _analyze(tmp_path, [2.0, 1.9, 1.8, 1.7, 1.75, 1.6, 1.62, 1.5, 1.45, 1.44])
+    assert r.status == "ok"
+    (level, text), = headline(r)
+    assert level == "ok" and NO_PROBLEMS not in text  # must not: "No problems found" from ten rows
+    assert text == "Nothing found in 10 rows; skipped changepoints, periodicity, trends"
+
+
+def test_a_long_quiet_run_says_no_problems_found(tmp_path: Path) -> None:
+    from logdoctor.renderers.rows import NO_PROBLEMS, headline
+
+    rng = np.random.default_rng(2)
+    loss = 2.5 * np.exp(-np.arange(200) / 60) + 0.5 + rng.normal(0, 0.02, 200)
+    r = _analyze(tmp_path, [float(x) for x in loss])
+    assert not any(f.code == "LD006" for f in r.findings)
+    assert r.status == "ok" and headline(r) == (("ok", NO_PROBLEMS),)

@@ -59,3 +59,30 @@ def test_every_row_skipped_needs_each_row() -> None:
     assert every_row_skipped(np.array([1.0, 1.0, 1.0]), np.array([nan, 1.0, 1.0]))
     assert not every_row_skipped(np.array([1.0, 0.0, 1.0]), np.array([nan, 1.0, 1.0]))
     assert not every_row_skipped(np.array([1.0, 1.0]), np.array([nan, 10.0]))  # 9 of those 10 were applied
+
+
+def _deepspeed_loop(tmp_path: Path, skipped_of: int) -> Path:
+    """A loop printing ``Epoch e, Loss: x`` (no step) with DeepSpeed's ``step=K, skipped=S`` every 10
+    records; ``skipped_of``: S = K for K up to it (then S stays there)."""
+    rng = np.random.default_rng(3)
+    lines = []
+    for i in range(1, 401):
+        lines.append(f"Epoch {i // 16}, Loss: {0.97 + rng.normal(0, 0.03):.6f}, Positive Score: 0.01")
+        if i % 10 == 0:
+            lines.append(f"[2025-04-09 03:43:30,861] [INFO] [logging.py:96:log_dist] [Rank 0] step={i}, "
+                         f"skipped={min(i, skipped_of)}, lr=[1e-05, 1e-05], mom=[(0.9, 0.99), (0.9, 0.99)]")
+    p = tmp_path / "output.log"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def test_deepspeed_counters_beside_a_stepless_loop_say_every_step_skipped(tmp_path: Path) -> None:
+    report = pipeline.analyze(pipeline.load(str(_deepspeed_loop(tmp_path, 10**9))))
+    ld020 = [f for f in report.findings if f.code == "LD020"]
+    assert ld020 and ld020[0].severity == Severity.ERROR and ld020[0].evidence.get("never_updated") == 1
+
+
+def test_deepspeed_counters_with_a_calibration_only_are_no_error(tmp_path: Path) -> None:
+    # must not: four skips while the scale calibrates, then 396 applied steps
+    report = pipeline.analyze(pipeline.load(str(_deepspeed_loop(tmp_path, 4))))
+    assert not any(f.code == "LD020" and f.severity == Severity.ERROR for f in report.findings)

@@ -238,6 +238,10 @@ class TextParser(Parser):
             table, numbered = number_by_order(_combine(_main_shapes(out, markers)))
             out.skips["no step"] -= table.height
             notes.append(numbered)
+            if overflows.height == 0 and not any("skipped" in c for c in table.columns):
+                # DeepSpeed's ``step=K, skipped=S`` beside a loop that prints no step (read above when
+                # the rows had steps): placed by line, a record number being no optimizer step
+                table = attach_skip_counters(table, scan_skip_counters(events_in), by_line=True)
         evals = _evals(out)
         if table.height == 0 and (curve := eval_only_curve(evals)) is not None:
             table, evals = curve[0], evals.clear()

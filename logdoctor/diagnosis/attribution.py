@@ -52,6 +52,7 @@ _CAUSE_TEXT = {
     "static-batching": "the fixed batch order",
     "batching-undecidable": "the length order within windows",
     "batch-length": "the batch length",
+    "loss-follows-cyclic-lr": "the cyclic learning rate",
 }
 
 
@@ -182,6 +183,24 @@ def _staircase_period(findings: list[Finding], facts: Facts, tol: float) -> list
     return out
 
 
+def _lr_cycle_period(findings: list[Finding], facts: Facts, tol: float) -> list[Finding]:
+    """A loss period equal to the cyclic lr's (LD506: the loss follows the lr) is the schedule's, not
+    a data-order warning, whatever the verdict."""
+    followed = any(c.key == "cyclic_lr" for c in facts.causes)
+    if not followed or not facts.lr_period:
+        return findings
+    lr = facts.lr_period
+    out = []
+    for f in findings:
+        period = f.evidence.get("period") or f.evidence.get("spike_period")
+        if (f.code in _PERIOD_CODES and "explained_by" not in f.evidence and isinstance(period, int | float)
+                and abs(period / lr - 1) <= tol):
+            f = _explain(f, f"its period of {period:.1f} steps is the lr's cycle ({lr:.1f} steps), which the "
+                         "loss follows (LD506)", None, by="loss-follows-cyclic-lr")
+        out.append(f)
+    return out
+
+
 def attribute(
     findings: Sequence[Finding],
     verdict: Verdict,
@@ -212,6 +231,7 @@ def attribute(
     findings = _length_divergence(findings, verdict, facts)
     findings = _staircase_drops(findings, facts, row)
     findings = _staircase_period(findings, facts, period_tolerance)
+    findings = _lr_cycle_period(findings, facts, period_tolerance)
     if verdict.batching == "static":
         return _fixed_order_harmonics(findings, facts)
     # length order within windows seen in the first epoch only (grouped.windows_undecided): its

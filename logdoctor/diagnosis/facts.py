@@ -15,6 +15,7 @@ from logdoctor.diagnosis import fixedorder as fx
 from logdoctor.diagnosis import lengthrise
 from logdoctor.diagnosis import lengthstats as ls
 from logdoctor.diagnosis import recurrence as rc
+from logdoctor.diagnosis.lrperiod import lr_period
 from logdoctor.diagnosis.thresholds import DEFAULT, EPOCH_PERIOD_TOLERANCE, Thresholds
 from logdoctor.model import (
     LEN_MAX,
@@ -73,6 +74,8 @@ class Facts:
     #: first steps of the divergences (LD002) that the length-adjusted loss does not show: the
     #: batching's symptom, folded into its verdict (diagnosis/lengthrise.py)
     length_explained: frozenset[int] = frozenset()
+    #: the cyclic lr's period in steps (diagnosis/lrperiod.py), when the lr cycles regularly
+    lr_period: float | None = None
 
     @property
     def period_is_epoch(self) -> bool:
@@ -286,6 +289,7 @@ def gather(run: Run, findings: Sequence[Finding], t: Thresholds = DEFAULT) -> Fa
         fixed_order=fx.fixed_order(steps, clean, epochs),
         same_order=fx.same_order_share(sig[0], epochs.index) if sig is not None and epochs is not None else None,
         length_explained=by_length,
+        lr_period=lr_period(steps, lr) if lr is not None and cyclic else None,
     )
 
 

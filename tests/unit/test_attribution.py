@@ -34,7 +34,9 @@ def test_other_verdicts_leave_findings_alone(name: str) -> None:
     run = pipeline.load(str(FIX / "sim" / name))
     report = pipeline.analyze(run)
     assert report.verdict.batching != "sorted"
-    assert not any("explained_by" in f.evidence for f in report.findings)
+    # no finding is put on batching; only a cyclic lr the loss follows explains its own period (LD506)
+    by = {f.evidence["explained_by"] for f in report.findings if "explained_by" in f.evidence}
+    assert by <= ({"loss-follows-cyclic-lr"} if name == "cyclic_lr.log" else set()), by
 
 
 def test_a_change_far_from_any_reset_is_not_explained() -> None:

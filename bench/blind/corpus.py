@@ -55,18 +55,16 @@ CLASS_CODES: dict[str, tuple[str, ...]] = {
     "eval_failed": (),  # an evaluation step errored (traceback) and training went on
 }
 
-#: logdoctor's RunEnding.kind -> the manifest's ``ending`` vocabulary.
+#: logdoctor's RunStructure.ending -> the manifest's ``ending`` vocabulary (``unknown``/``running``: none reported).
 ENDING_KINDS: dict[str, str] = {
-    "keyboard_interrupt": "stopped_by_user",
-    "terminated": "stopped_by_user",
-    "time_limit": "crashed",
-    "cuda_oom": "crashed",
-    "nccl_timeout": "crashed",
-    "dataloader_killed": "crashed",
-    "killed": "crashed",
-    "nan_guard": "crashed",
-    "exception": "crashed",
+    "finished": "finished",
+    "early_stopped": "early_stopped",
+    "interrupted": "stopped_by_user",
+    "cancelled": "stopped_by_user",
+    "crashed": "crashed",
+    "stopped": "stopped_silently",
 }
+
 
 HERE = Path(__file__).resolve().parent
 
@@ -128,13 +126,7 @@ def ending_of(report) -> str | None:
     st = getattr(report.run.meta, "structure", None)
     if st is None:
         return None
-    if st.ending is not None:
-        return ENDING_KINDS.get(st.ending.kind, "crashed")
-    if st.finished is True:
-        return "finished"
-    if st.finished is False:
-        return "stopped_silently"
-    return None
+    return ENDING_KINDS.get(st.ending)
 
 
 def judge(row: dict[str, str], log: Path) -> Judged:

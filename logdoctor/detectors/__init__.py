@@ -5,6 +5,7 @@ from __future__ import annotations
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.chance import ChanceLossDetector
 from logdoctor.detectors.changepoints import ChangepointDetector
+from logdoctor.detectors.constantloss import ConstantLossDetector
 from logdoctor.detectors.divergence import DivergenceDetector
 from logdoctor.detectors.drops import DropDetector
 from logdoctor.detectors.ending import EndingDetector
@@ -34,6 +35,7 @@ ANALYZERS: tuple[type[Analyzer], ...] = (
     FailureEventDetector,
     NonFiniteDetector,
     ZeroLossDetector,
+    ConstantLossDetector,
     NonFiniteMetricsDetector,
     DivergenceDetector,
     SpikeDetector,

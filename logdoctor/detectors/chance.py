@@ -22,6 +22,7 @@ from typing import ClassVar
 from logdoctor import codes
 from logdoctor.detectors import robust
 from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.constantloss import MAX_RANGE, constant_level
 from logdoctor.model import LOSS, ConfigFact, Run
 from logdoctor.options import Option, fraction, int_opt
 
@@ -49,8 +50,8 @@ class ChanceLossDetector(Analyzer):
     def analyze(self, run: Run) -> Detection:
         """At most one finding, over the whole run."""
         s = robust.series(run, LOSS)
-        if s.n < self.min_rows:
-            return Detection()
+        if s.n < self.min_rows or constant_level(s.values, MAX_RANGE) is not None:
+            return Detection()  # a loss that never moves is constantloss.py's (at ln k too)
         q = s.n // 4
         whole, first, last = (float(robust.median(v)) for v in (s.values, s.values[:q], s.values[-q:]))
         fact = stated_classes(run)

@@ -9,6 +9,7 @@ import numpy as np
 from logdoctor import codes
 from logdoctor.detectors import robust
 from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.changepoints import MIN_POINTS as REGIME_ROWS
 from logdoctor.model import LOSS, Finding, Run
 from logdoctor.options import Option, at_least, int_opt, positive
 
@@ -66,13 +67,26 @@ class DivergenceDetector(Analyzer):
         q = tail[-max(3, tail.size // 4) :]
         return trough if float(q[-1] - q[0]) > 0 else None
 
+    @staticmethod
+    def _wander(sm: np.ndarray, w: int, sigma: float, n: int) -> float:
+        """How far the smoothed loss wanders by noise alone. From ``REGIME_ROWS`` rows on, the spread of
+        window medians ``w`` rows apart (slow, correlated wandering included). In a shorter run a rise
+        fills most of those differences and would be read as its own noise (ten rows rising five-fold
+        would rise "within noise"), so the band comes from the rows' step-to-step noise ``sigma`` (the
+        MAD of first differences, which one level shift barely moves): a median of ``w`` rows varies
+        by ``1.25 sigma / sqrt(w)`` (the median's efficiency), and a rise is the difference of two such
+        medians (the level and the best so far), ``sqrt(2)`` times that."""
+        if n < REGIME_ROWS:
+            return float(np.sqrt(2.0) * 1.25 * sigma / np.sqrt(w))
+        return robust.smooth_noise(sm, w, sigma)
+
     def _find(self, s: robust.Series) -> list[Finding]:
         w = max(3, min(51, s.n // 20)) | 1
         sm = robust.rolling_median(s.values, w, mode="mirror")
         best = np.minimum.accumulate(sm)
         head = float(np.median(s.values[: max(3, s.n // 20)]))
         scale = max(abs(head), float(np.max(np.abs(sm))) * 0.1)
-        wander = self.noise_k * robust.smooth_noise(sm, w, robust.noise_sigma(s.values))
+        wander = self.noise_k * self._wander(sm, w, robust.noise_sigma(s.values), s.n)
         up = (sm > self.factor * best) & (sm - best >= max(self.min_rise_frac * scale, wander)) & (best > 0)
         min_len = max(self.min_rows, min(self.max_rows, int(self.min_frac * s.n)))
         starts, ends = robust.runs_of(robust.sustained(up, min_len))

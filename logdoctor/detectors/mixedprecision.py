@@ -9,7 +9,7 @@ import polars as pl
 
 from logdoctor import codes
 from logdoctor.detectors.base import Analyzer, Detection
-from logdoctor.detectors.fp16overflows import late_null, never_updated, never_updated_finding
+from logdoctor.detectors.fp16overflows import MIN_NEVER_UPDATED, late_null, never_updated, never_updated_finding
 from logdoctor.ingest.parsers.overflows import SKIP_SPAN, SKIPPED_STEPS
 from logdoctor.model import STEP, Finding, Run, Severity
 from logdoctor.options import Option, at_least, fraction, positive
@@ -84,6 +84,8 @@ class MixedPrecisionDetector(Analyzer):
             return None
         if never_updated(counts, spans):
             return never_updated_finding(steps, counts, spans, col)
+        if every_row_skipped(counts, spans):
+            return _none_applied(steps, counts, col, scale)
         pairs = zip(steps[hit][:6], counts[hit][:6], strict=True)
         where = ", ".join(f"{int(c):,} at step {int(s):,}" for s, c in pairs)
         more = "" if hit.sum() <= 6 else f" and {int(hit.sum()) - 6} more rows"
@@ -138,6 +140,34 @@ class MixedPrecisionDetector(Analyzer):
             last_step=int(st[-1]),
             evidence={"loss_scale": float(s[i]), "peak_scale": float(peak[i]), "factor": float(factor[i])},
         )
+
+
+def every_row_skipped(counts: np.ndarray, spans: np.ndarray) -> bool:
+    """Every row counts a skip, and every row whose span is known skipped each step it covers: the
+    log shows no update applied at all (too few steps for ``never_updated``'s error)."""
+    ok = np.isfinite(spans) & (spans > 0)
+    return bool(counts.size and np.all(np.isfinite(counts) & (counts > 0)) and np.all(counts[ok] >= spans[ok]))
+
+
+def _none_applied(steps: np.ndarray, counts: np.ndarray, col: str, scale: np.ndarray | None) -> Finding:
+    """LD020 at warning: every step line the log holds skipped its update, over fewer steps than a loss
+    scale's calibration can skip (``MIN_NEVER_UPDATED``): no update was applied before the log ends,
+    which says nothing yet about the gradients (the scale may still have been calibrating)."""
+    total = int(counts.sum())
+    fin = scale[np.isfinite(scale)] if scale is not None else np.empty(0)
+    cut = f"; the loss scale went from {fin[0]:,.0f} to {fin[-1]:,.0f}" if fin.size > 1 and fin[0] != fin[-1] else ""
+    return codes.finding(
+        "LD020",
+        f"No update was ever applied: every one of the {steps.size:,} step lines (steps {int(steps[0]):,}-"
+        f"{int(steps[-1]):,}) skipped its update ({total:,} skipped, `{col}`){cut}. A loss scale calibrating "
+        f"down skips this many at the start (an error from over {MIN_NEVER_UPDATED} steps all skipped); the "
+        "log ends before the model was updated once.",
+        severity=Severity.WARNING,
+        first_step=int(steps[0]),
+        last_step=int(steps[-1]),
+        evidence={"column": col, "skipped_total": total, "rows_with_skips": int(steps.size), "none_applied": 1},
+        confidence=0.8,
+    )
 
 
 def _calibration_end(scale: np.ndarray, n: int) -> int:

@@ -234,6 +234,10 @@ def _rerise(v: np.ndarray) -> float:
     return float(np.max(after - np.minimum.accumulate(after)) / np.ptp(v)) if after.size else 0.0
 
 
+#: The lr's rises are a cycle when their spacings deviate from its median by at most this share (MAD).
+MAX_CYCLE_IRREGULARITY = 0.2
+
+
 def lr_cycle(lr: Series | None) -> float | None:
     """The lr's cycle in steps: the median spacing of the rises after its warm-up peak (warm restarts
     and smooth rises, as LD604 finds them), or the distance of the one rise from the first step."""
@@ -244,8 +248,15 @@ def lr_cycle(lr: Series | None) -> float | None:
     if not rows:
         return None
     starts = lr.steps[np.asarray(rows, dtype=np.int64)].astype(float)
-    cycle = float(np.median(np.diff(starts))) if starts.size >= 2 else float(starts[0] - lr.steps[0])
-    return cycle if cycle > 0 else None
+    if starts.size == 1:
+        cycle = float(starts[0] - lr.steps[0])
+        return cycle if cycle > 0 else None
+    gaps = np.diff(starts)
+    cycle = float(np.median(gaps))
+    # a cycle only where the rises come at a regular spacing (SGDR's doubling cycles have none)
+    if cycle <= 0 or float(np.median(np.abs(gaps - cycle))) > MAX_CYCLE_IRREGULARITY * cycle:
+        return None
+    return cycle
 
 
 def is_cyclic(lr: Series | None) -> bool:

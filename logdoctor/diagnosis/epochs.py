@@ -79,6 +79,8 @@ class EpochShape:
             shrinks steadily, as a running mean's does; ≈0 when both ends are noisy, as in sorted
             order where both tails of the length distribution change fast).
         boundaries: how many boundaries were measured.
+        row_jump: median step across a boundary in the rows themselves (the median of the first
+            rows after it minus that of the last rows before it, ``_row_jumps``); NaN when unmeasured.
     """
 
     jump: float
@@ -90,6 +92,20 @@ class EpochShape:
     noise_ratio: float
     noise_trend: float
     boundaries: int
+    row_jump: float = float("nan")
+
+    @property
+    def jump_in_rows(self) -> bool:
+        """The fitted jump is in the rows beside the boundary: same sign, at least a quarter of it.
+
+        Lines fitted through epochs of a few rows each bend away from a loss that still falls
+        steeply (a run's opening transient), so that their ends read a jump the rows do not show;
+        a sawtooth's jump back is there in the rows (about 0.9 of the fitted jump when the medians
+        take a tenth of each epoch and the loss drifts back by the jump). Unmeasured counts as in.
+        """
+        if not np.isfinite(self.row_jump):
+            return True
+        return bool(np.sign(self.row_jump) == np.sign(self.jump) and abs(self.row_jump) >= 0.25 * abs(self.jump))
 
     @property
     def running_average(self) -> bool:
@@ -106,6 +122,7 @@ class EpochShape:
             and self.sawtooth_ratio >= 0.5
             and self.phase_r2 >= 0.1
             and not self.running_average
+            and self.jump_in_rows
         )
 
     @property
@@ -195,6 +212,19 @@ def _one_curvature_bias(x: np.ndarray, v: np.ndarray) -> float:
     return float(np.polyval(line, x.max()) - np.polyval(quad, x.max()))
 
 
+def _row_jumps(y: np.ndarray, rows: _Rows, starts: np.ndarray) -> np.ndarray:
+    """The step in the rows at each boundary after epoch ``e`` in ``starts``: the median of the
+    first rows of epoch e+1 minus that of the last rows of epoch e, a tenth of the shorter epoch
+    (at least 2 rows, at most a third of it) on each side."""
+    out: list[float] = []
+    for e in starts.tolist():
+        before, after = rows(e), rows(e + 1)
+        n = min(before.size, after.size)
+        m = min(max(2, n // 10), max(1, n // 3))
+        out.append(float(np.median(y[after[:m]]) - np.median(y[before[-m:]])))
+    return np.asarray(out, dtype=float)
+
+
 def _noise_profile(y: np.ndarray, pos: np.ndarray, idx: np.ndarray) -> tuple[float, float]:
     """Early/late step-to-step noise ratio and the rank trend of the noise over epoch deciles."""
     dn = np.abs(np.diff(y))
@@ -255,6 +285,7 @@ def shape(
     drift = float(np.median(later))
     agree = float(np.mean(np.sign(jumps) == np.sign(jump))) if jumps.size and jump else 0.0
     noise_ratio, noise_trend = _noise_profile(y, pos, idx)
+    row_steps = _row_jumps(y, rows, np.flatnonzero(pair))
     return EpochShape(
         jump=jump,
         jump_z=jump / (1.25 * sigma * np.sqrt(8 / m / max(jumps.size, 1))),
@@ -265,4 +296,5 @@ def shape(
         noise_ratio=noise_ratio,
         noise_trend=noise_trend,
         boundaries=int(jumps.size),
+        row_jump=float(np.median(row_steps)) if row_steps.size else float("nan"),
     )

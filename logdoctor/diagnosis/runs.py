@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from logdoctor.detectors.ending import launch_finding
 from logdoctor.detectors.tooshort import MINIMUM_ROWS
 from logdoctor.ingest.parsers.lexicon import FATAL
-from logdoctor.model import LINE_NO, STEP, LogEvent, Report, Run, RunPart
+from logdoctor.model import LINE_NO, STEP, Finding, LogEvent, Report, Run, RunPart, Severity
 
 #: Fewer rows than this and no problem found: a run too short for any trend analysis, counted
 #: in the report rather than listed (the smallest minimum among the too-short analyzer's).
@@ -74,10 +75,30 @@ def _pieces(report: Report, last: bool) -> list[Report | LogEvent]:
     return [*before, report, *after]
 
 
+def _relaunched(f: Finding) -> Finding:
+    """An earlier launch's silent stop before its plan (LD016), with a later launch in the same log:
+    the stop was answered by launching again (a restart, as a user stops a run to change its
+    config), so it is information about that launch, not a problem of the log."""
+    if f.code != "LD016" or f.severity < Severity.WARNING:
+        return f
+    return dataclasses.replace(
+        f,
+        severity=Severity.INFO,
+        message=f"{f.message} A later launch in this log followed it (relaunched).",
+        evidence={**f.evidence, "relaunched": True},
+    )
+
+
+def relaunched(report: Report) -> Report:
+    """``report`` of a run that a later launch in its log followed, its silent stop read as a relaunch."""
+    findings = tuple(_relaunched(f) for f in report.findings)
+    return report if findings == report.findings else dataclasses.replace(report, findings=findings)
+
+
 def run_parts(earlier: Sequence[Report], current: Report) -> tuple[RunPart, ...]:
     """One RunPart per launch of a log holding several (file order, the current run last):
     each run with training rows, and each launch that logged none; nothing for a log of one."""
-    pieces = [p for r in earlier for p in _pieces(r, False)] + _pieces(current, True)
+    pieces = [p for r in earlier for p in _pieces(relaunched(r), False)] + _pieces(current, True)
     if len(pieces) < 2:
         return ()
     of = len(pieces)

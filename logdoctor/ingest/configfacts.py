@@ -28,6 +28,8 @@ FACT_KEYS: Mapping[str, tuple[str, ...]] = {
     # the classes a classifier chooses among (chance loss ln k); never a vocabulary size: a language
     # model's loss starts near ln |V| but its chance level is the unigram entropy, far below it
     "classes": CLASS_KEYS,
+    # the vocabulary a language model's output spans: ln |V| is its uniform output (a loss stuck there)
+    "vocab": ("vocab_size", "n_vocab", "padded_vocab_size"),
 }
 _LOOKUP = {normalize_key(k): fact for fact, keys in FACT_KEYS.items() for k in keys}
 _MAX_DEPTH = 4

@@ -196,6 +196,8 @@ HEADLINE_MAX = 3
 #: Findings whose whole content is the batching line (said once, there).
 BATCHING_LINE_CODES = frozenset({"LD504"})
 NO_PROBLEMS = "No problems found"
+#: the headline of a run with no problem, too short for some checks (LD006): what was not checked
+NO_PROBLEMS_SHORT = "Nothing found in {rows} rows; skipped {skipped}"
 #: the headline's second line when only an earlier run appended to the log had problems
 LAST_RUN_OK = "the last run in this log (this report): no problems found"
 _EMIT_HINT = "log seqs, tokens, len_min, len_max and batch_fp each step (logdoctor.emit)"
@@ -220,6 +222,16 @@ def problem_groups(report: Report) -> list[list[Finding]]:
     return list(groups.values())
 
 
+def no_problems(report: Report) -> str:
+    """``No problems found``, or, when the run was too short for some checks (LD006), which ones did
+    not run: a short run's silence is not a clean bill of health."""
+    short = next((f for f in report.findings if f.code == "LD006"), None)
+    if short is None or not short.evidence.get("skipped"):
+        return NO_PROBLEMS
+    skipped = str(short.evidence["skipped"]).replace(",", ", ")
+    return NO_PROBLEMS_SHORT.format(rows=short.evidence.get("n_steps", report.run.n_steps), skipped=skipped)
+
+
 def headline(report: Report) -> tuple[tuple[str, str], ...]:
     """``(("ok", "No problems found"),)`` or (severity, one line) per worst problem, then ``+ N more``.
 
@@ -228,7 +240,7 @@ def headline(report: Report) -> tuple[tuple[str, str], ...]:
     groups = problem_groups(report)
     earlier = worst_earlier_line(report)  # the file's status covers its earlier runs: name the worst
     if not groups:
-        return (("ok", NO_PROBLEMS),) if earlier is None else (earlier, ("", LAST_RUN_OK))
+        return (("ok", no_problems(report)),) if earlier is None else (earlier, ("", LAST_RUN_OK))
     lines = [(g[0].severity.label, problem_phrase(g)) for g in groups[:HEADLINE_MAX]]
     rest = sum(len(g) for g in groups[HEADLINE_MAX:])
     if rest:
@@ -240,7 +252,7 @@ def plot_health(report: Report) -> str:
     """The health in a title: ``No problems found`` or ``ERROR divergence, steps 3-62 (+2 more)``."""
     problems = report.problems
     if not problems:
-        return NO_PROBLEMS
+        return no_problems(report)
     f = problems[0]
     more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
     return f"{f.severity.label.upper()} {f.rule}, {where(f)}{more}"

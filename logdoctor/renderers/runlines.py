@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from logdoctor.diagnosis.runs import TOO_SHORT_ROWS
 from logdoctor.model import Report, RunPart
+from logdoctor.structure.ending import source_words
 
 #: How a launch that logged no step ended, in words.
 _NO_STEP_ENDINGS = {"interrupted": "stopped by hand (Ctrl-C)", "cancelled": "stopped by the scheduler or SIGTERM"}
@@ -82,7 +83,11 @@ def earlier_lines(report: Report) -> tuple[str, ...]:
     lines = [problem_line(p) for p in earlier if p.findings]
     lines += [f"{run_label(p)}: {_NO_STEP_ENDINGS.get(p.ending, p.ending)} ({p.ending_source})"
               for p in earlier if not p.rows and not p.findings]
-    ok = [p.index for p in earlier if not p.findings and not p.too_short and p.rows]
+    # a silent stop before the plan that a later launch answered (diagnosis/runs.py: information)
+    relaunched = [p for p in earlier if p.rows and not p.findings and p.ending == "stopped"]
+    lines += [f"{run_label(p)}: stopped before its plan ({source_words(p.ending_source)}) with no message, "
+              "then launched again" for p in relaunched]
+    ok = [p.index for p in earlier if not p.findings and not p.too_short and p.rows and p not in relaunched]
     short = [p.index for p in earlier if p.too_short]
     if ok:
         lines.append(f"no problems found in run{'s' if len(ok) > 1 else ''} {index_ranges(ok)} of {of}")

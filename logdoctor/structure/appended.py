@@ -23,8 +23,33 @@ def _lines_in(lines: tuple[int, ...], lo: int, hi: int) -> tuple[int, ...]:
     return tuple(x for x in lines if lo <= x < hi)
 
 
-def _markers_in(m: Markers, lo: int, hi: int) -> Markers:
-    """The marker lines of ``[lo, hi)``; facts without a line (plan, accumulation) stay."""
+def _plans_until(m: Markers, lo: int, hi: int, until: int) -> dict[str, int | None]:
+    """Each stated plan field of the launch written on ``[lo, hi)`` whose last training row is on line
+    ``until``: the last statement before that row (a launch prints its config before it trains; a
+    later launch's config, even one written before this segment ends, is not this launch's plan),
+    else the first one in the segment, else none (a statement only after the segment is a later launch's)."""
+    out: dict[str, int | None] = {}
+    for field in dict.fromkeys(f for f, _, _ in m.plans):
+        said = [(line, v) for f, line, v in m.plans if f == field]
+        before = [v for line, v in said if line <= until]
+        inside = [v for line, v in said if lo <= line < hi]
+        out[field] = before[-1] if before else (inside[0] if inside else None)
+    return out
+
+
+def _markers_in(m: Markers, lo: int, hi: int, until: int | None = None) -> Markers:
+    """The marker lines of ``[lo, hi)`` and the plan its launch stated (``_plans_until``, ``until``:
+    the line of its last training row); facts without a line (accumulation) stay."""
+    if m.plans:
+        said = _plans_until(m, lo, hi, hi if until is None else until)
+        m = dataclasses.replace(
+            m,
+            planned_steps=said.get("planned_steps", m.planned_steps),
+            config_planned=said.get("config_planned", m.config_planned),
+        )
+        if "epochs_planned" in said:
+            epochs = said["epochs_planned"]
+            m = dataclasses.replace(m, epochs_planned=epochs, epochs_planned_source="config" if epochs else None)
     pairs = [(x, v) for x, v in zip(m.epoch_lines, m.epoch_values, strict=False) if lo <= x < hi]
     return dataclasses.replace(
         m,
@@ -44,12 +69,22 @@ def _rows_in(table: pl.DataFrame, lo: int, hi: int) -> pl.DataFrame:
 
 
 def segment(result: ParseResult, lo: int, hi: int) -> ParseResult:
-    """The part of ``result`` written on lines ``[lo, hi)``: rows, evaluations and markers."""
+    """The part of ``result`` written on lines ``[lo, hi)``: rows, evaluations, markers and the plan
+    its launch stated (a total read from the log's plan statement, not from its rows, is this
+    launch's own)."""
+    table = _rows_in(result.table, lo, hi)
+    last = table[LINE_NO].max() if table.height and LINE_NO in table.columns else None
+    markers = _markers_in(result.markers, lo, hi, None if last is None else int(last))  # type: ignore[arg-type]
+    total = result.total_steps
+    if result.planned_source == "header" and any(f == "planned_steps" for f, _, _ in result.markers.plans):
+        total = markers.planned_steps
     return dataclasses.replace(
         result,
-        table=_rows_in(result.table, lo, hi),
+        table=table,
         evals=_rows_in(result.evals, lo, hi),
-        markers=_markers_in(result.markers, lo, hi),
+        markers=markers,
+        total_steps=total,
+        planned_source=result.planned_source if total is not None else None,
         lossless_steps=(),
         lossless_rows=_rows_in(result.lossless_rows, lo, hi),
         events=tuple(e for e in result.events if lo <= e.line < hi),

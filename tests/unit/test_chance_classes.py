@@ -72,7 +72,8 @@ def test_text_lines_state_the_class_count(lines: list[str], k: int | None) -> No
 def test_tracking_configs_state_classes_but_never_a_vocabulary() -> None:
     facts = {f.name: f.value for f in config_facts({"num_labels": 5, "vocab_size": 30000}, "wandb config")}
     assert facts.get("classes") == 5
-    assert set(facts) == {"classes"}
+    assert set(facts) == {"classes", "vocab"}  # the vocabulary is its own fact (constantloss.py's ln |V|)
+    assert facts["vocab"] == 30000
     assert "classes" not in {f.name for f in config_facts({"vocab_size": 30000}, "wandb config")}
 
 

@@ -49,6 +49,7 @@ SCREENED = (
     markers._EPOCH_BATCHES,
     markers._OTHER,
     statedclasses.STATED,
+    statedclasses.VOCAB,
     "(?i)overflow",
     overflows.SKIP_COUNTER,
     *(k.pattern for k in lexicon.SIGNALS),

@@ -91,6 +91,10 @@ class Markers:
         resume_steps: (line, global step) of each resume line that names the step it resumes at.
         epochs_planned_source: ``header`` (``Epoch N/M``) or ``config`` (``Num Epochs = M``, ``epochs=M``).
         patience: the early-stopping patience a config dump states.
+        plans: (field, line, value) of every statement of a plan (``planned_steps``,
+            ``config_planned``, ``epochs_planned`` from a config), file order: each launch appended
+            to a log states its own, and the fields above hold the last (structure/appended.py
+            gives an earlier launch the plan written before its rows).
     """
 
     epoch_lines: tuple[int, ...] = ()
@@ -108,6 +112,7 @@ class Markers:
     resume_steps: tuple[tuple[int, int], ...] = ()
     epochs_planned_source: str | None = None
     patience: int | None = None
+    plans: tuple[tuple[str, int, int], ...] = ()
 
 
 def _ints(frame: pl.DataFrame, col: str) -> tuple[int, ...]:
@@ -157,6 +162,14 @@ def _last_int(hits: pl.DataFrame, pattern: str, text: Lines | None = None) -> in
     return int(vals[-1]) if vals.len() else None
 
 
+def _statements(hits: pl.DataFrame, field: str, pattern: str, text: Lines) -> list[tuple[str, int, int]]:
+    """(field, line, value) of every line of ``hits`` matching ``pattern``, file order."""
+    if not text.may_match(pattern):
+        return []
+    got = hits.select(LINE_NO, pl.col(LINE).str.extract(pattern, 1).str.replace_all(",", "").alias("v"))
+    return [(field, int(a), int(b)) for a, b in got.drop_nulls().iter_rows()]
+
+
 def scan_markers(frame: pl.DataFrame) -> Markers:
     """Find the structure marker lines of a text log (``frame``: line_no, line)."""
     if frame.height == 0:
@@ -174,6 +187,11 @@ def scan_markers(frame: pl.DataFrame) -> Markers:
         epochs = epochs.filter(pl.col("e") != pl.col("e").shift(1).fill_null(-1))
     of = epochs["of"].drop_nulls() if epochs.height else pl.Series([], dtype=pl.Int64)
     stated = _last_int(others, _NUM_EPOCHS, text)
+    plans = [
+        *_statements(others, "planned_steps", _PLANNED, text),
+        *_statements(others, "config_planned", _CONFIG_PLAN, text),
+        *(_statements(others, "epochs_planned", _NUM_EPOCHS, text) if not of.len() else []),
+    ]
     return Markers(
         epoch_lines=_ints(epochs, LINE_NO) if epochs.height else (),
         epoch_values=_ints(epochs, "e") if epochs.height else (),
@@ -192,6 +210,7 @@ def scan_markers(frame: pl.DataFrame) -> Markers:
         config_planned=_last_int(others, _CONFIG_PLAN, text),
         epoch_batches=_last_int(others, _EPOCH_BATCHES, text),
         resume_steps=_resume_steps(others) if text.may_match(_RESUME_STEP) else (),
+        plans=tuple(sorted(plans, key=lambda x: x[1])),
     )
 
 

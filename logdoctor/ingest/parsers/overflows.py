@@ -144,19 +144,27 @@ def scan_skip_counters(frame: pl.DataFrame) -> pl.DataFrame:
     return got.with_columns((pl.int_range(pl.len()).over(run)).cast(pl.Int64).alias("engine"))
 
 
-def attach_skip_counters(table: pl.DataFrame, counters: pl.DataFrame) -> pl.DataFrame:
+def attach_skip_counters(table: pl.DataFrame, counters: pl.DataFrame, by_line: bool = False) -> pl.DataFrame:
     """``table`` with ``skipped_steps`` and ``skipped_steps_span``: each counter line's increase
     since its engine's previous line goes to the first row at or after its step (the last row when
-    none is); rows without a counter line are null. Nothing is added without counter lines."""
+    none is; ``by_line``: the last row written above the line, for rows whose step is their record
+    number); rows without a counter line are null. Nothing is added without counter lines."""
     if counters.height == 0 or table.height == 0 or "step" not in table.columns:
         return table
     c = counters.sort("engine", LINE_NO).with_columns(
         (pl.col("skipped") - pl.col("skipped").shift(1).over("engine").fill_null(0)).alias("d_skip"),
         (pl.col("step") - pl.col("step").shift(1).over("engine").fill_null(0)).alias("d_step"),
     )
-    steps = table["step"].to_numpy()
-    order = np.argsort(steps, kind="stable")
-    at = np.minimum(np.searchsorted(steps[order], c["step"].to_numpy(), side="left"), steps.size - 1)
+    if by_line and LINE_NO in table.columns:
+        # rows numbered by record order count records, not the engine's optimizer steps: each counter
+        # line belongs to the last row written above it (the interval it closes), the first row if none
+        lines = table[LINE_NO].to_numpy()
+        order = np.argsort(lines, kind="stable")
+        at = np.maximum(np.searchsorted(lines[order], c[LINE_NO].to_numpy(), side="left") - 1, 0)
+    else:
+        steps = table["step"].to_numpy()
+        order = np.argsort(steps, kind="stable")
+        at = np.minimum(np.searchsorted(steps[order], c["step"].to_numpy(), side="left"), steps.size - 1)
     row = order[at]
     skipped = np.full(table.height, np.nan)
     span = np.full(table.height, np.nan)

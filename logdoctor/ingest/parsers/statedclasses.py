@@ -1,4 +1,4 @@
-"""The class count a text log states on its own lines (``num_classes=10``, ``"num_labels": 3``)."""
+"""The class count (``num_classes=10``, ``"num_labels": 3``) and the vocabulary size a text log states."""
 
 from __future__ import annotations
 
@@ -31,3 +31,22 @@ def stated_classes(frame: pl.DataFrame) -> tuple[ConfigFact, ...]:
         return ()
     first = hits.row(0, named=True)
     return (ConfigFact(name="classes", value=k, source=f"log line {first[LINE_NO]} {first['1']}"),)
+
+
+#: ``vocab_size: 50257``, ``'n_vocab': 32000``, ``padded_vocab_size=50432``, Megatron's ``padded vocab (size: 50257)``:
+#: the vocabulary a language model's output spans (ln |V| is its uniform output, never a chance level).
+VOCAB = r"(?i)(?:\b(?:padded_)?(?:vocab_size|n_vocab)[\"']?\s*[:=]\s*[\"']?|\bvocab \(size:\s*)(\d{2,8})\b"
+
+
+def stated_vocab(frame: pl.DataFrame) -> tuple[ConfigFact, ...]:
+    """The vocabulary size the log's lines state, as a ``vocab`` fact naming its line (the last one
+    stated: a padded size follows the tokenizer's); none when no line states one."""
+    if frame.height == 0 or not Lines.of(frame[LINE]).may_match(VOCAB):
+        return ()
+    hits = frame.filter(pl.col(LINE).str.contains(VOCAB)).select(
+        LINE_NO, pl.col(LINE).str.extract(VOCAB, 1).cast(pl.Int64, strict=False).alias("v")
+    ).drop_nulls()
+    if hits.height == 0:
+        return ()
+    line, v = hits.row(hits.height - 1)
+    return (ConfigFact(name="vocab", value=int(v), source=f"log line {line}"),)

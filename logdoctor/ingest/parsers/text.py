@@ -10,6 +10,7 @@ import polars as pl
 from logdoctor.errors import InputError, ParseError
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.parsers import pieces
+from logdoctor.ingest.parsers.allskipped import all_skipped_rows
 from logdoctor.ingest.parsers.base import RESTART, Parser, ParseResult
 from logdoctor.ingest.parsers.evalsections import eval_only_curve, has_banner, mark_eval_sections
 from logdoctor.ingest.parsers.events import scan_events
@@ -26,7 +27,7 @@ from logdoctor.ingest.parsers.recordorder import number_by_order
 from logdoctor.ingest.parsers.records import drop_summaries
 from logdoctor.ingest.parsers.samestep import merge_shapes, tag_shapes
 from logdoctor.ingest.parsers.screen import Lines
-from logdoctor.ingest.parsers.statedclasses import stated_classes
+from logdoctor.ingest.parsers.statedclasses import stated_classes, stated_vocab
 from logdoctor.ingest.parsers.textblocks import BATCH_LINE, MSG, rewrite
 from logdoctor.ingest.parsers.textplan import BATCHES, BATCHES_TOTAL
 from logdoctor.ingest.parsers.textshape import Extracted, drop_bar_starts, extract
@@ -202,7 +203,7 @@ class TextParser(Parser):
         records = lines if fast is not None else rest.height  # \r-split segments count apart
         # marker lines are never the dominant step template the fast path read
         markers = scan_markers(rest)
-        classes = stated_classes(rest)
+        classes = stated_classes(rest) + stated_vocab(rest)
         overflows = scan_overflows(rest)
         events_in = rest
         rest, banners = mark_eval_sections(clean(rest))
@@ -237,11 +238,19 @@ class TextParser(Parser):
             table, numbered = number_by_order(_combine(_main_shapes(out, markers)))
             out.skips["no step"] -= table.height
             notes.append(numbered)
+            if overflows.height == 0 and not any("skipped" in c for c in table.columns):
+                # DeepSpeed's ``step=K, skipped=S`` beside a loop that prints no step (read above when
+                # the rows had steps): placed by line, a record number being no optimizer step
+                table = attach_skip_counters(table, scan_skip_counters(events_in), by_line=True)
         evals = _evals(out)
         if table.height == 0 and (curve := eval_only_curve(evals)) is not None:
             table, evals = curve[0], evals.clear()
             out.skips["eval line"] -= table.height
             notes.append(curve[1])
+        if table.height == 0 and (skipped := all_skipped_rows(_lossless(out))) is not None:
+            table = skipped[0]
+            out.lossless.clear()  # they are the rows now
+            notes.append(skipped[1])
         if table.height == 0:
             seen = ", ".join(sorted(out.keys_seen)[:12]) or "none"
             reasons = ", ".join(f"{k}: {v}" for k, v in out.skips.most_common() if v)

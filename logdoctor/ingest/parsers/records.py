@@ -8,17 +8,13 @@ from collections.abc import Collection
 
 import polars as pl
 
+from logdoctor import vocab
 from logdoctor.errors import ParseError
 from logdoctor.ingest.aliases import ALIASES, FieldMap, normalize_key
 from logdoctor.ingest.parsers.base import ParseResult
 from logdoctor.ingest.parsers.clock import elapsed_seconds
 from logdoctor.model import BATCH_FP, EPOCH, LINE_NO, LOSS, MICRO_FP, STEP
 
-#: Normalised key prefixes (and suffixes) that mark evaluation metrics: they go to the evals table.
-EVAL_PREFIXES: tuple[str, ...] = ("eval_", "val_", "valid_", "validation_", "test_", "predict_")
-EVAL_SUFFIXES: tuple[str, ...] = ("_epoch",)
-#: Keys that end like an epoch-level metric but are the epoch counter (HF's TensorBoard ``train/epoch``).
-EPOCH_COUNTERS: frozenset[str] = frozenset({"train_epoch"})
 #: Keys whose presence marks an end-of-training summary record (HF ``train_runtime`` ...).
 SUMMARY_KEYS: frozenset[str] = frozenset(
     {"train_runtime", "total_flos", "train_samples_per_second", "train_steps_per_second"}
@@ -29,9 +25,10 @@ _FRACTION = r"^\s*\d+\s*/\s*\d+\s*$"
 
 
 def is_eval_key(key: str) -> bool:
-    """True for an evaluation metric key such as ``eval_loss``, ``val_acc`` or ``loss_epoch``."""
-    k = normalize_key(key)
-    return k.startswith(EVAL_PREFIXES) or (k.endswith(EVAL_SUFFIXES) and k not in EPOCH_COUNTERS)
+    """True for a key whose values go to the evaluations table, not the training steps: an
+    evaluation metric (``eval_loss``, ``dev_wer``, ``val/acc``) or a Lightning epoch aggregate
+    (``train_loss_epoch``), as :mod:`logdoctor.vocab` decides."""
+    return vocab.is_set_aside(key)
 
 
 def flatten(frame: pl.DataFrame, sep: str = "/") -> pl.DataFrame:
@@ -105,12 +102,15 @@ _UNIT = re.compile(r"\([^()]*\)")
 
 
 def resolve_key(key: str, fields: FieldMap) -> str:
-    """The column for a record key: its alias; else the alias of its last path component
-    (``batch/n_seq`` -> ``seqs``, ``train/lr`` -> ``lr``); else the normalised key."""
+    """The column for a record key: its alias; an evaluation's own normalised name (``eval/loss`` is no
+    ``loss``); else the alias of its last path component (``batch/n_seq`` -> ``seqs``, ``train/lr`` ->
+    ``lr``); else the normalised key."""
     canon = fields.canonical(key)
     if canon:
         return canon
     norm = normalize_key(key)
+    if vocab.is_set_aside(key):  # ``eval/loss`` is an evaluation, never the training ``loss``
+        return norm
     if norm.startswith("train_"):
         canon = fields.canonical(norm[len("train_") :])
     path = _UNIT.sub("", key)  # ``train_speed(iter/s)``: a unit, not a path ("s" is no step)

@@ -61,7 +61,7 @@ EPOCH_COUNTERS: frozenset[str] = frozenset({"epoch", "train_epoch", "epochs"})
 #: Names of a total loss: the objective the trainer optimises when it also logs its parts.
 TOTAL_LOSS_NAMES: tuple[str, ...] = (
     "loss", "total_loss", "loss_total", "avg_loss", "loss_sum", "sum_loss", "overall_loss", "train_loss",
-    "train_total_loss", "training_loss", "objective",
+    "train_total_loss", "training_loss",
 )  # fmt: skip
 #: Evaluation loss columns that writers name without a split word, with the writer: ``lm_loss_value``
 #: (Megatron's validation line), ``ce_mean_words`` (Marian's valid cost).

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import operator
 import re
 from collections.abc import Collection
 
@@ -13,6 +15,8 @@ from logdoctor.errors import ParseError
 from logdoctor.ingest.aliases import ALIASES, FieldMap, normalize_key
 from logdoctor.ingest.parsers.base import ParseResult
 from logdoctor.ingest.parsers.clock import elapsed_seconds
+from logdoctor.ingest.parsers.evalsections import MIN_EVALS, eval_loss_columns
+from logdoctor.ingest.parsers.objective import objective_of, summed_eval_parts
 from logdoctor.model import BATCH_FP, EPOCH, LINE_NO, LOSS, MICRO_FP, STEP
 
 #: Keys whose presence marks an end-of-training summary record (HF ``train_runtime`` ...).
@@ -183,6 +187,40 @@ def _resolve_columns(
     return frame.select(pl.col(LINE_NO), *resolved), list(eval_groups), aliases
 
 
+def compose_objective(frame: pl.DataFrame, fields: FieldMap, notes: list[str]) -> pl.DataFrame:
+    """Give a table with no field named the training loss a ``loss`` column, with the note that says
+    what it is: the total, the sum of parts the trainer sums, or the main part
+    (:func:`~logdoctor.ingest.parsers.objective.objective_of`); else, in a log of evaluations only, its
+    evaluation loss at each evaluation (ln of a perplexity). Unchanged when a field resolves to the loss
+    (``--map loss=FIELD`` included) or none of these exists."""
+    keys = [c for c in frame.columns if c != LINE_NO]
+    if any(resolve_key(c, fields) == LOSS for c in keys):
+        return frame
+    obj = objective_of(keys)
+    if obj is not None:
+        notes.append(obj.note)
+        frame = frame.with_columns(functools.reduce(operator.add, [pl.col(f) for f in obj.fields]).alias(LOSS))
+        held_out = summed_eval_parts(obj, keys) if obj.summed else None
+        if held_out is not None and held_out[0] not in frame.columns:
+            name, parts = held_out
+            shown = " + ".join(f"`{p}`" for p in parts)
+            notes.append(f"the eval loss `{name}` analysed is the sum of its parts {shown}")
+            frame = frame.with_columns(functools.reduce(operator.add, [pl.col(p) for p in parts]).alias(name))
+        return frame
+    for col in eval_loss_columns([c for c in keys if is_eval_key(c)]):
+        n = frame[col].is_not_null().sum()
+        if n < MIN_EVALS:
+            continue
+        is_ppl = vocab.classify(col).is_perplexity
+        how = f"ln of the eval `{col}`" if is_ppl else f"the eval `{col}`"
+        notes.append(
+            f"the log prints no training loss, only evaluations: the curve analysed is {how} at its {n} "
+            "evaluations (every finding's 'loss' is that evaluation loss)"
+        )
+        return frame.with_columns((pl.col(col).log() if is_ppl else pl.col(col)).alias(LOSS))
+    return frame
+
+
 def _split_rows(
     table: pl.DataFrame, eval_names: list[str], skips: dict[str, int]
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -221,8 +259,9 @@ def normalize_records(
     frame = to_numeric(drop_summaries(frame, skips), keep_text=text_cols)
     totals = [c for c in frame.columns if normalize_key(c) in TOTAL_KEYS]
     total = frame.select(pl.max_horizontal(totals).max()).item() if totals else None
-    table, eval_names, aliases = _resolve_columns(frame.drop(totals), fields, name)
     notes: list[str] = []
+    frame = compose_objective(frame.drop(totals), fields, notes)
+    table, eval_names, aliases = _resolve_columns(frame, fields, name)
     table, spe = _apply_step_rule(table, notes)
     train, evals = _split_rows(table, eval_names, skips)
     if train.height == 0:

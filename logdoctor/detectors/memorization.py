@@ -19,7 +19,7 @@ from logdoctor.options import Option, at_least, fraction, int_opt, positive
 from logdoctor.stats.distributions import student_t_two_sided
 
 #: Columns never judged here: losses (LD410's), bookkeeping, test/best/train columns.
-_SKIP_RE = re.compile(r"(^|_)(loss|test|best|train|predict|runtime|per_second|count|num|time|epoch)(_|$)")
+_SKIP_RE = re.compile(r"(^|_)(loss|test|best|train|predict|runtime|per_second|count|num|time|epoch|ratio)(_|$)")
 
 
 

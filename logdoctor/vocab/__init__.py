@@ -69,7 +69,7 @@ WRITER_EVAL_LOSSES: tuple[str, ...] = ("lm_loss_value", "ce_mean_words")
 
 #: Name words (trailing digits dropped: ``rouge1`` -> ``rouge``) of metrics where lower is better.
 LOWER: frozenset[str] = frozenset(
-    {"loss", "wer", "cer", "ter", "ppl", "perplexity", "error", "err", "nll", "fid",
+    {"loss", "wer", "cer", "ter", "ppl", "perplexity", "error", "err", "nll", "fid", "mse", "mae", "rmse",
      "bpb", "bpc", "cost", "ce", "xent", "lpips"}
 )  # fmt: skip
 #: Name words of metrics where higher is better.
@@ -88,6 +88,9 @@ _COUNTERS = frozenset({"step", "steps", "global_step", "iter", "iteration", "ite
 _RATE_WORDS = frozenset({"throughput", "tok_s", "tokens_s", "samples_s", "it_s", "s_it", "wps", "ups",
                          "samples_per_second", "steps_per_second", "tokens_per_second", "tokens_per_sec"})
 _LR_RE = re.compile(r"(^|_)(lr|learning_rate|learningrate)(_\w+)?$")
+#: The tasks of COCO-style evaluators, the first word of their metrics (detectron2 ``bbox/AP``,
+#: ``segm/APs``, ``keypoints/AP50``; MMDetection ``bbox_mAP``): evaluations of the held-out set.
+COCO_TASKS: frozenset[str] = frozenset({"bbox", "segm", "keypoints", "sem_seg", "panoptic_seg"})
 #: An Ultralytics metric: ``metrics/mAP50-95(B)`` (box), ``(M)`` mask, ``(P)`` pose.
 _ULTRA_RE = re.compile(r"^metrics[/_.]", re.IGNORECASE)
 
@@ -178,6 +181,8 @@ def _eval_split(key: str) -> tuple[str, str] | None:
         return first, _strip_suffix(rest)
     if _ULTRA_RE.match(key.strip()) and rest and not rest.startswith("train") and direction(rest) is not None:
         return "val", rest  # Ultralytics validates after every epoch: its metrics/ are the val split's
+    if first in COCO_TASKS and rest and direction(rest) is Direction.UP:
+        return "val", k  # detectron2's evaluators: ``bbox/AP``, ``segm/APs`` (MMDetection ``bbox_mAP_50``)
     return None
 
 

@@ -16,7 +16,8 @@ from logdoctor.vocab import Direction, Role
         ("evaluation_loss", "evaluation", "loss"), ("val_loss_epoch", "val", "loss"),
         ("val/box_loss", "val", "box_loss"), ("metrics/mAP50-95(B)", "val", "map50_95_b"),
         ("metrics/precision(B)", "val", "precision_b"), ("dev_other_wer", "dev", "other_wer"),
-        ("val", "val", ""), ("hellaswag", "val", "hellaswag"),
+        ("val", "val", ""), ("hellaswag", "val", "hellaswag"), ("bbox/APs", "val", "bbox_aps"),
+        ("segm/AP50", "val", "segm_ap50"), ("bbox_mAP_50", "val", "bbox_map_50"),
     ],
 )  # fmt: skip
 def test_evaluation_keys_name_their_split_and_metric(key: str, split: str, metric: str) -> None:
@@ -28,7 +29,7 @@ def test_evaluation_keys_name_their_split_and_metric(key: str, split: str, metri
     "key",
     ["loss", "train_loss", "train/loss", "train_loss_step", "train_loss_epoch", "loss_epoch", "lr", "epoch",
      "train/epoch", "train/box_loss", "loss_0", "device_count", "testing_time", "validator", "evaluator_lr",
-     "metrics_count"],
+     "metrics_count", "bbox_loss", "bbox/num_fg"],
 )  # fmt: skip
 def test_training_keys_are_no_evaluation(key: str) -> None:
     assert not vocab.is_eval(key)

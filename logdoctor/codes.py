@@ -173,6 +173,16 @@ _RULES: tuple[Rule, ...] = (
     Rule("LD412", "eval-rise", Severity.WARNING,
          "The eval loss passed its best point and rose beyond its noise while the training loss stayed flat.",
          "The run stopped learning: check the lr, data and labels; use the checkpoint at the eval's best step."),
+    Rule("LD413", "eval-collapse", Severity.WARNING,
+         "An eval metric that is not a loss (mAP, accuracy, F1, BLEU; WER/CER, lower is better) sat at its worst "
+         "(a score near 0, an error rate near 100%) at every evaluation, or for several evaluations in a row "
+         "after it had been better: the model's predictions were of no use on held-out data.",
+         "Check the labels, the evaluation's inputs and post-processing, and the learning rate; keep a checkpoint "
+         "from before the collapse."),
+    Rule("LD414", "eval-metric-fall", Severity.WARNING,
+         "An eval metric that is not a loss fell from its best beyond its noise and ended well below it "
+         "(higher-is-better scores; WER/CER the mirror case).",
+         "Use the checkpoint at the metric's best evaluation; stop earlier or regularise."),
     Rule("LD415", "eval-noise", Severity.INFO,
          "An evaluation metric is too noisy to rank checkpoints by: its step-to-step noise is as large "
          "as the differences between the best checkpoints.",

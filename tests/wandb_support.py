@@ -17,10 +17,20 @@ def ld(num: int, data: bytes) -> bytes:
     return bytes([num << 3 | 2]) + size + data
 
 
+def varint(n: int) -> bytes:
+    """A protobuf varint."""
+    out = bytearray()
+    while True:
+        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
 def history(step: int, **items: float) -> bytes:
     body = b"".join(ld(1, ld(1, k.encode()) + b"\x82\x01" + bytes([len(json.dumps(v))]) + json.dumps(v).encode())
                     for k, v in items.items())
-    return ld(2, body + ld(2, bytes([0x08, step])))
+    return ld(2, body + ld(2, b"\x08" + varint(step)))
 
 
 def write_log(records: Iterable[bytes]) -> bytes:

@@ -9,6 +9,7 @@ from logdoctor.detectors.constantloss import ConstantLossDetector
 from logdoctor.detectors.divergence import DivergenceDetector
 from logdoctor.detectors.drops import DropDetector
 from logdoctor.detectors.ending import EndingDetector
+from logdoctor.detectors.evalmetrics import EvalMetricDetector
 from logdoctor.detectors.evalnoise import EvalNoiseDetector
 from logdoctor.detectors.evalnonfinite import EvalNonFiniteDetector
 from logdoctor.detectors.failures import FailureEventDetector
@@ -50,6 +51,7 @@ ANALYZERS: tuple[type[Analyzer], ...] = (
     ChanceLossDetector,
     OverfittingDetector,
     MemorizationDetector,
+    EvalMetricDetector,
     MixedPrecisionDetector,
     Fp16OverflowDetector,
 )

@@ -13,14 +13,12 @@ from typing import ClassVar
 import numpy as np
 import polars as pl
 
-from logdoctor import codes
+from logdoctor import codes, vocab
 from logdoctor.detectors import robust
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.model import EPOCH, LINE_NO, STEP, Finding, Run
 from logdoctor.options import Option, fraction, int_opt, positive
 
-#: Name fragments of metrics where lower is better (everything else: higher is better).
-LOWER_IS_BETTER = ("loss", "ppl", "perplexity", "wer", "cer", "error", "ter", "mse", "mae")
 #: Name fragments of eval columns that are bookkeeping, not quality metrics.
 NOT_METRICS = ("runtime", "per_second", "samples", "steps", "wps", "wpb", "bsz", "count", "time", "num_tokens",
                "best", "length_ratio", "decode", "sec_per", "_sec", "lr", "translation", "stalled")
@@ -76,7 +74,7 @@ class EvalNoiseDetector(Analyzer):
     def _judge(self, col: str, steps: np.ndarray, v: np.ndarray) -> Finding | None:
         if v.size < self.min_points:
             return None
-        sign = -1.0 if any(k in col.lower() for k in LOWER_IS_BETTER) else 1.0
+        sign = -1.0 if vocab.direction(col) is vocab.Direction.DOWN else 1.0  # unknown: higher is better
         score = sign * v  # higher is better
         sigma = _residual_sigma(score)
         head = float(np.median(score[: max(2, v.size // 4)]))

@@ -1,5 +1,8 @@
 """NaN/inf evaluation values (LD009): an eval loss that ranks no checkpoint.
 
+A score that is NaN only where its family's other scores are finite (detectron2's ``bbox/APs`` when the
+set holds no small objects) measured nothing, and is no finding (:func:`unmeasured`).
+
 ERROR while the last evaluation is still NaN/inf (the model as it stands is broken on held-out data),
 WARNING when a later evaluation recovered, information when the training loss was non-finite first
 (LD001 says it; this follows).
@@ -10,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from logdoctor import codes
+from logdoctor import codes, vocab
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.model import LINE_NO, LOSS, STEP, Finding, Run, Severity
 
@@ -35,6 +38,30 @@ def _metric_columns(evals: pl.DataFrame) -> list[str]:
     ]
 
 
+def _family(col: str) -> str:
+    """The family of a metric: its name up to the last ``/`` (``bbox/APs`` -> ``bbox``), else all but its
+    last word (``bbox_mAP_s`` -> ``bbox_map``)."""
+    if "/" in col:
+        return col.rsplit("/", 1)[0]
+    return vocab.normalize_key(col).rsplit("_", 1)[0]
+
+
+def unmeasured(ev: pl.DataFrame, col: str, cols: list[str], bad: np.ndarray) -> bool:
+    """True when a score (higher is better) is NaN only where a sibling score of its family is finite at
+    the same evaluation: a bucket with nothing to measure (COCO's AP for small objects when the set holds
+    none: detectron2 writes NaN), not a broken evaluation."""
+    if vocab.direction(col) is not vocab.Direction.UP or not np.isnan(ev[col].cast(pl.Float64).to_numpy()[bad]).all():
+        return False
+    fam = _family(col)
+    sibs = [c for c in cols if c != col and _family(c) == fam and vocab.direction(c) is vocab.Direction.UP]
+    if not sibs:
+        return False
+    finite = np.zeros(ev.height, dtype=bool)
+    for c in sibs:
+        finite |= np.isfinite(ev[c].cast(pl.Float64).fill_null(np.nan).to_numpy())
+    return bool(finite[bad].all())
+
+
 class EvalNonFiniteDetector(Analyzer):
     """Eval metric columns with NaN/inf values: one finding per set of columns bad at the same
     evaluations (``valid_loss`` and ``valid_ppl = exp(valid_loss)`` fail together)."""
@@ -47,10 +74,11 @@ class EvalNonFiniteDetector(Analyzer):
         if ev.height == 0:
             return Detection()
         groups: dict[bytes, list[str]] = {}
-        for col in _metric_columns(ev):
+        cols = _metric_columns(ev)
+        for col in cols:
             vals = ev[col].cast(pl.Float64).to_numpy()
             bad = ~np.isfinite(vals) & ~ev[col].is_null().to_numpy()
-            if bad.any():
+            if bad.any() and not unmeasured(ev, col, cols, bad):
                 groups.setdefault(np.packbits(bad).tobytes() + bytes([bad.size % 8]), []).append(col)
         return Detection(tuple(self._finding(run, ev, cols) for cols in groups.values()))
 

@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from logdoctor import vocab
 from logdoctor.detectors.robust import FloatArray
 from logdoctor.model import LINE_NO, STEP, Run
-
-#: Eval columns that are a loss (lower is better), best first. ``val`` is nanoGPT's ``val X``,
-#: ``lm_loss_value`` Megatron's validation line, ``ce_mean_words`` Marian's valid cost.
-_LOSS_NAMES = (
-    "eval_loss", "val_loss", "valid_loss", "validation_loss", "dev_loss", "val", "lm_loss_value", "ce_mean_words",
-)
-#: Perplexity columns (lower is better), used only when no eval loss exists.
-_PPL_RE = re.compile(r"^(eval|val|valid|validation|dev)_?(\w+_)?(ppl|perplexity)$")
-_DEV_LOSS_RE = re.compile(r"^dev_\w+_loss$")
-_SKIP_RE = re.compile(r"(^|_)(test|best|train|predict)(_|$)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,17 +26,12 @@ class EvalSeries:
 
 
 def eval_loss_column(run: Run) -> str | None:
-    """The eval column that stands for the validation loss (or perplexity), or None."""
-    cols = [c for c in run.evals.columns if c not in (STEP, LINE_NO) and not _SKIP_RE.search(c)]
-    if not cols:
-        return None
-    for name in _LOSS_NAMES:
-        if name in cols:
-            return name
-    dev = sorted(c for c in cols if _DEV_LOSS_RE.match(c))
-    if dev:
-        return dev[0]
-    return next((c for c in cols if _PPL_RE.match(c)), None)
+    """The eval column that stands for the validation loss (or perplexity), or None: the best ranked
+    by :func:`logdoctor.vocab.eval_loss_rank` (a held-out split's total loss first, a test loss last)."""
+    ranked = [
+        (rank, c) for c in run.evals.columns if c not in (STEP, LINE_NO) and (rank := vocab.eval_loss_rank(c))
+    ]
+    return min(ranked)[1] if ranked else None
 
 
 def eval_series(run: Run, column: str) -> EvalSeries:
@@ -67,7 +52,7 @@ def eval_series(run: Run, column: str) -> EvalSeries:
 
 def is_perplexity(column: str) -> bool:
     """True when the eval loss column is a perplexity (exp of a loss), not a loss."""
-    return bool(_PPL_RE.match(column))
+    return vocab.classify(column).is_perplexity
 
 
 def main_eval_loss(run: Run) -> EvalSeries | None:

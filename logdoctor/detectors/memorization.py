@@ -10,7 +10,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from logdoctor import codes
+from logdoctor import codes, vocab
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.detectors.evalseries import EvalSeries, eval_loss_column, eval_series, is_perplexity
 from logdoctor.detectors.overfitting import eval_noise, medians_text, segment_start, train_window
@@ -18,33 +18,19 @@ from logdoctor.model import ACC, EPOCH, LINE_NO, STEP, Finding, Run
 from logdoctor.options import Option, at_least, fraction, int_opt, positive
 from logdoctor.stats.distributions import student_t_two_sided
 
-#: Name words of eval scores where higher is better (a word of the column name split at ``_``,
-#: trailing digits dropped: ``rouge1`` -> ``rouge``, ``bleu_4`` -> ``bleu``).
-HIGHER = frozenset(
-    {"bleu", "chrf", "acc", "accuracy", "f1", "rouge", "rougel", "rougelsum", "em", "precision", "recall",
-     "auc", "dice", "iou", "hellaswag", "correct", "meteor", "bertscore", "map", "ndcg", "mrr", "sacrebleu"}
-)  # fmt: skip
-#: Name words of eval metrics where lower is better (the mirror case).
-LOWER = frozenset({"wer", "cer", "ter", "ppl", "perplexity"})
-#: Phrases matched on the whole name (more than one word).
-HIGHER_PHRASES = ("exact_match",)
 #: Columns never judged here: losses (LD410's), bookkeeping, test/best/train columns.
-_SKIP_RE = re.compile(r"(^|_)(loss|test|best|train|predict|runtime|per_second|count|num|time|epoch)(_|$)")
+_SKIP_RE = re.compile(r"(^|_)(loss|test|best|train|predict|runtime|per_second|count|num|time|epoch|ratio)(_|$)")
 
-_EVAL_NAMED = re.compile(r"^(eval|val|valid|validation|dev)_")
 
 
 def direction(name: str) -> int:
-    """+1 when higher is better, -1 when lower is better, 0 when the name does not say."""
+    """+1 when higher is better, -1 when lower is better (:func:`logdoctor.vocab.direction`), 0 when
+    the name does not say or the column is never judged here (:data:`_SKIP_RE`)."""
     low = name.lower()
     if _SKIP_RE.search(low):
         return 0
-    words = {v for w in low.split("_") for v in (w, re.sub(r"\d+$", "", w))}
-    if words & LOWER:
-        return -1
-    if words & HIGHER or any(p in low for p in HIGHER_PHRASES):
-        return 1
-    return 0
+    way = vocab.direction(low)
+    return 0 if way is None else (1 if way is vocab.Direction.UP else -1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +195,7 @@ def _finding(
     worse = tr.t < 0 and tr.p_improving > 0.975  # significantly worse (two-sided 5%)
     how = "got worse" if worse else "stayed within its noise"
     fold = before / after
-    label = ev.name if _EVAL_NAMED.match(ev.name) else f"eval {ev.name}"
+    label = ev.name if vocab.is_eval(ev.name) else f"eval {ev.name}"
     msg = (
         f"The training loss fell {fold:,.0f}-fold since step {s0:,} ({before:.4g} -> {after:.4g}, "
         f"{medians_text(rows)}) while "
@@ -245,7 +231,7 @@ def _finding(
 def _acc_finding(ev: EvalSeries, tr: Trend, train_acc: float, ratio: float) -> Finding:
     s0, s1 = int(ev.steps[tr.start]), int(ev.steps[-1])
     v0, v1 = float(ev.values[tr.start]), float(ev.values[-1])
-    label = ev.name if _EVAL_NAMED.match(ev.name) else f"eval {ev.name}"
+    label = ev.name if vocab.is_eval(ev.name) else f"eval {ev.name}"
     times = f"{ratio:,.0f}x" if ratio < 1e4 else "more than 10,000x"
     msg = (
         f"The training accuracy reached {train_acc:.4g} while {label} stayed within its noise from step "

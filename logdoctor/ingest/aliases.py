@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from logdoctor.errors import ConfigError
 from logdoctor.model import CANONICAL_COLUMNS, LINE_NO
+from logdoctor.vocab import normalize_key
 
 #: canonical column -> accepted spellings, compared after ``normalize_key``.
 ALIASES: Mapping[str, tuple[str, ...]] = {
@@ -41,18 +41,6 @@ ALIASES: Mapping[str, tuple[str, ...]] = {
     "batch_fp": ("batch_fp", "batch_id", "batch_fingerprint", "batch_hash", "batch_sig", "fp"),
     "micro_fp": ("micro_fp", "micro_fps", "micro_batch_fp"),
 }
-
-#: Runs of anything but letters and digits (any script: ``время`` stays a name, not an empty key).
-_NON_ALNUM = re.compile(r"(?:[^\w]|_)+")
-
-
-def normalize_key(key: str) -> str:
-    """Lower-case a field name and collapse every run of non-alphanumerics to one underscore.
-
-    ``"Grad Norm"`` -> ``"grad_norm"``, ``"tok/s"`` -> ``"tok_s"``, ``"train/loss"`` -> ``"train_loss"``.
-    """
-    return _NON_ALNUM.sub("_", key.strip().lower()).strip("_")
-
 
 @dataclass(frozen=True, slots=True)
 class FieldMap:

@@ -91,7 +91,7 @@ def test_tail_on_a_table_without_a_loss_column_says_so_and_exits_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     log = tmp_path / "noloss.csv"
-    log.write_text('step,"val loss",acc@1\n' + "".join(f"{i},{2 - 0.01 * i},0.5\n" for i in range(1, 50)))
+    log.write_text('step,"val acc",acc@1\n' + "".join(f"{i},{0.01 * i},0.5\n" for i in range(1, 50)))
     code, _, err = _tail(log, capsys)
     lines = [ln for ln in err.splitlines() if ln.startswith("logdoctor: error")]
     assert code == 2 and len(lines) == 1

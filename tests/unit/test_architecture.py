@@ -34,6 +34,10 @@ NEVER: dict[str, set[str]] = {
     "stats": {"model", "errors", "codes", "exitcodes", "options", "config", "ingest", "structure", "detectors",
               "diagnosis", "renderers", "tail", "pipeline", "cli", "buckets", "bucketing", "emit"},
 }
+# vocab/ (what a logged key is: loss, part, evaluation with its direction, lr, counter, rate): a leaf that every
+# reader and detector asks, importing nothing of logdoctor
+NEVER["vocab"] = {"model", "errors", "codes", "exitcodes", "options", "config", "ingest", "structure", "detectors",
+                  "diagnosis", "renderers", "tail", "pipeline", "cli", "buckets", "bucketing", "emit", "stats"}
 # comparison/ (the `compare` command and logdoctor.compare): built on pipeline + diagnosis (+ detectors'
 # spectral code, the model and the renderers' report JSON); no stage imports it, and it reaches no stage
 # below pipeline

@@ -1,4 +1,5 @@
-"""A CSV of loss parts only (an Ultralytics results.csv) is refused with the choices that name one."""
+"""A CSV of loss parts only (an Ultralytics results.csv) is read as their sum, which the trainer steps on;
+``--map`` still names one part; parts that no trainer sums are refused with the choices only by the text reader."""
 
 from __future__ import annotations
 
@@ -24,11 +25,19 @@ def _results(tmp_path: Path) -> Path:
     return path
 
 
-def test_loss_parts_are_named_as_the_choices_not_called_no_loss_column(tmp_path: Path) -> None:
-    with pytest.raises(LogdoctorError, match="only parts of it") as err:
-        pipeline.load(str(_results(tmp_path)))
-    assert "--map loss=train/box_loss" in str(err.value)
-    assert "val/box_loss" not in str(err.value).split("(columns")[0]
+def test_loss_parts_are_read_as_their_sum_and_the_note_says_so(tmp_path: Path) -> None:
+    run = pipeline.load(str(_results(tmp_path)))
+    assert run.table.height == 10 and run.table["loss"][0] == pytest.approx(1.35 + 2.0 + 1.18)
+    note = next(n for n in run.meta.notes if "only its parts" in n)
+    assert "`train/box_loss` + `train/cls_loss` + `train/dfl_loss`" in note and "val/box_loss" not in note
+    assert "--map loss=<field>" in note
+
+
+def test_a_table_of_no_loss_at_all_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "results.csv"
+    path.write_text("epoch,metrics/mAP50(B),lr/pg0\n" + "".join(f"{e},{0.1 * e},0.001\n" for e in range(1, 11)))
+    with pytest.raises(LogdoctorError, match="no record holds a training loss"):
+        pipeline.load(str(path))
 
 
 def test_the_named_part_is_then_read(tmp_path: Path) -> None:

@@ -11,7 +11,9 @@ import polars as pl
 from logdoctor.errors import ParseError
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.parsers.base import Parser, ParseResult
+from logdoctor.ingest.parsers.evalsections import eval_loss_columns
 from logdoctor.ingest.parsers.losspick import refusal_hint
+from logdoctor.ingest.parsers.objective import objective_of
 from logdoctor.ingest.parsers.records import is_eval_key, normalize_records, resolve_key
 from logdoctor.ingest.sources import Source
 from logdoctor.model import LINE_NO, LOSS
@@ -127,7 +129,10 @@ class CsvParser(Parser):
             first_line = (str(err).strip().splitlines() or [""])[0][:160]  # polars adds advice lines
             raise UnreadableTable(f"{source.name}: not a readable CSV table ({first_line})") from None
         frame = frame.rename({c: c.strip() for c in frame.columns})
-        if not any(resolve_key(c, fields) == LOSS for c in frame.columns if not is_eval_key(c)):
+        readable = objective_of(frame.columns) is not None or eval_loss_columns(
+            [c for c in frame.columns if is_eval_key(c)]
+        )
+        if not readable and not any(resolve_key(c, fields) == LOSS for c in frame.columns if not is_eval_key(c)):
             names = ", ".join(repr(c) for c in frame.columns[:20])
             # loss parts only (YOLO ``train/box_loss``, ``train/cls_loss``): say so first, the
             # message is cut at 400 characters

@@ -7,6 +7,7 @@ import re
 
 import polars as pl
 
+from logdoctor import vocab
 from logdoctor.ingest.parsers.lines import LINE_NO
 from logdoctor.ingest.parsers.screen import Lines
 from logdoctor.ingest.parsers.textblocks import MSG
@@ -68,8 +69,13 @@ def has_banner(frame: pl.DataFrame) -> bool:
     return bool(frame[MSG].str.contains(HEADER.pattern).any())
 
 
-#: Evaluation columns that can stand for the loss of a log that prints no training loss, with how.
-_EVAL_LOSS = (("val_loss", False), ("eval_loss", False), ("ppl", True), ("perplexity", True), ("val_ppl", True))
+def eval_loss_columns(columns: list[str]) -> list[str]:
+    """Evaluation columns that can stand for the loss of a log that prints no training loss, best
+    first: as the vocabulary ranks them (:func:`logdoctor.vocab.eval_loss_rank`), then a perplexity
+    that names no split (a text log's ``[eval] ppl``)."""
+    ranked = sorted((rank, c) for c in columns if (rank := vocab.eval_loss_rank(c)) is not None)
+    bare = [c for c in columns if c in vocab.PERPLEXITY]
+    return [c for _, c in ranked] + bare
 #: At least this many stepped evaluations make a curve worth analysing.
 MIN_EVALS = 3
 
@@ -80,9 +86,8 @@ def eval_only_curve(evals: pl.DataFrame) -> tuple[pl.DataFrame, str] | None:
     that says so; None when there is no such curve."""
     if "step" not in evals.columns:
         return None
-    for name, is_ppl in _EVAL_LOSS:
-        if name not in evals.columns:
-            continue
+    for name in eval_loss_columns(evals.columns):
+        is_ppl = vocab.classify(name).is_perplexity
         rows = evals.filter(pl.col("step").is_not_null() & pl.col(name).is_not_null())
         if rows.height < MIN_EVALS:
             continue

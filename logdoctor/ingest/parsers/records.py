@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import operator
 import re
 from collections.abc import Collection
 
 import polars as pl
 
+from logdoctor import vocab
 from logdoctor.errors import ParseError
 from logdoctor.ingest.aliases import ALIASES, FieldMap, normalize_key
 from logdoctor.ingest.parsers.base import ParseResult
 from logdoctor.ingest.parsers.clock import elapsed_seconds
+from logdoctor.ingest.parsers.evalsections import MIN_EVALS, eval_loss_columns
+from logdoctor.ingest.parsers.objective import objective_of, summed_eval_parts
 from logdoctor.model import BATCH_FP, EPOCH, LINE_NO, LOSS, MICRO_FP, STEP
 
-#: Normalised key prefixes (and suffixes) that mark evaluation metrics: they go to the evals table.
-EVAL_PREFIXES: tuple[str, ...] = ("eval_", "val_", "valid_", "validation_", "test_", "predict_")
-EVAL_SUFFIXES: tuple[str, ...] = ("_epoch",)
-#: Keys that end like an epoch-level metric but are the epoch counter (HF's TensorBoard ``train/epoch``).
-EPOCH_COUNTERS: frozenset[str] = frozenset({"train_epoch"})
 #: Keys whose presence marks an end-of-training summary record (HF ``train_runtime`` ...).
 SUMMARY_KEYS: frozenset[str] = frozenset(
     {"train_runtime", "total_flos", "train_samples_per_second", "train_steps_per_second"}
@@ -29,9 +29,10 @@ _FRACTION = r"^\s*\d+\s*/\s*\d+\s*$"
 
 
 def is_eval_key(key: str) -> bool:
-    """True for an evaluation metric key such as ``eval_loss``, ``val_acc`` or ``loss_epoch``."""
-    k = normalize_key(key)
-    return k.startswith(EVAL_PREFIXES) or (k.endswith(EVAL_SUFFIXES) and k not in EPOCH_COUNTERS)
+    """True for a key whose values go to the evaluations table, not the training steps: an
+    evaluation metric (``eval_loss``, ``dev_wer``, ``val/acc``) or a Lightning epoch aggregate
+    (``train_loss_epoch``), as :mod:`logdoctor.vocab` decides."""
+    return vocab.is_set_aside(key)
 
 
 def flatten(frame: pl.DataFrame, sep: str = "/") -> pl.DataFrame:
@@ -105,12 +106,15 @@ _UNIT = re.compile(r"\([^()]*\)")
 
 
 def resolve_key(key: str, fields: FieldMap) -> str:
-    """The column for a record key: its alias; else the alias of its last path component
-    (``batch/n_seq`` -> ``seqs``, ``train/lr`` -> ``lr``); else the normalised key."""
+    """The column for a record key: its alias; an evaluation's own normalised name (``eval/loss`` is no
+    ``loss``); else the alias of its last path component (``batch/n_seq`` -> ``seqs``, ``train/lr`` ->
+    ``lr``); else the normalised key."""
     canon = fields.canonical(key)
     if canon:
         return canon
     norm = normalize_key(key)
+    if vocab.is_set_aside(key):  # ``eval/loss`` is an evaluation, never the training ``loss``
+        return norm
     if norm.startswith("train_"):
         canon = fields.canonical(norm[len("train_") :])
     path = _UNIT.sub("", key)  # ``train_speed(iter/s)``: a unit, not a path ("s" is no step)
@@ -183,6 +187,40 @@ def _resolve_columns(
     return frame.select(pl.col(LINE_NO), *resolved), list(eval_groups), aliases
 
 
+def compose_objective(frame: pl.DataFrame, fields: FieldMap, notes: list[str]) -> pl.DataFrame:
+    """Give a table with no field named the training loss a ``loss`` column, with the note that says
+    what it is: the total, the sum of parts the trainer sums, or the main part
+    (:func:`~logdoctor.ingest.parsers.objective.objective_of`); else, in a log of evaluations only, its
+    evaluation loss at each evaluation (ln of a perplexity). Unchanged when a field resolves to the loss
+    (``--map loss=FIELD`` included) or none of these exists."""
+    keys = [c for c in frame.columns if c != LINE_NO]
+    if any(resolve_key(c, fields) == LOSS for c in keys):
+        return frame
+    obj = objective_of(keys)
+    if obj is not None:
+        notes.append(obj.note)
+        frame = frame.with_columns(functools.reduce(operator.add, [pl.col(f) for f in obj.fields]).alias(LOSS))
+        held_out = summed_eval_parts(obj, keys) if obj.summed else None
+        if held_out is not None and held_out[0] not in frame.columns:
+            name, parts = held_out
+            shown = " + ".join(f"`{p}`" for p in parts)
+            notes.append(f"the eval loss `{name}` analysed is the sum of its parts {shown}")
+            frame = frame.with_columns(functools.reduce(operator.add, [pl.col(p) for p in parts]).alias(name))
+        return frame
+    for col in eval_loss_columns([c for c in keys if is_eval_key(c)]):
+        n = frame[col].is_not_null().sum()
+        if n < MIN_EVALS:
+            continue
+        is_ppl = vocab.classify(col).is_perplexity
+        how = f"ln of the eval `{col}`" if is_ppl else f"the eval `{col}`"
+        notes.append(
+            f"the log prints no training loss, only evaluations: the curve analysed is {how} at its {n} "
+            "evaluations (every finding's 'loss' is that evaluation loss)"
+        )
+        return frame.with_columns((pl.col(col).log() if is_ppl else pl.col(col)).alias(LOSS))
+    return frame
+
+
 def _split_rows(
     table: pl.DataFrame, eval_names: list[str], skips: dict[str, int]
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -221,8 +259,9 @@ def normalize_records(
     frame = to_numeric(drop_summaries(frame, skips), keep_text=text_cols)
     totals = [c for c in frame.columns if normalize_key(c) in TOTAL_KEYS]
     total = frame.select(pl.max_horizontal(totals).max()).item() if totals else None
-    table, eval_names, aliases = _resolve_columns(frame.drop(totals), fields, name)
     notes: list[str] = []
+    frame = compose_objective(frame.drop(totals), fields, notes)
+    table, eval_names, aliases = _resolve_columns(frame, fields, name)
     table, spe = _apply_step_rule(table, notes)
     train, evals = _split_rows(table, eval_names, skips)
     if train.height == 0:

@@ -8,6 +8,7 @@ from typing import Any
 
 import polars as pl
 
+from logdoctor import vocab
 from logdoctor.errors import InputError, ParseError
 from logdoctor.ingest.aliases import FieldMap, normalize_key
 from logdoctor.ingest.namespaced import canonical_renames
@@ -18,7 +19,6 @@ from logdoctor.ingest.sources import Source
 from logdoctor.model import LINE_NO, STEP
 
 EVENT_GLOB = "events.out.tfevents.*"
-_EVAL_DIRS = ("val", "valid", "validation", "eval", "test")
 _MAX_FILES = 1000
 
 
@@ -70,7 +70,7 @@ def _loader() -> Any:
 def _key(root: Path, file: Path, tag: str) -> str:
     """Column key for a tag: a validation run folder (Keras ``validation/``) prefixes ``val_``."""
     rel = file.parent.relative_to(root).parts if file.parent != root else ()
-    if rel and rel[-1].lower() in _EVAL_DIRS and not tag.lower().startswith(_EVAL_DIRS):
+    if rel and normalize_key(rel[-1]) in vocab.SPLITS and not vocab.is_eval(tag):
         return f"val_{tag}"
     return tag
 
@@ -117,7 +117,7 @@ def _loss_fallback(columns: list[str], fields: FieldMap) -> dict[str, str]:
     """Rename the one training tag ending in ``loss`` (Keras ``epoch_loss``) to loss."""
     if any(resolve_key(c, fields) == "loss" for c in columns):
         return {}
-    cands = [c for c in columns if c.lower().endswith("loss") and not c.startswith("val_")]
+    cands = [c for c in columns if c.lower().endswith("loss") and not vocab.is_eval(c)]
     return {cands[0]: "loss"} if len(cands) == 1 else {}
 
 

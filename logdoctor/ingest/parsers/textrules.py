@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from logdoctor import vocab
 from logdoctor.ingest.aliases import ALIASES, FieldMap, normalize_key
 
 #: One value as logs print it: fingerprints joined by ``+`` (``micro_fp``; first, since a hex digest
@@ -50,9 +51,6 @@ EVAL_MARK_RE = re.compile(
     r"(?i)(?:^\s*|[\[|]\s*|\]\s+|\s-\s+|-->\s*)(?:eval|evaluation|evaluating|valid|validation|val|test|dev)\b"
     r"(?![-_/])"
 )
-#: Key prefixes of evaluation metrics (compared after normalize_key).
-EVAL_PREFIXES = ("val_", "valid_", "validation_", "eval_", "evaluation_", "test_", "dev_")
-EVAL_KEYS = frozenset({"val", "valid", "validation", "eval", "test", "hellaswag", "tel"})
 #: Log-record prefixes up to the level name (``2021-05-10 14:08 | INFO | ``), stripped first.
 LEVEL_PREFIX = r"^.{0,120}?\b(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\b\]?(?:\s*[-:|]\s*|\s+)"
 RANK_PREFIX = r"^(?:\[rank\d+\]:\s?|\d{1,4}:\s)"
@@ -136,8 +134,9 @@ def resolve(phrase: str, fields: FieldMap) -> str:
 
 
 def is_eval_key(name: str) -> bool:
-    """True for a normalised key that holds an evaluation metric (``val_loss``, ``eval_acc``)."""
-    return name in EVAL_KEYS or name.startswith(EVAL_PREFIXES)
+    """True for a normalised key that holds an evaluation metric (``val_loss``, ``eval_acc``), as
+    :mod:`logdoctor.vocab` decides."""
+    return vocab.is_eval(name)
 
 
 def eval_step(name: str, fields: FieldMap) -> bool:

@@ -1,0 +1,127 @@
+"""Eval metrics that are not losses (47.3): a collapse (LD413) and a fall from the best (LD414), each found
+once per run, and the known false positives left alone."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import logdoctor
+from logdoctor import pipeline
+from logdoctor.detectors.evalmetrics import EvalMetricDetector
+from logdoctor.detectors.evalnonfinite import EvalNonFiniteDetector
+
+N_EVALS = 30
+
+
+def _log(tmp_path: Path, metrics: dict[str, list[float]]) -> Path:
+    """A JSONL run: a falling training loss every step, the eval metrics at 10-step evaluations."""
+    rows: list[dict[str, float]] = []
+    for s in range(1, 10 * N_EVALS + 1):
+        rows.append({"step": s, "loss": 2.0 * math.exp(-s / 120) + 0.3})
+        if s % 10 == 0:
+            rows.append({"step": s, **{k: v[s // 10 - 1] for k, v in metrics.items()}})
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _csv(tmp_path: Path, metrics: dict[str, list[float]]) -> Path:
+    """The same run as a CSV table (NaN cells stay NaN; a JSON reader may read them as null)."""
+    keys = list(metrics)
+    lines = ["step,loss," + ",".join(keys)]
+    for s in range(1, 10 * N_EVALS + 1):
+        lines.append(f"{s},{2.0 * math.exp(-s / 120) + 0.3}," + "," * (len(keys) - 1))
+        if s % 10 == 0:
+            lines.append(f"{s},," + ",".join(repr(metrics[k][s // 10 - 1]) for k in keys))
+    path = tmp_path / "run.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _codes(path: Path) -> list[str]:
+    return [f.code for f in EvalMetricDetector().analyze(pipeline.load(str(path))).findings]
+
+
+def _rise(lo: float, hi: float, seed: int = 0) -> list[float]:
+    rng = np.random.default_rng(seed)
+    return [float(lo + (hi - lo) * (1 - math.exp(-k / 6)) + rng.normal(0, 0.004)) for k in range(N_EVALS)]
+
+
+def test_a_score_zero_at_every_evaluation_is_a_collapse(tmp_path: Path) -> None:
+    path = _log(tmp_path, {"metrics/mAP50(B)": [0.0] * N_EVALS, "metrics/precision(B)": [0.0] * N_EVALS})
+    report = logdoctor.analyze(path)
+    found = [f for f in report.problems if f.code == "LD413"]
+    assert len(found) == 1 and found[0].severity.name == "WARNING"  # one finding for the family
+    assert found[0].evidence["metric"] == "metrics_map50_b" and found[0].evidence["metrics"] == 2
+
+
+def test_a_collapse_after_learning_is_found_with_or_without_recovery(tmp_path: Path) -> None:
+    acc = _rise(0.2, 0.8)
+    dead = acc[:12] + [0.001] * 6 + acc[18:]  # recovered after six evaluations at zero
+    assert _codes(_log(tmp_path, {"val_acc": dead})) == ["LD413"]
+    ended = acc[:20] + [0.0] * 10
+    assert "LD413" in _codes(_log(tmp_path, {"val_acc": ended}))
+
+
+def test_zero_at_the_start_of_a_detector_trained_from_scratch_is_no_collapse(tmp_path: Path) -> None:
+    warm = [0.0] * 5 + _rise(0.0, 0.6)[5:]
+    assert _codes(_log(tmp_path, {"metrics/mAP50-95(B)": warm, "val_accuracy": _rise(0.3, 0.9)})) == []
+
+
+def test_a_box_ap_that_the_model_does_not_produce_is_no_collapse(tmp_path: Path) -> None:
+    # Mask2Former emits no boxes: bbox/AP is 0 by design while its mask AP is learned
+    assert _codes(_log(tmp_path, {"bbox/AP": [0.0] * N_EVALS, "segm/AP": _rise(10, 60)})) == []
+
+
+def test_a_fall_from_the_best_is_found_once_for_its_family(tmp_path: Path) -> None:
+    up = _rise(0.3, 0.9)[:15]
+    fallen = up + [up[-1] - 0.03 * k for k in range(1, 16)]
+    metrics = {"metrics/mAP50(B)": fallen, "metrics/mAP50-95(B)": [v * 0.6 for v in fallen],
+               "metrics/mAP50(M)": [v * 0.9 for v in fallen]}
+    found = [f for f in EvalMetricDetector().analyze(pipeline.load(str(_log(tmp_path, metrics)))).findings]
+    assert [f.code for f in found] == ["LD414"]
+    assert found[0].evidence["metric"] == "metrics_map50_95_b" and found[0].evidence["metrics"] == 3
+
+
+def test_an_error_rate_that_rises_from_its_best_is_a_fall(tmp_path: Path) -> None:
+    wer = [0.9 - 0.6 * (1 - math.exp(-k / 4)) for k in range(15)] + [0.32 + 0.03 * k for k in range(1, 16)]
+    assert _codes(_log(tmp_path, {"eval_wer": wer})) == ["LD414"]
+    assert _codes(_log(tmp_path, {"eval_wer": [1.2] * N_EVALS})) == []  # an error rate has no worst to sit at
+
+
+def test_a_lucky_first_evaluation_is_no_best(tmp_path: Path) -> None:
+    # YOLO's precision and mAP at epoch 1 from a handful of predictions, then a normal rise
+    ap = [0.9, 0.05, *_rise(0.1, 0.6)[2:]]
+    assert _codes(_log(tmp_path, {"metrics/mAP50(B)": ap})) == []
+
+
+def test_precision_and_recall_trading_against_each_other_are_no_fall(tmp_path: Path) -> None:
+    prec = [0.95 - 0.012 * k for k in range(N_EVALS)]
+    rec = [0.3 + 0.015 * k for k in range(N_EVALS)]
+    assert _codes(_log(tmp_path, {"metrics/precision(B)": prec, "metrics/recall(B)": rec})) == []
+
+
+@pytest.mark.parametrize("fall", [0.20, 0.30])
+def test_the_fall_threshold_at_its_edge(tmp_path: Path, fall: float) -> None:
+    """25% of the best level: 20% is within the healthy runs' null, 30% beyond it."""
+    best = 0.8
+    acc = [best * (1 - math.exp(-k / 3)) for k in range(10)] + [best] * 3
+    acc += list(np.linspace(best, best * (1 - fall), 17))
+    assert (_codes(_log(tmp_path, {"val_acc": acc})) == ["LD414"]) == (fall > 0.25)
+
+
+def test_a_size_bucket_ap_that_is_nan_while_its_siblings_are_finite_is_no_error(tmp_path: Path) -> None:
+    ap = _rise(10, 40)
+    metrics = {"bbox/AP": ap, "bbox/AP50": [v * 1.5 for v in ap], "bbox/APs": [float("nan")] * N_EVALS,
+               "bbox/APl": [v * 1.2 for v in ap]}
+    run = pipeline.load(str(_csv(tmp_path, metrics)))
+    assert "bbox_aps" in run.evals.columns and EvalNonFiniteDetector().analyze(run).findings == ()
+    # NaN in every AP of the family at the last evaluations is a broken evaluation
+    broken = {k: [*v[:20], *[float("nan")] * 10] for k, v in metrics.items() if k != "bbox/APs"}
+    run = pipeline.load(str(_csv(tmp_path, {**broken, "bbox/APs": metrics["bbox/APs"]})))
+    assert {f.code for f in EvalNonFiniteDetector().analyze(run).findings} == {"LD009"}

@@ -12,6 +12,8 @@ from logdoctor.errors import ParseError
 from logdoctor.ingest.aliases import ALIASES, FieldMap, normalize_key
 from logdoctor.ingest.parsers.base import ParseResult
 from logdoctor.ingest.parsers.clock import elapsed_seconds
+from logdoctor.ingest.parsers.losspick import total_note
+from logdoctor.ingest.parsers.namedtotal import is_result_key, named_total
 from logdoctor.model import BATCH_FP, EPOCH, LINE_NO, LOSS, MICRO_FP, STEP
 
 #: Normalised key prefixes (and suffixes) that mark evaluation metrics: they go to the evals table.
@@ -168,7 +170,7 @@ def _resolve_columns(
 ) -> tuple[pl.DataFrame, list[str], dict[str, str]]:
     """(table with resolved column names, evaluation column names, source -> column aliases)."""
     sources = [c for c in frame.columns if c != LINE_NO]
-    evals_src = [c for c in sources if is_eval_key(c)]
+    evals_src = [c for c in sources if is_eval_key(c) or is_result_key(c)]
     groups = _targets([c for c in sources if c not in evals_src], fields)
     groups.pop(LINE_NO, None)  # a record's own "line no" key never replaces ours
     eval_groups: dict[str, list[str]] = {}
@@ -221,8 +223,11 @@ def normalize_records(
     frame = to_numeric(drop_summaries(frame, skips), keep_text=text_cols)
     totals = [c for c in frame.columns if normalize_key(c) in TOTAL_KEYS]
     total = frame.select(pl.max_horizontal(totals).max()).item() if totals else None
+    fields, picked = named_total(
+        (c for c in frame.columns if c != LINE_NO and not is_eval_key(c)), fields, resolve_key
+    )
     table, eval_names, aliases = _resolve_columns(frame.drop(totals), fields, name)
-    notes: list[str] = []
+    notes: list[str] = [note] if (note := total_note([picked] if picked else [])) else []
     table, spe = _apply_step_rule(table, notes)
     train, evals = _split_rows(table, eval_names, skips)
     if train.height == 0:

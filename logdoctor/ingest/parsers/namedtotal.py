@@ -1,0 +1,43 @@
+"""Records whose training loss is a named total (detectron2 ``total_loss``): read it as the loss."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable
+
+from logdoctor.ingest.aliases import FieldMap, normalize_key
+from logdoctor.ingest.parsers.textplan import TOTAL_LOSS_KEYS
+from logdoctor.model import LOSS
+
+#: Key prefixes of detectron2's evaluation results: ``flatten_results_dict`` (evaluation/testing.py)
+#: writes ``{task}/{metric}`` for the tasks its evaluators return (coco_evaluation.py ``bbox``,
+#: ``segm``, ``keypoints``; sem_seg_evaluation.py ``sem_seg``; panoptic_evaluation.py
+#: ``panoptic_seg``), put into the event storage by hooks.py EvalHook and written by JSONWriter.
+RESULT_PREFIXES: tuple[str, ...] = ("bbox/", "segm/", "keypoints/", "sem_seg/", "panoptic_seg/")
+
+
+def is_result_key(key: str) -> bool:
+    """True for an evaluator's result key written as ``task/metric`` (``bbox/AP``, ``segm/AP50``)."""
+    return key.strip().lower().startswith(RESULT_PREFIXES)
+
+
+def named_total(
+    keys: Iterable[str], fields: FieldMap, resolve: Callable[[str, FieldMap], str]
+) -> tuple[FieldMap, str | None]:
+    """``fields`` with ``loss`` mapped to the field named as the total loss, and that field.
+
+    Only when no field resolves to the loss (``resolve(key, fields) == "loss"``) and the user named
+    none (``--map loss=...``); a total among several (``total_loss`` and ``loss_total``) is taken in
+    ``TOTAL_LOSS_KEYS`` order. Parts (``loss_cls``, ``loss_mask``) are never picked.
+    """
+    keys = list(keys)
+    if LOSS in fields.overrides:
+        return fields, None
+    if any(resolve(k, fields) == LOSS for k in keys):
+        return fields, None
+    by_norm = {normalize_key(k): k for k in keys}
+    for name in TOTAL_LOSS_KEYS:
+        if name in by_norm:
+            picked = by_norm[name]
+            return dataclasses.replace(fields, overrides={**fields.overrides, LOSS: picked}), picked
+    return fields, None

@@ -1,0 +1,82 @@
+"""detectron2 ``metrics.json``: JSONWriter lines are read by default, its evaluations apart.
+
+The writer: detectron2/utils/events.py JSONWriter.write (``to_save[iter][k] = v`` then
+``json.dumps(scalars_per_iter, sort_keys=True)`` with ``"iteration"``, lines 123-130); the loss is
+``total_loss``, the sum of the loss dict (engine/train_loop.py:407-418), beside each part; the
+evaluation results are ``task/metric`` keys (evaluation/testing.py ``flatten_results_dict``,
+engine/hooks.py:536-545).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from logdoctor import pipeline
+from logdoctor.ingest.aliases import FieldMap
+from logdoctor.ingest.parsers.namedtotal import is_result_key, named_total
+from logdoctor.ingest.parsers.records import resolve_key
+from tests.unit.blindcache import blind_log
+
+
+def _line(**values: float) -> str:
+    return json.dumps(values, sort_keys=True) + "\n"
+
+
+def _metrics(tmp: Path, n: int = 10, evals: bool = True) -> Path:
+    rows = []
+    for k in range(n):
+        it = 19 + 20 * k
+        cls, box = 1.0 - k / 20, 0.5 - k / 40
+        rows.append(_line(iteration=it, data_time=0.01, eta_seconds=100.0 - k, loss_cls=cls, loss_box_reg=box,
+                          total_loss=cls + box, lr=0.0002 * (k + 1), **{"fast_rcnn/cls_accuracy": 0.6}))
+        if evals and k == n // 2:
+            rows.append(_line(iteration=it, **{"bbox/AP": 31.5, "bbox/AP50": 52.0, "segm/AP": 28.0}))
+    path = tmp / "metrics.json"
+    path.write_text("".join(rows))
+    return path
+
+
+def test_total_loss_is_the_training_loss_and_ap_rows_are_evaluations(tmp_path: Path) -> None:
+    run = pipeline.load(str(_metrics(tmp_path)))
+    assert run.meta.format == "jsonl"
+    assert run.table["step"].to_list()[:2] == [19, 39]
+    assert run.table["loss"][0] == pytest.approx(1.5)
+    assert {"loss_cls", "loss_box_reg"} <= set(run.table.columns)  # the parts stay columns
+    assert run.evals["step"].to_list() == [119]
+    assert run.evals["bbox_ap"].to_list() == [31.5]
+    assert any("total_loss" in n for n in run.meta.notes)
+
+
+def test_a_named_loss_wins_over_a_total(tmp_path: Path) -> None:
+    path = tmp_path / "m.jsonl"
+    path.write_text("".join(_line(iteration=i, loss=2.0, total_loss=9.0) for i in range(1, 5)))
+    assert pipeline.load(str(path)).table["loss"].to_list() == [2.0] * 4
+
+
+def test_map_still_chooses(tmp_path: Path) -> None:
+    run = pipeline.load(str(_metrics(tmp_path, evals=False)), fields=FieldMap.parse(["loss=loss_cls"]))
+    assert run.table["loss"][0] == pytest.approx(1.0)
+
+
+def test_parts_alone_are_no_total() -> None:
+    fields, picked = named_total(["loss_cls", "loss_box_reg", "iteration"], FieldMap(), resolve_key)
+    assert picked is None and fields == FieldMap()
+
+
+@pytest.mark.parametrize(
+    ("key", "is_result"),
+    [("bbox/AP", True), ("segm/AP50", True), ("sem_seg/mIoU", True), ("panoptic_seg/PQ", True),
+     ("fast_rcnn/cls_accuracy", False), ("loss_box_reg", False), ("bbox_loss", False)],
+)
+def test_result_keys(key: str, is_result: bool) -> None:
+    assert is_result_key(key) is is_result
+
+
+def test_real_metrics_json() -> None:
+    run = pipeline.load(str(blind_log("detectron2_maskrcnn_mining_relaunches_metrics.json")))
+    assert run.meta.structure.last_step == 1999
+    run = pipeline.load(str(blind_log("detectron2_mask2former_mgm_three_launches_metrics.json")))
+    assert "segm_ap" in run.evals.columns and run.meta.structure.last_step == 3999

@@ -69,7 +69,8 @@ def test_parts_alone_are_no_total() -> None:
 @pytest.mark.parametrize(
     ("key", "is_result"),
     [("bbox/AP", True), ("segm/AP50", True), ("sem_seg/mIoU", True), ("panoptic_seg/PQ", True),
-     ("fast_rcnn/cls_accuracy", False), ("loss_box_reg", False), ("bbox_loss", False)],
+     ("metrics/mAP50(B)", True), ("metrics/precision", True), ("metrics/mAP_0.5:0.95", True),
+     ("fast_rcnn/cls_accuracy", False), ("loss_box_reg", False), ("bbox_loss", False), ("metrics/lr", False)],
 )
 def test_result_keys(key: str, is_result: bool) -> None:
     assert is_result_key(key) is is_result

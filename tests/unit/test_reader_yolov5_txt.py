@@ -111,3 +111,26 @@ def test_real_results_txt(name: str, rows: int, planned: int, ending: str) -> No
     run = pipeline.load(str(blind_log(name)))
     st = run.meta.structure
     assert (run.meta.format, st.rows, st.planned, st.ending) == ("yolov5_results", rows, planned, ending)
+
+
+def test_results_csv_headers_with_spaces_and_validation_results(tmp_path: Path) -> None:
+    """yolov5 utils/loggers/__init__.py (96e36a7:99-110): header ``'%20s,' * n`` and rows ``'%20.5g,' * n``;
+    ``metrics/*`` are the validator's results, evaluations. The loss is given here with --map: a
+    table of loss parts alone is another rule's question."""
+    keys = ["train/box_loss", "train/obj_loss", "train/cls_loss", "metrics/precision", "metrics/recall",
+            "metrics/mAP_0.5", "metrics/mAP_0.5:0.95", "val/box_loss", "val/obj_loss", "val/cls_loss",
+            "x/lr0", "x/lr1", "x/lr2"]
+    n = len(keys) + 1
+    lines = [("%20s," * n % tuple(["epoch", *keys])).rstrip(",")]
+    for e in range(4):
+        vals = [0.09 - e / 100, 0.08, 0.07, 0.1 + e / 10, 0.2, 0.3 + e / 20, 0.1, 0.08, 0.07, 0.06, 0.003, 0.003, 0.07]
+        lines.append(("%20.5g," * n % tuple([e, *vals])).rstrip(","))
+    path = tmp_path / "results.csv"
+    path.write_text("\n".join(lines) + "\n")
+    from logdoctor.ingest.aliases import FieldMap
+
+    run = pipeline.load(str(path), fields=FieldMap.parse(["loss=train/box_loss"]))
+    assert run.table["step"].to_list() == [0, 1, 2, 3]
+    assert run.table["loss"][0] == pytest.approx(0.09)
+    assert "metrics_map_0_5" in run.evals.columns and "metrics_map_0_5" not in run.table.columns
+    assert run.evals["val_box_loss"].to_list() == [0.08] * 4

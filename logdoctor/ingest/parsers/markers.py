@@ -52,14 +52,28 @@ RUN_HEADER = r"(?i)\*+\s*running training\s*\*+|^\s*train on \d+ samples"
 _OTHER = (
     r"(?i)checkpoint|resum|restor|running training|train on \d|training started|accumulation"
     r"|continuing training|will skip the first|fast-forwarding"
-    r"|update.interval|optimization steps|num epochs|epochs=|max_update|max_steps|max_iter|total generation batches"
+    r"|update.interval|optimization steps|num epochs|epochs['\"]?\s*[=:]|max_update|max_steps|max_iter"
+    r"|total generation batches"
     r"|patience"
 )
 _METRIC = r"(?i)loss|\bacc|ppl|perplexity"
 _ACCUM = r"(?i)(?:gradient[ _]accumulation[ _]steps|--update[-_]interval)\s*[=:]?\s*(\d+)"
 _PLANNED = r"(?i)total optimization steps\s*[=:]\s*([\d,]+)"
 _SAMPLES = r"(?i)^\s*train on (\d+) samples"
-_NUM_EPOCHS = r"(?i)\b(?:num(?:ber of)?[ _]|num_train_)?epochs\s*[=:]\s*(\d+)"
+#: Planned epochs: HF ``Num Epochs = 3`` / ``num_train_epochs: 3``, argparse ``Namespace(epochs=20)``,
+#: YAML ``epochs: 300``, OpenMMLab ``max_epochs=12`` (mmcv runner / mmengine train_cfg) and mmdet 1.x-2.x
+#: ``total_epochs = 12``, Lightning ``max_epochs: 100``, timm ``Scheduled epochs: 300``. Never a part of
+#: the schedule (``warmup_epochs``, Marian's ``after-epochs: 0``: a word or ``-`` before ``epochs``),
+#: zero (no limit), nor a count that goes on (``epochs: 2.5``, ``epochs=3/10``); HF's ``3.0`` is 3.
+_NUM_EPOCHS = (
+    r"(?i)(?:^|[^\w-])(?:num(?:ber of)?[ _]|num_train_|max_|total_|scheduled )?epochs['\"]?\s*[=:]\s*"
+    r"([1-9]\d*)(?:\.0+)?(?:[^\d./]|\.(?:\D|$)|$)"
+)
+#: Epoch counts that are no plan. Megatron's dataset index mapping prints how many passes over a
+#: dataset its sample budget needs (megatron/data/gpt_dataset.py ``total number of epochs: {}``).
+#: DeepSpeed's config print shows its data-efficiency curriculum's ``'num_epochs': 1000`` (the
+#: data_sampling default in deepspeed/runtime/data_pipeline/constants.py), no plan of the run either.
+_NOT_EPOCH_PLAN = r"(?i)total number of epochs|data_efficiency_config|data_sampling"
 #: Planned updates in a config dump (fairseq ``'max_update': 100000``, ``max_steps=...``).
 #: detectron2's yacs dump spells it ``MAX_ITER: 90000`` (upper case only: an optimizer's or a solver's
 #: ``max_iter`` is no step budget of the run).
@@ -173,7 +187,7 @@ def scan_markers(frame: pl.DataFrame) -> Markers:
     if source == "progress_bar":  # a bar is redrawn many times: its first draw starts the epoch
         epochs = epochs.filter(pl.col("e") != pl.col("e").shift(1).fill_null(-1))
     of = epochs["of"].drop_nulls() if epochs.height else pl.Series([], dtype=pl.Int64)
-    stated = _last_int(others, _NUM_EPOCHS, text)
+    stated = _last_int(others.filter(~pl.col(LINE).str.contains(_NOT_EPOCH_PLAN)), _NUM_EPOCHS, text)
     return Markers(
         epoch_lines=_ints(epochs, LINE_NO) if epochs.height else (),
         epoch_values=_ints(epochs, "e") if epochs.height else (),

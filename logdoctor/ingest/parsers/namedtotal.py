@@ -1,8 +1,9 @@
-"""Records whose training loss is a named total (detectron2 ``total_loss``): read it as the loss."""
+"""Records whose training loss is a named total (detectron2 ``total_loss``), and evaluators' result keys."""
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Iterable
 
 from logdoctor.ingest.aliases import FieldMap, normalize_key
@@ -14,11 +15,18 @@ from logdoctor.model import LOSS
 #: ``segm``, ``keypoints``; sem_seg_evaluation.py ``sem_seg``; panoptic_evaluation.py
 #: ``panoptic_seg``), put into the event storage by hooks.py EvalHook and written by JSONWriter.
 RESULT_PREFIXES: tuple[str, ...] = ("bbox/", "segm/", "keypoints/", "sem_seg/", "panoptic_seg/")
+#: YOLO's validation results in ``results.csv``: yolov5 utils/loggers/__init__.py ``keys``
+#: (``metrics/precision``, ``metrics/recall``, ``metrics/mAP_0.5``, ``metrics/mAP_0.5:0.95``) and
+#: ultralytics DetMetrics/SegmentMetrics/PoseMetrics ``keys`` (``metrics/mAP50(B)``,
+#: ``metrics/precision(M)``...), all computed by the validator after each epoch.
+YOLO_RESULTS = re.compile(r"^metrics/(?:precision|recall|map)", re.IGNORECASE)
 
 
 def is_result_key(key: str) -> bool:
-    """True for an evaluator's result key written as ``task/metric`` (``bbox/AP``, ``segm/AP50``)."""
-    return key.strip().lower().startswith(RESULT_PREFIXES)
+    """True for an evaluator's result key: detectron2's ``task/metric`` (``bbox/AP``, ``segm/AP50``)
+    or YOLO's ``metrics/mAP50(B)``."""
+    k = key.strip()
+    return k.lower().startswith(RESULT_PREFIXES) or YOLO_RESULTS.match(k) is not None
 
 
 def named_total(

@@ -33,7 +33,8 @@ def _metrics(tmp: Path, n: int = 10, evals: bool = True) -> Path:
         rows.append(_line(iteration=it, data_time=0.01, eta_seconds=100.0 - k, loss_cls=cls, loss_box_reg=box,
                           total_loss=cls + box, lr=0.0002 * (k + 1), **{"fast_rcnn/cls_accuracy": 0.6}))
         if evals and k == n // 2:
-            rows.append(_line(iteration=it, **{"bbox/AP": 31.5, "bbox/AP50": 52.0, "segm/AP": 28.0}))
+            rows.append(_line(iteration=it, **{"bbox/AP": 31.5, "bbox/AP50": 52.0, "segm/AP": 28.0,
+                                               "bbox/APs": float("nan")}))
     path = tmp / "metrics.json"
     path.write_text("".join(rows))
     return path
@@ -47,6 +48,7 @@ def test_total_loss_is_the_training_loss_and_ap_rows_are_evaluations(tmp_path: P
     assert {"loss_cls", "loss_box_reg"} <= set(run.table.columns)  # the parts stay columns
     assert run.evals["step"].to_list() == [119]
     assert run.evals["bbox_ap"].to_list() == [31.5]
+    assert "bbox_aps" not in run.evals.columns  # NaN: undefined (no small object), not a failure
     assert any("total_loss" in n for n in run.meta.notes)
 
 
@@ -81,3 +83,5 @@ def test_real_metrics_json() -> None:
     assert run.meta.structure.last_step == 1999
     run = pipeline.load(str(blind_log("detectron2_mask2former_mgm_three_launches_metrics.json")))
     assert "segm_ap" in run.evals.columns and run.meta.structure.last_step == 3999
+    report = pipeline.analyze(run)
+    assert "LD009" not in {f.code for f in report.findings}  # its NaN APs are undefined metrics

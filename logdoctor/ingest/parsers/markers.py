@@ -14,7 +14,7 @@ _PREFILTER = (
     "epoch", "checkpoint", "resum", "restor", "running training", "train on ", "training started",
     "accumulation", "optimization steps", "update-interval", "update_interval", "max_update",
     "max_steps", "max_iter", "total generation batches", "continuing training", "will skip the first",
-    "fast-forwarding the dataloader", "patience",
+    "fast-forwarding the dataloader", "patience", "%|",
 )  # fmt: skip
 _PREFIX = r"^(?:.{0,120}?\b(?:INFO|WARNING|WARN|DEBUG)\b\]?\s*[-:|]?\s*)?"
 #: A line that starts an epoch: ``Epoch 3/10`` (Keras), ``##### Epoch 3 #####``, ``-----> epoch 4``,
@@ -30,6 +30,9 @@ EPOCH_END = (
 )
 #: A tqdm bar of one epoch: ``Epoch 3:  34%|███▍      | 50/146 [...]``.
 EPOCH_BAR = r"(?i)\bepoch\s*(\d+)\s*:\s*\d{1,3}%\|"
+#: A tqdm bar's count and total: ``66%|████▌     | 15450/23260 [4:41:07<2:22:44, ...]`` (tqdm/std.py
+#: ``format_meter``: ``'{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}{postfix}]'``).
+BAR_COUNT = r"\d{1,3}%\|[^|]*\|\s*(\d+)/(\d+)\s*\["
 #: An explicit resume: a checkpoint of this run loaded (not pretrained weight shards).
 RESUME_LINE = (
     r"(?i)\b(?:loading|loaded|restor(?:ing|ed)|resum(?:ing|ed)|continu(?:ing|e))\b[^\n]{0,40}?"
@@ -122,6 +125,8 @@ class Markers:
     resume_steps: tuple[tuple[int, int], ...] = ()
     epochs_planned_source: str | None = None
     patience: int | None = None
+    #: (line, count, total) of every tqdm bar drawing, file order.
+    bars: tuple[tuple[int, int, int], ...] = ()
 
 
 def _ints(frame: pl.DataFrame, col: str) -> tuple[int, ...]:
@@ -206,7 +211,19 @@ def scan_markers(frame: pl.DataFrame) -> Markers:
         config_planned=_last_int(others, _CONFIG_PLAN, text),
         epoch_batches=_last_int(others, _EPOCH_BATCHES, text),
         resume_steps=_resume_steps(others) if text.may_match(_RESUME_STEP) else (),
+        bars=_bars(hits) if screen.may_match(BAR_COUNT) else (),
     )
+
+
+def _bars(hits: pl.DataFrame) -> tuple[tuple[int, int, int], ...]:
+    """(line, count, total) of the tqdm bar drawings among ``hits``."""
+    line = pl.col(LINE)
+    got = hits.filter(line.str.contains("%|", literal=True)).select(
+        LINE_NO,
+        line.str.extract(BAR_COUNT, 1).cast(pl.Int64, strict=False).alias("n"),
+        line.str.extract(BAR_COUNT, 2).cast(pl.Int64, strict=False).alias("of"),
+    )
+    return tuple((int(a), int(b), int(c)) for a, b, c in got.drop_nulls().iter_rows())
 
 
 def _resume_steps(others: pl.DataFrame) -> tuple[tuple[int, int], ...]:

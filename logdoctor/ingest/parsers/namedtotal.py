@@ -6,6 +6,8 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable
 
+import polars as pl
+
 from logdoctor.ingest.aliases import FieldMap, normalize_key
 from logdoctor.ingest.parsers.textplan import TOTAL_LOSS_KEYS
 from logdoctor.model import LOSS
@@ -27,6 +29,18 @@ def is_result_key(key: str) -> bool:
     or YOLO's ``metrics/mAP50(B)``."""
     k = key.strip()
     return k.lower().startswith(RESULT_PREFIXES) or YOLO_RESULTS.match(k) is not None
+
+
+def undefined_results(frame: pl.DataFrame) -> pl.DataFrame:
+    """detectron2's results with NaN made missing: COCOEvaluator writes NaN for a metric the data
+    cannot define (``APs`` with no small object, a class never seen: coco_evaluation.py:345, 349
+    ``float(stats[idx] * 100 if stats[idx] >= 0 else "nan")``), which is no failure of the run.
+    A result column left with no value is dropped."""
+    cols = [c for c, t in frame.schema.items() if t == pl.Float64 and c.strip().lower().startswith(RESULT_PREFIXES)]
+    if not cols:
+        return frame
+    frame = frame.with_columns(pl.col(cols).fill_nan(None))
+    return frame.drop([c for c in cols if frame[c].null_count() == frame.height])
 
 
 def named_total(

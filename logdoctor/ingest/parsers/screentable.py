@@ -48,6 +48,8 @@ NEEDS: dict[str, tuple[object, ...]] = {
         ('and', ()),
     '(?i)\\bepoch\\s*(\\d+)\\s*:\\s*\\d{1,3}%\\|':
         ('and', (('lit', 'epoch', True), ('lit', ':', True), ('lit', '%|', True))),
+    '\\d{1,3}%\\|[^|]*\\|\\s*(\\d+)/(\\d+)\\s*\\[':
+        ('and', (('lit', '%|', False), ('lit', '|', False), ('lit', '/', False), ('lit', '[', False))),
     '(?i)\\b(?:loading|loaded|restor(?:ing|ed)|resum(?:ing|ed)|continu(?:ing|e))\\b[^\\n]{0,40}?\\b(?:from\\s+)?checkpoint\\b|\\bcontinuing training from (?:epoch|global step)\\s*\\d|\\bwill skip the first \\d+ epochs?\\b|\\bfast-forwarding the dataloader past \\d+ epochs?\\b':
         ('and', (('or', (('and', (('or', (('and', (('lit', 'loading', True),)), ('and', (('lit', 'loaded', True),)), ('and', (('lit', 'restor', True), ('or', (('and', (('lit', 'ing', True),)), ('and', (('lit', 'ed', True),)))))), ('and', (('lit', 'resum', True), ('or', (('and', (('lit', 'ing', True),)), ('and', (('lit', 'ed', True),)))))), ('and', (('lit', 'continu', True), ('or', (('and', (('lit', 'ing', True),)), ('and', (('lit', 'e', True),)))))))), ('lit', 'checkpoint', True))), ('and', (('lit', 'continuing training from ', True), ('or', (('and', (('lit', 'epoch', True),)), ('and', (('lit', 'global step', True),)))))), ('and', (('lit', 'will skip the first ', True), ('lit', ' epoch', True))), ('and', (('lit', 'fast-forwarding the dataloader past ', True), ('lit', ' epoch', True))))),)),
     '(?i)\\*+\\s*running training\\s*\\*+|^\\s*train on \\d+ samples':

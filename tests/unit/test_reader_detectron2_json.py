@@ -85,3 +85,23 @@ def test_real_metrics_json() -> None:
     assert "segm_ap" in run.evals.columns and run.meta.structure.last_step == 3999
     report = pipeline.analyze(run)
     assert "LD009" not in {f.code for f in report.findings}  # its NaN APs are undefined metrics
+
+
+def test_log_txt_common_metric_printer(tmp_path: Path) -> None:
+    """detectron2/utils/events.py CommonMetricPrinter.write (:276-277): `` {eta}iter: {iter}  {losses}
+    {non_losses}  {avg_time}{last_time}{avg_data_time}{last_data_time} lr: {lr}  {memory}``, the losses
+    ``"{}: {:.4g}"`` with total_loss first; MAX_ITER in the config dump is the plan."""
+    lines = ["[12/07 12:00:00 detectron2]: Running with full config:", "SOLVER:", "  MAX_ITER: 200",
+             "  BASE_LR: 0.02"]
+    for k in range(10):
+        it = 19 + 20 * k
+        lines.append(f"[12/07 12:00:{k:02d} d2.utils.events]:  eta: 0:01:00  iter: {it}  total_loss: "
+                     f"{1.5 - k / 20:.4g}  loss_cls: {1.0 - k / 20:.4g}  loss_box_reg: 0.5  time: 0.3000  "
+                     f"last_time: 0.2900  data_time: 0.0100  last_data_time: 0.0090   lr: 0.0002  max_mem: 3000M")
+    path = tmp_path / "log.txt"
+    path.write_text("\n".join(lines) + "\n")
+    run = pipeline.load(str(path))
+    st = run.meta.structure
+    assert run.table["step"].to_list()[:2] == [19, 39]
+    assert run.table["loss"][0] == pytest.approx(1.5)
+    assert (st.planned, st.planned_source, st.ending) == (200, "config", "finished")

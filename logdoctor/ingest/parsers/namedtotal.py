@@ -16,7 +16,18 @@ from logdoctor.model import LOSS
 #: writes ``{task}/{metric}`` for the tasks its evaluators return (coco_evaluation.py ``bbox``,
 #: ``segm``, ``keypoints``; sem_seg_evaluation.py ``sem_seg``; panoptic_evaluation.py
 #: ``panoptic_seg``), put into the event storage by hooks.py EvalHook and written by JSONWriter.
-RESULT_PREFIXES: tuple[str, ...] = ("bbox/", "segm/", "keypoints/", "sem_seg/", "panoptic_seg/")
+#: MMEngine evaluators write ``{prefix}/{metric}`` (mmengine/evaluator/metric.py:134-137), the prefix
+#: being each metric class's ``default_prefix``: mmdet/mmpose CocoMetric ``coco``, VOCMetric
+#: ``pascal_voc``, LVISMetric ``lvis``, CityScapesMetric ``cityscapes``, mmpretrain Accuracy
+#: ``accuracy``, SingleLabelMetric ``single-label``, MultiLabelMetric ``multi-label``; LoggerHook
+#: writes them into ``vis_data/scalars.json`` after each validation (hooks/logger_hook.py:265).
+RESULT_PREFIXES: tuple[str, ...] = (
+    "bbox/", "segm/", "keypoints/", "sem_seg/", "panoptic_seg/",
+    "coco/", "pascal_voc/", "lvis/", "cityscapes/", "accuracy/", "single-label/", "multi-label/",
+)  # fmt: skip
+#: COCO's summary writes -1 for an average it cannot form (no object of that size: pycocotools
+#: COCOeval.summarize), which mmdet's CocoMetric keeps as -1.0.
+_COCO_UNDEFINED = ("coco/", "lvis/")
 #: YOLO's validation results in ``results.csv``: yolov5 utils/loggers/__init__.py ``keys``
 #: (``metrics/precision``, ``metrics/recall``, ``metrics/mAP_0.5``, ``metrics/mAP_0.5:0.95``) and
 #: ultralytics DetMetrics/SegmentMetrics/PoseMetrics ``keys`` (``metrics/mAP50(B)``,
@@ -32,14 +43,17 @@ def is_result_key(key: str) -> bool:
 
 
 def undefined_results(frame: pl.DataFrame) -> pl.DataFrame:
-    """detectron2's results with NaN made missing: COCOEvaluator writes NaN for a metric the data
-    cannot define (``APs`` with no small object, a class never seen: coco_evaluation.py:345, 349
-    ``float(stats[idx] * 100 if stats[idx] >= 0 else "nan")``), which is no failure of the run.
-    A result column left with no value is dropped."""
+    """Evaluators' results with an undefined value made missing: detectron2's COCOEvaluator writes NaN
+    for a metric the data cannot define (``APs`` with no small object: coco_evaluation.py:345, 349
+    ``float(stats[idx] * 100 if stats[idx] >= 0 else "nan")``), mmdet's CocoMetric the -1 of COCO's
+    summary; neither is a failure of the run. A result column left with no value is dropped."""
     cols = [c for c, t in frame.schema.items() if t == pl.Float64 and c.strip().lower().startswith(RESULT_PREFIXES)]
     if not cols:
         return frame
     frame = frame.with_columns(pl.col(cols).fill_nan(None))
+    coco = [c for c in cols if c.strip().lower().startswith(_COCO_UNDEFINED)]
+    if coco:
+        frame = frame.with_columns(pl.when(pl.col(c) == -1.0).then(None).otherwise(pl.col(c)).alias(c) for c in coco)
     return frame.drop([c for c in cols if frame[c].null_count() == frame.height])
 
 

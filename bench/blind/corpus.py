@@ -128,13 +128,14 @@ def ending_of(report) -> str | None:
     st = getattr(report.run.meta, "structure", None)
     if st is None:
         return None
-    if st.ending is not None:
-        return ENDING_KINDS.get(st.ending.kind, "crashed")
-    if st.finished is True:
-        return "finished"
-    if st.finished is False:
+    if st.ending in ("finished", "early_stopped"):
+        return str(st.ending)
+    if st.ending == "stopped":
         return "stopped_silently"
-    return None
+    if st.ending in ("crashed", "interrupted", "cancelled"):
+        kind = st.failure.kind if st.failure is not None else "exception"
+        return ENDING_KINDS.get(kind, "crashed")
+    return None  # unknown, running
 
 
 def judge(row: dict[str, str], log: Path) -> Judged:

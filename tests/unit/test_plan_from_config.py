@@ -123,7 +123,7 @@ def test_unfinished_epoch_edges() -> None:
         ("mmdet2_atss_nan_from_iter450.log.json", 12, "finished"),
         ("mmdet2_cornernet_stopped_113of210.log.json", 210, "stopped"),
         ("mmdet2_carafed_faster_2x_stopped_ep24_it4700.log", 24, "stopped"),
-        ("mmdet2_centripetalnet_stopped_69of210.log", 210, "stopped"),
+        ("mmdet2_yolov3_d53_273ep_map_decline.log.json", 273, "finished"),
     ],
 )
 def test_real_openmmlab_plans(name: str, planned_epochs: int, ending: str) -> None:

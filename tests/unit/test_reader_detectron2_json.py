@@ -79,8 +79,8 @@ def test_result_keys(key: str, is_result: bool) -> None:
 
 
 def test_real_metrics_json() -> None:
-    run = pipeline.load(str(blind_log("detectron2_maskrcnn_mining_relaunches_metrics.json")))
-    assert run.meta.structure.last_step == 1999
+    run = pipeline.load(str(blind_log("detectron2_plainloop_gdp_five_launches_metrics.json")))
+    assert run.meta.structure.last_step == 839  # the last of its five launches (total_loss only)
     run = pipeline.load(str(blind_log("detectron2_mask2former_mgm_three_launches_metrics.json")))
     assert "segm_ap" in run.evals.columns and run.meta.structure.last_step == 3999
     report = pipeline.analyze(run)

@@ -27,6 +27,10 @@ def _console(tmp: Path, rows: int, every: int, total: int) -> Path:
         lines.append(f"INFO | 2024-04-30 11:16:10 | autotrain.trainers.common:on_log:226 - "
                      f"{{'loss': {2.0 - k / 1000:.4f}, 'grad_norm': 0.5, 'learning_rate': 2e-06, "
                      f"'epoch': {k * every / 100:.4f}}}")
+    if rows * every >= total:  # the Trainer's summary when its loop ends: the run's mean loss, no step
+        lines.append("INFO | 2024-05-05 09:47:09 | autotrain.trainers.common:on_log:226 - {'train_runtime': "
+                     "2556.4, 'train_samples_per_second': 0.728, 'train_steps_per_second': 0.091, "
+                     "'train_loss': 0.2116, 'epoch': 20.0}")
     path = tmp / "output.log"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -38,8 +42,10 @@ def test_a_run_cut_short_under_its_bar(tmp_path: Path) -> None:
 
 
 def test_a_run_that_reached_its_bars_total(tmp_path: Path) -> None:
-    st = pipeline.load(str(_console(tmp_path, 80, 25, 2000))).meta.structure
-    assert (st.last_step, st.ending) == (2000, "finished")
+    run = pipeline.load(str(_console(tmp_path, 80, 25, 2000)))
+    st = run.meta.structure
+    assert (st.rows, st.last_step, st.ending) == (80, 2000, "finished")
+    assert run.meta.skip_reasons.get("run summary record") == 1
 
 
 def test_a_bar_that_does_not_move_with_the_rows_says_nothing() -> None:
@@ -53,9 +59,9 @@ def test_a_bar_that_does_not_move_with_the_rows_says_nothing() -> None:
 @pytest.mark.parametrize(
     ("name", "last", "ending"),
     [("autotrain_llama2_korquad_stopped66pct_wandb_output.log", 15450, "stopped"),
-     ("autotrain_llama2_korquad_finished_wandb_output.log", None, "finished")],
+     ("autotrain_llama2_korquad_finished_wandb_output.log", 23250, "finished")],
 )
-def test_real_loguru_console_dicts(name: str, last: int | None, ending: str) -> None:
+def test_real_loguru_console_dicts(name: str, last: int, ending: str) -> None:
     st = pipeline.load(str(blind_log(name))).meta.structure
     assert (st.planned, st.ending) == (23260, ending)
-    assert last is None or st.last_step == last
+    assert st.last_step == last

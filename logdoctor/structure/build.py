@@ -29,6 +29,7 @@ from logdoctor.model import (
 from logdoctor.structure.appended import backward_steps, earlier_segments, last_run_evals, last_run_rows
 from logdoctor.structure.counters import decumulate, degenerate_columns, is_failure_counter
 from logdoctor.structure.ending import Plan, judge, place_events, with_ending
+from logdoctor.structure.epochcut import unfinished_epoch
 from logdoctor.structure.epochs import infer_steps_per_epoch, plan
 from logdoctor.structure.evals import place_evals
 from logdoctor.structure.layout import describe
@@ -89,7 +90,7 @@ def _ending(
     restarts = (*resume_lines, *m.resume_lines, *m.run_headers)
     placed = place_events(tuple(e for e in result.events if e.line >= start), rows, restarts)
     epochs, source, last_epoch, progress = _epoch_plan(result, rows)
-    how = Plan(st.planned, st.planned_source, st.finished, epochs, source, last_epoch, progress)
+    how = Plan(st.planned, st.planned_source, st.finished, epochs, source, last_epoch, progress, unfinished_epoch(rows))
     last_line = int(lines.max()) if lines.size else None
     ending = judge(placed, how, last_line, m.patience, evals, live=live, snapshot=result.snapshot)
     return with_ending(st, placed, how, ending)

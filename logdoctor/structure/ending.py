@@ -160,6 +160,9 @@ class Plan(NamedTuple):
     last_epoch: float | None = None
     #: the epoch counter is fractional progress (HF's 2.95), not an epoch's label (0-based or 1-based)
     epoch_progress: bool = False
+    #: the last row's position in its epoch (``[4700/7330]``) is more than a logging interval short of
+    #: the epoch's end: the epoch it belongs to was not completed
+    epoch_unfinished: bool = False
 
 
 def _epochs_finished(plan: Plan) -> bool | None:
@@ -199,11 +202,14 @@ def _against_plan(plan: Plan, patience: int | None, evals: pl.DataFrame, snapsho
     """(ending, source) of a run that printed no ending: finished, early-stopped, stopped before its
     plan, or unknown."""
     by_epochs = _epochs_finished(plan)
-    if by_epochs is True:  # the epoch counter reached the plan: the steps were placed short of it
-        return "finished", f"planned epochs {plan.epochs_source}"
+    if by_epochs is True and not plan.epoch_unfinished:  # the epoch counter reached the plan: the steps
+        return "finished", f"planned epochs {plan.epochs_source}"  # were placed short of it
     reached = by_epochs if plan.finished is None else plan.finished
-    if by_epochs is None and plan.epochs and plan.last_epoch is not None and plan.last_epoch >= plan.epochs - 1:
-        reached = None  # the last epoch's label may be the plan's last (counted from 0): no stop is claimed
+    last_label = plan.epochs and plan.last_epoch is not None and plan.last_epoch >= plan.epochs - 1
+    if by_epochs is not False and last_label:
+        # the last epoch's label may be the plan's last (counted from 0 or 1): a stop is claimed only when
+        # the row says its epoch was left unfinished
+        reached = False if plan.epoch_unfinished else None
     if reached is False and not snapshot:
         since = patience_pattern(evals, patience)
         if since is not None:

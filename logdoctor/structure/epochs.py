@@ -7,6 +7,7 @@ import polars as pl
 
 from logdoctor.ingest.parsers.base import ParseResult
 from logdoctor.model import EPOCH, STEP
+from logdoctor.structure.barsteps import bar_steps
 
 
 def infer_steps_per_epoch(table: pl.DataFrame) -> int | None:
@@ -55,6 +56,8 @@ def plan(
         source = "column"
     if planned is None and m.config_planned:
         planned, source = m.config_planned, "config"
+    if planned is None and result.step_from_order and (bar := bar_steps(result.table, m.bars)) is not None:
+        planned, source = bar.total, "progress_bar"  # the bar that moves with the rows counts the steps
     if spe is None and m.epoch_batches:
         spe, spe_source = m.epoch_batches, "stated"
         notes.append(f"steps per epoch {spe}: the batches per epoch the log states")

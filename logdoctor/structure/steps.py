@@ -28,6 +28,7 @@ import polars as pl
 
 from logdoctor.ingest.parsers.markers import Markers
 from logdoctor.model import EPOCH, LINE_NO, STEP
+from logdoctor.structure.barsteps import bar_steps
 from logdoctor.structure.epochlen import EpochLength, describe_length, run_lengths
 
 BATCHES, BATCHES_TOTAL = "batches", "batches_total"
@@ -229,10 +230,14 @@ def _place(
         return Placed(two, source, (*notes, note), False)
     table = number_runs(table, (*markers.run_headers, *markers.resume_lines))
     stride = given or order_stride(table, planned, markers.epochs_planned)
+    bar = bar_steps(table, markers.bars) if stride is None else None
+    stride = stride or (bar.stride if bar else None)
     if stride is None:
         return Placed(table, source, notes, True)
     note = (
         f"{GIVEN_NOTE} {stride}: the log prints no step, each row is {stride} optimizer steps" if given else
+        f"the log prints no step: rows are every {stride} steps (the progress bar's count between rows)"
+        if bar else
         f"the log prints no step: rows are every {stride} steps "
         f"(epoch progress per row x {planned} planned steps / {markers.epochs_planned} epochs)"
     )

@@ -91,6 +91,14 @@ _LR_RE = re.compile(r"(^|_)(lr|learning_rate|learningrate)(_\w+)?$")
 #: The tasks of COCO-style evaluators, the first word of their metrics (detectron2 ``bbox/AP``,
 #: ``segm/APs``, ``keypoints/AP50``; MMDetection ``bbox_mAP``): evaluations of the held-out set.
 COCO_TASKS: frozenset[str] = frozenset({"bbox", "segm", "keypoints", "sem_seg", "panoptic_seg"})
+#: The prefixes MMEngine evaluators put before their metrics (``{prefix}/{metric}``,
+#: mmengine/evaluator/metric.py ``default_prefix``: mmdet/mmpose CocoMetric ``coco``, VOCMetric
+#: ``pascal_voc``, LVISMetric ``lvis``, CityScapesMetric ``cityscapes``; mmpretrain Accuracy
+#: ``accuracy``, SingleLabelMetric ``single-label``, MultiLabelMetric ``multi-label``), written after each
+#: validation; like the COCO tasks' ``task/metric`` they are evaluations whatever the metric's name.
+EVALUATOR_PREFIXES: frozenset[str] = frozenset(
+    {"coco", "pascal_voc", "lvis", "cityscapes", "accuracy", "single-label", "multi-label"}
+)
 #: An Ultralytics metric: ``metrics/mAP50-95(B)`` (box), ``(M)`` mask, ``(P)`` pose.
 _ULTRA_RE = re.compile(r"^metrics[/_.]", re.IGNORECASE)
 
@@ -181,9 +189,22 @@ def _eval_split(key: str) -> tuple[str, str] | None:
         return first, _strip_suffix(rest)
     if _ULTRA_RE.match(key.strip()) and rest and not rest.startswith("train") and direction(rest) is not None:
         return "val", rest  # Ultralytics validates after every epoch: its metrics/ are the val split's
+    if is_evaluator_result(key):
+        return "val", k  # an evaluator's ``task/metric`` (detectron2 ``panoptic_seg/PQ``, MMEngine ``coco/bbox_mAP``)
     if first in COCO_TASKS and rest and direction(rest) is Direction.UP:
         return "val", k  # detectron2's evaluators: ``bbox/AP``, ``segm/APs`` (MMDetection ``bbox_mAP_50``)
     return None
+
+
+def is_evaluator_result(key: str) -> bool:
+    """True for an evaluator's ``task/metric`` result: a score of detectron2's COCO tasks (``bbox/AP``,
+    ``panoptic_seg/PQ``) and MMEngine's prefixed metrics (``coco/bbox_mAP``, ``accuracy/top1``), never a loss."""
+    prefix, slash, metric = key.strip().partition("/")
+    if not (slash and metric):
+        return False
+    if prefix.lower() in COCO_TASKS:  # a score, not the task's training counters (``bbox/num_fg``)
+        return direction(metric) is Direction.UP
+    return prefix.lower() in EVALUATOR_PREFIXES and "loss" not in normalize_key(metric).split("_")
 
 
 def is_eval(key: str) -> bool:

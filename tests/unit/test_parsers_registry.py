@@ -25,6 +25,9 @@ def _one_record(name: str, tmp: Path) -> Path:
     if name == "csv":
         (tmp / "a.csv").write_text("step,loss\n3,2.5\n")
         return tmp / "a.csv"
+    if name == "yolov5_results":  # the third epoch's row: its step is the epochs done
+        (tmp / "results.txt").write_text("     2/9    1.2G   1   1   0.5   2.5   3   640" + "   0.1" * 7 + "\n")
+        return tmp / "results.txt"
     if name == "hf_trainer_state":
         (tmp / "s.json").write_text(
             '{\n "global_step": 3,\n "log_history": [{"step": 3, "loss": 2.5}]\n}\n'

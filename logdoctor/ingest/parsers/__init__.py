@@ -11,6 +11,7 @@ from logdoctor.ingest.parsers.mlflow import MlflowParser
 from logdoctor.ingest.parsers.tensorboard import TensorBoardParser
 from logdoctor.ingest.parsers.text import TextParser
 from logdoctor.ingest.parsers.wandb import WandbParser
+from logdoctor.ingest.parsers.yolotxt import YoloResultsParser
 from logdoctor.ingest.sources import Source
 
 #: Ordered: the first parser whose ``sniff`` accepts the content reads it. Specific formats come
@@ -21,6 +22,7 @@ PARSERS: tuple[Parser, ...] = (
     MlflowParser(),
     HfTrainerStateParser(),
     JsonLinesParser(),
+    YoloResultsParser(),
     CsvParser(),
     TextParser(),
 )

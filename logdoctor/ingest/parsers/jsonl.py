@@ -13,6 +13,7 @@ from logdoctor.errors import ParseError
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.parsers import ndjson
 from logdoctor.ingest.parsers.base import Parser, ParseResult
+from logdoctor.ingest.parsers.configdump import config_markers, dump_texts
 from logdoctor.ingest.parsers.records import merge_skips, normalize_records
 from logdoctor.ingest.sources import Source
 from logdoctor.model import LINE_NO
@@ -183,4 +184,6 @@ class JsonLinesParser(Parser):
         if records.width <= 1:
             raise ParseError(f"{source.name}: no JSON object records found ({n_read} lines read)")
         result = normalize_records(records, fields, source.name, n_read)
+        if texts := dump_texts(records):  # MMDetection 2.x: the config as text in the first record
+            result = dataclasses.replace(result, markers=config_markers(texts))
         return merge_skips(result, skips)

@@ -14,7 +14,7 @@ _PREFILTER = (
     "epoch", "checkpoint", "resum", "restor", "running training", "train on ", "training started",
     "accumulation", "optimization steps", "update-interval", "update_interval", "max_update",
     "max_steps", "max_iter", "total generation batches", "continuing training", "will skip the first",
-    "fast-forwarding the dataloader", "patience",
+    "fast-forwarding the dataloader", "patience", "%|",
 )  # fmt: skip
 _PREFIX = r"^(?:.{0,120}?\b(?:INFO|WARNING|WARN|DEBUG)\b\]?\s*[-:|]?\s*)?"
 #: A line that starts an epoch: ``Epoch 3/10`` (Keras), ``##### Epoch 3 #####``, ``-----> epoch 4``,
@@ -30,6 +30,9 @@ EPOCH_END = (
 )
 #: A tqdm bar of one epoch: ``Epoch 3:  34%|███▍      | 50/146 [...]``.
 EPOCH_BAR = r"(?i)\bepoch\s*(\d+)\s*:\s*\d{1,3}%\|"
+#: A tqdm bar's count and total: ``66%|████▌     | 15450/23260 [4:41:07<2:22:44, ...]`` (tqdm/std.py
+#: ``format_meter``: ``'{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}{postfix}]'``).
+BAR_COUNT = r"\d{1,3}%\|[^|]*\|\s*(\d+)/(\d+)\s*\["
 #: An explicit resume: a checkpoint of this run loaded (not pretrained weight shards).
 RESUME_LINE = (
     r"(?i)\b(?:loading|loaded|restor(?:ing|ed)|resum(?:ing|ed)|continu(?:ing|e))\b[^\n]{0,40}?"
@@ -52,14 +55,28 @@ RUN_HEADER = r"(?i)\*+\s*running training\s*\*+|^\s*train on \d+ samples"
 _OTHER = (
     r"(?i)checkpoint|resum|restor|running training|train on \d|training started|accumulation"
     r"|continuing training|will skip the first|fast-forwarding"
-    r"|update.interval|optimization steps|num epochs|epochs=|max_update|max_steps|max_iter|total generation batches"
+    r"|update.interval|optimization steps|num epochs|epochs['\"]?\s*[=:]|max_update|max_steps|max_iter"
+    r"|total generation batches"
     r"|patience"
 )
 _METRIC = r"(?i)loss|\bacc|ppl|perplexity"
 _ACCUM = r"(?i)(?:gradient[ _]accumulation[ _]steps|--update[-_]interval)\s*[=:]?\s*(\d+)"
 _PLANNED = r"(?i)total optimization steps\s*[=:]\s*([\d,]+)"
 _SAMPLES = r"(?i)^\s*train on (\d+) samples"
-_NUM_EPOCHS = r"(?i)\b(?:num(?:ber of)?[ _]|num_train_)?epochs\s*[=:]\s*(\d+)"
+#: Planned epochs: HF ``Num Epochs = 3`` / ``num_train_epochs: 3``, argparse ``Namespace(epochs=20)``,
+#: YAML ``epochs: 300``, OpenMMLab ``max_epochs=12`` (mmcv runner / mmengine train_cfg) and mmdet 1.x-2.x
+#: ``total_epochs = 12``, Lightning ``max_epochs: 100``, timm ``Scheduled epochs: 300``. Never a part of
+#: the schedule (``warmup_epochs``, Marian's ``after-epochs: 0``: a word or ``-`` before ``epochs``),
+#: zero (no limit), nor a count that goes on (``epochs: 2.5``, ``epochs=3/10``); HF's ``3.0`` is 3.
+_NUM_EPOCHS = (
+    r"(?i)(?:^|[^\w-])(?:num(?:ber of)?[ _]|num_train_|max_|total_|scheduled )?epochs['\"]?\s*[=:]\s*"
+    r"([1-9]\d*)(?:\.0+)?(?:[^\d./]|\.(?:\D|$)|$)"
+)
+#: Epoch counts that are no plan. Megatron's dataset index mapping prints how many passes over a
+#: dataset its sample budget needs (megatron/data/gpt_dataset.py ``total number of epochs: {}``).
+#: DeepSpeed's config print shows its data-efficiency curriculum's ``'num_epochs': 1000`` (the
+#: data_sampling default in deepspeed/runtime/data_pipeline/constants.py), no plan of the run either.
+_NOT_EPOCH_PLAN = r"(?i)total number of epochs|data_efficiency_config|data_sampling"
 #: Planned updates in a config dump (fairseq ``'max_update': 100000``, ``max_steps=...``).
 #: detectron2's yacs dump spells it ``MAX_ITER: 90000`` (upper case only: an optimizer's or a solver's
 #: ``max_iter`` is no step budget of the run).
@@ -113,6 +130,8 @@ class Markers:
     epochs_planned_source: str | None = None
     patience: int | None = None
     plans: tuple[tuple[str, int, int], ...] = ()
+    #: (line, count, total) of every tqdm bar drawing, file order.
+    bars: tuple[tuple[int, int, int], ...] = ()
 
 
 def _ints(frame: pl.DataFrame, col: str) -> tuple[int, ...]:
@@ -186,11 +205,12 @@ def scan_markers(frame: pl.DataFrame) -> Markers:
     if source == "progress_bar":  # a bar is redrawn many times: its first draw starts the epoch
         epochs = epochs.filter(pl.col("e") != pl.col("e").shift(1).fill_null(-1))
     of = epochs["of"].drop_nulls() if epochs.height else pl.Series([], dtype=pl.Int64)
-    stated = _last_int(others, _NUM_EPOCHS, text)
+    epoch_plans = others.filter(~pl.col(LINE).str.contains(_NOT_EPOCH_PLAN))
+    stated = _last_int(epoch_plans, _NUM_EPOCHS, text)
     plans = [
         *_statements(others, "planned_steps", _PLANNED, text),
         *_statements(others, "config_planned", _CONFIG_PLAN, text),
-        *(_statements(others, "epochs_planned", _NUM_EPOCHS, text) if not of.len() else []),
+        *(_statements(epoch_plans, "epochs_planned", _NUM_EPOCHS, text) if not of.len() else []),
     ]
     return Markers(
         epoch_lines=_ints(epochs, LINE_NO) if epochs.height else (),
@@ -211,7 +231,19 @@ def scan_markers(frame: pl.DataFrame) -> Markers:
         epoch_batches=_last_int(others, _EPOCH_BATCHES, text),
         resume_steps=_resume_steps(others) if text.may_match(_RESUME_STEP) else (),
         plans=tuple(sorted(plans, key=lambda x: x[1])),
+        bars=_bars(hits) if screen.may_match(BAR_COUNT) else (),
     )
+
+
+def _bars(hits: pl.DataFrame) -> tuple[tuple[int, int, int], ...]:
+    """(line, count, total) of the tqdm bar drawings among ``hits``."""
+    line = pl.col(LINE)
+    got = hits.filter(line.str.contains("%|", literal=True)).select(
+        LINE_NO,
+        line.str.extract(BAR_COUNT, 1).cast(pl.Int64, strict=False).alias("n"),
+        line.str.extract(BAR_COUNT, 2).cast(pl.Int64, strict=False).alias("of"),
+    )
+    return tuple((int(a), int(b), int(c)) for a, b, c in got.drop_nulls().iter_rows())
 
 
 def _resume_steps(others: pl.DataFrame) -> tuple[tuple[int, int], ...]:

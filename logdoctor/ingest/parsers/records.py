@@ -16,6 +16,7 @@ from logdoctor.ingest.aliases import ALIASES, FieldMap, normalize_key
 from logdoctor.ingest.parsers.base import ParseResult
 from logdoctor.ingest.parsers.clock import elapsed_seconds
 from logdoctor.ingest.parsers.evalsections import MIN_EVALS, eval_loss_columns
+from logdoctor.ingest.parsers.namedtotal import undefined_results
 from logdoctor.ingest.parsers.objective import objective_of, summed_eval_parts
 from logdoctor.model import BATCH_FP, EPOCH, LINE_NO, LOSS, MICRO_FP, STEP
 
@@ -256,7 +257,7 @@ def normalize_records(
     skips: dict[str, int] = {}
     frame = elapsed_seconds(_split_fractions(flatten(frame)))
     text_cols = [c for c in frame.columns if resolve_key(c, fields) in (BATCH_FP, MICRO_FP)]
-    frame = to_numeric(drop_summaries(frame, skips), keep_text=text_cols)
+    frame = undefined_results(to_numeric(drop_summaries(frame, skips), keep_text=text_cols))
     totals = [c for c in frame.columns if normalize_key(c) in TOTAL_KEYS]
     total = frame.select(pl.max_horizontal(totals).max()).item() if totals else None
     notes: list[str] = []

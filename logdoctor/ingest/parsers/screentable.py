@@ -38,8 +38,8 @@ NEEDS: dict[str, tuple[object, ...]] = {
         ('and', (('or', (('and', (('lit', '[rank', False), ('lit', ']:', False))), ('and', (('lit', ':', False),)))),)),
     '\\b(?:np\\.[a-z]+\\d*|numpy\\.[a-z]+\\d*|tensor)\\(\\s*([^,()\\s]*)[^()]*\\)':
         ('and', (('or', (('and', (('lit', 'np.', False),)), ('and', (('lit', 'numpy.', False),)), ('and', (('lit', 'tensor', False),)))), ('lit', '(', False), ('lit', ')', False))),
-    '^.{0,120}?\\b(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\\b\\]?(?:\\s*[-:|]\\s*|\\s+)':
-        ('and', (('or', (('and', (('lit', 'INFO', False),)), ('and', (('lit', 'WARNING', False),)), ('and', (('lit', 'WARN', False),)), ('and', (('lit', 'DEBUG', False),)), ('and', (('lit', 'ERROR', False),)), ('and', (('lit', 'CRITICAL', False),)))),)),
+    '^(?:[IWEF]\\d{4} \\d{2}:\\d{2}:\\d{2}\\.\\d{6} +\\d+ [^\\s\\]]+:\\d+\\] ?|.{0,120}?\\b(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\\b\\]?(?:\\s*[-:|]\\s*|\\s+))':
+        ('and', (('or', (('and', (('lit', ' ', False), ('lit', ':', False), ('lit', ':', False), ('lit', '.', False), ('and', (('lit', ' ', False),)), ('lit', ' ', False), ('lit', ':', False), ('lit', ']', False))), ('and', (('or', (('and', (('lit', 'INFO', False),)), ('and', (('lit', 'WARNING', False),)), ('and', (('lit', 'WARN', False),)), ('and', (('lit', 'DEBUG', False),)), ('and', (('lit', 'ERROR', False),)), ('and', (('lit', 'CRITICAL', False),)))),)))),)),
     '\\b\\d{4}-\\d{2}-\\d{2}[ T]\\d{2}:\\d{2}(?::\\d{2}(?:[.,]\\d+)?)?\\b':
         ('and', (('lit', '-', False), ('lit', '-', False), ('lit', ':', False))),
     '^(?:.{0,120}?\\b(?:INFO|WARNING|WARN|DEBUG)\\b\\]?\\s*[-:|]?\\s*)?[\\s#=*>\\-]*(?i:beginning of |start(?:ing)? (?:of )?)?(?i:epoch)\\s*[:#]?\\s*(\\d+)\\s*(?:/\\s*(\\d+))?[\\s#=*<\\-]*(?:$|,\\s)':
@@ -48,13 +48,15 @@ NEEDS: dict[str, tuple[object, ...]] = {
         ('and', ()),
     '(?i)\\bepoch\\s*(\\d+)\\s*:\\s*\\d{1,3}%\\|':
         ('and', (('lit', 'epoch', True), ('lit', ':', True), ('lit', '%|', True))),
+    '\\d{1,3}%\\|[^|]*\\|\\s*(\\d+)/(\\d+)\\s*\\[':
+        ('and', (('lit', '%|', False), ('lit', '|', False), ('lit', '/', False), ('lit', '[', False))),
     '(?i)\\b(?:loading|loaded|restor(?:ing|ed)|resum(?:ing|ed)|continu(?:ing|e))\\b[^\\n]{0,40}?\\b(?:from\\s+)?checkpoint\\b|\\bcontinuing training from (?:epoch|global step)\\s*\\d|\\bwill skip the first \\d+ epochs?\\b|\\bfast-forwarding the dataloader past \\d+ epochs?\\b':
         ('and', (('or', (('and', (('or', (('and', (('lit', 'loading', True),)), ('and', (('lit', 'loaded', True),)), ('and', (('lit', 'restor', True), ('or', (('and', (('lit', 'ing', True),)), ('and', (('lit', 'ed', True),)))))), ('and', (('lit', 'resum', True), ('or', (('and', (('lit', 'ing', True),)), ('and', (('lit', 'ed', True),)))))), ('and', (('lit', 'continu', True), ('or', (('and', (('lit', 'ing', True),)), ('and', (('lit', 'e', True),)))))))), ('lit', 'checkpoint', True))), ('and', (('lit', 'continuing training from ', True), ('or', (('and', (('lit', 'epoch', True),)), ('and', (('lit', 'global step', True),)))))), ('and', (('lit', 'will skip the first ', True), ('lit', ' epoch', True))), ('and', (('lit', 'fast-forwarding the dataloader past ', True), ('lit', ' epoch', True))))),)),
     '(?i)\\*+\\s*running training\\s*\\*+|^\\s*train on \\d+ samples':
         ('and', (('or', (('and', (('and', (('lit', '*', True),)), ('lit', 'running training', True), ('and', (('lit', '*', True),)))), ('and', (('lit', 'train on ', True), ('lit', ' samples', True))))),)),
     '(?i)\\b(?:continuing training from|resuming training from checkpoint with epoch \\d+ and) global step (\\d+)':
         ('and', (('or', (('and', (('lit', 'continuing training from', True),)), ('and', (('lit', 'resuming training from checkpoint with epoch ', True), ('lit', ' and', True))))), ('lit', ' global step ', True))),
-    '(?i)\\b(?:num(?:ber of)?[ _]|num_train_)?epochs\\s*[=:]\\s*(\\d+)':
+    '(?i)(?:^|[^\\w-])(?:num(?:ber of)?[ _]|num_train_|max_|total_|scheduled )?epochs[\'\\"]?\\s*[=:]\\s*([1-9]\\d*)(?:\\.0+)?(?:[^\\d./]|\\.(?:\\D|$)|$)':
         ('and', (('lit', 'epochs', True),)),
     '(?i)(?:gradient[ _]accumulation[ _]steps|--update[-_]interval)\\s*[=:]?\\s*(\\d+)':
         ('and', ()),
@@ -66,8 +68,8 @@ NEEDS: dict[str, tuple[object, ...]] = {
         ('and', (('or', (('and', (('and', (('lit', 'max_', True), ('or', (('and', (('lit', 'update', True),)), ('and', (('lit', 'steps', True),)), ('and', (('lit', 'iters', True),)))))),)), ('and', (('lit', 'MAX_ITER:', False),)))),)),
     '(?i)total (?:generation )?batches\\s*[=:]?\\s*(\\d+)':
         ('and', (('lit', 'total ', True), ('lit', 'batches', True))),
-    '(?i)checkpoint|resum|restor|running training|train on \\d|training started|accumulation|continuing training|will skip the first|fast-forwarding|update.interval|optimization steps|num epochs|epochs=|max_update|max_steps|max_iter|total generation batches|patience':
-        ('and', (('or', (('and', (('lit', 'checkpoint', True),)), ('and', (('lit', 'resum', True),)), ('and', (('lit', 'restor', True),)), ('and', (('lit', 'running training', True),)), ('and', (('lit', 'train on ', True),)), ('and', (('lit', 'training started', True),)), ('and', (('lit', 'accumulation', True),)), ('and', (('lit', 'continuing training', True),)), ('and', (('lit', 'will skip the first', True),)), ('and', (('lit', 'fast-forwarding', True),)), ('and', (('lit', 'update', True), ('lit', 'interval', True))), ('and', (('lit', 'optimization steps', True),)), ('and', (('lit', 'num epochs', True),)), ('and', (('lit', 'epochs=', True),)), ('and', (('lit', 'max_update', True),)), ('and', (('lit', 'max_steps', True),)), ('and', (('lit', 'max_iter', True),)), ('and', (('lit', 'total generation batches', True),)), ('and', (('lit', 'patience', True),)))),)),
+    '(?i)checkpoint|resum|restor|running training|train on \\d|training started|accumulation|continuing training|will skip the first|fast-forwarding|update.interval|optimization steps|num epochs|epochs[\'\\"]?\\s*[=:]|max_update|max_steps|max_iter|total generation batches|patience':
+        ('and', (('or', (('and', (('lit', 'checkpoint', True),)), ('and', (('lit', 'resum', True),)), ('and', (('lit', 'restor', True),)), ('and', (('lit', 'running training', True),)), ('and', (('lit', 'train on ', True),)), ('and', (('lit', 'training started', True),)), ('and', (('lit', 'accumulation', True),)), ('and', (('lit', 'continuing training', True),)), ('and', (('lit', 'will skip the first', True),)), ('and', (('lit', 'fast-forwarding', True),)), ('and', (('lit', 'update', True), ('lit', 'interval', True))), ('and', (('lit', 'optimization steps', True),)), ('and', (('lit', 'num epochs', True),)), ('and', (('lit', 'epochs', True),)), ('and', (('lit', 'max_update', True),)), ('and', (('lit', 'max_steps', True),)), ('and', (('lit', 'max_iter', True),)), ('and', (('lit', 'total generation batches', True),)), ('and', (('lit', 'patience', True),)))),)),
     '(?i)(?:^|\\W)(num_labels|num_classes|n_classes|nb_classes|num_class|n_class|number_of_classes)[\\"\']?\\s*[:=]\\s*[\\"\']?(\\d{1,6})(?:[\\"\',)\\s}\\]]|$)':
         ('and', (('and', (('lit', 'n', True), ('or', (('and', (('lit', 'um_labels', True),)), ('and', (('lit', 'um_classes', True),)), ('and', (('lit', '_classes', True),)), ('and', (('lit', 'b_classes', True),)), ('and', (('lit', 'um_class', True),)), ('and', (('lit', '_class', True),)), ('and', (('lit', 'umber_of_classes', True),)))))),)),
     '(?i)(?:\\b(?:padded_)?(?:vocab_size|n_vocab)[\\"\']?\\s*[:=]\\s*[\\"\']?|\\bvocab \\(size:\\s*)(\\d{2,8})\\b':

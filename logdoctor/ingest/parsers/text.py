@@ -235,8 +235,11 @@ class TextParser(Parser):
         from_order = False
         if table.height == 0 and sum(t.height for t in out.unstepped) >= MIN_UNSTEPPED:
             from_order = True
-            table, numbered = number_by_order(_combine(_main_shapes(out, markers)))
-            out.skips["no step"] -= table.height
+            rows = _combine(_main_shapes(out, markers))
+            # HF's end-of-training dict (``train_runtime``, ``train_loss``: the run's mean) is no step
+            kept = drop_summaries(rows, out.skips)
+            table, numbered = number_by_order(kept)
+            out.skips["no step"] -= table.height + rows.height - kept.height
             notes.append(numbered)
             if overflows.height == 0 and not any("skipped" in c for c in table.columns):
                 # DeepSpeed's ``step=K, skipped=S`` beside a loop that prints no step (read above when

@@ -48,11 +48,18 @@ CODE = (
 CODE_RE = re.compile(CODE)
 #: A marker that the whole line reports an evaluation pass.
 EVAL_MARK_RE = re.compile(
-    r"(?i)(?:^\s*|[\[|]\s*|\]\s+|\s-\s+|-->\s*)(?:eval|evaluation|evaluating|valid|validation|val|test|dev)\b"
+    r"(?i)(?:^\s*|[\[|]\s*|\]\s+|\s-\s+|-->\s*|\bcollection=)"
+    r"(?:eval|evaluation|evaluating|valid|validate|validation|val|test|dev)\b"
     r"(?![-_/])"
 )
-#: Log-record prefixes up to the level name (``2021-05-10 14:08 | INFO | ``), stripped first.
-LEVEL_PREFIX = r"^.{0,120}?\b(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\b\]?(?:\s*[-:|]\s*|\s+)"
+#: Log-record prefixes up to the level name (``2021-05-10 14:08 | INFO | ``), stripped first; and the
+#: absl/glog prefix ``I1207 12:00:00.123456   140 train.py:123] `` (absl/logging/__init__.py:831
+#: ``'%c%02d%02d %02d:%02d:%02d.%06d %5d %s:%d] %s'``: severity letter, date, time, thread, file:line),
+#: which JAX/clu and TensorFlow programs print.
+LEVEL_PREFIX = (
+    r"^(?:[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d{6} +\d+ [^\s\]]+:\d+\] ?"
+    r"|.{0,120}?\b(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\b\]?(?:\s*[-:|]\s*|\s+))"
+)
 RANK_PREFIX = r"^(?:\[rank\d+\]:\s?|\d{1,4}:\s)"
 ANSI = r"\x1b\[[0-9;?]*[A-Za-z]"
 #: ``np.float64(2.5)`` (numpy 2 repr) and ``tensor(2.5, device='cuda:0')`` (torch) around a value.
@@ -178,11 +185,21 @@ def value_spans(line: str) -> list[tuple[int, int]]:
     ]
 
 
-#: OpenMMLab's training counters, keyed by brackets instead of words: mmcv ``Epoch [3][50/1563]``
-#: and mmengine ``Epoch(train)  [3][50/1563]`` (the epoch, then the iteration within it of the
-#: epoch's total), ``Iter(train) [50/40000]`` and ``Iter [50/40000]`` (the iteration of the total).
-#: ``Epoch(val)`` lines are left to the evaluation rules.
-_MM_EPOCH = re.compile(r"\bEpoch(?:\(train\))?\s*\[\s*\d+\s*\]\s*\[\s*\d+\s*/\s*\d+\s*\]")
+#: Training counters keyed by brackets instead of words: mmcv ``Epoch [3][50/1563]`` and mmengine
+#: ``Epoch(train)  [3][50/1563]`` (the epoch, then the iteration within it of the epoch's total),
+#: the AverageMeter loops' ``Epoch: [3][ 50/1563]`` (pytorch/examples imagenet/main.py:321 and
+#: ProgressMeter :498) and ``Epoch: [3]  [ 50/1563]`` (torchvision references/classification
+#: utils.py MetricLogger.log_every, header ``Epoch: [{epoch}]``), timm's ``Train: 3 [ 50/1563 ( 3%)]``
+#: (train.py ``train_one_epoch``'s log line); ``Iter(train) [50/40000]`` and ``Iter [50/40000]``
+#: (the iteration of the total). ``Epoch(val)`` and ``Test: [ 10/196]`` lines are left to the
+#: evaluation rules.
+_MM_EPOCH = re.compile(
+    r"\bEpoch(?:\(train\))?:?\s*\[\s*\d+\s*\]\s*\[\s*\d+\s*/\s*\d+\s*\]"
+    r"|\bTrain:\s*\d+\s*\[\s*\d+\s*/\s*\d+\s*(?=\(\s*\d+%\)\])"
+)
+#: A message that opens with its step in brackets: clu's LoggingWriter (JAX; clu/metric_writers/
+#: logging_writer.py ``write_scalars``: ``logging.info("[%d]%s %s", step, collection, "k=v, ...")``).
+_BRACKET_STEP = re.compile(r"^\s*\[\s*\d+\s*\](?:\s|$)")
 _MM_ITER = re.compile(r"\bIter(?:\(train\))?\s*\[\s*\d+\s*/\s*\d+\s*\]")
 
 
@@ -227,6 +244,8 @@ def line_keys(line: str) -> LineKeys:
         # ``acc: 5384/8986=0.5992`` (NCRF++): the counts, then their ratio, which is the value
         if totals[i + 1] and keys[i] is not None and gaps[i + 2].strip() == "=":
             keys[i + 2], keys[i], keys[i + 1], totals[i + 1] = keys[i], None, None, False
-    if "Epoch" in line or "Iter" in line:
+    if "Epoch" in line or "Iter" in line or "Train:" in line:
         _bracket_counters(line, spans, keys, totals)
+    if n and keys[0] is None and _BRACKET_STEP.match(line):
+        keys[0] = "step"
     return LineKeys(tuple(keys), tuple(totals))

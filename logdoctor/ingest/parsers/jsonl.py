@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import json
 import re
 
 import polars as pl
 
 from logdoctor.errors import ParseError
+from logdoctor.ingest import limits
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.parsers import ndjson
 from logdoctor.ingest.parsers.base import Parser, ParseResult
@@ -91,7 +91,7 @@ def _decode_slowly(lines: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     keep: list[int] = []
     for no, text in zip(lines[LINE_NO].to_list(), lines["line"].to_list(), strict=True):
         try:
-            obj = json.loads(text)
+            obj = limits.loads(text)
         except ValueError:
             continue
         if isinstance(obj, dict):
@@ -119,7 +119,7 @@ def _flat_strings(obj: dict[str, object]) -> dict[str, str | None]:
 def _parse_array(source: Source, fields: FieldMap) -> ParseResult:
     """A JSON array of record objects (a W&B history export saved as one JSON document)."""
     try:
-        doc = json.loads(source.text())
+        doc = limits.loads(source.text())
     except ValueError as err:
         raise ParseError(f"{source.name}: JSON array is not valid JSON ({err})") from None
     rows = [r for r in doc if isinstance(r, dict)] if isinstance(doc, list) else []
@@ -133,7 +133,7 @@ def _parse_array(source: Source, fields: FieldMap) -> ParseResult:
 
 def _is_object(text: str) -> bool:
     try:
-        return isinstance(json.loads(text), dict)
+        return isinstance(limits.loads(text), dict)
     except ValueError:
         return False
 

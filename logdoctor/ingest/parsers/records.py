@@ -9,10 +9,11 @@ from collections.abc import Collection
 import polars as pl
 
 from logdoctor.errors import ParseError
+from logdoctor.ingest import limits
 from logdoctor.ingest.aliases import ALIASES, FieldMap, normalize_key
 from logdoctor.ingest.parsers.base import ParseResult
 from logdoctor.ingest.parsers.clock import elapsed_seconds
-from logdoctor.model import BATCH_FP, EPOCH, LINE_NO, LOSS, MICRO_FP, STEP
+from logdoctor.model import BATCH_FP, CANONICAL_COLUMNS, EPOCH, LINE_NO, LOSS, MICRO_FP, STEP
 
 #: Normalised key prefixes (and suffixes) that mark evaluation metrics: they go to the evals table.
 EVAL_PREFIXES: tuple[str, ...] = ("eval_", "val_", "valid_", "validation_", "test_", "predict_")
@@ -216,13 +217,14 @@ def normalize_records(
         ParseError: no record holds a training loss.
     """
     skips: dict[str, int] = {}
-    frame = elapsed_seconds(_split_fractions(flatten(frame)))
+    frame, budget = budget_columns(flatten(frame), fields)
+    frame = elapsed_seconds(_split_fractions(frame))
     text_cols = [c for c in frame.columns if resolve_key(c, fields) in (BATCH_FP, MICRO_FP)]
     frame = to_numeric(drop_summaries(frame, skips), keep_text=text_cols)
     totals = [c for c in frame.columns if normalize_key(c) in TOTAL_KEYS]
     total = frame.select(pl.max_horizontal(totals).max()).item() if totals else None
     table, eval_names, aliases = _resolve_columns(frame.drop(totals), fields, name)
-    notes: list[str] = []
+    notes: list[str] = [budget] if budget else []
     table, spe = _apply_step_rule(table, notes)
     train, evals = _split_rows(table, eval_names, skips)
     if train.height == 0:
@@ -240,6 +242,19 @@ def normalize_records(
         notes=tuple(notes),
         keys_seen=tuple(c for c in frame.columns if c != LINE_NO),
     )
+
+
+def budget_columns(frame: pl.DataFrame, fields: FieldMap) -> tuple[pl.DataFrame, str | None]:
+    """``frame`` with at most ``limits.MAX_KEYS`` record keys (those that resolve to a canonical
+    column, then the most often present), and the notice when some were dropped."""
+    if frame.width <= limits.MAX_KEYS + 1:
+        return frame, None
+    names = [c for c in frame.columns if c != LINE_NO]
+    present = frame.select(pl.col(names).is_not_null().sum()).row(0)
+    counts = dict(zip(names, present, strict=True))
+    always = {c for c in names if resolve_key(c, fields) in CANONICAL_COLUMNS}
+    kept, note = limits.keep_keys(counts, always)
+    return frame.select([c for c in frame.columns if c == LINE_NO or c in kept]), note
 
 
 def count_skips(skips: dict[str, int], reason: str, n: int) -> None:

@@ -90,7 +90,8 @@ def _read_upto(stream: BinaryIO, n: int, name: str) -> bytes:
 
 
 def iter_chunks(stream: BinaryIO, size: int, name: str) -> Iterator[bytes]:
-    """Blocks of about ``size`` bytes that end at a line end (the last one may not).
+    """Blocks of about ``size`` bytes that end at a line end, never inside an indented record block
+    (the last one may not).
 
     ``name`` ("<input>: <compression>") names the input in a read error.
 
@@ -99,7 +100,9 @@ def iter_chunks(stream: BinaryIO, size: int, name: str) -> Iterator[bytes]:
     carry = b""
     while block := _read(stream, size, name):
         buf = carry + block
-        cut = buf.rfind(b"\n")
+        cut = _record_end(buf)
+        if len(buf) - cut > size:  # a record block longer than a chunk: cut at its last line end
+            cut = buf.rfind(b"\n")
         if cut < 0:
             carry = b"" if len(buf) >= MAX_LINE_CHUNKS * size else buf
             if not carry:
@@ -109,6 +112,17 @@ def iter_chunks(stream: BinaryIO, size: int, name: str) -> Iterator[bytes]:
         yield buf[: cut + 1]
     if carry:
         yield carry
+
+
+def _record_end(buf: bytes) -> int:
+    """Where to cut ``buf`` (the index of a line end; -1 when it holds none): before the lines
+    that continue a record (indented: OLMo's and Coqui's metric blocks under their step line), so
+    that no chunk ends inside a record, unless every line of ``buf`` is indented."""
+    last = buf.rfind(b"\n")
+    cut = last
+    while cut >= 0 and buf[cut + 1 : cut + 2] in (b" ", b"\t"):
+        cut = buf.rfind(b"\n", 0, cut)
+    return cut if cut >= 0 else last
 
 
 def _oversized(source: Source, limit: int) -> tuple[bytes, BinaryIO] | None:

@@ -1,5 +1,10 @@
 """Fuzz ingest and analysis: ``python bench/fuzz.py --cases 10000 [--seed 0] [--analyze] [--max-memory 64K]``.
 
+``--cli N`` instead runs N cases of the command-line contract (tests/property/fuzzcli.py: any JSON
+value, keys that change every line, any TOML beside the log; every command and report format; exit
+code, no traceback, well-formed output, nothing written outside -o), the long twin of the seeded run
+in tests/property/test_fuzz_cli.py.
+
 Each case is random bytes, random text, or a seeded mutation (fixtures/mutate.py) of a fixture log of
 every format under fixtures/. A case passes when ``pipeline.load`` (and with ``--analyze`` also
 ``pipeline.analyze``) returns normally or raises a LogdoctorError with a one-line message. Anything
@@ -91,13 +96,41 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--analyze", action="store_true", help="also run the full analysis on parsed cases")
     ap.add_argument("--max-memory", help="memory budget, e.g. 64K: most cases are then read in chunks")
+    ap.add_argument("--cli", type=int, default=0, metavar="N", help="run N cases of the CLI contract instead")
     ap.add_argument("--as-limit", default="6G", help="address-space limit: a runaway allocation is then "
                     "a MemoryError crash of this case, not an OOM kill of the machine's processes")
     args = ap.parse_args()
     limit = parse_size(args.as_limit)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    if args.cli:
+        return run_cli(args.cli, args.seed)
     budget = parse_size(args.max_memory) if args.max_memory else None
     return run(args.cases, args.seed, args.analyze, budget)
+
+
+def run_cli(cases: int, seed: int) -> int:
+    """``cases`` examples of the CLI contract (hypothesis, seeded); 1 when one breaks it (shrunk,
+    printed)."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import seed as hseed
+
+    from tests.property.fuzzcli import Case, run_case
+    from tests.property.fuzzcli import cases as strategy
+
+    @hseed(seed)
+    @settings(max_examples=cases, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(case=strategy())
+    def campaign(case: Case) -> None:
+        run_case(case)
+
+    start = time.perf_counter()
+    try:
+        campaign()
+    except Exception:  # the falsifying example, shrunk: what we are looking for
+        traceback.print_exc()
+        return 1
+    print(f"fuzz --cli: {cases} cases (seed {seed}) kept the contract in {time.perf_counter() - start:.1f}s")
+    return 0
 
 
 if __name__ == "__main__":

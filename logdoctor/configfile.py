@@ -87,6 +87,8 @@ def _read(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML (not UTF-8 text)") from None
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: invalid TOML ({err})") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: TOML nested too deeply to read") from None
 
 
 def load_table(path: Path) -> tuple[dict[str, Any], str]:

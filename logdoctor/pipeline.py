@@ -26,7 +26,9 @@ from logdoctor.ingest.runfolders import run_folders
 from logdoctor.ingest.sources import Source, open_source
 from logdoctor.model import (
     ACC,
+    BLOCK_STEPS,
     EPOCH,
+    LINE_NO,
     LOSS,
     STEP,
     Artifacts,
@@ -39,6 +41,7 @@ from logdoctor.model import (
 from logdoctor.options import check_options
 from logdoctor.structure import columns
 from logdoctor.structure.build import build_run
+from logdoctor.structure.stuck import StuckTracker
 
 if TYPE_CHECKING:
     from logdoctor.ingest.mlflow_server import RunRef
@@ -78,7 +81,7 @@ def load(
     limit = memory.in_memory_limit(total)
     source = open_remote(path, limit) if scheme_of(path) else open_source(path, limit=limit)
     source, filt = bounded.open_bounded(source, fmt, limit, max_line)
-    large = streaming.parse_large(source, fields or FieldMap(), total, fmt)
+    large = _parse_large(source, fields or FieldMap(), total, fmt)
     if large is not None:
         return _filtered(build_run(large[0], source.name, large[1], steps_per_epoch, stride=stride), filt)
     if fmt:
@@ -88,6 +91,18 @@ def load(
     check_overrides(result, fields or FieldMap(), source.name)
     run = _with_facts(build_run(result, source.name, parser.name, steps_per_epoch, stride=stride), result)
     return _filtered(run, filt)
+
+
+def _parse_large(source: Source, fields: FieldMap, total: int, fmt: str | None) -> tuple[ParseResult, str] | None:
+    """``streaming.parse_large``, with the stuck-counter rule applied to the records one by one as
+    they stream past, so that a log reduced to blocks states the stuck counters its whole read would."""
+    tracker = StuckTracker()
+    large = streaming.parse_large(
+        source, fields, total, fmt, on_rows=lambda t: tracker.feed(t[STEP].to_numpy(), t[LINE_NO].to_numpy())
+    )
+    if large is None or BLOCK_STEPS not in large[0].table.columns:
+        return large
+    return dataclasses.replace(large[0], stuck_counters=tracker.counters()), large[1]
 
 
 def load_records(

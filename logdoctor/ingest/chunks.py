@@ -13,8 +13,9 @@ from logdoctor.ingest.parsers import Parser, ParseResult, sniff
 from logdoctor.ingest.parsers.csvlog import UnreadableTable
 from logdoctor.ingest.parsers.events import scan_events
 from logdoctor.ingest.parsers.lines import read_lines
+from logdoctor.ingest.parsers.recordorder import BY_ORDER, continue_order
 from logdoctor.ingest.sources import Source
-from logdoctor.model import LINE_NO
+from logdoctor.model import LINE_NO, STEP
 
 #: Formats written as one document (rewritten at each save), which cannot be read by appended lines.
 WHOLE_DOCUMENT = frozenset({"hf_trainer_state", "tensorboard", "mlflow"})
@@ -45,6 +46,7 @@ class ChunkParser:
         self._preamble = b""
         self._preamble_lines = 0
         self._pre_skips: dict[str, int] | None = None
+        self._last_order = 0
 
     def sniff(self, data: bytes, head: bytes | None = None) -> Parser | None:
         """Pick the parser from ``head`` (or ``data``) unless done; None while all is blank.
@@ -85,6 +87,11 @@ class ChunkParser:
         self.facts.add(result, pre, self.lines - pre)
         shift = pl.col(LINE_NO) + (self.lines - pre)
         table = result.table.filter(pl.col(LINE_NO) > pre).with_columns(shift)
+        if result.step_from_order:  # numbered by record order: the count goes on across chunks
+            if BY_ORDER in result.notes:
+                table = continue_order(table, self._last_order)
+            if table.height:
+                self._last_order = int(table[STEP][-1])
         evals = result.evals
         if evals.height and LINE_NO in evals.columns:
             evals = evals.filter(pl.col(LINE_NO) > pre).with_columns(shift)

@@ -73,6 +73,8 @@ class _Text:
         while True:
             try:
                 obj, end = _DECODER.raw_decode(self.buf, self.pos)
+            except RecursionError:
+                raise NotStreamable("nested too deeply to stream") from None
             except ValueError:
                 if self.more():
                     continue

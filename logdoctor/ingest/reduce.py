@@ -46,6 +46,11 @@ def _numeric(columns: list[str]) -> list[str]:
     return [c for c in columns if c not in (STEP, LINE_NO, BLOCK, COUNT, LOSS_MAX, RESTART, *_FIRST)]
 
 
+def _canonical(table: pl.DataFrame) -> pl.DataFrame:
+    """Only the canonical columns (and the restart marker): what blocks aggregate."""
+    return table.select([c for c in table.columns if c in CANONICAL_COLUMNS or c == RESTART])
+
+
 class BlockReducer:
     """Collects step tables chunk by chunk within ``max_rows`` rows (see the module docstring)."""
 
@@ -62,11 +67,11 @@ class BlockReducer:
         self._integer_epochs = True
 
     def add(self, table: pl.DataFrame) -> None:
-        """Add one chunk's step rows (file order, canonical names); only canonical columns are kept."""
+        """Add one chunk's step rows (file order, canonical names); every column is kept while the
+        rows fit the budget, only the canonical ones once they are reduced to blocks."""
         if table.height == 0:
             return
-        keep = [c for c in table.columns if c in CANONICAL_COLUMNS or c == RESTART]
-        table = table.select(keep).sort(LINE_NO)
+        table = (table if self.k == 1 else _canonical(table)).sort(LINE_NO)
         steps = table[STEP]
         back = int((steps.diff() <= 0).sum())
         if self._last_step is not None and int(steps[0]) <= self._last_step:
@@ -79,7 +84,7 @@ class BlockReducer:
             self._raw.append(table)
             if self.rows <= self.max_rows:
                 return
-            table = pl.concat(self._raw, how="diagonal_relaxed")
+            table = _canonical(pl.concat(self._raw, how="diagonal_relaxed"))
             self._raw = []
             self.k = 2
         part = self._aggregate(table.drop(RESTART, strict=False))

@@ -4,7 +4,8 @@
 the budget (see ``logdoctor.ingest.memory``). When it does not, the log is read in chunks of complete
 lines, each parsed by the parser sniffed from the head of the log, with the lines before the
 first step (a CSV header, a banner) put in front of every chunk; line numbers stay those of the
-file. Only the canonical columns are kept. When the step rows would outgrow the row budget, they
+file; what the chunks state beyond their rows (markers, events, plans) is merged in file lines
+(``ChunkFacts``), so the answer is the whole read's. When the step rows would outgrow the row budget, they
 are reduced to per-block aggregates (``reduce.BlockReducer``) and the run's notes say so.
 Whole-document formats (trainer_state.json) larger than the limit are refused with a one-line error.
 """
@@ -12,9 +13,10 @@ Whole-document formats (trainer_state.json) larger than the limit are refused wi
 from __future__ import annotations
 
 import bz2
+import dataclasses
 import lzma
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 import polars as pl
@@ -26,6 +28,7 @@ from logdoctor.ingest.chunks import WHOLE_DOCUMENT, ChunkParser
 from logdoctor.ingest.parsers import Parser, ParseResult, get_parser, sniff
 from logdoctor.ingest.reduce import BlockReducer
 from logdoctor.ingest.sources import HEAD_BYTES, Source, prefixed
+from logdoctor.model import LINE_NO
 
 #: A line longer than this many chunks is handed to the parser in pieces.
 MAX_LINE_CHUNKS = 4
@@ -87,7 +90,8 @@ def _read_upto(stream: BinaryIO, n: int, name: str) -> bytes:
 
 
 def iter_chunks(stream: BinaryIO, size: int, name: str) -> Iterator[bytes]:
-    """Blocks of about ``size`` bytes that end at a line end (the last one may not).
+    """Blocks of about ``size`` bytes that end at a line end, never inside an indented record block
+    (the last one may not).
 
     ``name`` ("<input>: <compression>") names the input in a read error.
 
@@ -96,7 +100,9 @@ def iter_chunks(stream: BinaryIO, size: int, name: str) -> Iterator[bytes]:
     carry = b""
     while block := _read(stream, size, name):
         buf = carry + block
-        cut = buf.rfind(b"\n")
+        cut = _record_end(buf)
+        if len(buf) - cut > size:  # a record block longer than a chunk: cut at its last line end
+            cut = buf.rfind(b"\n")
         if cut < 0:
             carry = b"" if len(buf) >= MAX_LINE_CHUNKS * size else buf
             if not carry:
@@ -106,6 +112,17 @@ def iter_chunks(stream: BinaryIO, size: int, name: str) -> Iterator[bytes]:
         yield buf[: cut + 1]
     if carry:
         yield carry
+
+
+def _record_end(buf: bytes) -> int:
+    """Where to cut ``buf`` (the index of a line end; -1 when it holds none): before the lines
+    that continue a record (indented: OLMo's and Coqui's metric blocks under their step line), so
+    that no chunk ends inside a record, unless every line of ``buf`` is indented."""
+    last = buf.rfind(b"\n")
+    cut = last
+    while cut >= 0 and buf[cut + 1 : cut + 2] in (b" ", b"\t"):
+        cut = buf.rfind(b"\n", 0, cut)
+    return cut if cut >= 0 else last
 
 
 def _oversized(source: Source, limit: int) -> tuple[bytes, BinaryIO] | None:
@@ -120,7 +137,8 @@ def _oversized(source: Source, limit: int) -> tuple[bytes, BinaryIO] | None:
         except OSError as err:
             raise InputError(f"{source.name}: cannot access ({err.strerror or err})") from None
     stream = _decompressed(source)
-    head = _read_upto(stream, limit + 1, f"{source.name}: {source.compression or 'raw'}")
+    # at least the head that the whole read sniffs the format from, however small the limit
+    head = _read_upto(stream, max(limit + 1, HEAD_BYTES), f"{source.name}: {source.compression or 'raw'}")
     if len(head) <= limit:
         source._data, source.stream = head, None
         return None
@@ -128,7 +146,8 @@ def _oversized(source: Source, limit: int) -> tuple[bytes, BinaryIO] | None:
 
 
 def _stream_parse(
-    parser: Parser, stream: BinaryIO, name: str, fields: FieldMap, total: int, kind: str
+    parser: Parser, stream: BinaryIO, name: str, fields: FieldMap, total: int, kind: str,
+    on_rows: Callable[[pl.DataFrame], None] | None = None,
 ) -> ParseResult:
     chunks = ChunkParser(name, fields)
     chunks.parser = parser  # sniffed by the caller, which also refused whole-document formats
@@ -144,6 +163,8 @@ def _stream_parse(
         part = chunks.result
         if part is None:
             continue
+        if on_rows is not None and table.height:
+            on_rows(table.sort(LINE_NO))
         reducer.add(table)
         if chunk_evals.height and sum(e.height for e in evals) < memory.row_budget(total):
             evals.append(chunk_evals)
@@ -155,23 +176,32 @@ def _stream_parse(
         raise ParseError(f"{name}: no training steps found in {chunks.lines} lines (read in chunks)")
     table, reduce_notes = reducer.finish()
     size = memory.in_memory_limit(total)
+    dropped = ", extra columns dropped" if reducer.k > 1 else ""
     notes[f"log larger than the in-memory limit ({memory.human(size)} of a {memory.human(total)} "
-          f"memory budget): read in chunks, extra columns dropped"] = None
+          f"memory budget): read in chunks{dropped}"] = None
     spe = stated or (reducer.steps_per_epoch if reducer.k > 1 else None)
-    return ParseResult(
-        table=table,
+    # what the chunks stated beyond their rows (markers, events, plans, config) in file lines, as
+    # the whole read states it
+    stated_facts = chunks.facts.result(
+        table, pl.concat(evals, how="diagonal_relaxed") if evals else pl.DataFrame(), chunks.lines, chunks.skipped
+    )
+    return dataclasses.replace(
+        stated_facts,
         steps_per_epoch=spe,
-        evals=pl.concat(evals, how="diagonal_relaxed") if evals else pl.DataFrame(),
-        lines_read=chunks.lines,
-        skip_reasons=chunks.skipped,
-        total_steps=steps_total,
-        aliases=aliases,
-        notes=(*notes, *reduce_notes),
+        total_steps=steps_total or stated_facts.total_steps,
+        aliases={**stated_facts.aliases, **aliases},
+        notes=(*dict.fromkeys((*stated_facts.notes, *notes)), *reduce_notes),
     )
 
 
-def parse_large(source: Source, fields: FieldMap, total: int, fmt: str | None = None) -> tuple[ParseResult, str] | None:
+def parse_large(
+    source: Source, fields: FieldMap, total: int, fmt: str | None = None,
+    on_rows: Callable[[pl.DataFrame], None] | None = None,
+) -> tuple[ParseResult, str] | None:
     """Parse a log that does not fit the in-memory limit of a ``total``-byte budget, in chunks.
+
+    ``on_rows`` sees every chunk's step rows in file order before they are reduced (what needs
+    the records one by one, such as the stuck-counter rule, is computed there).
 
     Returns None when it fits (the caller parses it whole); else (ParseResult, parser name).
 
@@ -193,4 +223,4 @@ def parse_large(source: Source, fields: FieldMap, total: int, fmt: str | None = 
             f"limit of a {memory.human(total)} budget); raise it with --max-memory or ${memory.ENV_VAR}"
         )
     kind = source.compression or "raw"
-    return _stream_parse(parser, prefixed(head, rest), source.name, fields, total, kind), parser.name
+    return _stream_parse(parser, prefixed(head, rest), source.name, fields, total, kind, on_rows), parser.name

@@ -137,7 +137,7 @@ def _item(buf: bytes) -> tuple[str, Any]:
         elif num == 16 or (num in (7, 8) and wire == 2):
             try:
                 value = json.loads(v.decode("utf-8", "replace")) if num != 7 else v.decode()
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested past Python's parser: no value
                 value = None
         elif num == 6 and wire == 1:
             value = struct.unpack("<d", v)[0]

@@ -172,7 +172,7 @@ def resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
         counts["resume_steps"] = ()
         counts["resume_lines"] = ((), 0)
         counts["fresh_lines"] = ()
-        counts["stuck_counters"] = ()
+        counts["stuck_counters"] = result.stuck_counters or ()
         return result.table.drop(RESTART, strict=False), counts
     t = result.table.sort(LINE_NO, maintain_order=True)
     restart = pl.Series([False] * t.height)
@@ -182,8 +182,9 @@ def resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
         restart = restart.scatter(0, False) if t.height else restart
         t = t.drop(RESTART)
     line = t[LINE_NO].to_numpy() if LINE_NO in t.columns else None
-    stuck = find_stuck(t[STEP].to_numpy(), line)
-    if stuck:
+    streamed = result.stuck_counters is not None  # found on the records before they were reduced
+    stuck = result.stuck_counters or () if streamed else find_stuck(t[STEP].to_numpy(), line)
+    if stuck and not streamed:
         keep = pl.Series(collapse_mask(t[STEP].to_numpy()))
         t, restart = t.filter(keep), restart.filter(keep)
     t, dups = _drop_duplicates(t.with_columns(restart.alias(RESTART)))

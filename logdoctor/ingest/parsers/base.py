@@ -13,7 +13,7 @@ from logdoctor.errors import ConfigError
 from logdoctor.ingest.aliases import FieldMap, normalize_key
 from logdoctor.ingest.parsers.markers import Markers
 from logdoctor.ingest.sources import Source
-from logdoctor.model import ConfigFact, LogEvent
+from logdoctor.model import ConfigFact, LogEvent, StuckCounter
 
 #: Optional ``ParseResult.table`` column: non-zero on the first step record after a restart, which
 #: structure/ reads as "a resume starts here": 1 after a restart marker line (text.py).
@@ -53,6 +53,9 @@ class ParseResult:
         events: every failure event the log prints (ingest/parsers/events.py: CUDA OOM, NCCL
             timeouts, tracebacks, recovered OOMs, early stopping...), file order; structure/ gives
             each run the events written on its lines, and the failure after its last training row.
+        stuck_counters: the stuck step counters found on the records one by one while a log was
+            streamed and reduced (its table no longer holds them in file order); None when the
+            structure stage finds them in the table itself.
         snapshot: the file is a state saved during training (a checkpoint's ``trainer_state.json``
             without the summary the trainer writes when its loop ends): it says nothing of what came after.
     """
@@ -77,6 +80,7 @@ class ParseResult:
     config_facts: tuple[ConfigFact, ...] = ()
     events: tuple[LogEvent, ...] = ()
     snapshot: bool = False
+    stuck_counters: tuple[StuckCounter, ...] | None = None
 
     @property
     def lines_skipped(self) -> int:

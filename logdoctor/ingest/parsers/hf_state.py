@@ -4,14 +4,13 @@ class count of the checkpoint's ``config.json`` beside it)."""
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping
 from typing import Any
 
 import polars as pl
 
 from logdoctor.errors import ParseError
-from logdoctor.ingest import jsonstream
+from logdoctor.ingest import jsonstream, limits
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.framechunks import FrameChunks
 from logdoctor.ingest.parsers.base import Parser, ParseResult
@@ -24,7 +23,9 @@ from logdoctor.model import LINE_NO, ConfigFact, LogEvent
 
 def _state(source: Source) -> dict[str, Any]:
     try:
-        state = json.loads(source.text())
+        state = limits.loads(source.text())
+    except limits.TooDeep as err:
+        raise ParseError(f"{source.name}: trainer_state.json is {err}") from None
     except ValueError as err:
         raise ParseError(f"{source.name}: trainer_state.json is not valid JSON ({err})") from None
     if not isinstance(state, dict) or not isinstance(state.get("log_history"), list):

@@ -24,7 +24,7 @@ def sibling_classes(state_path: Path | None) -> tuple[ConfigFact, ...]:
         if not config.is_file() or config.stat().st_size > _MAX_BYTES:
             return ()
         data = json.loads(config.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return ()
     if not isinstance(data, dict):
         return ()

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import json
 import re
+from collections import Counter
 
 import polars as pl
 
 from logdoctor.errors import ParseError
+from logdoctor.ingest import limits
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.parsers import ndjson
 from logdoctor.ingest.parsers.base import Parser, ParseResult
 from logdoctor.ingest.parsers.configdump import config_markers, dump_texts
-from logdoctor.ingest.parsers.records import merge_skips, normalize_records
+from logdoctor.ingest.parsers.records import merge_skips, normalize_records, resolve_key
 from logdoctor.ingest.sources import Source
-from logdoctor.model import LINE_NO
+from logdoctor.model import CANONICAL_COLUMNS, LINE_NO
 
 #: Lines longer than this are not step records (ms-swift's final line embeds the whole history).
 MAX_RECORD_CHARS = 100_000
@@ -24,6 +25,11 @@ _SNIFF_LINES = 40
 # bare NaN / Infinity are not JSON, but Python's json module writes them: quote them
 _ARRAY_START = re.compile(r"^\s*\[\s*\{")
 _BARE = r"(:\s*)(-?(?:NaN|Infinity|nan|inf))(\s*[,}])"
+#: A JSON key (nested ones too): a string, blanks, a colon.
+_KEY = r'"((?:[^"\\]|\\.)*)"\s*:'
+#: Lines sampled from a large log to see whether it is wide, and the keys past which it is counted.
+WIDE_SAMPLE = 20_000
+WIDE_HINT = 64
 
 
 def _lines(source: Source) -> pl.DataFrame:
@@ -51,8 +57,9 @@ def _split(data: bytes) -> pl.DataFrame:
     return lines.with_row_index(LINE_NO, offset=1).select(pl.col(LINE_NO).cast(pl.Int64), "line")
 
 
-def _decode(lines: pl.DataFrame) -> tuple[pl.DataFrame, int]:
-    """Decode candidate object lines; returns (records with line_no, lines that were not JSON).
+def _decode(lines: pl.DataFrame, fields: FieldMap, wide: bool = False) -> tuple[pl.DataFrame, int, str | None]:
+    """Decode candidate object lines; returns (records with line_no, lines that were not JSON, the
+    notice of the key budget or None).
 
     Fast path: one ``pl.read_ndjson`` over the lines. When some line is not valid JSON, or a key
     changes type between records (a number here, an object there), the lines are decoded one by
@@ -61,15 +68,17 @@ def _decode(lines: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     """
     lines = lines.with_columns(pl.col("line").str.replace_all(_BARE, '$1"$2"$3'))
     if lines.height == 0:
-        return pl.DataFrame({LINE_NO: pl.Series([], dtype=pl.Int64)}), 0
+        return pl.DataFrame({LINE_NO: pl.Series([], dtype=pl.Int64)}), 0, None
+    if wide:  # one column per key would be built: decoded under the key budget
+        return _decode_slowly(lines, fields)
     try:
         text = lines["line"].str.join("\n").item()
         records = ndjson.read(lambda: io.StringIO(text), lines["line"])
         if records.height == lines.height:
-            return records.with_columns(lines[LINE_NO]), 0
+            return records.with_columns(lines[LINE_NO]), 0, None
     except pl.exceptions.PolarsError:
         pass
-    return _decode_slowly(lines)
+    return _decode_slowly(lines, fields)
 
 
 def _decode_raw(source: Source, lines: pl.DataFrame) -> pl.DataFrame | None:
@@ -86,23 +95,48 @@ def _decode_raw(source: Source, lines: pl.DataFrame) -> pl.DataFrame | None:
     return records.with_columns(lines[LINE_NO]) if records.height == lines.height else None
 
 
-def _decode_slowly(lines: pl.DataFrame) -> tuple[pl.DataFrame, int]:
-    """Per-line fallback: nested objects flattened one level, scalars as strings, others dropped."""
+def _decode_slowly(lines: pl.DataFrame, fields: FieldMap | None = None) -> tuple[pl.DataFrame, int, str | None]:
+    """Per-line fallback: nested objects flattened one level, scalars as strings, others dropped;
+    at most ``limits.MAX_KEYS`` keys are kept (the canonical ones, then the most frequent: ``fields``
+    resolves them), with the notice when some were dropped."""
     rows: list[dict[str, str | None]] = []
     keep: list[int] = []
+    counts: Counter[str] = Counter()
     for no, text in zip(lines[LINE_NO].to_list(), lines["line"].to_list(), strict=True):
         try:
-            obj = json.loads(text)
+            obj = limits.loads(text)
         except ValueError:
             continue
         if isinstance(obj, dict):
-            rows.append(_flat_strings(obj))
+            row = _flat_strings(obj)
+            counts.update(row.keys())
+            rows.append(row)
             keep.append(no)
     bad = lines.height - len(rows)
     if not rows:
-        return pl.DataFrame({LINE_NO: pl.Series([], dtype=pl.Int64)}), bad
+        return pl.DataFrame({LINE_NO: pl.Series([], dtype=pl.Int64)}), bad, None
+    always = {k for k in counts if resolve_key(k, fields or FieldMap()) in CANONICAL_COLUMNS}
+    kept, note = limits.keep_keys(counts, always)
+    if note is not None:
+        rows = [{k: v for k, v in row.items() if k in kept} for row in rows]
     frame = pl.from_dicts(rows, infer_schema_length=None)
-    return frame.with_columns(pl.Series(LINE_NO, keep, dtype=pl.Int64)), bad
+    return frame.with_columns(pl.Series(LINE_NO, keep, dtype=pl.Int64)), bad, note
+
+
+def _wide(lines: pl.Series) -> bool:
+    """Whether the records may hold more than ``limits.MAX_KEYS`` distinct keys (nested ones
+    counted), so that they are decoded under the key budget: counted exactly below
+    ``ndjson.LARGE`` lines, else first on a sample of ``WIDE_SAMPLE`` lines spread over the log
+    (exactly only when the sample holds more than ``WIDE_HINT`` keys: real logs hold a few dozen)."""
+    if lines.len() >= ndjson.LARGE:
+        step = max(1, lines.len() // WIDE_SAMPLE)
+        if _distinct_keys(lines.gather_every(step)) <= WIDE_HINT:
+            return False
+    return _distinct_keys(lines) > limits.MAX_KEYS
+
+
+def _distinct_keys(lines: pl.Series) -> int:
+    return int(lines.str.extract_all(_KEY).explode().drop_nulls().n_unique())
 
 
 def _flat_strings(obj: dict[str, object]) -> dict[str, str | None]:
@@ -120,7 +154,7 @@ def _flat_strings(obj: dict[str, object]) -> dict[str, str | None]:
 def _parse_array(source: Source, fields: FieldMap) -> ParseResult:
     """A JSON array of record objects (a W&B history export saved as one JSON document)."""
     try:
-        doc = json.loads(source.text())
+        doc = limits.loads(source.text())
     except ValueError as err:
         raise ParseError(f"{source.name}: JSON array is not valid JSON ({err})") from None
     rows = [r for r in doc if isinstance(r, dict)] if isinstance(doc, list) else []
@@ -134,7 +168,7 @@ def _parse_array(source: Source, fields: FieldMap) -> ParseResult:
 
 def _is_object(text: str) -> bool:
     try:
-        return isinstance(json.loads(text), dict)
+        return isinstance(limits.loads(text), dict)
     except ValueError:
         return False
 
@@ -176,14 +210,17 @@ class JsonLinesParser(Parser):
             ).height,
         }
         objects = nonempty.filter(is_obj & ~too_long)
-        records = _decode_raw(source, objects) if objects.height == n_read else None
-        bad = 0
+        wide = objects.height > 0 and _wide(objects["line"])
+        records = _decode_raw(source, objects) if objects.height == n_read and not wide else None
+        bad, note = 0, None
         if records is None:
-            records, bad = _decode(objects)
+            records, bad, note = _decode(objects, fields, wide)
         skips["not a JSON object"] += bad
         if records.width <= 1:
             raise ParseError(f"{source.name}: no JSON object records found ({n_read} lines read)")
         result = normalize_records(records, fields, source.name, n_read)
         if texts := dump_texts(records):  # MMDetection 2.x: the config as text in the first record
             result = dataclasses.replace(result, markers=config_markers(texts))
+        if note:
+            result = dataclasses.replace(result, notes=(*result.notes, note))
         return merge_skips(result, skips)

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
 import polars as pl
 
 from logdoctor.errors import ParseError
+from logdoctor.ingest import limits
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.parsers.base import Parser, ParseResult
 from logdoctor.ingest.parsers.records import normalize_records, resolve_key
 from logdoctor.ingest.sources import Source
+from logdoctor.model import CANONICAL_COLUMNS as CANONICAL
 from logdoctor.model import LINE_NO, LOSS, STEP
 
 _LINE = re.compile(r"^\d+ \S+ -?\d+\s*$")
@@ -40,8 +43,10 @@ def metric_files(folder: Path) -> list[Path]:
 
 
 def _read_metric(path: Path, key: str) -> pl.DataFrame:
+    with path.open("rb") as fh:  # bytes: polars opens no path whose name is not UTF-8
+        data = fh.read()
     frame = pl.read_csv(
-        path,
+        data,
         separator=" ",
         has_header=False,
         new_columns=["ts", "value", STEP],
@@ -72,9 +77,11 @@ class MlflowParser(Parser):
         folder = metrics_dir(source.path) if source.path is not None else None
         if folder is None:
             raise ParseError(f"{source.name}: no MLflow metrics folder")
-        files = metric_files(folder)
+        files, note = _kept(folder, fields)
         try:
-            series = [_read_metric(p, p.relative_to(folder).as_posix()) for p in files]
+            series = [_read_metric(p, _key(p, folder)) for p in files]
+        except OSError as err:
+            raise ParseError(f"{source.name}: unreadable MLflow metric file ({err.strerror or err})") from None
         except pl.exceptions.PolarsError as err:
             raise ParseError(f"{source.name}: unreadable MLflow metric file ({err})") from None
         keys = [s["key"][0] for s in series if s.height]
@@ -96,4 +103,28 @@ class MlflowParser(Parser):
         frame = frame.with_columns(
             pl.col(LINE_NO).fill_null(pl.int_range(1, pl.len() + 1, dtype=pl.Int64) + spine.height)
         )
-        return normalize_records(frame, fields, source.name, n_lines)
+        result = normalize_records(frame, fields, source.name, n_lines)
+        return dataclasses.replace(result, notes=(*result.notes, note)) if note else result
+
+
+def _key(path: Path, folder: Path) -> str:
+    """The metric name of a metric file (a name that is not UTF-8 shown with U+FFFD)."""
+    return limits.clean_text(path.relative_to(folder).as_posix())
+
+
+def _kept(folder: Path, fields: FieldMap) -> tuple[list[Path], str | None]:
+    """The metric files read (at most ``limits.MAX_KEYS``: the canonical ones, then the longest)
+    and the notice when some were left."""
+    files = metric_files(folder)
+    sizes: dict[str, int] = {}
+    by_key: dict[str, Path] = {}
+    for p in files:
+        key = _key(p, folder)
+        by_key[key] = p
+        try:
+            sizes[key] = p.stat().st_size
+        except OSError:
+            sizes[key] = 0
+    always = {k for k in sizes if resolve_key(k, fields) in CANONICAL}
+    kept, note = limits.keep_keys(sizes, always)
+    return [p for k, p in by_key.items() if k in kept], note

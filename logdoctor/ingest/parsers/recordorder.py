@@ -64,3 +64,16 @@ def number_by_order(table: pl.DataFrame) -> tuple[pl.DataFrame, str]:
         starts = np.maximum.accumulate(np.where(fresh_runs(epoch), order, 0))
         order = order - starts
     return table.insert_column(0, pl.Series(STEP, order + 1)), BY_ORDER
+
+
+def continue_order(table: pl.DataFrame, last: int) -> pl.DataFrame:
+    """A later chunk's rows numbered 1, 2, ... in record order (``number_by_order``) continued from
+    ``last``, the step of the record before the chunk: its rows up to the first fresh run (where
+    the numbering starts again) follow on; a fresh run keeps its own numbers."""
+    if last <= 0 or table.height == 0:
+        return table
+    steps = table[STEP].to_numpy().copy()
+    again = np.flatnonzero(steps[1:] <= steps[:-1]) + 1
+    end = int(again[0]) if again.size else steps.size
+    steps[:end] += last
+    return table.with_columns(pl.Series(STEP, steps))

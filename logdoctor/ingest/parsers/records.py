@@ -12,13 +12,14 @@ import polars as pl
 
 from logdoctor import vocab
 from logdoctor.errors import ParseError
+from logdoctor.ingest import limits
 from logdoctor.ingest.aliases import ALIASES, FieldMap, normalize_key
 from logdoctor.ingest.parsers.base import ParseResult
 from logdoctor.ingest.parsers.clock import elapsed_seconds
 from logdoctor.ingest.parsers.evalsections import MIN_EVALS, eval_loss_columns
 from logdoctor.ingest.parsers.namedtotal import undefined_results
 from logdoctor.ingest.parsers.objective import objective_of, summed_eval_parts
-from logdoctor.model import BATCH_FP, EPOCH, LINE_NO, LOSS, MICRO_FP, STEP
+from logdoctor.model import BATCH_FP, CANONICAL_COLUMNS, EPOCH, LINE_NO, LOSS, MICRO_FP, STEP
 
 #: Keys whose presence marks an end-of-training summary record (HF ``train_runtime`` ...).
 SUMMARY_KEYS: frozenset[str] = frozenset(
@@ -255,12 +256,13 @@ def normalize_records(
         ParseError: no record holds a training loss.
     """
     skips: dict[str, int] = {}
-    frame = elapsed_seconds(_split_fractions(flatten(frame)))
+    frame, budget = budget_columns(flatten(frame), fields)
+    frame = elapsed_seconds(_split_fractions(frame))
     text_cols = [c for c in frame.columns if resolve_key(c, fields) in (BATCH_FP, MICRO_FP)]
     frame = undefined_results(to_numeric(drop_summaries(frame, skips), keep_text=text_cols))
     totals = [c for c in frame.columns if normalize_key(c) in TOTAL_KEYS]
     total = frame.select(pl.max_horizontal(totals).max()).item() if totals else None
-    notes: list[str] = []
+    notes: list[str] = [budget] if budget else []
     frame = compose_objective(frame.drop(totals), fields, notes)
     table, eval_names, aliases = _resolve_columns(frame, fields, name)
     table, spe = _apply_step_rule(table, notes)
@@ -280,6 +282,19 @@ def normalize_records(
         notes=tuple(notes),
         keys_seen=tuple(c for c in frame.columns if c != LINE_NO),
     )
+
+
+def budget_columns(frame: pl.DataFrame, fields: FieldMap) -> tuple[pl.DataFrame, str | None]:
+    """``frame`` with at most ``limits.MAX_KEYS`` record keys (those that resolve to a canonical
+    column, then the most often present), and the notice when some were dropped."""
+    if frame.width <= limits.MAX_KEYS + 1:
+        return frame, None
+    names = [c for c in frame.columns if c != LINE_NO]
+    present = frame.select(pl.col(names).is_not_null().sum()).row(0)
+    counts = dict(zip(names, present, strict=True))
+    always = {c for c in names if resolve_key(c, fields) in CANONICAL_COLUMNS}
+    kept, note = limits.keep_keys(counts, always)
+    return frame.select([c for c in frame.columns if c == LINE_NO or c in kept]), note
 
 
 def count_skips(skips: dict[str, int], reason: str, n: int) -> None:

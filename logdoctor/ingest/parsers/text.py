@@ -221,7 +221,7 @@ class TextParser(Parser):
             # read only where nothing else counts the skipped steps: overflow lines (one per skip) or
             # a skip counter on the metric lines (Megatron's ``number of skipped iterations``)
             table = attach_skip_counters(table, scan_skip_counters(events_in))
-        notes: list[str] = []
+        notes: list[str] = list(out.notes)
         if banners:
             notes.append(
                 f"{banners} metric line(s) printed under an evaluation banner (e.g. `***** Evaluating "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -9,6 +10,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from logdoctor.ingest import limits
 from logdoctor.ingest.aliases import ALIASES, FieldMap
 from logdoctor.ingest.parsers.lines import LINE_NO
 from logdoctor.ingest.parsers.screen import Lines
@@ -22,7 +24,7 @@ from logdoctor.ingest.parsers.textplan import (
     total_loss_keys,
 )
 from logdoctor.ingest.parsers.textrules import VALUE, shape_of
-from logdoctor.model import EPOCH, LOSS, STEP
+from logdoctor.model import CANONICAL_COLUMNS, EPOCH, LOSS, STEP
 
 MAX_LINE = 4000
 #: ``number of nan iterations: 0``: a nan that is a word of a key, not a value (textrules).
@@ -38,6 +40,9 @@ AT_KEY = r"([A-Za-z])@(\d{1,2})(\s*[:=]?\s*[-+]?\d)"
 ValueOf = Callable[[int], pl.Expr]
 _SHAPE, _PLAN, _VALS = "_shape", "_plan", "_vals"
 _KEEP = ("train", "eval", "unstepped")
+#: Columns a plan reads that the key budget never drops (the run's canonical columns and what the
+#: parser derives steps and totals from).
+_ALWAYS = frozenset({*CANONICAL_COLUMNS, BATCHES, BATCHES_TOTAL})
 _REASON = {"eval": "eval line", "unstepped": "no step"}
 
 
@@ -61,6 +66,8 @@ class Extracted:
     total_loss: set[str] = field(default_factory=set)
     #: a global step beside a position-in-epoch counter (Coqui ``STEP: i/N -- GLOBAL_STEP: G``)
     epoch_position: bool = False
+    #: notices for the run (a limit that bit)
+    notes: list[str] = field(default_factory=list)
 
 
 def prefilter(fields: FieldMap) -> str:
@@ -114,7 +121,8 @@ def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
             out.total_loss.update(total_loss_keys(plan))
         out.keys_seen.update(plan.train, plan.evals)
     shapes = dict(zip(ids, reps[_SHAPE], strict=True))
-    reps = reps.select(_SHAPE, pl.Series(_PLAN, ids, dtype=pl.Int64))
+    same = budget_keys(plans, dict(zip(ids, reps["n"], strict=True)), out)
+    reps = reps.select(_SHAPE, pl.Series(_PLAN, [same[pid] for pid in ids], dtype=pl.Int64))
     keep = [pid for pid, p in plans.items() if p.role in _KEEP or _lossless(p)]
     used = cand.join(reps, on=_SHAPE, how="inner").filter(pl.col(_PLAN).is_in(keep))
     if used.height == 0:
@@ -122,6 +130,37 @@ def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
     used = used.with_columns(msg.str.extract_all(VALUE).alias(_VALS))
     for (pid,), part in used.partition_by(_PLAN, as_dict=True, maintain_order=True).items():
         rows(part, plans[int(pid)], out, shape=shapes[int(pid)])
+
+
+def _plan_key(plan: Plan) -> tuple[object, ...]:
+    return (plan.role, tuple(plan.train.items()), tuple(plan.evals.items()), plan.total, plan.ppl,
+            plan.derived_step)
+
+
+def budget_keys(plans: dict[int, Plan], lines: dict[int, int], out: Extracted) -> dict[int, int]:
+    """Keep at most ``limits.MAX_KEYS`` metric names over all shapes (the canonical and planning
+    columns always, then the names on most lines): each plan loses the others, and plans that
+    become alike are read as one (pid -> the pid whose plan reads its lines). A log whose key
+    names change from line to line (``k1234_loss=``) would otherwise give one shape, one frame
+    and one column per line."""
+    counts: Counter[str] = Counter()
+    for pid, plan in plans.items():
+        for key in (*plan.train, *plan.evals):
+            counts[key] += lines[pid]
+    ppl = {plan.ppl for plan in plans.values() if plan.ppl is not None}
+    kept, note = limits.keep_keys(counts, always=_ALWAYS | ppl)
+    if note is None:
+        return {pid: pid for pid in plans}
+    out.notes.append(note)
+    out.keys_seen.intersection_update(kept)
+    first: dict[tuple[object, ...], int] = {}
+    same: dict[int, int] = {}
+    for pid, plan in plans.items():
+        train = {k: i for k, i in plan.train.items() if k in kept}
+        evals = {k: i for k, i in plan.evals.items() if k in kept}
+        plans[pid] = plan = dataclasses.replace(plan, train=train, evals=evals)
+        same[pid] = first.setdefault(_plan_key(plan), pid)
+    return same
 
 
 def _lossless(plan: Plan) -> bool:

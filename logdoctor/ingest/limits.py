@@ -1,0 +1,103 @@
+"""Limits on the dimensions of an input that real logs never reach, and the notice when one bites.
+
+Each limit has a default far above what the real corpus holds (``tests/unit/test_limits.py``
+measures the corpus under ../shared/reallogs against them):
+
+* ``MAX_KEYS``: distinct metric names kept per log. The 45 real logs hold at most 55 columns
+  (training and evaluation tables together: fairseq's HuBERT pretraining log), most under 20;
+  a log whose names change from line to line (a key with a counter in it) would otherwise build
+  one column per line (10,000 names: 17 GB). The most frequent names are kept, and the names
+  that every log needs (step, loss, the canonical columns) always are.
+* nesting: a JSON or TOML document nested past what Python's parsers read (about 1,000 levels;
+  real trainer states and configs nest under 10) is refused in one line (``TooDeep``, exit 2)
+  instead of ending the command in a RecursionError.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection, Mapping
+from typing import Any
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: Distinct metric names kept per log (the most frequent ones).
+MAX_KEYS = 256
+
+
+class TooDeep(ValueError):
+    """A document nested deeper than Python's parsers read."""
+
+
+def keys_note(kept: int, total: int) -> str:
+    """``kept the 256 most frequent of 10,000 metric names (the others are dropped)``."""
+    return f"kept the {kept:,} most frequent of {total:,} metric names (the others are dropped)"
+
+
+def keep_keys(
+    counts: Mapping[str, int], always: Collection[str] = (), limit: int = MAX_KEYS
+) -> tuple[set[str], str | None]:
+    """(the names to keep, the notice or None): every name when there are at most ``limit``, else
+    the names in ``always`` and the most frequent others (ties in first-seen order) up to ``limit``."""
+    if len(counts) <= limit:
+        return set(counts), None
+    must = [k for k in counts if k in always]
+    room = max(0, limit - len(must))
+    ranked = sorted((k for k in counts if k not in always), key=lambda k: -counts[k])[:room]
+    kept = set(must) | set(ranked)
+    return kept, keys_note(len(kept), len(counts))
+
+
+def has_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (which no UTF-8 sink can write)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def clean_text(text: str) -> str:
+    """``text`` with every lone surrogate (``"\\udcff"`` from JSON or a non-UTF-8 file name) made
+    U+FFFD; other text unchanged."""
+    if not has_surrogate(text):
+        return text
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def clean_value(value: Any) -> Any:
+    """``value`` (decoded JSON) with its strings and keys made ``clean_text``; an explicit stack, so
+    any depth is walked."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if not isinstance(value, dict | list):
+        return value
+    root: list[Any] = [value]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
+    while stack:
+        parent, key = stack.pop()
+        item = parent[key]
+        if isinstance(item, str):
+            parent[key] = clean_text(item)
+        elif isinstance(item, list):
+            stack.extend((item, i) for i in range(len(item)))
+        elif isinstance(item, dict):
+            fixed = {clean_text(k): v for k, v in item.items()} if any(map(has_surrogate, item)) else item
+            parent[key] = fixed
+            stack.extend((fixed, k) for k in fixed)
+    return root[0]
+
+
+def loads(text: str | bytes) -> Any:
+    """``json.loads`` that reads any valid JSON as data: lone surrogates become U+FFFD; a
+    document nested past Python's stack raises ``TooDeep`` (a ValueError, as a JSON error is).
+
+    Raises:
+        ValueError: not JSON, or ``TooDeep``.
+    """
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise TooDeep("nested too deeply to read") from None
+    needs = b"\\u" in text if isinstance(text, bytes) else "\\u" in text
+    return clean_value(value) if needs else value

@@ -1,0 +1,74 @@
+"""The key budget: at most MAX_KEYS metric names per log, the canonical ones always, a notice when it bites."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from logdoctor import pipeline
+from logdoctor.ingest import limits
+from logdoctor.ingest.limits import MAX_KEYS
+
+REALLOGS = Path(__file__).resolve().parents[2].parent / "shared" / "reallogs"
+
+
+def test_keep_keys_at_the_edge() -> None:
+    counts = {f"k{i}": i for i in range(MAX_KEYS)}
+    assert limits.keep_keys(counts) == (set(counts), None)
+    counts["rare"] = 0
+    counts["step"] = 0
+    kept, note = limits.keep_keys(counts, always={"step"})
+    assert len(kept) == MAX_KEYS and "step" in kept and "rare" not in kept and "k0" not in kept
+    assert note == f"kept the {MAX_KEYS} most frequent of {MAX_KEYS + 2} metric names (the others are dropped)"
+
+
+def _text_log(path: Path, names: int, lines: int = 400) -> Path:
+    path.write_text("".join(f"step {i} loss={2 - i / 1000:.4f} k{i % names}_metric={i % 7}\n" for i in range(lines)))
+    return path
+
+
+@pytest.mark.parametrize("names", [MAX_KEYS - 2, MAX_KEYS - 1])
+def test_text_keys_changing_every_line_keep_steps_and_say_so(names: int, tmp_path: Path) -> None:
+    run = pipeline.load(str(_text_log(tmp_path / "a.log", names)))
+    assert run.table.height == 400
+    kept = [c for c in run.table.columns if c.endswith("_metric")]
+    notes = [n for n in run.meta.notes if "metric names" in n]
+    if names + 2 <= MAX_KEYS:  # step and loss are names too
+        assert len(kept) == names and not notes
+    else:
+        assert len(kept) == MAX_KEYS - 2 and notes == [
+            f"kept the {MAX_KEYS} most frequent of {names + 2} metric names (the others are dropped)"]
+
+
+@pytest.mark.parametrize("names", [MAX_KEYS - 2, MAX_KEYS - 1])
+def test_jsonl_keys_changing_every_line_keep_steps_and_say_so(names: int, tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_text("".join(json.dumps({"step": i, "loss": 2 - i / 1000, f"m{i % names}": 1.0}) + "\n"
+                            for i in range(400)))
+    run = pipeline.load(str(path))
+    assert run.table.height == 400 and run.table["loss"].null_count() == 0
+    notes = [n for n in run.meta.notes if "metric names" in n]
+    assert bool(notes) == (names + 2 > MAX_KEYS)
+
+
+def test_csv_columns_are_budgeted(tmp_path: Path) -> None:
+    path = tmp_path / "wide.csv"
+    n = MAX_KEYS + 10
+    path.write_text("step,loss," + ",".join(f"m{j}" for j in range(n)) + "\n"
+                    + "".join(f"{i},{2 - i / 100}," + ",".join("1" for _ in range(n)) + "\n" for i in range(60)))
+    run = pipeline.load(str(path))
+    assert run.table.height == 60
+    assert any(f"of {n + 2} metric names" in note for note in run.meta.notes)
+
+
+@pytest.mark.skipif(not REALLOGS.is_dir(), reason="../shared/reallogs is absent")
+def test_no_real_log_reaches_the_key_budget() -> None:
+    logs = [p for p in sorted(REALLOGS.iterdir()) if p.suffix not in (".md", ".tsv")]
+    widest = 0
+    for path in logs:
+        run = pipeline.load(str(path))
+        assert not any("metric names" in n for n in run.meta.notes), path.name
+        widest = max(widest, run.table.width + run.evals.width)
+    assert widest * 4 < MAX_KEYS  # the default stands far above the widest real log

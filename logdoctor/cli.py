@@ -374,7 +374,7 @@ def tail(
     """Follow a live training log and report findings the moment they appear (Ctrl-C stops)."""
     from logdoctor.tail.runner import TailOptions, follow
     from logdoctor.tail.session import SessionOptions
-    from logdoctor.tail.views import stream_renderer
+    from logdoctor.tail.views import stdout_renderer
 
     patterns = [*(paths or []), *(globs or [])]
     if not patterns:
@@ -391,7 +391,7 @@ def tail(
         inotify=not poll, session=session,
         server_interval=server_interval,
     )
-    return follow(opts, stream_renderer(fmt))
+    return follow(opts, stdout_renderer(fmt, effects=bool(on_finding or exit_on)))
 
 
 def _command_app(args: list[str]) -> typer.Typer:

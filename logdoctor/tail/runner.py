@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Sequence
@@ -10,6 +9,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from logdoctor import sanitize
 from logdoctor.detectors.base import Analyzer
 from logdoctor.errors import InputError, LogdoctorError
 from logdoctor.exitcodes import ExitCode
@@ -32,7 +32,7 @@ from logdoctor.tail.pending import Pending
 from logdoctor.tail.runsources import MlflowPoller, WandbFollower, run_follower
 from logdoctor.tail.session import HeavyFn, HeavyResult, SessionOptions, TailSession
 from logdoctor.tail.signals import StopSignals
-from logdoctor.tail.stream import StreamRenderer, event_dict
+from logdoctor.tail.stream import StreamRenderer, event_dict, event_json
 from logdoctor.tail.watch import InotifyWatcher, make_watcher
 
 #: CPU seconds of a heavy pass above which the final pass is skipped (Ctrl-C should not hang).
@@ -296,14 +296,13 @@ class Tailer:
             if not isinstance(event, FindingRaised | FindingWithdrawn | FindingRevised):
                 continue
             if self.hook is not None:
-                doc = event_dict(event)
                 env = {
-                    "LOGDOCTOR_EVENT": doc["event"],
+                    "LOGDOCTOR_EVENT": event_dict(event)["event"],
                     "LOGDOCTOR_CODE": event.finding.code,
                     "LOGDOCTOR_SEVERITY": event.finding.severity.label,
-                    "LOGDOCTOR_SOURCE": event.source,
+                    "LOGDOCTOR_SOURCE": sanitize.redact(event.source),
                 }
-                self.hook.submit(json.dumps(doc, allow_nan=False), env)
+                self.hook.submit(event_json(event), env)
             raised = not isinstance(event, FindingWithdrawn)
             if raised and self.opts.exit_on is not None and event.finding.severity >= self.opts.exit_on:
                 self._exit = True

@@ -53,6 +53,9 @@ class TailOptions:
     exit_on: Severity | None = None
     on_finding: str | None = None
     hook_timeout: float = 10.0
+    #: seconds the --on-finding runs still going or queued get once tail stops (a time limit is
+    #: kept to about a second); then the running one is killed and what was never passed on is said
+    hook_grace: float = 1.0
     inotify: bool = True
     server_interval: float = 10.0
     background: bool = True
@@ -329,7 +332,7 @@ class Tailer:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
         if self.hook is not None:
-            self.hook.close(self.opts.hook_timeout)
+            self.hook.close(min(self.opts.hook_timeout, self.opts.hook_grace))
             self._emit([])
         for follower, _ in self.files.values():
             follower.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import io
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -430,8 +431,11 @@ def main(argv: list[str] | None = None) -> int:
             raise clirun.Done(ex.exit_code) from None
         except typer.TyperException as err:  # usage errors: bad option, missing argument
             show = getattr(err, "show", None)
-            if callable(show):
-                show()
+            if callable(show):  # click's usage text quotes the arguments: said through our sanitiser
+                buf = io.StringIO()
+                show(file=buf)
+                for line in buf.getvalue().splitlines():
+                    clirun.say(line)
             else:
                 clirun.say(f"logdoctor: error: {err}")
             raise clirun.Done(ExitCode.BAD_INPUT) from None

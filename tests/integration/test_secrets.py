@@ -155,3 +155,19 @@ def test_a_secret_met_in_a_url_is_redacted_where_quoted_alone() -> None:
     assert sanitize.redact('error: "Quoted-Secret-42" rejected') == 'error: "***" rejected'
     assert sanitize.redact("http://u:ab@h/x") == "http://***@h/x"  # and a short one only inside its URL
     assert sanitize.redact("a lab report") == "a lab report"
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "markdown", "html"])
+def test_compare_prints_no_secret(fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    local = _inputs(tmp_path)[0]
+    assert main(["compare", local, str(EXAMPLE), "-f", fmt, "-o", str(tmp_path / f"c.{fmt}")]) in (0, 1)
+    out, err = capsys.readouterr()
+    assert _leaks((tmp_path / f"c.{fmt}").read_bytes()) == [] and _leaks(out + err) == []
+
+
+@pytest.mark.parametrize("args", [["parse", "x.log", "--{url}"], ["{url}"], ["analyze", "--map", "{url}", "x.log"]])
+def test_usage_errors_print_no_secret(args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = _inputs(tmp_path)[1]
+    assert main([a.format(url=url) for a in args]) == 2
+    out, err = capsys.readouterr()
+    assert err and _leaks(out + err) == []

@@ -48,11 +48,26 @@ def run_ref(name: str) -> RunRef | None:
     return None
 
 
-def _auth_header() -> dict[str, str]:
+def _split_userinfo(base: str) -> tuple[str, tuple[str, str] | None]:
+    """``http://user:password@host/p`` -> (``http://host/p``, (user, password)); no userinfo: None."""
+    parts = urllib.parse.urlsplit(base)
+    if "@" not in parts.netloc:
+        return base, None
+    userinfo, host = parts.netloc.rsplit("@", 1)
+    user, _, password = userinfo.partition(":")
+    plain = urllib.parse.urlunsplit(parts._replace(netloc=host))
+    return plain, (urllib.parse.unquote(user), urllib.parse.unquote(password))
+
+
+def _auth_header(userinfo: tuple[str, str] | None = None) -> dict[str, str]:
+    """Credentials from the environment (as the mlflow client reads them), else the address's
+    ``user:password@`` as basic authentication."""
     token = os.environ.get("MLFLOW_TRACKING_TOKEN")
     if token:
         return {"Authorization": f"Bearer {token}"}
     user, password = os.environ.get("MLFLOW_TRACKING_USERNAME"), os.environ.get("MLFLOW_TRACKING_PASSWORD")
+    if not (user and password) and userinfo is not None:
+        user, password = userinfo
     if user and password:
         basic = base64.b64encode(f"{user}:{password}".encode()).decode()
         return {"Authorization": f"Basic {basic}"}
@@ -111,8 +126,9 @@ def call_json(ref: RunRef, endpoint: str, body: bytes | None = None) -> dict[str
     import http.client  # here: http.client and ssl would cost every local analysis ~15 ms
     import urllib.request
 
-    url = f"{ref.base}/api/2.0/mlflow/{endpoint}"
-    headers = {"Accept": "application/json", **_auth_header()}
+    base, userinfo = _split_userinfo(ref.base)
+    url = f"{base}/api/2.0/mlflow/{endpoint}"
+    headers = {"Accept": "application/json", **_auth_header(userinfo)}
     if body is not None:
         headers["Content-Type"] = "application/json"
     req = urllib.request.Request(url, data=body, headers=headers)

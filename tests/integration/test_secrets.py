@@ -8,10 +8,15 @@ password. Every sink is run over all of them and searched for every secret.
 
 from __future__ import annotations
 
+import base64
+import http.server
 import json
 import subprocess
 import sys
+import threading
 import types
+import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,7 +41,45 @@ SECRETS = {
 }
 
 
-def _inputs(tmp_path: Path) -> list[str]:
+class _Tracker(http.server.BaseHTTPRequestHandler):
+    """An MLflow server that wants the address's user and password (basic authentication)."""
+
+    def do_GET(self) -> None:
+        want = "Basic " + base64.b64encode(f"bob:{SECRETS['tracker_password']}".encode()).decode()
+        if self.headers.get("Authorization") != want:
+            self.send_response(401)
+            self.end_headers()
+            return
+        if urllib.parse.urlparse(self.path).path.endswith("runs/get"):
+            doc: dict[str, object] = {"run": {"info": {"status": "FINISHED"}, "data": {"metrics": [{"key": "loss"}]}}}
+        else:
+            doc = {"metrics": [{"step": i, "value": 9.0 if i == 70 else 2 + 1 / i} for i in range(1, 121)]}
+        body = json.dumps(doc).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def tracker() -> Iterator[int]:
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Tracker)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield int(srv.server_address[1])
+    srv.shutdown()
+    srv.server_close()
+
+
+@pytest.fixture
+def inputs(tmp_path: Path, tracker: int) -> list[str]:
+    return _inputs(tmp_path, tracker)
+
+
+def _inputs(tmp_path: Path, port: int) -> list[str]:
     s = SECRETS
     local = tmp_path / (f"train?token={s['query_token']}&X-Amz-Signature={s['amz_signature']}"
                         f"&X-Amz-Credential={s['amz_credential']}&x={s['hf_token']}.log")
@@ -44,7 +87,7 @@ def _inputs(tmp_path: Path) -> list[str]:
     return [
         str(local),
         f"https://alice:{s['userinfo_password']}@h.invalid/run.log?X-Amz-Security-Token={s['ghp_token']}",
-        f"http://bob:{s['tracker_password']}@127.0.0.1:9/#/experiments/0/runs/abc123",
+        f"http://bob:{s['tracker_password']}@127.0.0.1:{port}/#/experiments/0/runs/abc123",
         str(tmp_path / f"missing?password={s['error_password']}&api_key={s['wandb_key']}.log"),
     ]
 
@@ -55,32 +98,41 @@ def _leaks(data: bytes | str) -> list[str]:
 
 
 @pytest.mark.parametrize("fmt", list(RENDERERS))
-def test_no_report_format_prints_a_secret(fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    out = tmp_path / f"out.{fmt}"
-    code = main(["analyze", *_inputs(tmp_path), "-f", fmt, "-o", str(out), "--reports", "-j", "1"])
+def test_no_report_format_prints_a_secret(fmt: str, inputs: list[str], tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Each input alone (a figure shows one run), then all together (a summary) where the format has one."""
+    runs = [[name] for name in inputs] + ([] if RENDERERS[fmt].is_binary else [inputs])
+    written = []
+    for i, names in enumerate(runs):
+        out = tmp_path / f"out{i}.{fmt}"
+        code = main(["analyze", *names, "-f", fmt, "-o", str(out), "--reports", "-j", "1"])
+        assert code == (0 if i in (0, 2) else 2)  # the local log and the tracker's run are read
+        written += [out.read_bytes()] if out.exists() else []
     err = capsys.readouterr().err
-    assert code == 2 and out.stat().st_size > 0
-    assert _leaks(err) == [] and _leaks(out.read_bytes()) == []
+    assert len(written) >= 2 and all(written)
+    assert _leaks(err) == [] and [_leaks(data) for data in written] == [[]] * len(written)
     assert "***" in err  # the errors still name their input, redacted
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "markdown", "github", "junit"])
-def test_no_report_on_stdout_prints_a_secret(fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    main(["analyze", *_inputs(tmp_path), "-f", fmt, "-v", "-j", "1"])
+def test_no_report_on_stdout_prints_a_secret(fmt: str, inputs: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    main(["analyze", *inputs, "-f", fmt, "-v", "-j", "1"])
     out, err = capsys.readouterr()
     assert out and _leaks(out) == [] and _leaks(err) == []
+    assert fmt != "json" or "http://***@127.0.0.1" in out  # the tracker's run was read and reported
 
 
 @pytest.mark.parametrize("table", ["csv", "parquet", "jsonl"])
-def test_parse_tables_and_their_errors_print_no_secret(table: str, tmp_path: Path,
+def test_parse_tables_and_their_errors_print_no_secret(table: str, inputs: list[str], tmp_path: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
-    local, remote, tracker, missing = _inputs(tmp_path)
-    assert main(["parse", local, "-o", str(tmp_path / f"t.{table}")]) == 0
-    assert _leaks((tmp_path / f"t.{table}").read_bytes()) == []
-    for name in (remote, tracker, missing):
+    local, remote, tracker, missing = inputs
+    for i, name in enumerate((local, tracker)):
+        assert main(["parse", name, "-o", str(tmp_path / f"t{i}.{table}")]) == 0
+        assert _leaks((tmp_path / f"t{i}.{table}").read_bytes()) == []
+    for name in (remote, missing):
         assert main(["parse", name, "--table-format", table, "-o", str(tmp_path / f"e.{table}")]) == 2
     out, err = capsys.readouterr()
-    assert err.count("\n") == 3 and _leaks(err) == [] and _leaks(out) == []
+    assert err.count("\n") == 2 and _leaks(err) == [] and _leaks(out) == []
 
 
 def test_a_secret_key_quoted_by_a_library_error_is_redacted(monkeypatch: pytest.MonkeyPatch,
@@ -112,17 +164,19 @@ def _hook(tmp_path: Path) -> tuple[str, Path]:
 
 
 @pytest.mark.parametrize("fmt", ["plain", "jsonl"])
-def test_tail_events_and_hook_arguments_print_no_secret(fmt: str, tmp_path: Path) -> None:
-    local = _inputs(tmp_path)[0]
+def test_tail_events_and_hook_arguments_print_no_secret(fmt: str, inputs: list[str], tmp_path: Path) -> None:
+    local, _, tracker, _ = inputs
     hook, dump = _hook(tmp_path)
     proc = subprocess.run(
-        [sys.executable, "-m", "logdoctor", "tail", local, "-f", fmt, "--on-finding", hook,
-         "--max-seconds", "4"],
+        [sys.executable, "-m", "logdoctor", "tail", local, tracker, "-f", fmt, "--on-finding", hook,
+         "--max-seconds", "4", "--server-interval", "0.5"],
         cwd=REPO, capture_output=True, timeout=120, check=False,
     )
     assert b"Traceback" not in proc.stderr
     assert proc.stdout.count(b"\n") > 2 and dump.exists() and b"LOGDOCTOR_SOURCE" in dump.read_bytes()
     assert _leaks(proc.stdout) == [] and _leaks(proc.stderr) == [] and _leaks(dump.read_bytes()) == []
+    assert b"http://***@127.0.0.1" in proc.stdout  # the tracker's run was read
+    assert b" 120 rows" in proc.stdout or b'"rows": 120' in proc.stdout
     if fmt == "jsonl":
         assert all(json.loads(line) for line in proc.stdout.splitlines())
 
@@ -158,16 +212,17 @@ def test_a_secret_met_in_a_url_is_redacted_where_quoted_alone() -> None:
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "markdown", "html"])
-def test_compare_prints_no_secret(fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    local = _inputs(tmp_path)[0]
-    assert main(["compare", local, str(EXAMPLE), "-f", fmt, "-o", str(tmp_path / f"c.{fmt}")]) in (0, 1)
+def test_compare_prints_no_secret(fmt: str, inputs: list[str], tmp_path: Path,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    local, _, tracker, _ = inputs
+    assert main(["compare", local, tracker, "--force", "-f", fmt, "-o", str(tmp_path / f"c.{fmt}")]) in (0, 1)
     out, err = capsys.readouterr()
     assert _leaks((tmp_path / f"c.{fmt}").read_bytes()) == [] and _leaks(out + err) == []
 
 
 @pytest.mark.parametrize("args", [["parse", "x.log", "--{url}"], ["{url}"], ["analyze", "--map", "{url}", "x.log"]])
-def test_usage_errors_print_no_secret(args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    url = _inputs(tmp_path)[1]
+def test_usage_errors_print_no_secret(args: list[str], inputs: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    url = inputs[1]
     assert main([a.format(url=url) for a in args]) == 2
     out, err = capsys.readouterr()
     assert err and _leaks(out + err) == []

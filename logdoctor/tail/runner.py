@@ -93,7 +93,16 @@ class Tailer:
         self._exit = False
 
     def run(self) -> int:
-        """Follow until a stop condition; returns the exit code."""
+        """Follow until a stop condition; returns the exit code. Whatever ends it (a closed
+        stdout, an error), the hooks' processes do not outlive it."""
+        try:
+            return self._run()
+        except BaseException:
+            if self.hook is not None:
+                self.hook.close(0.0)
+            raise
+
+    def _run(self) -> int:
         kind = "inotify" if isinstance(self.watcher, InotifyWatcher) else "poll"
         self.signals.install()
         reason, code = "interrupted", ExitCode.OK

@@ -71,3 +71,19 @@ def test_idle_timeout_holds_behind_a_slow_hook_and_the_loss_is_said(
     assert "still running when tail stopped, killed" in out
     assert "queued finding(s) not passed on: tail stopped first" in out
     assert not any(map(_alive, _pids(pids)))
+
+
+def test_hooks_die_with_tail_when_its_reader_leaves(tmp_path: Path) -> None:
+    """stdout closed under tail (a BrokenPipeError, not a stop condition) still ends its hooks."""
+    import subprocess
+    import sys
+
+    pids = tmp_path / "hooks"
+    hook = _hook(tmp_path, f'echo $$ >> "{pids}"\nsleep 30')
+    log = _log(tmp_path / "run.log")
+    reader = f"{sys.executable} -c 'import os, time; os.read(0, 1); time.sleep(1.5)'"
+    cmd = (f"{sys.executable} -m logdoctor tail '{log}' -f plain --max-seconds 20 --on-finding '{hook}' "
+           f"| {reader}; exit ${{PIPESTATUS[0]}}")
+    proc = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert _pids(pids) and not any(map(_alive, _pids(pids)))

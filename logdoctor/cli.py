@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import io
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -374,7 +375,7 @@ def tail(
     """Follow a live training log and report findings the moment they appear (Ctrl-C stops)."""
     from logdoctor.tail.runner import TailOptions, follow
     from logdoctor.tail.session import SessionOptions
-    from logdoctor.tail.views import stream_renderer
+    from logdoctor.tail.views import stdout_renderer
 
     patterns = [*(paths or []), *(globs or [])]
     if not patterns:
@@ -391,7 +392,7 @@ def tail(
         inotify=not poll, session=session,
         server_interval=server_interval,
     )
-    return follow(opts, stream_renderer(fmt))
+    return follow(opts, stdout_renderer(fmt, effects=bool(on_finding or exit_on)))
 
 
 def _command_app(args: list[str]) -> typer.Typer:
@@ -430,8 +431,11 @@ def main(argv: list[str] | None = None) -> int:
             raise clirun.Done(ex.exit_code) from None
         except typer.TyperException as err:  # usage errors: bad option, missing argument
             show = getattr(err, "show", None)
-            if callable(show):
-                show()
+            if callable(show):  # click's usage text quotes the arguments: said through our sanitiser
+                buf = io.StringIO()
+                show(file=buf)
+                for line in buf.getvalue().splitlines():
+                    clirun.say(line)
             else:
                 clirun.say(f"logdoctor: error: {err}")
             raise clirun.Done(ExitCode.BAD_INPUT) from None

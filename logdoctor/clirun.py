@@ -85,6 +85,11 @@ def prepare() -> None:
 
 def guard(call: Callable[[], object], argv: list[str] | None) -> int:
     """Run a command: its errors as one line and an exit code (see ``main`` in logdoctor.cli)."""
+    args = sys.argv[1:] if argv is None else argv
+    if any("://" in a or "?" in a for a in args):  # URLs: their secrets are redacted wherever quoted
+        from logdoctor import sanitize
+
+        sanitize.learn(args)
     try:
         rv = call()
         flush_stdout()  # here, where a full disk is an error, not at exit where it is a traceback

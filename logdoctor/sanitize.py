@@ -15,8 +15,11 @@ Each sink has one function here and applies it to everything it prints, its own 
 - ``xml`` / ``html``: ``terminal`` for every character XML 1.0 forbids or a CI page would render (the
   serializer escapes ``<&>"``; ``html`` escapes them itself), line breaks kept.
 - ``plot_text``: ``terminal``, and ``$`` escaped (matplotlib's mathtext).
-- ``redact``: ``scheme://user:password@host`` -> ``scheme://***@host`` (also used alone by JSON,
-  which otherwise keeps its strings raw: it is data, and json escapes them correctly).
+- ``redact``: credentials shown as ``***``: URL userinfo (``scheme://***@host``), query parameters
+  that carry credentials (``?token=***``, ``X-Amz-Signature=***``), secrets by their shape (AWS key
+  ids, ``hf_``/``ghp_`` tokens, W&B keys) and every secret met in a URL before, wherever it is
+  quoted again. Every sink applies it: ``terminal`` and all the sanitisers built on it, and alone
+  where strings stay raw (JSON reports, tail's JSON lines, hook payloads, ``parse`` tables).
 """
 
 from __future__ import annotations
@@ -28,23 +31,92 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-#: userinfo of a URL: what precedes ``@`` after ``scheme://`` (RFC 3986: no ``/ ? # @`` in it)
-_CREDENTIALS = re.compile(r"\b([A-Za-z][A-Za-z0-9+.\-]*://)[^\s/?#@]+@")
-#: C0 controls, DEL, C1 controls, zero-width and bidirectional format characters, line/paragraph separators
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+#: userinfo of a URL: what precedes ``@`` after ``scheme://`` (RFC 3986: no ``/ ? # @`` in it; a
+#: password pasted unencoded, as AWS secret keys with ``/`` are, is taken up to the ``@`` too)
+_CREDENTIALS = re.compile(r"\b([A-Za-z][A-Za-z0-9+.\-]*://)([^\s/?#@:]+:[^\s?#@]+|[^\s/?#@]+)@")
+#: C0 controls, DEL, C1 controls, zero-width and bidirectional format characters, line/paragraph
+#: separators, and what no UTF-8 or XML 1.0 text may hold: lone surrogates (a file name's bytes that
+#: are not UTF-8 arrive as U+DC80..U+DCFF) and the non-characters U+FFFE and U+FFFF
+_CONTROL = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ud800-\udfff\ufffe\uffff]"
+)
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 #: Markdown's inline-active ASCII punctuation: raw HTML (< >), entities (& before ``name;``), links
 #: and images ([ ]), emphasis (* ~, _ not inside a word), code spans (`), tables (|), the escape (\)
 _MD_ACTIVE = re.compile(r"[\\`*\[\]<>|~]|&(?=#?[A-Za-z0-9]+;)|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 
 
-def redact(text: str) -> str:
-    """``text`` with the credentials of every URL in it replaced by ``***``."""
-    return _CREDENTIALS.sub(r"\1***@", text)
+#: query parameters that carry a credential (case-insensitive): presigned URLs (``X-Amz-*``,
+#: ``X-Goog-*``, Azure's ``sig``), tokens, keys, secrets and passwords; ``name=value`` after ``?``,
+#: ``&`` or ``;``, the value up to the next separator
+_QUERY = re.compile(
+    r"(?i)([?&;](?:x-amz-[a-z0-9-]+|x-goog-[a-z0-9-]+|awsaccesskeyid|sig|signature|token|"
+    r"[a-z0-9_.-]*(?:_token|_secret|_password|api_?key|access_?key|secret_?key)|key|secret|password|"
+    r"passwd|pwd|auth|credential|client_secret)=)[^&;#\s\"'<>]+"
+)
+#: secrets by their shape, wherever they stand: AWS access key ids, Hugging Face, GitHub, Slack and
+#: OpenAI-style tokens, W&B API keys (40 hex digits, also after ``local-``), bearer tokens
+_SHAPES = re.compile(
+    r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b|\bhf_[A-Za-z0-9]{30,}\b|\bgh[pousr]_[A-Za-z0-9]{36,}\b"
+    r"|\bgithub_pat_[A-Za-z0-9_]{22,}\b|\bxox[abprs]-[A-Za-z0-9-]{10,}\b|\bsk-[A-Za-z0-9_-]{20,}\b"
+    r"|(?i:\bbearer\s+)[A-Za-z0-9._~+/-]{8,}=*"
+)
+#: a W&B API key: 40 lowercase hex digits (a SHA-1 has the same shape: data columns of hashes skip it)
+_HEX40 = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{40}(?![0-9A-Za-z])")
+#: a secret this short is not looked for elsewhere in a text (it would blank ordinary words)
+MIN_SECRET = 6
+#: the secrets met in a URL so far (bounded): a library's error may quote one without its URL
+_KNOWN: dict[str, None] = {}
+_KNOWN_MAX = 256
+
+
+def _remember(secret: str) -> None:
+    from urllib.parse import unquote
+
+    for s in {secret, unquote(secret)}:
+        if len(s) >= MIN_SECRET and s not in _KNOWN and len(_KNOWN) < _KNOWN_MAX:
+            _KNOWN[s] = None
+
+
+def _userinfo(m: re.Match[str]) -> str:
+    for part in m.group(2).split(":"):
+        _remember(part)
+    return f"{m.group(1)}***@"
+
+
+def _query(m: re.Match[str]) -> str:
+    _remember(m.group()[len(m.group(1)):])
+    return f"{m.group(1)}***"
+
+
+def redact(text: str, *, hashes: bool = True) -> str:
+    """``text`` with every credential it shows replaced by ``***``: a URL's userinfo, the values of
+    query parameters that carry credentials (``token``, ``sig``, ``X-Amz-Signature``...), secrets
+    by their shape (AWS key ids, ``hf_``/``ghp_`` tokens, W&B keys), and any secret met in a URL
+    before, wherever it is quoted again (a library's error that names the key without the URL).
+    ``hashes=False`` leaves 40-hex-digit words (a column of SHA-1 batch fingerprints is data)."""
+    if not text:
+        return text
+    text = _SHAPES.sub("***", _QUERY.sub(_query, _CREDENTIALS.sub(_userinfo, text)))
+    if hashes:
+        text = _HEX40.sub("***", text)
+    for secret in _KNOWN:
+        if secret in text:
+            text = text.replace(secret, "***")
+    return text
+
+
+def learn(args: list[str]) -> None:
+    """Remember the secrets that the command line's URLs carry (``redact`` of each), so that a
+    later text quoting one without its URL (a library's error message) has it redacted too."""
+    for arg in args:
+        redact(arg)
 
 
 def _escape_control(m: re.Match[str]) -> str:
     c = m.group()
+    if 0xDC80 <= ord(c) <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape): shown as that byte
+        return f"\\x{ord(c) - 0xDC00:02x}"
     return _NAMED.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
 
 
@@ -126,8 +198,8 @@ def _clean(value: Any, fn: Callable[[str], str]) -> Any:
         return tuple(_clean(v, fn) for v in value)
     if isinstance(value, list):
         return [_clean(v, fn) for v in value]
-    if isinstance(value, dict):
-        return {k: _clean(v, fn) for k, v in value.items()}
+    if isinstance(value, dict):  # keys too: a column or metric name is the log's text
+        return {(fn(k) if isinstance(k, str) else k): _clean(v, fn) for k, v in value.items()}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         changes = {f.name: _clean(getattr(value, f.name), fn) for f in dataclasses.fields(value) if f.init}
         return dataclasses.replace(value, **changes)

@@ -6,6 +6,7 @@ import json
 import math
 from typing import Any
 
+from logdoctor import sanitize
 from logdoctor.bucketing.optimize import OBJECTIVE_TEXT
 from logdoctor.bucketing.plan import STRATEGIES, BucketPlan
 
@@ -79,5 +80,5 @@ def to_dict(plan: BucketPlan) -> dict[str, Any]:
 
 
 def render_json(plan: BucketPlan) -> str:
-    """``to_dict`` as indented JSON text."""
-    return json.dumps(to_dict(plan), indent=2) + "\n"
+    """``to_dict`` as indented JSON text (credentials in what it quotes redacted)."""
+    return json.dumps(sanitize.clean(to_dict(plan), sanitize.redact), indent=2) + "\n"

@@ -6,6 +6,7 @@ import json
 import math
 from typing import Any
 
+from logdoctor import sanitize
 from logdoctor.comparison.result import Comparison, FindingRef, Matched, Symptom, Versus
 from logdoctor.renderers.jsonreport import report_dict
 
@@ -63,5 +64,6 @@ def comparison_dict(c: Comparison) -> dict[str, Any]:
 
 
 def render_json(c: Comparison) -> str:
-    """The comparison as indented JSON (no NaN: unknown numbers are null)."""
-    return json.dumps(comparison_dict(c), indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+    """The comparison as indented JSON (no NaN: unknown numbers are null; credentials redacted)."""
+    doc = sanitize.clean(comparison_dict(c), sanitize.redact)
+    return json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False) + "\n"

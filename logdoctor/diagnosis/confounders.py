@@ -95,7 +95,10 @@ def from_findings(findings: Sequence[Finding]) -> list[Cause]:
     for f in sorted(findings, key=lambda f: -f.severity):  # the worst finding names a shared cause
         if f.code in table:
             key, label, prio = table[f.code]
-            out.append(Cause(key, label, prio, f.confidence, {"from_finding": f.code}, f.severity >= Severity.WARNING))
+            ev: dict[str, float | int | str | bool | None] = {"from_finding": f.code}
+            if key == "instability" and f.first_step is not None:  # the verdict says where they start
+                ev["first_spike_step"] = f.first_step
+            out.append(Cause(key, label, prio, f.confidence, ev, f.severity >= Severity.WARNING))
     return out
 
 

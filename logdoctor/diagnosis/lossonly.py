@@ -60,8 +60,9 @@ def spikes_verdict(f: Facts, megabatch_tested: bool) -> Verdict:
         n = c.evidence.get("loss_spikes", c.evidence.get("grad_norm_spikes_with_loss"))
         first = c.evidence.get("first_spike_step")
         what = f"{n} " if n is not None else ""
+        where = f" (first at step {first})" if isinstance(first, int) else ""
         head = (
-            f"The loss shows {what}{c.label.removeprefix('isolated ')} (first at step {first}), and the log has "
+            f"The loss shows {what}{c.label.removeprefix('isolated ')}{where}, and the log has "
             "no batch length to tell a bad batch from a long one (a loss summed over tokens, batches sorted or "
             "built once)"
         )

@@ -48,11 +48,26 @@ def run_ref(name: str) -> RunRef | None:
     return None
 
 
-def _auth_header() -> dict[str, str]:
+def _split_userinfo(base: str) -> tuple[str, tuple[str, str] | None]:
+    """``http://user:password@host/p`` -> (``http://host/p``, (user, password)); no userinfo: None."""
+    parts = urllib.parse.urlsplit(base)
+    if "@" not in parts.netloc:
+        return base, None
+    userinfo, host = parts.netloc.rsplit("@", 1)
+    user, _, password = userinfo.partition(":")
+    plain = urllib.parse.urlunsplit(parts._replace(netloc=host))
+    return plain, (urllib.parse.unquote(user), urllib.parse.unquote(password))
+
+
+def _auth_header(userinfo: tuple[str, str] | None = None) -> dict[str, str]:
+    """Credentials from the environment (as the mlflow client reads them), else the address's
+    ``user:password@`` as basic authentication."""
     token = os.environ.get("MLFLOW_TRACKING_TOKEN")
     if token:
         return {"Authorization": f"Bearer {token}"}
     user, password = os.environ.get("MLFLOW_TRACKING_USERNAME"), os.environ.get("MLFLOW_TRACKING_PASSWORD")
+    if not (user and password) and userinfo is not None:
+        user, password = userinfo
     if user and password:
         basic = base64.b64encode(f"{user}:{password}".encode()).decode()
         return {"Authorization": f"Basic {basic}"}
@@ -79,9 +94,21 @@ def _error(ref: RunRef, err: urllib.error.HTTPError) -> InputError:
 TRANSIENT_HTTP = frozenset({429, 502, 503, 504})
 
 
+#: Connection failures that a restarting or overloaded server gives (refused while it restarts,
+#: reset or timed out under load): worth retrying, unlike a name that does not resolve.
+TRANSIENT_OS = (TimeoutError, ConnectionRefusedError, ConnectionResetError, ConnectionAbortedError)
+
+
 class TransientServerError(InputError):
-    """The server failed in a way that may pass (HTTP 503, a reset connection, a timeout): a
-    follower retries; a one-shot read reports it like any input error."""
+    """The server failed in a way that may pass (HTTP 503, a refused or reset connection, a
+    timeout, an answer cut short): a follower retries; a one-shot read reports it like any input
+    error."""
+
+
+def _transient(ref: RunRef, err: object) -> TransientServerError:
+    if isinstance(err, ConnectionRefusedError):
+        return TransientServerError(f"{ref.display}: cannot reach the MLflow server ({err})")
+    return TransientServerError(f"{ref.display}: the MLflow server did not answer ({err})")
 
 
 def get_json(ref: RunRef, endpoint: str, query: dict[str, str]) -> dict[str, Any]:
@@ -96,10 +123,12 @@ def post_json(ref: RunRef, endpoint: str, body: dict[str, Any]) -> dict[str, Any
 
 def call_json(ref: RunRef, endpoint: str, body: bytes | None = None) -> dict[str, Any]:
     """The server's JSON answer to a GET (``body`` None) or a JSON POST of ``/api/2.0/mlflow/<endpoint>``."""
-    import urllib.request  # here: http.client and ssl would cost every local analysis ~15 ms
+    import http.client  # here: http.client and ssl would cost every local analysis ~15 ms
+    import urllib.request
 
-    url = f"{ref.base}/api/2.0/mlflow/{endpoint}"
-    headers = {"Accept": "application/json", **_auth_header()}
+    base, userinfo = _split_userinfo(ref.base)
+    url = f"{base}/api/2.0/mlflow/{endpoint}"
+    headers = {"Accept": "application/json", **_auth_header(userinfo)}
     if body is not None:
         headers["Content-Type"] = "application/json"
     req = urllib.request.Request(url, data=body, headers=headers)
@@ -111,13 +140,16 @@ def call_json(ref: RunRef, endpoint: str, body: bytes | None = None) -> dict[str
             raise TransientServerError(f"{ref.display}: the MLflow server answered HTTP {err.code}") from None
         raise _error(ref, err) from None
     except urllib.error.URLError as err:
-        if isinstance(err.reason, TimeoutError | ConnectionResetError | ConnectionAbortedError):
-            raise TransientServerError(f"{ref.display}: the MLflow server did not answer ({err.reason})") from None
+        if isinstance(err.reason, TRANSIENT_OS):
+            raise _transient(ref, err.reason) from None
         raise InputError(f"{ref.display}: cannot reach the MLflow server ({err.reason})") from None
-    except (TimeoutError, ConnectionResetError, ConnectionAbortedError) as err:
-        raise TransientServerError(f"{ref.display}: the MLflow server did not answer ({err})") from None
+    except TRANSIENT_OS as err:
+        raise _transient(ref, err) from None
     except OSError as err:
         raise InputError(f"{ref.display}: cannot reach the MLflow server ({err})") from None
+    except http.client.HTTPException as err:  # an answer cut short (IncompleteRead, a bad status line)
+        what = type(err).__name__
+        raise TransientServerError(f"{ref.display}: the MLflow server's answer broke off ({what})") from None
     except ValueError:
         raise InputError(f"{ref.display}: the server's answer is not JSON (is this an MLflow server?)") from None
     if not isinstance(doc, dict):

@@ -40,7 +40,20 @@ def _bytes(content: str | bytes | Writer) -> bytes:
         buf = io.BytesIO()
         content(buf)
         return buf.getvalue()
-    return content if isinstance(content, bytes) else content.encode("utf-8")
+    # a lone surrogate a renderer let through (a file name that is not UTF-8) is shown, not fatal
+    return content if isinstance(content, bytes) else content.encode("utf-8", "backslashreplace")
+
+
+def write_all(fh: BinaryIO, data: bytes) -> None:
+    """Write all of ``data`` and flush: a pipe whose reader leaves mid-write takes part of it and
+    returns the count (no error); the next write meets the closed pipe (BrokenPipeError)."""
+    view = memoryview(data)
+    while view:
+        n = fh.write(view)
+        if not n:
+            raise OSError(errno.EIO, "the output took nothing (short write)")
+        view = view[n:]
+    fh.flush()
 
 
 def _why(err: OSError) -> str:
@@ -111,15 +124,18 @@ def _to_stdout(content: str | bytes | Writer) -> None:
     if sys.stdout is None:  # started with stdout closed (`>&-`)
         raise OutputError("stdout is closed; use -o FILE")
     try:
-        if isinstance(content, str):
+        buffer = getattr(sys.stdout, "buffer", None)
+        if isinstance(content, str) and buffer is None:  # a text-only stream standing in for stdout
             sys.stdout.write(content)
             sys.stdout.flush()
             return
+        if isinstance(content, str) and buffer is not None:
+            sys.stdout.flush()
+            write_all(buffer, content.encode(sys.stdout.encoding or "utf-8", "backslashreplace"))
+            return
         if sys.stdout.isatty():
             raise OutputError("refusing to write binary output to a terminal; use -o FILE")
-        # whole, as one write
-        sys.stdout.buffer.write(_bytes(content))
-        sys.stdout.buffer.flush()
+        write_all(sys.stdout.buffer, _bytes(content))  # whole: no partial report read as a whole one
     except BrokenPipeError:
         raise
     except OSError as err:
@@ -142,9 +158,9 @@ def _in_place(content: str | bytes | Writer, dest: str) -> None:
                 raise OutputError(f"{dest}: refusing to write binary output to a terminal")
             if callable(content):
                 content(fh)
+                fh.flush()
             else:
-                fh.write(_bytes(content))
-            fh.flush()
+                write_all(fh, _bytes(content))
         except OSError as err:
             discard_into(fd)  # closing would flush the unwritten rest and fail the same way
             raise OutputError(f"{dest}: cannot write ({_why(err)})") from None

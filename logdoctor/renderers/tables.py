@@ -8,6 +8,7 @@ from typing import BinaryIO
 
 import polars as pl
 
+from logdoctor import sanitize
 from logdoctor.errors import ConfigError
 from logdoctor.model import Run
 from logdoctor.renderers.output import Writer
@@ -58,10 +59,37 @@ def _parquet_writer(table: pl.DataFrame) -> Writer:
     return write
 
 
+#: what a spreadsheet reads as the start of a formula (OWASP's CSV injection list)
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(text: str | None, csv: bool) -> str | None:
+    if text is None:
+        return None
+    text = sanitize.redact(text, hashes=False)
+    return "'" + text if csv and text.startswith(FORMULA_START) else text
+
+
+def safe_table(table: pl.DataFrame, *, csv: bool) -> pl.DataFrame:
+    """``table`` with no credential in a column name or a text cell (``sanitize.redact``) and, for
+    CSV, every text cell that a spreadsheet would run as a formula prefixed with ``'`` (numbers,
+    negative ones included, stay numbers)."""
+    names = {c: sanitize.redact(c) for c in table.columns}
+    texts = [c for c, dtype in table.schema.items() if dtype == pl.String]
+    if texts:
+        table = table.with_columns(
+            pl.col(c).map_elements(lambda v: _cell(v, csv), return_dtype=pl.String, skip_nulls=True)
+            for c in texts
+        )
+    if any(k != v for k, v in names.items()):
+        table = table.rename(names)
+    return table
+
+
 def render_table(run: Run, fmt: str) -> str | Writer:
     """The run's step table as CSV text, JSON-lines text, or (parquet) a Writer of its bytes that
     polars streams into the output file, with no copy of them in memory."""
-    table: pl.DataFrame = run.table
+    table = safe_table(run.table, csv=fmt == "csv")
     if fmt == "parquet":
         return _parquet_writer(table)
     if fmt == "jsonl":

@@ -33,21 +33,38 @@ def parse_command(command: str) -> list[str]:
     return argv
 
 
+def _group_lives(pgid: int) -> bool:
+    """Whether process group ``pgid`` still has a member (signal 0 checks without sending)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class FindingHook:
     """Runs the command in one worker thread, one finding after another, each with a timeout.
 
     Each run is the leader of its own process group (a shell script's children included), so a
     run that overruns is killed with everything it started, and a Ctrl-C meant for tail does not
     reach it. The follow loop only enqueues; when ``max_queue`` findings are waiting, newer ones
-    are dropped and counted, never blocking the follower. ``close`` waits (bounded) for the runs
-    queued, then kills the one still running.
+    are dropped and counted, never blocking the follower, and the loss is said (``errors``).
+    ``close`` waits (bounded) for the runs queued, then kills the one still running and every
+    process a finished run left behind in its group (``sleep 600 &``), and says how many
+    findings were never passed on.
     """
 
     def __init__(self, command: str, *, timeout: float = 10.0, max_queue: int = 100) -> None:
         self.argv = parse_command(command)
         self.timeout = timeout
+        self.max_queue = max_queue
         self.dropped = 0
         self.ran = 0
+        self._said_dropped = 0
+        #: process groups started whose members may still live (pruned as they empty)
+        self._groups: list[int] = []
         self._errors: queue.SimpleQueue[str] = queue.SimpleQueue()
         self._queue: queue.Queue[tuple[str, Mapping[str, str]] | None] = queue.Queue(max_queue)
         self._running: subprocess.Popen[bytes] | None = None
@@ -64,10 +81,14 @@ class FindingHook:
             self.dropped += 1
 
     def errors(self) -> list[str]:
-        """Problems met since the last call (one line each)."""
+        """Problems met since the last call (one line each), findings dropped since included."""
         out: list[str] = []
         while not self._errors.empty():
             out.append(self._errors.get())
+        if self.dropped > self._said_dropped:
+            n, self._said_dropped = self.dropped - self._said_dropped, self.dropped
+            out.append(f"--on-finding {self.argv[0]}: {n} finding(s) not passed on: "
+                       f"{self.max_queue} were already waiting for the command")
         return out
 
     def close(self, wait: float) -> None:
@@ -78,26 +99,40 @@ class FindingHook:
             self._queue.put(None, timeout=max(0.0, wait))
         self._thread.join(max(0.0, deadline - time.monotonic()))
         if self._thread.is_alive():
-            self._drain()
             self._stopping = True
-            self._kill(self._running)
+            unsent = self._drain()
+            with self._lock:
+                running = self._running
+            self._kill(running)
             with contextlib.suppress(queue.Full):
                 self._queue.put_nowait(None)
             self._thread.join(1.0)
-            self._errors.put(f"--on-finding {self.argv[0]}: still running when tail stopped, killed")
+            if running is not None:
+                self._errors.put(f"--on-finding {self.argv[0]}: still running when tail stopped, killed")
+            if unsent:
+                self.dropped += unsent
+                self._said_dropped += unsent
+                self._errors.put(f"--on-finding {self.argv[0]}: {unsent} queued finding(s) not passed on: "
+                                 "tail stopped first")
+        for group in self._groups:  # what finished runs left running in their groups
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(group, signal.SIGKILL)
+        self._groups.clear()
 
-    def _drain(self) -> None:
+    def _drain(self) -> int:
+        """Empty the queue; the number of runs it held."""
+        n = 0
         while True:
             try:
                 item = self._queue.get_nowait()
             except queue.Empty:
-                return
-            self.dropped += item is not None
+                return n
+            n += item is not None
 
     def _work(self) -> None:
         while True:
             item = self._queue.get()
-            if item is None:
+            if item is None or self._stopping:
                 return
             payload, env = item
             self._run(payload, env)
@@ -117,6 +152,10 @@ class FindingHook:
             return
         with self._lock:
             self._running = proc
+            self._groups[:] = [g for g in self._groups if _group_lives(g)]
+            self._groups.append(proc.pid)
+        if self._stopping:  # close() came between the queue and the start
+            self._kill(proc)
         try:
             proc.communicate(payload.encode("utf-8"), timeout=self.timeout)
         except subprocess.TimeoutExpired:

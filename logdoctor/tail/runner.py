@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Sequence
@@ -10,6 +9,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from logdoctor import sanitize
 from logdoctor.detectors.base import Analyzer
 from logdoctor.errors import InputError, LogdoctorError
 from logdoctor.exitcodes import ExitCode
@@ -32,7 +32,7 @@ from logdoctor.tail.pending import Pending
 from logdoctor.tail.runsources import MlflowPoller, WandbFollower, run_follower
 from logdoctor.tail.session import HeavyFn, HeavyResult, SessionOptions, TailSession
 from logdoctor.tail.signals import StopSignals
-from logdoctor.tail.stream import StreamRenderer, event_dict
+from logdoctor.tail.stream import StreamRenderer, event_dict, event_json
 from logdoctor.tail.watch import InotifyWatcher, make_watcher
 
 #: CPU seconds of a heavy pass above which the final pass is skipped (Ctrl-C should not hang).
@@ -53,6 +53,9 @@ class TailOptions:
     exit_on: Severity | None = None
     on_finding: str | None = None
     hook_timeout: float = 10.0
+    #: seconds the --on-finding runs still going or queued get once tail stops (a time limit is
+    #: kept to about a second); then the running one is killed and what was never passed on is said
+    hook_grace: float = 1.0
     inotify: bool = True
     server_interval: float = 10.0
     background: bool = True
@@ -90,7 +93,16 @@ class Tailer:
         self._exit = False
 
     def run(self) -> int:
-        """Follow until a stop condition; returns the exit code."""
+        """Follow until a stop condition; returns the exit code. Whatever ends it (a closed
+        stdout, an error), the hooks' processes do not outlive it."""
+        try:
+            return self._run()
+        except BaseException:
+            if self.hook is not None:
+                self.hook.close(0.0)
+            raise
+
+    def _run(self) -> int:
         kind = "inotify" if isinstance(self.watcher, InotifyWatcher) else "poll"
         self.signals.install()
         reason, code = "interrupted", ExitCode.OK
@@ -296,14 +308,13 @@ class Tailer:
             if not isinstance(event, FindingRaised | FindingWithdrawn | FindingRevised):
                 continue
             if self.hook is not None:
-                doc = event_dict(event)
                 env = {
-                    "LOGDOCTOR_EVENT": doc["event"],
+                    "LOGDOCTOR_EVENT": event_dict(event)["event"],
                     "LOGDOCTOR_CODE": event.finding.code,
                     "LOGDOCTOR_SEVERITY": event.finding.severity.label,
-                    "LOGDOCTOR_SOURCE": event.source,
+                    "LOGDOCTOR_SOURCE": sanitize.redact(event.source),
                 }
-                self.hook.submit(json.dumps(doc, allow_nan=False), env)
+                self.hook.submit(event_json(event), env)
             raised = not isinstance(event, FindingWithdrawn)
             if raised and self.opts.exit_on is not None and event.finding.severity >= self.opts.exit_on:
                 self._exit = True
@@ -330,7 +341,7 @@ class Tailer:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
         if self.hook is not None:
-            self.hook.close(self.opts.hook_timeout)
+            self.hook.close(min(self.opts.hook_timeout, self.opts.hook_grace))
             self._emit([])
         for follower, _ in self.files.values():
             follower.close()

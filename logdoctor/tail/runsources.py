@@ -5,13 +5,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from logdoctor import sanitize
 from logdoctor.errors import InputError
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.mlflow_server import (
@@ -99,6 +102,9 @@ class WandbFollower:
 
 #: Longest wait between retries of a failing tracking server (seconds).
 MAX_BACKOFF = 60.0
+#: How long a tracking server may keep failing (refused, reset, timed out, HTTP 429/502/503/504)
+#: before tail gives up on it with an error (seconds): a server restart or upgrade takes minutes.
+GIVE_UP_AFTER = 900.0
 
 
 class MlflowPoller:
@@ -111,6 +117,7 @@ class MlflowPoller:
         self._done = -math.inf
         self._opened = False
         self._failures = 0
+        self._failing_since = 0.0
 
     @property
     def is_open(self) -> bool:
@@ -133,9 +140,15 @@ class MlflowPoller:
             chunk = self._poll()
         except TransientServerError as err:  # retried with backoff; said at the first failure
             self._failures += 1
+            self._failing_since = self._failing_since if self._failures > 1 else now
+            if now - self._failing_since >= GIVE_UP_AFTER:
+                raise InputError(f"{err}; gave up after retrying for {GIVE_UP_AFTER:g} s") from None
             self._next = now + min(MAX_BACKOFF, self.interval * 2 ** (self._failures - 1))
             if self._failures == 1:
-                return Chunk(b"", notice=f"{err}; retrying with backoff (up to {MAX_BACKOFF:g} s apart)")
+                note = (f"{err}; retrying with backoff (up to {MAX_BACKOFF:g} s apart) "
+                        f"for up to {GIVE_UP_AFTER:g} s")
+                _say(f"logdoctor: warning: {note}")
+                return Chunk(b"", notice=note)
             return Chunk(b"")
         if self._failures:
             self._failures = 0
@@ -163,6 +176,13 @@ class MlflowPoller:
 
     def close(self) -> None:
         self._opened = False
+
+
+def _say(line: str) -> None:
+    """One line on stderr, beside the view (which may be a file or a pipe a supervisor reads)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        sys.stderr.write(sanitize.terminal(line) + "\n")
+        sys.stderr.flush()
 
 
 def run_follower(

@@ -146,6 +146,11 @@ def event_dict(event: TailEvent) -> dict[str, Any]:
     return {"event": "notice", **head, "message": event.message}
 
 
+def event_json(event: TailEvent) -> str:
+    """One event as a JSON document: strings raw (it is data), credentials redacted."""
+    return json.dumps(sanitize.clean(event_dict(event), sanitize.redact), allow_nan=False)
+
+
 class JsonlStream(StreamRenderer):
     """``--format jsonl``: one JSON object per line for supervisors and scripts (no progress)."""
 
@@ -153,7 +158,7 @@ class JsonlStream(StreamRenderer):
 
     def handle(self, event: TailEvent) -> None:
         if not isinstance(event, Progress):
-            self._write(json.dumps(event_dict(event), allow_nan=False) + "\n")
+            self._write(event_json(event) + "\n")
 
 
 def _fmt(value: float | None) -> str:

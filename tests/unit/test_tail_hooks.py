@@ -109,5 +109,35 @@ def test_close_waits_a_bounded_time_then_kills_what_still_runs(tmp_path: Path) -
     hook.close(wait=0.5)
     assert time.monotonic() - t0 < 2.5
     assert not _alive(leader)
-    assert hook.errors() == ["--on-finding sh: still running when tail stopped, killed"]
+    assert hook.errors() == ["--on-finding sh: still running when tail stopped, killed",
+                             "--on-finding sh: 1 queued finding(s) not passed on: tail stopped first"]
     assert hook.dropped == 1
+
+
+def test_findings_beyond_the_queue_are_counted_and_said(tmp_path: Path) -> None:
+    hook = FindingHook(f"{PY} -c 'import sys, time; sys.stdin.read(); time.sleep(0.3)'", max_queue=2)
+    for _ in range(6):
+        hook.submit("{}", {})
+    said = hook.errors()
+    hook.close(wait=10.0)
+    assert hook.dropped >= 3 and hook.ran + hook.dropped == 6
+    assert said == [f"--on-finding {sys.executable}: {hook.dropped} finding(s) not passed on: "
+                    "2 were already waiting for the command"]
+    assert hook.errors() == []  # said once
+
+
+def test_close_kills_what_a_finished_run_left_running(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    script = f"sleep 30 & echo $! > {shlex.quote(str(pids))}"
+    hook = FindingHook(f"sh -c {shlex.quote(script)}")
+    hook.submit("{}", {})
+    child = _pid(pids)
+    deadline = time.monotonic() + 5
+    while hook.ran < 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert hook.ran == 1 and _alive(child)  # the hook is done, its background child is not
+    hook.close(wait=1.0)
+    deadline = time.monotonic() + 2
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _alive(child) and hook.errors() == []

@@ -13,7 +13,7 @@ import numpy as np
 
 from logdoctor import codes
 from logdoctor.config import AnalysisConfig
-from logdoctor.errors import LogdoctorError, ParseError
+from logdoctor.errors import InputError, LogdoctorError, ParseError
 from logdoctor.exitcodes import ExitCode, gated_findings, should_fail
 from logdoctor.ingest import bounded, memory, streaming
 from logdoctor.ingest.aliases import FieldMap
@@ -42,6 +42,7 @@ from logdoctor.structure.build import build_run
 
 if TYPE_CHECKING:
     from logdoctor.ingest.mlflow_server import RunRef
+    from logdoctor.ingest.mlflow_store import StoreAddress
 
 
 def load(
@@ -74,6 +75,13 @@ def load(
 
         result = read_server_run(ref, fields or FieldMap())
         return _with_facts(build_run(result, path, SERVER_FORMAT, steps_per_epoch, stride=stride), result)
+    store = _store_run(path)
+    if store is not None:  # a run of an MLflow sqlite store
+        from logdoctor.ingest.mlflow_store import FORMAT as STORE_FORMAT
+        from logdoctor.ingest.mlflow_store import read_store_run
+
+        result = read_store_run(store, fields or FieldMap(), path)
+        return _with_facts(build_run(result, path, STORE_FORMAT, steps_per_epoch, stride=stride), result)
     total = memory.budget(max_memory)
     limit = memory.in_memory_limit(total)
     source = open_remote(path, limit) if scheme_of(path) else open_source(path, limit=limit)
@@ -263,6 +271,23 @@ def _server_run(path: str) -> RunRef | None:
     from logdoctor.ingest.mlflow_server import run_ref
 
     return run_ref(path)
+
+
+def _store_run(path: str) -> StoreAddress | None:
+    """The run of an MLflow sqlite store that ``path`` names, None for anything else.
+
+    Raises:
+        InputError: the store itself or one experiment of it, which are many runs (a fleet).
+    """
+    from logdoctor.ingest.mlflow_store import may_be_store, store_address
+
+    if path == "-" or not may_be_store(path):
+        return None
+    addr = store_address(path)
+    if addr is not None and not addr.run_id:
+        raise InputError(f"{path}: an MLflow store holds many runs: analyze it as a fleet, or name one "
+                         "run (#/experiments/<id>/runs/<run id>)")
+    return addr
 
 
 def expand_entries(paths: Sequence[str]) -> dict[str, bool]:

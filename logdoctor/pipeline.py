@@ -30,6 +30,7 @@ from logdoctor.model import (
     LOSS,
     STEP,
     Artifacts,
+    Check,
     Finding,
     Outcome,
     Report,
@@ -214,11 +215,13 @@ def _analyze_table(run: Run, cfg: AnalysisConfig) -> Report:
 
     findings: list[Finding] = []
     artifacts: dict[str, object] = {}
+    checks: list[Check] = []
     for cls in ANALYZERS:
         detector = cls(**check_options(cls.name, cls.options, cfg.options_for(cls.name), "configuration"))
         detection = detector.analyze(run)
         findings.extend(detection.findings)
         artifacts.update(detection.artifacts)
+        checks.append(Check(cls.name, detection.skipped))
     findings = lrcause.attach(run, findings)  # a loss event at an lr change names it
     name = BatchingDiagnosis.name
     diagnoser = BatchingDiagnosis(
@@ -227,6 +230,7 @@ def _analyze_table(run: Run, cfg: AnalysisConfig) -> Report:
     # the verdict weighs only the findings the report will show (selected, as configured)
     findings = codes.select(findings, cfg.select, cfg.ignore)
     diagnosis = diagnoser.diagnose(run, findings)
+    checks.append(Check(name, diagnosis.skipped))
     # the diagnosis may explain some detector findings as symptoms of its verdict
     findings = [*(diagnosis.attributed or findings), *diagnosis.findings]
     artifacts.update(diagnosis.artifacts)
@@ -238,6 +242,7 @@ def _analyze_table(run: Run, cfg: AnalysisConfig) -> Report:
         verdict=diagnosis.verdict,
         findings=tuple(kept),
         artifacts=Artifacts(**artifacts),  # type: ignore[arg-type]
+        checks=tuple(checks),
     )
 
 

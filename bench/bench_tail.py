@@ -5,6 +5,7 @@ Usage (from the repository root)::
     python bench/bench_tail.py latency            # NaN / spike written -> event received
     python bench/bench_tail.py cpu --seconds 30   # follower CPU at 100 steps/s
     python bench/bench_tail.py memory --rows 4000000
+    python bench/bench_tail.py sources --runs 10  # each live source: NaN written -> tail exits 1
 
 The follower runs at the CLI defaults (inotify, 0.2 s update gap, heavy pass on its schedule). The
 registry's cheap detectors are used; when the registry has no NaN or spike detector yet, small
@@ -244,6 +245,29 @@ def memory(args: argparse.Namespace) -> None:
             )
 
 
+def sources(args: argparse.Namespace) -> None:
+    """Per live source (tests/frameworks/livewriters.py: the real trainers' own writers and the
+    hand-written formats), the seconds from the write that brings a NaN to the exit of
+    ``logdoctor tail --exit-on error`` (a CLI process, as a user runs it): median of ``runs``."""
+    import statistics
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.frameworks.livewriters import KINDS, follow
+
+    for kind in args.kinds or KINDS:
+        lat: list[float] = []
+        codes: list[int] = []
+        for _ in range(args.runs):
+            with tempfile.TemporaryDirectory() as tmp:
+                o = follow(kind, Path(tmp), nan=True)
+            codes.append(o.code)
+            lat.append(o.latency if o.latency is not None else math.inf)
+        print(json.dumps({
+            "source": kind, "runs": args.runs, "exit_1": codes.count(1),
+            "median_s": round(statistics.median(lat), 3), "max_s": round(max(lat), 3),
+        }), flush=True)
+
+
 def main() -> None:
     """Pick a benchmark from the command line."""
     ap = argparse.ArgumentParser(description=__doc__)
@@ -259,8 +283,13 @@ def main() -> None:
     p.add_argument("path")
     p.add_argument("--seconds", type=float, default=30.0)
     p.add_argument("--render", default="jsonl", help="jsonl, plain, live or auto")
+    p = sub.add_parser("sources")
+    p.add_argument("--runs", type=int, default=10)
+    p.add_argument("kinds", nargs="*")
     args = ap.parse_args()
-    if args.cmd == "follow":
+    if args.cmd == "sources":
+        sources(args)
+    elif args.cmd == "follow":
         follow_main(args.path, args.seconds, args.render)
     else:
         {"latency": latency, "cpu": cpu, "memory": memory}[args.cmd](args)

@@ -555,6 +555,19 @@ class RunPart:
 
 
 @dataclass(frozen=True, slots=True)
+class Check:
+    """One check of the analysis and whether it could run on this run: ``skipped`` says why not
+    (``detectors.base`` reasons: too few rows, no eval metric...), "" when it ran."""
+
+    name: str
+    skipped: str = ""
+
+    @property
+    def ran(self) -> bool:
+        return not self.skipped
+
+
+@dataclass(frozen=True, slots=True)
 class Report:
     """Everything a renderer needs: the run, its summary, the verdict and the findings.
 
@@ -571,6 +584,9 @@ class Report:
     notes: tuple[str, ...] = ()
     runs: tuple[RunPart, ...] = ()
     sampler: SamplerProfile | None = None
+    #: every check the analysis made of this run, in order, each ran or skipped with its reason
+    #: (empty for a report no analysis made: a probe, a hand-built one)
+    checks: tuple[Check, ...] = ()
 
     @property
     def earlier_runs(self) -> tuple[RunPart, ...]:

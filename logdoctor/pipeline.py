@@ -13,7 +13,7 @@ import numpy as np
 
 from logdoctor import codes
 from logdoctor.config import AnalysisConfig
-from logdoctor.errors import LogdoctorError, ParseError
+from logdoctor.errors import InputError, LogdoctorError, ParseError
 from logdoctor.exitcodes import ExitCode, gated_findings, should_fail
 from logdoctor.ingest import bounded, memory, streaming
 from logdoctor.ingest.aliases import FieldMap
@@ -32,6 +32,7 @@ from logdoctor.model import (
     LOSS,
     STEP,
     Artifacts,
+    Check,
     Finding,
     Outcome,
     Report,
@@ -45,6 +46,7 @@ from logdoctor.structure.stuck import StuckTracker
 
 if TYPE_CHECKING:
     from logdoctor.ingest.mlflow_server import RunRef
+    from logdoctor.ingest.mlflow_store import StoreAddress
 
 
 def load(
@@ -77,6 +79,13 @@ def load(
 
         result = read_server_run(ref, fields or FieldMap())
         return _with_facts(build_run(result, path, SERVER_FORMAT, steps_per_epoch, stride=stride), result)
+    store = _store_run(path)
+    if store is not None:  # a run of an MLflow sqlite store
+        from logdoctor.ingest.mlflow_store import FORMAT as STORE_FORMAT
+        from logdoctor.ingest.mlflow_store import read_store_run
+
+        result = read_store_run(store, fields or FieldMap(), path)
+        return _with_facts(build_run(result, path, STORE_FORMAT, steps_per_epoch, stride=stride), result)
     total = memory.budget(max_memory)
     limit = memory.in_memory_limit(total)
     source = open_remote(path, limit) if scheme_of(path) else open_source(path, limit=limit)
@@ -221,11 +230,13 @@ def _analyze_table(run: Run, cfg: AnalysisConfig) -> Report:
 
     findings: list[Finding] = []
     artifacts: dict[str, object] = {}
+    checks: list[Check] = []
     for cls in ANALYZERS:
         detector = cls(**check_options(cls.name, cls.options, cfg.options_for(cls.name), "configuration"))
         detection = detector.analyze(run)
         findings.extend(detection.findings)
         artifacts.update(detection.artifacts)
+        checks.append(Check(cls.name, detection.skipped))
     findings = lrcause.attach(run, findings)  # a loss event at an lr change names it
     name = BatchingDiagnosis.name
     diagnoser = BatchingDiagnosis(
@@ -234,6 +245,7 @@ def _analyze_table(run: Run, cfg: AnalysisConfig) -> Report:
     # the verdict weighs only the findings the report will show (selected, as configured)
     findings = codes.select(findings, cfg.select, cfg.ignore)
     diagnosis = diagnoser.diagnose(run, findings)
+    checks.append(Check(name, diagnosis.skipped))
     # the diagnosis may explain some detector findings as symptoms of its verdict
     findings = [*(diagnosis.attributed or findings), *diagnosis.findings]
     artifacts.update(diagnosis.artifacts)
@@ -245,6 +257,7 @@ def _analyze_table(run: Run, cfg: AnalysisConfig) -> Report:
         verdict=diagnosis.verdict,
         findings=tuple(kept),
         artifacts=Artifacts(**artifacts),  # type: ignore[arg-type]
+        checks=tuple(checks),
     )
 
 
@@ -278,6 +291,23 @@ def _server_run(path: str) -> RunRef | None:
     from logdoctor.ingest.mlflow_server import run_ref
 
     return run_ref(path)
+
+
+def _store_run(path: str) -> StoreAddress | None:
+    """The run of an MLflow sqlite store that ``path`` names, None for anything else.
+
+    Raises:
+        InputError: the store itself or one experiment of it, which are many runs (a fleet).
+    """
+    from logdoctor.ingest.mlflow_store import may_be_store, store_address
+
+    if path == "-" or not may_be_store(path):
+        return None
+    addr = store_address(path)
+    if addr is not None and not addr.run_id:
+        raise InputError(f"{path}: an MLflow store holds many runs: analyze it as a fleet, or name one "
+                         "run (#/experiments/<id>/runs/<run id>)")
+    return addr
 
 
 def expand_entries(paths: Sequence[str]) -> dict[str, bool]:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 import polars as pl
 
-from logdoctor import codes
+from logdoctor import codes, pipeline
 from logdoctor.model import (
     Artifacts,
     Finding,
@@ -53,6 +53,7 @@ def _report(run: Run, verdict: Verdict, findings: list[Finding], **artifacts: ob
         verdict=verdict,
         findings=tuple(findings),
         artifacts=Artifacts(**artifacts),
+        checks=pipeline.analyze(run).checks,  # what the analysis could check of this run
     )  # type: ignore[arg-type]
 
 

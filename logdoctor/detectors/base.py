@@ -1,4 +1,5 @@
-"""The detector interface: a pure ``analyze(run) -> Detection`` with explicit keyword thresholds."""
+"""The detector interface: a pure ``analyze(run) -> Detection`` with explicit keyword thresholds,
+and the reasons a detector gives when it cannot run (``Detection.skipped``)."""
 
 from __future__ import annotations
 
@@ -19,10 +20,30 @@ class Detection:
         findings: the findings, each with its evidence.
         artifacts: values for ``model.Artifacts`` fields (e.g. ``{"spike_steps": (...)}``) that
             renderers may draw; keys must be Artifacts field names.
+        skipped: why the check could not run on this run (one of the reasons below), or "" when it
+            ran: the report's list of checks (``model.Check``) is made of these, so that "no
+            problems found" says among which checks.
     """
 
     findings: tuple[Finding, ...] = ()
     artifacts: Mapping[str, object] = field(default_factory=dict)
+    skipped: str = ""
+
+
+#: Why a check could not run: the data it needs is not in the log, or too little of it.
+TOO_FEW_ROWS = "too few rows"
+NO_EVAL = "no eval metric"
+TOO_FEW_EVALS = "too few evals"
+NO_LR = "no lr"
+NO_STEP_TIMES = "no step times"
+NO_GRAD_NORM = "no grad norm"
+#: the mixed-precision checks (skipped steps, loss scale, fp16 overflows) share one reason
+NO_SCALER = "no loss-scale data"
+NO_STRUCTURE = "no run structure"
+NO_CHANCE_LEVEL = "one output: no chance level"
+NOT_POSITIVE = "loss not always positive"
+NO_BATCH_STATS = "no batch statistics"
+UNUSABLE_LENGTHS = "no usable batch lengths"
 
 
 class Analyzer(ABC):

@@ -21,7 +21,7 @@ from typing import ClassVar
 
 from logdoctor import codes
 from logdoctor.detectors import robust
-from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.base import NO_CHANCE_LEVEL, TOO_FEW_ROWS, Analyzer, Detection
 from logdoctor.detectors.constantloss import MAX_RANGE, constant_level
 from logdoctor.model import LOSS, ConfigFact, Run
 from logdoctor.options import Option, fraction, int_opt
@@ -50,14 +50,16 @@ class ChanceLossDetector(Analyzer):
     def analyze(self, run: Run) -> Detection:
         """At most one finding, over the whole run."""
         s = robust.series(run, LOSS)
-        if s.n < self.min_rows or constant_level(s.values, MAX_RANGE) is not None:
+        if s.n < self.min_rows:
+            return Detection(skipped=TOO_FEW_ROWS)
+        if constant_level(s.values, MAX_RANGE) is not None:
             return Detection()  # a loss that never moves is constantloss.py's (at ln k too)
         q = s.n // 4
         whole, first, last = (float(robust.median(v)) for v in (s.values, s.values[:q], s.values[-q:]))
         fact = stated_classes(run)
         k = int(fact.value) if fact is not None else 2
         if k < 2:  # one output (num_labels=1): a regression loss has no chance level
-            return Detection()
+            return Detection(skipped=NO_CHANCE_LEVEL)
         chance = math.log(k)
         near = all(abs(m / chance - 1) <= self.tolerance for m in (whole, last))
         fall = (first - last) / first if first > 0 else 0.0

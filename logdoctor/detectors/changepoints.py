@@ -19,7 +19,7 @@ import numpy as np
 
 from logdoctor import codes
 from logdoctor.detectors import robust
-from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.base import TOO_FEW_ROWS, Analyzer, Detection
 from logdoctor.detectors.cpsearch import fast_breakpoints
 from logdoctor.detectors.robust import FloatArray, Series
 from logdoctor.model import ACC, LOSS, Finding, Run, Severity
@@ -187,10 +187,12 @@ class ChangepointDetector(Analyzer):
 
     def analyze(self, run: Run) -> Detection:
         """LD301 for the loss, LD302 for the accuracy; artifact ``changepoints`` (loss steps)."""
-        loss = self._changes(robust.series(run, LOSS), "LD301")
+        series = robust.series(run, LOSS)
+        loss = self._changes(series, "LD301")
         acc = self._changes(robust.series(run, ACC), "LD302")
         steps = tuple(int(f.first_step) for f in loss if f.first_step is not None)
-        return Detection((*loss, *acc), {"changepoints": tuple(sorted(steps))})
+        return Detection((*loss, *acc), {"changepoints": tuple(sorted(steps))},
+                         skipped=TOO_FEW_ROWS if series.n < MIN_POINTS else "")
 
     def _changes(self, s: Series, code: str) -> list[Finding]:
         if s.n < MIN_POINTS:

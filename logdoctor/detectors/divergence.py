@@ -8,7 +8,7 @@ import numpy as np
 
 from logdoctor import codes
 from logdoctor.detectors import robust
-from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.base import TOO_FEW_ROWS, Analyzer, Detection
 from logdoctor.detectors.changepoints import MIN_POINTS as REGIME_ROWS
 from logdoctor.model import LOSS, Finding, Run
 from logdoctor.options import Option, at_least, int_opt, positive
@@ -43,7 +43,8 @@ class DivergenceDetector(Analyzer):
 
     def analyze(self, run: Run) -> Detection:
         """LD002 at the first sustained stretch above ``factor`` x the best level so far."""
-        return Detection(tuple(self.find(robust.series(run, LOSS))))
+        s = robust.series(run, LOSS)
+        return Detection(tuple(self.find(s)), skipped=TOO_FEW_ROWS if s.n < 4 else "")
 
     def find(self, s: robust.Series) -> list[Finding]:
         """LD002 in one series (the loss, or a loss with an effect removed: diagnosis/lengthrise.py)."""

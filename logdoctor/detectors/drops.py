@@ -8,7 +8,7 @@ import numpy as np
 
 from logdoctor import codes
 from logdoctor.detectors import robust
-from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.base import TOO_FEW_ROWS, Analyzer, Detection
 from logdoctor.detectors.robust import FloatArray, Series
 from logdoctor.model import ACC, LOSS, Finding, Run, Severity
 from logdoctor.options import Option, at_least, fraction, int_opt, positive
@@ -107,7 +107,7 @@ class DropDetector(Analyzer):
         if loss.n >= MIN_POINTS:
             out += self._loss_rises(loss)
             out += self._plateau(loss, run.meta.total_steps)
-        return Detection(tuple(out))
+        return Detection(tuple(out), skipped=TOO_FEW_ROWS if loss.n < MIN_POINTS else "")
 
     def _min_len(self, n: int, w: int) -> int:
         """A sustained change lasts at least two smoothing windows (independent medians)."""

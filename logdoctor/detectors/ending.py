@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from logdoctor import codes
-from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.base import NO_STRUCTURE, Analyzer, Detection
 from logdoctor.ingest.parsers.lexicon import DELIBERATE
 from logdoctor.model import LINE_NO, STEP, Finding, LogEvent, Run, RunStructure, Severity
 from logdoctor.structure.ending import source_words
@@ -109,7 +109,7 @@ class EndingDetector(Analyzer):
         """How the run ended, from structure's failure and ending."""
         st = run.meta.structure
         if st is None:
-            return Detection()
+            return Detection(skipped=NO_STRUCTURE)
         out = [_failure(run, st, st.failure)] if st.failure is not None else []
         later = [e for e in st.launches if e.step is not None]  # launched again, died before a step
         out += [launch_finding(later[-1])] if later else []

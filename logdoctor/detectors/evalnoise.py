@@ -15,7 +15,7 @@ import polars as pl
 
 from logdoctor import codes, vocab
 from logdoctor.detectors import robust
-from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.base import NO_EVAL, Analyzer, Detection
 from logdoctor.model import EPOCH, LINE_NO, STEP, Finding, Run
 from logdoctor.options import Option, fraction, int_opt, positive
 
@@ -60,7 +60,7 @@ class EvalNoiseDetector(Analyzer):
         """One info finding per noisy metric."""
         ev = run.evals
         if ev.height == 0 or STEP not in ev.columns:
-            return Detection()
+            return Detection(skipped=NO_EVAL)
         out = []
         for col in metric_columns(ev):
             sub = ev.select(STEP, pl.col(col).cast(pl.Float64)).drop_nulls().sort(STEP)

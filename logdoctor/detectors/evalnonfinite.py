@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 
 from logdoctor import codes, vocab
-from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.base import NO_EVAL, Analyzer, Detection
 from logdoctor.model import LINE_NO, LOSS, STEP, Finding, Run, Severity
 
 #: Eval columns that are timings or counts, never a metric (HF ``eval_runtime``...).
@@ -72,7 +72,7 @@ class EvalNonFiniteDetector(Analyzer):
         """LD009 per group of eval metric columns that hold a NaN or an infinity at the same rows."""
         ev = run.evals
         if ev.height == 0:
-            return Detection()
+            return Detection(skipped=NO_EVAL)
         groups: dict[bytes, list[str]] = {}
         cols = _metric_columns(ev)
         for col in cols:

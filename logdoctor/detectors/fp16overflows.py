@@ -7,7 +7,7 @@ from typing import ClassVar
 import numpy as np
 
 from logdoctor import codes
-from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.base import NO_SCALER, Analyzer, Detection
 from logdoctor.ingest.parsers.overflows import CUT, REGROWN, SCALERS, SKIPS, TRIED
 from logdoctor.model import STEP, Finding, Run, Severity
 from logdoctor.options import Option, fraction, int_opt, positive
@@ -96,7 +96,7 @@ class Fp16OverflowDetector(Analyzer):
         """LD023 for the calibration overflows, LD024 for those after it, LD020 at error when every
         step overflowed (no calibration lasts that long: ``MIN_NEVER_UPDATED``); nothing without overflow lines."""
         if not run.has(SKIPS):
-            return Detection()
+            return Detection(skipped=NO_SCALER)
         steps = run.table[STEP].to_numpy().astype(float)
         skips = _col(run, SKIPS)
         hit = np.flatnonzero(skips > 0)

@@ -14,7 +14,7 @@ import numpy as np
 
 from logdoctor import codes
 from logdoctor.detectors import robust
-from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.base import NOT_POSITIVE, TOO_FEW_ROWS, Analyzer, Detection
 from logdoctor.model import LOSS, Run
 from logdoctor.options import Option, fraction, int_opt, positive
 
@@ -43,7 +43,7 @@ class LossFloorDetector(Analyzer):
         """At most one finding: the first row where the smoothed loss sits on the floor, if early."""
         s = robust.series(run, LOSS)
         if s.n < self.min_rows or not s.log_scale:
-            return Detection()
+            return Detection(skipped=TOO_FEW_ROWS if s.n < self.min_rows else NOT_POSITIVE)
         start = float(np.median(s.values[:3]))
         sm = robust.rolling_median(s.values, self.smooth_rows)
         floor = min(self.floor_frac * start, self.abs_floor)

@@ -8,7 +8,7 @@ import numpy as np
 
 from logdoctor import codes
 from logdoctor.detectors import lrevents, robust
-from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.base import NO_LR, TOO_FEW_ROWS, Analyzer, Detection
 from logdoctor.detectors.lrevents import LrChange
 from logdoctor.detectors.robust import FloatArray, Series
 from logdoctor.model import LOSS, Finding, Run
@@ -118,7 +118,7 @@ class LrScheduleDetector(Analyzer):
         """LD601 no warm-up, LD603 jumps, LD604 restarts/cycles, LD602 rises after the peak, LD605 lr too high."""
         s = lrevents.lr_series(run)
         if s.n < MIN_ROWS or float(s.values.max()) <= 0:
-            return Detection()
+            return Detection(skipped=NO_LR if s.n == 0 or float(s.values.max()) <= 0 else TOO_FEW_ROWS)
         loss = robust.series(run, LOSS)
         found = lrevents.discontinuities(s, min_ratio=self.min_ratio)
         episodes, restarts, jumps = cycles(s, self.min_ratio, self.restart_tolerance, self.min_rise_frac)

@@ -11,7 +11,7 @@ from typing import ClassVar
 import numpy as np
 
 from logdoctor import codes, vocab
-from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.base import NO_EVAL, Analyzer, Detection
 from logdoctor.detectors.evalseries import EvalSeries, eval_loss_column, eval_series, is_perplexity
 from logdoctor.detectors.overfitting import eval_noise, medians_text, segment_start, train_window
 from logdoctor.model import ACC, EPOCH, LINE_NO, STEP, Finding, Run
@@ -87,6 +87,8 @@ class MemorizationDetector(Analyzer):
     def analyze(self, run: Run) -> Detection:
         """One LD411 for the score whose flat stretch saw the largest training-loss fall (ties within
         1%: the flattest score), naming the other scores that agree."""
+        if run.evals.height == 0:
+            return Detection(skipped=NO_EVAL)
         hits: list[tuple[float, float, Finding]] = []  # (train fold, p of improving, finding)
         for col in run.evals.columns:
             sign = direction(col) if col not in (STEP, LINE_NO, EPOCH) else 0

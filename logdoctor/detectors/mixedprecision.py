@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 
 from logdoctor import codes
-from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.base import NO_SCALER, Analyzer, Detection
 from logdoctor.detectors.fp16overflows import MIN_NEVER_UPDATED, late_null, never_updated, never_updated_finding
 from logdoctor.ingest.parsers.overflows import SKIP_SPAN, SKIPPED_STEPS
 from logdoctor.model import STEP, Finding, Run, Severity
@@ -74,7 +74,7 @@ class MixedPrecisionDetector(Analyzer):
         if scale is not None:
             found = self._collapse(steps, scale)
             out += [found] if found else []
-        return Detection(tuple(out))
+        return Detection(tuple(out), skipped=NO_SCALER if skipped is None and scale is None else "")
 
     def _skipped(
         self, steps: np.ndarray, counts: np.ndarray, col: str, scale: np.ndarray | None, spans: np.ndarray

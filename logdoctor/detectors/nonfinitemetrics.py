@@ -16,7 +16,7 @@ from typing import ClassVar
 import numpy as np
 
 from logdoctor import codes
-from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.base import NO_GRAD_NORM, Analyzer, Detection
 from logdoctor.detectors.fp16overflows import ALPHA, MIN_LATE, NULL_WINDOW, late_null
 from logdoctor.model import GRAD_NORM, LOSS, STEP, Finding, Run, Severity
 from logdoctor.options import Option, fraction, positive
@@ -34,7 +34,7 @@ class NonFiniteMetricsDetector(Analyzer):
 
     def analyze(self, run: Run) -> Detection:
         """At most one LD011."""
-        return Detection(tuple(self._grad_norm(run)))
+        return Detection(tuple(self._grad_norm(run)), skipped="" if run.has(GRAD_NORM) else NO_GRAD_NORM)
 
     def _grad_norm(self, run: Run) -> list[Finding]:
         if not run.has(GRAD_NORM):

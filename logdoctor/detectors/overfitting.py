@@ -12,7 +12,7 @@ from typing import ClassVar
 import numpy as np
 
 from logdoctor import codes
-from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.base import NO_EVAL, TOO_FEW_EVALS, Analyzer, Detection
 from logdoctor.detectors.evalseries import EvalSeries, main_eval_loss
 from logdoctor.model import LOSS, STEP, Finding, Run
 from logdoctor.options import Option, int_opt, positive
@@ -63,7 +63,7 @@ class OverfittingDetector(Analyzer):
         """LD410 when the main eval loss overfits; nothing without eval series."""
         ev = main_eval_loss(run)
         if ev is None or ev.n < self.min_evals:
-            return Detection()
+            return Detection(skipped=NO_EVAL if ev is None else TOO_FEW_EVALS)
         found = self._check(run, ev)
         return Detection((found,) if found else ())
 

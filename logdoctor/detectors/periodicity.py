@@ -18,7 +18,7 @@ import numpy as np
 
 from logdoctor import codes
 from logdoctor.detectors import logtrend, robust
-from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.base import TOO_FEW_ROWS, Analyzer, Detection
 from logdoctor.detectors.robust import FloatArray, Series
 from logdoctor.detectors.spectral import PeakTest, acf_at, downsample, peak_tests, spectrum
 from logdoctor.model import LOSS, Finding, Run, Severity
@@ -111,7 +111,7 @@ class PeriodicityDetector(Analyzer):
         in the autocorrelation (positive at the period, clearly above that at half the period)."""
         s = robust.series(run, LOSS)
         if s.n < MIN_POINTS:
-            return Detection()
+            return Detection(skipped=TOO_FEW_ROWS)
         steps = s.steps.astype(np.float64)
         resid = detrend(s, self.trend_frac, self.trend_dof)
         sp = spectrum(steps, resid)

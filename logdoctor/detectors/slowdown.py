@@ -14,7 +14,7 @@ import numpy as np
 
 from logdoctor import codes
 from logdoctor.detectors import robust, steptimes
-from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.base import NO_STEP_TIMES, Analyzer, Detection
 from logdoctor.detectors.steptimes import StepTimes
 from logdoctor.model import Finding, Run
 from logdoctor.options import Option, at_least, fraction, int_opt, positive
@@ -54,7 +54,7 @@ class SlowdownDetector(Analyzer):
         """LD701 for each slowed stretch (worst first, at most ``max_findings``)."""
         st = steptimes.step_times(run)
         if st is None:
-            return Detection()
+            return Detection(skipped=NO_STEP_TIMES)
         x = np.log(st.seconds)
         base = float(np.median(x))
         sigma = max(robust.MAD_TO_SIGMA * float(np.median(np.abs(x - base))), 1e-6)

@@ -8,7 +8,7 @@ import numpy as np
 
 from logdoctor import codes
 from logdoctor.detectors import robust
-from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.base import TOO_FEW_ROWS, Analyzer, Detection
 from logdoctor.detectors.gradspikes import grad_spikes_alone
 from logdoctor.detectors.robust import FloatArray, IntArray, Series
 from logdoctor.detectors.spikefind import Spikes, find_spikes, upward_z
@@ -117,7 +117,7 @@ class SpikeDetector(Analyzer):
         """
         s = robust.series(run, LOSS_MAX if LOSS_MAX in run.table.columns else LOSS)
         if s.n < 8:
-            return Detection()
+            return Detection(skipped=TOO_FEW_ROWS)
         sp = self._find(s)
         alone = grad_spikes_alone(
             run,

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
+from logdoctor.detectors.base import NO_BATCH_STATS, UNUSABLE_LENGTHS
 from logdoctor.diagnosis import grouped, rules
 from logdoctor.diagnosis.attribution import attribute
 from logdoctor.diagnosis.batchfindings import artifacts_for, findings_for
@@ -31,6 +32,9 @@ class Diagnosis:
     attributed: tuple[Finding, ...] = ()
     #: the name of the rule (rules.RULES) that gave the verdict
     rule: str = ""
+    #: why the batch order could not be read from batch statistics ("" when it was): the verdict
+    #: then rests on the loss alone (detectors.base reasons)
+    skipped: str = ""
 
 
 class BatchingDiagnosis:
@@ -91,4 +95,5 @@ class BatchingDiagnosis:
             artifacts_for(facts),
             attributed=tuple(attribute(findings, verdict, facts, resume_steps=run.meta.resume_steps)),
             rule=rule.name,
+            skipped="" if facts.x is not None else UNUSABLE_LENGTHS if facts.batch_columns else NO_BATCH_STATS,
         )

@@ -196,8 +196,20 @@ def _body(report: Report) -> str:
         _batching_panels(report),
         "<h2>Findings</h2>", _findings_table(report), _earlier_runs(report),
         f'<h2>Run at a glance</h2><table class="facts">{glance}</table>',
+        _checks_list(report),
     ]
     return "\n".join(p for p in parts if p)
+
+
+def _checks_list(report: Report) -> str:
+    """Each check by name, ran or why not (the glance table says how many)."""
+    if not report.checks:
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(c.name)}</td><td>{'ran' if c.ran else 'not run: ' + escape(c.skipped)}</td></tr>"
+        for c in report.checks
+    )
+    return f'<h2>Checks made</h2><table class="facts">{rows}</table>'
 
 
 def page(title: str, body: str) -> str:

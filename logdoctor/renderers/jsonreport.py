@@ -21,6 +21,7 @@ from logdoctor.model import (
     Verdict,
 )
 from logdoctor.renderers.base import Renderer
+from logdoctor.renderers.checks import check_dicts
 from logdoctor.samplerfacts import SamplerProfile, Spread
 
 #: Version of the JSON document. Changelog:
@@ -57,6 +58,9 @@ from logdoctor.samplerfacts import SamplerProfile, Spread
 #:       the run: ``{kind, role, line, block_line, text, cause}``) and ``events`` (the run's other
 #:       failure events, same fields). ``runs`` items add ``ending``/``ending_source``, and list each
 #:       launch that logged no step (``rows`` 0, its lines up to the failure that ended it).
+#:       Also (compatible) ``checks``: every check the analysis made, in order, ``{name, ran, skipped}``
+#:       (``skipped``: why it could not run, e.g. ``too few rows``, ``no eval metric``; null when it
+#:       ran), so that no findings reads "among these checks"; ``[]`` when no analysis made the report.
 FORMAT_VERSION = 4
 
 
@@ -238,6 +242,7 @@ def report_dict(report: Report) -> dict[str, Any]:
         "findings": [finding_dict(f) for f in report.findings],
         "structure": structure_dict(m.structure),
         "runs": [run_part_dict(p) for p in report.runs],
+        "checks": check_dicts(report.checks),
     } | ({"sampler": sampler_dict(report.sampler)} if report.sampler is not None else {})
 
 

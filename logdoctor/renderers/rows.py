@@ -20,6 +20,7 @@ from logdoctor.model import (
     Report,
     RunStructure,
 )
+from logdoctor.renderers.checks import checks_phrase
 from logdoctor.renderers.evidence import evidence_sentences, format_value, plain_evidence
 from logdoctor.renderers.labels import UNREADABLE, verdict_words
 from logdoctor.renderers.runlines import earlier_detail, earlier_lines, earlier_title, runs_fact, worst_earlier_line
@@ -185,6 +186,7 @@ def facts(report: Report) -> tuple[tuple[str, str], ...]:
         *dups,
         ("NaN/inf loss", f"{s.nonfinite_loss_steps:,} steps"),
         ("columns", ", ".join(c for c in s.columns if c not in (STEP, LINE_NO)) or "none"),
+        *((("checks", checks_phrase(report.checks)),) if report.checks else ()),
         ("log", _log_fact(report)),
         *_config_row(report),
         *runs_fact(report),

@@ -192,13 +192,20 @@ class Tailer:
 
     def _watch_patterns(self) -> list[str]:
         """The patterns whose directories to watch: a W&B run folder's ``*.wandb`` inside it (its
-        appends wake the loop); nothing for a tracking server's run (it is polled)."""
+        appends wake the loop), every file of a run folder read as a document (a TensorBoard
+        run's event files, in its subfolders too); nothing for a tracking server's run (it is
+        polled)."""
         out: list[str] = []
         for p in self.opts.patterns:
             if run_ref(p) is not None:
                 continue
-            wandb_dir = isinstance(self._follower(p), WandbFollower) and os.path.isdir(p)
-            out.append(os.path.join(p, "*.wandb") if wandb_dir else p)
+            follower = self._follower(p)
+            if isinstance(follower, WandbFollower) and os.path.isdir(p):
+                out.append(os.path.join(p, "*.wandb"))
+            elif isinstance(follower, DocumentFollower) and os.path.isdir(p):
+                out += [p] + [os.path.join(d, "*") for d, _, _ in os.walk(p)]
+            else:
+                out.append(p)
         return out
 
     def _follower(self, path: str) -> object:

@@ -4,6 +4,7 @@ rerun the batch analysis on a schedule, and let the judge (tail/judge.py) turn i
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -119,11 +120,17 @@ class TailSession:
                     )
                 )
             return events
-        table = self._given_stride(table)
+        return events + self._take(self._given_stride(table), evals, now)
+
+    def _take(self, table: pl.DataFrame, evals: pl.DataFrame | None, now: float) -> list[TailEvent]:
+        """New step rows, however they were read (lines parsed, a document read again): held,
+        checked by the cheap detectors (at once when a loss is not finite), then progress. Every
+        live source comes through here, so each reaches the judge with the same latency."""
         self.history.append(table, evals)
         self._remember_latest(table)
         self._unchecked += table.height
         bad = not table[LOSS].is_finite().all() if table.height else False
+        events: list[TailEvent] = []
         if bad or now - self._cheap_at >= self.opts.schedule.cheap_gap:
             events += self._cheap(self._unchecked, now)
             self._cheap_at, self._unchecked = now, 0
@@ -132,8 +139,9 @@ class TailSession:
         return events
 
     def feed_run(self, run: Run, now: float) -> list[TailEvent]:
-        """A whole document read again (tail/documents.py): its rows beyond those held join the
-        history (progress, summary); the heavy pass judges the document as read, the batch Run."""
+        """A whole document read again (tail/documents.py): its rows beyond those held take the
+        path of parsed lines (cheap detectors, progress); the heavy pass judges the document as
+        read, the batch Run."""
         events: list[TailEvent] = []
         if self._document is None:
             events.append(Notice(self.source, f"format: {run.meta.format}", now))
@@ -144,9 +152,7 @@ class TailSession:
             self.history, have = History(full_rows=self.opts.full_rows), 0
         new = run.table.slice(have)
         if new.height:
-            self.history.append(new)
-            self._remember_latest(new)
-            events.append(self._progress(now))
+            events += self._take(new, None, now)
         return events
 
     @property
@@ -218,6 +224,8 @@ class TailSession:
         return self.parser.name if self.parser else ""
 
     def _run(self, rows: pl.DataFrame, *, evals: bool = False) -> Run:
+        if self._document is not None:  # a window of the document as the batch reader built it
+            return dataclasses.replace(self._document, table=rows, earlier=())
         evals_rows = self.history.evals() if evals else pl.DataFrame()
         result = self.ingest.facts.result(rows, evals_rows, self.lines, self.skipped)
         fmt = self.parser.name if self.parser else "unknown"

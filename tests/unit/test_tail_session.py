@@ -230,3 +230,23 @@ def test_whole_document_formats_are_refused(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr("logdoctor.ingest.chunks.sniff", lambda source: Doc())
     with pytest.raises(InputError, match="rewritten whole"):
         ChunkParser("trainer_state.json", FieldMap()).sniff(b'{"log_history": []}\n')
+
+
+def _document(vals: list[float]) -> Run:
+    """A trainer_state.json as saved after ``len(vals)`` logged steps, read by the batch reader."""
+    from logdoctor import pipeline
+
+    rows = [{"step": i + 1, "loss": v, "learning_rate": 1e-3} for i, v in enumerate(vals)]
+    return pipeline.load_records({"global_step": len(vals), "log_history": rows}, "trainer_state.json")
+
+
+def test_a_document_read_again_reaches_the_cheap_detectors_as_lines_do() -> None:
+    """A NaN in the rows a save adds is raised at that save (no heavy pass, no second save), once;
+    the same rows as lines raise the same finding; a healthy save raises nothing."""
+    vals = losses(60, nan_at=(45, 46))
+    doc = TailSession("trainer_state.json", [NanDetector()], None)
+    assert _found(doc.feed_run(_document(vals[:40]), now=1.0)) == []
+    assert _found(doc.feed_run(_document(vals[:50]), now=2.0)) == [("LD001", 45)]
+    assert _found(doc.feed_run(_document(vals), now=3.0)) == []  # the same streak: it stands
+    lines = TailSession("a.log", [NanDetector()], None)
+    assert _found(lines.feed(_lines(vals[:40])) + lines.feed(_lines(vals[40:50], start=41))) == [("LD001", 45)]

@@ -15,7 +15,11 @@ def list_fleet(name: str) -> list[str] | None:
     Raises:
         InputError: the listing failed (server or store unreachable, refused, empty, bad filter).
     """
-    if "://" not in name:  # every fleet address is a URL (see ``is_fleet``)
+    from logdoctor.ingest.mlflow_store import list_store, may_be_store
+
+    if may_be_store(name):  # an MLflow sqlite store: every run in it, or an experiment's
+        return list_store(name)
+    if "://" not in name:  # every other fleet address is a URL (see ``is_fleet``)
         return None
     from logdoctor.ingest.fleet.mlflow import experiment_ref, list_experiment
     from logdoctor.ingest.fleet.prefix import is_prefix, list_prefix
@@ -32,9 +36,15 @@ def list_fleet(name: str) -> list[str] | None:
 
 
 def is_fleet(name: str) -> bool:
-    """True for an address that stands for many runs (no listing is done here). Each is a URL
-    (``mlflow://``, ``http(s)://...#/experiments/``, a remote ``scheme://`` prefix or glob), so a
-    local path is answered without loading the HTTP and fsspec modules."""
+    """True for an address that stands for many runs (no listing is done here): an MLflow sqlite
+    store (a file whose header says so) or a URL (``mlflow://``, ``http(s)://...#/experiments/``,
+    a remote ``scheme://`` prefix or glob), so a local path is answered without loading the HTTP
+    and fsspec modules."""
+    from logdoctor.ingest.mlflow_store import may_be_store, store_address
+
+    if may_be_store(name):
+        addr = store_address(name)
+        return addr is not None and not addr.run_id
     if "://" not in name:
         return False
     from logdoctor.ingest.fleet.mlflow import experiment_ref

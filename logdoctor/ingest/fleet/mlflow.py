@@ -85,17 +85,28 @@ def experiment_ref(name: str) -> ExperimentRef | None:
         base = m["base"].rstrip("/")
     else:
         return None
-    query = urllib.parse.parse_qs(m["query"] or "", keep_blank_values=True)
-    unknown = sorted(set(query) - set(FILTERS))
+    return selected(base, urllib.parse.unquote(m["exp"]), m["query"] or "", name)
+
+
+def selected(base: str, experiment: str, query: str, name: str) -> ExperimentRef:
+    """The experiment of ``base`` that ``experiment`` (id or name) names, with the filters of
+    ``query`` (``status``, ``after``, ``before``, ``filter``): a tracking server's or a local
+    store's (ingest/mlflow_store.py).
+
+    Raises:
+        InputError: a filter is unknown or its value is not valid.
+    """
+    query_ = urllib.parse.parse_qs(query, keep_blank_values=True)
+    unknown = sorted(set(query_) - set(FILTERS))
     if unknown:
         raise InputError(f"{name}: unknown filter {unknown[0]!r} (known: {', '.join(FILTERS)})")
-    status = tuple(s.strip().upper() for v in query.get("status", []) for s in v.split(",") if s.strip())
+    status = tuple(s.strip().upper() for v in query_.get("status", []) for s in v.split(",") if s.strip())
     if bad := [s for s in status if s not in STATUSES]:
         raise InputError(f"{name}: status={bad[0]} is not a run status ({', '.join(STATUSES)})")
-    after = _millis(query["after"][-1], "after", name) if "after" in query else None
-    before = _millis(query["before"][-1], "before", name) if "before" in query else None
-    return ExperimentRef(base, urllib.parse.unquote(m["exp"]), status, after, before,
-                         " AND ".join(f"({f})" for f in query.get("filter", []) if f.strip()))
+    after = _millis(query_["after"][-1], "after", name) if "after" in query_ else None
+    before = _millis(query_["before"][-1], "before", name) if "before" in query_ else None
+    return ExperimentRef(base, experiment, status, after, before,
+                         " AND ".join(f"({f})" for f in query_.get("filter", []) if f.strip()))
 
 
 def experiment_id(ref: ExperimentRef) -> str:

@@ -55,10 +55,19 @@ def read_server_run(ref: RunRef, fields: FieldMap) -> ParseResult:
     if not keys:
         raise ParseError(f"{ref.display}: the run has no metrics")
     histories = {k: metric_history(ref, k) for k in keys}
+    return from_histories(histories, params, status, fields, ref.display, f"MLflow server {ref.base}", "the REST API")
+
+
+def from_histories(
+    histories: dict[str, list[dict[str, Any]]], params: Any, status: str, fields: FieldMap,
+    display: str, store: str, how: str,
+) -> ParseResult:
+    """A run's metric histories (``step``, ``value``, ``timestamp`` of each value), params and
+    status as a ParseResult, however they were fetched (a server's REST API, a local store)."""
     long = long_table(histories)
-    result = normalize_records(wide_table(long, fields), fields, ref.display, long.height)
+    result = normalize_records(wide_table(long, fields), fields, display, long.height)
     facts = config_facts(params, "mlflow params")
-    notes = [f"MLflow server {ref.base}: {long.height} values of {len(keys)} metric(s) over the REST API"]
+    notes = [f"{store}: {long.height} values of {len(histories)} metric(s) over {how}"]
     spe, spe_note = (None, "") if result.steps_per_epoch else epoch_length(facts, result.table, status == "FINISHED")
     notes += [spe_note] if spe else []
     return dataclasses.replace(

@@ -155,3 +155,17 @@ def test_real_meter_logs(name: str, rows: int, planned: int, ending: str) -> Non
     st = run.meta.structure
     assert (st.rows, st.planned, st.ending) == (rows, planned, ending)
     assert run.evals.height >= 20  # the Validate: phase, never training rows
+
+
+def test_a_unit_in_brackets_is_no_step_key(tmp_path: Path) -> None:
+    """deepspeech.pytorch prints a per-epoch summary beside its AverageMeter line: ``Time taken (s): 3``
+    names seconds, never the step (``s:`` is llm.c's step key)."""
+    lines = []
+    for ep in range(1, 7):
+        lines.append(f"train.py[line:227] INFO Epoch: [{ep}][1/1]\tTime 2.885 (2.885)\tData 0.000 (0.000)\t"
+                     f"Loss {2000 - 100 * ep:.4f} ({2000 - 50 * ep:.4f})\t")
+        lines.append(f"train.py[line:236] INFO Training Summary Epoch: [{ep}]\tTime taken (s): 3\t"
+                     f"Average Loss {2000 - 100 * ep:.3f}\t")
+    run = _load(tmp_path, "\n".join(lines) + "\n")
+    assert run.table["step"].to_list() == [1, 2, 3, 4, 5, 6]
+    assert run.table["loss"].to_list() == [1900.0, 1800.0, 1700.0, 1600.0, 1500.0, 1400.0]

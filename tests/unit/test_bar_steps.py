@@ -24,13 +24,17 @@ def _console(tmp: Path, rows: int, every: int, total: int) -> Path:
     lines = []
     for k in range(1, rows + 1):
         lines.append(_bar(k * every - 1, total))
-        lines.append(f"INFO | 2024-04-30 11:16:10 | autotrain.trainers.common:on_log:226 - "
-                     f"{{'loss': {2.0 - k / 1000:.4f}, 'grad_norm': 0.5, 'learning_rate': 2e-06, "
-                     f"'epoch': {k * every / 100:.4f}}}")
+        lines.append(
+            f"INFO | 2024-04-30 11:16:10 | autotrain.trainers.common:on_log:226 - "
+            f"{{'loss': {2.0 - k / 1000:.4f}, 'grad_norm': 0.5, 'learning_rate': 2e-06, "
+            f"'epoch': {k * every / 100:.4f}}}"
+        )
     if rows * every >= total:  # the Trainer's summary when its loop ends: the run's mean loss, no step
-        lines.append("INFO | 2024-05-05 09:47:09 | autotrain.trainers.common:on_log:226 - {'train_runtime': "
-                     "2556.4, 'train_samples_per_second': 0.728, 'train_steps_per_second': 0.091, "
-                     "'train_loss': 0.2116, 'epoch': 20.0}")
+        lines.append(
+            "INFO | 2024-05-05 09:47:09 | autotrain.trainers.common:on_log:226 - {'train_runtime': "
+            "2556.4, 'train_samples_per_second': 0.728, 'train_steps_per_second': 0.091, "
+            "'train_loss': 0.2116, 'epoch': 20.0}"
+        )
     path = tmp / "output.log"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -58,8 +62,10 @@ def test_a_bar_that_does_not_move_with_the_rows_says_nothing() -> None:
 
 @pytest.mark.parametrize(
     ("name", "last", "ending"),
-    [("autotrain_llama2_korquad_stopped66pct_wandb_output.log", 15450, "stopped"),
-     ("autotrain_llama2_korquad_finished_wandb_output.log", 23250, "finished")],
+    [
+        ("autotrain_llama2_korquad_stopped66pct_wandb_output.log", 15450, "stopped"),
+        ("autotrain_llama2_korquad_finished_wandb_output.log", 23250, "finished"),
+    ],
 )
 def test_real_loguru_console_dicts(name: str, last: int, ending: str) -> None:
     st = pipeline.load(str(blind_log(name))).meta.structure

@@ -59,13 +59,28 @@ def test_no_plan_from_what_is_not_a_budget(line: str) -> None:
 def _mmdet_json(tmp: Path, max_epochs: int, epochs: int, iters: int) -> Path:
     """mmcv TextLoggerHook: the first line dumps runner.meta (mmdet apis/train.py puts
     ``cfg.pretty_text`` under ``config``), then one record per logging interval."""
-    config = "model = dict(type='FasterRCNN')\noptimizer = dict(type='SGD', lr=0.02)\n" \
-             f"runner = dict(type='EpochBasedRunner', max_epochs={max_epochs})\nwarmup_epochs = 1\n"
+    config = (
+        "model = dict(type='FasterRCNN')\noptimizer = dict(type='SGD', lr=0.02)\n"
+        f"runner = dict(type='EpochBasedRunner', max_epochs={max_epochs})\nwarmup_epochs = 1\n"
+    )
     lines = [json.dumps({"env_info": "sys.platform: linux\nPython: 3.8", "config": config, "seed": 0})]
     for ep in range(1, epochs + 1):
         for it in range(50, iters + 1, 50):
-            lines.append(json.dumps({"mode": "train", "epoch": ep, "iter": it, "lr": 0.02, "memory": 2949,
-                                     "loss_cls": 0.5, "loss_bbox": 0.4, "loss": 0.9 - ep / 100, "time": 0.3}))
+            lines.append(
+                json.dumps(
+                    {
+                        "mode": "train",
+                        "epoch": ep,
+                        "iter": it,
+                        "lr": 0.02,
+                        "memory": 2949,
+                        "loss_cls": 0.5,
+                        "loss_bbox": 0.4,
+                        "loss": 0.9 - ep / 100,
+                        "time": 0.3,
+                    }
+                )
+            )
         lines.append(json.dumps({"mode": "val", "epoch": ep, "iter": iters, "lr": 0.02, "bbox_mAP": 0.3}))
     path = tmp / "20210311_173506.log.json"
     path.write_text("\n".join(lines) + "\n")
@@ -94,9 +109,11 @@ def _mmdet_text(tmp: Path, last_iter: int) -> Path:
         for it in range(50, 1001, 50):
             if ep == 2 and it > last_iter:
                 break
-            lines.append(f"2021-05-05 08:44:12,123 - mmdet - INFO - Epoch [{ep}][{it}/1000]\tlr: 2.000e-02, "
-                         "eta: 1:00:00, time: 0.300, data_time: 0.010, memory: 3000, loss_cls: 0.5, "
-                         f"loss: {1 - it / 5000:.4f}")
+            lines.append(
+                f"2021-05-05 08:44:12,123 - mmdet - INFO - Epoch [{ep}][{it}/1000]\tlr: 2.000e-02, "
+                "eta: 1:00:00, time: 0.300, data_time: 0.010, memory: 3000, loss_cls: 0.5, "
+                f"loss: {1 - it / 5000:.4f}"
+            )
     path = tmp / "20210505_084356.log"
     path.write_text("\n".join(lines) + "\n")
     return path

@@ -28,11 +28,22 @@ def _metrics(tmp: Path, n: int = 10, evals: bool = True) -> Path:
     for k in range(n):
         it = 19 + 20 * k
         cls, box = 1.0 - k / 20, 0.5 - k / 40
-        rows.append(_line(iteration=it, data_time=0.01, eta_seconds=100.0 - k, loss_cls=cls, loss_box_reg=box,
-                          total_loss=cls + box, lr=0.0002 * (k + 1), **{"fast_rcnn/cls_accuracy": 0.6}))
+        rows.append(
+            _line(
+                iteration=it,
+                data_time=0.01,
+                eta_seconds=100.0 - k,
+                loss_cls=cls,
+                loss_box_reg=box,
+                total_loss=cls + box,
+                lr=0.0002 * (k + 1),
+                **{"fast_rcnn/cls_accuracy": 0.6},
+            )
+        )
         if evals and k == n // 2:
-            rows.append(_line(iteration=it, **{"bbox/AP": 31.5, "bbox/AP50": 52.0, "segm/AP": 28.0,
-                                               "bbox/APs": float("nan")}))
+            rows.append(
+                _line(iteration=it, **{"bbox/AP": 31.5, "bbox/AP50": 52.0, "segm/AP": 28.0, "bbox/APs": float("nan")})
+            )
     path = tmp / "metrics.json"
     path.write_text("".join(rows))
     return path
@@ -86,13 +97,14 @@ def test_log_txt_common_metric_printer(tmp_path: Path) -> None:
     """detectron2/utils/events.py CommonMetricPrinter.write (:276-277): `` {eta}iter: {iter}  {losses}
     {non_losses}  {avg_time}{last_time}{avg_data_time}{last_data_time} lr: {lr}  {memory}``, the losses
     ``"{}: {:.4g}"`` with total_loss first; MAX_ITER in the config dump is the plan."""
-    lines = ["[12/07 12:00:00 detectron2]: Running with full config:", "SOLVER:", "  MAX_ITER: 200",
-             "  BASE_LR: 0.02"]
+    lines = ["[12/07 12:00:00 detectron2]: Running with full config:", "SOLVER:", "  MAX_ITER: 200", "  BASE_LR: 0.02"]
     for k in range(10):
         it = 19 + 20 * k
-        lines.append(f"[12/07 12:00:{k:02d} d2.utils.events]:  eta: 0:01:00  iter: {it}  total_loss: "
-                     f"{1.5 - k / 20:.4g}  loss_cls: {1.0 - k / 20:.4g}  loss_box_reg: 0.5  time: 0.3000  "
-                     f"last_time: 0.2900  data_time: 0.0100  last_data_time: 0.0090   lr: 0.0002  max_mem: 3000M")
+        lines.append(
+            f"[12/07 12:00:{k:02d} d2.utils.events]:  eta: 0:01:00  iter: {it}  total_loss: "
+            f"{1.5 - k / 20:.4g}  loss_cls: {1.0 - k / 20:.4g}  loss_box_reg: 0.5  time: 0.3000  "
+            f"last_time: 0.2900  data_time: 0.0100  last_data_time: 0.0090   lr: 0.0002  max_mem: 3000M"
+        )
     path = tmp_path / "log.txt"
     path.write_text("\n".join(lines) + "\n")
     run = pipeline.load(str(path))

@@ -20,12 +20,29 @@ def _imagenet(epochs: int, batches: int, upto: int | None = None) -> str:
             if upto is not None and ep == epochs - 1 and i > upto:
                 return "\n".join(out) + "\n"
             loss = 6.0 - ep - i / 1000
-            out.append("\t".join([f"Epoch: [{ep}][{i:>3d}/{batches}]", "Time  0.101 ( 0.200)",
-                                  "Data  0.010 ( 0.020)", f"Loss {loss:.4e} ({loss + 0.1:.4e})",
-                                  "Acc@1   1.00 (  1.00)", "Acc@5   5.00 (  5.00)"]))
+            out.append(
+                "\t".join(
+                    [
+                        f"Epoch: [{ep}][{i:>3d}/{batches}]",
+                        "Time  0.101 ( 0.200)",
+                        "Data  0.010 ( 0.020)",
+                        f"Loss {loss:.4e} ({loss + 0.1:.4e})",
+                        "Acc@1   1.00 (  1.00)",
+                        "Acc@5   5.00 (  5.00)",
+                    ]
+                )
+            )
         for i in (0, 50):
-            out.append("\t".join([f"Test: [{i:>3d}/100]", "Time  0.050 ( 0.060)",
-                                  f"Loss {9.0:.4e} ({9.0:.4e})", "Acc@1  10.00 ( 10.00)"]))
+            out.append(
+                "\t".join(
+                    [
+                        f"Test: [{i:>3d}/100]",
+                        "Time  0.050 ( 0.060)",
+                        f"Loss {9.0:.4e} ({9.0:.4e})",
+                        "Acc@1  10.00 ( 10.00)",
+                    ]
+                )
+            )
         out.append(f" * Acc@1 {10 + ep:.3f} Acc@5 {30 + ep:.3f}")
     return "\n".join(out) + "\n"
 
@@ -38,8 +55,10 @@ def _metriclogger(epochs: int, batches: int) -> str:
     for ep in range(epochs):
         for i in range(0, batches, 100):
             loss = 4.0 - ep - i / 1000
-            out.append(f"Epoch: [{ep}]  [{i:>3d}/{batches}]  eta: 0:00:53  lr: 0.1  loss: {loss:.4f} "
-                       f"({loss + 0.2:.4f})  acc1: 30.0000 (20.0000)  time: 0.2008  data: 0.0003  max mem: 1000")
+            out.append(
+                f"Epoch: [{ep}]  [{i:>3d}/{batches}]  eta: 0:00:53  lr: 0.1  loss: {loss:.4f} "
+                f"({loss + 0.2:.4f})  acc1: 30.0000 (20.0000)  time: 0.2008  data: 0.0003  max mem: 1000"
+            )
         out.append(f"Epoch: [{ep}] Total time: 0:01:06")
         out.append("Test:   [ 0/99]  eta: 0:03:15  loss: 8.5792 (8.5792)  acc1: 59.3750 (59.3750)  time: 1.9725")
         out.append("Test:  Total time: 0:00:19")
@@ -54,11 +73,15 @@ def _timm(epochs: int, updates: int) -> str:
     for ep in range(epochs):
         for idx in [*range(0, updates, 50), updates - 1]:
             loss = 5.0 - ep - idx / 1000
-            out.append(f"Train: {ep} [{idx:>4d}/{updates} ({100.0 * (idx + 1) / updates:>3.0f}%)]  "
-                       f"Loss: {loss:#.3g} ({loss + 0.1:#.3g})  Time: 0.123s, 1040.12/s  (0.130s,  985.00/s)  "
-                       f"LR: {1e-3:.3e}  Data: 0.010 (0.012)")
-        out.append(f"Test: [   0/19]  Time: 0.050 (0.060)  Loss: {7.0:>7.3f} ({7.0:>6.3f})  "
-                   f"Acc@1: {50.0:>7.3f} ({50.0:>7.3f})  Acc@5: {80.0:>7.3f} ({80.0:>7.3f})")
+            out.append(
+                f"Train: {ep} [{idx:>4d}/{updates} ({100.0 * (idx + 1) / updates:>3.0f}%)]  "
+                f"Loss: {loss:#.3g} ({loss + 0.1:#.3g})  Time: 0.123s, 1040.12/s  (0.130s,  985.00/s)  "
+                f"LR: {1e-3:.3e}  Data: 0.010 (0.012)"
+            )
+        out.append(
+            f"Test: [   0/19]  Time: 0.050 (0.060)  Loss: {7.0:>7.3f} ({7.0:>6.3f})  "
+            f"Acc@1: {50.0:>7.3f} ({50.0:>7.3f})  Acc@5: {80.0:>7.3f} ({80.0:>7.3f})"
+        )
     return "\n".join(out) + "\n"
 
 
@@ -155,3 +178,21 @@ def test_real_meter_logs(name: str, rows: int, planned: int, ending: str) -> Non
     st = run.meta.structure
     assert (st.rows, st.planned, st.ending) == (rows, planned, ending)
     assert run.evals.height >= 20  # the Validate: phase, never training rows
+
+
+def test_a_unit_in_brackets_is_no_step_key(tmp_path: Path) -> None:
+    """deepspeech.pytorch prints a per-epoch summary beside its AverageMeter line: ``Time taken (s): 3``
+    names seconds, never the step (``s:`` is llm.c's step key)."""
+    lines = []
+    for ep in range(1, 7):
+        lines.append(
+            f"train.py[line:227] INFO Epoch: [{ep}][1/1]\tTime 2.885 (2.885)\tData 0.000 (0.000)\t"
+            f"Loss {2000 - 100 * ep:.4f} ({2000 - 50 * ep:.4f})\t"
+        )
+        lines.append(
+            f"train.py[line:236] INFO Training Summary Epoch: [{ep}]\tTime taken (s): 3\t"
+            f"Average Loss {2000 - 100 * ep:.3f}\t"
+        )
+    run = _load(tmp_path, "\n".join(lines) + "\n")
+    assert run.table["step"].to_list() == [1, 2, 3, 4, 5, 6]
+    assert run.table["loss"].to_list() == [1900.0, 1800.0, 1700.0, 1600.0, 1500.0, 1400.0]

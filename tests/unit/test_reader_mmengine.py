@@ -20,10 +20,33 @@ def _scalars(tmp: Path, epochs: int, iters: int) -> Path:
     for ep in range(1, epochs + 1):
         for _ in range(iters):
             it += 1
-            out.append(json.dumps({"lr": 0.004, "data_time": 0.01, "loss": 1.0 - it / 1000, "loss_cls": 0.6,
-                                   "loss_bbox": 0.4, "time": 0.3, "epoch": ep, "memory": 2625, "step": it}))
-        out.append(json.dumps({"coco/bbox_mAP": 0.1 * ep, "coco/bbox_mAP_50": 0.2, "coco/bbox_mAP_s": -1.0,
-                               "data_time": 0.3, "time": 0.4, "step": ep}))
+            out.append(
+                json.dumps(
+                    {
+                        "lr": 0.004,
+                        "data_time": 0.01,
+                        "loss": 1.0 - it / 1000,
+                        "loss_cls": 0.6,
+                        "loss_bbox": 0.4,
+                        "time": 0.3,
+                        "epoch": ep,
+                        "memory": 2625,
+                        "step": it,
+                    }
+                )
+            )
+        out.append(
+            json.dumps(
+                {
+                    "coco/bbox_mAP": 0.1 * ep,
+                    "coco/bbox_mAP_50": 0.2,
+                    "coco/bbox_mAP_s": -1.0,
+                    "data_time": 0.3,
+                    "time": 0.4,
+                    "step": ep,
+                }
+            )
+        )
     path = tmp / "scalars.json"
     path.write_text("\n".join(out) + "\n")
     return path

@@ -23,8 +23,18 @@ def _row(epoch: int, epochs: int, losses: tuple[float, float, float], results: t
 
 def _yolodet_row(epoch: int, epochs: int, total: float) -> str:
     """One row as the yolodet fork (yoloall yolodet/api/train.py:264-265, 316) writes it."""
-    s = ("%10s" * 3 + "%10.4g" * 7) % (f"{epoch}/{epochs - 1}", "3.4G", "625/625", 50.0, 100.0, 60.0,
-                                       total, 95, 0.0003328, 960)
+    s = ("%10s" * 3 + "%10.4g" * 7) % (
+        f"{epoch}/{epochs - 1}",
+        "3.4G",
+        "625/625",
+        50.0,
+        100.0,
+        60.0,
+        total,
+        95,
+        0.0003328,
+        960,
+    )
     return s + "%10.4g" * 7 % (0, 0, 0, 0, 0, 0, 0) + "\n"
 
 
@@ -117,9 +127,21 @@ def test_results_csv_headers_with_spaces_and_validation_results(tmp_path: Path) 
     """yolov5 utils/loggers/__init__.py (96e36a7:99-110): header ``'%20s,' * n`` and rows ``'%20.5g,' * n``;
     ``metrics/*`` are the validator's results, evaluations. The loss is given here with --map: a
     table of loss parts alone is another rule's question."""
-    keys = ["train/box_loss", "train/obj_loss", "train/cls_loss", "metrics/precision", "metrics/recall",
-            "metrics/mAP_0.5", "metrics/mAP_0.5:0.95", "val/box_loss", "val/obj_loss", "val/cls_loss",
-            "x/lr0", "x/lr1", "x/lr2"]
+    keys = [
+        "train/box_loss",
+        "train/obj_loss",
+        "train/cls_loss",
+        "metrics/precision",
+        "metrics/recall",
+        "metrics/mAP_0.5",
+        "metrics/mAP_0.5:0.95",
+        "val/box_loss",
+        "val/obj_loss",
+        "val/cls_loss",
+        "x/lr0",
+        "x/lr1",
+        "x/lr2",
+    ]
     n = len(keys) + 1
     lines = [("%20s," * n % tuple(["epoch", *keys])).rstrip(",")]
     for e in range(4):

@@ -133,6 +133,8 @@ def resolve(phrase: str, fields: FieldMap) -> str:
     if is_eval_key(full) and len(words) <= 2:
         return full
     for i in range(1, len(words)):
+        if words[i].startswith("("):  # a unit in brackets (``Time taken (s)``) names no field alone
+            continue
         canon = fields.canonical(" ".join(words[i:]))
         if canon:
             return canon

@@ -119,9 +119,7 @@ def _result(frame: pl.DataFrame, lines: int, skipped: int, planned: int | None) 
     table = frame.drop(EVAL_COLUMNS).with_columns(pl.col(STEP).cast(pl.Int64), pl.col(LINE_NO).cast(pl.Int64))
     notes = ["YOLOv5 results.txt: one row per epoch; step = epochs done (the row's e/N counts from 0)"]
     if evals.height < frame.height:
-        notes.append(
-            f"{frame.height - evals.height} of {frame.height} rows ran no validation (results all 0)"
-        )
+        notes.append(f"{frame.height - evals.height} of {frame.height} rows ran no validation (results all 0)")
     return ParseResult(
         table=table,
         evals=evals.with_columns(pl.col(STEP).cast(pl.Int64), pl.col(LINE_NO).cast(pl.Int64)),

@@ -35,6 +35,8 @@ def rolling_median(x: FloatArray, window: int, mode: str = "nearest") -> FloatAr
         return x.astype(np.float64, copy=True)
     size = w | 1
     compiled = ndmedian.median_filter(x, size, mode)  # scipy's own filter, without scipy.ndimage's import
+    if compiled is None and size > x.size and mode in _NUMPY_PAD:
+        compiled = _padded(x, size, mode)
     if compiled is not None:
         return compiled
     if mode in _NUMPY_PAD and x.size * size <= _SMALL_VIEW and np.isfinite(x).all():
@@ -43,6 +45,16 @@ def rolling_median(x: FloatArray, window: int, mode: str = "nearest") -> FloatAr
     from scipy import ndimage  # long runs and wide windows: its import (~0.15 s) is paid once for much work
 
     return np.asarray(ndimage.median_filter(x, size=size, mode=mode), dtype=np.float64)
+
+
+def _padded(x: FloatArray, size: int, mode: str) -> FloatArray | None:
+    """The compiled filter's values for a window one row longer than an even series (a trend over
+    the whole run): the series padded as ``mode`` pads it, filtered, its own rows kept. The same
+    values as scipy.ndimage's (which the compiled filter leaves to it), without importing it
+    (~0.35 s in every process and --jobs worker)."""
+    h = size // 2
+    wide = ndmedian.median_filter(np.pad(x.astype(np.float64, copy=False), h, mode=_NUMPY_PAD[mode]), size, mode)  # type: ignore[call-overload]
+    return None if wide is None else wide[h : h + x.size]
 
 
 def _shrinking(x: FloatArray, size: int) -> FloatArray:

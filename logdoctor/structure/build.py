@@ -89,6 +89,12 @@ def _ending(
     restarts = (*resume_lines, *m.resume_lines, *m.run_headers)
     placed = place_events(tuple(e for e in result.events if e.line >= start), rows, restarts)
     epochs, source, last_epoch, progress = _epoch_plan(result, rows)
+    counted = st.epoch_source == "batch_counter" and st.steps_per_epoch and st.last_step is not None
+    if counted and last_epoch is not None and st.last_step is not None and st.steps_per_epoch:
+        # rows placed by a per-epoch batch counter (``Epoch [24][4700/7330]``): how much of its last
+        # epoch the run did is known to one logging stride, so a label that names the plan's last
+        # epoch is no proof that epoch finished
+        last_epoch, progress = round((st.last_step + (st.stride or 0)) / st.steps_per_epoch, 3), True
     how = Plan(st.planned, st.planned_source, st.finished, epochs, source, last_epoch, progress)
     last_line = int(lines.max()) if lines.size else None
     ending = judge(placed, how, last_line, m.patience, evals, live=live, snapshot=result.snapshot)

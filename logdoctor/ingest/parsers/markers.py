@@ -52,14 +52,15 @@ RUN_HEADER = r"(?i)\*+\s*running training\s*\*+|^\s*train on \d+ samples"
 _OTHER = (
     r"(?i)checkpoint|resum|restor|running training|train on \d|training started|accumulation"
     r"|continuing training|will skip the first|fast-forwarding"
-    r"|update.interval|optimization steps|num epochs|epochs=|max_update|max_steps|max_iter|total generation batches"
+    r"|update.interval|optimization steps|num epochs|epochs=|(?:total|max)_epochs|max_update|max_steps|max_iter"
+    r"|total generation batches"
     r"|patience"
 )
 _METRIC = r"(?i)loss|\bacc|ppl|perplexity"
 _ACCUM = r"(?i)(?:gradient[ _]accumulation[ _]steps|--update[-_]interval)\s*[=:]?\s*(\d+)"
 _PLANNED = r"(?i)total optimization steps\s*[=:]\s*([\d,]+)"
 _SAMPLES = r"(?i)^\s*train on (\d+) samples"
-_NUM_EPOCHS = r"(?i)\b(?:num(?:ber of)?[ _]|num_train_)?epochs\s*[=:]\s*(\d+)"
+_NUM_EPOCHS = r"(?i)\b(?:num(?:ber of)?[ _]|num_train_|total_|max_)?epochs\s*[=:]\s*(\d+)"
 #: Planned updates in a config dump (fairseq ``'max_update': 100000``, ``max_steps=...``).
 #: detectron2's yacs dump spells it ``MAX_ITER: 90000`` (upper case only: an optimizer's or a solver's
 #: ``max_iter`` is no step budget of the run).

@@ -63,6 +63,9 @@ TOTAL_LOSS_NAMES: tuple[str, ...] = (
     "loss", "total_loss", "loss_total", "avg_loss", "loss_sum", "sum_loss", "overall_loss", "train_loss",
     "train_total_loss", "training_loss",
 )  # fmt: skip
+#: Words that make a key holding the word ``loss`` something else: a mixed-precision loss scale
+#: (Megatron's ``initial_loss_scale``, DeepSpeed's ``loss_scale``), a count of skipped losses.
+NOT_A_LOSS: frozenset[str] = frozenset({"scale", "scaler", "scaling", "skipped", "nan", "count", "num"})
 #: Evaluation loss columns that writers name without a split word, with the writer: ``lm_loss_value``
 #: (Megatron's validation line), ``ce_mean_words`` (Marian's valid cost).
 WRITER_EVAL_LOSSES: tuple[str, ...] = ("lm_loss_value", "ce_mean_words")
@@ -250,7 +253,7 @@ def classify(key: str) -> Field:
         base = base[len("train_") :]
     if base in TOTAL_LOSS_NAMES or base == "train_loss":
         return Field(k, Role.LOSS, None, base, Direction.DOWN)
-    if "loss" in base.split("_"):
+    if "loss" in base.split("_") and not set(base.split("_")) & NOT_A_LOSS:
         return Field(k, Role.LOSS_PART, None, base, Direction.DOWN)
     if _LR_RE.search(base):
         return Field(k, Role.LR, None, base, None)

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from logdoctor import pipeline
-from logdoctor.errors import ParseError
 from logdoctor.ingest.aliases import FieldMap
 
 EXCERPTS = Path(__file__).resolve().parents[1] / "data" / "excerpts"
@@ -48,20 +47,19 @@ def _vits(total: str | None, first_global: int = 1000001, n: int = 24) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_no_total_loss_is_refused_with_the_exact_maps(tmp_path: Path) -> None:
+def test_no_total_loss_reads_the_generators_objective_and_names_the_others(tmp_path: Path) -> None:
     path = tmp_path / "trainer_0_log.txt"
     path.write_text(_vits(None))
-    with pytest.raises(ParseError) as err:
-        pipeline.load(str(path))
-    msg = str(err.value)
-    for field in ("loss_0", "loss_1", "loss_disc", "loss_gen", "loss_mel"):
-        assert f"--map loss={field}" in msg
+    run = pipeline.load(str(path))  # loss_1: the generator's optimizer total (loss_0: the discriminator's)
+    assert run.table["loss"][0] == pytest.approx(28.5)
+    note = next(n for n in run.meta.notes if "main part" in n)
+    assert "`loss_1`" in note and all(f"`{f}`" in note for f in ("loss_0", "loss_disc", "loss_gen", "loss_mel"))
     proc = subprocess.run(
         [sys.executable, "-m", "logdoctor", "check", str(path)], capture_output=True, text=True, check=False
     )
-    assert proc.returncode == 2 and "--map loss=loss_1" in proc.stderr and "Traceback" not in proc.stderr
-    run = pipeline.load(str(path), fields=FieldMap.parse(["loss=loss_1"]))
-    assert run.table["loss"][0] == pytest.approx(28.5)
+    assert proc.returncode != 2 and "Traceback" not in proc.stderr
+    run = pipeline.load(str(path), fields=FieldMap.parse(["loss=loss_0"]))  # --map still chooses
+    assert run.table["loss"][0] == pytest.approx(2.5) and not any("main part" in n for n in run.meta.notes)
 
 
 def test_a_named_total_loss_is_read_and_said(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ def test_detector_parts_are_summed_as_their_trainers_sum_them(parts: tuple[str, 
 @pytest.mark.parametrize(
     ("keys", "main"),
     [(["step", "d_loss", "g_loss"], "g_loss"), (["step", "loss_physics", "loss_data"], "loss_data"),
-     (["step", "loss_0", "loss_1"], "loss_0"), (["step", "discriminator_loss", "generator_loss"], "generator_loss")],
+     (["step", "loss_0", "loss_1"], "loss_1"), (["step", "discriminator_loss", "generator_loss"], "generator_loss")],
 )  # fmt: skip
 def test_other_parts_are_objectives_of_their_own_with_the_main_one_named(keys: list[str], main: str) -> None:
     obj = objective_of(keys)

@@ -45,7 +45,7 @@ def test_training_keys_are_no_evaluation(key: str) -> None:
         ("lr", Role.LR), ("learning_rate", Role.LR), ("lr_0", Role.LR), ("train/lr", Role.LR),
         ("step", Role.COUNTER), ("epoch", Role.COUNTER), ("train/epoch", Role.COUNTER), ("iter", Role.COUNTER),
         ("throughput", Role.RATE), ("tok/s", Role.RATE), ("train_samples_per_second", Role.RATE),
-        ("grad_norm", Role.OTHER),
+        ("grad_norm", Role.OTHER), ("initial_loss_scale", Role.OTHER), ("loss_scale", Role.OTHER),
     ],
 )  # fmt: skip
 def test_each_key_has_one_role(key: str, role: Role) -> None:

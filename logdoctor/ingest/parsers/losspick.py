@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from logdoctor import vocab
 from logdoctor.ingest.aliases import normalize_key
+from logdoctor.ingest.parsers.objective import objective_of
 from logdoctor.ingest.parsers.textrules import is_eval_key
 from logdoctor.model import LOSS
 
@@ -21,6 +23,23 @@ def total_note(picked: Iterable[str]) -> str | None:
         f"the log names no field 'loss': its total loss `{keys[0]}` is read as the training loss "
         f"(--map loss=<field> picks another)"
     )
+
+
+def main_part(keys_seen: Iterable[str]) -> str | None:
+    """The main part of an objective logged only in parts that no trainer sums (a GAN's ``loss_g``), or
+    None (no parts; parts that a trainer sums, which a text log's rows cannot be summed from)."""
+    obj = objective_of(k for k in keys_seen if not vocab.is_eval(k))
+    return obj.fields[0] if obj is not None and not obj.summed and vocab.is_loss_part(obj.fields[0]) else None
+
+
+def main_part_note(main: str, keys_seen: Iterable[str]) -> str | None:
+    """The note when the main part of an objective logged in parts (:func:`main_part`) stood in for
+    ``loss``, naming the other parts."""
+    own = vocab.normalize_key(main)
+    others = sorted(k for k in keys_seen if vocab.is_loss_part(k) and not vocab.is_eval(k)
+                    and vocab.normalize_key(k) != own)
+    obj = objective_of([main, *others])
+    return obj.note if obj is not None and not obj.summed else None
 
 
 def loss_candidates(keys: Iterable[str]) -> list[str]:

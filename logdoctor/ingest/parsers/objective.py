@@ -58,8 +58,18 @@ def _part_words(key: str) -> set[str]:
     return {w for w in words if w and w not in _NOISE}
 
 
+#: Per-optimizer totals: Coqui's Trainer (``trainer/trainer.py``) logs ``loss_<i>`` for optimizer i,
+#: and its GAN recipes (VITS, HiFi-GAN ``train_step``) step the discriminator as optimizer 0 and the
+#: generator last.
+_NUMBERED = re.compile(r"^(?:train_)?loss_(\d+)$")
+
+
 def _main(parts: list[str]) -> str:
-    """The main part: one named like a generator or a data term, else the first in the log's order."""
+    """The main part: the last per-optimizer total (``loss_1``: the generator's), else one named like a
+    generator or a data term, else the first in the log's order."""
+    numbered = [(int(m.group(1)), p) for p in parts if (m := _NUMBERED.match(vocab.normalize_key(p)))]
+    if len(numbered) > 1:
+        return max(numbered)[1]
     for word in MAIN_WORDS:
         for p in parts:
             if word in _part_words(p):

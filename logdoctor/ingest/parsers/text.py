@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -15,7 +16,7 @@ from logdoctor.ingest.parsers.base import RESTART, Parser, ParseResult
 from logdoctor.ingest.parsers.evalsections import eval_only_curve, has_banner, mark_eval_sections
 from logdoctor.ingest.parsers.events import scan_events
 from logdoctor.ingest.parsers.lines import clean, read_lines
-from logdoctor.ingest.parsers.losspick import refusal_hint, total_note
+from logdoctor.ingest.parsers.losspick import main_part, main_part_note, refusal_hint, total_note
 from logdoctor.ingest.parsers.markers import Markers, scan_markers
 from logdoctor.ingest.parsers.overflows import (
     attach_overflows,
@@ -32,7 +33,7 @@ from logdoctor.ingest.parsers.textblocks import BATCH_LINE, MSG, rewrite
 from logdoctor.ingest.parsers.textplan import BATCHES, BATCHES_TOTAL
 from logdoctor.ingest.parsers.textshape import Extracted, drop_bar_starts, extract
 from logdoctor.ingest.sources import Source
-from logdoctor.model import LINE_NO, STEP
+from logdoctor.model import LINE_NO, LOSS, STEP
 
 if TYPE_CHECKING:
     from logdoctor.ingest.parsers.textfast import FastRead
@@ -258,6 +259,15 @@ class TextParser(Parser):
             seen = ", ".join(sorted(out.keys_seen)[:12]) or "none"
             reasons = ", ".join(f"{k}: {v}" for k, v in out.skips.most_common() if v)
             hint = refusal_hint(out.keys_seen)
+            main = main_part(out.keys_seen) if LOSS not in fields.overrides else None
+            if main is not None:  # parts that no trainer sums: the main one, as ``--map loss=<it>`` reads it
+                try:
+                    read = self.parse(source, FieldMap({**fields.overrides, LOSS: main}, shared=fields.shared))
+                except ParseError:
+                    read = None  # the part holds no steps either: the refusal below names the choices
+                if read is not None:
+                    note = main_part_note(main, out.keys_seen)
+                    return dataclasses.replace(read, notes=(note, *read.notes)) if note else read
             if hint:  # the choice first: the message is cut at 400 characters
                 raise ParseError(f"{source.name}: no training steps in {records} lines: {hint}; keys seen: {seen}")
             raise ParseError(

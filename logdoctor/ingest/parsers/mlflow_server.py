@@ -8,13 +8,14 @@ from typing import Any
 import polars as pl
 
 from logdoctor.errors import ParseError
+from logdoctor.ingest import limits
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.configfacts import config_facts, epoch_length, planned_steps
 from logdoctor.ingest.mlflow_server import RunRef, metric_history, run_info
 from logdoctor.ingest.namespaced import canonical_renames
 from logdoctor.ingest.parsers.base import ParseResult
-from logdoctor.ingest.parsers.records import normalize_records
-from logdoctor.model import LINE_NO, STEP
+from logdoctor.ingest.parsers.records import normalize_records, resolve_key
+from logdoctor.model import CANONICAL_COLUMNS, LINE_NO, STEP
 
 FORMAT = "mlflow_server"
 
@@ -54,11 +55,14 @@ def read_server_run(ref: RunRef, fields: FieldMap) -> ParseResult:
     keys, params, status = run_info(ref)
     if not keys:
         raise ParseError(f"{ref.display}: the run has no metrics")
-    histories = {k: metric_history(ref, k) for k in keys}
+    always = {k for k in keys if resolve_key(k, fields) in CANONICAL_COLUMNS}
+    kept, budget = limits.keep_keys(dict.fromkeys(keys, 1), always)  # one request per metric
+    histories = {k: metric_history(ref, k) for k in keys if k in kept}
     long = long_table(histories)
     result = normalize_records(wide_table(long, fields), fields, ref.display, long.height)
     facts = config_facts(params, "mlflow params")
-    notes = [f"MLflow server {ref.base}: {long.height} values of {len(keys)} metric(s) over the REST API"]
+    notes = [f"MLflow server {ref.base}: {long.height} values of {len(histories)} metric(s) over the REST API"]
+    notes += [budget] if budget else []
     spe, spe_note = (None, "") if result.steps_per_epoch else epoch_length(facts, result.table, status == "FINISHED")
     notes += [spe_note] if spe else []
     return dataclasses.replace(

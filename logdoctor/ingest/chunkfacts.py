@@ -9,7 +9,7 @@ import polars as pl
 
 from logdoctor.ingest.parsers import ParseResult
 from logdoctor.ingest.parsers.markers import Markers
-from logdoctor.model import LogEvent
+from logdoctor.model import LINE_NO, LogEvent
 
 #: Marker fields that hold line numbers, and the one that holds (line, step) pairs.
 _LINE_FIELDS = ("epoch_lines", "resume_lines", "run_headers")
@@ -58,6 +58,8 @@ class ChunkFacts:
     once: dict[str, Any] = dataclasses.field(default_factory=dict)
     unions: dict[str, tuple[Any, ...]] = dataclasses.field(default_factory=dict)
     events: tuple[LogEvent, ...] = ()
+    #: step records without a loss (file lines), kept as the whole read keeps them
+    lossless: list[pl.DataFrame] = dataclasses.field(default_factory=list)
 
     def add_events(self, events: tuple[LogEvent, ...], pre: int, offset: int) -> None:
         """Take in one chunk's failure events (those of its preamble dropped, moved by ``offset``)."""
@@ -72,6 +74,9 @@ class ChunkFacts:
         self.markers = merge_markers(self.markers, shift_markers(result.markers, pre, offset))
         self.aliases.update(result.aliases)
         self.add_events(result.events, pre, offset)
+        rows = result.lossless_rows
+        if rows.height and LINE_NO in rows.columns:
+            self.lossless.append(rows.filter(pl.col(LINE_NO) > pre).with_columns(pl.col(LINE_NO) + offset))
         for name in _ONCE:
             if self.once.get(name) is None:
                 self.once[name] = getattr(result, name)
@@ -94,5 +99,6 @@ class ChunkFacts:
             markers=self.markers,
             aliases=dict(self.aliases),
             events=self.events,
+            lossless_rows=pl.concat(self.lossless, how="diagonal_relaxed") if self.lossless else pl.DataFrame(),
             **stated,
         )

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from logdoctor.errors import InputError
+from logdoctor.ingest import limits
 
 _UI = re.compile(r"^(?P<base>https?://[^#]+?)/?#/experiments/[^/]+/runs/(?P<run>[0-9A-Za-z_-]+)")
 _SCHEME = re.compile(r"^mlflow://(?P<host>[^/]+)(?P<prefix>(?:/[^/]+)*?)/(?P<run>[0-9A-Za-z_-]+)/?$")
@@ -134,7 +135,7 @@ def call_json(ref: RunRef, endpoint: str, body: bytes | None = None) -> dict[str
     req = urllib.request.Request(url, data=body, headers=headers)
     try:
         with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
-            doc = json.loads(resp.read())
+            doc = limits.loads(resp.read())  # any JSON: surrogates made U+FFFD, too deep a ValueError
     except urllib.error.HTTPError as err:
         if err.code in TRANSIENT_HTTP:
             raise TransientServerError(f"{ref.display}: the MLflow server answered HTTP {err.code}") from None

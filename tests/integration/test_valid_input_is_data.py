@@ -109,3 +109,68 @@ def test_loads_refuses_past_the_stack_as_a_value_error() -> None:
     with pytest.raises(ValueError, match="nested too deeply"):
         limits.loads("[" * DEEP + "]" * DEEP)
     assert limits.loads('{"a\\udcff": ["\\ud800x"]}') == {"a\ufffd": ["\ufffdx"]}
+
+
+class _Server:
+    """A fake MLflow tracking server whose answers hold what a real one may: lone surrogates in
+    metric keys, a param nested past the stack, and more metrics than the key budget."""
+
+    def __init__(self, metrics: list[str], param: str) -> None:
+        import http.server
+        import threading
+        import urllib.parse
+
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                url = urllib.parse.urlparse(self.path)
+                if url.path.endswith("runs/get"):
+                    data = json.dumps({"metrics": [{"key": k} for k in metrics], "params": []})
+                    body = '{"run": {"info": {"status": "FINISHED"}, "data": ' + data[:-1] + ", " + param + "}}}"
+                else:
+                    key = urllib.parse.parse_qs(url.query)["metric_key"][0]
+                    outer.fetched += 1
+                    hist = [{"step": i, "value": 2 - i / 100 if key == "loss" else 0.5, "timestamp": i}
+                            for i in range(60)]
+                    body = json.dumps({"metrics": hist})
+                out = body.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+        self.fetched = 0
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.url = f"mlflow://127.0.0.1:{self.httpd.server_address[1]}/abc123"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.mark.parametrize("case", ["surrogate", "deep", "many"])
+def test_any_server_answer_is_data(case: str, capsys: pytest.CaptureFixture[str]) -> None:
+    metrics = ["loss", "acc\udcff"] + ([f"m{i}" for i in range(limits.MAX_KEYS + 44)] if case == "many" else [])
+    param = '"x": ' + ("[" * DEEP + "]" * DEEP if case == "deep" else "1")
+    server = _Server(metrics, param)
+    try:
+        rc = main(["analyze", server.url, "-f", "json"])
+    finally:
+        server.close()
+    out, err = capsys.readouterr()
+    if case == "deep":
+        _no_crash(rc, out, err, allowed=(2,))
+        assert len(err.strip().splitlines()) == 1
+        return
+    _no_crash(rc, out, err)
+    doc = json.loads(out)
+    assert doc["structure"]["rows"] == 60
+    if case == "many":
+        assert server.fetched == limits.MAX_KEYS
+        assert any("most frequent of 302 metric names" in n for n in doc["source"]["notes"])

@@ -40,7 +40,11 @@ def _both(
     return whole, chunked
 
 
-def _log(steps: list[int]) -> str:
+def _log(steps: list[int], fmt: str = "text") -> str:
+    if fmt == "jsonl":
+        return "".join(f'{{"step": {s}, "loss": {2 - i / 5000:.5f}, "lr": 3e-4}}\n' for i, s in enumerate(steps))
+    if fmt == "csv":
+        return "step,loss,lr\n" + "".join(f"{s},{2 - i / 5000:.5f},3e-4\n" for i, s in enumerate(steps))
     return "".join(f"step {s} | loss={2 - i / 5000:.5f} lr=3.0e-04\n" for i, s in enumerate(steps))
 
 
@@ -61,12 +65,12 @@ def counters(draw: st.DrawFn) -> list[int]:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(steps=counters())
+@given(steps=counters(), fmt=st.sampled_from(["text", "jsonl", "csv"]))
 def test_chunked_and_whole_reads_agree_on_generated_counters(
-    steps: list[int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    steps: list[int], fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "gen.log"
-    path.write_text(_log(steps))
+    path = tmp_path / f"gen.{'log' if fmt == 'text' else fmt}"
+    path.write_text(_log(steps, fmt))
     try:
         whole, chunked = _both(path, monkeypatch)
     except LogdoctorError:

@@ -8,13 +8,14 @@ from typing import Any
 import polars as pl
 
 from logdoctor.errors import ParseError
+from logdoctor.ingest import limits
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.configfacts import config_facts, epoch_length, planned_steps
 from logdoctor.ingest.mlflow_server import RunRef, metric_history, run_info
 from logdoctor.ingest.namespaced import canonical_renames
 from logdoctor.ingest.parsers.base import ParseResult
-from logdoctor.ingest.parsers.records import normalize_records
-from logdoctor.model import LINE_NO, STEP
+from logdoctor.ingest.parsers.records import normalize_records, resolve_key
+from logdoctor.model import CANONICAL_COLUMNS, LINE_NO, STEP
 
 FORMAT = "mlflow_server"
 
@@ -54,20 +55,30 @@ def read_server_run(ref: RunRef, fields: FieldMap) -> ParseResult:
     keys, params, status = run_info(ref)
     if not keys:
         raise ParseError(f"{ref.display}: the run has no metrics")
-    histories = {k: metric_history(ref, k) for k in keys}
-    return from_histories(histories, params, status, fields, ref.display, f"MLflow server {ref.base}", "the REST API")
+    always = {k for k in keys if resolve_key(k, fields) in CANONICAL_COLUMNS}
+    kept, budget = limits.keep_keys(dict.fromkeys(keys, 1), always)  # one request per metric
+    histories = {k: metric_history(ref, k) for k in keys if k in kept}
+    return from_histories(
+        histories, params, status, fields, ref.display, f"MLflow server {ref.base}", "the REST API", budget
+    )
 
 
 def from_histories(
     histories: dict[str, list[dict[str, Any]]], params: Any, status: str, fields: FieldMap,
-    display: str, store: str, how: str,
+    display: str, store: str, how: str, budget: str | None = None,
 ) -> ParseResult:
     """A run's metric histories (``step``, ``value``, ``timestamp`` of each value), params and
-    status as a ParseResult, however they were fetched (a server's REST API, a local store)."""
+    status as a ParseResult, however they were fetched (a server's REST API, a local store), under the
+    key budget (``budget``: the notice of a caller that kept only some metrics before fetching them)."""
+    if budget is None:
+        always = {k for k in histories if resolve_key(k, fields) in CANONICAL_COLUMNS}
+        kept, budget = limits.keep_keys({k: len(v) for k, v in histories.items()}, always)
+        histories = {k: v for k, v in histories.items() if k in kept}
     long = long_table(histories)
     result = normalize_records(wide_table(long, fields), fields, display, long.height)
     facts = config_facts(params, "mlflow params")
     notes = [f"{store}: {long.height} values of {len(histories)} metric(s) over {how}"]
+    notes += [budget] if budget else []
     spe, spe_note = (None, "") if result.steps_per_epoch else epoch_length(facts, result.table, status == "FINISHED")
     notes += [spe_note] if spe else []
     return dataclasses.replace(

@@ -67,7 +67,7 @@ _HEX_RUN = re.compile(r"[0-9a-f]{8}[0-9a-f]{32}")
 #: a W&B API key: 40 lowercase hex digits (a SHA-1 has the same shape: data columns of hashes skip it)
 _HEX40 = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{40}(?![0-9A-Za-z])")
 #: a secret this short is not looked for elsewhere in a text (it would blank ordinary words)
-MIN_SECRET = 6
+MIN_SECRET = 8
 #: the secrets met in a URL so far (bounded): a library's error may quote one without its URL
 _KNOWN: dict[str, None] = {}
 _KNOWN_MAX = 256

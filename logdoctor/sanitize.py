@@ -61,10 +61,13 @@ _SHAPES = re.compile(
     r"|\bgithub_pat_[A-Za-z0-9_]{22,}\b|\bxox[abprs]-[A-Za-z0-9-]{10,}\b|\bsk-[A-Za-z0-9_-]{20,}\b"
     r"|(?i:\bbearer\s+)[A-Za-z0-9._~+/-]{8,}=*"
 )
+#: cheap tests that a text may hold one of ``_SHAPES`` / a 40-hex-digit run (most hold neither)
+_SHAPE_HINT = re.compile(r"A[KSB]IA|ACCA|hf_|gh[pousr]_|github_pat_|xox|sk-|(?i:bearer)")
+_HEX_RUN = re.compile(r"[0-9a-f]{8}[0-9a-f]{32}")
 #: a W&B API key: 40 lowercase hex digits (a SHA-1 has the same shape: data columns of hashes skip it)
 _HEX40 = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{40}(?![0-9A-Za-z])")
 #: a secret this short is not looked for elsewhere in a text (it would blank ordinary words)
-MIN_SECRET = 6
+MIN_SECRET = 8
 #: the secrets met in a URL so far (bounded): a library's error may quote one without its URL
 _KNOWN: dict[str, None] = {}
 _KNOWN_MAX = 256
@@ -97,8 +100,13 @@ def redact(text: str, *, hashes: bool = True) -> str:
     ``hashes=False`` leaves 40-hex-digit words (a column of SHA-1 batch fingerprints is data)."""
     if not text:
         return text
-    text = _SHAPES.sub("***", _QUERY.sub(_query, _CREDENTIALS.sub(_userinfo, text)))
-    if hashes:
+    if "://" in text:
+        text = _CREDENTIALS.sub(_userinfo, text)
+    if "=" in text:
+        text = _QUERY.sub(_query, text)
+    if _SHAPE_HINT.search(text):
+        text = _SHAPES.sub("***", text)
+    if hashes and _HEX_RUN.search(text):
         text = _HEX40.sub("***", text)
     for secret in _KNOWN:
         if secret in text:

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import http.client
 import http.server
 import json
 import threading
 import time
+import urllib.error
 import urllib.parse
 from typing import ClassVar
 
 import pytest
 
 from logdoctor.cli import main
+from logdoctor.errors import InputError
+from logdoctor.ingest.mlflow_server import RunRef, TransientServerError, get_json
 from logdoctor.tail import runsources
 from tests.mlflow_support import free_port
 
@@ -91,8 +95,9 @@ def test_a_server_that_restarts_is_retried_and_read_to_the_end(server: _Server,
     t.join()
     out, err = capsys.readouterr()
     assert code == 0 and "Traceback" not in err
-    said = [line for line in err.splitlines() if "Connection refused" in line]
-    assert len(said) == 1 and "retrying with backoff" in said[0] and "for up to 900 s" in said[0], err
+    said = [line for line in err.splitlines() if "retrying with backoff" in line]
+    # refused while it is down (or reset, when it went down mid-answer): said once
+    assert len(said) == 1 and said[0].startswith("logdoctor: warning: ") and "for up to 900 s" in said[0], err
     assert "the MLflow server answers again" in out
     assert " 80 rows, last step 80" in out, out
 
@@ -110,3 +115,33 @@ def test_a_server_that_stays_away_ends_tail_with_one_line_after_the_stated_time(
     assert err.count("retrying with backoff") == 1
     assert err.splitlines()[-1].startswith("logdoctor: error: ") and "gave up after retrying for 2 s" in err
     assert "stopped (error), exit code 2" in out
+
+
+@pytest.mark.parametrize("failure", [
+    urllib.error.URLError(ConnectionRefusedError(111, "Connection refused")),
+    ConnectionRefusedError(111, "Connection refused"),
+    http.client.IncompleteRead(b"{\"run\""),
+    http.client.RemoteDisconnected("Remote end closed connection without response"),
+], ids=["refused-in-urlerror", "refused", "cut-short", "disconnected"])
+def test_failures_a_restart_gives_are_transient(failure: Exception, monkeypatch: pytest.MonkeyPatch) -> None:
+    import urllib.request
+
+    def urlopen(*args: object, **kw: object) -> object:
+        raise failure
+
+    monkeypatch.setattr(urllib.request, "urlopen", urlopen)
+    with pytest.raises(TransientServerError):
+        get_json(RunRef("http://srv", "r1"), "runs/get", {})
+
+
+def test_a_name_that_does_not_resolve_is_not_retried(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+    import urllib.request
+
+    def urlopen(*args: object, **kw: object) -> object:
+        raise urllib.error.URLError(socket.gaierror(-2, "Name or service not known"))
+
+    monkeypatch.setattr(urllib.request, "urlopen", urlopen)
+    with pytest.raises(InputError) as info:
+        get_json(RunRef("http://srv", "r1"), "runs/get", {})
+    assert not isinstance(info.value, TransientServerError)

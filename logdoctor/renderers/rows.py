@@ -355,11 +355,12 @@ def ending_phrase(st: RunStructure) -> str:
         why = ""
     out = f"{said} ({why})" if why else said
     if st.planned:
-        out += f"; planned {st.planned:,} steps ({PLAN_SOURCES.get(st.planned_source or '', st.planned_source)})"
+        source = PLAN_SOURCES.get(st.planned_source or "", st.planned_source)
+        out += f"; planned {st.planned:,} steps" + (f" ({source})" if source else "")
         out += f", reached {st.last_step:,}" if st.last_step is not None else ""
     elif st.planned_epochs:
         source = EPOCH_PLAN_SOURCES.get(st.planned_epochs_source or "", st.planned_epochs_source)
-        out += f"; planned {st.planned_epochs:,} epochs ({source})"
+        out += f"; planned {st.planned_epochs:,} epochs" + (f" ({source})" if source else "")
         out += f", reached epoch {st.last_epoch:g}" if st.last_epoch is not None else ""
     else:
         out += "; no planned length stated"
@@ -381,7 +382,8 @@ def structure_phrases(st: RunStructure, resumes: str) -> tuple[str, str, str]:
         source = _EPOCH_SOURCES.get(st.epoch_source or "", st.epoch_source)
         length = _COUNTER_LENGTHS.get(st.steps_per_epoch_source or "", "")
         at_least = "at least " if st.steps_per_epoch_source == "largest_step" else ""
-        epochs += f" ({at_least}{each} steps each, from {source}{length})"
+        origin = f", from {source}{length}" if source else ""  # a reader that gives no source: none said
+        epochs += f" ({at_least}{each} steps each{origin})"
     if st.restarts:
         seen = Counter((r.kind.replace("_", " "), r.step) for r in st.restarts)
         parts = [f"{kind} at step {step}" + (f" (x{n})" if n > 1 else "") for (kind, step), n in seen.items()]

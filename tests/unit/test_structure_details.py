@@ -198,3 +198,20 @@ def test_steps_per_epoch_source_of_an_epoch_column(given: int | None, source: st
     run = pipeline.load(str(FIXTURES.parent / "example.log"), steps_per_epoch=given)
     st = run.meta.structure
     assert st is not None and st.steps_per_epoch_source == source
+
+
+def test_a_structure_fact_without_a_source_never_prints_none(tmp_path: Path) -> None:
+    # a reader may know the steps per epoch or a plan without naming where from (Coqui's `STEP: i/N`):
+    # the report says the fact and no source, never "from None"
+    import dataclasses
+
+    from logdoctor.renderers.rows import ending_phrase
+
+    report = pipeline.analyze(pipeline.load(str(_epoch_counter_log(tmp_path, True))))
+    st = report.run.meta.structure
+    assert st is not None and st.steps_per_epoch
+    bare = dataclasses.replace(st, epoch_source=None, steps_per_epoch_source=None, planned=1000, planned_source=None)
+    epochs = structure_phrases(bare, "")[1]
+    assert "None" not in epochs and "steps each)" in epochs, epochs
+    ending = ending_phrase(bare)
+    assert "None" not in ending and "planned 1,000 steps" in ending, ending

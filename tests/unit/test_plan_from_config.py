@@ -146,3 +146,18 @@ def test_unfinished_epoch_edges() -> None:
 def test_real_openmmlab_plans(name: str, planned_epochs: int, ending: str) -> None:
     st = pipeline.load(str(blind_log(name))).meta.structure
     assert (st.planned_epochs, st.ending) == (planned_epochs, ending)
+
+
+@pytest.mark.parametrize(
+    ("lines", "epochs"),
+    [
+        (["\x1b[4m\x1b[1m > EPOCH: 1/1000\x1b[0m", "\x1b[4m\x1b[1m > EPOCH: 2/1000\x1b[0m"], 1000),  # Coqui
+        (["\x1b[1mEpoch 1/30\x1b[0m", "\x1b[1mEpoch 2/30\x1b[0m"], 30),  # a coloured Keras-style header
+        (["Epoch 1/30", "Epoch 2/30"], 30),
+    ],
+)
+def test_an_epoch_header_in_terminal_colours_states_the_plan(lines: list[str], epochs: int) -> None:
+    # colour codes around a header are no text of it: the epoch and its planned total are read through them
+    frame = pl.DataFrame({LINE_NO: list(range(1, len(lines) + 1)), LINE: lines})
+    m = scan_markers(frame)
+    assert m.epoch_values == (1, 2) and m.epochs_planned == epochs

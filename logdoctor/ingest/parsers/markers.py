@@ -17,11 +17,13 @@ _PREFILTER = (
     "fast-forwarding the dataloader", "patience", "%|",
 )  # fmt: skip
 _PREFIX = r"^(?:.{0,120}?\b(?:INFO|WARNING|WARN|DEBUG)\b\]?\s*[-:|]?\s*)?"
+#: Terminal colour codes around a header (Coqui's ``\x1b[4m\x1b[1m > EPOCH: 3/1000\x1b[0m``, rich, loguru).
+_ANSI = r"(?:\x1b\[[0-9;]*m)*"
 #: A line that starts an epoch: ``Epoch 3/10`` (Keras), ``##### Epoch 3 #####``, ``-----> epoch 4``,
 #: ``Beginning of Epoch 1/1, Total ...``. Nothing but punctuation around it (or a comma after).
 EPOCH_START = (
-    _PREFIX + r"[\s#=*>\-]*(?i:beginning of |start(?:ing)? (?:of )?)?(?i:epoch)\s*[:#]?\s*(\d+)"
-    r"\s*(?:/\s*(\d+))?[\s#=*<\-]*(?:$|,\s)"
+    _PREFIX + _ANSI + r"[\s#=*>\-]*(?i:beginning of |start(?:ing)? (?:of )?)?(?i:epoch)\s*[:#]?\s*(\d+)"
+    r"\s*(?:/\s*(\d+))?[\s#=*<\-]*" + _ANSI + r"(?:$|,\s)"
 )
 #: A line that ends an epoch: ``epoch 2 finished: 144 steps``, ``end of epoch 3``.
 EPOCH_END = (

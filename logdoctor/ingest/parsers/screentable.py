@@ -42,8 +42,8 @@ NEEDS: dict[str, tuple[object, ...]] = {
         ('and', (('or', (('and', (('lit', ' ', False), ('lit', ':', False), ('lit', ':', False), ('lit', '.', False), ('and', (('lit', ' ', False),)), ('lit', ' ', False), ('lit', ':', False), ('lit', ']', False))), ('and', (('or', (('and', (('lit', 'INFO', False),)), ('and', (('lit', 'WARNING', False),)), ('and', (('lit', 'WARN', False),)), ('and', (('lit', 'DEBUG', False),)), ('and', (('lit', 'ERROR', False),)), ('and', (('lit', 'CRITICAL', False),)))),)))),)),
     '\\b\\d{4}-\\d{2}-\\d{2}[ T]\\d{2}:\\d{2}(?::\\d{2}(?:[.,]\\d+)?)?\\b':
         ('and', (('lit', '-', False), ('lit', '-', False), ('lit', ':', False))),
-    '^(?:.{0,120}?\\b(?:INFO|WARNING|WARN|DEBUG)\\b\\]?\\s*[-:|]?\\s*)?[\\s#=*>\\-]*(?i:beginning of |start(?:ing)? (?:of )?)?(?i:epoch)\\s*[:#]?\\s*(\\d+)\\s*(?:/\\s*(\\d+))?[\\s#=*<\\-]*(?:$|,\\s)':
-        ('and', (('and', (('lit', 'epoch', True),)),)),
+    '^(?:.{0,120}?\\b(?:INFO|WARNING|WARN|DEBUG)\\b\\]?\\s*[-:|]?\\s*)?(?:\\x1b\\[[0-9;]*m)*[\\s#=*>\\-]*(?i:beginning of |start(?:ing)? (?:of )?)?(?i:epoch)\\s*[:#]?\\s*(\\d+)\\s*(?:/\\s*(\\d+))?[\\s#=*<\\-]*(?:\\x1b\\[[0-9;]*m)*(?:$|,\\s)':
+        ('and', ()),
     '(?i)\\bepoch\\s*(\\d+)\\s*(?:/\\s*(\\d+))?\\s*(?:is\\s+)?(?:finished|done|completed?|ended)\\b|(?i)\\bend of epoch\\s*(\\d+)\\b':
         ('and', ()),
     '(?i)\\bepoch\\s*(\\d+)\\s*:\\s*\\d{1,3}%\\|':

@@ -11,6 +11,8 @@ Cases (one per dimension of the input):
 * ``text-keys``: 10,000 lines whose key name changes every line (143 KB class: 17 GB, 113 s before
   the key budget);
 * ``jsonl-keys``: 10,000 JSON lines, 5 new keys each (50,000 names; >300 s before);
+* ``state-keys``: a trainer_state.json whose 10,000 entries each add a key (a polars abort at
+  2.7 GB under a 6 GB cap before);
 * ``csv-columns``: a CSV of 2,000 columns;
 * ``long-line``: one 64 MiB line among step lines (the line limit);
 * ``deep-json``: a trainer_state.json nested 100,000 levels deep;
@@ -56,6 +58,13 @@ def jsonl_keys(d: Path) -> Path:
     return path
 
 
+def state_keys(d: Path) -> Path:
+    path = d / "trainer_state.json"
+    history = [{"step": i, "loss": 2 - i * 1e-4, f"m{i}": 0.5} for i in range(1, 10_001)]
+    path.write_text(json.dumps({"log_history": history, "global_step": 10_000}))
+    return path
+
+
 def csv_columns(d: Path) -> Path:
     path = d / "wide.csv"
     n = 2000
@@ -93,7 +102,7 @@ def gzip_bomb(d: Path) -> Path:
 
 
 CASES: dict[str, Callable[[Path], Path]] = {
-    "text-keys": text_keys, "jsonl-keys": jsonl_keys, "csv-columns": csv_columns, "long-line": long_line,
+    "text-keys": text_keys, "jsonl-keys": jsonl_keys, "state-keys": state_keys, "csv-columns": csv_columns, "long-line": long_line,
     "deep-json": deep_json, "gzip-bomb": gzip_bomb,
 }
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Mapping
+from collections import Counter
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -46,6 +47,27 @@ def keep_keys(
     ranked = sorted((k for k in counts if k not in always), key=lambda k: -counts[k])[:room]
     kept = set(must) | set(ranked)
     return kept, keys_note(len(kept), len(counts))
+
+
+class KeyBudget:
+    """The key budget over records (dicts) that arrive in batches: each batch keeps the names that
+    ``always`` accepts and the most frequent others over every batch so far, up to ``limit``."""
+
+    def __init__(self, always: Callable[[str], bool], limit: int = MAX_KEYS) -> None:
+        self.always = always
+        self.limit = limit
+        self.counts: Counter[str] = Counter()
+        self.note: str | None = None
+
+    def prune(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``rows`` with only the kept names (the rows themselves when every name is kept)."""
+        for row in rows:
+            self.counts.update(row.keys())
+        kept, note = keep_keys(self.counts, {k for k in self.counts if self.always(k)}, self.limit)
+        if note is None:
+            return rows
+        self.note = note
+        return [{k: v for k, v in row.items() if k in kept} for row in rows]
 
 
 def has_surrogate(text: str) -> bool:

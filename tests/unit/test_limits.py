@@ -72,3 +72,22 @@ def test_no_real_log_reaches_the_key_budget() -> None:
         assert not any("metric names" in n for n in run.meta.notes), path.name
         widest = max(widest, run.table.width + run.evals.width)
     assert widest * 4 < MAX_KEYS  # the default stands far above the widest real log
+
+
+@pytest.mark.parametrize("names", [MAX_KEYS - 2, MAX_KEYS - 1])
+def test_trainer_state_keys_changing_every_entry_are_budgeted(names: int, tmp_path: Path) -> None:
+    history = [{"step": i, "loss": 2 - i / 1000, f"m{i % names}": 0.5} for i in range(1, 401)]
+    path = tmp_path / "trainer_state.json"
+    path.write_text(json.dumps({"log_history": history, "global_step": 400}))
+    run = pipeline.load(str(path))
+    assert run.table.height == 400
+    notes = [n for n in run.meta.notes if "metric names" in n]
+    assert bool(notes) == (names + 2 > MAX_KEYS)
+
+
+def test_key_budget_over_batches_keeps_the_always_names() -> None:
+    budget = limits.KeyBudget(lambda k: k == "loss", limit=3)
+    first = budget.prune([{"loss": 1, "a": 1}, {"loss": 2, "a": 2}])
+    assert first == [{"loss": 1, "a": 1}, {"loss": 2, "a": 2}] and budget.note is None
+    second = budget.prune([{"loss": 3, "b": 1, "c": 2, "d": 3}])
+    assert second == [{"loss": 3, "b": 1}] and budget.note is not None  # a (2) beats b, c, d (1 each)

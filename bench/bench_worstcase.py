@@ -102,8 +102,8 @@ def gzip_bomb(d: Path) -> Path:
 
 
 CASES: dict[str, Callable[[Path], Path]] = {
-    "text-keys": text_keys, "jsonl-keys": jsonl_keys, "state-keys": state_keys, "csv-columns": csv_columns, "long-line": long_line,
-    "deep-json": deep_json, "gzip-bomb": gzip_bomb,
+    "text-keys": text_keys, "jsonl-keys": jsonl_keys, "state-keys": state_keys, "csv-columns": csv_columns,
+    "long-line": long_line, "deep-json": deep_json, "gzip-bomb": gzip_bomb,
 }
 
 

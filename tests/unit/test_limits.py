@@ -91,3 +91,15 @@ def test_key_budget_over_batches_keeps_the_always_names() -> None:
     assert first == [{"loss": 1, "a": 1}, {"loss": 2, "a": 2}] and budget.note is None
     second = budget.prune([{"loss": 3, "b": 1, "c": 2, "d": 3}])
     assert second == [{"loss": 3, "b": 1}] and budget.note is not None  # a (2) beats b, c, d (1 each)
+
+
+def test_a_chunked_read_keeps_the_budget_over_all_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from logdoctor.ingest import memory
+
+    path = _text_log(tmp_path / "k.log", names=3000, lines=3000)
+    monkeypatch.setattr(memory, "in_memory_limit", lambda total: 1)
+    monkeypatch.setattr(memory, "chunk_bytes", lambda total: 16 * 1024)  # ~8 chunks, each keeps 256 names
+    monkeypatch.setattr(memory, "row_budget", lambda total: 10**9)
+    run = pipeline.load(str(path))
+    assert run.table.height == 3000
+    assert len([c for c in run.table.columns if c.endswith("_metric")]) <= MAX_KEYS

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from logdoctor.ingest.limits import MAX_KEYS
+from logdoctor.ingest.limits import ColumnBudget
 from logdoctor.model import (
     BATCH_FP,
     BLOCK_STEPS,
@@ -66,14 +66,16 @@ class BlockReducer:
         self._last_epoch: float | None = None
         self._epoch_starts: list[int] = []
         self._integer_epochs = True
-        self._extra: set[str] = set()
+        self._extras = ColumnBudget(lambda c: c in CANONICAL_COLUMNS or c == RESTART)
 
     def add(self, table: pl.DataFrame) -> None:
         """Add one chunk's step rows (file order, canonical names); every column is kept while the
         rows fit the budget, only the canonical ones once they are reduced to blocks."""
         if table.height == 0:
             return
-        table = (self._extras(table) if self.k == 1 else _canonical(table)).sort(LINE_NO)
+        # while raw: at most MAX_KEYS extra names over all chunks (each chunk's parser keeps that
+        # many, and their union would otherwise grow with the number of chunks)
+        table = (self._extras.cut(table) if self.k == 1 else _canonical(table)).sort(LINE_NO)
         steps = table[STEP]
         back = int((steps.diff() <= 0).sum())
         if self._last_step is not None and int(steps[0]) <= self._last_step:
@@ -95,16 +97,6 @@ class BlockReducer:
         while self._partial.height > self.max_rows:
             self.k *= 2
             self._partial = self._merge(self._partial)
-
-    def _extras(self, table: pl.DataFrame) -> pl.DataFrame:
-        """``table`` with its canonical columns and the extra ones of the first chunks, up to
-        ``limits.MAX_KEYS`` extra names over all chunks (each chunk's parser keeps that many: their
-        union would otherwise grow with the number of chunks)."""
-        for c in table.columns:
-            if c not in CANONICAL_COLUMNS and c != RESTART and len(self._extra) < MAX_KEYS:
-                self._extra.add(c)
-        keep = [c for c in table.columns if c in CANONICAL_COLUMNS or c == RESTART or c in self._extra]
-        return table if len(keep) == table.width else table.select(keep)
 
     def _track_epochs(self, t: pl.DataFrame) -> None:
         """Remember the steps where an integer epoch changes (exact steps per epoch later)."""

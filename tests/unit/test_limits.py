@@ -24,6 +24,14 @@ def test_keep_keys_at_the_edge() -> None:
     assert note == f"kept the {MAX_KEYS} most frequent of {MAX_KEYS + 2} metric names (the others are dropped)"
 
 
+def test_past_the_budget_names_rarer_than_min_share_go() -> None:
+    counts = {"step": 1000, "loss": 1000, **{f"k{i}": 1 for i in range(MAX_KEYS)}, "lr": 10, "acc": 9}
+    kept, note = limits.keep_keys(counts, always={"step", "loss"}, records=1000)
+    assert kept == {"step", "loss", "lr"}  # 10 of 1,000 records is the 1% floor; 9 is under it
+    assert note == f"kept the 3 most frequent of {MAX_KEYS + 4} metric names (the others are dropped)"
+    assert limits.keep_keys({"a": 1, "b": 1}, records=1000) == ({"a", "b"}, None)  # within the budget
+
+
 def _text_log(path: Path, names: int, lines: int = 400) -> Path:
     path.write_text("".join(f"step {i} loss={2 - i / 1000:.4f} k{i % names}_metric={i % 7}\n" for i in range(lines)))
     return path
@@ -37,9 +45,8 @@ def test_text_keys_changing_every_line_keep_steps_and_say_so(names: int, tmp_pat
     notes = [n for n in run.meta.notes if "metric names" in n]
     if names + 2 <= MAX_KEYS:  # step and loss are names too
         assert len(kept) == names and not notes
-    else:
-        assert len(kept) == MAX_KEYS - 2 and notes == [
-            f"kept the {MAX_KEYS} most frequent of {names + 2} metric names (the others are dropped)"]
+    else:  # past the budget, each name on 1-2 of 400 lines is under MIN_SHARE: only step and loss stay
+        assert kept == [] and notes == ["kept the 2 most frequent of 257 metric names (the others are dropped)"]
 
 
 @pytest.mark.parametrize("names", [MAX_KEYS - 2, MAX_KEYS - 1])

@@ -10,7 +10,11 @@ Cases (one per dimension of the input):
 
 * ``text-keys``: 10,000 lines whose key name changes every line (143 KB class: 17 GB, 113 s before
   the key budget);
+* ``text-keys-long``: the same over 200,000 lines (1.1 GB while the names kept were all of the
+  most frequent 256, each on one line);
 * ``jsonl-keys``: 10,000 JSON lines, 5 new keys each (50,000 names; >300 s before);
+* ``state-keys``: a trainer_state.json whose 10,000 entries each add a key (a polars abort at
+  2.7 GB under a 6 GB cap before);
 * ``csv-columns``: a CSV of 2,000 columns;
 * ``long-line``: one 64 MiB line among step lines (the line limit);
 * ``deep-json``: a trainer_state.json nested 100,000 levels deep;
@@ -37,12 +41,20 @@ TARGET_MB = 500.0
 #: Cases whose time grows with the bytes read, not with a dimension a limit cuts: the gzip bomb is
 #: decompressed and its NUL runs skipped at ~16 s per GiB on the 2-core machine (its memory is what
 #: the budget bounds).
-TIME_S = {"gzip-bomb": 30.0}
+#: The long key explosion plans each of its 200,000 line shapes once (~40 us a shape): linear in lines.
+TIME_S = {"gzip-bomb": 30.0, "text-keys-long": 30.0}
 
 
 def text_keys(d: Path) -> Path:
     path = d / "keys.log"
     path.write_text("".join(f"step {i} loss={2 - i * 1e-4:.4f} k{i}_m={i % 97 / 97:.3f}\n" for i in range(10_000)))
+    return path
+
+
+def text_keys_long(d: Path) -> Path:
+    path = d / "keys_long.log"
+    with path.open("w") as fh:
+        fh.writelines(f"step {i} loss={2 - i * 1e-6:.6f} k{i}_m={i % 7}\n" for i in range(200_000))
     return path
 
 
@@ -53,6 +65,13 @@ def jsonl_keys(d: Path) -> Path:
             rec: dict[str, float] = {"step": i, "loss": 2 - i * 1e-4}
             rec.update({f"m{5 * i + j}": j / 5 for j in range(5)})
             fh.write(json.dumps(rec) + "\n")
+    return path
+
+
+def state_keys(d: Path) -> Path:
+    path = d / "trainer_state.json"
+    history = [{"step": i, "loss": 2 - i * 1e-4, f"m{i}": 0.5} for i in range(1, 10_001)]
+    path.write_text(json.dumps({"log_history": history, "global_step": 10_000}))
     return path
 
 
@@ -93,8 +112,9 @@ def gzip_bomb(d: Path) -> Path:
 
 
 CASES: dict[str, Callable[[Path], Path]] = {
-    "text-keys": text_keys, "jsonl-keys": jsonl_keys, "csv-columns": csv_columns, "long-line": long_line,
-    "deep-json": deep_json, "gzip-bomb": gzip_bomb,
+    "text-keys": text_keys, "text-keys-long": text_keys_long, "jsonl-keys": jsonl_keys, "state-keys": state_keys,
+    "csv-columns": csv_columns,
+    "long-line": long_line, "deep-json": deep_json, "gzip-bomb": gzip_bomb,
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 import polars as pl
@@ -10,16 +11,19 @@ from logdoctor.errors import InputError, ParseError
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.chunkfacts import ChunkFacts
 from logdoctor.ingest.parsers import Parser, ParseResult, sniff
+from logdoctor.ingest.parsers.base import RESTART
 from logdoctor.ingest.parsers.csvlog import UnreadableTable
 from logdoctor.ingest.parsers.events import scan_events
 from logdoctor.ingest.parsers.lines import read_lines
 from logdoctor.ingest.parsers.recordorder import BY_ORDER, continue_order
+from logdoctor.ingest.parsers.text import RESTART_MARK
 from logdoctor.ingest.sources import Source
 from logdoctor.model import LINE_NO, STEP
 
 #: Formats written as one document (rewritten at each save), which cannot be read by appended lines.
 WHOLE_DOCUMENT = frozenset({"hf_trainer_state", "tensorboard", "mlflow"})
 _PREAMBLE_LINES = 64
+_MARK = re.compile(RESTART_MARK.encode())
 _PREAMBLE_BYTES = 16 * 1024
 
 
@@ -47,6 +51,7 @@ class ChunkParser:
         self._preamble_lines = 0
         self._pre_skips: dict[str, int] | None = None
         self._last_order = 0
+        self._restart_pending = False
 
     def sniff(self, data: bytes, head: bytes | None = None) -> Parser | None:
         """Pick the parser from ``head`` (or ``data``) unless done; None while all is blank.
@@ -87,6 +92,7 @@ class ChunkParser:
         self.facts.add(result, pre, self.lines - pre)
         shift = pl.col(LINE_NO) + (self.lines - pre)
         table = result.table.filter(pl.col(LINE_NO) > pre).with_columns(shift)
+        table = self._restarts(data, table)
         if result.step_from_order:  # numbered by record order: the count goes on across chunks
             if BY_ORDER in result.notes:
                 table = continue_order(table, self._last_order)
@@ -101,6 +107,24 @@ class ChunkParser:
         self.lines += n_lines
         self.rows += table.height
         return table, evals
+
+    def _restarts(self, data: bytes, table: pl.DataFrame) -> pl.DataFrame:
+        """``table`` with the restart flag on its first row when a "training started" line came
+        after the last row of the chunks before, or before this chunk's first row: the text parser
+        flags the step after such a line only when the line follows a step of the same chunk."""
+        if self.parser is None or self.parser.name != "text":
+            return table
+        marks = [self.lines + i + 1 for i, line in enumerate(data.split(b"\n")) if _MARK.search(line)]
+        if table.height == 0:
+            self._restart_pending |= bool(marks)
+            return table
+        first, last = int(table[LINE_NO].min()), int(table[LINE_NO].max())  # type: ignore[arg-type]
+        if self._restart_pending or any(m < first for m in marks):
+            flag = pl.when(pl.col(LINE_NO) == first).then(1.0)
+            old = pl.col(RESTART).cast(pl.Float64) if RESTART in table.columns else pl.lit(0.0)
+            table = table.with_columns(flag.otherwise(old).alias(RESTART))
+        self._restart_pending = any(m > last for m in marks)
+        return table
 
     def _grow_preamble(self, data: bytes, n_lines: int) -> None:
         if self.rows or self._preamble_lines >= _PREAMBLE_LINES or n_lines <= 0:

@@ -15,6 +15,8 @@ from typing import Any
 
 import polars as pl
 
+from logdoctor.ingest.limits import KeyBudget
+
 #: Records per chunk: ~50 MB of decoded dicts at ten keys a record.
 CHUNK = 50_000
 
@@ -22,8 +24,10 @@ CHUNK = 50_000
 class FrameChunks:
     """Collect records (dicts) and turn every ``chunk`` of them into a frame as they come."""
 
-    def __init__(self, *, strict: bool, chunk: int | None = None) -> None:
+    def __init__(self, *, strict: bool, chunk: int | None = None, budget: KeyBudget | None = None) -> None:
         self._strict = strict
+        #: the key budget the records are cut to, chunk by chunk (its note says when it bit)
+        self.budget = budget
         self._chunk = chunk or CHUNK
         self._rows: list[dict[str, Any]] = []
         self._frames: list[pl.DataFrame] = []
@@ -43,7 +47,8 @@ class FrameChunks:
 
     def _flush(self) -> None:
         if self._rows:
-            self._frames.append(pl.from_dicts(self._rows, infer_schema_length=None, strict=self._strict))
+            rows = self.budget.prune(self._rows) if self.budget is not None else self._rows
+            self._frames.append(pl.from_dicts(rows, infer_schema_length=None, strict=self._strict))
             self._rows = []
 
     def frame(self) -> pl.DataFrame | None:

@@ -7,7 +7,9 @@ measures the corpus under ../shared/reallogs against them):
   (training and evaluation tables together: fairseq's HuBERT pretraining log), most under 20;
   a log whose names change from line to line (a key with a counter in it) would otherwise build
   one column per line (10,000 names: 17 GB). The most frequent names are kept, and the names
-  that every log needs (step, loss, the canonical columns) always are.
+  that every log needs (step, loss, the canonical columns) always are; once the budget bites, a
+  name on fewer than ``MIN_SHARE`` of the records is dropped too (it is the explosion itself, and
+  would cost a column of nulls as long as the log).
 * nesting: a JSON or TOML document nested past what Python's parsers read (about 1,000 levels;
   real trainer states and configs nest under 10) is refused in one line (``TooDeep``, exit 2)
   instead of ending the command in a RecursionError.
@@ -17,12 +19,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Mapping
+from collections import Counter
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
+
+import polars as pl
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 #: Distinct metric names kept per log (the most frequent ones).
 MAX_KEYS = 256
+#: Past the budget, a name is kept only when at least this share of the records carry it.
+MIN_SHARE = 0.01
 
 
 class TooDeep(ValueError):
@@ -35,17 +42,62 @@ def keys_note(kept: int, total: int) -> str:
 
 
 def keep_keys(
-    counts: Mapping[str, int], always: Collection[str] = (), limit: int = MAX_KEYS
+    counts: Mapping[str, int], always: Collection[str] = (), limit: int = MAX_KEYS, records: int = 0
 ) -> tuple[set[str], str | None]:
     """(the names to keep, the notice or None): every name when there are at most ``limit``, else
-    the names in ``always`` and the most frequent others (ties in first-seen order) up to ``limit``."""
+    the names in ``always`` and the most frequent others (ties in first-seen order) up to ``limit``,
+    each on at least ``MIN_SHARE`` of the ``records`` (when given): past the budget, names that
+    rare are the explosion itself, and each would cost a column of nulls as long as the log."""
     if len(counts) <= limit:
         return set(counts), None
     must = [k for k in counts if k in always]
     room = max(0, limit - len(must))
-    ranked = sorted((k for k in counts if k not in always), key=lambda k: -counts[k])[:room]
+    floor = MIN_SHARE * records
+    ranked = sorted((k for k in counts if k not in always and counts[k] >= floor), key=lambda k: -counts[k])[:room]
     kept = set(must) | set(ranked)
     return kept, keys_note(len(kept), len(counts))
+
+
+class KeyBudget:
+    """The key budget over records (dicts) that arrive in batches: each batch keeps the names that
+    ``always`` accepts and the most frequent others over every batch so far, up to ``limit``."""
+
+    def __init__(self, always: Callable[[str], bool], limit: int = MAX_KEYS) -> None:
+        self.always = always
+        self.limit = limit
+        self.counts: Counter[str] = Counter()
+        self.records = 0
+        self.note: str | None = None
+
+    def prune(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``rows`` with only the kept names (the rows themselves when every name is kept)."""
+        for row in rows:
+            self.counts.update(row.keys())
+        self.records += len(rows)
+        kept, note = keep_keys(self.counts, {k for k in self.counts if self.always(k)}, self.limit, self.records)
+        if note is None:
+            return rows
+        self.note = note
+        return [{k: v for k, v in row.items() if k in kept} for row in rows]
+
+
+class ColumnBudget:
+    """The key budget over tables that arrive one after another (the chunks of a streamed or
+    followed log, each already cut to ``limit`` names by its parser): the names ``always`` accepts,
+    and the first ``limit`` other names seen, so that their union does not grow with the chunks."""
+
+    def __init__(self, always: Callable[[str], bool], limit: int = MAX_KEYS) -> None:
+        self.always = always
+        self.limit = limit
+        self.extra: set[str] = set()
+
+    def cut(self, table: pl.DataFrame) -> pl.DataFrame:
+        """``table`` without the columns past the budget."""
+        for c in table.columns:
+            if len(self.extra) < self.limit and not self.always(c):
+                self.extra.add(c)
+        keep = [c for c in table.columns if c in self.extra or self.always(c)]
+        return table if len(keep) == table.width else table.select(keep)
 
 
 def has_surrogate(text: str) -> bool:

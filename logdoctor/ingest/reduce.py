@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from logdoctor.ingest.limits import ColumnBudget
 from logdoctor.model import (
     BATCH_FP,
     BLOCK_STEPS,
@@ -65,13 +66,16 @@ class BlockReducer:
         self._last_epoch: float | None = None
         self._epoch_starts: list[int] = []
         self._integer_epochs = True
+        self._extras = ColumnBudget(lambda c: c in CANONICAL_COLUMNS or c == RESTART)
 
     def add(self, table: pl.DataFrame) -> None:
         """Add one chunk's step rows (file order, canonical names); every column is kept while the
         rows fit the budget, only the canonical ones once they are reduced to blocks."""
         if table.height == 0:
             return
-        table = (table if self.k == 1 else _canonical(table)).sort(LINE_NO)
+        # while raw: at most MAX_KEYS extra names over all chunks (each chunk's parser keeps that
+        # many, and their union would otherwise grow with the number of chunks)
+        table = (self._extras.cut(table) if self.k == 1 else _canonical(table)).sort(LINE_NO)
         steps = table[STEP]
         back = int((steps.diff() <= 0).sum())
         if self._last_step is not None and int(steps[0]) <= self._last_step:

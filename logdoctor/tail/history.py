@@ -17,7 +17,9 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from logdoctor.model import LINE_NO, LOSS, STEP
+from logdoctor.ingest.limits import ColumnBudget
+from logdoctor.ingest.parsers.base import RESTART
+from logdoctor.model import CANONICAL_COLUMNS, LINE_NO, LOSS, STEP
 from logdoctor.structure.stuck import StuckTracker
 
 _SUMMARY_SCHEMA = {
@@ -50,6 +52,8 @@ class History:
         self.repeats = 0
         self.stuck = StuckTracker()
         self._last_step: int | None = None
+        #: the extra columns kept over all chunks (each chunk's parser keeps at most MAX_KEYS)
+        self._columns = ColumnBudget(lambda c: c in CANONICAL_COLUMNS or c == RESTART)
 
     @property
     def n_full(self) -> int:
@@ -64,7 +68,7 @@ class History:
     def append(self, table: pl.DataFrame, evals: pl.DataFrame | None = None) -> None:
         """Add newly parsed rows (and evaluation rows) in file order."""
         if table.height and STEP in table.columns:
-            table = self._later_write_wins(table)
+            table = self._later_write_wins(self._columns.cut(table))
         if table.height:
             self._chunks.append(table)
             self._n_full += table.height

@@ -104,3 +104,19 @@ def test_chunked_and_whole_reads_agree_on_real_logs(name: str, monkeypatch: pyte
     # banners: chunks of a few KiB, which no budget gives, can still see less than the whole)
     whole, chunked = _both(path, monkeypatch, chunk=memory.MIN_CHUNK)
     assert chunked == whole
+
+
+@pytest.mark.parametrize("config_lines", [0, 3, 200])
+def test_a_restart_line_and_the_step_after_it_in_different_chunks(
+    config_lines: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Marian prints ``Training started`` and a config dump before the first step of a continued run:
+    the step after it is a resume however far the chunk boundary falls."""
+    text = _log(list(range(300)))
+    text += "[2019-05-16 19:10:37] Training started\n" + "".join(f"[config] option_{i}: {i}\n" for i in range(config_lines))
+    text += "".join(f"step {s} | loss={1.9 - s / 5000:.5f} lr=3.0e-04\n" for s in range(300, 600))
+    path = tmp_path / "resumed.log"
+    path.write_text(text)
+    whole, chunked = _both(path, monkeypatch)
+    assert whole[2] == 1  # one resume
+    assert chunked == whole

@@ -24,6 +24,14 @@ def test_keep_keys_at_the_edge() -> None:
     assert note == f"kept the {MAX_KEYS} most frequent of {MAX_KEYS + 2} metric names (the others are dropped)"
 
 
+def test_past_the_budget_names_rarer_than_min_share_go() -> None:
+    counts = {"step": 1000, "loss": 1000, **{f"k{i}": 1 for i in range(MAX_KEYS)}, "lr": 10, "acc": 9}
+    kept, note = limits.keep_keys(counts, always={"step", "loss"}, records=1000)
+    assert kept == {"step", "loss", "lr"}  # 10 of 1,000 records is the 1% floor; 9 is under it
+    assert note == f"kept the 3 most frequent of {MAX_KEYS + 4} metric names (the others are dropped)"
+    assert limits.keep_keys({"a": 1, "b": 1}, records=1000) == ({"a", "b"}, None)  # within the budget
+
+
 def _text_log(path: Path, names: int, lines: int = 400) -> Path:
     path.write_text("".join(f"step {i} loss={2 - i / 1000:.4f} k{i % names}_metric={i % 7}\n" for i in range(lines)))
     return path
@@ -37,9 +45,8 @@ def test_text_keys_changing_every_line_keep_steps_and_say_so(names: int, tmp_pat
     notes = [n for n in run.meta.notes if "metric names" in n]
     if names + 2 <= MAX_KEYS:  # step and loss are names too
         assert len(kept) == names and not notes
-    else:
-        assert len(kept) == MAX_KEYS - 2 and notes == [
-            f"kept the {MAX_KEYS} most frequent of {names + 2} metric names (the others are dropped)"]
+    else:  # past the budget, each name on 1-2 of 400 lines is under MIN_SHARE: only step and loss stay
+        assert kept == [] and notes == ["kept the 2 most frequent of 257 metric names (the others are dropped)"]
 
 
 @pytest.mark.parametrize("names", [MAX_KEYS - 2, MAX_KEYS - 1])
@@ -72,3 +79,34 @@ def test_no_real_log_reaches_the_key_budget() -> None:
         assert not any("metric names" in n for n in run.meta.notes), path.name
         widest = max(widest, run.table.width + run.evals.width)
     assert widest * 4 < MAX_KEYS  # the default stands far above the widest real log
+
+
+@pytest.mark.parametrize("names", [MAX_KEYS - 2, MAX_KEYS - 1])
+def test_trainer_state_keys_changing_every_entry_are_budgeted(names: int, tmp_path: Path) -> None:
+    history = [{"step": i, "loss": 2 - i / 1000, f"m{i % names}": 0.5} for i in range(1, 401)]
+    path = tmp_path / "trainer_state.json"
+    path.write_text(json.dumps({"log_history": history, "global_step": 400}))
+    run = pipeline.load(str(path))
+    assert run.table.height == 400
+    notes = [n for n in run.meta.notes if "metric names" in n]
+    assert bool(notes) == (names + 2 > MAX_KEYS)
+
+
+def test_key_budget_over_batches_keeps_the_always_names() -> None:
+    budget = limits.KeyBudget(lambda k: k == "loss", limit=3)
+    first = budget.prune([{"loss": 1, "a": 1}, {"loss": 2, "a": 2}])
+    assert first == [{"loss": 1, "a": 1}, {"loss": 2, "a": 2}] and budget.note is None
+    second = budget.prune([{"loss": 3, "b": 1, "c": 2, "d": 3}])
+    assert second == [{"loss": 3, "b": 1}] and budget.note is not None  # a (2) beats b, c, d (1 each)
+
+
+def test_a_chunked_read_keeps_the_budget_over_all_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from logdoctor.ingest import memory
+
+    path = _text_log(tmp_path / "k.log", names=3000, lines=3000)
+    monkeypatch.setattr(memory, "in_memory_limit", lambda total: 1)
+    monkeypatch.setattr(memory, "chunk_bytes", lambda total: 16 * 1024)  # ~8 chunks, each keeps 256 names
+    monkeypatch.setattr(memory, "row_budget", lambda total: 10**9)
+    run = pipeline.load(str(path))
+    assert run.table.height == 3000
+    assert len([c for c in run.table.columns if c.endswith("_metric")]) <= MAX_KEYS

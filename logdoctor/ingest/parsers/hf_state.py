@@ -16,9 +16,9 @@ from logdoctor.ingest.framechunks import FrameChunks
 from logdoctor.ingest.parsers.base import Parser, ParseResult
 from logdoctor.ingest.parsers.hfconfig import sibling_classes
 from logdoctor.ingest.parsers.lexicon import BY_NAME
-from logdoctor.ingest.parsers.records import normalize_records
+from logdoctor.ingest.parsers.records import normalize_records, resolve_key
 from logdoctor.ingest.sources import Source
-from logdoctor.model import LINE_NO, ConfigFact, LogEvent
+from logdoctor.model import CANONICAL_COLUMNS, LINE_NO, ConfigFact, LogEvent
 
 
 def _state(source: Source) -> dict[str, Any]:
@@ -33,12 +33,13 @@ def _state(source: Source) -> dict[str, Any]:
     return state
 
 
-def _history(source: Source) -> tuple[dict[str, Any], pl.DataFrame, int]:
+def _history(source: Source) -> tuple[dict[str, Any], pl.DataFrame, int, str | None]:
     """(the state's other members, the ``log_history`` entries that are objects as one frame, their
-    number). The array is streamed into frames a chunk at a time (1M entries: about a quarter of the
-    memory of decoding the document whole); a document that cannot be streamed to the same frame is
-    read whole, as ``json.loads`` reads it (jsonstream, framechunks)."""
-    chunks = FrameChunks(strict=False)
+    number, the key budget's notice or None). The array is streamed into frames a chunk at a time
+    (1M entries: about a quarter of the memory of decoding the document whole); a document that
+    cannot be streamed to the same frame is read whole, as ``json.loads`` reads it (jsonstream,
+    framechunks)."""
+    chunks = FrameChunks(strict=False, budget=_budget())
 
     def entry(value: Any) -> None:
         if isinstance(value, dict):
@@ -52,19 +53,32 @@ def _history(source: Source) -> tuple[dict[str, Any], pl.DataFrame, int]:
     if frame is not None:
         if not chunks.count:
             raise ParseError(f"{source.name}: log_history is empty")
-        return state, frame, chunks.count
+        return state, frame, chunks.count, chunks.budget.note if chunks.budget else None
     state = _state(source)
-    frame, entries = history_frame(state.pop("log_history"), source.name)
-    return state, frame, entries
+    frame, entries, note = _history_frame(state.pop("log_history"), source.name)
+    return state, frame, entries, note
+
+
+def _budget() -> limits.KeyBudget:
+    """The key budget of a log history: the canonical columns always kept."""
+    return limits.KeyBudget(lambda k: resolve_key(k, FieldMap()) in CANONICAL_COLUMNS)
 
 
 def history_frame(history: list[Any], name: str) -> tuple[pl.DataFrame, int]:
     """(the entries of a ``log_history`` list that are objects as one frame, their number), as
-    ``json.loads`` of the document gives them; ParseError when there is none."""
+    ``json.loads`` of the document gives them, cut to the key budget; ParseError when there is none."""
+    frame, entries, _ = _history_frame(history, name)
+    return frame, entries
+
+
+def _history_frame(history: list[Any], name: str) -> tuple[pl.DataFrame, int, str | None]:
+    """``history_frame`` and the key budget's notice (None when it did not bite)."""
     entries = [e for e in history if isinstance(e, dict)]
     if not entries:
         raise ParseError(f"{name}: log_history is empty")
-    return pl.from_dicts(entries, infer_schema_length=None, strict=False), len(entries)
+    budget = _budget()
+    frame = pl.from_dicts(budget.prune(entries), infer_schema_length=None, strict=False)
+    return frame, len(entries), budget.note
 
 
 def _steps_per_epoch(state: Mapping[str, Any]) -> int | None:
@@ -93,8 +107,9 @@ class HfTrainerStateParser(Parser):
         return lines[0].strip() == "{" or len(lines) == 1
 
     def parse(self, source: Source, fields: FieldMap) -> ParseResult:
-        state, frame, entries = _history(source)
-        return state_result(state, frame, entries, fields, source.name, sibling_classes(source.path))
+        state, frame, entries, note = _history(source)
+        result = state_result(state, frame, entries, fields, source.name, sibling_classes(source.path))
+        return dataclasses.replace(result, notes=(*result.notes, note)) if note else result
 
 
 def state_result(state: Mapping[str, Any], frame: pl.DataFrame, entries: int, fields: FieldMap, name: str,

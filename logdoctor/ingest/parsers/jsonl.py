@@ -116,7 +116,7 @@ def _decode_slowly(lines: pl.DataFrame, fields: FieldMap | None = None) -> tuple
     if not rows:
         return pl.DataFrame({LINE_NO: pl.Series([], dtype=pl.Int64)}), bad, None
     always = {k for k in counts if resolve_key(k, fields or FieldMap()) in CANONICAL_COLUMNS}
-    kept, note = limits.keep_keys(counts, always)
+    kept, note = limits.keep_keys(counts, always, records=len(rows))
     if note is not None:
         rows = [{k: v for k, v in row.items() if k in kept} for row in rows]
     frame = pl.from_dicts(rows, infer_schema_length=None)

@@ -18,7 +18,6 @@ from logdoctor.model import CANONICAL_COLUMNS as CANONICAL
 from logdoctor.model import LINE_NO, LOSS, STEP
 
 _LINE = re.compile(r"^\d+ \S+ -?\d+\s*$")
-_MAX_FILES = 2000
 
 
 def metrics_dir(root: Path) -> Path | None:
@@ -36,10 +35,9 @@ def metrics_dir(root: Path) -> Path | None:
 
 
 def metric_files(folder: Path) -> list[Path]:
-    """Metric files below ``folder`` (metric names may hold ``/``, i.e. sub-folders)."""
-    return sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))[
-        :_MAX_FILES
-    ]
+    """Metric files below ``folder`` (metric names may hold ``/``, i.e. sub-folders); at most
+    ``limits.MAX_KEYS`` of them are read (``_kept``), but all are counted."""
+    return sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
 
 
 def _read_metric(path: Path, key: str) -> pl.DataFrame:

@@ -293,7 +293,7 @@ def budget_columns(frame: pl.DataFrame, fields: FieldMap) -> tuple[pl.DataFrame,
     present = frame.select(pl.col(names).is_not_null().sum()).row(0)
     counts = dict(zip(names, present, strict=True))
     always = {c for c in names if resolve_key(c, fields) in CANONICAL_COLUMNS}
-    kept, note = limits.keep_keys(counts, always)
+    kept, note = limits.keep_keys(counts, always, records=frame.height)
     return frame.select([c for c in frame.columns if c == LINE_NO or c in kept]), note
 
 

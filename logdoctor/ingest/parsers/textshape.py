@@ -148,7 +148,7 @@ def budget_keys(plans: dict[int, Plan], lines: dict[int, int], out: Extracted) -
         for key in (*plan.train, *plan.evals):
             counts[key] += lines[pid]
     ppl = {plan.ppl for plan in plans.values() if plan.ppl is not None}
-    kept, note = limits.keep_keys(counts, always=_ALWAYS | ppl)
+    kept, note = limits.keep_keys(counts, always=_ALWAYS | ppl, records=sum(lines.values()))
     if note is None:
         return {pid: pid for pid in plans}
     out.notes.append(note)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from logdoctor.errors import InputError, ParseError
+from logdoctor.ingest import limits
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.configfacts import config_facts, epoch_length, planned_steps
 from logdoctor.ingest.framechunks import FrameChunks
@@ -19,7 +20,7 @@ from logdoctor.ingest.parsers.base import Parser, ParseResult
 from logdoctor.ingest.parsers.records import normalize_records, resolve_key
 from logdoctor.ingest.parsers.text import TextParser
 from logdoctor.ingest.sources import Source, open_source
-from logdoctor.model import BATCH_FP, LINE_NO, MICRO_FP
+from logdoctor.model import BATCH_FP, CANONICAL_COLUMNS, LINE_NO, MICRO_FP
 
 if TYPE_CHECKING:
     from logdoctor.ingest.wandb_records import WandbRecord
@@ -98,7 +99,8 @@ class HistoryRows:
     def __init__(self, fields: FieldMap, chunk: int | None = None) -> None:
         self._fields = fields
         self._text: dict[str, bool] = {}
-        self.chunks = FrameChunks(strict=True, chunk=chunk)
+        canonical = lambda k: resolve_key(k, fields) in CANONICAL_COLUMNS  # noqa: E731 - the budget's rule
+        self.chunks = FrameChunks(strict=True, chunk=chunk, budget=limits.KeyBudget(canonical))
 
     def add(self, rec: WandbRecord) -> None:
         """One record; only history records make rows."""
@@ -125,8 +127,11 @@ class HistoryRows:
         return frame.drop(dropped(frame.columns, renames)).rename(renames)
 
 
-def _read_history(log: Path, name: str, fields: FieldMap) -> tuple[list[WandbRecord], int, pl.DataFrame]:
-    """(the other records, corrupt chunks, the history frame): history rows are never held whole
+def _read_history(
+    log: Path, name: str, fields: FieldMap
+) -> tuple[list[WandbRecord], int, pl.DataFrame, str | None]:
+    """(the other records, corrupt chunks, the history frame, the key budget's notice or None):
+    history rows are never held whole
     as dicts. Read again as one chunk if the chunks' column types would not combine to the frame of
     all rows at once (not seen: each key's values are all numbers or all text)."""
     rows = HistoryRows(fields)
@@ -138,7 +143,7 @@ def _read_history(log: Path, name: str, fields: FieldMap) -> tuple[list[WandbRec
         frame = rows.frame()
     if frame is None:
         raise ParseError(f"{name}: history values of mixed types")
-    return records, corrupt, frame
+    return records, corrupt, frame, rows.chunks.budget.note if rows.chunks.budget else None
 
 
 def merged_config(records: list[WandbRecord]) -> dict[str, Any]:
@@ -177,7 +182,7 @@ class WandbParser(Parser):
 
     def parse(self, source: Source, fields: FieldMap) -> ParseResult:
         log = transaction_log(source)
-        records, corrupt, frame = _read_history(log, source.name, fields)
+        records, corrupt, frame, budget = _read_history(log, source.name, fields)
         facts = config_facts(merged_config(records), "wandb config")
         if not records and not frame.height and corrupt:
             raise ParseError(f"{source.name}: damaged .wandb file ({corrupt} chunk(s) failed their checksum)")
@@ -189,7 +194,7 @@ class WandbParser(Parser):
             if not (log.parent / "files" / "output.log").is_file():
                 raise
             result = _output_log(source, log, fields)
-        notes = [f"W&B transaction log {log.name}: {frame.height} history records"]
+        notes = [f"W&B transaction log {log.name}: {frame.height} history records"] + ([budget] if budget else [])
         finished = any(r.kind == "exit" and r.items.get("exit_code") == 0 for r in records)
         spe, spe_note = (None, "") if result.steps_per_epoch else epoch_length(facts, result.table, finished)
         notes += [spe_note] if spe else []

@@ -34,6 +34,8 @@ class Detection:
 TOO_FEW_ROWS = "too few rows"
 NO_EVAL = "no eval metric"
 TOO_FEW_EVALS = "too few evals"
+#: evaluations are logged, but none is a score with a direction (accuracy, mAP, BLEU...) over enough points
+NO_EVAL_SCORE = "no eval score"
 NO_LR = "no lr"
 NO_STEP_TIMES = "no step times"
 NO_GRAD_NORM = "no grad norm"

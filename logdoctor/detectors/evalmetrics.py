@@ -31,7 +31,7 @@ from typing import ClassVar
 import numpy as np
 
 from logdoctor import codes, vocab
-from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.base import NO_EVAL, NO_EVAL_SCORE, Analyzer, Detection
 from logdoctor.detectors.evalnoise import NOT_METRICS
 from logdoctor.detectors.evalseries import eval_series
 from logdoctor.detectors.overfitting import eval_noise
@@ -132,8 +132,10 @@ class EvalMetricDetector(Analyzer):
     def analyze(self, run: Run) -> Detection:
         """At most one LD413 and one LD414, each naming every metric it holds."""
         if run.evals.height == 0 or STEP not in run.evals.columns:
-            return Detection()
+            return Detection(skipped=NO_EVAL)
         metrics = eval_metrics(run, self.min_evals)
+        if not metrics:
+            return Detection(skipped=NO_EVAL_SCORE)
         collapsed = [(m, c) for m in metrics if (c := self._collapse(m, metrics)) is not None]
         names = {m.name for m, _ in collapsed}
         fallen = [(m, f) for m in metrics if m.name not in names and (f := self._fall(m)) is not None]

@@ -70,7 +70,7 @@ def test_text_json_and_html_say_the_same_checks() -> None:
     ran = sum(c.ran for c in report.checks)
     flat = " ".join(block.split())
     assert flat == "checks " + checks_phrase(report.checks)
-    assert f"{ran} of {len(report.checks)} ran" in flat and "no lr" in flat and "no eval metric (4)" in flat
+    assert f"{ran} of {len(report.checks)} ran" in flat and "no lr" in flat and "no eval metric (5)" in flat
     assert all(len(line) <= 80 for line in text.splitlines())
     doc = json.loads(get_renderer("json")(color=False).render(report))
     assert [(c["name"], c["ran"], c["skipped"]) for c in doc["checks"]] == [

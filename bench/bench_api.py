@@ -41,9 +41,21 @@ def jsonl_log(steps: int = 10_000) -> Path:
             for s in range(1, steps + 1):
                 n = rng.randint(8, 32)
                 mean = rng.uniform(64, 512)
-                fh.write(json.dumps({"step": s, "loss": round(2 + 3 * math.exp(-s / 2000) + rng.gauss(0, 0.05), 4),
-                                     "lr": 3e-4, "grad_norm": round(rng.uniform(0.5, 1.5), 3), "epoch": s // 2000,
-                                     "n_seq": n, "tokens": int(n * mean), "len_mean": round(mean, 1)}) + "\n")
+                fh.write(
+                    json.dumps(
+                        {
+                            "step": s,
+                            "loss": round(2 + 3 * math.exp(-s / 2000) + rng.gauss(0, 0.05), 4),
+                            "lr": 3e-4,
+                            "grad_norm": round(rng.uniform(0.5, 1.5), 3),
+                            "epoch": s // 2000,
+                            "n_seq": n,
+                            "tokens": int(n * mean),
+                            "len_mean": round(mean, 1),
+                        }
+                    )
+                    + "\n"
+                )
     return path
 
 
@@ -51,16 +63,33 @@ def fresh(repeat: int) -> dict[str, dict[str, float]]:
     """Wall / CPU / peak RSS of fresh processes: a bare interpreter, the import, the CLI's start, and
     a whole run through the API and through the command."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    subprocess.run([sys.executable, "-m", "logdoctor", "analyze", EXAMPLE, "-o", best.sink()], cwd=ROOT, env=env,
-                   check=False, capture_output=True)  # warm-up: bytecode, as an installed package has it
+    subprocess.run(
+        [sys.executable, "-m", "logdoctor", "analyze", EXAMPLE, "-o", best.sink()],
+        cwd=ROOT,
+        env=env,
+        check=False,
+        capture_output=True,
+    )  # warm-up: bytecode, as an installed package has it
     commands = {
         "python -c pass": [sys.executable, "-c", "pass"],
         "import logdoctor": [sys.executable, "-c", "import logdoctor"],
         "CLI start (logdoctor --version)": [sys.executable, "-m", "logdoctor", "--version"],
         "API: analyze(example.log).to_json()": [
-            sys.executable, "-c", f"import logdoctor; logdoctor.analyze({EXAMPLE!r}).to_json()"],
+            sys.executable,
+            "-c",
+            f"import logdoctor; logdoctor.analyze({EXAMPLE!r}).to_json()",
+        ],
         "CLI: analyze example.log -f json": [
-            sys.executable, "-m", "logdoctor", "analyze", EXAMPLE, "-f", "json", "-o", best.sink()],
+            sys.executable,
+            "-m",
+            "logdoctor",
+            "analyze",
+            EXAMPLE,
+            "-f",
+            "json",
+            "-o",
+            best.sink(),
+        ],
     }
     out = {}
     for label, cmd in commands.items():
@@ -78,8 +107,12 @@ def in_process(repeat: int) -> dict[str, float]:
 
     path = jsonl_log()
     rows = [json.loads(line) for line in path.read_text().splitlines()]
-    sources = {"path": str(path), "polars DataFrame": pl.DataFrame(rows), "pandas DataFrame": pd.DataFrame(rows),
-               "list of dicts": rows}
+    sources = {
+        "path": str(path),
+        "polars DataFrame": pl.DataFrame(rows),
+        "pandas DataFrame": pd.DataFrame(rows),
+        "list of dicts": rows,
+    }
     out = {}
     for label, source in sources.items():
         logdoctor.analyze(source)  # warm-up: every module loaded

@@ -33,16 +33,17 @@ def main() -> int:
     plan = recommend(values, 8192)
     t2 = time.perf_counter()
     print(f"{path}: read {values.size:,} lengths in {t1 - t0:.3f}s; recommend in {t2 - t1:.2f}s")
-    print("K  model_eff  bucketed_eff  vs_sorted  vs_random  batches/epoch  "
-          "smallest_bucket_batches")
+    print("K  model_eff  bucketed_eff  vs_sorted  vs_random  batches/epoch  smallest_bucket_batches")
     for k in (1, 2, 3, 4, 6, 8, 12, 16, len(plan.boundaries)):
         p = recommend(values, 8192, buckets=k)
         st = p.strategies
-        print(f"{k:<3}{p.model_efficiency:9.3f}{st['bucketed'].padding_efficiency:14.3f}"
-              f"{p.relative_throughput('bucketed', 'sorted'):11.3f}"
-              f"{p.relative_throughput('bucketed', 'random'):11.3f}"
-              f"{st['bucketed'].batches_per_epoch:15,.0f}"
-              f"{min(b.batches_per_epoch for b in p.buckets):25,.1f}")
+        print(
+            f"{k:<3}{p.model_efficiency:9.3f}{st['bucketed'].padding_efficiency:14.3f}"
+            f"{p.relative_throughput('bucketed', 'sorted'):11.3f}"
+            f"{p.relative_throughput('bucketed', 'random'):11.3f}"
+            f"{st['bucketed'].batches_per_epoch:15,.0f}"
+            f"{min(b.batches_per_epoch for b in p.buckets):25,.1f}"
+        )
     return 0
 
 

@@ -107,8 +107,10 @@ def main() -> None:
         t_exact, exact = best_of(lambda y=y, pen=pen: pelt_l2(y, pen, 2), 1)
         same = len(fast) == len(exact) and all(abs(a - b) <= 3 for a, b in zip(fast, exact, strict=True))
         excess = (cost(y, fast, pen) - cost(y, exact, pen)) / cost(y, exact, pen)
-        print(f"| {name} | {n:,} | {len(fast) - 1} | {len(exact) - 1} | {'yes' if same else 'no'} "
-              f"| {excess:.3%} | {t_fast:.4f} | {t_exact:.3f} |")
+        print(
+            f"| {name} | {n:,} | {len(fast) - 1} | {len(exact) - 1} | {'yes' if same else 'no'} "
+            f"| {excess:.3%} | {t_fast:.4f} | {t_exact:.3f} |"
+        )
 
 
 if __name__ == "__main__":

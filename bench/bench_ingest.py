@@ -133,8 +133,7 @@ def main() -> int:
         )
     ld, rl = best["logdoctor"], best["re-loop"]
     print(
-        f"speed-up (re-loop / logdoctor): wall {rl['wall_s'] / ld['wall_s']:.1f}x, "
-        f"cpu {rl['cpu_s'] / ld['cpu_s']:.1f}x"
+        f"speed-up (re-loop / logdoctor): wall {rl['wall_s'] / ld['wall_s']:.1f}x, cpu {rl['cpu_s'] / ld['cpu_s']:.1f}x"
     )
     return 0
 

@@ -81,14 +81,20 @@ def main() -> None:
     n = args.runs
     t1 = local["first_cpu"] + (n - 1) * per_run
     t2 = (local["first_cpu"] + startup + (n - 2) * per_run) / 2
-    print(json.dumps({
-        "runs": n, "steps": args.steps,
-        "in_process": {k: round(v, 3) for k, v in local.items()},
-        "worker": {k: round(v, 3) for k, v in best.items()},
-        "worker_startup_cpu": round(startup, 3),
-        "model_speedup_2_idle_cores": round(t1 / max(t2, t1 / 2), 2),
-        "load_average": [round(x, 2) for x in os.getloadavg()],
-    }, indent=1))
+    print(
+        json.dumps(
+            {
+                "runs": n,
+                "steps": args.steps,
+                "in_process": {k: round(v, 3) for k, v in local.items()},
+                "worker": {k: round(v, 3) for k, v in best.items()},
+                "worker_startup_cpu": round(startup, 3),
+                "model_speedup_2_idle_cores": round(t1 / max(t2, t1 / 2), 2),
+                "load_average": [round(x, 2) for x in os.getloadavg()],
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

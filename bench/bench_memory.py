@@ -93,10 +93,12 @@ def main() -> int:
             dst.write(head[: head.rfind(b"\n") + 1])
         for label, path, budget in (("whole read", small, None), ("streamed", big, args.budget)):
             res = measure(path, budget)
-            print(f"{label:>10}: {res['size_mib']} MiB log, budget {budget or 'default'}: peak RSS "
-                  f"{res['hwm_mib']:.0f} MiB (ru_maxrss {res['rss_mib']:.0f}), {res['wall_s']}s, "
-                  f"{res['rows']:,} rows of {res['lines']:,} lines, "
-                  f"verdict {res['verdict']}, codes {res['findings']}")
+            print(
+                f"{label:>10}: {res['size_mib']} MiB log, budget {budget or 'default'}: peak RSS "
+                f"{res['hwm_mib']:.0f} MiB (ru_maxrss {res['rss_mib']:.0f}), {res['wall_s']}s, "
+                f"{res['rows']:,} rows of {res['lines']:,} lines, "
+                f"verdict {res['verdict']}, codes {res['findings']}"
+            )
             for note in res["notes"]:  # type: ignore[attr-defined]
                 print(f"            note: {note}")
     finally:

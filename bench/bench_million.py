@@ -59,7 +59,15 @@ def write_emit_log(path: Path, steps: int = STEPS, seed: int = 17) -> None:
     line = pl.format(
         "step {}/" + str(steps) + " | loss={} lr=0.0003 epoch={} | batch: n_seq={} tokens={} "
         "len_mean={} len_min={} len_max={} pad_frac={} batch_fp={}",
-        "s", "loss", "epoch", "n_seq", "tokens", "len_mean", "len_min", "len_max", "pad_frac",
+        "s",
+        "loss",
+        "epoch",
+        "n_seq",
+        "tokens",
+        "len_mean",
+        "len_min",
+        "len_max",
+        "pad_frac",
         pl.col("fp").map_elements(lambda v: f"{v:016x}", return_dtype=pl.String),
     )
     path.parent.mkdir(parents=True, exist_ok=True)

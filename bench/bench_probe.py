@@ -29,10 +29,27 @@ def measured(target: str, extra: tuple[str, ...], n: int | None = None) -> dict[
     """One probe in a fresh process: wall, CPU and peak RSS, and its verdict."""
     out = HERE / f".probe-{target}.json"
     size = ("--arg", f"n={n}") if n else ()
-    cmd = [sys.executable, "-m", "logdoctor", "probe", f"{TARGETS}:{target}", *size, *extra, "-f", "json",
-           "-o", str(out), "--exit-zero"]
-    done = subprocess.run([sys.executable, str(HERE / "child.py"), "--rusage", "--", *cmd], capture_output=True,
-                          text=True, check=True, cwd=HERE.parent)
+    cmd = [
+        sys.executable,
+        "-m",
+        "logdoctor",
+        "probe",
+        f"{TARGETS}:{target}",
+        *size,
+        *extra,
+        "-f",
+        "json",
+        "-o",
+        str(out),
+        "--exit-zero",
+    ]
+    done = subprocess.run(
+        [sys.executable, str(HERE / "child.py"), "--rusage", "--", *cmd],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=HERE.parent,
+    )
     stats = json.loads(done.stdout.strip().splitlines()[-1])
     doc = json.loads(out.read_text())
     out.unlink()
@@ -43,9 +60,11 @@ def measured(target: str, extra: tuple[str, ...], n: int | None = None) -> dict[
 
 def bare_walk(target: str) -> float:
     """Seconds the user's own sampler takes to yield 3 epochs of index batches (nothing else)."""
-    code = (f"import sys, time; sys.path.insert(0, {str(HERE)!r}); import probe_targets as t; "
-            f"loader = t.{target}(); w = time.perf_counter(); "
-            "[None for _ in range(3) for _ in loader.batch_sampler]; print(time.perf_counter() - w)")
+    code = (
+        f"import sys, time; sys.path.insert(0, {str(HERE)!r}); import probe_targets as t; "
+        f"loader = t.{target}(); w = time.perf_counter(); "
+        "[None for _ in range(3) for _ in loader.batch_sampler]; print(time.perf_counter() - w)"
+    )
     return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
 
 
@@ -86,13 +105,18 @@ def main() -> int:
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {Path('/proc/loadavg').read_text().split()[:3]}")
     floor = min((measured("random", (), 1000) for _ in range(args.repeat)), key=lambda s: s["wall"])
     print(f"floor (1,000 samples): {floor['wall']:.2f} s wall, {floor['cpu']:.2f} s CPU, {floor['rss_mb']:.0f} MB")
-    print("| sampler (1,000,000 samples, 3 epochs) | batches | verdict | wall s | CPU s | peak RSS MB | "
-          "its own 3 epochs, bare |\n|---|---|---|---|---|---|---|")
+    print(
+        "| sampler (1,000,000 samples, 3 epochs) | batches | verdict | wall s | CPU s | peak RSS MB | "
+        "its own 3 epochs, bare |\n|---|---|---|---|---|---|---|"
+    )
     for target, extra, what in CASES:
         best = min((measured(target, extra) for _ in range(args.repeat)), key=lambda s: s["wall"])
         bare = "" if extra else f"{bare_walk(target):.2f} s"
-        print(f"| {what} | {best['batches']:,} | {best['verdict']} | {best['wall']:.2f} | {best['cpu']:.2f} | "
-              f"{best['rss_mb']:.0f} | {bare} |", flush=True)
+        print(
+            f"| {what} | {best['batches']:,} | {best['verdict']} | {best['wall']:.2f} | {best['cpu']:.2f} | "
+            f"{best['rss_mb']:.0f} | {bare} |",
+            flush=True,
+        )
     print(f"\nstages of the RandomSampler probe, in one process: {stages()}")
     print(f"load at the end {Path('/proc/loadavg').read_text().split()[:3]}")
     return 0

@@ -51,8 +51,10 @@ def trainer_state(path: Path, records: int, seed: int = 7) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     with tmp.open("w") as fh:
-        fh.write(f'{{\n  "best_metric": null,\n  "epoch": {records / 1000},\n  "global_step": {records},\n'
-                 '  "log_history": [\n')
+        fh.write(
+            f'{{\n  "best_metric": null,\n  "epoch": {records / 1000},\n  "global_step": {records},\n'
+            '  "log_history": [\n'
+        )
         for s, e in _entries(records, rng):
             body = ",\n".join(f'      "{k}": {json.dumps(v)}' for k, v in e.items())
             fh.write(f"    {{\n{body}\n    }}" + ("\n" if s < 0 else ",\n"))
@@ -66,13 +68,34 @@ def _entries(records: int, rng: random.Random) -> list[tuple[int, dict[str, floa
     out: list[tuple[int, dict[str, float]]] = []
     for s in range(1, records + 1):
         loss = round(2 + 3 * math.exp(-s / 20000) + rng.gauss(0, 0.05), 4)
-        out.append((s, {"epoch": round(s / 1000, 4), "grad_norm": round(1 + rng.random(), 4),
-                        "learning_rate": 3e-4 * (1 - s / records), "loss": loss,
-                        "mean_token_accuracy": round(0.5 + rng.random() / 10, 4), "num_tokens": float(s * 4096),
-                        "step": s}))
+        out.append(
+            (
+                s,
+                {
+                    "epoch": round(s / 1000, 4),
+                    "grad_norm": round(1 + rng.random(), 4),
+                    "learning_rate": 3e-4 * (1 - s / records),
+                    "loss": loss,
+                    "mean_token_accuracy": round(0.5 + rng.random() / 10, 4),
+                    "num_tokens": float(s * 4096),
+                    "step": s,
+                },
+            )
+        )
         if s % 1000 == 0:
-            out.append((s, {"epoch": round(s / 1000, 4), "eval_loss": loss + 0.1, "eval_runtime": 12.5,
-                            "eval_samples_per_second": 80.1, "eval_steps_per_second": 5.0, "step": s}))
+            out.append(
+                (
+                    s,
+                    {
+                        "epoch": round(s / 1000, 4),
+                        "eval_loss": loss + 0.1,
+                        "eval_runtime": 12.5,
+                        "eval_samples_per_second": 80.1,
+                        "eval_steps_per_second": 5.0,
+                        "step": s,
+                    },
+                )
+            )
     out[-1] = (-out[-1][0], out[-1][1])
     return out
 
@@ -138,20 +161,35 @@ def small(code: Path, repeat: int) -> dict[str, object]:
             r = best.best_of([*py, "-m", "logdoctor", "analyze", str(path), "-f", fmt, "-o", best.sink()], repeat, code)
             rows.append({"input": label, "format": fmt, **_row(r, bare)})
     worst = {k: max(float(r[k]) for r in rows) for k in ("wall", "ratio_wall", "ratio_cpu")}  # type: ignore[arg-type]
-    return {"bare_import": _row(bare), "rows": rows, "worst": worst, "met_wall": worst["wall"] <= WALL_TARGET,
-            "met_ratio_wall": worst["ratio_wall"] <= RATIO_TARGET, "met_ratio_cpu": worst["ratio_cpu"] <= RATIO_TARGET}
+    return {
+        "bare_import": _row(bare),
+        "rows": rows,
+        "worst": worst,
+        "met_wall": worst["wall"] <= WALL_TARGET,
+        "met_ratio_wall": worst["ratio_wall"] <= RATIO_TARGET,
+        "met_ratio_cpu": worst["ratio_cpu"] <= RATIO_TARGET,
+    }
 
 
 def large(code: Path, records: int) -> list[dict[str, object]]:
     """Point 2: peak RSS of analyze on the 1M-record documents (one fresh process each)."""
-    inputs = {f"trainer_state.json, {records} entries": trainer_state(DATA / f"trainer_state_{records}.json", records),
-              f".wandb history, {records} records": wandb_log(DATA / f"wandb_{records}" / "run-bench.wandb", records)}
+    inputs = {
+        f"trainer_state.json, {records} entries": trainer_state(DATA / f"trainer_state_{records}.json", records),
+        f".wandb history, {records} records": wandb_log(DATA / f"wandb_{records}" / "run-bench.wandb", records),
+    }
     rows = []
     for label, path in inputs.items():
-        r = best.best_of([sys.executable, "-m", "logdoctor", "analyze", str(path), "-f", "json", "-o", best.sink()],
-                         1, code)
-        rows.append({"input": label, "file_mb": round(path.stat().st_size / 1e6), **_row(r),
-                     "met_rss": r["rss_mb"] <= RSS_TARGET_MB})
+        r = best.best_of(
+            [sys.executable, "-m", "logdoctor", "analyze", str(path), "-f", "json", "-o", best.sink()], 1, code
+        )
+        rows.append(
+            {
+                "input": label,
+                "file_mb": round(path.stat().st_size / 1e6),
+                **_row(r),
+                "met_rss": r["rss_mb"] <= RSS_TARGET_MB,
+            }
+        )
     return rows
 
 
@@ -161,9 +199,11 @@ def ratio_line(doc: dict[str, object]) -> str:
     assert isinstance(small_doc, dict)
     rows = " ".join(f"{r['input'].split(' ')[0]}/{r['format']} {r['ratio_cpu']}x" for r in small_doc["rows"])
     worst = small_doc["worst"]
-    return (f"point 3, {doc['code']}: CPU ratio to the bare import ({small_doc['bare_import']['cpu']} s): {rows}; "
-            f"worst {max(float(r['ratio_cpu']) for r in small_doc['rows'])}x (target {RATIO_TARGET}x), "
-            f"worst wall {worst['wall']} s (target {WALL_TARGET} s); load {doc['load_start']} -> {doc['load_end']}")
+    return (
+        f"point 3, {doc['code']}: CPU ratio to the bare import ({small_doc['bare_import']['cpu']} s): {rows}; "
+        f"worst {max(float(r['ratio_cpu']) for r in small_doc['rows'])}x (target {RATIO_TARGET}x), "
+        f"worst wall {worst['wall']} s (target {WALL_TARGET} s); load {doc['load_start']} -> {doc['load_end']}"
+    )
 
 
 def main() -> int:
@@ -174,8 +214,12 @@ def main() -> int:
     ap.add_argument("--skip-large", action="store_true", help="only the small logs")
     args = ap.parse_args()
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # the bytecode an installed package has
-    doc: dict[str, object] = {"code": str(args.code), "time": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                              "cores": os.cpu_count(), "load_start": [round(x, 2) for x in os.getloadavg()]}
+    doc: dict[str, object] = {
+        "code": str(args.code),
+        "time": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "cores": os.cpu_count(),
+        "load_start": [round(x, 2) for x in os.getloadavg()],
+    }
     doc["small"] = small(args.code, args.repeat)
     if not args.skip_large:
         doc["large"] = large(args.code, args.records)

@@ -75,26 +75,41 @@ def parsers(repeat: int) -> dict[str, object]:
             runs[path].append(best_of([sys.executable, "-c", code], 1))
     cpu = {k: min(r["cpu"] for r in v) for k, v in runs.items()}
     wall = {k: min(r["wall"] for r in v) for k, v in runs.items()}
-    return {"best_cpu": {k: round(v, 3) for k, v in cpu.items()},
-            "best_wall": {k: round(v, 3) for k, v in wall.items()},
-            "fast_saves_cpu_share": round(1 - cpu["fast"] / cpu["typer"], 3)}
+    return {
+        "best_cpu": {k: round(v, 3) for k, v in cpu.items()},
+        "best_wall": {k: round(v, 3) for k, v in wall.items()},
+        "fast_saves_cpu_share": round(1 - cpu["fast"] / cpu["typer"], 3),
+    }
 
 
 def measure(repeat: int = 5) -> dict[str, object]:
     """Bare import and ``analyze`` (text and json) of each everyday log; ratios to the bare import."""
     files = inputs()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    subprocess.run([sys.executable, "-m", "logdoctor", "analyze", str(files["10k loss-only"]), "-o", best.sink()],
-                   cwd=ROOT, env=env, check=False, capture_output=True)  # warm-up: bytecode
+    subprocess.run(
+        [sys.executable, "-m", "logdoctor", "analyze", str(files["10k loss-only"]), "-o", best.sink()],
+        cwd=ROOT,
+        env=env,
+        check=False,
+        capture_output=True,
+    )  # warm-up: bytecode
     bare = best_of([sys.executable, "-c", "import polars, numpy, rich"], repeat)
     rows = []
     for label, path in files.items():
         for fmt in ("text", "json"):
             cmd = [sys.executable, "-m", "logdoctor", "analyze", str(path), "--format", fmt, "-o", best.sink()]
             r = best_of(cmd, repeat)
-            rows.append({"input": label, "format": fmt, "wall": round(r["wall"], 3), "cpu": round(r["cpu"], 3),
-                         "rss_mb": round(r["rss_mb"]), "ratio_wall": round(r["wall"] / bare["wall"], 2),
-                         "ratio_cpu": round(r["cpu"] / bare["cpu"], 2)})
+            rows.append(
+                {
+                    "input": label,
+                    "format": fmt,
+                    "wall": round(r["wall"], 3),
+                    "cpu": round(r["cpu"], 3),
+                    "rss_mb": round(r["rss_mb"]),
+                    "ratio_wall": round(r["wall"] / bare["wall"], 2),
+                    "ratio_cpu": round(r["cpu"] / bare["cpu"], 2),
+                }
+            )
     worst_wall = max(float(r["ratio_wall"]) for r in rows)  # type: ignore[arg-type]
     worst_cpu = max(float(r["ratio_cpu"]) for r in rows)  # type: ignore[arg-type]
     return {

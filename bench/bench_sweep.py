@@ -57,8 +57,9 @@ def _check(folder: Path, jobs: int, out: Path, repeat: int) -> dict[str, float]:
     cmd = [sys.executable, "-m", "logdoctor", "check", str(folder), "--jobs", str(jobs), "-o", str(out)]
     runs = []
     for _ in range(repeat):
-        res = subprocess.run([sys.executable, CHILD, "--rusage", "--", *cmd], capture_output=True, text=True,
-                             check=True, cwd=ROOT)
+        res = subprocess.run(
+            [sys.executable, CHILD, "--rusage", "--", *cmd], capture_output=True, text=True, check=True, cwd=ROOT
+        )
         runs.append(json.loads(res.stdout.strip().splitlines()[-1]))
     return min(runs, key=lambda r: r["wall"])
 
@@ -66,8 +67,9 @@ def _check(folder: Path, jobs: int, out: Path, repeat: int) -> dict[str, float]:
 def measure(runs: int = 30, steps: int = 30_000, repeat: int = 2) -> dict[str, object]:
     """Per-run cost in one process, and --jobs 1 vs --jobs 2 over the sweep."""
     folder = sweep(runs, steps)
-    res = subprocess.run([sys.executable, "-c", PER_RUN, str(folder)], capture_output=True, text=True, check=True,
-                         cwd=ROOT)
+    res = subprocess.run(
+        [sys.executable, "-c", PER_RUN, str(folder)], capture_output=True, text=True, check=True, cwd=ROOT
+    )
     per_run = json.loads(res.stdout.strip().splitlines()[-1])
     with tempfile.TemporaryDirectory() as tmp:
         out1, out2 = Path(tmp) / "j1.txt", Path(tmp) / "j2.txt"

@@ -67,10 +67,7 @@ class BenchSpike(Analyzer):
         hits = np.flatnonzero(np.where(fin, (loss - med) / (1.4826 * mad), 0) > 8)
         steps = run.table[STEP].to_numpy()
         return Detection(
-            tuple(
-                codes.finding("LD101", "spike", first_step=int(steps[k]), last_step=int(steps[k]))
-                for k in hits
-            )
+            tuple(codes.finding("LD101", "spike", first_step=int(steps[k]), last_step=int(steps[k])) for k in hits)
         )
 
 
@@ -262,10 +259,18 @@ def sources(args: argparse.Namespace) -> None:
                 o = follow(kind, Path(tmp), nan=True)
             codes.append(o.code)
             lat.append(o.latency if o.latency is not None else math.inf)
-        print(json.dumps({
-            "source": kind, "runs": args.runs, "exit_1": codes.count(1),
-            "median_s": round(statistics.median(lat), 3), "max_s": round(max(lat), 3),
-        }), flush=True)
+        print(
+            json.dumps(
+                {
+                    "source": kind,
+                    "runs": args.runs,
+                    "exit_1": codes.count(1),
+                    "median_s": round(statistics.median(lat), 3),
+                    "max_s": round(max(lat), 3),
+                }
+            ),
+            flush=True,
+        )
 
 
 def main() -> None:

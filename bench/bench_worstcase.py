@@ -112,21 +112,33 @@ def gzip_bomb(d: Path) -> Path:
 
 
 CASES: dict[str, Callable[[Path], Path]] = {
-    "text-keys": text_keys, "text-keys-long": text_keys_long, "jsonl-keys": jsonl_keys, "state-keys": state_keys,
+    "text-keys": text_keys,
+    "text-keys-long": text_keys_long,
+    "jsonl-keys": jsonl_keys,
+    "state-keys": state_keys,
     "csv-columns": csv_columns,
-    "long-line": long_line, "deep-json": deep_json, "gzip-bomb": gzip_bomb,
+    "long-line": long_line,
+    "deep-json": deep_json,
+    "gzip-bomb": gzip_bomb,
 }
 
 
 def _child(path: Path, cap: int) -> tuple[int, float, float, str]:
     """(exit code, wall seconds, peak RSS MB, stderr) of ``logdoctor analyze path`` under ``cap`` bytes."""
+
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "logdoctor", "analyze", str(path), "-f", "json"],
-                          capture_output=True, text=True, env=env, preexec_fn=limit, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "logdoctor", "analyze", str(path), "-f", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        preexec_fn=limit,
+        cwd=ROOT,
+    )
     wall = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     notice = next((n for n in _notes(proc.stdout) if "metric names" in n or "NUL" in n or "cut" in n), "")
@@ -154,12 +166,20 @@ def main() -> int:
             path = make(Path(tmp))
             # each case in its own grandchild, so that ru_maxrss of RUSAGE_CHILDREN is this case's
             cap = int(args.cap_gb * 1024**3)
-            code = (f"import sys, json; sys.path.insert(0, {str(ROOT / 'bench')!r}); import bench_worstcase as b; "
-                    f"from pathlib import Path; print(json.dumps(b._child(Path({str(path)!r}), {cap})))")
+            code = (
+                f"import sys, json; sys.path.insert(0, {str(ROOT / 'bench')!r}); import bench_worstcase as b; "
+                f"from pathlib import Path; print(json.dumps(b._child(Path({str(path)!r}), {cap})))"
+            )
             out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
             rc, wall, peak, err = json.loads(out)
-        notice = next((ln for ln in err.splitlines()[::-1] if ln.startswith(("kept", "logdoctor:")) or " cut " in ln
-                       or "NUL" in ln), "")
+        notice = next(
+            (
+                ln
+                for ln in err.splitlines()[::-1]
+                if ln.startswith(("kept", "logdoctor:")) or " cut " in ln or "NUL" in ln
+            ),
+            "",
+        )
         ok = rc in (0, 1, 2) and "Traceback" not in err and wall < TIME_S.get(name, TARGET_S) and peak < TARGET_MB
         failed += not ok
         print(f"{'ok  ' if ok else 'FAIL'} {name:12s} exit {rc}  {wall:6.2f} s  {peak:7.1f} MB  {notice[:100]}")

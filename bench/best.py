@@ -36,8 +36,9 @@ def best_of(cmd: list[str], repeat: int, cwd: Path | None = None) -> dict[str, f
     """
     best: dict[str, float] = {}
     for _ in range(repeat):
-        res = subprocess.run([sys.executable, CHILD, "--rusage", "--", *cmd], capture_output=True, text=True,
-                             check=True, cwd=cwd)
+        res = subprocess.run(
+            [sys.executable, CHILD, "--rusage", "--", *cmd], capture_output=True, text=True, check=True, cwd=cwd
+        )
         r = json.loads(res.stdout.strip().splitlines()[-1])
         if "error" in r:
             raise RuntimeError(f"{' '.join(cmd)}: exit code {r['error']:.0f}")

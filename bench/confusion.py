@@ -67,9 +67,7 @@ def draw(rng: np.random.Generator, seed: int) -> SimConfig:
         epochs=int(rng.integers(3, 6)) if size == "xlong" else int(rng.integers(3, 9)),
         length_effect=float(rng.uniform(0.1, 0.4)),
         noise=float(rng.uniform(0.02, 0.08)),
-        log_every=1
-        if size == "short" or strategy == "megabatch"
-        else int(rng.choice([1, 2, 5, 10])),
+        log_every=1 if size == "short" or strategy == "megabatch" else int(rng.choice([1, 2, 5, 10])),
         batch_stats=(stats := strategy == "megabatch" or bool(rng.random() < 0.75)),
         batch_fp=stats and bool(rng.random() < 0.3),
         seed=seed,
@@ -84,10 +82,7 @@ def reliability(conf: list[float], right: list[bool]) -> list[str]:
     for lo, hi in itertools.pairwise(edges):
         m = (c >= lo) & (c < hi)
         if m.any():
-            rows.append(
-                f"  [{lo:.2f}, {min(hi, 1):.2f})  {int(m.sum()):5d}"
-                f"  {c[m].mean():.3f}  {r[m].mean():.3f}"
-            )
+            rows.append(f"  [{lo:.2f}, {min(hi, 1):.2f})  {int(m.sum()):5d}  {c[m].mean():.3f}  {r[m].mean():.3f}")
     return rows
 
 
@@ -124,9 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     """Simulate, diagnose and print the tables."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=300, help="runs per seed")
-    ap.add_argument(
-        "--seeds", type=int, nargs="+", default=[1000], help="scenario seeds (use >= 1000)"
-    )
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1000], help="scenario seeds (use >= 1000)")
     ap.add_argument(
         "--from-table",
         action="store_true",
@@ -184,10 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{sum(matrix[(e, g)] for e in labels if e not in BLAME for g in BLAME)}"
     )
     n_named = cause_hits["True"] + cause_hits["False"]
-    print(
-        "not_batching runs whose first-named cause is the simulated confounder: "
-        f"{cause_hits['True']}/{n_named}"
-    )
+    print(f"not_batching runs whose first-named cause is the simulated confounder: {cause_hits['True']}/{n_named}")
     print("\nconfidence bin   runs  mean conf  accuracy (decided verdicts; inconclusive has no confidence)")
     decided = [(c, r) for c, r in zip(conf, right, strict=True) if c is not None]
     print("\n".join(reliability([c for c, _ in decided], [r for _, r in decided])))

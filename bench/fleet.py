@@ -41,11 +41,15 @@ def write_runs(runs: int, lo: int, hi: int) -> Path:
         t = np.arange(1, steps + 1)
         loss = 0.6 + 2.4 * np.exp(-t / (0.3 * steps)) + rng.normal(0, 0.03, steps)
         if i % 10 == 9:
-            loss[int(steps * 0.8):] = np.nan
+            loss[int(steps * 0.8) :] = np.nan
         grad = np.abs(rng.normal(1.0, 0.2, steps))
         tmp = path.with_suffix(".tmp")
-        tmp.write_text("".join(f"step {s}/{steps} | loss={v:.4f} lr=3.0e-04 grad_norm={g:.3f}\n"
-                               for s, v, g in zip(t, loss, grad, strict=True)))
+        tmp.write_text(
+            "".join(
+                f"step {s}/{steps} | loss={v:.4f} lr=3.0e-04 grad_norm={g:.3f}\n"
+                for s, v, g in zip(t, loss, grad, strict=True)
+            )
+        )
         tmp.rename(path)
     return folder
 
@@ -65,8 +69,13 @@ def one(folder: str, config: str) -> dict[str, object]:
         from distributed import Client, LocalCluster
 
         t = time.perf_counter()
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                               env={"POLARS_MAX_THREADS": "1"})
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            env={"POLARS_MAX_THREADS": "1"},
+        )
         client = Client(cluster)
         executor = f"dask://{cluster.scheduler_address}"
         start_s = time.perf_counter() - t
@@ -89,13 +98,19 @@ def one(folder: str, config: str) -> dict[str, object]:
     elif kind == "ray":
         ray.shutdown()
     docs = [r.document for r in results]
-    return {"config": config, "runs": len(entries), "start_s": round(start_s, 2), "wall_s": round(wall, 2),
-            "runs_per_s": round(len(results) / wall, 2), "listing_ms_per_run": round(1000 * listing / len(entries), 3),
-            "driver_cpu_ms_per_run": round(1000 * cpu / len(results), 2),
-            "driver_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-            "doc_bytes_mean": int(np.mean([len(d) for d in docs])),
-            "digest": hashlib.sha256("\n".join(docs).encode()).hexdigest()[:12],
-            "errors": sum(1 for r in results if r.error)}
+    return {
+        "config": config,
+        "runs": len(entries),
+        "start_s": round(start_s, 2),
+        "wall_s": round(wall, 2),
+        "runs_per_s": round(len(results) / wall, 2),
+        "listing_ms_per_run": round(1000 * listing / len(entries), 3),
+        "driver_cpu_ms_per_run": round(1000 * cpu / len(results), 2),
+        "driver_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "doc_bytes_mean": int(np.mean([len(d) for d in docs])),
+        "digest": hashlib.sha256("\n".join(docs).encode()).hexdigest()[:12],
+        "errors": sum(1 for r in results if r.error),
+    }
 
 
 def main() -> int:
@@ -111,21 +126,33 @@ def main() -> int:
         return 0
     folder = write_runs(args.runs, args.min_steps, args.max_steps)
     env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    print(f"{args.runs} runs, {args.min_steps}-{args.max_steps} steps; load average {os.getloadavg()[0]:.1f} "
-          f"on {os.cpu_count()} cores")
-    print("| executor | runs/s | wall s | engine start s | listing ms/run | driver CPU ms/run | driver peak RSS MB "
-          "| document bytes | digest |")
+    print(
+        f"{args.runs} runs, {args.min_steps}-{args.max_steps} steps; load average {os.getloadavg()[0]:.1f} "
+        f"on {os.cpu_count()} cores"
+    )
+    print(
+        "| executor | runs/s | wall s | engine start s | listing ms/run | driver CPU ms/run | driver peak RSS MB "
+        "| document bytes | digest |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for config in args.configs:
-        out = subprocess.run([sys.executable, __file__, "--one", str(folder), config], env=env, cwd=REPO,
-                             capture_output=True, text=True, check=False)
+        out = subprocess.run(
+            [sys.executable, __file__, "--one", str(folder), config],
+            env=env,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if out.returncode:
             print(f"| {config} | failed: {out.stderr.strip().splitlines()[-1:]} |")
             continue
         r = json.loads(out.stdout.strip().splitlines()[-1])
-        print(f"| {config} | {r['runs_per_s']} | {r['wall_s']} | {r['start_s']} | {r['listing_ms_per_run']} | "
-              f"{r['driver_cpu_ms_per_run']} | {r['driver_peak_rss_mb']} | {r['doc_bytes_mean']} | {r['digest']} |",
-              flush=True)
+        print(
+            f"| {config} | {r['runs_per_s']} | {r['wall_s']} | {r['start_s']} | {r['listing_ms_per_run']} | "
+            f"{r['driver_cpu_ms_per_run']} | {r['driver_peak_rss_mb']} | {r['doc_bytes_mean']} | {r['digest']} |",
+            flush=True,
+        )
     return 0
 
 

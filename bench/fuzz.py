@@ -36,8 +36,11 @@ SUFFIXES = {".log", ".jsonl", ".csv", ".json", ".txt", ".tsv", ".gz", ".bz2", ".
 
 
 def _seeds() -> list[Path]:
-    return sorted(p for p in (ROOT / "fixtures").rglob("*") if p.is_file() and p.suffix in SUFFIXES
-                  and not p.name.endswith(".truth.json"))
+    return sorted(
+        p
+        for p in (ROOT / "fixtures").rglob("*")
+        if p.is_file() and p.suffix in SUFFIXES and not p.name.endswith(".truth.json")
+    )
 
 
 def _case(i: int, rng: np.random.Generator, seeds: list[Path]) -> tuple[str, bytes, str]:
@@ -83,9 +86,11 @@ def run(cases: int, seed: int, analyze: bool, max_memory: int | None = None) -> 
                 (out_dir / f"crash-{i}{suffix}").write_bytes(data)
                 print(f"CRASH case {i} ({label}):\n{traceback.format_exc()}", file=sys.stderr)
     took = time.perf_counter() - start
-    print(f"fuzz: {cases} cases (seed {seed}, analyze={analyze}, max_memory={max_memory}) in {took:.1f}s: "
-          f"{counts['run']} parsed, {counts['error']} clean errors, "
-          f"{counts['multiline-error']} multi-line errors, {crashes} crashes; {len(seeds)} seed files")
+    print(
+        f"fuzz: {cases} cases (seed {seed}, analyze={analyze}, max_memory={max_memory}) in {took:.1f}s: "
+        f"{counts['run']} parsed, {counts['error']} clean errors, "
+        f"{counts['multiline-error']} multi-line errors, {crashes} crashes; {len(seeds)} seed files"
+    )
     return 1 if crashes or counts["multiline-error"] else 0
 
 
@@ -97,8 +102,12 @@ def main() -> int:
     ap.add_argument("--analyze", action="store_true", help="also run the full analysis on parsed cases")
     ap.add_argument("--max-memory", help="memory budget, e.g. 64K: most cases are then read in chunks")
     ap.add_argument("--cli", type=int, default=0, metavar="N", help="run N cases of the CLI contract instead")
-    ap.add_argument("--as-limit", default="6G", help="address-space limit: a runaway allocation is then "
-                    "a MemoryError crash of this case, not an OOM kill of the machine's processes")
+    ap.add_argument(
+        "--as-limit",
+        default="6G",
+        help="address-space limit: a runaway allocation is then "
+        "a MemoryError crash of this case, not an OOM kill of the machine's processes",
+    )
     args = ap.parse_args()
     limit = parse_size(args.as_limit)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))

@@ -34,7 +34,7 @@ class SortOnce(Sampler[list[int]]):
 
     def __init__(self, lengths: np.ndarray, size: int) -> None:
         order = np.argsort(lengths, kind="stable")
-        self.batches = [order[i:i + size].tolist() for i in range(0, order.size, size)]
+        self.batches = [order[i : i + size].tolist() for i in range(0, order.size, size)]
 
     def __iter__(self) -> Iterator[list[int]]:
         return iter([self.batches[i] for i in torch.randperm(len(self.batches)).tolist()])

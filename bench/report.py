@@ -27,10 +27,18 @@ README_END = "<!-- /perf-table -->"
 #: (section, what, input, label) rows of bench/RESULTS.md repeated in the README under the targets.
 README_ROWS = (
     ("Start-up", "logdoctor --help", "-", "`logdoctor --help` (import + start-up)"),
-    ("Ingest (stage wall, imports excluded) and full analyze (process wall)", "ingest re loop", "text 1000k",
-     "a Python `re` loop parsing the 1M-step text log, against logdoctor's ingest"),
-    ("Changepoint search vs exhaustive ruptures (same L2 penalty)", "cp search ruptures kcpd", "pw_constant 20000",
-     "ruptures' exact `KernelCPD` (C) at 20k points, against logdoctor's changepoint search"),
+    (
+        "Ingest (stage wall, imports excluded) and full analyze (process wall)",
+        "ingest re loop",
+        "text 1000k",
+        "a Python `re` loop parsing the 1M-step text log, against logdoctor's ingest",
+    ),
+    (
+        "Changepoint search vs exhaustive ruptures (same L2 penalty)",
+        "cp search ruptures kcpd",
+        "pw_constant 20000",
+        "ruptures' exact `KernelCPD` (C) at 20k points, against logdoctor's changepoint search",
+    ),
 )
 
 
@@ -70,8 +78,11 @@ def _when(doc: dict[str, object] | None) -> str:
         return "not measured"
     load: list[object] = doc.get("load", ["?", "?"])  # type: ignore[assignment]
     machine: dict[str, float] = doc.get("machine") or {}  # type: ignore[assignment]
-    speed = (f" (Python 10M-add loop {machine['python_loop_s']:.2f} s, 256 MB first touch "
-             f"{machine['fresh_256mb_s']:.2f} s)" if machine else "")
+    speed = (
+        f" (Python 10M-add loop {machine['python_loop_s']:.2f} s, 256 MB first touch {machine['fresh_256mb_s']:.2f} s)"
+        if machine
+        else ""
+    )
     return f"`{doc.get('commit')}` on {doc.get('measured')}, {doc.get('cores')} cores{speed}, load {load[0]}-{load[1]}"
 
 
@@ -152,11 +163,13 @@ def shapes_lines(results: str) -> list[str]:
     body = results[results.index(SHAPES_BEGIN) : results.index(SHAPES_END)].splitlines()[1:]
     table = [line for line in body if line.startswith("|")]
     met = [line.split("|")[1].strip() for line in table[2:] if "| met |" in line]
-    missed = [line.split("|")[1].strip() + f" {line.split('|')[2].strip()}" for line in table[2:]
-              if "not met" in line]
+    missed = [line.split("|")[1].strip() + f" {line.split('|')[2].strip()}" for line in table[2:] if "not met" in line]
     ok, not_ok = ", ".join(met), ", ".join(missed) or "none"
-    verdict = (f"analyze is at most the loop's wall and CPU for {ok}; not for {not_ok}."
-               if met else "analyze is above the loop, in wall or CPU, for every shape and size measured.")
+    verdict = (
+        f"analyze is at most the loop's wall and CPU for {ok}; not for {not_ok}."
+        if met
+        else "analyze is above the loop, in wall or CPU, for every shape and size measured."
+    )
     return [
         "",
         "The rows above are for one line shape (bench/run.py's `step N/T | loss=... | batch: ...`), and their `re` "
@@ -213,8 +226,10 @@ def main() -> int:
     args = ap.parse_args()
     current = update_readme(HERE.parent / "README.md", HERE / "RESULTS.md", args.check)
     if args.check and not current:
-        print("README.md's performance table is not the one bench/RESULTS.md gives: python bench/report.py --readme",
-              file=sys.stderr)
+        print(
+            "README.md's performance table is not the one bench/RESULTS.md gives: python bench/report.py --readme",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -210,8 +210,9 @@ def before_doc(source: str | None, results: Path) -> dict[str, object] | None:
         if source.endswith(".json"):
             return dict(json.loads(text))
     else:
-        text = subprocess.run(["git", "show", f"{source}:bench/RESULTS.md"], capture_output=True, text=True,
-                              check=True, cwd=ROOT).stdout
+        text = subprocess.run(
+            ["git", "show", f"{source}:bench/RESULTS.md"], capture_output=True, text=True, check=True, cwd=ROOT
+        ).stdout
     doc = read_doc(text)
     return {k: v for k, v in doc.items() if k != "before"} if doc else None
 
@@ -249,8 +250,10 @@ def main() -> int:
     }
     out = HERE / ("RESULTS.quick.md" if args.quick else "RESULTS.md")
     before = before_doc(args.before, HERE / "RESULTS.md")
-    doc = {"measured": f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
-           **measure_targets(args.repeat, ["startup"] if args.quick else None)}
+    doc = {
+        "measured": f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
+        **measure_targets(args.repeat, ["startup"] if args.quick else None),
+    }
     write_results(out, sections, start, load0, os.getloadavg(), args.repeat, KEEP, targets_lines(doc, before))
     if not args.quick:  # the README's performance table follows RESULTS.md (tests/unit/test_perf_table.py)
         from report import update_readme

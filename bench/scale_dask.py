@@ -63,8 +63,9 @@ def on_cluster(paths: list[str], workers: int) -> dict[str, Any]:
     t0 = time.perf_counter()
     env = {"POLARS_MAX_THREADS": "1"}
     with (
-        LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                     env=env) as cluster,
+        LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, env=env
+        ) as cluster,
         Client(cluster) as client,
     ):
         started = time.perf_counter() - t0
@@ -75,8 +76,7 @@ def on_cluster(paths: list[str], workers: int) -> dict[str, Any]:
             docs = client.gather(futures)
             timings.append(time.perf_counter() - t)
         usage = client.run(worker_usage)
-    return {"start_s": started, "cold_s": timings[0], "warm_s": timings[1], "usage": list(usage.values()),
-            "docs": docs}
+    return {"start_s": started, "cold_s": timings[0], "warm_s": timings[1], "usage": list(usage.values()), "docs": docs}
 
 
 def main() -> int:
@@ -101,12 +101,16 @@ def main() -> int:
         rss = max(u["rss_mb"] for u in r["usage"])
         cpu = sum(u["cpu_s"] for u in r["usage"])
         line = {
-            "workers": workers, "files": len(paths), "cluster_start_s": round(r["start_s"], 2),
+            "workers": workers,
+            "files": len(paths),
+            "cluster_start_s": round(r["start_s"], 2),
             "files_per_s_cold": round(len(paths) / r["cold_s"], 2),
             "files_per_s_warm": round(len(paths) / r["warm_s"], 2),
-            "peak_rss_mb_per_worker": round(rss), "worker_cpu_s": round(cpu, 1),
+            "peak_rss_mb_per_worker": round(rss),
+            "worker_cpu_s": round(cpu, 1),
             "same_reports_as_serial": json.dumps(r["docs"], sort_keys=True) == json.dumps(serial, sort_keys=True),
-            "load_at_start": round(load, 2), "cores": os.cpu_count(),
+            "load_at_start": round(load, 2),
+            "cores": os.cpu_count(),
         }
         print(json.dumps(line) if args.json else ", ".join(f"{k} {v}" for k, v in line.items()), flush=True)
     return 0

@@ -33,9 +33,16 @@ def small_dir(runs: int, steps: int = 600) -> Path:
 
 def emit(what: str, files: int, r: dict[str, float], load0: float) -> None:
     """One JSON line: the measurement and the machine's state."""
-    line = {"what": what, "files": files, "wall_s": round(r["wall"], 2), "cpu_s": round(r["cpu"], 2),
-            "files_per_s": round(files / r["wall"], 2) if files else None, "peak_rss_mb": round(r["rss_mb"]),
-            "cores": os.cpu_count(), "load": [round(load0, 2), round(os.getloadavg()[0], 2)]}
+    line = {
+        "what": what,
+        "files": files,
+        "wall_s": round(r["wall"], 2),
+        "cpu_s": round(r["cpu"], 2),
+        "files_per_s": round(files / r["wall"], 2) if files else None,
+        "peak_rss_mb": round(r["rss_mb"]),
+        "cores": os.cpu_count(),
+        "load": [round(load0, 2), round(os.getloadavg()[0], 2)],
+    }
     print(json.dumps(line), flush=True)
 
 
@@ -65,10 +72,18 @@ def main() -> int:
     sets = {"small": (small_dir(args.small), args.small), "30k": (sweep_dir(args.large), args.large)}
     load0 = os.getloadavg()[0]
     one = str(sets["small"][0] / "run_0000.log")
-    emit("bare import polars+numpy+rich", 0,
-         measure([sys.executable, "-c", "import polars, numpy, rich"], 3, ROOT), load0)
-    emit("worker start: analyze one 600-step log, fresh process", 1,
-         measure([sys.executable, "-m", "logdoctor", "analyze", one, "-o", sink()], 3, ROOT), load0)
+    emit(
+        "bare import polars+numpy+rich",
+        0,
+        measure([sys.executable, "-c", "import polars, numpy, rich"], 3, ROOT),
+        load0,
+    )
+    emit(
+        "worker start: analyze one 600-step log, fresh process",
+        1,
+        measure([sys.executable, "-m", "logdoctor", "analyze", one, "-o", sink()], 3, ROOT),
+        load0,
+    )
     for name, (d, n) in sets.items():
         for jobs in (1, 2):
             emit(f"check --jobs {jobs}, {name} runs", n, check(d, jobs, args.repeat), load0)

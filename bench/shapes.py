@@ -102,7 +102,7 @@ def fairseq(steps: int, rng: random.Random) -> Lines:
         sec = s // 4
         yield (
             f"2021-05-10 {_clock(sec)} | INFO | train_inner | "
-            f"epoch {s // 5000 + 1:03d} | loss {loss:.3f} | nll_loss {loss * 0.95:.3f} | ppl {2 ** loss:.2f} | "
+            f"epoch {s // 5000 + 1:03d} | loss {loss:.3f} | nll_loss {loss * 0.95:.3f} | ppl {2**loss:.2f} | "
             f"wps {46000 + rng.random() * 500:.1f} | ups 4.44 | wpb {10400 + rng.random() * 50:.1f} | bsz 422.8 | "
             f"num_updates {s} | lr {5e-4 * min(1, s / 4000):.5g} | gnorm {rng.random() * 2:.3f} | "
             f"train_wall {s // 4} | gb_free 4.6 | wall {s // 4 + 30}"
@@ -133,8 +133,7 @@ def keras(steps: int, rng: random.Random) -> Lines:
             tail = f" - val_loss: {2 + rng.random():.4f} - val_accuracy: 0.4615" if b == per else ""
             eta = f"{b // 100}s {7}ms/step" if b == per else f"ETA: {(per - b) // 100}s"
             yield (
-                f"{b:5d}/{per} [{bar}] - {eta} - loss: {_loss(rng, s, steps):.4f} - "
-                f"accuracy: {rng.random():.4f}{tail}"
+                f"{b:5d}/{per} [{bar}] - {eta} - loss: {_loss(rng, s, steps):.4f} - accuracy: {rng.random():.4f}{tail}"
             )
 
 
@@ -184,9 +183,7 @@ LOOPS: dict[str, str] = {
         rf"wpb {_F} \| bsz {_F} \| num_updates (\d+) \| lr {_F} \| gnorm {_F} \| train_wall {_F} \| "
         rf"gb_free {_F} \| wall {_F}"
     ),
-    "marian": (
-        rf"Ep\. (\d+) : Up\. (\d+) : Sen\. ([\d,]+) : Cost {_F} : Time {_F}s : {_F} words/s : L\.r\. {_F}"
-    ),
+    "marian": (rf"Ep\. (\d+) : Up\. (\d+) : Sen\. ([\d,]+) : Cost {_F} : Time {_F}s : {_F} words/s : L\.r\. {_F}"),
     "keras": rf"^ *(\d+)/(\d+) \[[=>.]*\] - .*? - loss: {_F} - accuracy: {_F}",
     "jsonl_nested": (
         rf'^\{{"step": (\d+), "train": \{{"loss": {_F}, "lr": {_F}, "grad_norm": {_F}\}}, "batch": '
@@ -238,16 +235,25 @@ def bench(shapes: list[str], steps: int, repeat: int) -> dict[str, object]:
     """Measure analyze and the re loop on each shape's log, in this one run."""
     from best import sink
 
-    doc: dict[str, object] = {"steps": steps, "cores": os.cpu_count(), "load": [round(os.getloadavg()[0], 2)],
-                              "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "shapes": {}}
+    doc: dict[str, object] = {
+        "steps": steps,
+        "cores": os.cpu_count(),
+        "load": [round(os.getloadavg()[0], 2)],
+        "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "shapes": {},
+    }
     for shape in shapes:
         path = data_path(shape, steps)
-        analyze = _measure([sys.executable, "-m", "logdoctor", "analyze", str(path), "--format", "json",
-                            "-o", sink()], repeat)
+        analyze = _measure(
+            [sys.executable, "-m", "logdoctor", "analyze", str(path), "--format", "json", "-o", sink()], repeat
+        )
         loop = _measure([sys.executable, __file__, "--loop", shape, str(path)], repeat)
         doc["shapes"][shape] = {  # type: ignore[index]
-            "mb": round(path.stat().st_size / 1e6, 1), "analyze": analyze, "re_loop": loop,
-            "ratio_wall": round(analyze["wall"] / loop["wall"], 3), "ratio_cpu": round(analyze["cpu"] / loop["cpu"], 3),
+            "mb": round(path.stat().st_size / 1e6, 1),
+            "analyze": analyze,
+            "re_loop": loop,
+            "ratio_wall": round(analyze["wall"] / loop["wall"], 3),
+            "ratio_cpu": round(analyze["cpu"] / loop["cpu"], 3),
         }
         print(shape, json.dumps(doc["shapes"][shape]), file=sys.stderr)  # type: ignore[index]
     doc["load"].append(round(os.getloadavg()[0], 2))  # type: ignore[attr-defined]

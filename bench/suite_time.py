@@ -58,8 +58,10 @@ def main() -> int:
     timeline.unlink(missing_ok=True)
     load0, began, cpu0 = os.getloadavg(), time.time(), _children_cpu()
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "tests.timeline", "--timeline", str(timeline),
-         *args.pytest_args], cwd=ROOT, capture_output=True, text=True,
+        [sys.executable, "-m", "pytest", "-q", "-p", "tests.timeline", "--timeline", str(timeline), *args.pytest_args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     )
     wall, cpu = time.time() - began, _children_cpu() - cpu0
     rows = [json.loads(line) for line in timeline.read_text().splitlines()] if timeline.exists() else []

@@ -56,22 +56,52 @@ class Target:
 
 
 TARGETS = (
-    Target("small_example", "startup", "analyze fixtures/example.log (590 steps) / bare import of polars+numpy+rich",
-           "<=", 2.5, "x"),
+    Target(
+        "small_example",
+        "startup",
+        "analyze fixtures/example.log (590 steps) / bare import of polars+numpy+rich",
+        "<=",
+        2.5,
+        "x",
+    ),
     Target("small_10k", "startup", "analyze a 10k-step loss-only text log / bare import", "<=", 2.5, "x"),
-    Target("m1_analyze_s", "million", "analyze --format json, 1M-step text log (195 MB, batch statistics), wall",
-           "<", 3.0, " s"),
-    Target("m1_vs_reloop", "million",
-           "analyze 1M (process wall) / a Python `re` loop that only parses it (stage wall); bench/run.py's line shape",
-           "<", 1.0, "x"),
+    Target(
+        "m1_analyze_s",
+        "million",
+        "analyze --format json, 1M-step text log (195 MB, batch statistics), wall",
+        "<",
+        3.0,
+        " s",
+    ),
+    Target(
+        "m1_vs_reloop",
+        "million",
+        "analyze 1M (process wall) / a Python `re` loop that only parses it (stage wall); bench/run.py's line shape",
+        "<",
+        1.0,
+        "x",
+    ),
     Target("m1_parse_s", "million", "parse 1M-step text log to Parquet, process wall", "<=", 1.0, " s"),
     Target("m1_peak_mb", "million", "peak RSS of analyze 1M", "<=", 1024.0, " MB"),
-    Target("jobs2_speedup", "sweep", "check --jobs 2 vs --jobs 1, 30 runs x 30k steps (wall ratio; same output)",
-           ">=", 1.5, "x"),
-    Target("per_run_s", "sweep", "one 30k-step run in one process: (--jobs 1 over 30 runs - over 1 run) / 29",
-           "<=", 0.2, " s"),
-    Target("tail_latency_s", "tail", "tail: NaN/spike written -> event, median (writer at 100 steps/s)",
-           "<=", 0.3, " s"),
+    Target(
+        "jobs2_speedup",
+        "sweep",
+        "check --jobs 2 vs --jobs 1, 30 runs x 30k steps (wall ratio; same output)",
+        ">=",
+        1.5,
+        "x",
+    ),
+    Target(
+        "per_run_s",
+        "sweep",
+        "one 30k-step run in one process: (--jobs 1 over 30 runs - over 1 run) / 29",
+        "<=",
+        0.2,
+        " s",
+    ),
+    Target(
+        "tail_latency_s", "tail", "tail: NaN/spike written -> event, median (writer at 100 steps/s)", "<=", 0.3, " s"
+    ),
     Target("tail_cpu_pct", "tail", "tail: follower CPU at 100 steps/s, % of one core", "<", 5.0, " %"),
 )
 
@@ -120,8 +150,12 @@ def million(root: Path, repeat: int) -> Measured:
     rl = measure([sys.executable, CHILD, "--stage", "re-loop", str(log)], repeat, root)
     with tempfile.TemporaryDirectory() as tmp:
         pa = measure(_ld("parse", str(log), "-o", str(Path(tmp) / "steps.parquet")), repeat, root)
-    values = {"m1_analyze_s": an["wall"], "m1_vs_reloop": an["wall"] / rl["stage_wall"], "m1_parse_s": pa["wall"],
-              "m1_peak_mb": an["rss_mb"]}
+    values = {
+        "m1_analyze_s": an["wall"],
+        "m1_vs_reloop": an["wall"] / rl["stage_wall"],
+        "m1_parse_s": pa["wall"],
+        "m1_peak_mb": an["rss_mb"],
+    }
     details = {
         "m1_analyze_s": f"{an['wall']:.2f} s wall, {an['cpu']:.2f} s CPU",
         "m1_vs_reloop": f"{an['wall']:.2f} s / re loop {rl['stage_wall']:.2f} s "
@@ -143,8 +177,10 @@ def sweep(root: Path, repeat: int) -> Measured:
     one = d / "run_000.log"
     with tempfile.TemporaryDirectory() as tmp:
         outs = [Path(tmp) / f"jobs{j}.json" for j in (1, 2)]
-        j1, j2 = (measure(_ld("check", str(d), "--jobs", str(j), "--format", "json", "-o", str(o)), repeat, root)
-                  for j, o in zip((1, 2), outs, strict=True))
+        j1, j2 = (
+            measure(_ld("check", str(d), "--jobs", str(j), "--format", "json", "-o", str(o)), repeat, root)
+            for j, o in zip((1, 2), outs, strict=True)
+        )
         same = outs[0].read_bytes() == outs[1].read_bytes()
     single = measure(_ld("check", str(one), "--jobs", "1", "--format", "json", "-o", sink()), repeat, root)
     per_run, per_cpu = (j1["wall"] - single["wall"]) / 29, (j1["cpu"] - single["cpu"]) / 29
@@ -177,9 +213,10 @@ def tail(root: Path, repeat: int) -> Measured:
 
 def _script_doc(script: Path, *args: str) -> dict[str, Any]:
     """The JSON document a bench script prints (its whole stdout)."""
-    res = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, check=True,
-                         cwd=script.parent.parent)
-    return dict(json.loads(res.stdout[res.stdout.index("{"):]))
+    res = subprocess.run(
+        [sys.executable, str(script), *args], capture_output=True, text=True, check=True, cwd=script.parent.parent
+    )
+    return dict(json.loads(res.stdout[res.stdout.index("{") :]))
 
 
 def million_script(root: Path, repeat: int) -> Measured:
@@ -207,7 +244,10 @@ def million_script(root: Path, repeat: int) -> Measured:
 
 #: group -> measurement; replace an entry to measure a group another way (same keys as TARGETS).
 SOURCES: dict[str, Callable[[Path, int], Measured]] = {
-    "startup": startup, "million": million, "sweep": sweep, "tail": tail,
+    "startup": startup,
+    "million": million,
+    "sweep": sweep,
+    "tail": tail,
 }
 #: group -> (script in bench/, its adapter): used instead of SOURCES when the measured checkout has it.
 SCRIPTS: dict[str, tuple[str, Callable[[Path, int], Measured]]] = {
@@ -226,9 +266,9 @@ def source(group: str, root: Path) -> Callable[[Path, int], Measured]:
 #: targets (seconds, % of a core) move with both; they tell a reader how this machine compares.
 _YARDSTICKS = {
     "python_loop_s": "import time; t = time.perf_counter(); s = 0\nfor i in range(10_000_000): s += i\n"
-                     "print(time.perf_counter() - t)",
+    "print(time.perf_counter() - t)",
     "fresh_256mb_s": "import time, numpy as np; t = time.perf_counter(); np.ones(256 * 2**20, np.uint8)\n"
-                     "print(time.perf_counter() - t)",
+    "print(time.perf_counter() - t)",
 }
 
 
@@ -236,8 +276,9 @@ def yardsticks() -> dict[str, float]:
     """Seconds of each machine yardstick (best of 3 fresh processes)."""
     out = {}
     for key, code in _YARDSTICKS.items():
-        runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-                for _ in range(3)]
+        runs = [
+            subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True) for _ in range(3)
+        ]
         out[key] = round(min(float(r.stdout) for r in runs), 3)
     return out
 
@@ -247,14 +288,21 @@ def measure_targets(repeat: int, groups: list[str] | None = None, root: Path = H
     values: dict[str, float] = {}
     details: dict[str, str] = {}
     load0 = os.getloadavg()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=root,
-                            check=False).stdout.strip()  # the code measured: HEAD when the run starts
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=root, check=False
+    ).stdout.strip()  # the code measured: HEAD when the run starts
     for group in groups or list(SOURCES):
         v, d = source(group, root)(root, repeat)
         values |= v
         details |= d
-    return {"commit": commit or str(root), "cores": os.cpu_count(), "load": [round(load0[0], 2),
-            round(os.getloadavg()[0], 2)], "machine": yardsticks(), "values": values, "details": details}
+    return {
+        "commit": commit or str(root),
+        "cores": os.cpu_count(),
+        "load": [round(load0[0], 2), round(os.getloadavg()[0], 2)],
+        "machine": yardsticks(),
+        "values": values,
+        "details": details,
+    }
 
 
 def main() -> int:
@@ -267,8 +315,10 @@ def main() -> int:
     args = ap.parse_args()
     import datetime as dt
 
-    doc = {"measured": f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
-           **measure_targets(args.repeat, args.only, args.root.resolve())}
+    doc = {
+        "measured": f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
+        **measure_targets(args.repeat, args.only, args.root.resolve()),
+    }
     text = json.dumps(doc, indent=1)
     print(text)
     if args.json:

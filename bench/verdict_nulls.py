@@ -60,8 +60,10 @@ def random_order(rng: np.random.Generator, runs: int) -> str:
         tracks += int(ls.tracks(c))
         lag1.append(o.lag1)
         sorted_calls += int(o.n >= 30 and diag.thresholds.ordered(o))
-    return (f"random order, no length effect: sorted order {sorted_calls}/{runs}; loss tracks length "
-            f"{tracks}/{runs} (p<1e-3 expects {runs / 1000:.1f}); max lag-1 {max(lag1):.2f}")
+    return (
+        f"random order, no length effect: sorted order {sorted_calls}/{runs}; loss tracks length "
+        f"{tracks}/{runs} (p<1e-3 expects {runs / 1000:.1f}); max lag-1 {max(lag1):.2f}"
+    )
 
 
 def noise_grouped(rng: np.random.Generator, runs: int) -> str:

@@ -27,10 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     table, _ = simulate(SimConfig(strategy="bucketed", n_samples=400_000, epochs=10, seed=3))
     reps = -(-args.rows // table.height)
-    shifted = [
-        table.with_columns(pl.col("step") + i * table.height, pl.col("epoch") + i * 10)
-        for i in range(reps)
-    ]
+    shifted = [table.with_columns(pl.col("step") + i * table.height, pl.col("epoch") + i * 10) for i in range(reps)]
     run = as_run(pl.concat(shifted)[: args.rows])
     best = float("inf")
     for _ in range(args.repeat):

@@ -33,7 +33,7 @@ class BuildBatchesOnce(Sampler[list[int]]):
 
     def __init__(self, lengths: np.ndarray, batch_size: int, seed: int = 0) -> None:
         order = np.argsort(lengths, kind="stable")
-        self.batches = [order[i:i + batch_size].tolist() for i in range(0, len(order), batch_size)]
+        self.batches = [order[i : i + batch_size].tolist() for i in range(0, len(order), batch_size)]
         self.generator = torch.Generator().manual_seed(seed)
 
     def __iter__(self) -> Iterator[list[int]]:

@@ -24,12 +24,14 @@ if TYPE_CHECKING:
     from logdoctor.config import AnalysisConfig
 
 #: What ``analyze`` reads besides paths, for messages.
-SOURCES = ("a path, a list of paths, a polars or pandas DataFrame, a list of dicts (a log_history) "
-           "or a trainer state")
+SOURCES = "a path, a list of paths, a polars or pandas DataFrame, a list of dicts (a log_history) or a trainer state"
 #: The options of each entry point, as the commands name them (``--map`` is ``field_map``).
 OPTIONS = ("config", "field_map", "steps_per_epoch", "select", "ignore", "stride", "max_memory")
-OPTIONS_OF = {"analyze": (*OPTIONS, "jobs", "name"), "compare": ("force", *OPTIONS),
-              "probe": ("config", "select", "ignore")}
+OPTIONS_OF = {
+    "analyze": (*OPTIONS, "jobs", "name"),
+    "compare": ("force", *OPTIONS),
+    "probe": ("config", "select", "ignore"),
+}
 
 Path = str | os.PathLike[str]
 
@@ -48,31 +50,70 @@ Records: TypeAlias = (
 
 
 @overload
-def analyze(source: Path, *, config: Path | None = None, field_map: Mapping[str, str] | Sequence[str] | None = None,
-            steps_per_epoch: int | None = None, select: str | Sequence[str] | None = None,
-            ignore: str | Sequence[str] | None = None, stride: int | None = None, max_memory: str | int | None = None,
-            jobs: int | None = None, name: str | None = None, **unknown: Never) -> Report: ...
+def analyze(
+    source: Path,
+    *,
+    config: Path | None = None,
+    field_map: Mapping[str, str] | Sequence[str] | None = None,
+    steps_per_epoch: int | None = None,
+    select: str | Sequence[str] | None = None,
+    ignore: str | Sequence[str] | None = None,
+    stride: int | None = None,
+    max_memory: str | int | None = None,
+    jobs: int | None = None,
+    name: str | None = None,
+    **unknown: Never,
+) -> Report: ...
 
 
 @overload
-def analyze(source: list[Path] | tuple[Path, ...], *, config: Path | None = None,
-            field_map: Mapping[str, str] | Sequence[str] | None = None, steps_per_epoch: int | None = None,
-            select: str | Sequence[str] | None = None, ignore: str | Sequence[str] | None = None,
-            stride: int | None = None, max_memory: str | int | None = None, jobs: int | None = None,
-            name: str | None = None, **unknown: Never) -> Reports: ...
+def analyze(
+    source: list[Path] | tuple[Path, ...],
+    *,
+    config: Path | None = None,
+    field_map: Mapping[str, str] | Sequence[str] | None = None,
+    steps_per_epoch: int | None = None,
+    select: str | Sequence[str] | None = None,
+    ignore: str | Sequence[str] | None = None,
+    stride: int | None = None,
+    max_memory: str | int | None = None,
+    jobs: int | None = None,
+    name: str | None = None,
+    **unknown: Never,
+) -> Reports: ...
 
 
 @overload
-def analyze(source: Records, *, config: Path | None = None, field_map: Mapping[str, str] | Sequence[str] | None = None,
-            steps_per_epoch: int | None = None, select: str | Sequence[str] | None = None,
-            ignore: str | Sequence[str] | None = None, stride: int | None = None, max_memory: str | int | None = None,
-            jobs: int | None = None, name: str | None = None, **unknown: Never) -> Report: ...
+def analyze(
+    source: Records,
+    *,
+    config: Path | None = None,
+    field_map: Mapping[str, str] | Sequence[str] | None = None,
+    steps_per_epoch: int | None = None,
+    select: str | Sequence[str] | None = None,
+    ignore: str | Sequence[str] | None = None,
+    stride: int | None = None,
+    max_memory: str | int | None = None,
+    jobs: int | None = None,
+    name: str | None = None,
+    **unknown: Never,
+) -> Report: ...
 
 
-def analyze(source: object, *, config: Path | None = None, field_map: Mapping[str, str] | Sequence[str] | None = None,
-            steps_per_epoch: int | None = None, select: str | Sequence[str] | None = None,
-            ignore: str | Sequence[str] | None = None, stride: int | None = None, max_memory: str | int | None = None,
-            jobs: int | None = None, name: str | None = None, **unknown: Never) -> Report | Reports:
+def analyze(
+    source: object,
+    *,
+    config: Path | None = None,
+    field_map: Mapping[str, str] | Sequence[str] | None = None,
+    steps_per_epoch: int | None = None,
+    select: str | Sequence[str] | None = None,
+    ignore: str | Sequence[str] | None = None,
+    stride: int | None = None,
+    max_memory: str | int | None = None,
+    jobs: int | None = None,
+    name: str | None = None,
+    **unknown: Never,
+) -> Report | Reports:
     """Diagnose a training run, as ``logdoctor analyze`` does.
 
     Args:
@@ -100,10 +141,19 @@ def analyze(source: object, *, config: Path | None = None, field_map: Mapping[st
     return Report(_one(source, cfg, name))
 
 
-def compare(baseline: object, *candidates: object, force: bool = False, config: Path | None = None,
-            field_map: Mapping[str, str] | Sequence[str] | None = None, steps_per_epoch: int | None = None,
-            select: str | Sequence[str] | None = None, ignore: str | Sequence[str] | None = None,
-            stride: int | None = None, max_memory: str | int | None = None, **unknown: Never) -> Comparison:
+def compare(
+    baseline: object,
+    *candidates: object,
+    force: bool = False,
+    config: Path | None = None,
+    field_map: Mapping[str, str] | Sequence[str] | None = None,
+    steps_per_epoch: int | None = None,
+    select: str | Sequence[str] | None = None,
+    ignore: str | Sequence[str] | None = None,
+    stride: int | None = None,
+    max_memory: str | int | None = None,
+    **unknown: Never,
+) -> Comparison:
     """Did the fix work, and what did it cost? A baseline run against candidates (``logdoctor compare``).
 
     Each run is anything ``analyze`` reads as one run, or a Report it made. Records in memory are
@@ -122,12 +172,24 @@ def compare(baseline: object, *candidates: object, force: bool = False, config: 
     return Comparison(compare_analysed(reports[0], reports[1:], force=force))
 
 
-def probe(target: object, *, lengths: object = None, length_key: str | None = None, epochs: int = 3,
-          world_size: int = 1, grad_accum: int | None = None, batch_size: int | None = None,
-          max_batches: int | None = None, set_epoch: bool = True, seed: int | None = None,
-          args: Mapping[str, Any] | None = None, config: Path | None = None,
-          select: str | Sequence[str] | None = None, ignore: str | Sequence[str] | None = None,
-          **unknown: Never) -> Report:
+def probe(
+    target: object,
+    *,
+    lengths: object = None,
+    length_key: str | None = None,
+    epochs: int = 3,
+    world_size: int = 1,
+    grad_accum: int | None = None,
+    batch_size: int | None = None,
+    max_batches: int | None = None,
+    set_epoch: bool = True,
+    seed: int | None = None,
+    args: Mapping[str, Any] | None = None,
+    config: Path | None = None,
+    select: str | Sequence[str] | None = None,
+    ignore: str | Sequence[str] | None = None,
+    **unknown: Never,
+) -> Report:
     """Walk a training pipeline's sampler for a few epochs (batch indices only) and diagnose its batches
     as ``analyze`` diagnoses a log (``logdoctor probe``): ``report.sampler`` adds padding and tokens per
     batch, recurrence across epochs against chance and the fix priced on these lengths.
@@ -145,10 +207,22 @@ def probe(target: object, *, lengths: object = None, length_key: str | None = No
 
     _refuse(unknown, "probe")
     cfg = _config(config, None, None, select, ignore, None, None)
-    return Report(walk(target, lengths=lengths, length_key=length_key, epochs=epochs,  # type: ignore[arg-type]
-                       world_size=world_size, grad_accum=grad_accum, batch_size=batch_size,
-                       max_batches=MAX_BATCHES if max_batches is None else max_batches, set_epoch=set_epoch,
-                       seed=seed, args=args, config=cfg))
+    return Report(
+        walk(
+            target,
+            lengths=lengths,  # type: ignore[arg-type]
+            length_key=length_key,
+            epochs=epochs,
+            world_size=world_size,
+            grad_accum=grad_accum,
+            batch_size=batch_size,
+            max_batches=MAX_BATCHES if max_batches is None else max_batches,
+            set_epoch=set_epoch,
+            seed=seed,
+            args=args,
+            config=cfg,
+        )
+    )
 
 
 def assert_sampler_ok(report_or_target: object, *, allow: tuple[str, ...] = (), **probe_options: Any) -> Report:
@@ -190,14 +264,24 @@ def _one(source: object, cfg: AnalysisConfig, name: str | None) -> model.Report:
         found = pipeline.expand_inputs([path])
         if len(found) != 1:
             raise InputError(f"{path}: names {len(found)} runs; analyze([{path!r}]) gives one report each")
-        run = pipeline.load(found[0], fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch,
-                            max_memory=cfg.max_memory, stride=cfg.stride)
+        run = pipeline.load(
+            found[0],
+            fields=cfg.fields,
+            steps_per_epoch=cfg.steps_per_epoch,
+            max_memory=cfg.max_memory,
+            stride=cfg.stride,
+        )
     else:
         if not is_records(source):
             got = "an empty list" if isinstance(source, list | tuple) and not source else type(source).__name__
             raise InputError(f"expected {SOURCES}; got {got}")
-        run = pipeline.load_records(source, name or _default_name(source), fields=cfg.fields,
-                                    steps_per_epoch=cfg.steps_per_epoch, stride=cfg.stride)
+        run = pipeline.load_records(
+            source,
+            name or _default_name(source),
+            fields=cfg.fields,
+            steps_per_epoch=cfg.steps_per_epoch,
+            stride=cfg.stride,
+        )
     return pipeline.analyze(run, cfg)
 
 
@@ -215,9 +299,15 @@ def _reports(paths: list[str], cfg: AnalysisConfig, jobs: int | None) -> Reports
     return Reports(outcomes)
 
 
-def _config(config: Path | None, field_map: Mapping[str, str] | Sequence[str] | None, steps_per_epoch: int | None,
-            select: str | Sequence[str] | None, ignore: str | Sequence[str] | None, stride: int | None,
-            max_memory: str | int | None) -> AnalysisConfig:
+def _config(
+    config: Path | None,
+    field_map: Mapping[str, str] | Sequence[str] | None,
+    steps_per_epoch: int | None,
+    select: str | Sequence[str] | None,
+    ignore: str | Sequence[str] | None,
+    stride: int | None,
+    max_memory: str | int | None,
+) -> AnalysisConfig:
     """The AnalysisConfig of the options, through the commands' own function (values spelled as
     on the command line: ``--map`` entries, lists of codes, sizes and strides as text)."""
     from logdoctor import configfile
@@ -226,8 +316,12 @@ def _config(config: Path | None, field_map: Mapping[str, str] | Sequence[str] | 
         field_map = [f"{k}={v}" for k, v in field_map.items()]
     return configfile.from_options(
         os.fspath(config) if config is not None else None,
-        _texts(field_map, "--map"), steps_per_epoch, _texts(select, "--select"), _texts(ignore, "--ignore"),
-        max_memory=None if max_memory is None else str(max_memory), stride=None if stride is None else str(stride),
+        _texts(field_map, "--map"),
+        steps_per_epoch,
+        _texts(select, "--select"),
+        _texts(ignore, "--ignore"),
+        max_memory=None if max_memory is None else str(max_memory),
+        stride=None if stride is None else str(stride),
         note=_warn,
     )
 

@@ -56,9 +56,7 @@ def _root(
     """Diagnose ML training logs: spikes, periodicity, regime changes and bad batching."""
 
 
-PathsArg = Annotated[
-    list[str], typer.Argument(help="Training logs: files, globs, directories, or - for stdin.")
-]
+PathsArg = Annotated[list[str], typer.Argument(help="Training logs: files, globs, directories, or - for stdin.")]
 #: the ``--format`` names of ``renderers.RENDERERS`` (spelled out so that ``--help`` imports no renderer,
 #: numpy or polars; a test checks they agree)
 FORMAT_NAMES = ("text", "json", "markdown", "github", "junit", "png", "svg", "pdf", "html")
@@ -69,14 +67,18 @@ ReportsOpt = Annotated[
     bool, typer.Option("--reports", help="With several inputs, print each run's report above the summary.")
 ]
 JobsOpt = Annotated[
-    int | None, typer.Option(
+    int | None,
+    typer.Option(
         "--jobs", "-j", min=1, help="Parallel processes (default: one per 64 MiB of input, up to the idle cores)."
-    )
+    ),
 ]
 ExecOpt = Annotated[
     str | None,
-    typer.Option("--executor", help="Analyse each run as a task of: local, dask, ray, dask://ADDRESS or "
-                 "ray://HOST:PORT; prints the fleet report (-f text, json or html -o FOLDER)."),
+    typer.Option(
+        "--executor",
+        help="Analyse each run as a task of: local, dask, ray, dask://ADDRESS or "
+        "ray://HOST:PORT; prints the fleet report (-f text, json or html -o FOLDER).",
+    ),
 ]
 ConfigOpt = Annotated[
     str | None,
@@ -85,12 +87,8 @@ ConfigOpt = Annotated[
         help="Config file (default: nearest logdoctor.toml or [tool.logdoctor] in pyproject.toml).",
     ),
 ]
-SelectOpt = Annotated[
-    list[str] | None, typer.Option("--select", help="Only these codes, prefixes or rule names.")
-]
-IgnoreOpt = Annotated[
-    list[str] | None, typer.Option("--ignore", help="Drop these codes, prefixes or rule names.")
-]
+SelectOpt = Annotated[list[str] | None, typer.Option("--select", help="Only these codes, prefixes or rule names.")]
+IgnoreOpt = Annotated[list[str] | None, typer.Option("--ignore", help="Drop these codes, prefixes or rule names.")]
 
 
 @app.command()
@@ -103,9 +101,7 @@ def analyze(
     verbose: VerboseOpt = 0,
     quiet: QuietOpt = False,
     reports: ReportsOpt = False,
-    plot: Annotated[
-        str | None, typer.Option("--plot", help="Also draw the figure to FILE (.png/.svg/.pdf).")
-    ] = None,
+    plot: Annotated[str | None, typer.Option("--plot", help="Also draw the figure to FILE (.png/.svg/.pdf).")] = None,
     jobs: JobsOpt = None,
     config: ConfigOpt = None,
     select: SelectOpt = None,
@@ -115,8 +111,24 @@ def analyze(
     executor: ExecOpt = None,
 ) -> int:
     """Analyse training logs and report what is wrong with each run, with evidence."""
-    return clirun.analyze(paths, fmt, output, field_map, steps_per_epoch, verbose, quiet, reports, plot, jobs,
-                          config, select, ignore, max_memory, stride, executor)
+    return clirun.analyze(
+        paths,
+        fmt,
+        output,
+        field_map,
+        steps_per_epoch,
+        verbose,
+        quiet,
+        reports,
+        plot,
+        jobs,
+        config,
+        select,
+        ignore,
+        max_memory,
+        stride,
+        executor,
+    )
 
 
 @app.command()
@@ -124,9 +136,7 @@ def check(
     paths: PathsArg,
     fmt: FmtOpt = "text",
     output: OutOpt = "-",
-    fail_on: Annotated[
-        str | None, typer.Option("--fail-on", help="info, warning or error (default warning).")
-    ] = None,
+    fail_on: Annotated[str | None, typer.Option("--fail-on", help="info, warning or error (default warning).")] = None,
     select: SelectOpt = None,
     ignore: IgnoreOpt = None,
     exit_zero: Annotated[
@@ -141,22 +151,38 @@ def check(
     reports: ReportsOpt = False,
     max_memory: MemOpt = None,
     stride: StrideOpt = None,
-    runs: Annotated[str, typer.Option(
-        "--runs", help="In a log of several appended runs, gate on all of them or only the last."
-    )] = "all",
+    runs: Annotated[
+        str, typer.Option("--runs", help="In a log of several appended runs, gate on all of them or only the last.")
+    ] = "all",
     executor: ExecOpt = None,
 ) -> int:
     """CI gate: exit 0 when no finding is at or above --fail-on, 1 when one is, 2 on bad input."""
-    return clirun.check(paths, fmt, output, fail_on, select, ignore, exit_zero, jobs, config, field_map,
-                        steps_per_epoch, verbose, quiet, reports, max_memory, stride, runs, executor)
+    return clirun.check(
+        paths,
+        fmt,
+        output,
+        fail_on,
+        select,
+        ignore,
+        exit_zero,
+        jobs,
+        config,
+        field_map,
+        steps_per_epoch,
+        verbose,
+        quiet,
+        reports,
+        max_memory,
+        stride,
+        runs,
+        executor,
+    )
 
 
 @app.command()
 def plot(
     path: Annotated[str, typer.Argument(help="Training log (file, directory, or - for stdin).")],
-    output: Annotated[
-        str | None, typer.Option("--output", "-o", help="Image file (.png/.svg/.pdf).")
-    ] = None,
+    output: Annotated[str | None, typer.Option("--output", "-o", help="Image file (.png/.svg/.pdf).")] = None,
     field_map: MapOpt = None,
     steps_per_epoch: SpeOpt = None,
     config: ConfigOpt = None,
@@ -170,8 +196,9 @@ def plot(
     dest = output or (Path(path).name.split(".")[0] or "logdoctor") + ".png"
     renderer = plot_renderer_for(dest)()
     cfg = clirun.make_config(config, field_map, steps_per_epoch, None, None, max_memory=max_memory)
-    run = pipeline.load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch,
-                        max_memory=cfg.max_memory, stride=cfg.stride)
+    run = pipeline.load(
+        path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch, max_memory=cfg.max_memory, stride=cfg.stride
+    )
     report = pipeline.analyze(run, cfg)
     write_output(renderer.render(report), dest, inputs=[path])
     clirun.say(f"logdoctor: wrote {dest}")
@@ -180,20 +207,26 @@ def plot(
 
 @app.command()
 def buckets(
-    lengths: Annotated[str, typer.Argument(
-        help="Sequence lengths: text (one per line), CSV/JSONL/Parquet/Arrow, or -.")],
-    token_budget: Annotated[int, typer.Option(
-        "--token-budget", help="Padded tokens per batch (count x longest).")],
+    lengths: Annotated[
+        str, typer.Argument(help="Sequence lengths: text (one per line), CSV/JSONL/Parquet/Arrow, or -.")
+    ],
+    token_budget: Annotated[int, typer.Option("--token-budget", help="Padded tokens per batch (count x longest).")],
     n_buckets: Annotated[int | None, typer.Option("--buckets", help="Number of buckets K.")] = None,
-    max_padding: Annotated[float | None, typer.Option(
-        "--max-padding", help="Fewest buckets with at most this padding fraction (default 0.10).",
-    )] = None,
-    max_seq_len: Annotated[int | None, typer.Option(
-        "--max-seq-len", help="Truncate longer sequences (default: the budget).")] = None,
+    max_padding: Annotated[
+        float | None,
+        typer.Option(
+            "--max-padding",
+            help="Fewest buckets with at most this padding fraction (default 0.10).",
+        ),
+    ] = None,
+    max_seq_len: Annotated[
+        int | None, typer.Option("--max-seq-len", help="Truncate longer sequences (default: the budget).")
+    ] = None,
     column: Annotated[str | None, typer.Option("--column", help="Length column.")] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="Output: text or json.")] = "text",
-    emit: Annotated[str | None, typer.Option(
-        "--emit", help="Print code instead: python (a PyTorch batch sampler).")] = None,
+    emit: Annotated[
+        str | None, typer.Option("--emit", help="Print code instead: python (a PyTorch batch sampler).")
+    ] = None,
     plot: Annotated[str | None, typer.Option("--plot", help="Also write a PNG to FILE.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the simulated shuffles.")] = 0,
     output: OutOpt = "-",
@@ -209,8 +242,9 @@ def buckets(
     if fmt not in ("text", "json") or emit not in (None, "python"):
         raise ConfigError(f"--format takes text or json, --emit python; got {fmt!r}, {emit!r}")
     values = read_lengths(lengths, column)
-    plan = recommend(values, token_budget, buckets=n_buckets, max_padding=max_padding,
-                     max_seq_len=max_seq_len, seed=seed)
+    plan = recommend(
+        values, token_budget, buckets=n_buckets, max_padding=max_padding, max_seq_len=max_seq_len, seed=seed
+    )
     render = render_sampler if emit else render_json if fmt == "json" else render_text
     text = render(plan)
     write_output(text, output, inputs=[lengths])
@@ -223,27 +257,42 @@ def buckets(
 
 @app.command()
 def probe(
-    target: Annotated[str, typer.Argument(
-        help="path/to/train.py:function or package.module:function returning a DataLoader, a Sampler or "
-             "BatchSampler (or (sampler, dataset)), an HF Trainer, a Lightning DataModule or index batches.")],
-    arg: Annotated[list[str] | None, typer.Option(
-        "--arg", help="key=value for the function (Python literals).")] = None,
+    target: Annotated[
+        str,
+        typer.Argument(
+            help="path/to/train.py:function or package.module:function returning a DataLoader, a Sampler or "
+            "BatchSampler (or (sampler, dataset)), an HF Trainer, a Lightning DataModule or index batches."
+        ),
+    ],
+    arg: Annotated[
+        list[str] | None, typer.Option("--arg", help="key=value for the function (Python literals).")
+    ] = None,
     epochs: Annotated[int, typer.Option("--epochs", min=1, help="Epochs to walk.")] = 3,
     world_size: Annotated[int, typer.Option("--world-size", min=1, help="Ranks to simulate, as DDP builds them.")] = 1,
-    grad_accum: Annotated[int | None, typer.Option(
-        "--grad-accum", min=1, help="Micro-batches per optimizer step (default: the Trainer's, else 1).")] = None,
-    length_key: Annotated[str | None, typer.Option(
-        "--length-key", help="Column or sample feature whose len() is the length (default input_ids); "
-                             "with --lengths, the file's length column.")] = None,
+    grad_accum: Annotated[
+        int | None,
+        typer.Option("--grad-accum", min=1, help="Micro-batches per optimizer step (default: the Trainer's, else 1)."),
+    ] = None,
+    length_key: Annotated[
+        str | None,
+        typer.Option(
+            "--length-key",
+            help="Column or sample feature whose len() is the length (default input_ids); "
+            "with --lengths, the file's length column.",
+        ),
+    ] = None,
     lengths: Annotated[str | None, typer.Option("--lengths", help="File of sample lengths, in index order.")] = None,
-    batch_size: Annotated[int | None, typer.Option(
-        "--batch-size", min=1, help="Cut a sampler of single indices into batches of N.")] = None,
+    batch_size: Annotated[
+        int | None, typer.Option("--batch-size", min=1, help="Cut a sampler of single indices into batches of N.")
+    ] = None,
     max_batches: Annotated[int, typer.Option("--max-batches", min=1, help="Stop after N batches.")] = 1_000_000,
-    set_epoch: Annotated[bool, typer.Option(
-        "--set-epoch/--no-set-epoch", help="Call set_epoch before each epoch, as training loops do.")] = True,
+    set_epoch: Annotated[
+        bool, typer.Option("--set-epoch/--no-set-epoch", help="Call set_epoch before each epoch, as training loops do.")
+    ] = True,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed the global generators first.")] = None,
-    fmt: Annotated[str, typer.Option(
-        "--format", "-f", help="Output: text, json, markdown, github, junit, html.")] = "text",
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="Output: text, json, markdown, github, junit, html.")
+    ] = "text",
     output: OutOpt = "-",
     fail_on: Annotated[str | None, typer.Option("--fail-on", help="info, warning or error (default warning).")] = None,
     select: SelectOpt = None,
@@ -258,10 +307,10 @@ def probe(
     from logdoctor.probing.api import ProbeOptions
     from logdoctor.probing.walk import Settings
 
-    options = ProbeOptions(lengths, length_key, world_size, grad_accum, seed,
-                           Settings(epochs, max_batches, 1, set_epoch, batch_size))
-    return cliprobe.probe(target, arg, options, fmt, output, verbose, quiet, fail_on, select, ignore, exit_zero,
-                          config)
+    options = ProbeOptions(
+        lengths, length_key, world_size, grad_accum, seed, Settings(epochs, max_batches, 1, set_epoch, batch_size)
+    )
+    return cliprobe.probe(target, arg, options, fmt, output, verbose, quiet, fail_on, select, ignore, exit_zero, config)
 
 
 @app.command()
@@ -271,10 +320,13 @@ def compare(
     fmt: Annotated[str, typer.Option("--format", "-f", help="Output: text, json, markdown, html.")] = "text",
     output: OutOpt = "-",
     plot: Annotated[str | None, typer.Option("--plot", help="Also draw both runs to FIG (.png/.svg/.pdf).")] = None,
-    fail_on_regression: Annotated[bool, typer.Option(
-        "--fail-on-regression", help="Exit 1 on new warnings/errors or a worse loss at matched tokens.")] = False,
-    force: Annotated[bool, typer.Option(
-        "--force", help="Compare runs that do not look like the same experiment.")] = False,
+    fail_on_regression: Annotated[
+        bool,
+        typer.Option("--fail-on-regression", help="Exit 1 on new warnings/errors or a worse loss at matched tokens."),
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Compare runs that do not look like the same experiment.")
+    ] = False,
     jobs: JobsOpt = None,
     config: ConfigOpt = None,
     field_map: MapOpt = None,
@@ -327,8 +379,7 @@ def parse(
 
     fmt = table_format(output, table_fmt)
     cfg = clirun.make_config(config, field_map, steps_per_epoch, None, None, stride=stride)
-    run = pipeline.load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch, fmt=format_in,
-                        stride=cfg.stride)
+    run = pipeline.load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch, fmt=format_in, stride=cfg.stride)
     write_output(render_table(run, fmt), output, inputs=[path])
     return ExitCode.OK
 
@@ -336,31 +387,19 @@ def parse(
 @app.command()
 def tail(
     paths: Annotated[list[str] | None, typer.Argument(help="Log files, existing or not.")] = None,
-    globs: Annotated[
-        list[str] | None, typer.Option("--glob", help="Follow each file matching ('rank*.log').")
-    ] = None,
+    globs: Annotated[list[str] | None, typer.Option("--glob", help="Follow each file matching ('rank*.log').")] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="auto, live, plain, jsonl.")] = "auto",
-    from_end: Annotated[
-        bool, typer.Option("--from-end/--from-start", help="Skip what the file holds now.")
-    ] = False,
-    exit_on: Annotated[
-        str | None, typer.Option("--exit-on", help="Exit 1 at the first warning/error finding.")
-    ] = None,
+    from_end: Annotated[bool, typer.Option("--from-end/--from-start", help="Skip what the file holds now.")] = False,
+    exit_on: Annotated[str | None, typer.Option("--exit-on", help="Exit 1 at the first warning/error finding.")] = None,
     on_finding: Annotated[
         str | None, typer.Option("--on-finding", help="Run CMD per finding, its JSON on stdin.")
     ] = None,
-    poll_interval: Annotated[
-        float, typer.Option("--poll-interval", min=0.01, help="Seconds between polls.")
-    ] = 0.5,
-    heartbeat: Annotated[
-        float, typer.Option("--heartbeat", min=0.1, help="Seconds between heartbeats.")
-    ] = 5.0,
+    poll_interval: Annotated[float, typer.Option("--poll-interval", min=0.01, help="Seconds between polls.")] = 0.5,
+    heartbeat: Annotated[float, typer.Option("--heartbeat", min=0.1, help="Seconds between heartbeats.")] = 5.0,
     idle_timeout: Annotated[
         float | None, typer.Option("--idle-timeout", min=0, help="Stop after S s without data.")
     ] = None,
-    max_seconds: Annotated[
-        float | None, typer.Option("--max-seconds", min=0, help="Stop after S seconds.")
-    ] = None,
+    max_seconds: Annotated[float | None, typer.Option("--max-seconds", min=0, help="Stop after S seconds.")] = None,
     poll: Annotated[bool, typer.Option("--poll", help="Poll even where inotify works.")] = False,
     field_map: MapOpt = None,
     steps_per_epoch: SpeOpt = None,
@@ -383,13 +422,25 @@ def tail(
     if exit_on not in (None, "warning", "error"):
         raise ConfigError(f"--exit-on expects warning or error, got {exit_on!r}")
     cfg = clirun.make_config(config, field_map, steps_per_epoch, select, ignore, stride=stride)
-    session = SessionOptions(fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch, select=cfg.select,
-                             ignore=cfg.ignore, options=cfg.options, stride=cfg.stride)
+    session = SessionOptions(
+        fields=cfg.fields,
+        steps_per_epoch=cfg.steps_per_epoch,
+        select=cfg.select,
+        ignore=cfg.ignore,
+        options=cfg.options,
+        stride=cfg.stride,
+    )
     opts = TailOptions(
-        patterns=tuple(patterns), from_end=from_end, poll_interval=poll_interval,
-        heartbeat=heartbeat, idle_timeout=idle_timeout, max_seconds=max_seconds,
-        exit_on=Severity.parse(exit_on) if exit_on else None, on_finding=on_finding,
-        inotify=not poll, session=session,
+        patterns=tuple(patterns),
+        from_end=from_end,
+        poll_interval=poll_interval,
+        heartbeat=heartbeat,
+        idle_timeout=idle_timeout,
+        max_seconds=max_seconds,
+        exit_on=Severity.parse(exit_on) if exit_on else None,
+        on_finding=on_finding,
+        inotify=not poll,
+        session=session,
         server_interval=server_interval,
     )
     return follow(opts, stdout_renderer(fmt, effects=bool(on_finding or exit_on)))

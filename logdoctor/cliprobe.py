@@ -15,9 +15,20 @@ from logdoctor.model import Outcome
 FORMATS = ("text", "json", "markdown", "github", "junit", "html")
 
 
-def probe(target: str, args: list[str] | None, options: object, fmt: str = "text", output: str = "-",
-          verbose: int = 0, quiet: bool = False, fail_on: str | None = None, select: list[str] | None = None,
-          ignore: list[str] | None = None, exit_zero: bool = False, config: str | None = None) -> int:
+def probe(
+    target: str,
+    args: list[str] | None,
+    options: object,
+    fmt: str = "text",
+    output: str = "-",
+    verbose: int = 0,
+    quiet: bool = False,
+    fail_on: str | None = None,
+    select: list[str] | None = None,
+    ignore: list[str] | None = None,
+    exit_zero: bool = False,
+    config: str | None = None,
+) -> int:
     """The ``probe`` command (its options are documented in logdoctor.cli); ``options`` is a
     ``ProbeOptions``. Exit codes as ``check``'s: 1 when a finding is at or above ``--fail-on``."""
     from logdoctor.probing.api import ProbeOptions, diagnose

@@ -41,8 +41,11 @@ def fast_args(args: list[str]) -> dict[str, object] | None:
     """The keyword arguments of ``args`` when they are ``analyze`` or ``check`` then paths and at most
     one each of ``-f/--format X`` and ``-o/--output X`` in any order, every path and value plain
     (not starting with ``-`` unless exactly ``-``); None for anything else."""
-    if not args or args[0] not in _FAST_COMMANDS or any(k.startswith(("_LOGDOCTOR_COMPLETE", "_TYPER_COMPLETE"))
-                                                for k in os.environ):
+    if (
+        not args
+        or args[0] not in _FAST_COMMANDS
+        or any(k.startswith(("_LOGDOCTOR_COMPLETE", "_TYPER_COMPLETE")) for k in os.environ)
+    ):
         return None
     paths: list[str] = []
     given: dict[str, str] = {}
@@ -142,8 +145,7 @@ def analyze(
     if is_fleet(paths, executor):
         results = run_fleet(paths, cfg, jobs, executor, fmt, output)
         return worst(ExitCode.BAD_INPUT if r.error else ExitCode.OK for r in results)
-    outcomes = emit(pipeline.analyze_paths(paths, cfg, jobs), fmt, -1 if quiet else verbose, output, paths,
-                    reports)
+    outcomes = emit(pipeline.analyze_paths(paths, cfg, jobs), fmt, -1 if quiet else verbose, output, paths, reports)
     done = [o.report for o in outcomes if o.report]
     if plot and done:
         from logdoctor.renderers.plots import plot_renderer_for  # plot code only when a plot is asked for
@@ -197,8 +199,9 @@ def is_fleet(paths: list[str], executor: str | None) -> bool:
     return executor is not None or any(is_fleet(p) for p in paths)
 
 
-def run_fleet(paths: list[str], cfg: AnalysisConfig, jobs: int | None, executor: str | None, fmt: str,
-                output: str) -> list[RunResult]:
+def run_fleet(
+    paths: list[str], cfg: AnalysisConfig, jobs: int | None, executor: str | None, fmt: str, output: str
+) -> list[RunResult]:
     """Analyse a fleet and write its report; errors and skipped files to stderr. Returns the runs
     that count (the skipped ones left out)."""
     from logdoctor.executors import analyze_fleet
@@ -218,14 +221,18 @@ def run_fleet(paths: list[str], cfg: AnalysisConfig, jobs: int | None, executor:
     results = analyze_fleet(paths, cfg, jobs, executor or "local", html=fmt == "html", done=done)
     for r in results:
         if r.error:
-            say(f"logdoctor: note: skipped {r.error} (found in a directory)" if r.skipped
-                else f"logdoctor: error: {r.error}")
+            say(
+                f"logdoctor: note: skipped {r.error} (found in a directory)"
+                if r.skipped
+                else f"logdoctor: error: {r.error}"
+            )
     if pages is not None:
         pages.index(results)
     results = [r for r in results if not r.skipped]
     if pages is None:
-        write_output((fleet.render_fleet_json if fmt == "json" else fleet.render_fleet_text)(results), output,
-                     inputs=paths)
+        write_output(
+            (fleet.render_fleet_json if fmt == "json" else fleet.render_fleet_text)(results), output, inputs=paths
+        )
     return results
 
 
@@ -260,8 +267,17 @@ def make_config(
     from logdoctor import configfile
 
     startup.done()  # every command that reads a log passes here once its modules are loaded
-    return configfile.from_options(config, field_map, spe, select, ignore, fail_on, max_memory, stride,
-                                   note=lambda text: say(f"logdoctor: note: {text}"))
+    return configfile.from_options(
+        config,
+        field_map,
+        spe,
+        select,
+        ignore,
+        fail_on,
+        max_memory,
+        stride,
+        note=lambda text: say(f"logdoctor: note: {text}"),
+    )
 
 
 def emit(

@@ -126,9 +126,7 @@ def _patterns(value: Any, what: str) -> tuple[str, ...]:
 def _options(name: str, table: Any, where: str) -> dict[str, Value]:
     known = detectors()
     if name not in known:
-        raise ConfigError(
-            f"{where}: unknown key {name!r} (known: {', '.join([*TOP_KEYS, *known])})"
-        )
+        raise ConfigError(f"{where}: unknown key {name!r} (known: {', '.join([*TOP_KEYS, *known])})")
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: [{name}] must be a table of thresholds")
     return check_options(name, known[name].options, table, where)
@@ -152,7 +150,7 @@ def config_from_table(table: Mapping[str, Any], where: str) -> AnalysisConfig:
             if not isinstance(value, dict):
                 raise ConfigError(f'{where}: map must be a table of canonical = "source"')
             if not all(isinstance(v, str) and v for v in value.values()):
-                raise ConfigError(f'{where}: map values must be source field names (strings)')
+                raise ConfigError(f"{where}: map values must be source field names (strings)")
             try:
                 fields = FieldMap.parse(f"{k}={v}" for k, v in value.items())
             except ConfigError as err:
@@ -168,7 +166,10 @@ def config_from_table(table: Mapping[str, Any], where: str) -> AnalysisConfig:
 
 
 def resolve(
-    config: str | None = None, *, start: Path | None = None, note: Callable[[str], None] | None = None,
+    config: str | None = None,
+    *,
+    start: Path | None = None,
+    note: Callable[[str], None] | None = None,
     **overrides: Any,
 ) -> AnalysisConfig:
     """The configuration in force: the file (given or nearest), then command-line overrides.
@@ -223,6 +224,14 @@ def from_options(
     given = None
     if stride is not None:  # read here, not by typer: a bad value is one line, not a usage screen
         given = check_stride(int(stride) if stride.strip().isdigit() else stride, "--stride")
-    cfg = resolve(config, note=note, fields=fields, steps_per_epoch=steps_per_epoch, select=split(select),
-                  ignore=split(ignore), fail_on=severity, stride=given)
+    cfg = resolve(
+        config,
+        note=note,
+        fields=fields,
+        steps_per_epoch=steps_per_epoch,
+        select=split(select),
+        ignore=split(ignore),
+        fail_on=severity,
+        stride=given,
+    )
     return dataclasses.replace(cfg, max_memory=memory.parse_size(max_memory)) if max_memory else cfg

@@ -467,9 +467,7 @@ def validate_run(table: pl.DataFrame) -> pl.DataFrame:
     import polars as pl
 
     casts = [pl.col(c).cast(getattr(pl, t), strict=False) for c, t in REQUIRED_COLUMNS.items()]
-    casts += [
-        pl.col(c).cast(getattr(pl, t), strict=False) for c, t in OPTIONAL_COLUMNS.items() if c in table.columns
-    ]
+    casts += [pl.col(c).cast(getattr(pl, t), strict=False) for c, t in OPTIONAL_COLUMNS.items() if c in table.columns]
     extras = [c for c in table.columns if c not in CANONICAL_COLUMNS]
     casts += [pl.col(c).cast(pl.Float64, strict=False) for c in extras]
     out = table.with_columns(casts)

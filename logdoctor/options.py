@@ -58,9 +58,7 @@ def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(x)
 
 
-def check_options(
-    detector: str, specs: Sequence[Option], values: Mapping[str, object], where: str
-) -> dict[str, Value]:
+def check_options(detector: str, specs: Sequence[Option], values: Mapping[str, object], where: str) -> dict[str, Value]:
     """Validate a detector's configured options against its declared ``specs``.
 
     Raises:
@@ -71,9 +69,7 @@ def check_options(
     for key, value in values.items():
         spec = known.get(key)
         if spec is None:
-            raise ConfigError(
-                f"{where}: unknown option {detector}.{key} (known: {', '.join(known) or 'none'})"
-            )
+            raise ConfigError(f"{where}: unknown option {detector}.{key} (known: {', '.join(known) or 'none'})")
         if not spec.accepts(value):
             raise ConfigError(f"{where}: {detector}.{key} must be {spec.allowed()}, got {value!r}")
         out[key] = value  # type: ignore[assignment]

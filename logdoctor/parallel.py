@@ -16,8 +16,13 @@ R = TypeVar("R")
 WORKER_ENV = {"POLARS_MAX_THREADS": "1"}
 
 
-def fan_out(fn: Callable[[T, Any], R], items: Sequence[T], arg: Any, workers: int,
-            done: Callable[[int, R], R | None] | None = None) -> list[R]:
+def fan_out(
+    fn: Callable[[T, Any], R],
+    items: Sequence[T],
+    arg: Any,
+    workers: int,
+    done: Callable[[int, R], R | None] | None = None,
+) -> list[R]:
     """``[fn(item, arg) for item in items]`` across ``workers`` processes in all, this one included.
 
     The caller already has every module loaded, so it starts at once while ``workers - 1`` spawned

@@ -305,8 +305,10 @@ def _store_run(path: str) -> StoreAddress | None:
         return None
     addr = store_address(path)
     if addr is not None and not addr.run_id:
-        raise InputError(f"{path}: an MLflow store holds many runs: analyze it as a fleet, or name one "
-                         "run (#/experiments/<id>/runs/<run id>)")
+        raise InputError(
+            f"{path}: an MLflow store holds many runs: analyze it as a fleet, or name one "
+            "run (#/experiments/<id>/runs/<run id>)"
+        )
     return addr
 
 
@@ -327,8 +329,9 @@ def expand_entries(paths: Sequence[str]) -> dict[str, bool]:
                     out.setdefault(str(run), True)
             elif m != "-" and path.is_dir() and not is_run_dir(path):
                 inside = [str(c) for c in sorted(path.iterdir()) if _is_log_file(c) or (c.is_dir() and is_run_dir(c))]
-                inside += [str(r) for c in sorted(path.iterdir()) if c.is_dir() and not is_run_dir(c)
-                           for r in run_folders(c)]  # a project folder's wandb/ (or TensorBoard log dir)
+                inside += [
+                    str(r) for c in sorted(path.iterdir()) if c.is_dir() and not is_run_dir(c) for r in run_folders(c)
+                ]  # a project folder's wandb/ (or TensorBoard log dir)
                 for name in inside:
                     out.setdefault(name, True)
                 if not inside:
@@ -345,8 +348,9 @@ def analyze_one(path: str, cfg: AnalysisConfig, in_dir: bool = False) -> Outcome
     empty) is a ``skipped`` Outcome with exit code 0 instead.
     """
     try:
-        run = load(path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch, max_memory=cfg.max_memory,
-                   stride=cfg.stride)
+        run = load(
+            path, fields=cfg.fields, steps_per_epoch=cfg.steps_per_epoch, max_memory=cfg.max_memory, stride=cfg.stride
+        )
         report = analyze(run, cfg)
     except LogdoctorError as err:
         skip = in_dir and (isinstance(err, ParseError) or str(err).endswith(": file is empty"))
@@ -415,4 +419,3 @@ def _unskip_all(outcomes: list[Outcome]) -> list[Outcome]:
     if outcomes and all(o.skipped for o in outcomes):
         return [dataclasses.replace(o, skipped=False, exit_code=ExitCode.BAD_INPUT) for o in outcomes]
     return outcomes
-

@@ -88,7 +88,7 @@ def _userinfo(m: re.Match[str]) -> str:
 
 
 def _query(m: re.Match[str]) -> str:
-    _remember(m.group()[len(m.group(1)):])
+    _remember(m.group()[len(m.group(1)) :])
     return f"{m.group(1)}***"
 
 

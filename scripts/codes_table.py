@@ -13,10 +13,7 @@ from logdoctor.renderers.markdown import table
 
 def codes_table() -> str:
     """The Markdown table of every registered finding code."""
-    rows = [
-        (f"`{r.code}`", f"`{r.name}`", r.severity.label, r.meaning, r.action)
-        for r in RULES.values()
-    ]
+    rows = [(f"`{r.code}`", f"`{r.name}`", r.severity.label, r.meaning, r.action) for r in RULES.values()]
     return "\n".join(table(("code", "rule", "severity", "meaning", "what to do"), rows)) + "\n"
 
 

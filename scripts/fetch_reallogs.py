@@ -48,8 +48,9 @@ def blob(row: dict[str, str], mirrors: Path | None) -> bytes:
     """The log's bytes at its commit."""
     if mirrors is not None:
         git_dir = _git_dir(mirrors, row["repo"])
-        return subprocess.run(["git", f"--git-dir={git_dir}", "show", f"{row['commit']}:{row['path']}"],
-                              check=True, capture_output=True).stdout
+        return subprocess.run(
+            ["git", f"--git-dir={git_dir}", "show", f"{row['commit']}:{row['path']}"], check=True, capture_output=True
+        ).stdout
     url = RAW.format(repo=row["repo"], commit=row["commit"], path=urllib.parse.quote(row["path"]))
     with urllib.request.urlopen(url, timeout=60) as resp:
         data: bytes = resp.read()

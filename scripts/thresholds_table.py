@@ -46,52 +46,78 @@ def verdict() -> str:
     t, alpha = DEFAULT, inspect.signature(PeriodicityDetector).parameters["alpha"].default
     track = f"Spearman p < {num(lengthstats.TRACK_P)} and \\|ρ\\| ≥ {num(lengthstats.TRACK_RHO)}"
     rows = [
-        ("sorted order",
-         f"lag-1 rank autocorrelation ≥ {num(t.min_lag1)} and ≥ {t.min_monotone:.0%} of changes one way, "
-         f"n ≥ {MIN_LENGTH_STEPS}",
-         "random order, log-normal lengths, n = 30 … 20,000", "0/200 (largest lag-1 0.26; lag-1 ~ N(0, 1/n))"),
-        ("loss tracks length", f"{track} (`lengthstats.tracks`, the one definition)",
-         "random order, no length effect",
-         f"0/200 ({200 * lengthstats.TRACK_P:g} expected from p < {num(lengthstats.TRACK_P)}); "
-         f"\\|ρ\\| ≥ {num(lengthstats.TRACK_RHO)} keeps huge runs from flagging < "
-         f"{lengthstats.TRACK_RHO ** 2:.0%} of variance"),
-        ("static (signatures)",
-         f"excess ≥ {num(t.min_excess)}, occupancy p < {num(t.max_p)}; decidable when a static run would "
-         f"reach p < {num(recurrence.DECIDABLE_P)}",
-         "i.i.d. coarse signatures (lengths within ±2-8% of the mean), 2k-200k batches, 5-10 epochs, stride 1-5",
-         "0/200 static; smallest p 0.0036, mean p 0.52 (uniform); `tests/unit/test_recurrence_null.py` up to 1M "
-         "steps"),
-        ("static (fingerprints)", f"excess ≥ {num(t.min_excess)}, p < {num(t.max_p)}",
-         "recomposed batches: a fingerprint never recurs", "0 (exact)"),
-        ("grouped (loss only)",
-         f"LD201 p < {num(alpha)} (its own null: white/red noise) and a period within "
-         f"{megabatch.TOLERANCE:.0%} of the HF megabatch (aliased), or the folded F-test p < "
-         f"{num(megabatch.FOLD_P)} with R² ≥ {megabatch.FOLD_R2:.0%} at a candidate period",
-         "white and AR(1) φ = 0.9 noise with an lr warm-up, 2k-6k steps",
-         "0/50 LD201 periods, 0/50 grouped; 43 real logs: only the three `group_by_length=True` ones (a nanoGPT "
-         f"loss period of 46.6 steps is {abs(46.6 / megabatch.HF_MEGABATCH - 1):.1%} off "
-         f"{megabatch.HF_MEGABATCH}: not grouped)"),
-        ("grouped (statistics)",
-         f"sorted rule + windows ≤ {num(grouped.MAX_WINDOW_EPOCHS)} epoch, recomposed; or HF's window for the "
-         f"run's sizes: within-window sign test p < {num(windows.ALPHA)}, ≥ {t.min_monotone:.0%} of changes one "
-         "way, and most boundaries jump back",
-         "random, bucketed and static real and simulated runs; 6 shuffled twins of HF-size runs "
-         "(`tests/frameworks/test_group_by_length.py`)", "0 (bench/confusion.py, fixtures/realruns)"),
-        ("bad batches",
-         f"LD101 (as configured) and, length effect removed, ≥ {num(BAD_BATCH_RATIO)}× the level, robust z ≥ "
-         f"{num(BAD_BATCH_Z_WITH_LENGTHS)} (≥ {num(BAD_BATCH_Z_LOSS_ONLY)} from the loss alone)",
-         "healthy simulated runs with length effects", "0 must-not in bench/confusion.py"),
-        ("fixed order (loss only)",
-         f"same-position r of consecutive epochs' high-passed loss z ≥ {num(fixedorder.MIN_Z)} over the "
-         "shifted-position null and above every shifted r (`fixedorder.MIN_Z`)",
-         "the same epochs, the next one shifted by 2 … n-2 rows",
-         "0 of 43 real logs; 0/60 reshuffled synthetic runs (`tests/unit/test_judgement.py`)"),
-        ("a period is the epoch's (verdict, attribution)",
-         f"within {EPOCH_PERIOD_TOLERANCE:.0%} of the epoch (or of the reset spacing)",
-         "epochs jitter ±5% under token-budget batching", "—"),
+        (
+            "sorted order",
+            f"lag-1 rank autocorrelation ≥ {num(t.min_lag1)} and ≥ {t.min_monotone:.0%} of changes one way, "
+            f"n ≥ {MIN_LENGTH_STEPS}",
+            "random order, log-normal lengths, n = 30 … 20,000",
+            "0/200 (largest lag-1 0.26; lag-1 ~ N(0, 1/n))",
+        ),
+        (
+            "loss tracks length",
+            f"{track} (`lengthstats.tracks`, the one definition)",
+            "random order, no length effect",
+            f"0/200 ({200 * lengthstats.TRACK_P:g} expected from p < {num(lengthstats.TRACK_P)}); "
+            f"\\|ρ\\| ≥ {num(lengthstats.TRACK_RHO)} keeps huge runs from flagging < "
+            f"{lengthstats.TRACK_RHO**2:.0%} of variance",
+        ),
+        (
+            "static (signatures)",
+            f"excess ≥ {num(t.min_excess)}, occupancy p < {num(t.max_p)}; decidable when a static run would "
+            f"reach p < {num(recurrence.DECIDABLE_P)}",
+            "i.i.d. coarse signatures (lengths within ±2-8% of the mean), 2k-200k batches, 5-10 epochs, stride 1-5",
+            "0/200 static; smallest p 0.0036, mean p 0.52 (uniform); `tests/unit/test_recurrence_null.py` up to 1M "
+            "steps",
+        ),
+        (
+            "static (fingerprints)",
+            f"excess ≥ {num(t.min_excess)}, p < {num(t.max_p)}",
+            "recomposed batches: a fingerprint never recurs",
+            "0 (exact)",
+        ),
+        (
+            "grouped (loss only)",
+            f"LD201 p < {num(alpha)} (its own null: white/red noise) and a period within "
+            f"{megabatch.TOLERANCE:.0%} of the HF megabatch (aliased), or the folded F-test p < "
+            f"{num(megabatch.FOLD_P)} with R² ≥ {megabatch.FOLD_R2:.0%} at a candidate period",
+            "white and AR(1) φ = 0.9 noise with an lr warm-up, 2k-6k steps",
+            "0/50 LD201 periods, 0/50 grouped; 43 real logs: only the three `group_by_length=True` ones (a nanoGPT "
+            f"loss period of 46.6 steps is {abs(46.6 / megabatch.HF_MEGABATCH - 1):.1%} off "
+            f"{megabatch.HF_MEGABATCH}: not grouped)",
+        ),
+        (
+            "grouped (statistics)",
+            f"sorted rule + windows ≤ {num(grouped.MAX_WINDOW_EPOCHS)} epoch, recomposed; or HF's window for the "
+            f"run's sizes: within-window sign test p < {num(windows.ALPHA)}, ≥ {t.min_monotone:.0%} of changes one "
+            "way, and most boundaries jump back",
+            "random, bucketed and static real and simulated runs; 6 shuffled twins of HF-size runs "
+            "(`tests/frameworks/test_group_by_length.py`)",
+            "0 (bench/confusion.py, fixtures/realruns)",
+        ),
+        (
+            "bad batches",
+            f"LD101 (as configured) and, length effect removed, ≥ {num(BAD_BATCH_RATIO)}× the level, robust z ≥ "
+            f"{num(BAD_BATCH_Z_WITH_LENGTHS)} (≥ {num(BAD_BATCH_Z_LOSS_ONLY)} from the loss alone)",
+            "healthy simulated runs with length effects",
+            "0 must-not in bench/confusion.py",
+        ),
+        (
+            "fixed order (loss only)",
+            f"same-position r of consecutive epochs' high-passed loss z ≥ {num(fixedorder.MIN_Z)} over the "
+            "shifted-position null and above every shifted r (`fixedorder.MIN_Z`)",
+            "the same epochs, the next one shifted by 2 … n-2 rows",
+            "0 of 43 real logs; 0/60 reshuffled synthetic runs (`tests/unit/test_judgement.py`)",
+        ),
+        (
+            "a period is the epoch's (verdict, attribution)",
+            f"within {EPOCH_PERIOD_TOLERANCE:.0%} of the epoch (or of the reset spacing)",
+            "epochs jitter ±5% under token-budget batching",
+            "—",
+        ),
     ]
-    defaults = ", ".join(f"{k}={num(getattr(t, k))}" for k in ("min_lag1", "min_monotone", "min_excess", "max_p",
-                                                               "min_spread"))
+    defaults = ", ".join(
+        f"{k}={num(getattr(t, k))}" for k in ("min_lag1", "min_monotone", "min_excess", "max_p", "min_spread")
+    )
     head = f"Defaults: `{defaults}`.\n\n"
     return head + "\n".join(table(("rule", "threshold", "null", "measured false calls"), rows)) + "\n"
 
@@ -106,24 +132,48 @@ def readme() -> str:
     """The README's table of verdict labels, with the thresholds each rests on."""
     t = DEFAULT
     rows = [
-        ("`sorted`", "batch length is strongly autocorrelated along the steps (lag-1 rank autocorrelation ≥ "
-         f"{num(t.min_lag1)}, ≥ {t.min_monotone:.0%} of changes in one direction) with a reset at the epoch or "
-         "window boundary or a loss that tracks length; from the loss alone, an epoch sawtooth the lr does not "
-         "explain", "LD501 (error)"),
-        ("`grouped`", "length-grouped megabatches (HF `group_by_length`, sorted-megabatch bucketing): sorted runs "
-         "inside windows that are recomposed every epoch, or from the loss alone a significant period at the "
-         "megabatch length that the lr does not explain; a speed feature with a cost (the loss oscillates at the "
-         "megabatch period)", "LD505 (warning)"),
-        ("`static`", "≥ 2 epochs, and the share of batches seen in an earlier epoch (by `micro_fp` under gradient "
-         "accumulation, else `batch_fp`, else by signature) is far above chance and near what a static "
-         f"composition would give (p < {num(t.max_p)})", "LD502 (error)"),
-        ("`not_batching`", "something is wrong and the evidence points elsewhere: NaN, divergence, a resume, a "
-         "running average that resets each epoch, instability, bad batches, a cyclic lr, an epoch staircase; "
-         "`cause` names it", "the detector's finding; LD203, LD204"),
-        ("`healthy`", "batches recomposed every epoch in random length order and nothing else wrong (a bucketed "
-         "shuffle is healthy although its loss tracks length: LD503 info)", "—"),
-        ("`inconclusive`", "the log cannot decide (no batch statistics, one epoch, too few logged batches); the "
-         "summary says what to log", "LD504 (info)"),
+        (
+            "`sorted`",
+            "batch length is strongly autocorrelated along the steps (lag-1 rank autocorrelation ≥ "
+            f"{num(t.min_lag1)}, ≥ {t.min_monotone:.0%} of changes in one direction) with a reset at the epoch or "
+            "window boundary or a loss that tracks length; from the loss alone, an epoch sawtooth the lr does not "
+            "explain",
+            "LD501 (error)",
+        ),
+        (
+            "`grouped`",
+            "length-grouped megabatches (HF `group_by_length`, sorted-megabatch bucketing): sorted runs "
+            "inside windows that are recomposed every epoch, or from the loss alone a significant period at the "
+            "megabatch length that the lr does not explain; a speed feature with a cost (the loss oscillates at the "
+            "megabatch period)",
+            "LD505 (warning)",
+        ),
+        (
+            "`static`",
+            "≥ 2 epochs, and the share of batches seen in an earlier epoch (by `micro_fp` under gradient "
+            "accumulation, else `batch_fp`, else by signature) is far above chance and near what a static "
+            f"composition would give (p < {num(t.max_p)})",
+            "LD502 (error)",
+        ),
+        (
+            "`not_batching`",
+            "something is wrong and the evidence points elsewhere: NaN, divergence, a resume, a "
+            "running average that resets each epoch, instability, bad batches, a cyclic lr, an epoch staircase; "
+            "`cause` names it",
+            "the detector's finding; LD203, LD204",
+        ),
+        (
+            "`healthy`",
+            "batches recomposed every epoch in random length order and nothing else wrong (a bucketed "
+            "shuffle is healthy although its loss tracks length: LD503 info)",
+            "—",
+        ),
+        (
+            "`inconclusive`",
+            "the log cannot decide (no batch statistics, one epoch, too few logged batches); the "
+            "summary says what to log",
+            "LD504 (info)",
+        ),
     ]
     return "\n".join(table(("verdict", "when", "finding"), rows)) + "\n"
 

@@ -82,10 +82,22 @@ def run_step(name: str, inputs: dict[str, str], work: Path, *, action_path: Path
     outputs, summary = work.parent / f"{work.name}-output", work.parent / f"{work.name}-summary.md"
     outputs.write_text("")
     summary.write_text("")
-    env = {**os.environ, **_env(st, inputs, action_path), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-           "PYTHONPATH": str(REPO), "GITHUB_OUTPUT": str(outputs), "GITHUB_STEP_SUMMARY": str(summary)}
-    done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=work, env=env,
-                          capture_output=True, text=True, timeout=300)
+    env = {
+        **os.environ,
+        **_env(st, inputs, action_path),
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": str(REPO),
+        "GITHUB_OUTPUT": str(outputs),
+        "GITHUB_STEP_SUMMARY": str(summary),
+    }
+    done = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     pairs = (line.split("=", 1) for line in outputs.read_text().splitlines() if "=" in line)
     return StepRun(done.returncode, done.stdout, done.stderr, dict(pairs), summary.read_text())
 

@@ -85,14 +85,15 @@ def blind_inputs() -> list[tuple[str, Path]]:
     from bench.blind import corpus
 
     cache = corpus.cache_dir()
-    return sorted((f"blind/{r['name']}", cache / r["name"]) for r in corpus.rows()
-                  if r["split"] == "dev" and (cache / r["name"]).is_file())
+    return sorted(
+        (f"blind/{r['name']}", cache / r["name"])
+        for r in corpus.rows()
+        if r["split"] == "dev" and (cache / r["name"]).is_file()
+    )
 
 
 def _finding_tokens(findings: tuple[Finding, ...]) -> str:
-    counts = Counter(
-        f"{f.code}{f.severity.label[0]}{'~' if f.evidence.get('explained_by') else ''}" for f in findings
-    )
+    counts = Counter(f"{f.code}{f.severity.label[0]}{'~' if f.evidence.get('explained_by') else ''}" for f in findings)
     return " ".join(t if n == 1 else f"{t}×{n}" for t, n in sorted(counts.items())) or "-"
 
 
@@ -123,8 +124,15 @@ def line_for_report(key: str, report: Report) -> str:
     v = report.verdict
     verdict = f"{v.batching}({v.cause})" if v.batching == "not_batching" else v.batching
     exit_code = ExitCode.FINDINGS if failed else ExitCode.OK
-    fields = [key, f"exit={exit_code.value}", report.status, verdict, _finding_tokens(report.findings),
-              _steps(report), _runs(report)]
+    fields = [
+        key,
+        f"exit={exit_code.value}",
+        report.status,
+        verdict,
+        _finding_tokens(report.findings),
+        _steps(report),
+        _runs(report),
+    ]
     return "\t".join(fields)
 
 
@@ -173,12 +181,17 @@ def main(argv: list[str] | None = None) -> int:
     inputs = fixture_inputs() + reallog_inputs() + public_inputs() + blind_inputs()
     new = dict(zip([k for k, _ in inputs], current(_analyse, inputs), strict=True))
     here = {k for k, _ in inputs}
-    for prefix, where in (("reallogs/", REALLOGS), ("public/", "$LOGDOCTOR_PUBLIC_LOGS"),
-                          ("blind/", "$LOGDOCTOR_BLIND_LOGS")):
+    for prefix, where in (
+        ("reallogs/", REALLOGS),
+        ("public/", "$LOGDOCTOR_PUBLIC_LOGS"),
+        ("blind/", "$LOGDOCTOR_BLIND_LOGS"),
+    ):
         kept = [k for k in old if k.startswith(prefix) and k not in here]
         if kept:
-            print(f"note: {len(kept)} {prefix[:-1]} lines kept as recorded: their logs are not in {where}",
-                  file=sys.stderr)
+            print(
+                f"note: {len(kept)} {prefix[:-1]} lines kept as recorded: their logs are not in {where}",
+                file=sys.stderr,
+            )
     # a log absent here (the shared or public logs not fetched) keeps its recorded line
     new |= {k: v for k, v in old.items() if k not in here and not k.startswith("fixtures/")}
     changed = [k for k in sorted(old.keys() | new.keys()) if old.get(k) != new.get(k)]

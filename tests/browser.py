@@ -14,8 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run", "--hide-scrollbars", "--remote-debugging-pipe")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--hide-scrollbars",
+    "--remote-debugging-pipe",
+)
 
 
 def chromium() -> str | None:
@@ -82,8 +90,12 @@ def visit(page: Path, width: int = 1100, height: int = 1800) -> PageVisit:
     # chromium's helper processes may still write to the profile for a moment after it is killed
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:
         args = [*FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}", "about:blank"]
-        proc = subprocess.Popen(["bash", "-c", f'exec "$0" "$@" 3<&{a_r} 4>&{b_w}', binary, *args],
-                                pass_fds=(a_r, b_w), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            ["bash", "-c", f'exec "$0" "$@" 3<&{a_r} 4>&{b_w}', binary, *args],
+            pass_fds=(a_r, b_w),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         os.close(a_r)
         os.close(b_w)
         try:

@@ -23,8 +23,13 @@ REQUIRE_REALLOGS = os.environ.get("LOGDOCTOR_REQUIRE_REALLOGS", "") not in ("", 
 #   HYPOTHESIS_PROFILE=thorough python -m pytest -p no:cacheprovider tests/property \
 #       tests/unit/test_ndjson.py tests/unit/test_jsonl_lines.py --hypothesis-seed=$RANDOM
 _COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
-settings.register_profile("ci", max_examples=100, derandomize=True, database=None,  # type: ignore[arg-type]
-                          **_COMMON)
+settings.register_profile(
+    "ci",
+    max_examples=100,
+    derandomize=True,
+    database=None,  # type: ignore[arg-type]
+    **_COMMON,
+)
 settings.register_profile("thorough", max_examples=2000, **_COMMON)  # type: ignore[arg-type]
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 

@@ -37,14 +37,32 @@ def mlflow_server(root: Path) -> Iterator[str]:
     # environment is not activated, another installation's elsewhere)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    cmd = [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}",
-           "--default-artifact-root", str(root / "artifacts"), "--host", "127.0.0.1", "--port", str(port),
-           "--workers", "1"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "mlflow",
+        "server",
+        "--backend-store-uri",
+        f"sqlite:///{root / 'mlflow.db'}",
+        "--default-artifact-root",
+        str(root / "artifacts"),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        "1",
+    ]
     log = (root / "server.log").open("wb")
     # no job runner: MLflow 3 starts seven huey consumer processes for server-side jobs, which the
     # tests never use and which cost more CPU at start-up than the server itself
-    env = {**os.environ, "MLFLOW_HOME": str(root), "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1",
-           "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+    env = {
+        **os.environ,
+        "MLFLOW_HOME": str(root),
+        "NO_PROXY": "127.0.0.1",
+        "no_proxy": "127.0.0.1",
+        "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
+    }
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env, cwd=root)
     try:
         deadline = time.monotonic() + START_TIMEOUT_S

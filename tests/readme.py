@@ -153,8 +153,14 @@ def run(block: Block, scratch: Path) -> list[list[str]]:
     out = []
     for command in block.commands:
         done = subprocess.run(
-            ["bash", "-c", command.shell], cwd=work, env=env, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True, timeout=600, check=False,
+            ["bash", "-c", command.shell],
+            cwd=work,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=600,
+            check=False,
         )
         text = done.stdout[:-1] if done.stdout.endswith("\n") else done.stdout
         out.append(text.split("\n") if text else [])

@@ -44,9 +44,7 @@ def _periodogram(loss: np.ndarray) -> tuple[tuple[float, ...], tuple[float, ...]
 
 
 def _report(run: Run, verdict: Verdict, findings: list[Finding], **artifacts: object) -> Report:
-    findings.sort(
-        key=lambda f: (-f.severity, f.first_step if f.first_step is not None else -1, f.code)
-    )
+    findings.sort(key=lambda f: (-f.severity, f.first_step if f.first_step is not None else -1, f.code))
     return Report(
         run=run,
         series=summarize(run),
@@ -194,9 +192,7 @@ def healthy_report() -> Report:
         "",
         {"lag1_len_mean": 0.02, "recurrence_fraction": 0.0, "loss_length_rho": 0.61},
     )
-    return _report(
-        run, verdict, findings, recurrence_by_epoch=(0.0, 0.0, 0.01), epoch_boundaries=(201, 401)
-    )
+    return _report(run, verdict, findings, recurrence_by_epoch=(0.0, 0.0, 0.01), epoch_boundaries=(201, 401))
 
 
 def not_batching_report() -> Report:
@@ -278,9 +274,7 @@ def inconclusive_report() -> Report:
     n = 400
     loss = 3.0 * np.exp(-np.arange(n) / 300) + rng.normal(0, 0.05, n)
     loss[380:383] = np.nan
-    run = _run(
-        "runs/no_stats.log", {"loss": loss}, resumes=1, resume_steps=(251,), overwritten_steps=20
-    )
+    run = _run("runs/no_stats.log", {"loss": loss}, resumes=1, resume_steps=(251,), overwritten_steps=20)
     findings = [
         codes.finding(
             "LD001",
@@ -318,9 +312,7 @@ def empty_report() -> Report:
     """A short clean run with no findings at all."""
     loss = 2.0 - 0.01 * np.arange(50)
     run = _run("runs/clean.log", {"loss": loss})
-    verdict = Verdict(
-        "inconclusive", 0.0, "nothing to judge", "No findings and no batch statistics."
-    )
+    verdict = Verdict("inconclusive", 0.0, "nothing to judge", "No findings and no batch statistics.")
     return _report(run, verdict, [])
 
 
@@ -334,9 +326,7 @@ def one_step_report() -> Report:
             evidence={"steps": 1, "min_steps": 64},
         )
     ]
-    verdict = Verdict(
-        "inconclusive", 0.0, "too few steps", "One step is too few to judge batching."
-    )
+    verdict = Verdict("inconclusive", 0.0, "too few steps", "One step is too few to judge batching.")
     return _report(run, verdict, findings)
 
 

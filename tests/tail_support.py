@@ -96,9 +96,7 @@ def regular_spikes_heavy(min_spikes: int = 3) -> Callable[[Run], HeavyResult]:
                 f"{len(at)} spikes every {gaps.mean():.0f} steps",
                 evidence={"period": float(gaps.mean()), "spikes": len(at)},
             )
-            return [*found, f], Verdict(
-                "sorted", 0.8, "periodic spikes", "Spikes recur every epoch."
-            )
+            return [*found, f], Verdict("sorted", 0.8, "periodic spikes", "Spikes recur every epoch.")
         return list(found), Verdict("inconclusive", 0.2, "undetermined", "Not enough evidence yet.")
 
     return heavy
@@ -127,11 +125,7 @@ class Collect(StreamRenderer):
 
     def findings(self) -> list[tuple[str, int | None]]:
         """(code, first_step) of every raised finding, in order."""
-        return [
-            (e.finding.code, e.finding.first_step)
-            for e in self.events
-            if isinstance(e, FindingRaised)
-        ]
+        return [(e.finding.code, e.finding.first_step) for e in self.events if isinstance(e, FindingRaised)]
 
     def kinds(self) -> list[str]:
         """The class name of every event, in order."""
@@ -144,9 +138,7 @@ def step_line(step: int, loss: float) -> str:
     return f"step {step}/1000: loss={value} acc={0.1 + step * 0.0005:.4f}\n"
 
 
-def losses(
-    n: int, *, nan_at: Sequence[int] = (), spike_every: int = 0, seed: int = 0
-) -> list[float]:
+def losses(n: int, *, nan_at: Sequence[int] = (), spike_every: int = 0, seed: int = 0) -> list[float]:
     """A decreasing noisy loss for steps 1..n, NaN at ``nan_at``, spikes every ``spike_every``."""
     rng = np.random.default_rng(seed)
     out = []

@@ -62,10 +62,17 @@ class _Timeline:
         node = getattr(report, "node", None)  # set by xdist on the controller
         worker = node.gateway.id if node is not None else "main"
         cpu = dict(report.user_properties).get(f"cpu_{report.when}")
-        self.rows.append({
-            "worker": worker, "nodeid": report.nodeid, "phase": report.when,
-            "start": report.start, "stop": report.stop, "cpu": cpu, "outcome": report.outcome,
-        })
+        self.rows.append(
+            {
+                "worker": worker,
+                "nodeid": report.nodeid,
+                "phase": report.when,
+                "start": report.start,
+                "stop": report.stop,
+                "cpu": cpu,
+                "outcome": report.outcome,
+            }
+        )
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         self.path.write_text("".join(json.dumps(r) + "\n" for r in self.rows))

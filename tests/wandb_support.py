@@ -28,8 +28,10 @@ def varint(n: int) -> bytes:
 
 
 def history(step: int, **items: float) -> bytes:
-    body = b"".join(ld(1, ld(1, k.encode()) + b"\x82\x01" + bytes([len(json.dumps(v))]) + json.dumps(v).encode())
-                    for k, v in items.items())
+    body = b"".join(
+        ld(1, ld(1, k.encode()) + b"\x82\x01" + bytes([len(json.dumps(v))]) + json.dumps(v).encode())
+        for k, v in items.items()
+    )
     return ld(2, body + ld(2, b"\x08" + varint(step)))
 
 

@@ -140,9 +140,15 @@ def judge(row: dict[str, str], log: Path) -> Judged:
     for part in report.earlier_runs:
         codes |= {f.code for f in getattr(part, "findings", ())}
     worst = [f.code for f in report.findings if f.severity.label in ("warning", "error")]
-    return Judged(row, True, v.batching if v is not None else "none",
-                  "ok" if report.status == "ok" else "problem", codes, ending_of(report),
-                  f"{report.status} {','.join(dict.fromkeys(worst))}")
+    return Judged(
+        row,
+        True,
+        v.batching if v is not None else "none",
+        "ok" if report.status == "ok" else "problem",
+        codes,
+        ending_of(report),
+        f"{report.status} {','.join(dict.fromkeys(worst))}",
+    )
 
 
 def pct(a: int, b: int) -> str:
@@ -151,10 +157,13 @@ def pct(a: int, b: int) -> str:
 
 def table(out: list[Judged], title: str) -> list[str]:
     """The accuracy table of ``out``, one line per writer and one overall."""
-    lines = [f"### {title}", "",
-             "| writer | logs | read | verdict right | must_not violated | health right "
-             "| false problems on healthy | ending right (reported) |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"### {title}",
+        "",
+        "| writer | logs | read | verdict right | must_not violated | health right "
+        "| false problems on healthy | ending right (reported) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     groups: dict[str, list[Judged]] = defaultdict(list)
     for j in out:
         groups[j.row["writer"]].append(j)
@@ -167,7 +176,8 @@ def table(out: list[Judged], title: str) -> list[str]:
             f"{pct(sum(j.health_right for j in js), len(js))} | "
             f"{pct(sum(j.health == 'problem' for j in healthy), len(healthy))} | "
             f"{pct(sum(j.ending == j.row['ending'] for j in reported), len(reported))}"
-            f"{'' if reported else ' (not reported)'} |")
+            f"{'' if reported else ' (not reported)'} |"
+        )
     lines += ["", "| failure class | logs with it | found | codes |", "|---|---|---|---|"]
     have: Counter[str] = Counter()
     hit: Counter[str] = Counter()
@@ -185,8 +195,11 @@ def table(out: list[Judged], title: str) -> list[str]:
     pairs = [(j, c) for j in out for c in set(j.failures)]
     found = sum(j.found(c) for j, c in pairs if CLASS_CODES.get(c))
     detectable = sum(1 for _, c in pairs if CLASS_CODES.get(c))
-    lines += ["", f"failures found: {pct(found, detectable)} of the (log, class) pairs whose class has a code; "
-                  f"{len(pairs) - detectable} more pairs of classes with no code yet"]
+    lines += [
+        "",
+        f"failures found: {pct(found, detectable)} of the (log, class) pairs whose class has a code; "
+        f"{len(pairs) - detectable} more pairs of classes with no code yet",
+    ]
     return lines
 
 
@@ -226,8 +239,10 @@ def main(argv: list[str] | None = None) -> int:
         for j in out:
             mark = ("v" if j.verdict_right else "X") + ("h" if j.health_right else "X")
             missed = [c for c in j.failures if not j.found(c)]
-            print(f"{mark} {j.row['name']}: verdict {j.verdict}, health {j.health}, ending {j.ending or '-'} "
-                  f"(truth {j.row['ending']}); missed {' '.join(missed) or '-'}; {j.summary}")
+            print(
+                f"{mark} {j.row['name']}: verdict {j.verdict}, health {j.health}, ending {j.ending or '-'} "
+                f"(truth {j.row['ending']}); missed {' '.join(missed) or '-'}; {j.summary}"
+            )
     return 0
 
 

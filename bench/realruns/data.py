@@ -10,8 +10,18 @@ from pathlib import Path
 import numpy as np
 
 #: stdlib modules whose source is the corpus (present in every CPython install)
-SOURCES = ("argparse.py", "textwrap.py", "json/decoder.py", "json/encoder.py", "string.py",
-           "difflib.py", "calendar.py", "shlex.py", "fractions.py", "pprint.py")
+SOURCES = (
+    "argparse.py",
+    "textwrap.py",
+    "json/decoder.py",
+    "json/encoder.py",
+    "string.py",
+    "difflib.py",
+    "calendar.py",
+    "shlex.py",
+    "fractions.py",
+    "pprint.py",
+)
 VOCAB = 128
 MAX_LEN = 160
 

@@ -45,8 +45,9 @@ def main() -> int:
     for key in sorted(by):
         print(f"| {key} | {len(by[key])} | {sum(by[key])} |")
     right = sum(sum(v) for v in by.values())
-    print(f"\naccuracy {right}/{len(rows)}; shuffled/bucketed/random runs called sorted, static or grouped: "
-          f"{must_not}\n")
+    print(
+        f"\naccuracy {right}/{len(rows)}; shuffled/bucketed/random runs called sorted, static or grouped: {must_not}\n"
+    )
     for truth, got, summary in rows:
         mark = "ok " if got == truth["expected_verdict"] else "XX "
         print(f"{mark}{truth['name']}: expected {truth['expected_verdict']}, got {got}: {summary[:160]}")

@@ -16,8 +16,11 @@ from logdoctor.emit import BatchRecorder
 def _collate(features: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
     ids, mask = pad([np.asarray(f["input_ids"]) for f in features])
     labels = np.where(mask, ids, -100)
-    return {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask.astype(np.int64)),
-            "labels": torch.from_numpy(labels)}
+    return {
+        "input_ids": torch.from_numpy(ids),
+        "attention_mask": torch.from_numpy(mask.astype(np.int64)),
+        "labels": torch.from_numpy(labels),
+    }
 
 
 def _drop_idx(features: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
@@ -34,8 +37,10 @@ def _callbacks(out: Path, stop_at: int | None) -> list[Any]:
         def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> Any:
             if logs and "loss" in logs:
                 with out.open("a", encoding="utf-8") as fh:
-                    fh.write(f"step={state.global_step} loss={logs['loss']:.4f} "
-                             f"lr={logs.get('learning_rate', 0.0):.4g} epoch={logs.get('epoch', 0.0):.4f}\n")
+                    fh.write(
+                        f"step={state.global_step} loss={logs['loss']:.4f} "
+                        f"lr={logs.get('learning_rate', 0.0):.4g} epoch={logs.get('epoch', 0.0):.4f}\n"
+                    )
             return control
 
     class Stop(TrainerCallback):  # type: ignore[misc]
@@ -52,8 +57,9 @@ def hf_model(seed: int) -> Any:
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(seed)
-    cfg = GPT2Config(vocab_size=VOCAB, n_positions=MAX_LEN, n_embd=32, n_layer=2, n_head=2,
-                     bos_token_id=0, eos_token_id=0)
+    cfg = GPT2Config(
+        vocab_size=VOCAB, n_positions=MAX_LEN, n_embd=32, n_layer=2, n_head=2, bos_token_id=0, eos_token_id=0
+    )
     return GPT2LMHeadModel(cfg)
 
 
@@ -63,11 +69,23 @@ def hf_args(spec: Any, seed: int, tmp: str) -> Any:
 
     resume = getattr(spec, "resume", None)
     return TrainingArguments(
-        output_dir=tmp, per_device_train_batch_size=spec.batch, gradient_accumulation_steps=spec.accum,
-        num_train_epochs=spec.epochs, logging_steps=spec.every, learning_rate=3e-3, warmup_steps=20,
-        lr_scheduler_type="cosine", report_to="none", use_cpu=True, disable_tqdm=True,
-        save_strategy="steps" if resume else "no", save_steps=resume[0] if resume else 500,
-        seed=seed, data_seed=seed, dataloader_num_workers=0, remove_unused_columns=False,
+        output_dir=tmp,
+        per_device_train_batch_size=spec.batch,
+        gradient_accumulation_steps=spec.accum,
+        num_train_epochs=spec.epochs,
+        logging_steps=spec.every,
+        learning_rate=3e-3,
+        warmup_steps=20,
+        lr_scheduler_type="cosine",
+        report_to="none",
+        use_cpu=True,
+        disable_tqdm=True,
+        save_strategy="steps" if resume else "no",
+        save_steps=resume[0] if resume else 500,
+        seed=seed,
+        data_seed=seed,
+        dataloader_num_workers=0,
+        remove_unused_columns=False,
         train_sampling_strategy=spec.strategy if spec.strategy == "group_by_length" else "random",
     )
 
@@ -104,8 +122,13 @@ def train_hf(spec: Any, seqs: list[np.ndarray], seed: int, out: Path, tmp: str) 
             callbacks += _callbacks(out, stop_at)
         elif resume:
             callbacks += _callbacks(Path(tmp) / "lines.log", stop_at)[1:]
-        trainer = Trainer(model=model, args=hf_args(spec, seed, tmp), train_dataset=data,  # type: ignore[arg-type]
-                          data_collator=collator, callbacks=callbacks)
+        trainer = Trainer(
+            model=model,
+            args=hf_args(spec, seed, tmp),
+            train_dataset=data,  # type: ignore[arg-type]
+            data_collator=collator,
+            callbacks=callbacks,
+        )
         trainer.remove_callback(PrinterCallback)  # keep stdout quiet
         trainer.train(resume_from_checkpoint=f"{tmp}/checkpoint-{resume[0]}" if resume and attempt else None)
     if not spec.stats and not resume:
@@ -139,11 +162,22 @@ def train_lightning(spec: Any, seqs: list[np.ndarray], seed: int, out: Path, tmp
         return torch.from_numpy(ids), torch.from_numpy(mask)
 
     L.seed_everything(seed, verbose=False)
-    loader = torch.utils.data.DataLoader(seqs, batch_size=spec.batch, shuffle=True,  # type: ignore[arg-type]
-                                         collate_fn=collate)
+    loader = torch.utils.data.DataLoader(
+        seqs,
+        batch_size=spec.batch,
+        shuffle=True,  # type: ignore[arg-type]
+        collate_fn=collate,
+    )
     logger = CSVLogger(tmp, name="", version="")
-    trainer = L.Trainer(max_epochs=spec.epochs, accelerator="cpu", logger=logger, log_every_n_steps=1,
-                        enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False)
+    trainer = L.Trainer(
+        max_epochs=spec.epochs,
+        accelerator="cpu",
+        logger=logger,
+        log_every_n_steps=1,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
     trainer.fit(Module(), loader)
     out.write_text((Path(logger.log_dir) / "metrics.csv").read_text(encoding="utf-8"), encoding="utf-8")
     return len(loader)

@@ -44,14 +44,21 @@ class Plan:
 
 PLANS: tuple[Plan, ...] = (
     Plan("healthy", truth={"pathology": "none", "expect_warning": False}),
-    Plan("lr_jump", lr_jump=(320, 100.0),
-         truth={"pathology": "lr_jump", "lr_jump_step": 320, "lr_factor": 100.0}),
-    Plan("no_warmup", warmup=0, peak_lr=3e-2,
-         truth={"pathology": "no_warmup", "peak_lr": 3e-2}),
-    Plan("slowdown", slow=(250, 380, 0.002),
-         truth={"pathology": "slowdown", "slow_first": 250, "slow_last": 380, "extra_s": 0.002}),
-    Plan("overfit", steps=800, train_chars=1_500, peak_lr=1e-2, eval_every=25,
-         truth={"pathology": "overfitting", "train_chars": 1_500}),
+    Plan("lr_jump", lr_jump=(320, 100.0), truth={"pathology": "lr_jump", "lr_jump_step": 320, "lr_factor": 100.0}),
+    Plan("no_warmup", warmup=0, peak_lr=3e-2, truth={"pathology": "no_warmup", "peak_lr": 3e-2}),
+    Plan(
+        "slowdown",
+        slow=(250, 380, 0.002),
+        truth={"pathology": "slowdown", "slow_first": 250, "slow_last": 380, "extra_s": 0.002},
+    ),
+    Plan(
+        "overfit",
+        steps=800,
+        train_chars=1_500,
+        peak_lr=1e-2,
+        eval_every=25,
+        truth={"pathology": "overfitting", "train_chars": 1_500},
+    ),
 )
 
 
@@ -78,8 +85,13 @@ def batch(data: torch.Tensor, gen: torch.Generator) -> tuple[torch.Tensor, torch
 def model() -> nn.Module:
     """Embedding -> 2-layer MLP -> next-character logits."""
     return nn.Sequential(
-        nn.Embedding(128, EMBED), nn.Flatten(), nn.Linear(CONTEXT * EMBED, HIDDEN), nn.Tanh(),
-        nn.Linear(HIDDEN, HIDDEN), nn.Tanh(), nn.Linear(HIDDEN, 128),
+        nn.Embedding(128, EMBED),
+        nn.Flatten(),
+        nn.Linear(CONTEXT * EMBED, HIDDEN),
+        nn.Tanh(),
+        nn.Linear(HIDDEN, HIDDEN),
+        nn.Tanh(),
+        nn.Linear(HIDDEN, 128),
     )
 
 
@@ -127,8 +139,12 @@ def train(plan: Plan, text: str) -> list[dict[str, object]]:
         opt.step()
         if plan.slow and plan.slow[0] <= step <= plan.slow[1]:
             time.sleep(plan.slow[2])
-        rec: dict[str, object] = {"step": step, "loss": round(loss.item(), 5), "lr": lr_at(step),
-                                  "grad_norm": round(gn, 5)}
+        rec: dict[str, object] = {
+            "step": step,
+            "loss": round(loss.item(), 5),
+            "lr": lr_at(step),
+            "grad_norm": round(gn, 5),
+        }
         if step % plan.eval_every == 0:
             out.append({"step": step, "eval_loss": round(evaluate(net, ev, egen), 5)})
         dt = time.perf_counter() - t0  # an eval step is slower: isolated, it is not a slowdown
@@ -154,8 +170,14 @@ def main() -> None:
         t0 = time.perf_counter()
         recs = train(plan, text)
         (out / f"pathology_{plan.name}.log").write_text("".join(json.dumps(r) + "\n" for r in recs))
-        truth = {**plan.truth, "steps": plan.steps, "peak_lr": plan.peak_lr, "warmup": plan.warmup,
-                 "generator": "bench/realruns/pathologies.py", "torch": torch.__version__}
+        truth = {
+            **plan.truth,
+            "steps": plan.steps,
+            "peak_lr": plan.peak_lr,
+            "warmup": plan.warmup,
+            "generator": "bench/realruns/pathologies.py",
+            "torch": torch.__version__,
+        }
         (out / f"pathology_{plan.name}.truth.json").write_text(json.dumps(truth, indent=1) + "\n")
         print(f"{plan.name}: {len(recs)} records in {time.perf_counter() - t0:.1f}s")
 

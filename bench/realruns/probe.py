@@ -36,8 +36,14 @@ from logdoctor.model import Report
 from logdoctor.probing import probe
 
 #: The verdict each sampler strategy must get from a probe (the walk sees every batch of every epoch).
-STRATEGY_VERDICT = {"random": "healthy", "bucketed": "healthy", "sorted": "sorted", "static": "static",
-                    "fixed": "static", "group_by_length": "grouped"}
+STRATEGY_VERDICT = {
+    "random": "healthy",
+    "bucketed": "healthy",
+    "sorted": "sorted",
+    "static": "static",
+    "fixed": "static",
+    "group_by_length": "grouped",
+}
 
 
 def pipeline_of(spec: Spec, seqs: list[np.ndarray], tmp: str, seed: int = 0) -> Any:
@@ -49,8 +55,12 @@ def pipeline_of(spec: Spec, seqs: list[np.ndarray], tmp: str, seed: int = 0) -> 
 
         from bench.realruns.frameworks import _drop_idx, hf_args, hf_data, hf_model
 
-        return Trainer(model=hf_model(seed), args=hf_args(spec, seed, tmp), train_dataset=hf_data(seqs),  # type: ignore[arg-type]
-                       data_collator=_drop_idx)
+        return Trainer(
+            model=hf_model(seed),
+            args=hf_args(spec, seed, tmp),
+            train_dataset=hf_data(seqs),  # type: ignore[arg-type]
+            data_collator=_drop_idx,
+        )
     import torch
 
     torch.manual_seed(seed)
@@ -77,9 +87,16 @@ def compare(name: str, root: Path = OUT) -> dict[str, Any]:
     truth = json.loads((root / f"{name}.truth.json").read_text(encoding="utf-8"))
     logged = pipeline.analyze(pipeline.load(str(root / f"{name}.log"))).verdict.batching
     dense = spec.stats and spec.every == 1
-    return {"name": name, "probe": report.verdict.batching, "want": STRATEGY_VERDICT[spec.strategy],
-            "log": logged, "log_truth": truth["expected_verdict"], "dense_stats": dense, "seconds": round(seconds, 2),
-            "efficiency": report.sampler.efficiency if report.sampler else None}
+    return {
+        "name": name,
+        "probe": report.verdict.batching,
+        "want": STRATEGY_VERDICT[spec.strategy],
+        "log": logged,
+        "log_truth": truth["expected_verdict"],
+        "dense_stats": dense,
+        "seconds": round(seconds, 2),
+        "efficiency": report.sampler.efficiency if report.sampler else None,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,8 +112,11 @@ def main(argv: list[str] | None = None) -> int:
         agree = r["probe"] == r["log"] if r["dense_stats"] else r["log"] in (r["probe"], "inconclusive")
         ok = r["probe"] == r["want"] and agree
         bad += not ok
-        print(f"| {name} | {r['probe']} ({r['seconds']} s) | {r['want']} | {r['log']} | "
-              f"{'yes' if agree else 'NO'}{'' if ok else ' XX'} |", flush=True)
+        print(
+            f"| {name} | {r['probe']} ({r['seconds']} s) | {r['want']} | {r['log']} | "
+            f"{'yes' if agree else 'NO'}{'' if ok else ' XX'} |",
+            flush=True,
+        )
     print(f"\n{bad} wrong")
     return 1 if bad else 0
 

@@ -51,8 +51,9 @@ def fetch(row: dict[str, str], into: Path, mirrors: Path | None) -> None:
     if mirrors is not None:
         repo = mirrors / row["repo"].replace("/", "+") / "repo"
         git_dir = repo / ".git" if (repo / ".git").is_dir() else repo
-        data = subprocess.run(["git", f"--git-dir={git_dir}", "show", f"{row['commit']}:{row['path']}"],
-                              check=True, capture_output=True).stdout
+        data = subprocess.run(
+            ["git", f"--git-dir={git_dir}", "show", f"{row['commit']}:{row['path']}"], check=True, capture_output=True
+        ).stdout
     else:
         url = RAW.format(repo=row["repo"], commit=row["commit"], path=urllib.parse.quote(row["path"]))
         with urllib.request.urlopen(url, timeout=60) as resp:
@@ -85,8 +86,15 @@ def judge(row: dict[str, str], log: Path) -> Outcome:
         health = "ok" if report.status == "ok" else "problem"
         worst = [f.code for f in report.findings if f.severity.label in ("warning", "error")]
         summary = f"{report.status} {','.join(dict.fromkeys(worst))}; {v.summary[:100] if v else ''}"
-    return Outcome(row["name"], verdict, health, verdict in row["expected_verdict"].split("|"),
-                   health == row["expected_health"], verdict in row["must_not"].split("|"), summary)
+    return Outcome(
+        row["name"],
+        verdict,
+        health,
+        verdict in row["expected_verdict"].split("|"),
+        health == row["expected_health"],
+        verdict in row["must_not"].split("|"),
+        summary,
+    )
 
 
 def evaluate(cache: Path) -> list[Outcome]:
@@ -110,9 +118,11 @@ def main(argv: list[str] | None = None) -> int:
     out = evaluate(cache)
     missing = len(rows()) - len(out)
     n = len(out)
-    print(f"| public logs | verdict right | health right | batching falsely blamed |\n|---|---|---|---|\n"
-          f"| {n} | {sum(o.verdict_right for o in out)}/{n} | {sum(o.health_right for o in out)}/{n} | "
-          f"{sum(o.blamed for o in out)} |")
+    print(
+        f"| public logs | verdict right | health right | batching falsely blamed |\n|---|---|---|---|\n"
+        f"| {n} | {sum(o.verdict_right for o in out)}/{n} | {sum(o.health_right for o in out)}/{n} | "
+        f"{sum(o.blamed for o in out)} |"
+    )
     if missing:
         print(f"\n{missing} manifest row(s) not in {cache}: run `fetch` first")
     print()

@@ -93,8 +93,14 @@ def expected(spec: Spec, steps_per_epoch: int) -> str:
     """What the log can support (the same rule as the simulator's truth): the strategy's verdict
     when batch statistics are logged densely enough to compare epochs, else inconclusive; from
     the loss alone, a full sort (epoch sawtooth) or HF megabatches (a loss period) only."""
-    verdict = {"random": "healthy", "bucketed": "healthy", "sorted": "sorted", "static": "static",
-               "fixed": "static", "group_by_length": "grouped"}[spec.strategy]
+    verdict = {
+        "random": "healthy",
+        "bucketed": "healthy",
+        "sorted": "sorted",
+        "static": "static",
+        "fixed": "static",
+        "group_by_length": "grouped",
+    }[spec.strategy]
     if not spec.stats:  # a fixed order shows in the loss too: the same batch at the same position
         return verdict if verdict in ("sorted", "grouped") or spec.strategy == "fixed" else "inconclusive"
     if verdict in ("sorted", "grouped"):
@@ -174,8 +180,11 @@ def train_loop(spec: Spec, seqs: list[np.ndarray], seed: int) -> tuple[list[str]
             if step % spec.every == 0:
                 batch = record if spec.stats else None
                 lr = float(f"{_lr(step - 1, total):.4g}")
-                lines.append(format_line(step, round(loss, 4), total=total, batch=_short(batch), lr=lr,
-                                         tok_s=round(tok_s), epoch=epoch))
+                lines.append(
+                    format_line(
+                        step, round(loss, 4), total=total, batch=_short(batch), lr=lr, tok_s=round(tok_s), epoch=epoch
+                    )
+                )
     return lines, spe, float(np.median(speeds))
 
 
@@ -197,8 +206,12 @@ def run_one(name: str, spec: Spec, out_dir: Path, seed: int = 0) -> dict[str, ob
         else:
             spe = train_lightning(spec, seqs, seed, log, tmp)
     truth: dict[str, object] = {
-        "name": name, **asdict(spec), "max_len": MAX_LEN, "seed": seed,
-        "steps_per_epoch": spe, "expected_verdict": expected(spec, spe),
+        "name": name,
+        **asdict(spec),
+        "max_len": MAX_LEN,
+        "seed": seed,
+        "steps_per_epoch": spe,
+        "expected_verdict": expected(spec, spe),
         "must_not": ["sorted", "static", "grouped"] if spec.strategy in ("random", "bucketed") else [],
         "train_seconds": round(time.perf_counter() - t0, 1),
     }

@@ -9,8 +9,9 @@ from logdoctor.bucketing.plan import BucketPlan, recommend
 from logdoctor.errors import ConfigError
 
 
-def lengths_from_batches(len_mean: ArrayLike, seqs: ArrayLike, len_min: ArrayLike | None = None,
-                         len_max: ArrayLike | None = None) -> NDArray[np.int64]:
+def lengths_from_batches(
+    len_mean: ArrayLike, seqs: ArrayLike, len_min: ArrayLike | None = None, len_max: ArrayLike | None = None
+) -> NDArray[np.int64]:
     """A length sample consistent with each logged batch's size, mean, min and max.
 
     Each batch of n sequences contributes its min and its max (when logged) and n − 2 copies of
@@ -34,11 +35,18 @@ def lengths_from_batches(len_mean: ArrayLike, seqs: ArrayLike, len_min: ArrayLik
     return np.maximum(np.rint(np.concatenate(parts)), 1).astype(np.int64)
 
 
-def estimate_from_batches(len_mean: ArrayLike, seqs: ArrayLike, *,
-                          len_min: ArrayLike | None = None, len_max: ArrayLike | None = None,
-                          token_budget: int | None = None, buckets: int | None = None,
-                          max_padding: float | None = None, shuffles: int = 2,
-                          seed: int = 0) -> BucketPlan:
+def estimate_from_batches(
+    len_mean: ArrayLike,
+    seqs: ArrayLike,
+    *,
+    len_min: ArrayLike | None = None,
+    len_max: ArrayLike | None = None,
+    token_budget: int | None = None,
+    buckets: int | None = None,
+    max_padding: float | None = None,
+    shuffles: int = 2,
+    seed: int = 0,
+) -> BucketPlan:
     """A bucket plan for the lengths a log saw (one epoch of its batches is enough).
 
     Args:
@@ -58,6 +66,12 @@ def estimate_from_batches(len_mean: ArrayLike, seqs: ArrayLike, *,
         padded = np.asarray(seqs, dtype=np.float64) * top
         padded = padded[np.isfinite(padded)]
         token_budget = int(max(np.percentile(padded, 95), lengths.max())) if padded.size else 0
-    return recommend(lengths, token_budget, buckets=buckets, max_padding=max_padding,
-                     max_seq_len=min(token_budget, int(lengths.max())) if token_budget else None,
-                     shuffles=shuffles, seed=seed)
+    return recommend(
+        lengths,
+        token_budget,
+        buckets=buckets,
+        max_padding=max_padding,
+        max_seq_len=min(token_budget, int(lengths.max())) if token_budget else None,
+        shuffles=shuffles,
+        seed=seed,
+    )

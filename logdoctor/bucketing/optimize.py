@@ -64,8 +64,12 @@ DENSE_MAX = 512
 _BIG = np.iinfo(np.int64).max // 4
 
 
-def _layer(hist: Histogram, prev: NDArray[np.int64], k: int, above: NDArray[np.bool_] | None = None,
-           ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def _layer(
+    hist: Histogram,
+    prev: NDArray[np.int64],
+    k: int,
+    above: NDArray[np.bool_] | None = None,
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """One DP layer: best[i] = min_j prev[j−1] + cost(j, i) over j ≥ k−1 (k buckets, 0-based k−1
     earlier splits), with the argmin j (the first, on ties).
 
@@ -84,8 +88,12 @@ def _above_diagonal(d: int) -> NDArray[np.bool_]:
     return np.triu(np.ones((d, d), dtype=np.bool_), 1)
 
 
-def _layer_dense(hist: Histogram, prev: NDArray[np.int64], k: int, above: NDArray[np.bool_] | None = None,
-                 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def _layer_dense(
+    hist: Histogram,
+    prev: NDArray[np.int64],
+    k: int,
+    above: NDArray[np.bool_] | None = None,
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """``_layer`` as one array operation over every (i, j ≤ i) pair (``above``: ``_above_diagonal``,
     built here when not given)."""
     d = hist.values.size
@@ -112,8 +120,11 @@ def _layer_dense(hist: Histogram, prev: NDArray[np.int64], k: int, above: NDArra
     return best, arg
 
 
-def _layer_split(hist: Histogram, prev: NDArray[np.int64], k: int,
-                 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def _layer_split(
+    hist: Histogram,
+    prev: NDArray[np.int64],
+    k: int,
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """``_layer`` by divide and conquer on the monotone argmin: O(D log D)."""
     d = hist.values.size
     big = _BIG
@@ -135,8 +146,9 @@ def _layer_split(hist: Histogram, prev: NDArray[np.int64], k: int,
     return best, arg
 
 
-def solve(hist: Histogram, max_k: int, until: Callable[[int], bool] | None = None,
-          at_least: int = 1) -> tuple[list[int], list[NDArray[np.int64]]]:
+def solve(
+    hist: Histogram, max_k: int, until: Callable[[int], bool] | None = None, at_least: int = 1
+) -> tuple[list[int], list[NDArray[np.int64]]]:
     """Optimal objective for K = 1, 2, ... buckets and the argmin tables to recover boundaries.
 
     Args:

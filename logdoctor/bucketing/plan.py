@@ -89,7 +89,8 @@ class BucketPlan:
             f"bucket ({b.lower}, {b.upper}] fills only {b.batches_per_epoch:.1f} batch(es) per "
             "epoch: "
             "its batches recur every epoch (static composition by another name); merge it"
-            for b in self.buckets if b.repeats
+            for b in self.buckets
+            if b.repeats
         ]
         if self.truncated:
             out.append(f"{self.truncated} sequences longer than {self.max_seq_len} were truncated")
@@ -104,8 +105,12 @@ class BucketPlan:
         )
 
 
-def choose_k(hist: optimize.Histogram, real: int, buckets: int | None, max_padding: float | None,
-             ) -> tuple[int, list[int], list[NDArray[np.int64]]]:
+def choose_k(
+    hist: optimize.Histogram,
+    real: int,
+    buckets: int | None,
+    max_padding: float | None,
+) -> tuple[int, list[int], list[NDArray[np.int64]]]:
     """Solve the DP and pick K: the one asked for, or the fewest meeting ``max_padding``."""
     if buckets is not None and max_padding is not None:
         raise ConfigError("give --buckets or --max-padding, not both")
@@ -122,20 +127,19 @@ def choose_k(hist: optimize.Histogram, real: int, buckets: int | None, max_paddi
         if value <= bound * (value + real):
             return k, objectives, args
     best = objectives[-1] / (objectives[-1] + real)
-    raise ConfigError(
-        f"--max-padding {bound}: not reachable with {len(objectives)} buckets (best {best:.3f})"
-    )
+    raise ConfigError(f"--max-padding {bound}: not reachable with {len(objectives)} buckets (best {best:.3f})")
 
 
-def _simulate(lengths: NDArray[np.int64], budget: int, boundaries: NDArray[np.int64],
-              shuffles: int, seed: int) -> tuple[dict[str, StrategyResult], NDArray[np.float64],
-                                                 NDArray[np.float64]]:
+def _simulate(
+    lengths: NDArray[np.int64], budget: int, boundaries: NDArray[np.int64], shuffles: int, seed: int
+) -> tuple[dict[str, StrategyResult], NDArray[np.float64], NDArray[np.float64]]:
     """Pack one epoch per strategy; mean batches and Σ log10(size!) per bucket for (c)."""
     rng = np.random.default_rng(seed)
     real = float(lengths.sum())
     results = {"sorted": [packing.pack(np.sort(lengths), budget)]}
-    results["random"] = [packing.pack(lengths[packing.shuffled_order(lengths.size, rng)], budget)
-                         for _ in range(shuffles)]
+    results["random"] = [
+        packing.pack(lengths[packing.shuffled_order(lengths.size, rng)], budget) for _ in range(shuffles)
+    ]
     bucket = packing.bucket_of(lengths, boundaries)
     per_bucket = np.zeros(boundaries.size)
     log_fact = np.zeros(boundaries.size)
@@ -151,14 +155,20 @@ def _simulate(lengths: NDArray[np.int64], budget: int, boundaries: NDArray[np.in
     out = {}
     for name in STRATEGIES:
         padded = float(np.mean([p.padded_tokens for p in results[name]]))
-        out[name] = StrategyResult(name, real / padded,
-                                   float(np.mean([p.batches for p in results[name]])), padded)
+        out[name] = StrategyResult(name, real / padded, float(np.mean([p.batches for p in results[name]])), padded)
     return out, per_bucket / shuffles, log_fact / shuffles
 
 
-def recommend(lengths: NDArray[np.int64], token_budget: int, *, buckets: int | None = None,
-              max_padding: float | None = None, max_seq_len: int | None = None,
-              shuffles: int = 3, seed: int = 0) -> BucketPlan:
+def recommend(
+    lengths: NDArray[np.int64],
+    token_budget: int,
+    *,
+    buckets: int | None = None,
+    max_padding: float | None = None,
+    max_seq_len: int | None = None,
+    shuffles: int = 3,
+    seed: int = 0,
+) -> BucketPlan:
     """Optimal length buckets for token-budget batching of ``lengths``, priced by simulation.
 
     Args:
@@ -188,18 +198,27 @@ def recommend(lengths: NDArray[np.int64], token_budget: int, *, buckets: int | N
     bounds = np.asarray(optimize.boundaries_for(hist, args, k), dtype=np.int64)
     strategies, per_bucket, log_fact = _simulate(clipped, token_budget, bounds, shuffles, seed)
     return BucketPlan(
-        token_budget=token_budget, max_seq_len=cap, sequences=int(lengths.size), real_tokens=real,
-        truncated=int((lengths > cap).sum()), boundaries=tuple(int(b) for b in bounds),
+        token_budget=token_budget,
+        max_seq_len=cap,
+        sequences=int(lengths.size),
+        real_tokens=real,
+        truncated=int((lengths > cap).sum()),
+        boundaries=tuple(int(b) for b in bounds),
         objective_value=objectives[k - 1],
         efficiency_by_k=tuple(real / (real + v) for v in objectives),
         strategies=strategies,
-        buckets=_bucket_stats(clipped, bounds, per_bucket, log_fact), shuffles=shuffles, seed=seed,
+        buckets=_bucket_stats(clipped, bounds, per_bucket, log_fact),
+        shuffles=shuffles,
+        seed=seed,
     )
 
 
-def _bucket_stats(lengths: NDArray[np.int64], bounds: NDArray[np.int64],
-                  per_bucket: NDArray[np.float64], log_fact: NDArray[np.float64],
-                  ) -> tuple[BucketStats, ...]:
+def _bucket_stats(
+    lengths: NDArray[np.int64],
+    bounds: NDArray[np.int64],
+    per_bucket: NDArray[np.float64],
+    log_fact: NDArray[np.float64],
+) -> tuple[BucketStats, ...]:
     bucket = packing.bucket_of(lengths, bounds)
     seqs = np.bincount(bucket, minlength=bounds.size)
     toks = np.bincount(bucket, weights=lengths, minlength=bounds.size)
@@ -208,11 +227,17 @@ def _bucket_stats(lengths: NDArray[np.int64], bounds: NDArray[np.int64],
         n, nb = int(seqs[b]), float(per_bucket[b])
         # multinomial n! / Π size_i! / (batches)! : the distinct ways to cut the bucket into batches
         comps = (math.lgamma(n + 1) - math.lgamma(nb + 1)) / math.log(10) - float(log_fact[b])
-        out.append(BucketStats(
-            lower=int(bounds[b - 1]) if b else 0, upper=int(bounds[b]), sequences=n,
-            tokens=int(toks[b]), batches_per_epoch=nb, seqs_per_batch=n / nb if nb else 0.0,
-            log10_compositions=max(0.0, comps),
-        ))
+        out.append(
+            BucketStats(
+                lower=int(bounds[b - 1]) if b else 0,
+                upper=int(bounds[b]),
+                sequences=n,
+                tokens=int(toks[b]),
+                batches_per_epoch=nb,
+                seqs_per_batch=n / nb if nb else 0.0,
+                log10_compositions=max(0.0, comps),
+            )
+        )
     return tuple(out)
 
 

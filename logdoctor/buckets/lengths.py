@@ -14,8 +14,20 @@ from logdoctor.ingest.parsers import ndjson
 from logdoctor.ingest.sources import Source, open_source
 
 #: Column names taken as the length column without asking (compared case-insensitively).
-LENGTH_NAMES = ("length", "len", "lengths", "num_tokens", "n_tokens", "ntokens", "seq_len",
-                "seq_length", "sequence_length", "token_count", "tokens", "input_length")
+LENGTH_NAMES = (
+    "length",
+    "len",
+    "lengths",
+    "num_tokens",
+    "n_tokens",
+    "ntokens",
+    "seq_len",
+    "seq_length",
+    "sequence_length",
+    "token_count",
+    "tokens",
+    "input_length",
+)
 _INT_LINE = re.compile(rb"^\s*[+-]?\d+\s*$")
 
 
@@ -38,8 +50,9 @@ def _frame(source: Source) -> tuple[pl.DataFrame, bool]:
             return (ndjson.read_document(data) if first == b"{" else pl.read_json(buf)), False
         head = data.lstrip().split(b"\n", 1)[0]
         if _INT_LINE.match(head):
-            return pl.read_csv(buf, has_header=False, new_columns=["length"],
-                               schema_overrides={"length": pl.Int64}), True
+            return pl.read_csv(
+                buf, has_header=False, new_columns=["length"], schema_overrides={"length": pl.Int64}
+            ), True
         return _read_csv(buf), False
     except (pl.exceptions.PolarsError, OSError, ValueError) as err:
         msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
@@ -70,8 +83,7 @@ def pick_column(frame: pl.DataFrame, column: str | None, name: str) -> str:
     if len(ints) == 1:
         return ints[0]
     raise InputError(
-        f"{name}: cannot tell which column holds the lengths (columns: "
-        f"{', '.join(frame.columns)}); pass --column"
+        f"{name}: cannot tell which column holds the lengths (columns: {', '.join(frame.columns)}); pass --column"
     )
 
 

@@ -35,8 +35,13 @@ def render_png(plan: BucketPlan, lengths: NDArray[np.int64]) -> bytes:
     styles = {"sorted": ":", "bucketed": "--", "random": "-."}
     for name, style in styles.items():
         ax2.axhline(plan.strategies[name].padding_efficiency, ls=style, color="grey")
-        ax2.annotate(f"{name} (simulated)", (ks[-1], plan.strategies[name].padding_efficiency),
-                     ha="right", va="bottom", fontsize=8)
+        ax2.annotate(
+            f"{name} (simulated)",
+            (ks[-1], plan.strategies[name].padding_efficiency),
+            ha="right",
+            va="bottom",
+            fontsize=8,
+        )
     ax2.axvline(len(plan.boundaries), color="#c44e52", lw=1)
     ax2.set_xlabel("buckets K")
     ax2.set_ylabel("padding efficiency (real / processed)")

@@ -27,18 +27,30 @@ def strategy_rows(plan: BucketPlan) -> list[tuple[str, str, str, str, str]]:
     rows = []
     for name in STRATEGIES:
         s = plan.strategies[name]
-        rows.append((LABELS[name], f"{s.padding_efficiency:.1%}", f"{s.batches_per_epoch:,.0f}",
-                     f"{s.tokens_per_real_token:.3f}",
-                     f"{plan.relative_throughput(name, 'sorted'):.0%}"))
+        rows.append(
+            (
+                LABELS[name],
+                f"{s.padding_efficiency:.1%}",
+                f"{s.batches_per_epoch:,.0f}",
+                f"{s.tokens_per_real_token:.3f}",
+                f"{plan.relative_throughput(name, 'sorted'):.0%}",
+            )
+        )
     return rows
 
 
 def bucket_rows(plan: BucketPlan) -> list[tuple[str, ...]]:
     """One row per bucket: range, sequences, tokens, batches/epoch, seqs/batch, compositions."""
     return [
-        (f"({b.lower}, {b.upper}]", f"{b.sequences:,}", f"{b.tokens:,}",
-         f"{b.batches_per_epoch:,.1f}", f"{b.seqs_per_batch:.1f}",
-         f"10^{b.log10_compositions:,.0f}", "REPEATS" if b.repeats else "")
+        (
+            f"({b.lower}, {b.upper}]",
+            f"{b.sequences:,}",
+            f"{b.tokens:,}",
+            f"{b.batches_per_epoch:,.1f}",
+            f"{b.seqs_per_batch:.1f}",
+            f"10^{b.log10_compositions:,.0f}",
+            "REPEATS" if b.repeats else "",
+        )
         for b in plan.buckets
     ]
 
@@ -53,9 +65,12 @@ def to_dict(plan: BucketPlan) -> dict[str, Any]:
         "sequences": plan.sequences,
         "real_tokens": plan.real_tokens,
         "truncated": plan.truncated,
-        "objective": {"name": plan.objective, "description": OBJECTIVE_TEXT,
-                      "value": plan.objective_value,
-                      "model_padding_efficiency": _num(plan.model_efficiency)},
+        "objective": {
+            "name": plan.objective,
+            "description": OBJECTIVE_TEXT,
+            "value": plan.objective_value,
+            "model_padding_efficiency": _num(plan.model_efficiency),
+        },
         "boundaries": list(plan.boundaries),
         "padding_efficiency": {n: _num(st[n].padding_efficiency) for n in STRATEGIES},
         "batches_per_epoch": {n: _num(st[n].batches_per_epoch) for n in STRATEGIES},
@@ -64,16 +79,25 @@ def to_dict(plan: BucketPlan) -> dict[str, Any]:
             "bucketed_vs_sorted": _num(plan.relative_throughput("bucketed", "sorted")),
             "bucketed_vs_random": _num(plan.relative_throughput("bucketed", "random")),
             "bucketed_vs_sorted_per_batch_cost": _num(
-                st["sorted"].batches_per_epoch / st["bucketed"].batches_per_epoch),
+                st["sorted"].batches_per_epoch / st["bucketed"].batches_per_epoch
+            ),
         },
-        "efficiency_by_k": [{"k": k, "model_padding_efficiency": _num(e)}
-                            for k, e in enumerate(plan.efficiency_by_k, start=1)],
-        "buckets": [{"lower": b.lower, "upper": b.upper, "sequences": b.sequences,
-                     "tokens": b.tokens,
-                     "batches_per_epoch": _num(b.batches_per_epoch),
-                     "seqs_per_batch": _num(b.seqs_per_batch),
-                     "log10_compositions": _num(b.log10_compositions), "repeats": b.repeats}
-                    for b in plan.buckets],
+        "efficiency_by_k": [
+            {"k": k, "model_padding_efficiency": _num(e)} for k, e in enumerate(plan.efficiency_by_k, start=1)
+        ],
+        "buckets": [
+            {
+                "lower": b.lower,
+                "upper": b.upper,
+                "sequences": b.sequences,
+                "tokens": b.tokens,
+                "batches_per_epoch": _num(b.batches_per_epoch),
+                "seqs_per_batch": _num(b.seqs_per_batch),
+                "log10_compositions": _num(b.log10_compositions),
+                "repeats": b.repeats,
+            }
+            for b in plan.buckets
+        ],
         "warnings": list(plan.warnings),
         "simulation": {"shuffles": plan.shuffles, "seed": plan.seed},
     }

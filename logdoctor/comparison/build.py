@@ -31,15 +31,17 @@ def matched_on_tokens(matched: Sequence[Matched]) -> list[Matched]:
     return [m for m in matched if m.axis == "tokens"]
 
 
-def _outcome(base: Report, cand: Report, resolved: Sequence[FindingRef], matched: Sequence[Matched],
-             regressions: Sequence[str]) -> Outcome:
+def _outcome(
+    base: Report, cand: Report, resolved: Sequence[FindingRef], matched: Sequence[Matched], regressions: Sequence[str]
+) -> Outcome:
     """Batching counts as fixed only when the candidate is judged healthy (or not a batching
     problem); a candidate too short or too thin to decide has not shown that any fault is gone.
     A lower loss beyond noise at the last matched point counts as an improvement too."""
     undecided = cand.verdict.batching == "inconclusive" or any(f.code == TOO_SHORT for f in cand.findings)
     # a verdict that blames the batching (renderers/labels.py) left for a decided, blameless one
-    batching_fixed = (verdict_words(base.verdict.batching).fault and not undecided
-                      and not verdict_words(cand.verdict.batching).fault)
+    batching_fixed = (
+        verdict_words(base.verdict.batching).fault and not undecided and not verdict_words(cand.verdict.batching).fault
+    )
     other_fixed = not undecided and any(
         r.severity >= Severity.WARNING and not r.code.startswith("LD5") for r in resolved
     )
@@ -94,12 +96,21 @@ def refuse_unrelated(base: Report, cands: Sequence[Report]) -> None:
     for cand in cands:
         why = comparable.reasons(base, cand)
         if why:
-            raise InputError(f"{base.meta.path} (baseline) and {cand.meta.path}: not comparable: {'; '.join(why)} "
-                             "(--force compares anyway)")
+            raise InputError(
+                f"{base.meta.path} (baseline) and {cand.meta.path}: not comparable: {'; '.join(why)} "
+                "(--force compares anyway)"
+            )
 
 
-def compare_paths(baseline: str, candidates: Sequence[str], cfg: AnalysisConfig | None = None,
-                  jobs: int | None = None, *, seed: int = 0, force: bool = False) -> Comparison:
+def compare_paths(
+    baseline: str,
+    candidates: Sequence[str],
+    cfg: AnalysisConfig | None = None,
+    jobs: int | None = None,
+    *,
+    seed: int = 0,
+    force: bool = False,
+) -> Comparison:
     """Analyse the baseline and every candidate (in parallel, as ``analyze``) and compare them.
 
     Raises:

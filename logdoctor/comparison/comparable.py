@@ -53,15 +53,21 @@ IDENTITY_FACTS = ("model", "task")
 
 def _identity(report: Report) -> dict[str, str]:
     """The model and task a run's configuration names, compared by their last path component."""
-    return {f.name: str(f.value).rstrip("/").rsplit("/", 1)[-1].lower()
-            for f in report.meta.config_facts if f.name in IDENTITY_FACTS}
+    return {
+        f.name: str(f.value).rstrip("/").rsplit("/", 1)[-1].lower()
+        for f in report.meta.config_facts
+        if f.name in IDENTITY_FACTS
+    }
 
 
 def reasons(base: Report, cand: Report) -> list[str]:
     """Why ``cand`` is not the same experiment as ``base`` (empty when nothing says so)."""
     ib, ic = _identity(base), _identity(cand)
-    out = [f"the configurations name another {name} ({ib[name]} vs {ic[name]})"
-           for name in IDENTITY_FACTS if name in ib and name in ic and ib[name] != ic[name]]
+    out = [
+        f"the configurations name another {name} ({ib[name]} vs {ic[name]})"
+        for name in IDENTITY_FACTS
+        if name in ib and name in ic and ib[name] != ic[name]
+    ]
     lb, lc = starting_loss(base), starting_loss(cand)
     if lb is not None and lc is not None and _ratio(lb, lc) > LOSS_SCALE_LIMIT:
         out.append(f"the loss starts at {lb:.4g} vs {lc:.4g} ({_ratio(lb, lc):.1f}x apart): another model or task")

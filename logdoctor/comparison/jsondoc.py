@@ -24,8 +24,13 @@ def _num(x: float | None) -> float | None:
 
 
 def _ref(f: FindingRef) -> dict[str, Any]:
-    return {"code": f.code, "rule": f.rule, "severity": f.severity.label,
-            "first_step": f.first_step, "last_step": f.last_step}
+    return {
+        "code": f.code,
+        "rule": f.rule,
+        "severity": f.severity.label,
+        "first_step": f.first_step,
+        "last_step": f.last_step,
+    }
 
 
 def _symptom(s: Symptom) -> dict[str, Any]:
@@ -36,9 +41,16 @@ def _symptom(s: Symptom) -> dict[str, Any]:
 
 
 def _point(m: Matched) -> dict[str, Any]:
-    return {"at": _num(m.at), "baseline": _num(m.baseline), "candidate": _num(m.candidate),
-            "diff": _num(m.diff), "ci_low": _num(m.ci_low), "ci_high": _num(m.ci_high),
-            "practical": _num(m.practical), "change": m.change}
+    return {
+        "at": _num(m.at),
+        "baseline": _num(m.baseline),
+        "candidate": _num(m.candidate),
+        "diff": _num(m.diff),
+        "ci_low": _num(m.ci_low),
+        "ci_high": _num(m.ci_high),
+        "practical": _num(m.practical),
+        "change": m.change,
+    }
 
 
 def versus_dict(v: Versus) -> dict[str, Any]:

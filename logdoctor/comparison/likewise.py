@@ -42,6 +42,7 @@ def cycles(base: Report, cand: Report, sb: RunSeries, sc: RunSeries) -> tuple[fl
     steps = max(c[0] for c, _, _ in known)
     tok = [c[0] * t for c, s, _ in known if (t := tokens_per_step(s)) is not None]
     parts = [f"the {who}'s loss follows batch length in {what} of {n:,.0f} steps" for (n, what), _, who in known]
-    why = (f"loss compared over windows of at least {steps:,.0f} steps (whole cycles, like with like): "
-           + "; ".join(parts))
+    why = f"loss compared over windows of at least {steps:,.0f} steps (whole cycles, like with like): " + "; ".join(
+        parts
+    )
     return steps, (max(tok) if tok else None), why

@@ -44,8 +44,9 @@ def block_medians(values: np.ndarray, rng: np.random.Generator, n_boot: int = BO
     return np.median(values[idx], axis=1)
 
 
-def _window(x: np.ndarray, y: np.ndarray, at: float, half: float, lo: float, hi: float,
-            whole: bool = False) -> np.ndarray:
+def _window(
+    x: np.ndarray, y: np.ndarray, at: float, half: float, lo: float, hi: float, whole: bool = False
+) -> np.ndarray:
     """The values within ``half`` of ``at``; ``whole``: the window is shifted inside [lo, hi] so that
     it keeps its full width (whole length cycles) at the ends of the overlap."""
     start, end = max(lo, at - half), min(hi, at + half)
@@ -63,8 +64,15 @@ def window_half(xb: np.ndarray, xc: np.ndarray, lo: float, hi: float) -> float:
     return min(max(WINDOW_FRACTION * (hi - lo), spacing * MIN_WINDOW), (hi - lo) / 4)
 
 
-def matched(axis: Axis, xb: np.ndarray, yb: np.ndarray, xc: np.ndarray, yc: np.ndarray,
-            rng: np.random.Generator, cycle: float | None = None) -> tuple[list[Matched], str | None]:
+def matched(
+    axis: Axis,
+    xb: np.ndarray,
+    yb: np.ndarray,
+    xc: np.ndarray,
+    yc: np.ndarray,
+    rng: np.random.Generator,
+    cycle: float | None = None,
+) -> tuple[list[Matched], str | None]:
     """The loss of both runs at points across their overlap on ``axis``, or why there are none.
 
     ``cycle``: a length cycle (on this axis) that either run's loss follows; each window then spans
@@ -90,8 +98,9 @@ def matched(axis: Axis, xb: np.ndarray, yb: np.ndarray, xc: np.ndarray, yc: np.n
     return out, None if out else f"{axis}: too few logged values where the runs overlap"
 
 
-def compare_loss(sb: RunSeries, sc: RunSeries, seed: int = 0, cycle_steps: float | None = None,
-                 cycle_tokens: float | None = None) -> tuple[list[Matched], list[str]]:
+def compare_loss(
+    sb: RunSeries, sc: RunSeries, seed: int = 0, cycle_steps: float | None = None, cycle_tokens: float | None = None
+) -> tuple[list[Matched], list[str]]:
     """Matched points by step and, when both runs count tokens, by tokens; plus what could not be
     matched. The cycles make each window span whole length cycles (compare/likewise.py)."""
     rng = np.random.default_rng(seed)
@@ -139,9 +148,23 @@ def reach(sb: RunSeries, sc: RunSeries) -> list[Symptom]:
     for frac in (0.5, 0.0):
         level = float(f"{floor + frac * (start - floor):.3g}")
         level = max(level, floor) if frac else ceil3(floor)
-        out.append(Symptom(f"steps_to_loss_{level:g}", f"steps to loss {level:g}", "steps",
-                           _first_below(sb.steps, mb, level), _first_below(sc.steps, mc, level)))
+        out.append(
+            Symptom(
+                f"steps_to_loss_{level:g}",
+                f"steps to loss {level:g}",
+                "steps",
+                _first_below(sb.steps, mb, level),
+                _first_below(sc.steps, mc, level),
+            )
+        )
         if sb.tokens is not None and sc.tokens is not None:
-            out.append(Symptom(f"tokens_to_loss_{level:g}", f"tokens to loss {level:g}", "tokens",
-                               _first_below(sb.tokens, mb, level), _first_below(sc.tokens, mc, level)))
+            out.append(
+                Symptom(
+                    f"tokens_to_loss_{level:g}",
+                    f"tokens to loss {level:g}",
+                    "tokens",
+                    _first_below(sb.tokens, mb, level),
+                    _first_below(sc.tokens, mc, level),
+                )
+            )
     return out

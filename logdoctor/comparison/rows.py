@@ -12,8 +12,12 @@ from logdoctor.renderers.labels import verdict_words
 
 Row = tuple[str, str, str, str]
 
-OPENERS = {"worked": "The fix worked", "mixed": "Mixed result", "regressed": "Regression",
-           "unchanged": "No clear change"}
+OPENERS = {
+    "worked": "The fix worked",
+    "mixed": "Mixed result",
+    "regressed": "Regression",
+    "unchanged": "No clear change",
+}
 
 
 def count(n: float) -> str:

@@ -10,14 +10,39 @@ from logdoctor.diagnosis.lengthstats import column
 from logdoctor.model import LOSS, PAD_FRAC, STEP, THROUGHPUT, TOKENS, Run
 
 #: Columns that hold a cumulative token count (a logged ``tokens`` column may be one too).
-CUMULATIVE_TOKENS = ("tokens_cumulative", "num_input_tokens_seen", "consumed_tokens", "tokens_seen",
-                     "total_tokens", "num_tokens")
+CUMULATIVE_TOKENS = (
+    "tokens_cumulative",
+    "num_input_tokens_seen",
+    "consumed_tokens",
+    "tokens_seen",
+    "total_tokens",
+    "num_tokens",
+)
 #: Columns that hold a wall clock in seconds (time since start or a Unix time).
-CLOCKS = ("elapsed", "elapsed_s", "wall", "wall_time", "timestamp", "_timestamp", "runtime", "_runtime",
-          "time_s", "train_runtime")
+CLOCKS = (
+    "elapsed",
+    "elapsed_s",
+    "wall",
+    "wall_time",
+    "timestamp",
+    "_timestamp",
+    "runtime",
+    "_runtime",
+    "time_s",
+    "train_runtime",
+)
 #: Columns that hold the duration of one step, in seconds or (``_ms``) milliseconds.
-DURATIONS = ("step_time", "iter_time", "time_per_step", "dt", "step_time_ms", "iter_time_ms", "dt_ms",
-             "time_ms", "elapsed_time_per_iteration_ms")
+DURATIONS = (
+    "step_time",
+    "iter_time",
+    "time_per_step",
+    "dt",
+    "step_time_ms",
+    "iter_time_ms",
+    "dt_ms",
+    "time_ms",
+    "elapsed_time_per_iteration_ms",
+)
 
 
 @dataclass(frozen=True, slots=True)

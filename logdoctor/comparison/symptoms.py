@@ -40,13 +40,31 @@ def _period_symptoms(base: Report, cand: Report) -> list[Symptom]:
     out = []
     period = base.artifacts.period
     if period:
-        out.append(Symptom("periodic_power", f"power at {period:.4g} steps", "x",
-                           power_at(base, period), power_at(cand, period), period, period))
+        out.append(
+            Symptom(
+                "periodic_power",
+                f"power at {period:.4g} steps",
+                "x",
+                power_at(base, period),
+                power_at(cand, period),
+                period,
+                period,
+            )
+        )
     spe_b, spe_c = base.meta.steps_per_epoch, cand.meta.steps_per_epoch
     if spe_b:
         spe_c = spe_c or spe_b
-        out.append(Symptom("epoch_power", "power at the epoch", "x",
-                           power_at(base, spe_b), power_at(cand, spe_c), float(spe_b), float(spe_c)))
+        out.append(
+            Symptom(
+                "epoch_power",
+                "power at the epoch",
+                "x",
+                power_at(base, spe_b),
+                power_at(cand, spe_c),
+                float(spe_b),
+                float(spe_c),
+            )
+        )
     return out
 
 

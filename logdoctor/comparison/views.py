@@ -48,8 +48,11 @@ def render_text(c: Comparison) -> str:
         names = [f"{head:<11}{cell}" for head, cell in zip(("baseline", "candidate"), rows[0][1:3], strict=True)]
         out += ["", *names, "", *_table([HEADER, *rows[1:]])]
         out += [*textwrap.wrap(f"note: {term(v.like_with_like)}", WIDTH), ""] if v.like_with_like else [""]
-        out += [line for label, text in r.changes(v)
-                for line in textwrap.wrap(term(text), WIDTH, initial_indent=f"{label:<11}", subsequent_indent=" " * 11)]
+        out += [
+            line
+            for label, text in r.changes(v)
+            for line in textwrap.wrap(term(text), WIDTH, initial_indent=f"{label:<11}", subsequent_indent=" " * 11)
+        ]
     return "\n".join(out) + "\n"
 
 

@@ -65,16 +65,31 @@ class ChanceLossDetector(Analyzer):
         fall = (first - last) / first if first > 0 else 0.0
         if not near or fall >= self.max_fall:
             return Detection()
-        ev = {"median_loss": round(whole, 4), "first_quarter_median": round(first, 4),
-              "last_quarter_median": round(last, 4), "chance_loss": round(chance, 4), "classes": k,
-              "fall": round(fall, 4), "tolerance": self.tolerance, "rows": s.n}
-        return Detection((codes.finding(
-            "LD421",
-            f"The loss sits at chance level for the whole run: median {whole:.4g} over {s.n} rows, "
-            f"{last:.4g} in its last quarter, against {_against(k, chance, fact)}; "
-            f"the last quarter is {abs(fall):.0%} {'below' if fall > 0 else 'above'} the first ({first:.4g}; "
-            f"medians of {q} rows each): the model learns nothing.",
-            first_step=int(s.steps[0]), last_step=int(s.steps[-1]), confidence=0.8, evidence=ev),))
+        ev = {
+            "median_loss": round(whole, 4),
+            "first_quarter_median": round(first, 4),
+            "last_quarter_median": round(last, 4),
+            "chance_loss": round(chance, 4),
+            "classes": k,
+            "fall": round(fall, 4),
+            "tolerance": self.tolerance,
+            "rows": s.n,
+        }
+        return Detection(
+            (
+                codes.finding(
+                    "LD421",
+                    f"The loss sits at chance level for the whole run: median {whole:.4g} over {s.n} rows, "
+                    f"{last:.4g} in its last quarter, against {_against(k, chance, fact)}; "
+                    f"the last quarter is {abs(fall):.0%} {'below' if fall > 0 else 'above'} the first ({first:.4g}; "
+                    f"medians of {q} rows each): the model learns nothing.",
+                    first_step=int(s.steps[0]),
+                    last_step=int(s.steps[-1]),
+                    confidence=0.8,
+                    evidence=ev,
+                ),
+            )
+        )
 
 
 def _against(k: int, chance: float, fact: ConfigFact | None) -> str:

@@ -92,9 +92,7 @@ def _side_fit(x: FloatArray, y: FloatArray, at: float) -> tuple[float, float]:
     return pred, float(np.sqrt(s2 * (1.0 / x.size + (at - xm) ** 2 / sxx)) + 1e-12)
 
 
-def judge(
-    x: FloatArray, y: FloatArray, bkps: list[int], sigma: float, window: int, max_gap: int = 0
-) -> list[Jump]:
+def judge(x: FloatArray, y: FloatArray, bkps: list[int], sigma: float, window: int, max_gap: int = 0) -> list[Jump]:
     """Compare straight-line fits on each side of every change at its boundary; a ramp of
     breakpoints (``ramps``, closer than ``max_gap`` rows) is one change, its sides fitted before
     its first and after its last breakpoint."""
@@ -155,9 +153,16 @@ class ChangepointDetector(Analyzer):
     name = "changepoints"
     #: every keyword of ``__init__`` with its type and bounds (checked where configured)
     options: ClassVar[tuple[Option, ...]] = (
-        positive("beta"), int_opt("max_blocks", 1), positive("min_t"), at_least("min_delta_sigma", 0),
-        at_least("min_rel", 0), at_least("min_acc_delta", 0), fraction("window_frac"),
-        int_opt("max_findings", 1), int_opt("min_regime_rows", 1), Option("min_regime_frac", float, 0, 1),
+        positive("beta"),
+        int_opt("max_blocks", 1),
+        positive("min_t"),
+        at_least("min_delta_sigma", 0),
+        at_least("min_rel", 0),
+        at_least("min_acc_delta", 0),
+        fraction("window_frac"),
+        int_opt("max_findings", 1),
+        int_opt("min_regime_rows", 1),
+        Option("min_regime_frac", float, 0, 1),
     )
 
     def __init__(
@@ -191,8 +196,9 @@ class ChangepointDetector(Analyzer):
         loss = self._changes(series, "LD301")
         acc = self._changes(robust.series(run, ACC), "LD302")
         steps = tuple(int(f.first_step) for f in loss if f.first_step is not None)
-        return Detection((*loss, *acc), {"changepoints": tuple(sorted(steps))},
-                         skipped=TOO_FEW_ROWS if series.n < MIN_POINTS else "")
+        return Detection(
+            (*loss, *acc), {"changepoints": tuple(sorted(steps))}, skipped=TOO_FEW_ROWS if series.n < MIN_POINTS else ""
+        )
 
     def _changes(self, s: Series, code: str) -> list[Finding]:
         if s.n < MIN_POINTS:
@@ -224,8 +230,10 @@ class ChangepointDetector(Analyzer):
         before = float(robust.median(y[max(0, j.row - window) : j.row]))
         after = float(robust.median(y[j.row_end : j.row_end + window]))
         wide = Jump(j.row, before, after, after - before, j.t, j.delta_sigma)
-        return wide.jump * j.jump > 0 and self._large(wide, code, log_scale) if code == "LD301" else (
-            wide.jump * j.jump > 0 and abs(wide.jump) >= self.min_acc_delta
+        return (
+            wide.jump * j.jump > 0 and self._large(wide, code, log_scale)
+            if code == "LD301"
+            else (wide.jump * j.jump > 0 and abs(wide.jump) >= self.min_acc_delta)
         )
 
     def _min_regime(self, n: int) -> int:

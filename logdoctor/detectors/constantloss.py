@@ -76,21 +76,41 @@ class ConstantLossDetector(Analyzer):
         if level is None:
             return Detection()
         spread = float(np.ptp(s.values))
-        ev: dict[str, float | int | str] = {"level": round(level, 6), "range": round(spread, 6), "rows": s.n,
-                                           "max_range": self.max_range, "constant": 1}
+        ev: dict[str, float | int | str] = {
+            "level": round(level, 6),
+            "range": round(spread, 6),
+            "rows": s.n,
+            "max_range": self.max_range,
+            "constant": 1,
+        }
         where = dict(first_step=int(s.steps[0]), last_step=int(s.steps[-1]))
         said = f"The loss is {level:.6g} in every one of its {s.n} rows (range {spread:.3g})"
         uniform = uniform_over(run, level)
         if uniform is not None:
             k, what, fact = uniform
             ev |= {"uniform_over": k, "uniform_loss": round(math.log(k), 6), "stated": fact.source}
-            return Detection((codes.finding(
-                "LD421",
-                f"{said}: ln {k} = {math.log(k):.4f}, the loss of a uniform output over the {k:,} {what} "
-                f"({fact.source}): the model outputs nothing learned and its loss never moves.",
-                confidence=0.9, evidence=ev, **where),))
-        return Detection((codes.finding(
-            "LD402",
-            f"{said}: the loss never moves, so nothing is learned (a zero or frozen lr, parameters that get "
-            "no gradient, or a loss that is not recomputed each step).",
-            severity=Severity.WARNING, confidence=0.9, evidence=ev, **where),))
+            return Detection(
+                (
+                    codes.finding(
+                        "LD421",
+                        f"{said}: ln {k} = {math.log(k):.4f}, the loss of a uniform output over the {k:,} {what} "
+                        f"({fact.source}): the model outputs nothing learned and its loss never moves.",
+                        confidence=0.9,
+                        evidence=ev,
+                        **where,
+                    ),
+                )
+            )
+        return Detection(
+            (
+                codes.finding(
+                    "LD402",
+                    f"{said}: the loss never moves, so nothing is learned (a zero or frozen lr, parameters that get "
+                    "no gradient, or a loss that is not recomputed each step).",
+                    severity=Severity.WARNING,
+                    confidence=0.9,
+                    evidence=ev,
+                    **where,
+                ),
+            )
+        )

@@ -20,8 +20,12 @@ class DivergenceDetector(Analyzer):
     name = "divergence"
     #: every keyword of ``__init__`` with its type and bounds (checked where configured)
     options: ClassVar[tuple[Option, ...]] = (
-        Option("factor", float, 1.0, None, low_open=True), at_least("min_rise_frac", 0),
-        int_opt("min_rows", 1), Option("min_frac", float, 0, 1), int_opt("max_rows", 1), positive("noise_k"),
+        Option("factor", float, 1.0, None, low_open=True),
+        at_least("min_rise_frac", 0),
+        int_opt("min_rows", 1),
+        Option("min_frac", float, 0, 1),
+        int_opt("max_rows", 1),
+        positive("noise_k"),
     )
 
     def __init__(

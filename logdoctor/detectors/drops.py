@@ -57,10 +57,18 @@ class DropDetector(Analyzer):
     name = "drops"
     #: every keyword of ``__init__`` with its type and bounds (checked where configured)
     options: ClassVar[tuple[Option, ...]] = (
-        fraction("smooth_frac"), fraction("min_frac"), int_opt("min_rows", 1),
-        Option("min_acc_drop", float, 0, 1), at_least("min_rel_drop", 0), positive("noise_k"),
-        at_least("min_rel_rise", 0), positive("max_rise_ratio"), at_least("min_improvement", 0),
-        fraction("tail_frac"), at_least("tail_flat", 0), Option("min_stall_planned_frac", float, 0, 1),
+        fraction("smooth_frac"),
+        fraction("min_frac"),
+        int_opt("min_rows", 1),
+        Option("min_acc_drop", float, 0, 1),
+        at_least("min_rel_drop", 0),
+        positive("noise_k"),
+        at_least("min_rel_rise", 0),
+        positive("max_rise_ratio"),
+        at_least("min_improvement", 0),
+        fraction("tail_frac"),
+        at_least("tail_flat", 0),
+        Option("min_stall_planned_frac", float, 0, 1),
         int_opt("max_findings", 1),
     )
 

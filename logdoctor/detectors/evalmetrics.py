@@ -177,8 +177,10 @@ class EvalMetricDetector(Analyzer):
     def _fall(self, m: Metric) -> tuple[int, float, float, float] | None:
         """(best index, best level, end level, noise) of a fall from the best, or None."""
         words = set(vocab.normalize_key(m.name).split("_"))
-        if m.values.size < self.min_fall_evals or words & TRADE_OFF or any(
-            w.startswith(("precision", "recall")) for w in words
+        if (
+            m.values.size < self.min_fall_evals
+            or words & TRADE_OFF
+            or any(w.startswith(("precision", "recall")) for w in words)
         ):
             return None
         s = m.score
@@ -211,19 +213,31 @@ def _collapse_finding(items: list[tuple[Metric, tuple[int, int]]]) -> Finding:
     m, (i, j) = ordered[0]
     worst = "0" if m.up else f"{m.scale:g}"
     whole = i == 0 and j == m.values.size - 1
-    where = (f"at every one of its {m.values.size} evaluations" if whole else
-             f"for {j - i + 1} evaluations in a row from step {int(m.steps[i]):,}" +
-             (" (it recovered after)" if j < m.values.size - 1 else " to the end of the run"))
+    where = (
+        f"at every one of its {m.values.size} evaluations"
+        if whole
+        else f"for {j - i + 1} evaluations in a row from step {int(m.steps[i]):,}"
+        + (" (it recovered after)" if j < m.values.size - 1 else " to the end of the run")
+    )
     peak = float(np.max(m.values) if m.up else np.min(m.values))
-    msg = (f"{m.name} sat at its worst (within {0.01 * m.scale:g} of {worst}) {where}"
-           + ("" if whole else f", after reaching {peak:.4g}") + ": the model's predictions are of no use "
-           "on held-out data there." + _others([o.name for o, _ in ordered[1:]]))
+    msg = (
+        f"{m.name} sat at its worst (within {0.01 * m.scale:g} of {worst}) {where}"
+        + ("" if whole else f", after reaching {peak:.4g}")
+        + ": the model's predictions are of no use "
+        "on held-out data there." + _others([o.name for o, _ in ordered[1:]])
+    )
     ev: dict[str, float | int | str] = {
-        "metric": m.name, "evals": int(m.values.size), "first_step": int(m.steps[i]), "last_step": int(m.steps[j]),
-        "evals_at_worst": j - i + 1, "best_value": peak, "metrics": len(ordered),
+        "metric": m.name,
+        "evals": int(m.values.size),
+        "first_step": int(m.steps[i]),
+        "last_step": int(m.steps[j]),
+        "evals_at_worst": j - i + 1,
+        "best_value": peak,
+        "metrics": len(ordered),
     }
-    return codes.finding("LD413", msg, first_step=int(m.steps[i]), last_step=int(m.steps[j]), confidence=0.9,
-                         evidence=ev)
+    return codes.finding(
+        "LD413", msg, first_step=int(m.steps[i]), last_step=int(m.steps[j]), confidence=0.9, evidence=ev
+    )
 
 
 def _fall_finding(items: list[tuple[Metric, tuple[int, float, float, float]]]) -> Finding:
@@ -232,12 +246,21 @@ def _fall_finding(items: list[tuple[Metric, tuple[int, float, float, float]]]) -
     sign = 1.0 if m.up else -1.0
     best_v, end_v = sign * best_level, sign * end_level
     rel = (best_level - end_level) / abs(best_level) if best_level else float("inf")
-    msg = (f"{m.name} fell from its best ({best_v:.4g} around step {int(m.steps[b]):,}) to {end_v:.4g} over its "
-           f"last evaluations ({rel:.0%} {'below' if m.up else 'above'} its best, noise {noise:.2g}): the run "
-           "ended worse on held-out data than it had been." + _others([o.name for o, _ in ordered[1:]]))
+    msg = (
+        f"{m.name} fell from its best ({best_v:.4g} around step {int(m.steps[b]):,}) to {end_v:.4g} over its "
+        f"last evaluations ({rel:.0%} {'below' if m.up else 'above'} its best, noise {noise:.2g}): the run "
+        "ended worse on held-out data than it had been." + _others([o.name for o, _ in ordered[1:]])
+    )
     ev: dict[str, float | int | str] = {
-        "metric": m.name, "best_step": int(m.steps[b]), "best_level": best_v, "end_level": end_v,
-        "fall_rel": rel, "eval_noise": noise, "evals": int(m.values.size), "metrics": len(ordered),
+        "metric": m.name,
+        "best_step": int(m.steps[b]),
+        "best_level": best_v,
+        "end_level": end_v,
+        "fall_rel": rel,
+        "eval_noise": noise,
+        "evals": int(m.values.size),
+        "metrics": len(ordered),
     }
-    return codes.finding("LD414", msg, first_step=int(m.steps[b]), last_step=int(m.steps[-1]), confidence=0.8,
-                         evidence=ev)
+    return codes.finding(
+        "LD414", msg, first_step=int(m.steps[b]), last_step=int(m.steps[-1]), confidence=0.8, evidence=ev
+    )

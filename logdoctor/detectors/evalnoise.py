@@ -20,15 +20,36 @@ from logdoctor.model import EPOCH, LINE_NO, STEP, Finding, Run
 from logdoctor.options import Option, fraction, int_opt, positive
 
 #: Name fragments of eval columns that are bookkeeping, not quality metrics.
-NOT_METRICS = ("runtime", "per_second", "samples", "steps", "wps", "wpb", "bsz", "count", "time", "num_tokens",
-               "best", "length_ratio", "decode", "sec_per", "_sec", "lr", "translation", "stalled")
+NOT_METRICS = (
+    "runtime",
+    "per_second",
+    "samples",
+    "steps",
+    "wps",
+    "wpb",
+    "bsz",
+    "count",
+    "time",
+    "num_tokens",
+    "best",
+    "length_ratio",
+    "decode",
+    "sec_per",
+    "_sec",
+    "lr",
+    "translation",
+    "stalled",
+)
 
 
 def metric_columns(evals: pl.DataFrame) -> list[str]:
     """The quality-metric columns of an evals table."""
     skip = {STEP, LINE_NO, EPOCH}
-    return [c for c in evals.columns if c not in skip and evals[c].dtype.is_numeric()
-            and not any(k in c.lower() for k in NOT_METRICS)]
+    return [
+        c
+        for c in evals.columns
+        if c not in skip and evals[c].dtype.is_numeric() and not any(k in c.lower() for k in NOT_METRICS)
+    ]
 
 
 def _residual_sigma(v: np.ndarray) -> float:
@@ -87,12 +108,24 @@ class EvalNoiseDetector(Analyzer):
         frac = sigma / gain
         if frac < self.noise_frac or close.size < self.contenders or spread < 0.25 * np.ptp(steps):
             return None
-        ev = {"metric": col, "points": int(v.size), "noise_sigma": round(sigma, 6), "improvement": round(gain, 6),
-              "noise_fraction": round(frac, 4), "best_step": int(steps[best_i]), "best_value": float(v[best_i]),
-              "checkpoints_within_noise": int(close.size), "their_step_spread": spread}
+        ev = {
+            "metric": col,
+            "points": int(v.size),
+            "noise_sigma": round(sigma, 6),
+            "improvement": round(gain, 6),
+            "noise_fraction": round(frac, 4),
+            "best_step": int(steps[best_i]),
+            "best_value": float(v[best_i]),
+            "checkpoints_within_noise": int(close.size),
+            "their_step_spread": spread,
+        }
         return codes.finding(
             "LD415",
             f"{col} is too noisy to rank checkpoints by: its step-to-step noise ({sigma:.3g}) is "
             f"{frac:.0%} of its improvement over the run, and {close.size} checkpoints up to {spread:,} "
             f"steps apart are within noise of the best (step {steps[best_i]}).",
-            first_step=int(steps[close].min()), last_step=int(steps[close].max()), confidence=0.7, evidence=ev)
+            first_step=int(steps[close].min()),
+            last_step=int(steps[close].max()),
+            confidence=0.7,
+            evidence=ev,
+        )

@@ -28,9 +28,7 @@ class EvalSeries:
 def eval_loss_column(run: Run) -> str | None:
     """The eval column that stands for the validation loss (or perplexity), or None: the best ranked
     by :func:`logdoctor.vocab.eval_loss_rank` (a held-out split's total loss first, a test loss last)."""
-    ranked = [
-        (rank, c) for c in run.evals.columns if c not in (STEP, LINE_NO) and (rank := vocab.eval_loss_rank(c))
-    ]
+    ranked = [(rank, c) for c in run.evals.columns if c not in (STEP, LINE_NO) and (rank := vocab.eval_loss_rank(c))]
     return min(ranked)[1] if ranked else None
 
 

@@ -41,9 +41,7 @@ def _finding(code: str, events: Sequence[LogEvent]) -> Finding:
         more = ", ..." if len(set(steps)) > SHOWN else ""
         where = f" after step{'s' if len(set(steps)) > 1 else ''} {shown}{more}"
     before = "" if steps else " before the first training step"
-    msg = (
-        f"{len(events)} {_WHAT[code]}{where}{before}; the first, line {first.line}: {first.cause}: `{first.text}`."
-    )
+    msg = f"{len(events)} {_WHAT[code]}{where}{before}; the first, line {first.line}: {first.cause}: `{first.text}`."
     return codes.finding(
         code,
         msg,

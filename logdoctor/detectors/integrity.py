@@ -52,9 +52,7 @@ def stuck_findings(stuck: tuple[StuckCounter, ...], fmt: str) -> list[Finding]:
     ]
 
 
-def _resume_jump(
-    step: np.ndarray, loss: np.ndarray, at: int, pre: int, post: int
-) -> tuple[float, float, float] | None:
+def _resume_jump(step: np.ndarray, loss: np.ndarray, at: int, pre: int, post: int) -> tuple[float, float, float] | None:
     """(median loss before, median loss after, robust noise) around a resume at step ``at``."""
     ok = np.isfinite(loss)
     before = loss[ok & (step < at)][-pre:]
@@ -79,7 +77,10 @@ class IntegrityDetector(Analyzer):
     name = "integrity"
     #: every keyword of ``__init__`` with its type and bounds (checked where configured)
     options: ClassVar[tuple[Option, ...]] = (
-        int_opt("pre_window", 3), int_opt("post_window", 1), at_least("min_rel_jump", 0), positive("min_z"),
+        int_opt("pre_window", 3),
+        int_opt("post_window", 1),
+        at_least("min_rel_jump", 0),
+        positive("min_z"),
     )
 
     def __init__(
@@ -91,9 +92,7 @@ class IntegrityDetector(Analyzer):
         min_z: float = 4.0,
     ) -> None:
         if pre_window < 3 or post_window < 1:
-            raise ConfigError(
-                f"integrity: need pre_window >= 3, post_window >= 1 ({pre_window}, {post_window})"
-            )
+            raise ConfigError(f"integrity: need pre_window >= 3, post_window >= 1 ({pre_window}, {post_window})")
         self.pre_window = pre_window
         self.post_window = post_window
         self.min_rel_jump = min_rel_jump
@@ -129,9 +128,7 @@ class IntegrityDetector(Analyzer):
         by_resumes = meta.resume_overwritten
         more = meta.overwritten_steps - by_resumes
         rewrites = (
-            f"; {more} more record(s) were replaced by a later, non-identical write of the same step"
-            if more
-            else ""
+            f"; {more} more record(s) were replaced by a later, non-identical write of the same step" if more else ""
         )
         out = [
             codes.finding(

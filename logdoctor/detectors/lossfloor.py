@@ -31,8 +31,15 @@ class LossFloorDetector(Analyzer):
         int_opt("smooth_rows", 1),
     )
 
-    def __init__(self, *, floor_frac: float = 0.01, abs_floor: float = 0.05, early_frac: float = 0.1,
-                 min_rows: int = 30, smooth_rows: int = 5) -> None:
+    def __init__(
+        self,
+        *,
+        floor_frac: float = 0.01,
+        abs_floor: float = 0.05,
+        early_frac: float = 0.1,
+        min_rows: int = 30,
+        smooth_rows: int = 5,
+    ) -> None:
         self.floor_frac = floor_frac
         self.abs_floor = abs_floor
         self.early_frac = early_frac
@@ -55,13 +62,28 @@ class LossFloorDetector(Analyzer):
         rest = float(np.median(s.values[row:]))
         if row >= early or rest > 3 * floor:
             return Detection()
-        ev = {"start_loss": start, "floor": floor, "reached_step": int(s.steps[row]), "reached_row": row,
-              "row_fraction": round(row / s.n, 4), "median_after": rest, "early_frac": self.early_frac,
-              "heuristic": True}
-        return Detection((codes.finding(
-            "LD420",
-            f"Heuristic: the loss fell from {start:.4g} to near zero ({sm[row]:.2g}) by step {s.steps[row]} "
-            f"({row / s.n:.0%} into the run) and stayed there (median {rest:.2g}): implausibly fast for real "
-            f"learning - check for label leakage or a broken loss.",
-            first_step=int(s.steps[0]), last_step=int(s.steps[row]), line=int(s.lines[row]) or None,
-            confidence=0.6, evidence=ev),))
+        ev = {
+            "start_loss": start,
+            "floor": floor,
+            "reached_step": int(s.steps[row]),
+            "reached_row": row,
+            "row_fraction": round(row / s.n, 4),
+            "median_after": rest,
+            "early_frac": self.early_frac,
+            "heuristic": True,
+        }
+        return Detection(
+            (
+                codes.finding(
+                    "LD420",
+                    f"Heuristic: the loss fell from {start:.4g} to near zero ({sm[row]:.2g}) by step {s.steps[row]} "
+                    f"({row / s.n:.0%} into the run) and stayed there (median {rest:.2g}): implausibly fast for real "
+                    f"learning - check for label leakage or a broken loss.",
+                    first_step=int(s.steps[0]),
+                    last_step=int(s.steps[row]),
+                    line=int(s.lines[row]) or None,
+                    confidence=0.6,
+                    evidence=ev,
+                ),
+            )
+        )

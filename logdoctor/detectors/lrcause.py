@@ -46,8 +46,14 @@ def _linked(f: Finding, c: LrChange) -> Finding:
     if f.code == "LD101":
         what = "spiked"
     message = f"{c.describe().capitalize()}; the loss {what} {when}. {f.message}"
-    ev = {**f.evidence, "lr_cause_step": c.step, "lr_cause_before": c.before, "lr_cause_after": c.after,
-          "lr_cause_ratio": round(c.ratio, 4), "lr_cause_lag_steps": lag}
+    ev = {
+        **f.evidence,
+        "lr_cause_step": c.step,
+        "lr_cause_before": c.before,
+        "lr_cause_after": c.after,
+        "lr_cause_ratio": round(c.ratio, 4),
+        "lr_cause_lag_steps": lag,
+    }
     return dataclasses.replace(f, message=message, evidence=ev)
 
 

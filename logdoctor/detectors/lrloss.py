@@ -43,10 +43,13 @@ class LossResponse:
 
     def evidence(self) -> dict[str, float | int | str | bool | None]:
         """The numbers behind the clause."""
-        return {"loss_before": self.before,
-                "loss_peak_ratio": None if self.peak_ratio is None else round(self.peak_ratio, 4),
-                "loss_diverged_step": self.diverged_step, "loss_lag_steps": self.lag,
-                "loss_nonfinite": self.nonfinite}
+        return {
+            "loss_before": self.before,
+            "loss_peak_ratio": None if self.peak_ratio is None else round(self.peak_ratio, 4),
+            "loss_diverged_step": self.diverged_step,
+            "loss_lag_steps": self.lag,
+            "loss_nonfinite": self.nonfinite,
+        }
 
 
 def loss_response(run: Run, loss: Series, c: LrChange) -> LossResponse:
@@ -102,11 +105,17 @@ class LevelFall:
 
     def evidence(self) -> dict[str, float | int | str | bool | None]:
         """The numbers behind an "lr too high" finding."""
-        return {"loss_before": round(self.before, 6), "loss_after": round(self.after, 6),
-                "fall": round(self.fall, 4), "phase_start_level": round(self.phase_start, 6),
-                "stalled_ratio": round(self.stalled, 4), "later_min": round(self.later_min, 6),
-                "far_above_ratio": round(self.far, 4), "phase_rows": self.phase_rows,
-                "phase_first_step": self.phase_first_step}
+        return {
+            "loss_before": round(self.before, 6),
+            "loss_after": round(self.after, 6),
+            "fall": round(self.fall, 4),
+            "phase_start_level": round(self.phase_start, 6),
+            "stalled_ratio": round(self.stalled, 4),
+            "later_min": round(self.later_min, 6),
+            "far_above_ratio": round(self.far, 4),
+            "phase_rows": self.phase_rows,
+            "phase_first_step": self.phase_first_step,
+        }
 
 
 def level_fall(loss: Series, c: LrChange, phase_start_step: int | None) -> LevelFall | None:

@@ -56,8 +56,9 @@ def restart_jumps(s: Series, jumps: list[LrChange], tolerance: float = 0.25) -> 
     return out
 
 
-def cycles(s: Series, min_ratio: float = lrevents.MIN_RATIO, restart_tolerance: float = 0.25,
-           min_rise_frac: float = 0.01) -> tuple[list[tuple[int, int]], list[LrChange], list[LrChange]]:
+def cycles(
+    s: Series, min_ratio: float = lrevents.MIN_RATIO, restart_tolerance: float = 0.25, min_rise_frac: float = 0.01
+) -> tuple[list[tuple[int, int]], list[LrChange], list[LrChange]]:
     """The lr's smooth rise episodes after its warm-up peak, its restart jumps and its other jumps up."""
     if s.n < MIN_ROWS or float(s.values.max()) <= 0:
         return [], [], []
@@ -136,13 +137,24 @@ class LrScheduleDetector(Analyzer):
         top = float(v.max())
         if v[0] < self.warmup_peak_frac * top or s.steps[0] > max(10, 0.01 * s.steps[-1]):
             return []  # below the peak, or first logged too late to know how the run started
-        ev = {"first_step": int(s.steps[0]), "first_lr": float(v[0]), "peak_lr": top,
-              "rows": s.n, "peak_frac": self.warmup_peak_frac}
-        return [codes.finding(
-            "LD601",
-            f"The lr is at its peak ({top:.3g}) from the first logged step ({s.steps[0]}): no warm-up.",
-            first_step=int(s.steps[0]), last_step=int(s.steps[0]), line=int(s.lines[0]) or None,
-            confidence=0.8, evidence=ev)]
+        ev = {
+            "first_step": int(s.steps[0]),
+            "first_lr": float(v[0]),
+            "peak_lr": top,
+            "rows": s.n,
+            "peak_frac": self.warmup_peak_frac,
+        }
+        return [
+            codes.finding(
+                "LD601",
+                f"The lr is at its peak ({top:.3g}) from the first logged step ({s.steps[0]}): no warm-up.",
+                first_step=int(s.steps[0]),
+                last_step=int(s.steps[0]),
+                line=int(s.lines[0]) or None,
+                confidence=0.8,
+                evidence=ev,
+            )
+        ]
 
     def _jump(self, run: Run, loss: Series, c: LrChange) -> Finding:
         # lrloss is imported where an lr change is judged, not by every log's process (issue 33)
@@ -150,38 +162,68 @@ class LrScheduleDetector(Analyzer):
 
         resp = loss_response(run, loss, c)
         ev: dict[str, float | int | str | bool | None] = {
-            "step": c.step, "prev_step": c.prev_step, "lr_before": c.before, "lr_after": c.after,
-            "lr_ratio": round(c.ratio, 4), **resp.evidence()}
+            "step": c.step,
+            "prev_step": c.prev_step,
+            "lr_before": c.before,
+            "lr_after": c.after,
+            "lr_ratio": round(c.ratio, 4),
+            **resp.evidence(),
+        }
         return codes.finding(
             "LD603",
-            f"{c.describe().capitalize()}, a discontinuity that is not one leg of a ramp"
-            f"{resp.clause()}.",
-            first_step=c.step, last_step=resp.last_step or c.step, confidence=0.9, evidence=ev)
+            f"{c.describe().capitalize()}, a discontinuity that is not one leg of a ramp{resp.clause()}.",
+            first_step=c.step,
+            last_step=resp.last_step or c.step,
+            confidence=0.9,
+            evidence=ev,
+        )
 
     def _rises(self, s: Series, episodes: list[tuple[int, int]], restarts: list[LrChange]) -> list[Finding]:
         n_cycles = len(episodes) + len(restarts)
         if n_cycles >= 2 or restarts:
             steps = sorted([int(s.steps[b]) for _, b in episodes] + [c.step for c in restarts])
-            ev = {"cycles": n_cycles, "restarts": len(restarts), "smooth_rises": len(episodes),
-                  "first_step": steps[0], "last_step": steps[-1]}
-            return [codes.finding(
-                "LD604",
-                f"A cyclic/restart lr schedule: the lr rises again {n_cycles} time(s) after its peak "
-                f"(first at step {steps[0]}).",
-                first_step=steps[0], last_step=steps[-1], confidence=0.8, evidence=ev)]
+            ev = {
+                "cycles": n_cycles,
+                "restarts": len(restarts),
+                "smooth_rises": len(episodes),
+                "first_step": steps[0],
+                "last_step": steps[-1],
+            }
+            return [
+                codes.finding(
+                    "LD604",
+                    f"A cyclic/restart lr schedule: the lr rises again {n_cycles} time(s) after its peak "
+                    f"(first at step {steps[0]}).",
+                    first_step=steps[0],
+                    last_step=steps[-1],
+                    confidence=0.8,
+                    evidence=ev,
+                )
+            ]
         if not episodes:
             return []
         a, b = episodes[0]
         ratio = float(s.values[b] / s.values[a])
         rise: dict[str, float | int | str | bool | None] = {
-            "trough_step": int(s.steps[a]), "trough_lr": float(s.values[a]), "step": int(s.steps[b]),
-            "lr": float(s.values[b]), "ratio": round(ratio, 4), "min_ratio": self.min_ratio}
-        return [codes.finding(
-            "LD602",
-            f"The lr rises again after its peak: from {s.values[a]:.3g} at step {s.steps[a]} to "
-            f"{s.values[b]:.3g} at step {s.steps[b]} ({ratio:.2f}x), outside a recognisable cyclic schedule.",
-            first_step=int(s.steps[a]), last_step=int(s.steps[b]), line=int(s.lines[b]) or None,
-            confidence=0.7, evidence=rise)]
+            "trough_step": int(s.steps[a]),
+            "trough_lr": float(s.values[a]),
+            "step": int(s.steps[b]),
+            "lr": float(s.values[b]),
+            "ratio": round(ratio, 4),
+            "min_ratio": self.min_ratio,
+        }
+        return [
+            codes.finding(
+                "LD602",
+                f"The lr rises again after its peak: from {s.values[a]:.3g} at step {s.steps[a]} to "
+                f"{s.values[b]:.3g} at step {s.steps[b]} ({ratio:.2f}x), outside a recognisable cyclic schedule.",
+                first_step=int(s.steps[a]),
+                last_step=int(s.steps[b]),
+                line=int(s.lines[b]) or None,
+                confidence=0.7,
+                evidence=rise,
+            )
+        ]
 
     def _too_high(self, loss: Series, s: Series, c: LrChange, found: list[LrChange]) -> list[Finding]:
         from logdoctor.detectors.lrloss import level_fall
@@ -193,11 +235,17 @@ class LrScheduleDetector(Analyzer):
         if not (fall.fall >= self.min_fall and fall.stalled >= self.stall_frac and fall.far >= self.far_above):
             return []
         pct = round(100 * fall.fall)
-        return [codes.finding(
-            "LD605",
-            f"The loss fell {pct}% when {c.describe()}: the earlier lr was too high (over its "
-            f"{fall.phase_rows} rows at that lr the loss made no progress: median {fall.before:.4g} over its last "
-            f"{fall.before_rows} rows (steps {fall.before_steps[0]}-{fall.before_steps[1]}), {fall.far:.1f}x above the "
-            f"{fall.later_min:.4g} the run reaches later, its lowest 5-row median).",
-            first_step=fall.phase_first_step, last_step=c.step, confidence=0.8,
-            evidence={"step": c.step, "lr_before": c.before, "lr_after": c.after, **fall.evidence()})]
+        return [
+            codes.finding(
+                "LD605",
+                f"The loss fell {pct}% when {c.describe()}: the earlier lr was too high (over its "
+                f"{fall.phase_rows} rows at that lr the loss made no progress: median {fall.before:.4g} over its last "
+                f"{fall.before_rows} rows (steps {fall.before_steps[0]}-{fall.before_steps[1]}), "
+                f"{fall.far:.1f}x above the "
+                f"{fall.later_min:.4g} the run reaches later, its lowest 5-row median).",
+                first_step=fall.phase_first_step,
+                last_step=c.step,
+                confidence=0.8,
+                evidence={"step": c.step, "lr_before": c.before, "lr_after": c.after, **fall.evidence()},
+            )
+        ]

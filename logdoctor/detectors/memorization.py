@@ -22,7 +22,6 @@ from logdoctor.stats.distributions import student_t_two_sided
 _SKIP_RE = re.compile(r"(^|_)(loss|test|best|train|predict|runtime|per_second|count|num|time|epoch|ratio)(_|$)")
 
 
-
 def direction(name: str) -> int:
     """+1 when higher is better, -1 when lower is better (:func:`logdoctor.vocab.direction`), 0 when
     the name does not say or the column is never judged here (:data:`_SKIP_RE`)."""
@@ -188,9 +187,7 @@ def _eval_level(run: Run, ev: EvalSeries, step: float) -> float:
     return float(np.median(inside)) if inside.size else float(ev.values[int(np.argmin(np.abs(ev.steps - step)))])
 
 
-def _finding(
-    ev: EvalSeries, sign: int, tr: Trend, levels: tuple[float, float], rows: tuple[int, int]
-) -> Finding:
+def _finding(ev: EvalSeries, sign: int, tr: Trend, levels: tuple[float, float], rows: tuple[int, int]) -> Finding:
     before, after = levels
     s0, s1 = int(ev.steps[tr.start]), int(ev.steps[-1])
     v0, v1 = float(ev.values[tr.start]), float(ev.values[-1])
@@ -242,11 +239,23 @@ def _acc_finding(ev: EvalSeries, tr: Trend, train_acc: float, ratio: float) -> F
         "model memorises the training data."
     )
     return codes.finding(
-        "LD411", msg, first_step=s0, last_step=s1,
+        "LD411",
+        msg,
+        first_step=s0,
+        last_step=s1,
         hint=f"Keep the checkpoint near step {s0:,}; more training only fits the training set "
         "(more data, augmentation, regularisation, or stop there).",
-        evidence={"metric": ev.name, "basis": "accuracy", "plateau_step": s0, "train_acc_at_end": train_acc,
-                  "eval_first": v0, "eval_last": v1, "error_ratio": round(ratio, 2), "t": tr.t,
-                  "p_improving": tr.p_improving, "evals_in_plateau": tr.n},
+        evidence={
+            "metric": ev.name,
+            "basis": "accuracy",
+            "plateau_step": s0,
+            "train_acc_at_end": train_acc,
+            "eval_first": v0,
+            "eval_last": v1,
+            "error_ratio": round(ratio, 2),
+            "t": tr.t,
+            "p_improving": tr.p_improving,
+            "evals_in_plateau": tr.n,
+        },
         confidence=0.7,
     )

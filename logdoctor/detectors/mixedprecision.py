@@ -60,8 +60,12 @@ class MixedPrecisionDetector(Analyzer):
         scale_col = next((c for c in SCALE_COLUMNS if run.has(c)), None)
         out: list[Finding] = []
         skipped = next(
-            (c for c in run.table.columns
-             if "skipped" in c and c != SKIP_SPAN and is_failure_counter(c) and run.has(c)), None
+            (
+                c
+                for c in run.table.columns
+                if "skipped" in c and c != SKIP_SPAN and is_failure_counter(c) and run.has(c)
+            ),
+            None,
         )
         span_col = SKIP_SPAN if skipped == SKIPPED_STEPS and run.has(SKIP_SPAN) else None
         rows = counter_rows(run, [c for c in (scale_col, skipped, span_col) if c is not None])
@@ -192,6 +196,8 @@ def _calibration_split(
     start = float(steps[calib[-1]]) if calib.size else float(steps[0])
     warn, lam, p = late_null(k_late, max(1.0, float(steps[-1]) - start), 1)
     ev |= {"expected_by_null": lam, "p_value": p}
-    tail = (f"; {k_late:,} after the scale had settled, {'more' if warn else 'no more'} than a scaler probing "
-            f"a higher scale gives (about {lam:.1f})")
+    tail = (
+        f"; {k_late:,} after the scale had settled, {'more' if warn else 'no more'} than a scaler probing "
+        f"a higher scale gives (about {lam:.1f})"
+    )
     return tail, not warn, ev

@@ -57,7 +57,22 @@ class NonFiniteMetricsDetector(Analyzer):
             + f"{k} after the first {self.window:g} steps, {'more' if warn else 'no more'} than a scaler probing "
             f"a higher scale once per {self.window:g} steps gives (about {lam:.1f})."
         )
-        ev = {"nonfinite_grad_norm_steps": n, "first_step": first, "after_calibration": k,
-              "expected_by_null": round(lam, 3), "p_value": p, "null_window": self.window}
-        return [codes.finding("LD011", msg, first_step=first, last_step=int(steps[bad][-1]), confidence=0.9,
-                              evidence=ev, **({} if warn else {"severity": Severity.INFO}))]
+        ev = {
+            "nonfinite_grad_norm_steps": n,
+            "first_step": first,
+            "after_calibration": k,
+            "expected_by_null": round(lam, 3),
+            "p_value": p,
+            "null_window": self.window,
+        }
+        return [
+            codes.finding(
+                "LD011",
+                msg,
+                first_step=first,
+                last_step=int(steps[bad][-1]),
+                confidence=0.9,
+                evidence=ev,
+                **({} if warn else {"severity": Severity.INFO}),
+            )
+        ]

@@ -71,9 +71,15 @@ class PeriodicityDetector(Analyzer):
     name = "periodicity"
     #: every keyword of ``__init__`` with its type and bounds (checked where configured)
     options: ClassVar[tuple[Option, ...]] = (
-        fraction("alpha", high_open=True), fraction("band_frac"), int_opt("bg_window", 3),
-        positive("min_cycles"), Option("min_acf", float, 0, 1), Option("min_power_ratio", float, 0, 1),
-        Option("min_acf_contrast", float, 0, 1), positive("trend_frac"), int_opt("trend_dof", 0),
+        fraction("alpha", high_open=True),
+        fraction("band_frac"),
+        int_opt("bg_window", 3),
+        positive("min_cycles"),
+        Option("min_acf", float, 0, 1),
+        Option("min_power_ratio", float, 0, 1),
+        Option("min_acf_contrast", float, 0, 1),
+        positive("trend_frac"),
+        int_opt("trend_dof", 0),
         fraction("max_info_amplitude"),
     )
 

@@ -75,4 +75,3 @@ def noise_sigma(x: FloatArray) -> float:
     Taken once per read-only series (a metric's values, its log) and shared: spikes, change points
     and drops each read the loss's (structure/columns.py; the same function, the same number)."""
     return columns.derived(x, "noise_sigma", diff_noise)
-

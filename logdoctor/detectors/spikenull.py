@@ -40,4 +40,3 @@ def chance_coincidence_p(rate: float, width: int, trials: int, hits: int) -> flo
         return 1.0
     p = 1.0 - (1.0 - min(max(rate, 0.0), 1.0)) ** width
     return binom_sf(hits - 1, trials, p)
-

@@ -51,11 +51,11 @@ def _confidence(z: float, threshold: float) -> float:
     return float(min(0.99, 0.5 + 0.5 * max(0.0, 1.0 - threshold / max(z, 1e-9))))
 
 
-
 def times(ratio: float) -> str:
     """A ratio with the digits it carries: ``1.61x``, ``218x`` (``773.80x`` over a median printed
     as 0.0005 claims four digits the median does not have)."""
     return f"{ratio:.3g}x" if ratio < 1000 else f"{ratio:,.0f}x"
+
 
 class SpikeDetector(Analyzer):
     """Points far above the local level of the loss, with grad-norm context and regularity."""
@@ -63,10 +63,19 @@ class SpikeDetector(Analyzer):
     name = "spikes"
     #: every keyword of ``__init__`` with its type and bounds (checked where configured)
     options: ClassVar[tuple[Option, ...]] = (
-        positive("z_threshold"), positive("min_ratio"), int_opt("window", 3), int_opt("scale_window", 3),
-        int_opt("max_findings", 1), int_opt("frequent_count", 1), positive("grad_z_threshold"),
-        int_opt("grad_tolerance", 0), fraction("alpha", high_open=True), positive("grad_alone_z"),
-        positive("grad_alone_ratio"), positive("null_df"), fraction("null_alpha", high_open=True),
+        positive("z_threshold"),
+        positive("min_ratio"),
+        int_opt("window", 3),
+        int_opt("scale_window", 3),
+        int_opt("max_findings", 1),
+        int_opt("frequent_count", 1),
+        positive("grad_z_threshold"),
+        int_opt("grad_tolerance", 0),
+        fraction("alpha", high_open=True),
+        positive("grad_alone_z"),
+        positive("grad_alone_ratio"),
+        positive("null_df"),
+        fraction("null_alpha", high_open=True),
     )
 
     def __init__(
@@ -234,8 +243,7 @@ class SpikeDetector(Analyzer):
         return [
             codes.finding(
                 "LD102",
-                f"{int(hit.sum())} of {hit.size} loss spike(s) coincide with a grad-norm spike "
-                f"(first at step {step}).",
+                f"{int(hit.sum())} of {hit.size} loss spike(s) coincide with a grad-norm spike (first at step {step}).",
                 confidence=float(min(0.99, 0.5 + 0.5 * frac)),
                 first_step=step,
                 last_step=int(s.steps[sp.peak[np.flatnonzero(hit)[-1]]]),
@@ -274,7 +282,9 @@ class SpikeDetector(Analyzer):
         floor = start > 0 and height < SPIKE_FLOOR * start
         note = (
             f" They sit at a loss of {float(np.median(sp.level)):.2g}, {height / start:.2%} of the starting "
-            f"{start:.3g}: the noise of a converged loss, not instability." if floor else ""
+            f"{start:.3g}: the noise of a converged loss, not instability."
+            if floor
+            else ""
         )
         return [
             codes.finding(

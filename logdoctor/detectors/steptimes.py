@@ -17,17 +17,43 @@ from logdoctor.model import THROUGHPUT, Run
 
 #: Columns holding the duration of a step (or the mean duration over the logging interval).
 DURATION_COLUMNS: tuple[str, ...] = (
-    "step_time", "dt", "ms_iter", "ms_batch", "ms_per_step", "elapsed_time_per_iteration_ms", "iter_time",
-    "time_per_step", "sec_per_step", "s_per_step", "train_speed_s_it", "batch_time", "time_per_iter",
+    "step_time",
+    "dt",
+    "ms_iter",
+    "ms_batch",
+    "ms_per_step",
+    "elapsed_time_per_iteration_ms",
+    "iter_time",
+    "time_per_step",
+    "sec_per_step",
+    "s_per_step",
+    "train_speed_s_it",
+    "batch_time",
+    "time_per_iter",
 )
 #: Columns holding a rate (tokens, samples or steps per second): a step takes 1 / rate.
 RATE_COLUMNS: tuple[str, ...] = (
-    THROUGHPUT, "samples_per_second", "train_samples_per_second", "samples_per_sec", "updates_sec", "ups",
-    "throughput_device_batches_per_second", "tokens_global_per_sec", "steps_per_second",
+    THROUGHPUT,
+    "samples_per_second",
+    "train_samples_per_second",
+    "samples_per_sec",
+    "updates_sec",
+    "ups",
+    "throughput_device_batches_per_second",
+    "tokens_global_per_sec",
+    "steps_per_second",
 )
 #: Columns holding the time elapsed since the start: a step takes the difference over the steps.
 ELAPSED_COLUMNS: tuple[str, ...] = (
-    "elapsed", "elapsed_time", "train_time", "time_elapsed", "timestamp", "wall", "runtime", "time", "wall_time",
+    "elapsed",
+    "elapsed_time",
+    "train_time",
+    "time_elapsed",
+    "timestamp",
+    "wall",
+    "runtime",
+    "time",
+    "wall_time",
 )
 #: Fewer rows than this: no step-time series.
 MIN_ROWS = 20

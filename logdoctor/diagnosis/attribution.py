@@ -100,9 +100,11 @@ def _length_divergence(findings: list[Finding], verdict: Verdict, facts: Facts) 
     for f in findings:
         if f.code == "LD002" and f.first_step in facts.length_explained and "explained_by" not in f.evidence:
             f = _explain(
-                f, "the rise comes with longer batches, and with batch length accounted for (the loss compared "
+                f,
+                "the rise comes with longer batches, and with batch length accounted for (the loss compared "
                 "at the same length, or with its length effect removed) it is no divergence",
-                f.first_step, by=by,
+                f.first_step,
+                by=by,
             )
         out.append(f)
     return out
@@ -160,8 +162,13 @@ def _fixed_order_harmonics(findings: list[Finding], facts: Facts) -> list[Findin
         if open_period and isinstance(period, int | float) and period > 0:
             cycles = spe / period
             if round(cycles) >= 1 and abs(cycles - round(cycles)) <= HARMONIC_SLACK:
-                f = _explain(f, f"its period of {period:.1f} steps is 1/{round(cycles)} of the epoch ({spe} steps), "
-                             "over which the same batches come back in the same order", None, by="static-batching")
+                f = _explain(
+                    f,
+                    f"its period of {period:.1f} steps is 1/{round(cycles)} of the epoch ({spe} steps), "
+                    "over which the same batches come back in the same order",
+                    None,
+                    by="static-batching",
+                )
         out.append(f)
     return out
 
@@ -175,10 +182,19 @@ def _staircase_period(findings: list[Finding], facts: Facts, tol: float) -> list
     out = []
     for f in findings:
         period = f.evidence.get("period") or f.evidence.get("spike_period")
-        if (f.code in _PERIOD_CODES and "explained_by" not in f.evidence and isinstance(period, int | float)
-                and abs(period / spe - 1) <= tol):
-            f = _explain(f, f"its period of {period:.0f} steps is the epoch ({spe} steps), where the loss steps "
-                         "down as the model meets the same examples again", None, by="epoch-staircase")
+        if (
+            f.code in _PERIOD_CODES
+            and "explained_by" not in f.evidence
+            and isinstance(period, int | float)
+            and abs(period / spe - 1) <= tol
+        ):
+            f = _explain(
+                f,
+                f"its period of {period:.0f} steps is the epoch ({spe} steps), where the loss steps "
+                "down as the model meets the same examples again",
+                None,
+                by="epoch-staircase",
+            )
         out.append(f)
     return out
 
@@ -199,10 +215,18 @@ def _cyclic_lr_period(findings: list[Finding], facts: Facts, tol: float) -> list
     out = []
     for f in findings:
         period = f.evidence.get("period") or f.evidence.get("spike_period")
-        if (f.code in _PERIOD_CODES and "explained_by" not in f.evidence and isinstance(period, int | float)
-                and abs(period / cycle - 1) <= tol):
-            f = _explain(f, f"its period of {period:.0f} steps is the lr's cycle ({cycle:.0f} steps), which the "
-                         "loss follows", None, by="cyclic-lr")
+        if (
+            f.code in _PERIOD_CODES
+            and "explained_by" not in f.evidence
+            and isinstance(period, int | float)
+            and abs(period / cycle - 1) <= tol
+        ):
+            f = _explain(
+                f,
+                f"its period of {period:.0f} steps is the lr's cycle ({cycle:.0f} steps), which the loss follows",
+                None,
+                by="cyclic-lr",
+            )
         out.append(f)
     return out
 

@@ -36,10 +36,7 @@ def _shape_finding(f: Facts, s: EpochShape, span: dict[str, int]) -> Finding | N
     elif s.staircase or s.sawtooth:
         code, margin = ("LD203" if s.staircase else "LD202"), abs(s.jump_z) - 4
         how = "without drifting back" if s.staircase else "and drifts back"
-        msg = (
-            f"The loss jumps by {s.jump:+.3f} at each epoch boundary "
-            f"{how} within the epoch."
-        )
+        msg = f"The loss jumps by {s.jump:+.3f} at each epoch boundary {how} within the epoch."
     else:
         return None
     return codes.finding(code, msg, evidence=ev, confidence=confidence(margin), **span)
@@ -65,13 +62,10 @@ def findings_for(v: Verdict, f: Facts) -> tuple[Finding, ...]:
     c = f.loss_len
     if c is not None and tracks(c):
         msg = (
-            f"The detrended loss tracks batch length (Spearman ρ={c.rho:.2f}, "
-            f"95% CI {c.ci_low:.2f}..{c.ci_high:.2f})."
+            f"The detrended loss tracks batch length (Spearman ρ={c.rho:.2f}, 95% CI {c.ci_low:.2f}..{c.ci_high:.2f})."
         )
         ev = {"loss_length_rho": rounded(c.rho), "loss_length_p": c.p_value, "n": c.n}
-        out.append(
-            codes.finding("LD503", msg, confidence=confidence(abs(c.rho) * 10), evidence=ev, **span)
-        )
+        out.append(codes.finding("LD503", msg, confidence=confidence(abs(c.rho) * 10), evidence=ev, **span))
     cyc = next((x for x in f.causes if x.key == "cyclic_lr"), None)
     if cyc is not None:
         msg = (

@@ -51,8 +51,11 @@ class BatchingDiagnosis:
     name = "batching"
     #: every keyword of ``__init__`` with its type and bounds (checked where configured)
     options: ClassVar[tuple[Option, ...]] = (
-        Option("min_lag1", float, -1, 1), Option("min_monotone", float, 0, 1), at_least("min_excess", 0),
-        fraction("max_p"), at_least("min_spread", 0),
+        Option("min_lag1", float, -1, 1),
+        Option("min_monotone", float, 0, 1),
+        at_least("min_excess", 0),
+        fraction("max_p"),
+        at_least("min_spread", 0),
     )
 
     def __init__(

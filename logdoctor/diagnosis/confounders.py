@@ -55,9 +55,7 @@ def _mad_scale(dev: np.ndarray) -> float:
     return float(np.median(np.abs(dev - np.median(dev)))) * MAD_TO_SIGMA or 1e-12
 
 
-def _peak_z(
-    v: np.ndarray, side: int = 7, min_ratio: float = 1.0, min_rise: float = 0.0
-) -> np.ndarray:
+def _peak_z(v: np.ndarray, side: int = 7, min_ratio: float = 1.0, min_rise: float = 0.0) -> np.ndarray:
     """How far each point rises above BOTH the median of the ``side`` points before it and of those
     after it, over a global MAD scale: high for a spike, low for a step or a steep smooth ramp.
     Points less than ``min_ratio`` times that local level (for a positive series), or less than
@@ -175,9 +173,7 @@ def bad_batches(
     )
 
 
-def instability(
-    findings: Sequence[Finding], steps: np.ndarray, loss: np.ndarray, resid: np.ndarray
-) -> Cause | None:
+def instability(findings: Sequence[Finding], steps: np.ndarray, loss: np.ndarray, resid: np.ndarray) -> Cause | None:
     """Grad-norm spikes the report shows (LD104: without an isolated loss spike) at which the loss
     still jumps: ≥ 1.2x its level over the 7 rows before, robust z > 5 (length effect removed),
     within 2 rows; instability bumps decay over several steps and so need not look like spikes."""

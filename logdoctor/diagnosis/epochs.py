@@ -44,9 +44,7 @@ def resolve(run: Run, steps: np.ndarray, inferred: int | None, how: str) -> Epoc
         whole = np.floor(ep) if np.all(ep == np.floor(ep)) else np.maximum(np.ceil(ep) - 1, 0)
         _, idx = np.unique(whole, return_inverse=True)
         starts = steps[np.flatnonzero(np.r_[True, np.diff(idx) != 0])]
-        spe = run.meta.steps_per_epoch or (
-            int(np.median(np.diff(starts))) if starts.size > 2 else None
-        )
+        spe = run.meta.steps_per_epoch or (int(np.median(np.diff(starts))) if starts.size > 2 else None)
         spanned = run.meta.structure.epochs if run.meta.structure is not None else None
         return Epochs(idx, tuple(int(s) for s in starts), spe, "epoch column", spanned)
     # a noun: renderers say "(from the {source})"
@@ -137,9 +135,7 @@ class EpochShape:
         )
 
 
-def _line_fits(
-    pos: np.ndarray, y: np.ndarray, idx: np.ndarray, k: int
-) -> tuple[np.ndarray, np.ndarray]:
+def _line_fits(pos: np.ndarray, y: np.ndarray, idx: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Per-epoch least-squares line ``y ~ a + b*pos``; returns (a, b) per epoch."""
     n = np.bincount(idx, minlength=k).astype(float)
     sx, sy = np.bincount(idx, pos, k), np.bincount(idx, y, k)
@@ -249,9 +245,7 @@ def _phase_r2(resid: np.ndarray, phase: np.ndarray) -> float:
     return float(np.sum(cnt * (means - resid.mean()) ** 2) / total) if total > 0 else 0.0
 
 
-def shape(
-    steps: np.ndarray, loss: np.ndarray, resid: np.ndarray, epochs: Epochs
-) -> EpochShape | None:
+def shape(steps: np.ndarray, loss: np.ndarray, resid: np.ndarray, epochs: Epochs) -> EpochShape | None:
     """Measure the epoch shape of the loss; None with under two epochs of at least 8 rows each."""
     ok = np.isfinite(loss) & np.isfinite(resid)
     idx, s, y, r = epochs.index[ok], steps[ok].astype(float), loss[ok], resid[ok]

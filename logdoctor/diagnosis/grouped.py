@@ -75,8 +75,14 @@ def windows_undecided(f: Facts, o: OrderStats, at: int) -> Verdict:
         "group_by_length) or the same every epoch (a fixed sorted order) shows from the second epoch on."
     )
     ev = evidence(f) | {"reset_inside_epoch": at}
-    return Verdict("inconclusive", None, "length-ordered windows, one epoch seen", summary,
-                   "Analyse again after the second epoch (and log batch_fp every step).", ev)
+    return Verdict(
+        "inconclusive",
+        None,
+        "length-ordered windows, one epoch seen",
+        summary,
+        "Analyse again after the second epoch (and log batch_fp every step).",
+        ev,
+    )
 
 
 def from_stats(f: Facts, o: OrderStats, t: Thresholds, hf_steps: int | None = None) -> Verdict:
@@ -117,8 +123,7 @@ def from_loss(f: Facts, match: mb.Match) -> Verdict:
     """No batch statistics; the loss repeats at the megabatch period and the lr does not cycle."""
     unit = "logged rows" if f.rows_only else "steps"
     how = (
-        f"{match.period:.1f} {unit} = {match.megabatch_steps} optimizer steps if logged every "
-        f"{match.stride} steps"
+        f"{match.period:.1f} {unit} = {match.megabatch_steps} optimizer steps if logged every {match.stride} steps"
         if f.rows_only
         else f"{match.period:.0f} steps"
         + (
@@ -144,8 +149,9 @@ def from_loss(f: Facts, match: mb.Match) -> Verdict:
         "megabatch_p": match.p_value,
         "megabatch_r2": rounded(match.r2) if match.r2 is not None else None,
     }
-    return Verdict("grouped", loss_confidence(f, match), "length-grouped megabatches (from the loss)", summary,
-                   HINT, ev)
+    return Verdict(
+        "grouped", loss_confidence(f, match), "length-grouped megabatches (from the loss)", summary, HINT, ev
+    )
 
 
 def loss_confidence(f: Facts, match: mb.Match) -> float:
@@ -197,13 +203,22 @@ def hidden(search: win.Search) -> str:
 
 def _window_evidence(w: win.Windows, match: mb.Match | None) -> EvidenceDict:
     ev: EvidenceDict = {
-        "megabatch_period": w.steps, "megabatch_hf_mult": w.hf_mult, "megabatch_samples": w.samples,
-        "megabatch_batch": w.batch, "window_changes": w.within, "window_changes_along": w.along,
-        "window_p": w.p_within, "window_boundaries": w.bounds, "window_boundaries_back": w.back,
+        "megabatch_period": w.steps,
+        "megabatch_hf_mult": w.hf_mult,
+        "megabatch_samples": w.samples,
+        "megabatch_batch": w.batch,
+        "window_changes": w.within,
+        "window_changes_along": w.along,
+        "window_p": w.p_within,
+        "window_boundaries": w.bounds,
+        "window_boundaries_back": w.back,
     }
     if match is not None:
-        ev |= {"megabatch_loss_period": rounded(match.period, 3), "megabatch_loss_test": match.source,
-               "megabatch_loss_p": match.p_value}
+        ev |= {
+            "megabatch_loss_period": rounded(match.period, 3),
+            "megabatch_loss_test": match.source,
+            "megabatch_loss_p": match.p_value,
+        }
     return ev
 
 
@@ -213,12 +228,14 @@ def from_windows(f: Facts, w: win.Windows, match: mb.Match | None) -> Verdict:
     sampler = (
         f"HF LengthGroupedSampler / group_by_length: mega_batch_mult = min({w.samples} samples // "
         f"(4 × {w.batch} per step), {mb.HF_MEGABATCH}) = {w.steps}"
-        if w.is_hf else mb.window_sampler(float(w.steps))
+        if w.is_hf
+        else mb.window_sampler(float(w.steps))
     )
     recomposed = ", recomposed every epoch" if f.rec is not None and f.rec.decidable else ""
     loss = (
         f"; the loss repeats at the same period ({match.period:.1f} steps)"
-        if match is not None and match.megabatch_steps == w.steps else ""
+        if match is not None and match.megabatch_steps == w.steps
+        else ""
     )
     summary = (
         f"Batches are length-grouped megabatches: {w.direction} length order within windows of "
@@ -238,5 +255,11 @@ def hidden_verdict(f: Facts, r: Recurrence) -> Verdict:
         f"Batches are recomposed every epoch ({r.fraction:.1%} recur vs {r.chance:.1%} by chance), but "
         f"their order cannot be judged: {f.order_hidden}."
     )
-    return Verdict("inconclusive", confidence(2.0), "batch order hidden by the logging interval", summary,
-                   "Log the batch statistics every step (HF: logging_steps=1).", evidence(f))
+    return Verdict(
+        "inconclusive",
+        confidence(2.0),
+        "batch order hidden by the logging interval",
+        summary,
+        "Log the batch statistics every step (HF: logging_steps=1).",
+        evidence(f),
+    )

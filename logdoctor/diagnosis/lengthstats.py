@@ -195,9 +195,7 @@ def loss_length(resid: np.ndarray, x: np.ndarray) -> LossLength | None:
     rho, p_value = spearman(resid[ok], x[ok])
     half = 1.96 / np.sqrt(max(n - 3, 1))
     zr = np.arctanh(np.clip(rho, -0.999999, 0.999999))
-    return LossLength(
-        rho, p_value, float(np.tanh(zr - half)), float(np.tanh(zr + half)), n
-    )
+    return LossLength(rho, p_value, float(np.tanh(zr - half)), float(np.tanh(zr + half)), n)
 
 
 def step_array(run: Run) -> np.ndarray:

@@ -31,9 +31,7 @@ def ruled_out(f: Facts, megabatch_tested: bool) -> tuple[str, ...]:
     out: list[str] = []
     s, e = f.shape, f.epochs
     if s is not None and e is not None and e.count >= 2 and not s.sawtooth:
-        out.append(
-            f"a length sort renewed every epoch (no epoch sawtooth over {e.count} epochs)"
-        )
+        out.append(f"a length sort renewed every epoch (no epoch sawtooth over {e.count} epochs)")
     if megabatch_tested and not mb.averaged_away(f.stride, e.steps_per_epoch if e else None):
         out.append(f"length-grouped megabatches (no loss period at the megabatch size, {mb.HF_MEGABATCH} steps)")
     fo = f.fixed_order
@@ -120,6 +118,10 @@ def fixed_order_verdict(f: Facts) -> Verdict:
     )
     ev = evidence(f) | fixed_order_evidence(f)
     return Verdict(
-        "static", confidence(1.0 + (fo.z - MIN_Z) / 2), "static batches in a fixed order (from the loss)",
-        summary, _buckets_hint(f, STATIC_FIX), ev,
+        "static",
+        confidence(1.0 + (fo.z - MIN_Z) / 2),
+        "static batches in a fixed order (from the loss)",
+        summary,
+        _buckets_hint(f, STATIC_FIX),
+        ev,
     )

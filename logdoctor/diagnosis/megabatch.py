@@ -181,8 +181,9 @@ def candidates_logged(stride: float, steps_per_epoch: float | None, rows_only: b
     return out
 
 
-def match_folded(steps: np.ndarray, resid: np.ndarray, stride: float, steps_per_epoch: float | None,
-                 rows_only: bool) -> Match | None:
+def match_folded(
+    steps: np.ndarray, resid: np.ndarray, stride: float, steps_per_epoch: float | None, rows_only: bool
+) -> Match | None:
     """The strongest candidate megabatch period that passes the folded test, if any."""
     best: Match | None = None
     rows = _Folding(steps, resid)  # scaled once, for every candidate period

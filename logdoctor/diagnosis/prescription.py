@@ -77,7 +77,10 @@ def reprice(verdict: Verdict, plan: BucketPlan, samples: int) -> Verdict:
         hint = hint.replace(f"--token-budget {old}`", f"--token-budget {plan.token_budget}`")
     evidence = {k: v for k, v in verdict.evidence.items() if k not in (*_PRICE_KEYS, "token_budget_estimate")}
     evidence |= {**_price(plan), "fix_sequences": plan.sequences, "fix_token_budget": plan.token_budget}
-    what = (f"these {samples:,} samples' lengths" if plan.sequences >= samples
-            else f"the lengths of {plan.sequences:,} of these {samples:,} samples (a uniform draw)")
+    what = (
+        f"these {samples:,} samples' lengths"
+        if plan.sequences >= samples
+        else f"the lengths of {plan.sequences:,} of these {samples:,} samples (a uniform draw)"
+    )
     hint = f"{hint}. Priced on {what}: {plan.summary()}."
     return dataclasses.replace(verdict, hint=hint, evidence=evidence)

@@ -186,13 +186,24 @@ def recurrence(
         share = frac / expected if expected > 0 else 0.0
         excess = share if share < min_excess else min(share, pairs.excess)
         decidable = _decidable(n, share, expected, pairs, min_excess)
-        return Recurrence(kind, columns, frac, chance_share, expected, excess, pairs.p_value, n, by_epoch, pairs,
-                          decidable)
+        return Recurrence(
+            kind, columns, frac, chance_share, expected, excess, pairs.p_value, n, by_epoch, pairs, decidable
+        )
     k = float(seen[later].sum())  # fingerprints: distinct batches never share one (chance 0)
     p = 0.5 * math.erfc(k / math.sqrt(2.0))  # normal upper tail
     share = frac / expected if expected else 0.0
-    return Recurrence(kind, columns, frac, 0.0, expected, share, p, n, by_epoch,
-                      decidable=_decidable(n, share, expected, None, min_excess))
+    return Recurrence(
+        kind,
+        columns,
+        frac,
+        0.0,
+        expected,
+        share,
+        p,
+        n,
+        by_epoch,
+        decidable=_decidable(n, share, expected, None, min_excess),
+    )
 
 
 def _share_by_epoch(seen: np.ndarray, epoch: np.ndarray) -> tuple[float, ...]:

@@ -15,9 +15,7 @@ from logdoctor.diagnosis.thresholds import Thresholds
 from logdoctor.model import Verdict
 
 EvidenceDict = dict[str, float | int | str | bool | None]
-LOG_WHAT = (
-    "log per-batch seqs, tokens, len_min, len_max and batch_fp each step (see logdoctor.emit)"
-)
+LOG_WHAT = "log per-batch seqs, tokens, len_min, len_max and batch_fp each step (see logdoctor.emit)"
 
 
 def confidence(margin: float) -> float:
@@ -182,8 +180,10 @@ def _occupancy(r: Recurrence) -> str:
 
 def _order_text(f: Facts, t: Thresholds) -> str:
     if f.order is None and f.x_source and f.steps.size < MIN_LENGTH_STEPS:
-        return (f"judged from the loss: batch statistics ({f.x_source}) are logged on only "
-                f"{f.steps.size} steps, too few to check it")
+        return (
+            f"judged from the loss: batch statistics ({f.x_source}) are logged on only "
+            f"{f.steps.size} steps, too few to check it"
+        )
     if f.order is None and f.batch_columns:
         cols = " and ".join(f.batch_columns)
         return f"the logged per-batch {cols} give no usable batch length to rule batching out entirely"
@@ -271,8 +271,7 @@ def undecidable_verdict(f: Facts, extra: str = "") -> Verdict:
         )
         cause = "batch lengths do not vary"
     summary = (
-        f"{what} and {why}the loss alone cannot tell static composition from a healthy shuffle"
-        f"{extra}; {LOG_WHAT}."
+        f"{what} and {why}the loss alone cannot tell static composition from a healthy shuffle{extra}; {LOG_WHAT}."
     )
     return Verdict("inconclusive", None, cause, summary, f"To decide, {LOG_WHAT}.", evidence(f))
 
@@ -305,8 +304,11 @@ def static_undecidable_verdict(f: Facts, t: Thresholds) -> Verdict:
         if not f.rec.decidable
         else f"batch recurrence {f.rec.excess:.0%} of the way to static, no more than chance gives"
     )
-    head = (f"The batch order cannot be judged ({f.order_hidden})" if f.order_hidden
-            else f"Batches are not fed in length order ({_order_text(f, t)})")
+    head = (
+        f"The batch order cannot be judged ({f.order_hidden})"
+        if f.order_hidden
+        else f"Batches are not fed in length order ({_order_text(f, t)})"
+    )
     summary = (
         f"{head}, {'and' if f.order_hidden else 'but'} with {reason} the log "
         "cannot tell "
@@ -331,9 +333,5 @@ def healthy_verdict(f: Facts, r: Recurrence, t: Thresholds) -> Verdict:
         f"{order}; "
         f"nothing in the loss points at the data pipeline{_tracks(f)}."
     )
-    m = 1.0 + min(
-        3.0, (t.min_excess - r.excess) / 0.15, (t.min_lag1 - o.lag1) / 0.1 if o is not None else 3.0
-    )
-    return Verdict(
-        "healthy", confidence(m), "recomposed, shuffled batches", summary, "", evidence(f)
-    )
+    m = 1.0 + min(3.0, (t.min_excess - r.excess) / 0.15, (t.min_lag1 - o.lag1) / 0.1 if o is not None else 3.0)
+    return Verdict("healthy", confidence(m), "recomposed, shuffled batches", summary, "", evidence(f))

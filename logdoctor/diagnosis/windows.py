@@ -76,8 +76,12 @@ class Windows:
         p < 1e-4 at 51%, so significance alone is not enough; HF's windows give 100% (real runs,
         fixtures/realruns).
         """
-        return (self.p_within < ALPHA and self.along >= min_share * self.within and self.bounds > 0
-                and self.back >= min_share * self.bounds)
+        return (
+            self.p_within < ALPHA
+            and self.along >= min_share * self.within
+            and self.bounds > 0
+            and self.back >= min_share * self.bounds
+        )
 
 
 def hf_mult(samples: int, batch: int) -> int:
@@ -111,8 +115,9 @@ def _positions(steps: np.ndarray, epochs: Epochs) -> tuple[np.ndarray, np.ndarra
     return first_step - begin, steps - begin
 
 
-def signs(steps: np.ndarray, x: np.ndarray, epochs: Epochs, m: int, hf: int | None,
-         size: tuple[int | None, int | None]) -> Windows | None:
+def signs(
+    steps: np.ndarray, x: np.ndarray, epochs: Epochs, m: int, hf: int | None, size: tuple[int | None, int | None]
+) -> Windows | None:
     """The sign counts for windows of ``m`` steps (None when too few changes fall inside one)."""
     pos = _positions(steps, epochs)
     spe = epochs.steps_per_epoch
@@ -133,8 +138,18 @@ def signs(steps: np.ndarray, x: np.ndarray, epochs: Epochs, m: int, hf: int | No
     descending = 2 * down >= n
     along = down if descending else n - down
     back = int((d[bound] > 0).sum()) if descending else int((d[bound] < 0).sum())
-    return Windows(m, hf, size[0], size[1], n, along, binom_sf(along - 1, n, 0.5), int(bound.sum()),
-                   back, "descending" if descending else "ascending")
+    return Windows(
+        m,
+        hf,
+        size[0],
+        size[1],
+        n,
+        along,
+        binom_sf(along - 1, n, 0.5),
+        int(bound.sum()),
+        back,
+        "descending" if descending else "ascending",
+    )
 
 
 def candidates(hf: int | None, spacing: float | None, spe: int) -> list[int]:
@@ -158,8 +173,14 @@ class Search:
     stride: int
 
 
-def find(steps: np.ndarray, x: np.ndarray, seqs: np.ndarray | None, epochs: Epochs | None,
-         spacing: float | None, min_share: float) -> Search:
+def find(
+    steps: np.ndarray,
+    x: np.ndarray,
+    seqs: np.ndarray | None,
+    epochs: Epochs | None,
+    spacing: float | None,
+    min_share: float,
+) -> Search:
     """Test HF's window for this run's sizes and the observed reset spacing (``min_share``: see
     ``Windows.found``)."""
     if epochs is None or not epochs.steps_per_epoch or steps.size < 2:
@@ -170,5 +191,9 @@ def find(steps: np.ndarray, x: np.ndarray, seqs: np.ndarray | None, epochs: Epoc
     hf = hf_mult(samples, batch) if samples and batch else None
     tried = [t for m in candidates(hf, spacing, spe) if (t := signs(steps, x, epochs, m, hf, size)) is not None]
     stride = max(1, int(np.median(np.diff(steps))))
-    return Search(next((t for t in tried if t.found(min_share)), None), hf if hf and 2 <= hf <= 0.9 * spe else None,
-                  any(t.is_hf for t in tried), stride)
+    return Search(
+        next((t for t in tried if t.found(min_share)), None),
+        hf if hf and 2 <= hf <= 0.9 * spe else None,
+        any(t.is_hf for t in tried),
+        stride,
+    )

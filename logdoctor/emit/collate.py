@@ -29,17 +29,21 @@ def _length_of(item: Any, key: str) -> int:
     token ids (a list of ints, a 1-D tensor or array); anything else needs ``length=``."""
     if isinstance(item, Mapping):
         if key not in item:
-            raise TypeError(f"RecordingCollator: a sample has no {key!r} (its keys: {sorted(map(str, item))}); "
-                            "pass length_key= the feature holding the token ids, or length=a function of the sample")
+            raise TypeError(
+                f"RecordingCollator: a sample has no {key!r} (its keys: {sorted(map(str, item))}); "
+                "pass length_key= the feature holding the token ids, or length=a function of the sample"
+            )
         return len(item[key])
     shape = getattr(item, "shape", None)
     if shape is not None and len(shape) == 1:
         return int(shape[0])
     if isinstance(item, list) and (not item or isinstance(item[0], int)):
         return len(item)
-    raise TypeError(f"RecordingCollator: a sample is a {type(item).__name__}, not a dict of features nor a 1-D "
-                    "sequence of token ids; pass length=a function of the sample, e.g. length=lambda s: len(s[0]) "
-                    "(and index= for batch_fp)")
+    raise TypeError(
+        f"RecordingCollator: a sample is a {type(item).__name__}, not a dict of features nor a 1-D "
+        "sequence of token ids; pass length=a function of the sample, e.g. length=lambda s: len(s[0]) "
+        "(and index= for batch_fp)"
+    )
 
 
 class RecordingCollator:
@@ -67,9 +71,15 @@ class RecordingCollator:
     worker such a batch raises a TypeError that says what to change.
     """
 
-    def __init__(self, collator: Callable[[list[Any]], Any], recorder: BatchRecorder | None = None,
-                 length_key: str = "input_ids", index_key: str | None = "idx",
-                 length: Callable[[Any], int] | None = None, index: Callable[[Any], int] | None = None) -> None:
+    def __init__(
+        self,
+        collator: Callable[[list[Any]], Any],
+        recorder: BatchRecorder | None = None,
+        length_key: str = "input_ids",
+        index_key: str | None = "idx",
+        length: Callable[[Any], int] | None = None,
+        index: Callable[[Any], int] | None = None,
+    ) -> None:
         self.collator = collator
         self.recorder = recorder if recorder is not None else BatchRecorder()
         self.length_key = length_key
@@ -88,8 +98,7 @@ class RecordingCollator:
     def __call__(self, features: Sequence[Any]) -> Any:
         feats = [dict(f) if isinstance(f, Mapping) else f for f in features]
         indices = self._indices(feats)
-        lengths = [int(self.length(f)) if self.length is not None else _length_of(f, self.length_key)
-                   for f in feats]
+        lengths = [int(self.length(f)) if self.length is not None else _length_of(f, self.length_key) for f in feats]
         batch = self.collator(feats)
         if isinstance(batch, MutableMapping):
             batch[RECORD_KEY] = Carried(lengths, indices)

@@ -33,14 +33,18 @@ try:
 except ImportError:  # pragma: no cover - exercised in environments without transformers
     _CallbackBase = object  # type: ignore[assignment,misc,unused-ignore]
 
-_NO_FP = ("logdoctor.emit: training batches carry no dataset indices, so no batch_fp is written. "
-          "Add an 'idx' feature (ds.map(lambda _, i: {'idx': i}, with_indices=True)), collate with "
-          "RecordingCollator and set remove_unused_columns=False (the Trainer drops 'idx' otherwise)")
+_NO_FP = (
+    "logdoctor.emit: training batches carry no dataset indices, so no batch_fp is written. "
+    "Add an 'idx' feature (ds.map(lambda _, i: {'idx': i}, with_indices=True)), collate with "
+    "RecordingCollator and set remove_unused_columns=False (the Trainer drops 'idx' otherwise)"
+)
 
-_LATE = ("logdoctor.emit: LogdoctorCallback was passed in Trainer(callbacks=[...]), so the Trainer runs it "
-         "after its reporting integrations ({}), which log each step before the batch statistics are added "
-         "(the JSONL and trainer_state.json still get them). Use LogdoctorCallback.attach(trainer, ...) "
-         "instead, which puts it first")
+_LATE = (
+    "logdoctor.emit: LogdoctorCallback was passed in Trainer(callbacks=[...]), so the Trainer runs it "
+    "after its reporting integrations ({}), which log each step before the batch statistics are added "
+    "(the JSONL and trainer_state.json still get them). Use LogdoctorCallback.attach(trainer, ...) "
+    "instead, which puts it first"
+)
 
 
 class LogdoctorCallback(_CallbackBase):  # type: ignore[misc,unused-ignore]
@@ -63,8 +67,9 @@ class LogdoctorCallback(_CallbackBase):  # type: ignore[misc,unused-ignore]
         self._hooked: set[int] = set()
 
     @classmethod
-    def attach(cls, trainer: Any, recorder: BatchRecorder | None = None,
-               jsonl: str | Path | None = None) -> LogdoctorCallback:
+    def attach(
+        cls, trainer: Any, recorder: BatchRecorder | None = None, jsonl: str | Path | None = None
+    ) -> LogdoctorCallback:
         """Add a new callback to ``trainer`` ahead of the reporting integrations, so they log
         the statistics too; returns it."""
         callback = cls(recorder, jsonl)
@@ -135,8 +140,7 @@ class LogdoctorCallback(_CallbackBase):  # type: ignore[misc,unused-ignore]
         self.session.end_step()
         return control
 
-    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
-               **kwargs: Any) -> Any:
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """Merge the interval's record into training logs (those with a ``loss``), never eval logs."""
         if logs is None or "loss" not in logs:
             return control
@@ -147,10 +151,19 @@ class LogdoctorCallback(_CallbackBase):  # type: ignore[misc,unused-ignore]
         history = getattr(state, "log_history", None)
         if history and history[-1].get("step") == state.global_step and "loss" in history[-1]:
             history[-1].update(self.latest)
-        metrics = {k: v for k, v in logs.items()
-                   if k not in ("loss", "epoch") and k not in self.latest and isinstance(v, int | float)}
-        self.session.write(state.global_step, logs["loss"], total=state.max_steps or None,
-                           epoch=self.epoch, batch=self.latest, **metrics)
+        metrics = {
+            k: v
+            for k, v in logs.items()
+            if k not in ("loss", "epoch") and k not in self.latest and isinstance(v, int | float)
+        }
+        self.session.write(
+            state.global_step,
+            logs["loss"],
+            total=state.max_steps or None,
+            epoch=self.epoch,
+            batch=self.latest,
+            **metrics,
+        )
         return control
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:

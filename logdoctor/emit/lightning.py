@@ -36,16 +36,23 @@ except ImportError:  # pragma: no cover
         _CallbackBase = object  # type: ignore[assignment,misc,unused-ignore]
 
 
-_NOTHING = ("logdoctor.emit: a training batch carries no record and no RecordingBatchSampler fed one: "
-            "collate with RecordingCollator (or wrap the batch sampler) so batches can be recorded")
-_NO_FP = ("logdoctor.emit: training batches carry no dataset indices, so no batch_fp is written: "
-          "give each sample an 'idx' feature for RecordingCollator")
+_NOTHING = (
+    "logdoctor.emit: a training batch carries no record and no RecordingBatchSampler fed one: "
+    "collate with RecordingCollator (or wrap the batch sampler) so batches can be recorded"
+)
+_NO_FP = (
+    "logdoctor.emit: training batches carry no dataset indices, so no batch_fp is written: "
+    "give each sample an 'idx' feature for RecordingCollator"
+)
 
 
 def _wrappers(loaders: Any) -> Iterator[RecordingBatchSampler]:
     """The RecordingBatchSamplers of the train loader(s) (a loader, or a dict / list of them)."""
-    items = loaders.values() if isinstance(loaders, Mapping) else (
-        loaders if isinstance(loaders, list | tuple) else [loaders])
+    items = (
+        loaders.values()
+        if isinstance(loaders, Mapping)
+        else (loaders if isinstance(loaders, list | tuple) else [loaders])
+    )
     for loader in items:
         sampler = getattr(loader, "batch_sampler", None)
         if isinstance(sampler, RecordingBatchSampler):
@@ -93,13 +100,13 @@ class LogdoctorCallback(_CallbackBase):  # type: ignore[misc,unused-ignore]
         if "batch_fp" not in self.session.micro[-1][0]:
             self.session.warn_once("fp", _NO_FP)
 
-    def on_validation_batch_start(self, trainer: Any, pl_module: Any, batch: Any, batch_idx: int,
-                                  dataloader_idx: int = 0) -> None:
+    def on_validation_batch_start(
+        self, trainer: Any, pl_module: Any, batch: Any, batch_idx: int, dataloader_idx: int = 0
+    ) -> None:
         """Evaluation batches are not training batches: drop their record."""
         take_carried(batch)
 
-    def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
-                           batch_idx: int) -> None:
+    def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, batch_idx: int) -> None:
         """At each optimizer step: combine micro-batches and ranks, log, write the line."""
         loss = _loss_of(outputs)
         if loss is not None:  # Lightning divides the returned loss by accumulate_grad_batches

@@ -37,8 +37,9 @@ def format_value(value: Any) -> str:
     return repr(x)
 
 
-def step_fields(loss: float, batch: dict[str, Any] | None, metrics: dict[str, Any]
-                ) -> tuple[dict[str, Any], dict[str, Any]]:
+def step_fields(
+    loss: float, batch: dict[str, Any] | None, metrics: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Split a step into (metrics incl. loss, batch group), with canonical key spellings."""
     head: dict[str, Any] = {"loss": loss}
     group: dict[str, Any] = {}
@@ -53,8 +54,9 @@ def step_fields(loss: float, batch: dict[str, Any] | None, metrics: dict[str, An
     return head, ordered
 
 
-def format_line(step: int, loss: float, *, total: int | None = None,
-                batch: dict[str, Any] | None = None, **metrics: Any) -> str:
+def format_line(
+    step: int, loss: float, *, total: int | None = None, batch: dict[str, Any] | None = None, **metrics: Any
+) -> str:
     """One training step as logdoctor's canonical text line (no newline).
 
     ``step 254/52000 | loss=4.6012 lr=0.0003 tok/s=25100 epoch=0 | batch: n_seq=12 tokens=7904
@@ -93,11 +95,15 @@ class JsonlWriter:
 
     def __init__(self, path_or_file: str | Path | IO[str]) -> None:
         self._own = isinstance(path_or_file, str | Path)
-        self._fh: IO[str] = (open(path_or_file, "a", encoding="utf-8")  # noqa: SIM115
-                             if isinstance(path_or_file, str | Path) else path_or_file)
+        self._fh: IO[str] = (
+            open(path_or_file, "a", encoding="utf-8")  # noqa: SIM115
+            if isinstance(path_or_file, str | Path)
+            else path_or_file
+        )
 
-    def write(self, step: int, loss: float, *, total: int | None = None,
-              batch: dict[str, Any] | None = None, **metrics: Any) -> None:
+    def write(
+        self, step: int, loss: float, *, total: int | None = None, batch: dict[str, Any] | None = None, **metrics: Any
+    ) -> None:
         """Append one step (arguments as in ``format_line``)."""
         head, group = step_fields(loss, batch, metrics)
         obj: dict[str, Any] = {"step": int(step)}
@@ -115,6 +121,7 @@ class JsonlWriter:
     def __enter__(self) -> JsonlWriter:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()

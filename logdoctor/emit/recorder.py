@@ -28,10 +28,8 @@ class BatchRecorder:
         maxlen: records kept at most (old unclaimed ones are dropped).
     """
 
-    def __init__(self, lengths: LengthSource | None = None, pad_to: int | None = None,
-                 maxlen: int = 4096) -> None:
-        self._lengths = (lengths if callable(lengths) or lengths is None
-                         else np.asarray(lengths, dtype=np.int64))
+    def __init__(self, lengths: LengthSource | None = None, pad_to: int | None = None, maxlen: int = 4096) -> None:
+        self._lengths = lengths if callable(lengths) or lengths is None else np.asarray(lengths, dtype=np.int64)
         self.pad_to = pad_to
         self._pending: deque[Pair] = deque(maxlen=maxlen)
         self.last: dict[str, Any] = {}
@@ -41,8 +39,7 @@ class BatchRecorder:
         if self._lengths is None:
             raise ValueError("BatchRecorder: no lengths given; use record_lengths()")
         if callable(self._lengths):
-            return np.fromiter((self._lengths(int(i)) for i in indices), dtype=np.int64,
-                               count=indices.size)
+            return np.fromiter((self._lengths(int(i)) for i in indices), dtype=np.int64, count=indices.size)
         return self._lengths[indices]
 
     def record(self, indices: Sequence[int] | np.ndarray) -> dict[str, Any]:
@@ -53,8 +50,11 @@ class BatchRecorder:
         self._pending.append((rec, idx))
         return rec
 
-    def record_lengths(self, lengths: Sequence[int], indices: Sequence[int] | None = None,
-                       ) -> dict[str, Any]:
+    def record_lengths(
+        self,
+        lengths: Sequence[int],
+        indices: Sequence[int] | None = None,
+    ) -> dict[str, Any]:
         """Record one batch from its lengths directly; fingerprinted only when indices are known."""
         rec: dict[str, Any] = batch_stats(lengths, self.pad_to)
         idx = np.asarray(indices if indices is not None else [], dtype=np.int64)

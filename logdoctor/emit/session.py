@@ -72,9 +72,12 @@ class EmitSession:
         if len(steps) > 1:
             rec.pop("micro_fp", None)
         if len(steps) > 1 and rec.pop("batch_fp", None) is not None:
-            self.warn_once("interval", "logdoctor.emit: the loss is logged every "
-                           f"{len(steps)} steps, so batch statistics are merged over each interval and "
-                           "batch_fp is left out; log every step for fingerprints")
+            self.warn_once(
+                "interval",
+                "logdoctor.emit: the loss is logged every "
+                f"{len(steps)} steps, so batch statistics are merged over each interval and "
+                "batch_fp is left out; log every step for fingerprints",
+            )
         return rec
 
     def write(self, step: int, loss: float, **fields: Any) -> None:

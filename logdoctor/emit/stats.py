@@ -32,8 +32,7 @@ def batch_stats(lengths: Iterable[int], pad_to: int | None = None) -> dict[str, 
     Raises:
         ValueError: an empty batch, or ``pad_to`` shorter than the longest sequence.
     """
-    arr = np.asarray(lengths if isinstance(lengths, Sequence | np.ndarray) else list(lengths),
-                     dtype=np.int64)
+    arr = np.asarray(lengths if isinstance(lengths, Sequence | np.ndarray) else list(lengths), dtype=np.int64)
     if arr.size == 0:
         raise ValueError("batch_stats: empty batch")
     longest = int(arr.max())
@@ -59,8 +58,7 @@ def batch_fingerprint(indices: Iterable[int]) -> str:
     indices are hashed, never the samples' content. Repeated indices count as many times as
     they appear.
     """
-    arr = np.sort(np.asarray(list(indices) if not isinstance(indices, np.ndarray) else indices,
-                             dtype=np.int64))
+    arr = np.sort(np.asarray(list(indices) if not isinstance(indices, np.ndarray) else indices, dtype=np.int64))
     return hashlib.blake2b(arr.astype("<i8").tobytes(), digest_size=8).hexdigest()
 
 
@@ -78,17 +76,17 @@ def merge(records: Sequence[dict[str, Any]], indices: Sequence[Any] = ()) -> dic
         return dict(records[0])
     n = sum(int(r["n_seq"]) for r in records)
     tokens = sum(int(r["tokens"]) for r in records)
-    padded = sum(int(r["tokens"]) / (1.0 - float(r["pad_frac"])) if r["pad_frac"] < 1 else 0.0
-                 for r in records)
+    padded = sum(int(r["tokens"]) / (1.0 - float(r["pad_frac"])) if r["pad_frac"] < 1 else 0.0 for r in records)
     out: dict[str, Any] = {
-        "n_seq": n, "tokens": tokens, "len_mean": tokens / n,
+        "n_seq": n,
+        "tokens": tokens,
+        "len_mean": tokens / n,
         "len_min": min(int(r["len_min"]) for r in records),
         "len_max": max(int(r["len_max"]) for r in records),
         "pad_frac": 1.0 - tokens / padded if padded else 0.0,
     }
     if indices:
-        out["batch_fp"] = batch_fingerprint(np.concatenate([np.asarray(i, dtype=np.int64)
-                                                            for i in indices]))
+        out["batch_fp"] = batch_fingerprint(np.concatenate([np.asarray(i, dtype=np.int64) for i in indices]))
         if 1 < len(indices) <= MAX_MICRO_FP:
             out["micro_fp"] = "+".join(batch_fingerprint(i) for i in indices)
     return out

@@ -44,8 +44,13 @@ class RecordingBatchSampler(_SamplerBase):  # type: ignore[misc,unused-ignore]
         pad_to: the padded length when the pipeline pads to a fixed size (default: batch max).
     """
 
-    def __init__(self, batch_sampler: Iterable[Sequence[int]], lengths: LengthSource | None = None,
-                 pad_to: int | None = None, **rebuild: Any) -> None:
+    def __init__(
+        self,
+        batch_sampler: Iterable[Sequence[int]],
+        lengths: LengthSource | None = None,
+        pad_to: int | None = None,
+        **rebuild: Any,
+    ) -> None:
         if rebuild or lengths is None:  # Lightning re-creates batch samplers to inject its sampler
             raise TypeError(_REBUILD)
         self.batch_sampler = batch_sampler

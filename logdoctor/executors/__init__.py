@@ -50,8 +50,9 @@ def parse_executor(text: str) -> ExecutorSpec:
     raise ConfigError(f"--executor: expected local, dask, ray, dask://ADDRESS or ray://HOST:PORT, got {text!r}")
 
 
-def run_fleet(entries: Sequence[tuple[str, bool]], spec: TaskSpec, executor: ExecutorSpec, workers: int,
-              done: Done | None = None) -> list[RunResult]:
+def run_fleet(
+    entries: Sequence[tuple[str, bool]], spec: TaskSpec, executor: ExecutorSpec, workers: int, done: Done | None = None
+) -> list[RunResult]:
     """Every entry's RunResult, in input order, analysed where ``executor`` says.
 
     Args:
@@ -75,9 +76,14 @@ def run_fleet(entries: Sequence[tuple[str, bool]], spec: TaskSpec, executor: Exe
     return fan_out(diagnose, list(entries), spec, workers, done)
 
 
-def analyze_fleet(paths: Sequence[str], cfg: AnalysisConfig | None = None, jobs: int | None = None,
-                  executor: str = "local", html: bool = False,
-                  done: Done | None = None) -> list[RunResult]:
+def analyze_fleet(
+    paths: Sequence[str],
+    cfg: AnalysisConfig | None = None,
+    jobs: int | None = None,
+    executor: str = "local",
+    html: bool = False,
+    done: Done | None = None,
+) -> list[RunResult]:
     """Analyse a fleet: the inputs are listed once, here (files, folders, MLflow experiments, remote
     prefixes), and each run is one task of ``executor`` (``local``, ``dask``, ``ray`` or an address,
     see ``logdoctor.executors``), whose result is the run's JSON document, never its step table.

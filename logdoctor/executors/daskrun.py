@@ -34,8 +34,14 @@ def _client(address: str | None, workers: int) -> tuple[Any, Any]:
         client = Client(address)
         client.run(one_thread)  # workers that have not loaded polars yet keep it to one thread
         return client, None
-    cluster = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
-                           dashboard_address=None, env=dict(WORKER_ENV), memory_limit=_memory_per_worker(workers))
+    cluster = LocalCluster(
+        n_workers=max(1, workers),
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        env=dict(WORKER_ENV),
+        memory_limit=_memory_per_worker(workers),
+    )
     return Client(cluster), cluster
 
 
@@ -45,16 +51,18 @@ def _memory_per_worker(workers: int) -> int:
     return max(1, memory.budget(None) // max(1, workers))
 
 
-def run_dask(entries: Sequence[tuple[str, bool]], spec: TaskSpec, address: str | None, workers: int,
-             done: Any = None) -> list[RunResult]:
+def run_dask(
+    entries: Sequence[tuple[str, bool]], spec: TaskSpec, address: str | None, workers: int, done: Any = None
+) -> list[RunResult]:
     """Every entry's RunResult, in input order; each one reported to ``done`` as it finishes."""
     from distributed import as_completed
 
     client, cluster = _client(address, workers)
     token = uuid.uuid4().hex[:8]
     try:
-        futures = [client.submit(dask_task, e, spec, key=f"logdoctor-{token}-{i}", pure=False)
-                   for i, e in enumerate(entries)]
+        futures = [
+            client.submit(dask_task, e, spec, key=f"logdoctor-{token}-{i}", pure=False) for i, e in enumerate(entries)
+        ]
         index = {f.key: i for i, f in enumerate(futures)}
         results: list[RunResult | None] = [None] * len(entries)
         for fut in as_completed(futures):
@@ -71,5 +79,3 @@ def run_dask(entries: Sequence[tuple[str, bool]], spec: TaskSpec, address: str |
         client.close()
         if cluster is not None:
             cluster.close()
-
-

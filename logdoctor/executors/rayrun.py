@@ -41,13 +41,15 @@ def _ray(address: str | None, workers: int) -> tuple[Any, bool]:
     return ray, True
 
 
-def run_ray(entries: Sequence[tuple[str, bool]], spec: TaskSpec, address: str | None, workers: int,
-            done: Any = None) -> list[RunResult]:
+def run_ray(
+    entries: Sequence[tuple[str, bool]], spec: TaskSpec, address: str | None, workers: int, done: Any = None
+) -> list[RunResult]:
     """Every entry's RunResult, in input order; each one reported to ``done`` as it finishes."""
     ray, started = _ray(address, workers)
     try:
-        remote = ray.remote(ray_task).options(num_cpus=1, max_retries=RETRIES,
-                                              runtime_env={"env_vars": dict(WORKER_ENV)})
+        remote = ray.remote(ray_task).options(
+            num_cpus=1, max_retries=RETRIES, runtime_env={"env_vars": dict(WORKER_ENV)}
+        )
         refs = [remote.remote(e, spec) for e in entries]
         index = {r: i for i, r in enumerate(refs)}
         results: list[RunResult | None] = [None] * len(entries)

@@ -50,8 +50,15 @@ def result_of(outcome: Outcome, html: bool = False) -> RunResult:
     if r is None:
         doc = json.dumps(clean(error_dict(outcome), redact), allow_nan=False)
         why = (outcome.error or "").removeprefix(f"{outcome.path}: ").split(" (")[0]
-        return RunResult(path=outcome.path, document=doc, exit_code=int(outcome.exit_code), status=UNREADABLE,
-                         worst=why, error=outcome.error, skipped=outcome.skipped)
+        return RunResult(
+            path=outcome.path,
+            document=doc,
+            exit_code=int(outcome.exit_code),
+            status=UNREADABLE,
+            worst=why,
+            error=outcome.error,
+            skipped=outcome.skipped,
+        )
     page = None
     if html:
         from logdoctor.renderers.html import render_html

@@ -86,9 +86,7 @@ class ChunkFacts:
             have = self.unions.get(name, ())
             self.unions[name] = have + tuple(v for v in getattr(result, name) if v not in have)
 
-    def result(
-        self, table: pl.DataFrame, evals: pl.DataFrame, lines: int, skips: dict[str, int]
-    ) -> ParseResult:
+    def result(self, table: pl.DataFrame, evals: pl.DataFrame, lines: int, skips: dict[str, int]) -> ParseResult:
         """A ParseResult of ``table`` (rows in file lines) that states what the chunks stated."""
         stated: dict[str, Any] = {**self.once, **self.unions}
         return ParseResult(

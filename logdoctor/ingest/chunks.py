@@ -76,9 +76,7 @@ class ChunkParser:
             return pl.DataFrame(), pl.DataFrame()
         pre = self._preamble_lines
         try:
-            result = self.parser.parse(
-                Source.from_bytes(self.source, self._preamble + data), self.fields
-            )
+            result = self.parser.parse(Source.from_bytes(self.source, self._preamble + data), self.fields)
         except UnreadableTable as err:  # a CSV header fixes the columns: no later line can help
             raise InputError(f"{err} (the header fixes the columns: no later line can add one)") from None
         except (ParseError, InputError):  # no step, or a binary blob inside a long log

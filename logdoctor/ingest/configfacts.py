@@ -16,10 +16,21 @@ CLASS_KEYS = ("num_labels", "num_classes", "n_classes", "nb_classes", "num_class
 FACT_KEYS: Mapping[str, tuple[str, ...]] = {
     "epochs": ("num_train_epochs", "epochs", "max_epochs", "num_epochs", "n_epochs", "train_epochs"),
     "max_steps": ("max_steps", "total_steps", "max_iters", "train_iters"),
-    "batch_size": ("per_device_train_batch_size", "train_batch_size", "batch_size", "micro_batch_size",
-                   "train_micro_batch_size_per_gpu", "bsz"),
-    "grad_accum": ("gradient_accumulation_steps", "accumulate_grad_batches", "grad_accum",
-                   "grad_accum_steps", "gradient_accumulation"),
+    "batch_size": (
+        "per_device_train_batch_size",
+        "train_batch_size",
+        "batch_size",
+        "micro_batch_size",
+        "train_micro_batch_size_per_gpu",
+        "bsz",
+    ),
+    "grad_accum": (
+        "gradient_accumulation_steps",
+        "accumulate_grad_batches",
+        "grad_accum",
+        "grad_accum_steps",
+        "gradient_accumulation",
+    ),
     "group_by_length": ("group_by_length",),
     "lr_schedule": ("lr_scheduler_type", "lr_scheduler", "lr_schedule", "scheduler", "lr_decay_style"),
     # what experiment this is: `compare` refuses two runs whose configurations name different ones

@@ -46,8 +46,12 @@ def is_records(obj: object) -> bool:
         return True
     if is_pandas(obj) or _state_of(obj) is not None:
         return True
-    return isinstance(obj, Sequence) and not isinstance(obj, str | bytes) and bool(obj) and all(
-        isinstance(e, Mapping) for e in obj)
+    return (
+        isinstance(obj, Sequence)
+        and not isinstance(obj, str | bytes)
+        and bool(obj)
+        and all(isinstance(e, Mapping) for e in obj)
+    )
 
 
 def parse_records(obj: object, fields: FieldMap, name: str) -> tuple[ParseResult, str]:
@@ -141,6 +145,8 @@ def _pandas_nan_note(result: ParseResult, df: Any) -> ParseResult:
     missing = result.skip_reasons.get(_MISSING, 0)
     if not missing or not bool(df.isna().to_numpy().any()):
         return result
-    note = (f"pandas writes a missing value as NaN: {missing} rows without a training loss may be rows whose "
-            "loss was NaN; a polars DataFrame or a list of dicts tells them apart")
+    note = (
+        f"pandas writes a missing value as NaN: {missing} rows without a training loss may be rows whose "
+        "loss was NaN; a polars DataFrame or a list of dicts tells them apart"
+    )
     return dataclasses.replace(result, notes=(*result.notes, note))

@@ -157,11 +157,19 @@ def list_store(name: str) -> list[str] | None:
         ids = _experiment_ids(client, addr, name)
         token = None
         for _ in range(_MAX_PAGES):
-            page = client.search_runs(ids, filter_string=ref.search_filter(), run_view_type=ViewType.ACTIVE_ONLY,
-                                      max_results=PAGE, order_by=["attributes.start_time ASC", "attributes.run_id ASC"],
-                                      page_token=token)
-            out += [addr.run_address(r.info.experiment_id, r.info.run_id) for r in page
-                    if not ref.status or r.info.status in ref.status]
+            page = client.search_runs(
+                ids,
+                filter_string=ref.search_filter(),
+                run_view_type=ViewType.ACTIVE_ONLY,
+                max_results=PAGE,
+                order_by=["attributes.start_time ASC", "attributes.run_id ASC"],
+                page_token=token,
+            )
+            out += [
+                addr.run_address(r.info.experiment_id, r.info.run_id)
+                for r in page
+                if not ref.status or r.info.status in ref.status
+            ]
             token = page.token
             if not token:
                 break
@@ -189,12 +197,21 @@ def read_store_run(addr: StoreAddress, fields: FieldMap, name: str) -> ParseResu
         if not keys:
             raise ParseError(f"{name}: the run has no metrics")
         histories = {
-            k: [{"step": m.step, "value": m.value, "timestamp": m.timestamp}
-                for m in client.get_metric_history(addr.run_id, k)]
+            k: [
+                {"step": m.step, "value": m.value, "timestamp": m.timestamp}
+                for m in client.get_metric_history(addr.run_id, k)
+            ]
             for k in keys
         }
-    return from_histories(histories, dict(run.data.params), str(run.info.status), fields, name,
-                          f"MLflow store {addr.path.name}", "MLflow's client")
+    return from_histories(
+        histories,
+        dict(run.data.params),
+        str(run.info.status),
+        fields,
+        name,
+        f"MLflow store {addr.path.name}",
+        "MLflow's client",
+    )
 
 
 def may_be_store(name: str) -> bool:

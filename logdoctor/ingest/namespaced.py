@@ -47,4 +47,3 @@ def canonical_renames(columns: Sequence[str], fields: FieldMap) -> dict[str, str
 def dropped(columns: Sequence[str], renames: dict[str, str]) -> list[str]:
     """W&B bookkeeping columns to drop (``_runtime``, ``_timestamp``, an unused ``_step``)."""
     return [c for c in columns if c in WANDB_INTERNAL and c not in renames]
-

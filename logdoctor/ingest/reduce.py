@@ -147,13 +147,15 @@ class BlockReducer:
             return pl.concat(self._raw, how="diagonal_relaxed"), ()
         p = self._partial.sort(BLOCK)
         nums = [c.removesuffix(_SUM) for c in p.columns if c.endswith(_SUM)]
-        means = [
-            pl.when(pl.col(c + _N) > 0).then(pl.col(c + _SUM) / pl.col(c + _N)).alias(c) for c in nums
-        ]
+        means = [pl.when(pl.col(c + _N) > 0).then(pl.col(c + _SUM) / pl.col(c + _N)).alias(c) for c in nums]
         firsts = [c for c in _FIRST if c in p.columns]
         out = p.select(
-            pl.col(BLOCK).alias(STEP), pl.col(LINE_NO), *means, *firsts,
-            pl.col(LOSS_MAX), pl.col(COUNT).cast(pl.Float64),
+            pl.col(BLOCK).alias(STEP),
+            pl.col(LINE_NO),
+            *means,
+            *firsts,
+            pl.col(LOSS_MAX),
+            pl.col(COUNT).cast(pl.Float64),
         )
         notes: tuple[str, ...] = (
             f"reduced to 1 row per {self.k} steps: the log holds {self.rows:,} step records, more "

@@ -11,8 +11,18 @@ from logdoctor.ingest.sources import Source, open_stream
 _URL = r"^(?P<scheme>[a-z][a-z0-9+.-]*)://"  # any case: compiled on the first name with ``://`` (~0.5 ms)
 #: Schemes read through fsspec; each but http(s) needs its own package (s3fs, gcsfs, adlfs...).
 SCHEMES = frozenset({"http", "https", "s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "hf"})
-PACKAGES = {"s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "az": "adlfs", "abfs": "adlfs",
-             "abfss": "adlfs", "http": "aiohttp", "https": "aiohttp", "hf": "huggingface_hub"}
+PACKAGES = {
+    "s3": "s3fs",
+    "s3a": "s3fs",
+    "gs": "gcsfs",
+    "gcs": "gcsfs",
+    "az": "adlfs",
+    "abfs": "adlfs",
+    "abfss": "adlfs",
+    "http": "aiohttp",
+    "https": "aiohttp",
+    "hf": "huggingface_hub",
+}
 
 
 def scheme_of(name: str) -> str | None:

@@ -146,7 +146,12 @@ def _oversized(source: Source, limit: int) -> tuple[bytes, BinaryIO] | None:
 
 
 def _stream_parse(
-    parser: Parser, stream: BinaryIO, name: str, fields: FieldMap, total: int, kind: str,
+    parser: Parser,
+    stream: BinaryIO,
+    name: str,
+    fields: FieldMap,
+    total: int,
+    kind: str,
     on_rows: Callable[[pl.DataFrame], None] | None = None,
 ) -> ParseResult:
     chunks = ChunkParser(name, fields)
@@ -177,8 +182,10 @@ def _stream_parse(
     table, reduce_notes = reducer.finish()
     size = memory.in_memory_limit(total)
     dropped = ", extra columns dropped" if reducer.k > 1 else ""
-    notes[f"log larger than the in-memory limit ({memory.human(size)} of a {memory.human(total)} "
-          f"memory budget): read in chunks{dropped}"] = None
+    notes[
+        f"log larger than the in-memory limit ({memory.human(size)} of a {memory.human(total)} "
+        f"memory budget): read in chunks{dropped}"
+    ] = None
     spe = stated or (reducer.steps_per_epoch if reducer.k > 1 else None)
     # what the chunks stated beyond their rows (markers, events, plans, config) in file lines, as
     # the whole read states it
@@ -195,7 +202,10 @@ def _stream_parse(
 
 
 def parse_large(
-    source: Source, fields: FieldMap, total: int, fmt: str | None = None,
+    source: Source,
+    fields: FieldMap,
+    total: int,
+    fmt: str | None = None,
     on_rows: Callable[[pl.DataFrame], None] | None = None,
 ) -> tuple[ParseResult, str] | None:
     """Parse a log that does not fit the in-memory limit of a ``total``-byte budget, in chunks.

@@ -41,9 +41,13 @@ class ProbeOptions:
     walk: Settings = field(default_factory=Settings)
 
     def __post_init__(self) -> None:
-        for name, value, low in (("epochs", self.walk.epochs, 1), ("max_batches", self.walk.max_batches, 1),
-                                 ("world_size", self.world_size, 1), ("grad_accum", self.grad_accum, 1),
-                                 ("batch_size", self.walk.batch_size, 1)):
+        for name, value, low in (
+            ("epochs", self.walk.epochs, 1),
+            ("max_batches", self.walk.max_batches, 1),
+            ("world_size", self.world_size, 1),
+            ("grad_accum", self.grad_accum, 1),
+            ("batch_size", self.walk.batch_size, 1),
+        ):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
                 raise ConfigError(f"probe: {name} must be an integer >= {low}, got {value!r}")
 
@@ -74,10 +78,21 @@ def diagnose(obj: Any, name: str, options: ProbeOptions, cfg: AnalysisConfig | N
     return with_profile(report, walked, feed, ways, table, settings, name)
 
 
-def probe(target: Any, *, lengths: length_table.LengthsGiven | None = None, length_key: str | None = None,
-          epochs: int = 3, world_size: int = 1, grad_accum: int | None = None, batch_size: int | None = None,
-          max_batches: int = MAX_BATCHES, set_epoch: bool = True, seed: int | None = None,
-          args: Mapping[str, Any] | None = None, config: AnalysisConfig | None = None) -> Report:
+def probe(
+    target: Any,
+    *,
+    lengths: length_table.LengthsGiven | None = None,
+    length_key: str | None = None,
+    epochs: int = 3,
+    world_size: int = 1,
+    grad_accum: int | None = None,
+    batch_size: int | None = None,
+    max_batches: int = MAX_BATCHES,
+    set_epoch: bool = True,
+    seed: int | None = None,
+    args: Mapping[str, Any] | None = None,
+    config: AnalysisConfig | None = None,
+) -> Report:
     """Walk a training pipeline's sampler for a few epochs (batch indices only: nothing is collated,
     tokenised or trained) and diagnose its batches as ``logdoctor analyze`` diagnoses a log.
 
@@ -105,8 +120,9 @@ def probe(target: Any, *, lengths: length_table.LengthsGiven | None = None, leng
         The Report: the batching verdict and findings, and ``report.sampler`` (padding and tokens per
         batch, recurrence across epochs against chance, the fix priced on these lengths).
     """
-    options = ProbeOptions(lengths, length_key, world_size, grad_accum, seed,
-                           Settings(epochs, max_batches, 1, set_epoch, batch_size))
+    options = ProbeOptions(
+        lengths, length_key, world_size, grad_accum, seed, Settings(epochs, max_batches, 1, set_epoch, batch_size)
+    )
     with preserved():
         if isinstance(target, str):
             from logdoctor.probing.target import load_target

@@ -40,8 +40,10 @@ def indices(batch: Any) -> np.ndarray:
     if arr.dtype.kind == "f" and arr.ndim == 1 and arr.size and np.all(arr == np.round(arr)):
         return arr.astype(np.int64)
     kind = type(batch).__name__
-    raise BadBatch(f"the sampler yielded a {kind}{f' of shape {arr.shape}' if arr.ndim > 1 else ''} where a batch "
-                   "of sample indices (a list of ints) was expected")
+    raise BadBatch(
+        f"the sampler yielded a {kind}{f' of shape {arr.shape}' if arr.ndim > 1 else ''} where a batch "
+        "of sample indices (a list of ints) was expected"
+    )
 
 
 def index_batches(items: Iterable[Any], batch_size: int | None, drop_last: bool = False) -> Iterator[np.ndarray]:
@@ -77,8 +79,10 @@ class StreamIds:
     def _tokens(self, item: Any) -> Any:
         if isinstance(item, Mapping):
             if self.length_key not in item:
-                raise ConfigError(f"the IterableDataset's samples have no {self.length_key!r} (keys: "
-                                  f"{', '.join(map(str, item))}); give --length-key KEY")
+                raise ConfigError(
+                    f"the IterableDataset's samples have no {self.length_key!r} (keys: "
+                    f"{', '.join(map(str, item))}); give --length-key KEY"
+                )
             return item[self.length_key]
         return item
 
@@ -92,8 +96,10 @@ class StreamIds:
                 key = arr.dtype.str.encode() + arr.tobytes() if arr.dtype != object else repr(tokens).encode()
                 lengths[k] = len(tokens)
             except TypeError:
-                raise ConfigError(f"a streamed sample is a {type(tokens).__name__} without a length; give "
-                                  "--length-key KEY (the feature holding the token ids)") from None
+                raise ConfigError(
+                    f"a streamed sample is a {type(tokens).__name__} without a length; give "
+                    "--length-key KEY (the feature holding the token ids)"
+                ) from None
             digest = hashlib.blake2b(key, digest_size=16).digest()
             ids[k] = self._ids.setdefault(digest, len(self._ids))
         return ids, lengths
@@ -102,8 +108,10 @@ class StreamIds:
 def stream_batches(dataset: Iterable[Any], batch_size: int | None, drop_last: bool = False) -> Iterator[list[Any]]:
     """An IterableDataset's samples cut into batches of ``batch_size``, as its DataLoader cuts them."""
     if batch_size is None:
-        raise ConfigError("a DataLoader over an IterableDataset with batch_size=None yields whatever the data set "
-                          "yields; give --batch-size N (samples per batch)")
+        raise ConfigError(
+            "a DataLoader over an IterableDataset with batch_size=None yields whatever the data set "
+            "yields; give --batch-size N (samples per batch)"
+        )
     buffer: list[Any] = []
     for item in dataset:
         buffer.append(item)

@@ -11,8 +11,10 @@ from logdoctor.errors import ConfigError
 from logdoctor.probing.usercode import call
 
 #: What a target may return, for the one line that says it returned something else.
-EXPECTED = ("a torch DataLoader, a Sampler or BatchSampler (with its dataset: return (sampler, dataset)), "
-            "an HF Trainer, a Lightning DataModule, or an iterable of index batches")
+EXPECTED = (
+    "a torch DataLoader, a Sampler or BatchSampler (with its dataset: return (sampler, dataset)), "
+    "an HF Trainer, a Lightning DataModule, or an iterable of index batches"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +65,8 @@ def _name(obj: Any) -> str:
 def _is_loader(obj: Any) -> bool:
     data = _torch_data()
     return (data is not None and isinstance(obj, data.DataLoader)) or (
-        hasattr(obj, "batch_sampler") and hasattr(obj, "dataset") and hasattr(obj, "sampler"))
+        hasattr(obj, "batch_sampler") and hasattr(obj, "dataset") and hasattr(obj, "sampler")
+    )
 
 
 def _is_iterable_dataset(obj: Any) -> bool:
@@ -93,9 +96,18 @@ def from_loader(loader: Any, framework: str = "torch", grad_accum: int = 1) -> F
     dataset = loader.dataset
     if _is_iterable_dataset(dataset):
         size = getattr(loader, "batch_size", None)
-        return Feed(dataset, f"{_name(loader)} > {type(dataset).__name__} (IterableDataset)",
-                    _hooks((loader, dataset)), dataset, size, bool(getattr(loader, "drop_last", False)),
-                    grad_accum, framework, stream=True, samplers=(dataset,))
+        return Feed(
+            dataset,
+            f"{_name(loader)} > {type(dataset).__name__} (IterableDataset)",
+            _hooks((loader, dataset)),
+            dataset,
+            size,
+            bool(getattr(loader, "drop_last", False)),
+            grad_accum,
+            framework,
+            stream=True,
+            samplers=(dataset,),
+        )
     bs = getattr(loader, "batch_sampler", None)
     inner = getattr(bs, "batch_sampler", None)  # accelerate's BatchSamplerShard wraps the real one
     base = getattr(inner if inner is not None else bs, "sampler", None)
@@ -118,12 +130,26 @@ def from_sampler(sampler: Any, dataset: Any = None) -> Feed:
     inner = getattr(sampler, "sampler", None)
     chain = _chain((sampler, inner, getattr(inner, "sampler", None)))
     if dataset is None:
-        dataset = next((d for o in chain for d in (getattr(o, "data_source", None), getattr(o, "dataset", None))
-                        if d is not None and _looks_like_dataset(d)), None)
+        dataset = next(
+            (
+                d
+                for o in chain
+                for d in (getattr(o, "data_source", None), getattr(o, "dataset", None))
+                if d is not None and _looks_like_dataset(d)
+            ),
+            None,
+        )
     size = next((s for s in (getattr(o, "batch_size", None) for o in chain) if isinstance(s, int)), None)
     words = " > ".join(_name(o) for o in chain)
-    return Feed(sampler, words, _hooks((*chain, dataset)), dataset, size,
-                bool(getattr(sampler, "drop_last", False)), samplers=chain)
+    return Feed(
+        sampler,
+        words,
+        _hooks((*chain, dataset)),
+        dataset,
+        size,
+        bool(getattr(sampler, "drop_last", False)),
+        samplers=chain,
+    )
 
 
 def resolve(obj: Any, what: str = "the target") -> Feed:
@@ -133,8 +159,13 @@ def resolve(obj: Any, what: str = "the target") -> Feed:
         ConfigError: it is none of the supported kinds (the line names what was expected).
         UserCodeError: building the train DataLoader (a Trainer's, a DataModule's) raised.
     """
-    if (isinstance(obj, tuple) and len(obj) == 2 and _looks_like_dataset(obj[1]) and hasattr(obj[0], "__iter__")
-            and not isinstance(obj[0], list | tuple)):  # (sampler, dataset), not two index batches
+    if (
+        isinstance(obj, tuple)
+        and len(obj) == 2
+        and _looks_like_dataset(obj[1])
+        and hasattr(obj[0], "__iter__")
+        and not isinstance(obj[0], list | tuple)
+    ):  # (sampler, dataset), not two index batches
         return from_sampler(obj[0], obj[1])
     if callable(getattr(obj, "get_train_dataloader", None)):  # the HF Trainer
         loader = call("Trainer.get_train_dataloader()", obj.get_train_dataloader)
@@ -148,8 +179,10 @@ def resolve(obj: Any, what: str = "the target") -> Feed:
     if _is_loader(obj):
         return from_loader(obj)
     if _is_iterable_dataset(obj):
-        raise ConfigError(f"{what} returned an IterableDataset; return the DataLoader over it "
-                          f"(its batch size is needed); expected {EXPECTED}")
+        raise ConfigError(
+            f"{what} returned an IterableDataset; return the DataLoader over it "
+            f"(its batch size is needed); expected {EXPECTED}"
+        )
     if hasattr(obj, "__iter__") and not isinstance(obj, str | bytes | Mapping):
         return from_sampler(obj)
     raise ConfigError(f"{what} returned {type(obj).__name__}; expected {EXPECTED}")

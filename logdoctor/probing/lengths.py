@@ -41,8 +41,9 @@ class LengthTable:
         if self.values is not None:
             if idx.size and (int(idx.max()) >= self.values.size or int(idx.min()) < 0):
                 bad = int(idx.max()) if int(idx.max()) >= self.values.size else int(idx.min())
-                raise ConfigError(f"the sampler drew sample {bad}, but the lengths ({self.source}) cover "
-                                  f"{self.values.size} samples")
+                raise ConfigError(
+                    f"the sampler drew sample {bad}, but the lengths ({self.source}) cover {self.values.size} samples"
+                )
             return self.values[idx]
         return np.fromiter((self._call(int(i)) for i in idx), dtype=np.int64, count=idx.size)
 
@@ -96,8 +97,7 @@ def _column(dataset: Any, key: str, n: int) -> LengthTable | None:
     col = list(call(f"reading column {key!r}", lambda: dataset[key]))
     if col and isinstance(col[0], int | np.integer):
         return LengthTable(_as_lengths(col, f"column {key!r}"), source=f"column {key!r}")
-    return LengthTable(np.fromiter((len(v) for v in col), np.int64, count=len(col)),
-                       source=f"len() of column {key!r}")
+    return LengthTable(np.fromiter((len(v) for v in col), np.int64, count=len(col)), source=f"len() of column {key!r}")
 
 
 def _per_sample(dataset: Any, key: str | None, n: int) -> LengthTable | None:
@@ -113,8 +113,9 @@ def _per_sample(dataset: Any, key: str | None, n: int) -> LengthTable | None:
         values = call("reading sample lengths", lambda: [len(dataset[i][name]) for i in range(n)])
         return LengthTable(np.asarray(values, dtype=np.int64), source=f"len(dataset[i][{name!r}])")
     shape = getattr(first, "shape", None)
-    if key is None and ((shape is not None and len(shape) == 1) or (isinstance(first, list) and first
-                                                                    and isinstance(first[0], int))):
+    if key is None and (
+        (shape is not None and len(shape) == 1) or (isinstance(first, list) and first and isinstance(first[0], int))
+    ):
         values = call("reading sample lengths", lambda: [len(dataset[i]) for i in range(n)])
         return LengthTable(np.asarray(values, dtype=np.int64), source="len(dataset[i])")
     if key is not None:

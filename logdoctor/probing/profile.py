@@ -147,9 +147,13 @@ def price(walked: Walked, own: float | None, lengths: np.ndarray) -> tuple[FixPr
         return None, None, f"the fix could not be priced: {err}"
     st = plan.strategies
     fix = FixPrice(
-        buckets=len(plan.boundaries), boundaries=plan.boundaries, token_budget=plan.token_budget,
-        sequences=plan.sequences, efficiency_random=st["random"].padding_efficiency,
-        efficiency_sorted=st["sorted"].padding_efficiency, efficiency_bucketed=st["bucketed"].padding_efficiency,
+        buckets=len(plan.boundaries),
+        boundaries=plan.boundaries,
+        token_budget=plan.token_budget,
+        sequences=plan.sequences,
+        efficiency_random=st["random"].padding_efficiency,
+        efficiency_sorted=st["sorted"].padding_efficiency,
+        efficiency_bucketed=st["bucketed"].padding_efficiency,
         bucketed_vs_sorted=plan.relative_throughput("bucketed", "sorted"),
         bucketed_vs_random=plan.relative_throughput("bucketed", "random"),
         bucketed_vs_this=st["bucketed"].padding_efficiency / own if own else None,

@@ -95,8 +95,13 @@ def _plain_shuffle(feed: Feed) -> bool:
     except ImportError:  # no torch: no torch sampler to replace
         return False
     chain = feed.samplers
-    return (len(chain) == 2 and type(chain[0]) is BatchSampler and type(chain[1]) in (RandomSampler, SequentialSampler)
-            and feed.dataset is not None and hasattr(feed.dataset, "__len__"))
+    return (
+        len(chain) == 2
+        and type(chain[0]) is BatchSampler
+        and type(chain[1]) in (RandomSampler, SequentialSampler)
+        and feed.dataset is not None
+        and hasattr(feed.dataset, "__len__")
+    )
 
 
 def lanes(feed: Feed, world: int) -> Lanes:
@@ -113,25 +118,40 @@ def lanes(feed: Feed, world: int) -> Lanes:
     if world == 1:
         return Lanes((feed.batches,), feed.hooks)
     if feed.stream:
-        raise ConfigError("--world-size with an IterableDataset: how it splits its stream across ranks is the "
-                          "data set's own code; probe one rank's stream (world size 1)")
+        raise ConfigError(
+            "--world-size with an IterableDataset: how it splits its stream across ranks is the "
+            "data set's own code; probe one rank's stream (world size 1)"
+        )
     chain = feed.samplers
     where = next((i for i, o in enumerate(chain) if _distributed(o)), None)
     if where is not None:
         built = [_rewrap(chain, where, _for_rank(chain[where], world, r)) for r in range(world)]
         hooks = [o for b in built for o in b if callable(getattr(o, "set_epoch", None))]
         hooks += [h for h in feed.hooks if all(h is not o for o in chain)]
-        return Lanes(tuple(b[0] for b in built), tuple(hooks),
-                     how=f"the {type(chain[where]).__name__} copied for each of {world} ranks")
+        return Lanes(
+            tuple(b[0] for b in built),
+            tuple(hooks),
+            how=f"the {type(chain[where]).__name__} copied for each of {world} ranks",
+        )
     if feed.framework != "hf" and _plain_shuffle(feed):
         from torch.utils.data import BatchSampler, DistributedSampler, RandomSampler
 
         shuffle = type(chain[1]) is RandomSampler
         seed = int(os.environ.get("PL_GLOBAL_SEED", 0)) if feed.framework == "lightning" else 0
-        ranks: list[Any] = [DistributedSampler(feed.dataset, num_replicas=world, rank=r, shuffle=shuffle, seed=seed)
-                 for r in range(world)]
+        ranks: list[Any] = [
+            DistributedSampler(feed.dataset, num_replicas=world, rank=r, shuffle=shuffle, seed=seed)
+            for r in range(world)
+        ]
         sources = tuple(BatchSampler(s, chain[0].batch_size, chain[0].drop_last) for s in ranks)
-        return Lanes(sources, tuple(ranks), how=f"each of {world} ranks given a DistributedSampler(shuffle="
-                     f"{shuffle}, seed={seed}) in place of the {type(chain[1]).__name__}, as DDP and Lightning do")
-    return Lanes((feed.batches,), feed.hooks, deal=world,
-                 how=f"the batches dealt to {world} ranks in turn, as accelerate shards a batch sampler")
+        return Lanes(
+            sources,
+            tuple(ranks),
+            how=f"each of {world} ranks given a DistributedSampler(shuffle="
+            f"{shuffle}, seed={seed}) in place of the {type(chain[1]).__name__}, as DDP and Lightning do",
+        )
+    return Lanes(
+        (feed.batches,),
+        feed.hooks,
+        deal=world,
+        how=f"the batches dealt to {world} ranks in turn, as accelerate shards a batch sampler",
+    )

@@ -32,9 +32,15 @@ class Batches:
         if self.tokens is None or self.len_min is None or self.len_max is None:
             return {"n_seq": n, "batch_fp": self.fp[b]}
         tokens, longest = int(self.tokens[b]), int(self.len_max[b])
-        return {"n_seq": n, "tokens": tokens, "len_mean": tokens / n, "len_min": int(self.len_min[b]),
-                "len_max": longest, "pad_frac": 1.0 - tokens / (n * longest) if longest else 0.0,
-                "batch_fp": self.fp[b]}
+        return {
+            "n_seq": n,
+            "tokens": tokens,
+            "len_mean": tokens / n,
+            "len_min": int(self.len_min[b]),
+            "len_max": longest,
+            "pad_frac": 1.0 - tokens / (n * longest) if longest else 0.0,
+            "batch_fp": self.fp[b],
+        }
 
 
 def fingerprints(idx: np.ndarray, starts: np.ndarray, n: np.ndarray) -> list[str]:
@@ -42,8 +48,10 @@ def fingerprints(idx: np.ndarray, starts: np.ndarray, n: np.ndarray) -> list[str
     int64, batch ``b`` being ``idx[starts[b]:starts[b] + n[b]]``."""
     ordered = memoryview(_sorted_within(idx, n).astype("<i8").tobytes())
     ends = (starts + n) * 8
-    return [hashlib.blake2b(ordered[a:z], digest_size=8).hexdigest() for a, z in zip((starts * 8).tolist(),
-                                                                                     ends.tolist(), strict=True)]
+    return [
+        hashlib.blake2b(ordered[a:z], digest_size=8).hexdigest()
+        for a, z in zip((starts * 8).tolist(), ends.tolist(), strict=True)
+    ]
 
 
 def _sorted_within(idx: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -66,8 +74,13 @@ def batches(idx: np.ndarray, n: np.ndarray, lengths: np.ndarray | None) -> Batch
     if lengths is None:
         return Batches(n, None, None, None, fp)
     lengths = lengths.astype(np.int64, copy=False)
-    return Batches(n, np.add.reduceat(lengths, starts), np.minimum.reduceat(lengths, starts),
-                   np.maximum.reduceat(lengths, starts), fp)
+    return Batches(
+        n,
+        np.add.reduceat(lengths, starts),
+        np.minimum.reduceat(lengths, starts),
+        np.maximum.reduceat(lengths, starts),
+        fp,
+    )
 
 
 def step_record(table: Batches, parts: range, idx: np.ndarray, starts: np.ndarray) -> dict[str, Any]:
@@ -76,10 +89,17 @@ def step_record(table: Batches, parts: range, idx: np.ndarray, starts: np.ndarra
     if len(parts) == 1:
         return table.record(parts[0])
     records = [table.record(b) for b in parts]
-    pieces = [idx[starts[b]:starts[b] + table.n[b]] for b in parts]
+    pieces = [idx[starts[b] : starts[b] + table.n[b]] for b in parts]
     if table.tokens is None:
         out: dict[str, Any] = {"n_seq": sum(int(r["n_seq"]) for r in records)}
-        out.update({k: v for k, v in merge([{**r, "tokens": 0, "pad_frac": 0.0, "len_min": 0, "len_max": 0}
-                                            for r in records], pieces).items() if k in ("batch_fp", "micro_fp")})
+        out.update(
+            {
+                k: v
+                for k, v in merge(
+                    [{**r, "tokens": 0, "pad_frac": 0.0, "len_min": 0, "len_max": 0} for r in records], pieces
+                ).items()
+                if k in ("batch_fp", "micro_fp")
+            }
+        )
         return out
     return merge(records, pieces)

@@ -26,8 +26,14 @@ from logdoctor.structure.build import build_run
 #: The name of the format, as a parser's: what ``source.format`` says in a probe's report.
 FORMAT = "probe"
 #: emit's record key -> the run's column
-_COLUMNS = {"n_seq": SEQS, "tokens": TOKENS, "len_mean": LEN_MEAN, "len_min": LEN_MIN, "len_max": LEN_MAX,
-            "pad_frac": PAD_FRAC}
+_COLUMNS = {
+    "n_seq": SEQS,
+    "tokens": TOKENS,
+    "len_mean": LEN_MEAN,
+    "len_min": LEN_MIN,
+    "len_max": LEN_MAX,
+    "pad_frac": PAD_FRAC,
+}
 
 
 def parse_result(walked: Walked) -> ParseResult:

@@ -102,8 +102,11 @@ def load_target(target: str, args: Mapping[str, Any] | None = None) -> Any:
     where, name = split_target(target)
     module = load_module(where)
     if not hasattr(module, name):
-        found = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_")
-                       and getattr(v, "__module__", None) == module.__name__)
+        found = sorted(
+            n
+            for n, v in vars(module).items()
+            if callable(v) and not n.startswith("_") and getattr(v, "__module__", None) == module.__name__
+        )
         raise ConfigError(f"{where} has no {name!r} (it defines: {', '.join(found) or 'no function'})")
     attr = getattr(module, name)
     if not callable(attr):

@@ -33,8 +33,13 @@ def _theirs(filename: str) -> bool:
 
 def _site(filename: str) -> bool:
     """A library's file (site-packages, the standard library), not the user's own."""
-    return "site-packages" in filename or "dist-packages" in filename or filename.startswith(sys.prefix) \
-        or filename.startswith(sys.base_prefix) or filename.startswith("<frozen")
+    return (
+        "site-packages" in filename
+        or "dist-packages" in filename
+        or filename.startswith(sys.prefix)
+        or filename.startswith(sys.base_prefix)
+        or filename.startswith("<frozen")
+    )
 
 
 def _origin(err: BaseException) -> tuple[traceback.FrameSummary | None, tuple[str, ...]]:
@@ -52,8 +57,11 @@ def described(err: BaseException, what: str) -> UserCodeError:
     text = str(err).strip().splitlines()[0] if str(err).strip() else ""
     where = f" at {frame.filename}:{frame.lineno} in {frame.name}" if frame is not None else ""
     if isinstance(err, SystemExit):
-        return UserCodeError(f"{what}: the code exited (SystemExit {err.code!r}){where}; does it parse "
-                             "arguments or call sys.exit when imported?", frames)
+        return UserCodeError(
+            f"{what}: the code exited (SystemExit {err.code!r}){where}; does it parse "
+            "arguments or call sys.exit when imported?",
+            frames,
+        )
     return UserCodeError(f"{what}: {type(err).__name__}{': ' + text if text else ''}{where}", frames)
 
 

@@ -75,8 +75,15 @@ class Walked:
 class Walker:
     """One walk over ``lanes``: ``run`` reads the batches, then computes their records at once."""
 
-    def __init__(self, lanes: Lanes, table: LengthTable | None, stream: StreamIds | None, settings: Settings,
-                 batch_size: int | None, drop_last: bool) -> None:
+    def __init__(
+        self,
+        lanes: Lanes,
+        table: LengthTable | None,
+        stream: StreamIds | None,
+        settings: Settings,
+        batch_size: int | None,
+        drop_last: bool,
+    ) -> None:
         self.lanes, self.table, self.stream, self.s = lanes, table, stream, settings
         self.batch_size, self.drop_last = settings.batch_size or batch_size, drop_last or settings.drop_last
         self.parts: list[np.ndarray] = []

@@ -59,8 +59,14 @@ def time_unit(st: StepTimes) -> str:
     if st.kind == "rate":
         if st.source == THROUGHPUT:
             return "seconds per token or word (1 / throughput)"
-        for word, unit in (("sample", "sample"), ("batch", "batch"), ("token", "token"), ("update", "step"),
-                           ("ups", "step"), ("step", "step")):
+        for word, unit in (
+            ("sample", "sample"),
+            ("batch", "batch"),
+            ("token", "token"),
+            ("update", "step"),
+            ("ups", "step"),
+            ("step", "step"),
+        ):
             if word in src:
                 return f"seconds per {unit} (1 / {st.source})"
     return f"time per step (from {st.source}, its unit)"

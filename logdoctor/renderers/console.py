@@ -103,9 +103,7 @@ class ConsoleRenderer(Renderer):
             table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
             for col in SUMMARY_HEADER:
                 wrap = col == "worst problem"
-                table.add_column(
-                    col, justify="right" if col == "steps" else "left", overflow="fold", no_wrap=not wrap
-                )
+                table.add_column(col, justify="right" if col == "steps" else "left", overflow="fold", no_wrap=not wrap)
             for row in sanitize.clean(summary_rows(outcomes), sanitize.terminal):
                 table.add_row(*row, style=status_style(row[2]).removeprefix("bold "))
             body.append(self._print([table]))

@@ -46,8 +46,13 @@ EVIDENCE_TEMPLATES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("recurrence_chance",), "{recurrence_chance} of batches would recur by chance"),
     (("token_budget_estimate",), "token budget estimated from the log: {token_budget_estimate} tokens"),
     (
-        ("fix_buckets", "fix_bucketed_vs_sorted_throughput", "fix_bucketed_vs_random_throughput", "fix_sequences",
-         "fix_token_budget"),
+        (
+            "fix_buckets",
+            "fix_bucketed_vs_sorted_throughput",
+            "fix_bucketed_vs_random_throughput",
+            "fix_sequences",
+            "fix_token_budget",
+        ),
         "the fix priced on {fix_sequences} samples' own lengths, at {fix_token_budget} tokens per "
         "batch: a bucketed shuffle with {fix_buckets} buckets keeps {fix_bucketed_vs_sorted_throughput} of sorted "
         "throughput ({fix_bucketed_vs_random_throughput}x random)",

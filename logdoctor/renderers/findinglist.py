@@ -33,8 +33,10 @@ def truncation(group: list[FindingRow], shown: int, verbosity: int) -> str:
     order = "" if total == len(group) else " (largest first)"
     parts = [f"{shown} of {total} {what} shown{order}"]
     if shown < len(group) and verbosity <= 0:
-        parts.append(f"-v lists {'all' if total == len(group) else 'the'} {len(group)}"
-                     + (" reported" if total > len(group) else ""))
+        parts.append(
+            f"-v lists {'all' if total == len(group) else 'the'} {len(group)}"
+            + (" reported" if total > len(group) else "")
+        )
     if total > len(group) and f.code in _CAPPED_BY:
         parts.append(f"{_CAPPED_BY[f.code]}.max_findings in the configuration reports more")
     return "; ".join(parts)

@@ -43,7 +43,7 @@ def table_rows(results: Sequence[RunResult], run_width: int = 40) -> list[tuple[
     rows: list[tuple[str, ...]] = []
     for i in worst_first(results):
         r = results[i]
-        name = shorten_middle(sanitize.terminal(r.path[len(base):]), run_width)
+        name = shorten_middle(sanitize.terminal(r.path[len(base) :]), run_width)
         steps = f"{r.steps:,}" if r.steps is not None else "-"
         rows.append((name, steps, r.status, sanitize.terminal(r.worst), r.batching, spark_blocks(r.spark[::3])))
     return rows
@@ -78,10 +78,15 @@ def _spark_svg(values: Sequence[float], width: int = 160, height: int = 28) -> s
     lo, hi = min(finite), max(finite)
     span = hi - lo or 1.0
     step = width / max(1, len(values) - 1)
-    pts = " ".join(f"{i * step:.1f},{height - 2 - (v - lo) / span * (height - 4):.1f}"
-                   for i, v in enumerate(values) if v == v and abs(v) != float("inf"))
-    return (f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}">'
-            f'<polyline fill="none" stroke="#3367d6" stroke-width="1.3" points="{pts}"/></svg>')
+    pts = " ".join(
+        f"{i * step:.1f},{height - 2 - (v - lo) / span * (height - 4):.1f}"
+        for i, v in enumerate(values)
+        if v == v and abs(v) != float("inf")
+    )
+    return (
+        f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}">'
+        f'<polyline fill="none" stroke="#3367d6" stroke-width="1.3" points="{pts}"/></svg>'
+    )
 
 
 INDEX_CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#222}
@@ -98,17 +103,21 @@ def render_fleet_index(results: Sequence[RunResult], pages: Sequence[str | None]
     rows = []
     for i in worst_first(results):
         r = results[i]
-        name = esc(r.path[len(base):])
+        name = esc(r.path[len(base) :])
         page = pages[i]
         link = f'<a href="{esc(page)}">{name}</a>' if page else name
         steps = f"{r.steps:,}" if r.steps is not None else "-"
-        rows.append(f'<tr><td>{link}</td><td>{steps}</td><td class="{esc(r.status)}">{esc(r.status)}</td>'
-                    f"<td>{esc(r.worst)}</td><td>{esc(r.batching)}</td><td>{_spark_svg(r.spark)}</td></tr>")
+        rows.append(
+            f'<tr><td>{link}</td><td>{steps}</td><td class="{esc(r.status)}">{esc(r.status)}</td>'
+            f"<td>{esc(r.worst)}</td><td>{esc(r.batching)}</td><td>{_spark_svg(r.spark)}</td></tr>"
+        )
     head = "".join(f"<th>{h}</th>" for h in HEADER)
     counts = "".join(f"<p>{esc(line)}</p>" for line in counts_lines(results))
     title = f"logdoctor fleet report{f' ({esc(base)})' if base else ''}"
-    return (f"<!doctype html><html><head><meta charset=utf-8><title>{title}</title><style>{INDEX_CSS}</style>"
-            f"</head><body><h1>{title}</h1>{counts}<table><tr>{head}</tr>{''.join(rows)}</table></body></html>\n")
+    return (
+        f"<!doctype html><html><head><meta charset=utf-8><title>{title}</title><style>{INDEX_CSS}</style>"
+        f"</head><body><h1>{title}</h1>{counts}<table><tr>{head}</tr>{''.join(rows)}</table></body></html>\n"
+    )
 
 
 class PageWriter:
@@ -117,7 +126,7 @@ class PageWriter:
 
     def __init__(self, folder: str, inputs: Sequence[str] = ()) -> None:
         """Raises:
-            OutputError: ``folder`` is stdout or an existing file."""
+        OutputError: ``folder`` is stdout or an existing file."""
         from logdoctor.errors import OutputError
 
         if folder == "-":
@@ -143,7 +152,8 @@ class PageWriter:
         the page of each run that has a report."""
         from logdoctor.renderers.output import write_output
 
-        pairs = [(r, page_name(i, r.path) if r.steps is not None else None)
-                 for i, r in enumerate(results) if not r.skipped]
+        pairs = [
+            (r, page_name(i, r.path) if r.steps is not None else None) for i, r in enumerate(results) if not r.skipped
+        ]
         index = render_fleet_index([r for r, _ in pairs], [p for _, p in pairs])
         write_output(index, str(self.root / "index.html"), inputs=self.inputs)

@@ -25,11 +25,7 @@ escape_property = sanitize.workflow_property
 def command(kind: str, message: str, **props: str | int | None) -> str:
     """One workflow command line, e.g. ``::warning file=a.log,line=3,title=T::message``."""
     given = ",".join(f"{k}={escape_property(str(v))}" for k, v in props.items() if v is not None)
-    return (
-        f"::{kind} {given}::{escape_data(message)}"
-        if given
-        else f"::{kind}::{escape_data(message)}"
-    )
+    return f"::{kind} {given}::{escape_data(message)}" if given else f"::{kind}::{escape_data(message)}"
 
 
 def annotation(path: str, f: Finding) -> str:
@@ -45,8 +41,14 @@ def info_notice(path: str, infos: Sequence[Finding]) -> list[str]:
     if len(infos) <= 1:
         return [annotation(path, f) for f in infos]
     listed = "; ".join(f"{f.code} {f.rule} ({where(f)}{f', log line {f.line}' if f.line else ''})" for f in infos)
-    return [command("notice", f"{listed}. Details: logdoctor analyze -v.", file=path,
-                    title=f"logdoctor: {len(infos)} info findings")]
+    return [
+        command(
+            "notice",
+            f"{listed}. Details: logdoctor analyze -v.",
+            file=path,
+            title=f"logdoctor: {len(infos)} info findings",
+        )
+    ]
 
 
 class GithubRenderer(Renderer):
@@ -74,9 +76,15 @@ class GithubRenderer(Renderer):
         lines += info_notice(path, [f for f in shown if f.severity == Severity.INFO])
         # earlier runs appended to the log: a notice each (history the user re-ran never fails CI)
         lines += [
-            command("notice", problem_line(p), file=path, line=p.findings[0].line or p.first_line,
-                    title=f"logdoctor: earlier run {p.index} of {p.of}: {p.status}")
-            for p in report.earlier_runs if p.findings
+            command(
+                "notice",
+                problem_line(p),
+                file=path,
+                line=p.findings[0].line or p.first_line,
+                title=f"logdoctor: earlier run {p.index} of {p.of}: {p.status}",
+            )
+            for p in report.earlier_runs
+            if p.findings
         ]
         return "\n".join(lines) + "\n"
 
@@ -84,10 +92,7 @@ class GithubRenderer(Renderer):
         out = []
         for o in outcomes:
             if o.report is None:
-                out.append(
-                    command("error", o.error or "cannot analyse", file=o.path, title="logdoctor")
-                    + "\n"
-                )
+                out.append(command("error", o.error or "cannot analyse", file=o.path, title="logdoctor") + "\n")
             else:
                 out.append(self.render(o.report))
         return "".join(out)

@@ -41,11 +41,14 @@ def _summary(report: Report) -> str:
     rows = build_rows(report)
     lines = [text if not level or level == "ok" else f"{level.upper()} {text}" for level, text in rows.headline]
     n = len(report.problems)
-    head, worst = (lines[0], lines[1:]) if not n else (f"{n} problem{'s' if n > 1 else ''} found (worst: "
-                                                       f"{report.status})", lines)
+    head, worst = (
+        (lines[0], lines[1:]) if not n else (f"{n} problem{'s' if n > 1 else ''} found (worst: {report.status})", lines)
+    )
     items = "".join(f"<li>{escape(x)}</li>" for x in worst)
-    return (f'<div class="status {report.status}">{escape(head)}'
-            f'{f"<ul class=worst>{items}</ul>" if items else ""}</div><p>{escape(rows.batching)}</p>')
+    return (
+        f'<div class="status {report.status}">{escape(head)}'
+        f"{f'<ul class=worst>{items}</ul>' if items else ''}</div><p>{escape(rows.batching)}</p>"
+    )
 
 
 def _shades(report: Report, charts: bool = False) -> list[Shade]:
@@ -93,8 +96,9 @@ def _eval_charts(report: Report, axis: Axis) -> str:
     if len(rest) <= FULL_WIDTH_EVALS:
         return "\n".join(chart_svg(Chart(f"eval: {ln.label}", [ln], shades, unit=ln.label), axis) for ln in rest)
     half = Axis(axis.lo, axis.hi, HALF_WIDTH)
-    svgs = "\n".join(chart_svg(Chart(f"eval: {ln.label}", [ln], shades, HALF_HEIGHT, unit=ln.label), half)
-                     for ln in rest)
+    svgs = "\n".join(
+        chart_svg(Chart(f"eval: {ln.label}", [ln], shades, HALF_HEIGHT, unit=ln.label), half) for ln in rest
+    )
     return f'<div class="panels evals">\n{svgs}\n</div>'
 
 
@@ -104,9 +108,13 @@ def _loss_chart(report: Report) -> Chart:
     loss = _col(t, LOSS)
     pos = loss[np.isfinite(loss) & (loss > 0)]
     log = bool(pos.size == loss[np.isfinite(loss)].size and pos.size and pos.max() / pos.min() > 100)
-    return Chart("loss (train) and eval loss", [Line("train loss", t[STEP].to_numpy(), loss),
-                                                 *_eval_series(report)[0]],
-                 _shades(report, charts=True), log=log, unit="loss" + (" (log scale)" if log else ""))
+    return Chart(
+        "loss (train) and eval loss",
+        [Line("train loss", t[STEP].to_numpy(), loss), *_eval_series(report)[0]],
+        _shades(report, charts=True),
+        log=log,
+        unit="loss" + (" (log scale)" if log else ""),
+    )
 
 
 def _charts(report: Report) -> list[Chart]:
@@ -120,8 +128,9 @@ def _charts(report: Report) -> list[Chart]:
     st = step_times(report.run)
     if st is not None:
         unit = time_unit(st)
-        charts.append(Chart(f"time per step: {unit}", [Line(st.source, st.steps, st.seconds)], shades,
-                            unit=unit.split(" (")[0]))
+        charts.append(
+            Chart(f"time per step: {unit}", [Line(st.source, st.steps, st.seconds)], shades, unit=unit.split(" (")[0])
+        )
     return charts
 
 
@@ -132,11 +141,18 @@ def _walk_charts(report: Report) -> list[Chart]:
     if not report.run.has(LEN_MEAN):
         return []
     steps = t[STEP].to_numpy()
-    charts = [Chart("batch mean length", [Line("len_mean", steps, _col(t, LEN_MEAN))], shades,
-                    unit="tokens per sequence")]
+    charts = [
+        Chart("batch mean length", [Line("len_mean", steps, _col(t, LEN_MEAN))], shades, unit="tokens per sequence")
+    ]
     if report.run.has(PAD_FRAC):
-        charts.append(Chart("padding efficiency (real / padded tokens)",
-                            [Line("1 - pad_frac", steps, 1.0 - _col(t, PAD_FRAC))], shades, unit="efficiency"))
+        charts.append(
+            Chart(
+                "padding efficiency (real / padded tokens)",
+                [Line("1 - pad_frac", steps, 1.0 - _col(t, PAD_FRAC))],
+                shades,
+                unit="efficiency",
+            )
+        )
     return charts
 
 
@@ -145,9 +161,17 @@ def _batching_panels(report: Report) -> str:
     if not report.run.has(LEN_MEAN):
         return ""
     epochs = _col(t, EPOCH) if report.run.has(EPOCH) else None
-    panel = "" if report.sampler is not None else scatter_svg(
-        "loss vs batch mean length, coloured by epoch", _col(t, LEN_MEAN), _col(t, LOSS),
-        "len_mean (tokens per sequence)", epochs=epochs)
+    panel = (
+        ""
+        if report.sampler is not None
+        else scatter_svg(
+            "loss vs batch mean length, coloured by epoch",
+            _col(t, LEN_MEAN),
+            _col(t, LOSS),
+            "len_mean (tokens per sequence)",
+            epochs=epochs,
+        )
+    )
     rec = report.artifacts.recurrence_by_epoch
     recur = ""
     if rec:
@@ -163,11 +187,16 @@ def _findings_table(report: Report) -> str:
     body = []
     for f in rows.findings:
         ev = f'<p class="ev"><b>Evidence:</b> {escape("; ".join(f.evidence))}</p>' if f.evidence else ""
-        body.append(f'<tr><td class="sev-{f.severity}">{escape(f.severity)}</td><td>{escape(f.code)}<br>'
-                    f"{escape(f.rule)}</td><td>{escape(f.steps)}</td><td>{escape(f.message)}"
-                    f'<p class="ev"><b>What to do:</b> {escape(f.hint)}</p>{ev}</td></tr>')
-    return ("<table><tr><th>severity</th><th>code</th><th>steps</th><th>finding and evidence</th></tr>"
-            + "".join(body) + "</table>")
+        body.append(
+            f'<tr><td class="sev-{f.severity}">{escape(f.severity)}</td><td>{escape(f.code)}<br>'
+            f"{escape(f.rule)}</td><td>{escape(f.steps)}</td><td>{escape(f.message)}"
+            f'<p class="ev"><b>What to do:</b> {escape(f.hint)}</p>{ev}</td></tr>'
+        )
+    return (
+        "<table><tr><th>severity</th><th>code</th><th>steps</th><th>finding and evidence</th></tr>"
+        + "".join(body)
+        + "</table>"
+    )
 
 
 def _earlier_runs(report: Report) -> str:
@@ -187,14 +216,23 @@ def _body(report: Report) -> str:
     glance = "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in facts(report))
     shades = _shades(report)
     parts = [
-        f"<h1>logdoctor: {escape(report.meta.path)}</h1>", _summary(report),
+        f"<h1>logdoctor: {escape(report.meta.path)}</h1>",
+        _summary(report),
         timeline_svg(shades, axis) if shades else "",
         "<h2>Curves (one step axis; finding ranges shaded)</h2>",
-        *((chart_svg(c, axis) for c in _walk_charts(report)) if report.sampler is not None
-          else (chart_svg(_loss_chart(report), axis), _eval_charts(report, axis),
-                *(chart_svg(c, axis) for c in _charts(report)))),
+        *(
+            (chart_svg(c, axis) for c in _walk_charts(report))
+            if report.sampler is not None
+            else (
+                chart_svg(_loss_chart(report), axis),
+                _eval_charts(report, axis),
+                *(chart_svg(c, axis) for c in _charts(report)),
+            )
+        ),
         _batching_panels(report),
-        "<h2>Findings</h2>", _findings_table(report), _earlier_runs(report),
+        "<h2>Findings</h2>",
+        _findings_table(report),
+        _earlier_runs(report),
         f'<h2>Run at a glance</h2><table class="facts">{glance}</table>',
         _checks_list(report),
     ]
@@ -214,10 +252,18 @@ def _checks_list(report: Report) -> str:
 
 def page(title: str, body: str) -> str:
     """A whole self-contained page: ``body`` with the report's inline CSS."""
-    return "\n".join([
-        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{escape(title)}</title><style>{CSS}</style></head><body>", body, "</body></html>",
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                "<!DOCTYPE html>",
+                '<html lang="en"><head><meta charset="utf-8">',
+                f"<title>{escape(title)}</title><style>{CSS}</style></head><body>",
+                body,
+                "</body></html>",
+            ]
+        )
+        + "\n"
+    )
 
 
 #: The class of the element a fragment's content and CSS are scoped to.

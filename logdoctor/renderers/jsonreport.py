@@ -138,8 +138,14 @@ def structure_dict(st: RunStructure | None) -> dict[str, Any] | None:
 
 
 def _event(e: LogEvent) -> dict[str, Any]:
-    return {"kind": e.kind, "role": e.role, "line": e.line, "block_line": e.block_line, "text": e.text,
-    "cause": e.cause}
+    return {
+        "kind": e.kind,
+        "role": e.role,
+        "line": e.line,
+        "block_line": e.block_line,
+        "text": e.text,
+        "cause": e.cause,
+    }
 
 
 def run_part_dict(p: RunPart) -> dict[str, Any]:
@@ -186,23 +192,50 @@ def _spread(s: Spread | None) -> dict[str, float] | None:
 def sampler_dict(p: SamplerProfile) -> dict[str, Any]:
     """A probe's sampler profile as the JSON contract spells it."""
     f = p.fix
-    fix = None if f is None else {
-        "buckets": f.buckets, "boundaries": list(f.boundaries), "token_budget": f.token_budget,
-        "sequences": f.sequences,
-        "padding_efficiency": {"random": f.efficiency_random, "sorted": f.efficiency_sorted,
-                               "bucketed": f.efficiency_bucketed},
-        "relative_throughput": {"bucketed_vs_sorted": f.bucketed_vs_sorted, "bucketed_vs_random": f.bucketed_vs_random,
-                                "bucketed_vs_this": f.bucketed_vs_this},
-    }
+    fix = (
+        None
+        if f is None
+        else {
+            "buckets": f.buckets,
+            "boundaries": list(f.boundaries),
+            "token_budget": f.token_budget,
+            "sequences": f.sequences,
+            "padding_efficiency": {
+                "random": f.efficiency_random,
+                "sorted": f.efficiency_sorted,
+                "bucketed": f.efficiency_bucketed,
+            },
+            "relative_throughput": {
+                "bucketed_vs_sorted": f.bucketed_vs_sorted,
+                "bucketed_vs_random": f.bucketed_vs_random,
+                "bucketed_vs_this": f.bucketed_vs_this,
+            },
+        }
+    )
     return {
-        "target": p.target, "chain": p.chain, "samples": p.samples, "epochs": p.epochs, "batches": p.batches,
-        "steps": p.steps, "batch_size": p.batch_size, "world_size": p.world_size, "ranks": p.ranks,
-        "grad_accum": p.grad_accum, "set_epoch": list(p.set_epoch), "bounded": p.bounded,
-        "max_batches": p.max_batches, "lengths_source": p.lengths_source, "padding_efficiency": _clean(p.efficiency),
-        "padding_efficiency_per_batch": _spread(p.padding), "tokens_per_batch": _spread(p.tokens),
-        "padded_tokens_per_batch": _spread(p.padded), "recurrence": p.recurrence,
-        "recurrence_by_epoch": list(p.recurrence_by_epoch), "recurrence_chance": p.recurrence_chance,
-        "fix": fix, "notes": list(p.notes),
+        "target": p.target,
+        "chain": p.chain,
+        "samples": p.samples,
+        "epochs": p.epochs,
+        "batches": p.batches,
+        "steps": p.steps,
+        "batch_size": p.batch_size,
+        "world_size": p.world_size,
+        "ranks": p.ranks,
+        "grad_accum": p.grad_accum,
+        "set_epoch": list(p.set_epoch),
+        "bounded": p.bounded,
+        "max_batches": p.max_batches,
+        "lengths_source": p.lengths_source,
+        "padding_efficiency": _clean(p.efficiency),
+        "padding_efficiency_per_batch": _spread(p.padding),
+        "tokens_per_batch": _spread(p.tokens),
+        "padded_tokens_per_batch": _spread(p.padded),
+        "recurrence": p.recurrence,
+        "recurrence_by_epoch": list(p.recurrence_by_epoch),
+        "recurrence_chance": p.recurrence_chance,
+        "fix": fix,
+        "notes": list(p.notes),
     }
 
 

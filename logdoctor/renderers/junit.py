@@ -32,18 +32,14 @@ def _suite(report: Report) -> ET.Element:
         time="0",
     )
     for code, rule in RULES.items():
-        case = ET.SubElement(
-            suite, "testcase", classname=f"logdoctor.{name}", name=f"{code} {rule.name}", time="0"
-        )
+        case = ET.SubElement(suite, "testcase", classname=f"logdoctor.{name}", name=f"{code} {rule.name}", time="0")
         found = fired.get(code)
         if not found:
             continue
         worst = max(f.severity for f in found)
         first = found[0]
         if code in failing:
-            fail = ET.SubElement(
-                case, "failure", type=worst.label, message=f"{first.message} ({where(first)})"
-            )
+            fail = ET.SubElement(case, "failure", type=worst.label, message=f"{first.message} ({where(first)})")
         else:
             fail = ET.SubElement(case, "system-out")
         details = []
@@ -61,9 +57,7 @@ def _suite(report: Report) -> ET.Element:
 
 
 def _error_suite(o: Outcome) -> ET.Element:
-    suite = ET.Element(
-        "testsuite", name=o.path, tests="1", failures="0", errors="1", skipped="0", time="0"
-    )
+    suite = ET.Element("testsuite", name=o.path, tests="1", failures="0", errors="1", skipped="0", time="0")
     case = ET.SubElement(suite, "testcase", classname=f"logdoctor.{o.path}", name="load", time="0")
     ET.SubElement(case, "error", type="input", message=o.error or "cannot analyse")
     return suite

@@ -77,8 +77,5 @@ class MarkdownRenderer(Renderer):
         if len(outcomes) > 1 and self.verbosity >= 0:
             rows = sanitize.clean(summary_rows(outcomes, run_width=200), sanitize.markdown)
             title = sanitize.markdown(summary_title(outcomes).lower())
-            body.append(
-                "\n".join([f"### logdoctor {title}", "", *table(SUMMARY_HEADER, rows)])
-                + "\n"
-            )
+            body.append("\n".join([f"### logdoctor {title}", "", *table(SUMMARY_HEADER, rows)]) + "\n")
         return ("" if self.verbosity < 0 else "\n").join(body)

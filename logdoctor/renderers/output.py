@@ -104,8 +104,15 @@ def classify(dest: str) -> tuple[str, Path]:
         return "stream", path  # a device, a pipe, a terminal, /dev/stdout redirected to a file
     if stat.S_ISREG(mode):
         return "file", Path(os.path.realpath(path))
-    what = ("a directory" if stat.S_ISDIR(mode) else "a block device" if stat.S_ISBLK(mode)
-            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+    what = (
+        "a directory"
+        if stat.S_ISDIR(mode)
+        else "a block device"
+        if stat.S_ISBLK(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "not a regular file"
+    )
     raise OutputError(f"{dest}: is {what}; refusing to write to it")
 
 

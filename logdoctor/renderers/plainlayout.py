@@ -18,8 +18,10 @@ from collections.abc import Sequence
 #: ASCII, Latin-1 and Latin Extended letters and signs (no soft hyphen), Greek, general punctuation
 #: (no zero-width, bidirectional or separator characters), arrows, mathematical operators, box
 #: drawing and block elements (the panel and the sparkline). The test checks each against rich.
-_OTHER = re.compile("[^\x20-\x7e\u00a1-\u00ac\u00ae-\u02ff\u0391-\u03a1\u03a3-\u03c9"
-                    "\u2010-\u2027\u2030-\u205e\u2190-\u21ff\u2200-\u22ff\u2500-\u259f]")
+_OTHER = re.compile(
+    "[^\x20-\x7e\u00a1-\u00ac\u00ae-\u02ff\u0391-\u03a1\u03a3-\u03c9"
+    "\u2010-\u2027\u2030-\u205e\u2190-\u21ff\u2200-\u22ff\u2500-\u259f]"
+)
 _WORD = re.compile(r"\s*\S+\s*")
 _TRAILING = re.compile(r"\s+$")
 
@@ -105,8 +107,13 @@ def plain_ok(pieces: Sequence[Piece], width: int) -> bool:
         if any(_OTHER.search(t) for t in _texts(piece)):
             return False
         if isinstance(piece, Facts | Bullet | Panel):
-            rows = piece.rows if isinstance(piece, Facts) else [(piece.lead, piece.text)] if isinstance(
-                piece, Bullet) else [(b.lead, b.text) for b in piece.items if isinstance(b, Bullet)]
+            rows = (
+                piece.rows
+                if isinstance(piece, Facts)
+                else [(piece.lead, piece.text)]
+                if isinstance(piece, Bullet)
+                else [(b.lead, b.text) for b in piece.items if isinstance(b, Bullet)]
+            )
             if any(not a or not b or len(a) + 2 >= width - 4 for a, b in rows):
                 return False
             if isinstance(piece, Facts) and not rows:

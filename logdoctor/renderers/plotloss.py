@@ -149,13 +149,24 @@ def _clamped(ax: Axes, steps: np.ndarray, loss: np.ndarray, yr: YRange) -> None:
     if not yr.clipped.size:
         return
     ax.plot(
-        steps[yr.clipped], np.full(yr.clipped.size, 0.985), "^", color="tab:red", ms=6,
-        transform=ax.get_xaxis_transform(), label="clamped above the axis", clip_on=False,
+        steps[yr.clipped],
+        np.full(yr.clipped.size, 0.985),
+        "^",
+        color="tab:red",
+        ms=6,
+        transform=ax.get_xaxis_transform(),
+        label="clamped above the axis",
+        clip_on=False,
     )
     top = int(yr.clipped[np.argmax(loss[yr.clipped])])
     ax.annotate(
-        f"max {loss[top]:.4g} at step {steps[top]}", (steps[top], 0.95), xycoords=("data", "axes fraction"),
-        fontsize=8, color="tab:red", ha="center", va="top",
+        f"max {loss[top]:.4g} at step {steps[top]}",
+        (steps[top], 0.95),
+        xycoords=("data", "axes fraction"),
+        fontsize=8,
+        color="tab:red",
+        ha="center",
+        va="top",
     )
 
 
@@ -181,8 +192,13 @@ def _grad_spikes(ax: Axes, report: Report, steps: np.ndarray) -> None:
     marks = sorted({f.first_step for f in report.findings if f.code in GRAD_SPIKES and f.first_step is not None})
     if marks:
         ax.plot(
-            marks, np.full(len(marks), 0.03), "v", color="tab:purple", ms=7,
-            transform=ax.get_xaxis_transform(), label="grad-norm spike",
+            marks,
+            np.full(len(marks), 0.03),
+            "v",
+            color="tab:purple",
+            ms=7,
+            transform=ax.get_xaxis_transform(),
+            label="grad-norm spike",
         )
 
 

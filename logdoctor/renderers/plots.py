@@ -102,9 +102,7 @@ def _loss_panel(ax: Axes, report: Report, steps: np.ndarray, loss: np.ndarray) -
     other = ACC if report.run.has(ACC) else LR if report.run.has(LR) else None
     if other:
         twin = ax.twinx()
-        twin.plot(
-            *envelope(steps, drawable(report.run.table[other].to_numpy())), lw=0.8, color="tab:green", alpha=0.55
-        )
+        twin.plot(*envelope(steps, drawable(report.run.table[other].to_numpy())), lw=0.8, color="tab:green", alpha=0.55)
         twin.set_ylabel(f"{other} (green)", color="tab:green")
         ax.set_zorder(twin.get_zorder() + 1)
         ax.patch.set_visible(False)
@@ -165,8 +163,9 @@ def _recurrence_panel(ax: Axes, report: Report) -> None:
 LOSS_INCHES, ROW_INCHES, PANEL_INCHES = 4.0, 3.6, 5.5
 
 
-def _layout(report: Report, steps: np.ndarray, loss: np.ndarray, extra: list[tuple[Callable[[Axes], None], bool]]
-            ) -> Figure:
+def _layout(
+    report: Report, steps: np.ndarray, loss: np.ndarray, extra: list[tuple[Callable[[Axes], None], bool]]
+) -> Figure:
     """The findings strip (when a finding has steps), the loss panel under it on the same step axis,
     then one row of the other panels. A half-size panel (the periodogram that found nothing) is half
     as wide as the others, or, alone in its row, half as high: no empty half panel is left."""

@@ -175,9 +175,11 @@ def facts(report: Report) -> tuple[tuple[str, str], ...]:
         walked = (("steps", f"{s.steps:,} optimizer steps"), ("epochs", f"{report.sampler.epochs}{each}"))
         return (*walked, *sampler_facts(report.sampler))
     ending = (("ending", ending_phrase(m.structure)),) if m.structure is not None else ()
-    dups = (("duplicates", f"{m.structure.duplicates:,} records written twice, dropped"),) if (
-        m.structure is not None and m.structure.duplicates
-    ) else ()
+    dups = (
+        (("duplicates", f"{m.structure.duplicates:,} records written twice, dropped"),)
+        if (m.structure is not None and m.structure.duplicates)
+        else ()
+    )
     return (
         ("steps", steps),
         *ending,
@@ -286,8 +288,7 @@ def stats_hint(report: Report) -> str:
     open_ = [f for f in report.problems if f.code in DECIDED_BY_BATCH_STATS]
     if not open_:
         return ""
-    what = " and ".join(dict.fromkeys("the periodic loss" if f.code.startswith("LD2") else "the spikes"
-                                      for f in open_))
+    what = " and ".join(dict.fromkeys("the periodic loss" if f.code.startswith("LD2") else "the spikes" for f in open_))
     return f"To tell whether batching causes {what}: {_EMIT_HINT}."
 
 

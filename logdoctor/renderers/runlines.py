@@ -68,10 +68,7 @@ def earlier_title(report: Report) -> str:
         return ""
     bad = sum(1 for p in earlier if p.findings)
     of = earlier[0].of
-    return (
-        f"Earlier runs in this log: {len(earlier)} before this one (run {of} of {of}), "
-        f"{bad or 'none'} with problems"
-    )
+    return f"Earlier runs in this log: {len(earlier)} before this one (run {of} of {of}), {bad or 'none'} with problems"
 
 
 def earlier_lines(report: Report) -> tuple[str, ...]:
@@ -81,12 +78,18 @@ def earlier_lines(report: Report) -> tuple[str, ...]:
         return ()
     of = earlier[0].of
     lines = [problem_line(p) for p in earlier if p.findings]
-    lines += [f"{run_label(p)}: {_NO_STEP_ENDINGS.get(p.ending, p.ending)} ({p.ending_source})"
-              for p in earlier if not p.rows and not p.findings]
+    lines += [
+        f"{run_label(p)}: {_NO_STEP_ENDINGS.get(p.ending, p.ending)} ({p.ending_source})"
+        for p in earlier
+        if not p.rows and not p.findings
+    ]
     # a silent stop before the plan that a later launch answered (diagnosis/runs.py: information)
     relaunched = [p for p in earlier if p.rows and not p.findings and p.ending == "stopped"]
-    lines += [f"{run_label(p)}: stopped before its plan ({source_words(p.ending_source)}) with no message, "
-              "then launched again" for p in relaunched]
+    lines += [
+        f"{run_label(p)}: stopped before its plan ({source_words(p.ending_source)}) with no message, "
+        "then launched again"
+        for p in relaunched
+    ]
     ok = [p.index for p in earlier if not p.findings and not p.too_short and p.rows and p not in relaunched]
     short = [p.index for p in earlier if p.too_short]
     if ok:

@@ -44,9 +44,11 @@ def _recurrence(p: SamplerProfile) -> str:
 def _fix(f: FixPrice, samples: int | None) -> str:
     this = f", {f.bucketed_vs_this:.2f}x this sampler" if f.bucketed_vs_this is not None else ""
     drawn = f"; priced on a uniform draw of {f.sequences:,} samples" if samples and f.sequences < samples else ""
-    return (f"a bucketed shuffle with {f.buckets} buckets at {f.token_budget:,} tokens per batch: "
-            f"{_pct(f.efficiency_bucketed)} padding efficiency, {f.bucketed_vs_sorted:.0%} of sorted throughput "
-            f"({f.bucketed_vs_random:.2f}x random{this}){drawn}")
+    return (
+        f"a bucketed shuffle with {f.buckets} buckets at {f.token_budget:,} tokens per batch: "
+        f"{_pct(f.efficiency_bucketed)} padding efficiency, {f.bucketed_vs_sorted:.0%} of sorted throughput "
+        f"({f.bucketed_vs_random:.2f}x random{this}){drawn}"
+    )
 
 
 def sampler_facts(p: SamplerProfile) -> tuple[tuple[str, str], ...]:
@@ -57,8 +59,13 @@ def sampler_facts(p: SamplerProfile) -> tuple[tuple[str, str], ...]:
         rows.append(("ranks", f"{p.world_size}: {p.ranks}"))
     rows.append(("lengths", f"from {p.lengths_source}" if p.lengths_source else "none (composition only)"))
     if p.efficiency is not None and p.padding is not None:
-        rows.append(("padding", f"{_pct(p.efficiency)} efficiency (real / padded tokens); per batch median "
-                                f"{_pct(p.padding.median)}, worst 5% below {_pct(p.padding.p5)}"))
+        rows.append(
+            (
+                "padding",
+                f"{_pct(p.efficiency)} efficiency (real / padded tokens); per batch median "
+                f"{_pct(p.padding.median)}, worst 5% below {_pct(p.padding.p5)}",
+            )
+        )
     if p.tokens is not None and p.padded is not None:
         rows.append(("tokens/batch", f"real {_tokens(p.tokens)}; padded {_tokens(p.padded)}"))
     rows.append(("recurrence", _recurrence(p)))

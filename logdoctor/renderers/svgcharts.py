@@ -94,8 +94,10 @@ def _shades(chart: Chart, axis: Axis, top: int, h: int) -> list[str]:
     for s in chart.shades:
         x0, x1 = float(axis.x(s.first)), float(axis.x(s.last))
         w = max(x1 - x0, 2.0)
-        out.append(f'<rect x="{x0:.1f}" y="{top}" width="{w:.1f}" height="{h}" fill="{severity_colour(s.severity)}"'
-                   f' fill-opacity="0.15"><title>{escape(s.code)} steps {s.first}-{s.last}</title></rect>')
+        out.append(
+            f'<rect x="{x0:.1f}" y="{top}" width="{w:.1f}" height="{h}" fill="{severity_colour(s.severity)}"'
+            f' fill-opacity="0.15"><title>{escape(s.code)} steps {s.first}-{s.last}</title></rect>'
+        )
     return out
 
 
@@ -110,8 +112,10 @@ def _line(line: Line, colour: str, axis: Axis, y_of: object, lo: float, hi: floa
     pts = " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(axis.x(xs), y_of(clamped), strict=True))  # type: ignore[operator]
     out = [f'<polyline fill="none" stroke="{colour}" stroke-width="1.2" points="{pts}"/>']
     if line.markers:
-        out += [f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{colour}"/>'
-                for x, y in zip(axis.x(steps), y_of(np.clip(t, lo, hi)), strict=True)]  # type: ignore[operator]
+        out += [
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{colour}"/>'
+            for x, y in zip(axis.x(steps), y_of(np.clip(t, lo, hi)), strict=True)  # type: ignore[operator]
+        ]
     over = np.flatnonzero((t > hi) | (t < lo))
     placed: list[tuple[float, float, bool]] = []  # (left, right, top edge) of each label drawn
     for i in over[np.argsort(-np.abs(t[over]))][:3]:
@@ -139,25 +143,33 @@ def chart_svg(chart: Chart, axis: Axis) -> str:
         return top + h - (np.asarray(v, dtype=float) - lo) / span * h
 
     width = axis.width
-    parts = [f'<svg width="{width}" height="{chart.height}" '
-             f'viewBox="0 0 {width} {chart.height}" role="img" aria-label="{escape(chart.title)}">',
-             f'<text x="{LEFT}" y="14" class="title">{escape(chart.title)}</text>',
-             *_shades(chart, axis, top, h),
-             f'<rect x="{LEFT}" y="{top}" width="{width - LEFT - RIGHT}" height="{h}" fill="none" stroke="#bbb"/>']
+    parts = [
+        f'<svg width="{width}" height="{chart.height}" '
+        f'viewBox="0 0 {width} {chart.height}" role="img" aria-label="{escape(chart.title)}">',
+        f'<text x="{LEFT}" y="14" class="title">{escape(chart.title)}</text>',
+        *_shades(chart, axis, top, h),
+        f'<rect x="{LEFT}" y="{top}" width="{width - LEFT - RIGHT}" height="{h}" fill="none" stroke="#bbb"/>',
+    ]
     for val, label in _ticks(lo, hi, chart.log):
         y = float(y_of(val))
         parts.append(f'<text x="{LEFT - 5}" y="{y + 4:.1f}" class="tick" text-anchor="end">{label}</text>')
     if chart.unit:
-        parts.append(f'<text x="12" y="{top + h / 2:.1f}" class="tick" text-anchor="middle" '
-                     f'transform="rotate(-90 12 {top + h / 2:.1f})">{escape(chart.unit)}</text>')
+        parts.append(
+            f'<text x="12" y="{top + h / 2:.1f}" class="tick" text-anchor="middle" '
+            f'transform="rotate(-90 12 {top + h / 2:.1f})">{escape(chart.unit)}</text>'
+        )
     for i, line in enumerate(chart.lines):
         colour = LINE_COLOURS[i % len(LINE_COLOURS)]
         parts += _line(line, colour, axis, y_of, lo, hi, chart.log)
-        parts.append(f'<text x="{width - RIGHT - 5}" y="{top + 12 + 13 * i}" class="legend" text-anchor="end" '
-                     f'fill="{colour}">{escape(line.label)}</text>')
+        parts.append(
+            f'<text x="{width - RIGHT - 5}" y="{top + 12 + 13 * i}" class="legend" text-anchor="end" '
+            f'fill="{colour}">{escape(line.label)}</text>'
+        )
     for step in nice_ticks(axis.lo, axis.hi, 6 if width >= WIDTH else 4):  # round steps, the last inside the frame
-        parts.append(f'<text x="{float(axis.x(step)):.1f}" y="{chart.height - 8}" class="tick" '
-                     f'text-anchor="middle">{tick_label(step)}</text>')
+        parts.append(
+            f'<text x="{float(axis.x(step)):.1f}" y="{chart.height - 8}" class="tick" '
+            f'text-anchor="middle">{tick_label(step)}</text>'
+        )
     parts.append(f'<text x="{LEFT - 5}" y="{chart.height - 8}" class="tick" text-anchor="end">step</text>')
     parts.append("</svg>")
     return "\n".join(parts)
@@ -167,18 +179,22 @@ def timeline_svg(shades: Sequence[Shade], axis: Axis) -> str:
     """The findings strip: one lane per finding code, each range drawn in its severity's colour."""
     lanes = sorted({s.code for s in shades})
     height = 24 + 16 * max(1, len(lanes))
-    parts = [f'<svg width="{WIDTH}" height="{height}" '
-             f'viewBox="0 0 {WIDTH} {height}" role="img" aria-label="findings timeline">',
-             f'<text x="{LEFT}" y="12" class="title">findings over the run</text>']
+    parts = [
+        f'<svg width="{WIDTH}" height="{height}" '
+        f'viewBox="0 0 {WIDTH} {height}" role="img" aria-label="findings timeline">',
+        f'<text x="{LEFT}" y="12" class="title">findings over the run</text>',
+    ]
     for i, code in enumerate(lanes):
         y = 18 + 16 * i
         parts.append(f'<text x="{LEFT - 5}" y="{y + 10}" class="tick" text-anchor="end">{escape(code)}</text>')
         parts.append(f'<line x1="{LEFT}" y1="{y + 6}" x2="{WIDTH - RIGHT}" y2="{y + 6}" stroke="#eee"/>')
         for s in (s for s in shades if s.code == code):
             x0, x1 = float(axis.x(s.first)), float(axis.x(s.last))
-            parts.append(f'<rect x="{x0:.1f}" y="{y}" width="{max(x1 - x0, 3.0):.1f}" height="12" '
-                         f'fill="{severity_colour(s.severity)}"><title>{escape(code)} steps {s.first}-{s.last}'
-                         f"</title></rect>")
+            parts.append(
+                f'<rect x="{x0:.1f}" y="{y}" width="{max(x1 - x0, 3.0):.1f}" height="12" '
+                f'fill="{severity_colour(s.severity)}"><title>{escape(code)} steps {s.first}-{s.last}'
+                f"</title></rect>"
+            )
     parts.append("</svg>")
     return "\n".join(parts)
 
@@ -186,8 +202,9 @@ def timeline_svg(shades: Sequence[Shade], axis: Axis) -> str:
 EPOCH_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 
 
-def scatter_svg(title: str, x: np.ndarray, y: np.ndarray, xlabel: str, height: int = 260,
-                epochs: np.ndarray | None = None) -> str:
+def scatter_svg(
+    title: str, x: np.ndarray, y: np.ndarray, xlabel: str, height: int = 260, epochs: np.ndarray | None = None
+) -> str:
     """A small scatter panel (batching evidence: loss against batch length), coloured by epoch."""
     keep = np.isfinite(x) & np.isfinite(y)
     x, y = x[keep], y[keep]
@@ -202,22 +219,34 @@ def scatter_svg(title: str, x: np.ndarray, y: np.ndarray, xlabel: str, height: i
     py = top + h - (np.clip(y[idx], ylo, yhi) - ylo) / max(yhi - ylo, 1e-12) * h
     first = int(ep.min()) if ep is not None and ep.size else 0
     colours = [EPOCH_COLOURS[(int(e) - first) % len(EPOCH_COLOURS)] for e in ep[idx]] if ep is not None else None
-    dots = "".join(f'<circle cx="{a:.1f}" cy="{b:.1f}" r="1.6" fill="{colours[k] if colours else "#1f77b4"}" '
-                   f'fill-opacity="0.5"/>' for k, (a, b) in enumerate(zip(px, py, strict=True)))
+    dots = "".join(
+        f'<circle cx="{a:.1f}" cy="{b:.1f}" r="1.6" fill="{colours[k] if colours else "#1f77b4"}" fill-opacity="0.5"/>'
+        for k, (a, b) in enumerate(zip(px, py, strict=True))
+    )
     legend = ""
     if ep is not None and ep.size:
         names = list(range(first, int(ep.max()) + 1))[: len(EPOCH_COLOURS)]
-        legend = "".join(f'<text x="{w - 12}" y="{top + 12 + 12 * i}" class="legend" text-anchor="end" '
-                         f'fill="{EPOCH_COLOURS[i]}">epoch {e + 1 if first == 0 else e}</text>'
-                         for i, e in enumerate(names))
-    ticks = "".join(f'<text x="{left + (v - xlo) / max(xhi - xlo, 1e-12) * (w - left - 10):.1f}" y="{top + h + 14}" '
-                    f'class="tick" text-anchor="middle">{tick_label(v)}</text>' for v in nice_ticks(xlo, xhi, 4))
-    yticks = "".join(f'<text x="{left - 5}" y="{top + h - (v - ylo) / max(yhi - ylo, 1e-12) * h + 4:.1f}" '
-                     f'class="tick" text-anchor="end">{tick_label(v)}</text>' for v in nice_ticks(ylo, yhi, 4))
-    return (f'<svg width="{w}" height="{height}" viewBox="0 0 {w} {height}" '
-            f'role="img" aria-label="{escape(title)}"><text x="{left}" y="14" class="title">{escape(title)}</text>'
-            f'<rect x="{left}" y="{top}" width="{w - left - 10}" height="{h}" fill="none" stroke="#bbb"/>{dots}'
-            f'{legend}{ticks}{yticks}'
-            f'<text x="{(left + w) / 2:.1f}" y="{height - 8}" class="tick" text-anchor="middle">{escape(xlabel)}</text>'
-            f'<text x="12" y="{top + h / 2:.1f}" class="tick" text-anchor="middle" '
-            f'transform="rotate(-90 12 {top + h / 2:.1f})">loss</text></svg>')
+        legend = "".join(
+            f'<text x="{w - 12}" y="{top + 12 + 12 * i}" class="legend" text-anchor="end" '
+            f'fill="{EPOCH_COLOURS[i]}">epoch {e + 1 if first == 0 else e}</text>'
+            for i, e in enumerate(names)
+        )
+    ticks = "".join(
+        f'<text x="{left + (v - xlo) / max(xhi - xlo, 1e-12) * (w - left - 10):.1f}" y="{top + h + 14}" '
+        f'class="tick" text-anchor="middle">{tick_label(v)}</text>'
+        for v in nice_ticks(xlo, xhi, 4)
+    )
+    yticks = "".join(
+        f'<text x="{left - 5}" y="{top + h - (v - ylo) / max(yhi - ylo, 1e-12) * h + 4:.1f}" '
+        f'class="tick" text-anchor="end">{tick_label(v)}</text>'
+        for v in nice_ticks(ylo, yhi, 4)
+    )
+    return (
+        f'<svg width="{w}" height="{height}" viewBox="0 0 {w} {height}" '
+        f'role="img" aria-label="{escape(title)}"><text x="{left}" y="14" class="title">{escape(title)}</text>'
+        f'<rect x="{left}" y="{top}" width="{w - left - 10}" height="{h}" fill="none" stroke="#bbb"/>{dots}'
+        f"{legend}{ticks}{yticks}"
+        f'<text x="{(left + w) / 2:.1f}" y="{height - 8}" class="tick" text-anchor="middle">{escape(xlabel)}</text>'
+        f'<text x="12" y="{top + h / 2:.1f}" class="tick" text-anchor="middle" '
+        f'transform="rotate(-90 12 {top + h / 2:.1f})">loss</text></svg>'
+    )

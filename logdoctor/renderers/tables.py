@@ -37,8 +37,7 @@ def table_format(dest: str, explicit: str | None = None) -> str:
     suffix = PurePath(dest).suffix.lower()
     if suffix not in TABLE_FORMATS:
         raise ConfigError(
-            f"{dest}: cannot tell the table format from {suffix or 'no extension'!r} "
-            "(use .parquet, .csv or .jsonl)"
+            f"{dest}: cannot tell the table format from {suffix or 'no extension'!r} (use .parquet, .csv or .jsonl)"
         )
     return TABLE_FORMATS[suffix]
 
@@ -78,8 +77,7 @@ def safe_table(table: pl.DataFrame, *, csv: bool) -> pl.DataFrame:
     texts = [c for c, dtype in table.schema.items() if dtype == pl.String]
     if texts:
         table = table.with_columns(
-            pl.col(c).map_elements(lambda v: _cell(v, csv), return_dtype=pl.String, skip_nulls=True)
-            for c in texts
+            pl.col(c).map_elements(lambda v: _cell(v, csv), return_dtype=pl.String, skip_nulls=True) for c in texts
         )
     if any(k != v for k, v in names.items()):
         table = table.rename(names)

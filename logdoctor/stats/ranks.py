@@ -9,6 +9,7 @@ from logdoctor.stats.distributions import student_t_two_sided
 
 FloatArray = NDArray[np.float64]
 
+
 def spearman(a: FloatArray, b: FloatArray) -> tuple[float, float]:
     """Spearman rank correlation and its two-sided p-value ((0, 1) on fewer than 4 points)."""
     if a.size < 4 or np.ptp(a) == 0 or np.ptp(b) == 0:
@@ -31,4 +32,3 @@ def rank_average(x: FloatArray) -> FloatArray:
     ranks = np.empty(x.size, dtype=np.float64)
     ranks[order] = np.repeat(starts + (counts + 1) / 2.0, counts)
     return ranks
-

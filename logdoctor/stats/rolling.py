@@ -117,4 +117,3 @@ def trend(x: FloatArray, window: int, max_blocks: int = 4000) -> FloatArray:
     centers = np.arange(blocks.size) * size + (size - 1) / 2.0
     centers[-1] = (blocks.size - 1) * size + (x.size - (blocks.size - 1) * size - 1) / 2.0
     return np.interp(np.arange(x.size, dtype=np.float64), centers, smooth)
-

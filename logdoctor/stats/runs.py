@@ -7,6 +7,7 @@ from numpy.typing import NDArray
 
 IntArray = NDArray[np.int64]
 
+
 def runs_of(mask: NDArray[np.bool_]) -> tuple[IntArray, IntArray]:
     """Start and end (exclusive) indices of each run of True in ``mask``."""
     if mask.size == 0:
@@ -24,4 +25,3 @@ def sustained(mask: NDArray[np.bool_], min_len: int) -> NDArray[np.bool_]:
     np.add.at(marks, starts[keep], 1)
     np.add.at(marks, ends[keep], -1)
     return np.cumsum(marks[:-1]) > 0
-

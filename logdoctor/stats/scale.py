@@ -43,4 +43,3 @@ def smooth_noise(sm: FloatArray, w: int, sigma: float) -> float:
         return floor
     d = sm[w:] - sm[:-w]
     return max(floor, MAD_TO_SIGMA * float(median(np.abs(d - median(d)))) / np.sqrt(2.0))
-

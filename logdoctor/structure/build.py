@@ -45,9 +45,7 @@ def _column_notes(table: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
         if is_failure_counter(col) and value == 0:
             notes.append(f"{col}: 0 in every record (no failure counted: good news)")
             continue
-        notes.append(
-            f"{col}: constant {value:g} in every record (kept, but carries no information)"
-        )
+        notes.append(f"{col}: constant {value:g} in every record (kept, but carries no information)")
     if LOSS in table.columns:
         bad = int(table.select((~pl.col(LOSS).is_finite()).sum()).item() or 0)
         if bad:
@@ -127,9 +125,7 @@ def _earlier_runs(
     placed, how = placement
     own = earlier_segments(raw, starts)
     as_placed = earlier_segments(placed, starts)
-    return tuple(
-        build_run(seg, name, fmt, spe, (cut, how), stride) for seg, cut in zip(own, as_placed, strict=True)
-    )
+    return tuple(build_run(seg, name, fmt, spe, (cut, how), stride) for seg, cut in zip(own, as_placed, strict=True))
 
 
 def _steps_per_epoch(
@@ -236,9 +232,7 @@ def build_run(
     )
     structure = _ending(structure, result, resume_lines, fresh_lines, evals, live)
     if running is not None:
-        structure = dataclasses.replace(
-            structure, running_mean=running.columns, running_mean_slopes=running.slopes
-        )
+        structure = dataclasses.replace(structure, running_mean=running.columns, running_mean_slopes=running.slopes)
     meta = RunMeta(
         path=name,
         format=fmt,

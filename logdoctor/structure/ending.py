@@ -175,8 +175,16 @@ def _epochs_finished(plan: Plan) -> bool | None:
     return False if plan.last_epoch < plan.epochs - 1 or plan.epoch_progress else None
 
 
-def judge(placed: Placed, plan: Plan, last_line: int | None, patience: int | None, evals: pl.DataFrame,
-          *, live: bool = False, snapshot: bool = False) -> tuple[str, str | None]:
+def judge(
+    placed: Placed,
+    plan: Plan,
+    last_line: int | None,
+    patience: int | None,
+    evals: pl.DataFrame,
+    *,
+    live: bool = False,
+    snapshot: bool = False,
+) -> tuple[str, str | None]:
     """(ending, its source) by the module's rules."""
     f = placed.failure
     early = _after(placed.events, EARLY_STOP, last_line)

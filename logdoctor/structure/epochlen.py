@@ -64,8 +64,11 @@ def _boundary_lengths(step: np.ndarray, ep: np.ndarray, total: np.ndarray, b: fl
 
 
 def _candidates(table: pl.DataFrame) -> list[str]:
-    return [c for c, t in table.schema.items() if t.is_numeric() and c not in (STEP, EPOCH, LINE_NO)
-            and is_cumulative_name(c)]
+    return [
+        c
+        for c, t in table.schema.items()
+        if t.is_numeric() and c not in (STEP, EPOCH, LINE_NO) and is_cumulative_name(c)
+    ]
 
 
 def run_length(run: pl.DataFrame) -> EpochLength:

@@ -165,8 +165,14 @@ def resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
     """Apply rules 1-3: the final trajectory's records sorted by step, and the counts."""
     if _in_order(result.table):  # the common case: one writer, one pass, no resume
         counts: dict[str, object] = dict.fromkeys(
-            ("duplicate_steps", "nonmonotonic_steps", "repeated_steps", "resumes", "overwritten_steps",
-             "resume_overwritten"),
+            (
+                "duplicate_steps",
+                "nonmonotonic_steps",
+                "repeated_steps",
+                "resumes",
+                "overwritten_steps",
+                "resume_overwritten",
+            ),
             0,
         )
         counts["resume_steps"] = ()

@@ -235,10 +235,11 @@ def _place(
     if stride is None:
         return Placed(table, source, notes, True)
     note = (
-        f"{GIVEN_NOTE} {stride}: the log prints no step, each row is {stride} optimizer steps" if given else
-        f"the log prints no step: rows are every {stride} steps (the progress bar's count between rows)"
-        if bar else
-        f"the log prints no step: rows are every {stride} steps "
+        f"{GIVEN_NOTE} {stride}: the log prints no step, each row is {stride} optimizer steps"
+        if given
+        else f"the log prints no step: rows are every {stride} steps (the progress bar's count between rows)"
+        if bar
+        else f"the log prints no step: rows are every {stride} steps "
         f"(epoch progress per row x {planned} planned steps / {markers.epochs_planned} epochs)"
     )
     offset = resume_offsets(table, markers.resume_steps, markers.run_headers)

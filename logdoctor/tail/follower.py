@@ -180,10 +180,7 @@ class FileFollower:
         fd = self._fh.fileno()
         if os.fstat(fd).st_size < self.offset:
             return True
-        return (
-            bool(self._sig)
-            and os.pread(fd, len(self._sig), self.offset - len(self._sig)) != self._sig
-        )
+        return bool(self._sig) and os.pread(fd, len(self._sig), self.offset - len(self._sig)) != self._sig
 
     def _read_available(self, *, unbounded: bool = False) -> bytes:
         fh = self._fh

@@ -36,9 +36,7 @@ _SUMMARY_SCHEMA = {
 class History:
     """Append-only parsed rows (file order) with a bounded footprint."""
 
-    def __init__(
-        self, *, full_rows: int = 200_000, max_blocks: int = 4096, max_evals: int = 10_000
-    ) -> None:
+    def __init__(self, *, full_rows: int = 200_000, max_blocks: int = 4096, max_evals: int = 10_000) -> None:
         self.full_rows = full_rows
         self.max_blocks = max_blocks
         self.max_evals = max_evals
@@ -181,15 +179,9 @@ def overview(summary: pl.DataFrame, recent: pl.DataFrame) -> tuple[float | None,
     """The loss at the start of the run (the first block's mean once summarised) and its minimum
     over the whole run, from the summary blocks and the recent rows (finite values only).
     """
-    loss = (
-        recent[LOSS]
-        if recent.height and LOSS in recent.columns
-        else pl.Series([], dtype=pl.Float64)
-    )
+    loss = recent[LOSS] if recent.height and LOSS in recent.columns else pl.Series([], dtype=pl.Float64)
     fin = loss.filter(loss.is_finite()).cast(pl.Float64).to_list()
     blocks = summary.filter(pl.col("loss_n") > 0)
-    first = (
-        blocks["loss_sum"][0] / blocks["loss_n"][0] if blocks.height else (fin[0] if fin else None)
-    )
+    first = blocks["loss_sum"][0] / blocks["loss_n"][0] if blocks.height else (fin[0] if fin else None)
     mins = [*blocks["loss_min"].to_list(), *fin]
     return (float(first) if first is not None else None, float(min(mins)) if mins else None)

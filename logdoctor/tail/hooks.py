@@ -87,8 +87,10 @@ class FindingHook:
             out.append(self._errors.get())
         if self.dropped > self._said_dropped:
             n, self._said_dropped = self.dropped - self._said_dropped, self.dropped
-            out.append(f"--on-finding {self.argv[0]}: {n} finding(s) not passed on: "
-                       f"{self.max_queue} were already waiting for the command")
+            out.append(
+                f"--on-finding {self.argv[0]}: {n} finding(s) not passed on: "
+                f"{self.max_queue} were already waiting for the command"
+            )
         return out
 
     def close(self, wait: float) -> None:
@@ -112,8 +114,9 @@ class FindingHook:
             if unsent:
                 self.dropped += unsent
                 self._said_dropped += unsent
-                self._errors.put(f"--on-finding {self.argv[0]}: {unsent} queued finding(s) not passed on: "
-                                 "tail stopped first")
+                self._errors.put(
+                    f"--on-finding {self.argv[0]}: {unsent} queued finding(s) not passed on: tail stopped first"
+                )
         for group in self._groups:  # what finished runs left running in their groups
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(group, signal.SIGKILL)

@@ -75,9 +75,7 @@ class LiveStream(StreamRenderer):
 
     name = "live"
 
-    def __init__(
-        self, out: TextIO | None = None, *, fps: float = 4.0, width: int | None = None
-    ) -> None:
+    def __init__(self, out: TextIO | None = None, *, fps: float = 4.0, width: int | None = None) -> None:
         super().__init__(out)
         self.console = Console(file=self.out, width=width)
         self.fps = fps
@@ -97,11 +95,7 @@ class LiveStream(StreamRenderer):
         self._live.start()
 
     def handle(self, event: TailEvent) -> None:
-        row = (
-            self._rows.setdefault(getattr(event, "source", ""), _Row())
-            if _has_source(event)
-            else None
-        )
+        row = self._rows.setdefault(getattr(event, "source", ""), _Row()) if _has_source(event) else None
         if isinstance(event, Progress) and row is not None:
             row.step, row.loss, row.acc, row.rows, row.recent = (
                 event.step,
@@ -167,14 +161,14 @@ class LiveStream(StreamRenderer):
             elif isinstance(ev, FindingRevised):
                 label = Text(f"revised {ev.previous.label}->{f.severity.label}", style=_SEV_STYLE[f.severity])
             found.add_row(
-                datetime.fromtimestamp(ev.time).strftime("%H:%M:%S"), label, f"{f.code} {where}",
+                datetime.fromtimestamp(ev.time).strftime("%H:%M:%S"),
+                label,
+                f"{f.code} {where}",
                 Text(sanitize.terminal(message)),
             )
         if not self._findings:
             found.add_row("", "", Text("no findings yet", style="dim"), "")
-        counts = ", ".join(
-            f"{n} {sev.label}" for sev, n in sorted(self._counts.items(), reverse=True) if n
-        )
+        counts = ", ".join(f"{n} {sev.label}" for sev, n in sorted(self._counts.items(), reverse=True) if n)
         counts += f"{', ' if counts else ''}{self._withdrawn} withdrawn" if self._withdrawn else ""
         head = Text("\nnewest findings", style="bold")
         head.append(f"  ({counts})" if counts else "", style="")
@@ -193,8 +187,14 @@ def _runs_table(rows: dict[str, _Row]) -> Table:
     """One line per file. Step, loss and acc never shrink (each at least as wide as its values):
     at 80 columns the file name, sparkline and verdict give way first."""
     cells = [
-        (Text(sanitize.terminal(_short(name, rows))), _val(r.step), _num(r.loss), _num(r.acc),
-         sparkline(r.recent[-32:]), _verdict(r.verdict))
+        (
+            Text(sanitize.terminal(_short(name, rows))),
+            _val(r.step),
+            _num(r.loss),
+            _num(r.acc),
+            sparkline(r.recent[-32:]),
+            _verdict(r.verdict),
+        )
         for name, r in rows.items()
     ] or [(Text("waiting for data…"), "", Text(""), Text(""), Text(""), Text(""))]
     runs = Table(expand=True, box=None, pad_edge=False)
@@ -239,9 +239,7 @@ def _num(v: float | None) -> Text:
 def _verdict(v: Verdict | None) -> Text:
     if v is None:
         return Text("pending", style="dim")
-    return Text(
-        f"{v.batching} {_conf(v.confidence)} ({v.cause})", style=_VERDICT_STYLE.get(v.batching, "")
-    )
+    return Text(f"{v.batching} {_conf(v.confidence)} ({v.cause})", style=_VERDICT_STYLE.get(v.batching, ""))
 
 
 def _conf(confidence: float | None) -> str:

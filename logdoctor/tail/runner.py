@@ -77,17 +77,11 @@ class Tailer:
         heavy: HeavyFn | None,
     ) -> None:
         self.opts, self.renderer, self.cheap, self.heavy = opts, renderer, tuple(cheap), heavy
-        self.hook = (
-            FindingHook(opts.on_finding, timeout=opts.hook_timeout) if opts.on_finding else None
-        )
+        self.hook = FindingHook(opts.on_finding, timeout=opts.hook_timeout) if opts.on_finding else None
         self.signals = StopSignals()
         self.watcher = make_watcher(opts.inotify, self.signals.wake_fd)
-        self.files: dict[
-            str, tuple[FileFollower | WandbFollower | MlflowPoller | DocumentFollower, TailSession]
-        ] = {}
-        self._pool = (
-            ThreadPoolExecutor(1, thread_name_prefix="logdoctor-heavy") if opts.background else None
-        )
+        self.files: dict[str, tuple[FileFollower | WandbFollower | MlflowPoller | DocumentFollower, TailSession]] = {}
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="logdoctor-heavy") if opts.background else None
         self._pending: tuple[TailSession, Future[tuple[HeavyResult, float]]] | None = None
         self._unparsed: dict[str, Pending] = {}
         self._exit = False
@@ -302,9 +296,7 @@ class Tailer:
         beats: list[TailEvent] = []
         for _, s in self.files.values():
             summary = s.summary()
-            beats.append(
-                Heartbeat(s.source, summary.last_step, summary.last_loss, summary.rows, now)
-            )
+            beats.append(Heartbeat(s.source, summary.last_step, summary.last_loss, summary.rows, now))
         return beats
 
     def _emit(self, events: Sequence[TailEvent]) -> None:

@@ -145,8 +145,7 @@ class MlflowPoller:
                 raise InputError(f"{err}; gave up after retrying for {GIVE_UP_AFTER:g} s") from None
             self._next = now + min(MAX_BACKOFF, self.interval * 2 ** (self._failures - 1))
             if self._failures == 1:
-                note = (f"{err}; retrying with backoff (up to {MAX_BACKOFF:g} s apart) "
-                        f"for up to {GIVE_UP_AFTER:g} s")
+                note = f"{err}; retrying with backoff (up to {MAX_BACKOFF:g} s apart) for up to {GIVE_UP_AFTER:g} s"
                 _say(f"logdoctor: warning: {note}")
                 return Chunk(b"", notice=note)
             return Chunk(b"")

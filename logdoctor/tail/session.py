@@ -95,9 +95,7 @@ class TailSession:
         return self.ingest.skipped
 
     # ---------------------------------------------------------------- ingest + cheap analysis
-    def feed(
-        self, data: bytes, now: float | None = None, head: bytes | None = None
-    ) -> list[TailEvent]:
+    def feed(self, data: bytes, now: float | None = None, head: bytes | None = None) -> list[TailEvent]:
         """Parse new complete lines, run the cheap detectors, return the events they raise."""
         now = time.time() if now is None else now
         events: list[TailEvent] = []
@@ -292,8 +290,13 @@ class TailSession:
         try:
             result = self.parser.parse(Source.from_bytes(self.source, data), self.opts.fields)
             return build_run(
-                result, self.source, self.parser.name, self.opts.steps_per_epoch,
-                stride=self.opts.stride, earlier_runs=False, live=True,
+                result,
+                self.source,
+                self.parser.name,
+                self.opts.steps_per_epoch,
+                stride=self.opts.stride,
+                earlier_runs=False,
+                live=True,
             )
         except LogdoctorError:
             return None
@@ -307,17 +310,13 @@ class TailSession:
             return self.heavy(run, look=None if final else self._looks)  # type: ignore[call-arg]
         return self.heavy(run)
 
-    def apply_heavy(
-        self, result: HeavyResult, cost: float, now: float, *, final: bool = False
-    ) -> list[TailEvent]:
+    def apply_heavy(self, result: HeavyResult, cost: float, now: float, *, final: bool = False) -> list[TailEvent]:
         """Turn a heavy analysis result (and the seconds it took) into events (``final``: the
         last pass, whose judgement stands without waiting for another pass to agree)."""
         self._heavy_cost = cost + self._input_cost
         findings, verdict = result
         near = max(1, self.history.n_full // 100)
-        return self.judge.judge(
-            self._kept(findings), verdict, self._cover, self._step(), now, near=near, final=final
-        )
+        return self.judge.judge(self._kept(findings), verdict, self._cover, self._step(), now, near=near, final=final)
 
     def run_heavy(self, now: float | None = None, *, final: bool = False) -> list[TailEvent]:
         """Run the heavy analyses inline (tests, the final summary)."""
@@ -331,9 +330,7 @@ class TailSession:
 
     # ---------------------------------------------------------------- events
     def _kept(self, found: Sequence[Finding]) -> list[Finding]:
-        return codes.select(
-            [f for f in found if f.code not in QUIET_CODES], self.opts.select, self.opts.ignore
-        )
+        return codes.select([f for f in found if f.code not in QUIET_CODES], self.opts.select, self.opts.ignore)
 
     def _raise_cheap(self, found: Sequence[Finding], now: float) -> list[TailEvent]:
         """Facts (a NaN loss) are raised at once; anything else a cheap detector sees first asks

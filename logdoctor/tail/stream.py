@@ -186,10 +186,7 @@ def _event_text(event: TailEvent) -> str | None:
         return f"following {', '.join(event.sources)} ({event.watcher}{where})"
     if isinstance(event, FindingRaised):
         f = event.finding
-        return (
-            f"{event.source}: {f.severity.label.upper()} {f.code} {f.rule} ({_where(f)}): "
-            f"{f.message}"
-        )
+        return f"{event.source}: {f.severity.label.upper()} {f.code} {f.rule} ({_where(f)}): {f.message}"
     if isinstance(event, FindingWithdrawn):
         f = event.finding
         return (
@@ -206,8 +203,7 @@ def _event_text(event: TailEvent) -> str | None:
         v = event.verdict
         what = "verdict" if event.previous is None else f"verdict revised ({event.previous} ->)"
         return (
-            f"{event.source}: {what} {v.batching} ({_conf(v.confidence)}, {v.cause}) "
-            f"at step {event.step}: {v.summary}"
+            f"{event.source}: {what} {v.batching} ({_conf(v.confidence)}, {v.cause}) at step {event.step}: {v.summary}"
         )
     if isinstance(event, Heartbeat):
         step = event.step if event.step is not None else "-"
@@ -229,9 +225,7 @@ def _summary_text(s: SourceSummary) -> str:
     verdict = f"verdict {v.batching} ({_conf(v.confidence)})" if v else "no verdict yet"
     worst = f", worst {s.worst.label}" if s.worst is not None else ""
     worst += f", {s.withdrawn} withdrawn" if s.withdrawn else ""
-    span = (
-        f" (first {_fmt(s.first_loss)}, min {_fmt(s.min_loss)})" if s.first_loss is not None else ""
-    )
+    span = f" (first {_fmt(s.first_loss)}, min {_fmt(s.min_loss)})" if s.first_loss is not None else ""
     step = s.last_step if s.last_step is not None else "-"
     return (
         f"{s.source}: {s.rows} rows, last step {step}, loss {_fmt(s.last_loss)}{span}, "

@@ -25,9 +25,7 @@ def stream_renderer(fmt: str, out: TextIO | None = None) -> StreamRenderer:
         return LiveStream(out)
     if fmt in STREAM_RENDERERS:
         return STREAM_RENDERERS[fmt](out)
-    raise ConfigError(
-        f"unknown tail format {fmt!r} (known: auto, live, {', '.join(STREAM_RENDERERS)})"
-    )
+    raise ConfigError(f"unknown tail format {fmt!r} (known: auto, live, {', '.join(STREAM_RENDERERS)})")
 
 
 def stdout_renderer(fmt: str, *, effects: bool) -> StreamRenderer:

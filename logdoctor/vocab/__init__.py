@@ -86,10 +86,41 @@ HIGHER: frozenset[str] = frozenset(
 HIGHER_PHRASES: tuple[str, ...] = ("exact_match",)
 #: Words of quantities that are perplexity (exp of a loss), not a loss.
 PERPLEXITY: frozenset[str] = frozenset({"ppl", "perplexity"})
-_COUNTERS = frozenset({"step", "steps", "global_step", "iter", "iteration", "iterations", "epoch", "epochs",
-                       "num_updates", "updates", "update", "batch", "batches", "sample", "samples"})
-_RATE_WORDS = frozenset({"throughput", "tok_s", "tokens_s", "samples_s", "it_s", "s_it", "wps", "ups",
-                         "samples_per_second", "steps_per_second", "tokens_per_second", "tokens_per_sec"})
+_COUNTERS = frozenset(
+    {
+        "step",
+        "steps",
+        "global_step",
+        "iter",
+        "iteration",
+        "iterations",
+        "epoch",
+        "epochs",
+        "num_updates",
+        "updates",
+        "update",
+        "batch",
+        "batches",
+        "sample",
+        "samples",
+    }
+)
+_RATE_WORDS = frozenset(
+    {
+        "throughput",
+        "tok_s",
+        "tokens_s",
+        "samples_s",
+        "it_s",
+        "s_it",
+        "wps",
+        "ups",
+        "samples_per_second",
+        "steps_per_second",
+        "tokens_per_second",
+        "tokens_per_sec",
+    }
+)
 _LR_RE = re.compile(r"(^|_)(lr|learning_rate|learningrate)(_\w+)?$")
 #: The tasks of COCO-style evaluators, the first word of their metrics (detectron2 ``bbox/AP``,
 #: ``segm/APs``, ``keypoints/AP50``; MMDetection ``bbox_mAP``): evaluations of the held-out set.
@@ -138,8 +169,10 @@ class Field:
     @property
     def is_loss(self) -> bool:
         """True for a quantity named a loss (``loss``, ``box_loss``, ``loss_0``, ``ce_mean_words``)."""
-        return "loss" in self.metric.split("_") or self.metric in ("cost", "xent", "nll") or (
-            self.key in WRITER_EVAL_LOSSES
+        return (
+            "loss" in self.metric.split("_")
+            or self.metric in ("cost", "xent", "nll")
+            or (self.key in WRITER_EVAL_LOSSES)
         )
 
 

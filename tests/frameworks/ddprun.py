@@ -9,8 +9,15 @@ from pathlib import Path
 
 
 def _env(rank: int, port: int) -> None:
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), LOCAL_RANK=str(rank),
-                      WORLD_SIZE="2", LOCAL_WORLD_SIZE="2", OMP_NUM_THREADS="1")
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+        RANK=str(rank),
+        LOCAL_RANK=str(rank),
+        WORLD_SIZE="2",
+        LOCAL_WORLD_SIZE="2",
+        OMP_NUM_THREADS="1",
+    )
 
 
 def torch_loop(rank: int, out: Path, port: int) -> None:
@@ -32,8 +39,9 @@ def torch_loop(rank: int, out: Path, port: int) -> None:
     Seen(seqs, out / f"seen{rank}.json").install(model)
     ddp = torch.nn.parallel.DistributedDataParallel(model)
     opt = torch.optim.AdamW(ddp.parameters(), lr=1e-3)
-    sampler = RecordingBatchSampler(BatchSampler(DistributedSampler(Samples(seqs), shuffle=True), 4, False),
-                                    [len(s) for s in seqs])
+    sampler = RecordingBatchSampler(
+        BatchSampler(DistributedSampler(Samples(seqs), shuffle=True), 4, False), [len(s) for s in seqs]
+    )
     loader = DataLoader(Samples(seqs), batch_sampler=sampler, collate_fn=pad_collate)
     writer = JsonlWriter(out / "logdoctor.jsonl") if is_rank_zero() else None
     step, losses = 0, []
@@ -73,8 +81,15 @@ def docs_loop(rank: int, out: Path, port: int) -> None:
     losses: list[float] = []
     model.register_forward_hook(lambda m, a, kw, o: losses.append(float(o.loss.detach())), with_kwargs=True)
     ddp = torch.nn.parallel.DistributedDataParallel(model)
-    names = {"ds": Samples(seqs), "lengths": [len(s) for s in seqs], "pad": pad_collate, "model": ddp,
-             "opt": torch.optim.AdamW(ddp.parameters(), lr=1e-3), "epochs": 2, "accum": 5}
+    names = {
+        "ds": Samples(seqs),
+        "lengths": [len(s) for s in seqs],
+        "pad": pad_collate,
+        "model": ddp,
+        "opt": torch.optim.AdamW(ddp.parameters(), lr=1e-3),
+        "epochs": 2,
+        "accum": 5,
+    }
     exec(snippets("### PyTorch, any loop")[0], names)
     (out / f"losses{rank}.json").write_text(json.dumps(losses))
     dist.destroy_process_group()
@@ -93,8 +108,9 @@ def hf_trainer(rank: int, out: Path, port: int) -> None:
         return orig_install(self, model)
 
     Seen.install = install  # type: ignore[method-assign]
-    train(out, attach=True, max_steps=12, gradient_accumulation_steps=2, per_device_train_batch_size=4,
-          ddp_backend="gloo")
+    train(
+        out, attach=True, max_steps=12, gradient_accumulation_steps=2, per_device_train_batch_size=4, ddp_backend="gloo"
+    )
 
 
 if __name__ == "__main__":

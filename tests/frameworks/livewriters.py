@@ -33,15 +33,18 @@ REAL = ("hf_trainer", "lightning_csv", "tensorboard")
 
 def followed(kind: str, out: Path) -> Path:
     """The path ``logdoctor tail`` follows for ``kind`` written under ``out``."""
-    return out / {
-        "text": "train.log",
-        "jsonl": "train.jsonl",
-        "wandb": "run-live.wandb",
-        "state_replace": "trainer_state.json",
-        "hf_trainer": "trainer_state.json",
-        "lightning_csv": "csv/version_0/metrics.csv",
-        "tensorboard": "tb",
-    }[kind]
+    return (
+        out
+        / {
+            "text": "train.log",
+            "jsonl": "train.jsonl",
+            "wandb": "run-live.wandb",
+            "state_replace": "trainer_state.json",
+            "hf_trainer": "trainer_state.json",
+            "lightning_csv": "csv/version_0/metrics.csv",
+            "tensorboard": "tb",
+        }[kind]
+    )
 
 
 class Trigger:
@@ -102,7 +105,7 @@ def _by_hand(kind: str, out: Path, steps: int, delay: float, trigger: Trigger) -
             frames.append(_wandb_history(step, loss))
             data = write_log(frames)  # the whole log so far, framed; the new bytes are appended
             with path.open("ab") as fh:
-                fh.write(data[path.stat().st_size if path.exists() else 0:])
+                fh.write(data[path.stat().st_size if path.exists() else 0 :])
         else:  # state_replace: the whole document to a temporary file, then os.replace
             rows.append({"step": step, "loss": loss, "learning_rate": 3e-4, "epoch": step / 100})
             tmp = path.with_suffix(".tmp")
@@ -141,12 +144,23 @@ def _hf_trainer(out: Path, steps: int, delay: float, trigger: Trigger) -> None:
 
     saver = SaveState()
     args = TrainingArguments(
-        output_dir=str(out), per_device_train_batch_size=8, max_steps=steps, logging_steps=1,
-        learning_rate=1e-3, report_to=[], remove_unused_columns=False, save_strategy="no",
-        use_cpu=True, disable_tqdm=True, seed=0, data_seed=0, logging_nan_inf_filter=False,
+        output_dir=str(out),
+        per_device_train_batch_size=8,
+        max_steps=steps,
+        logging_steps=1,
+        learning_rate=1e-3,
+        report_to=[],
+        remove_unused_columns=False,
+        save_strategy="no",
+        use_cpu=True,
+        disable_tqdm=True,
+        seed=0,
+        data_seed=0,
+        logging_nan_inf_filter=False,
     )
-    trainer = NanTrainer(model=tiny_gpt2(), args=args, train_dataset=Samples(corpus()),
-                         data_collator=pad_collate, callbacks=[saver])
+    trainer = NanTrainer(
+        model=tiny_gpt2(), args=args, train_dataset=Samples(corpus()), data_collator=pad_collate, callbacks=[saver]
+    )
     saver.trainer = trainer
     trainer.train()
 
@@ -185,9 +199,17 @@ def _lightning_csv(out: Path, steps: int, delay: float, trigger: Trigger) -> Non
 
     loader = torch.utils.data.DataLoader(Samples(corpus()), batch_size=8, collate_fn=pad_collate)
     logger = L.pytorch.loggers.CSVLogger(out, name="csv", version=0, flush_logs_every_n_steps=1)
-    L.Trainer(accelerator="cpu", devices=1, max_steps=steps, max_epochs=-1, logger=logger,
-              log_every_n_steps=1, enable_progress_bar=False, enable_model_summary=False,
-              enable_checkpointing=False).fit(Module(), loader)
+    L.Trainer(
+        accelerator="cpu",
+        devices=1,
+        max_steps=steps,
+        max_epochs=-1,
+        logger=logger,
+        log_every_n_steps=1,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        enable_checkpointing=False,
+    ).fit(Module(), loader)
 
 
 def _tensorboard(out: Path, steps: int, delay: float, trigger: Trigger) -> None:
@@ -241,8 +263,11 @@ class Outcome:
     latency: float | None = None
 
     def findings(self, severity: str | None = None) -> list[dict[str, Any]]:
-        return [e["finding"] for e in self.events if e.get("event") == "finding"
-                and (severity is None or e["finding"]["severity"] == severity)]
+        return [
+            e["finding"]
+            for e in self.events
+            if e.get("event") == "finding" and (severity is None or e["finding"]["severity"] == severity)
+        ]
 
     @property
     def reason(self) -> str | None:
@@ -255,16 +280,37 @@ def _ready(kind: str, path: Path) -> bool:
     return path.is_file() and path.stat().st_size > 0
 
 
-def follow(kind: str, out: Path, *, nan: bool, steps: int = 3000, delay: float = 0.05,
-           timeout: float = 120.0, idle: float = 4.0) -> Outcome:
+def follow(
+    kind: str,
+    out: Path,
+    *,
+    nan: bool,
+    steps: int = 3000,
+    delay: float = 0.05,
+    timeout: float = 120.0,
+    idle: float = 4.0,
+) -> Outcome:
     """Run the writer of ``kind`` under ``out`` and ``logdoctor tail --exit-on error`` on what it
     writes; with ``nan``, bring the NaN once tail has read the run's first rows (the writer runs
     on until then, however slow tail is to start: it is stopped once tail has)."""
     out.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONWARNINGS": "ignore"}
     writer = subprocess.Popen(
-        [sys.executable, "-m", "tests.frameworks.livewriters", kind, str(out), "--steps", str(steps),
-         "--delay", str(delay)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "tests.frameworks.livewriters",
+            kind,
+            str(out),
+            "--steps",
+            str(steps),
+            "--delay",
+            str(delay),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     path = followed(kind, out)
     try:
@@ -274,9 +320,26 @@ def follow(kind: str, out: Path, *, nan: bool, steps: int = 3000, delay: float =
                 raise RuntimeError(f"{kind} writer: {writer.stderr.read().decode()[-2000:] if writer.stderr else ''}")
             time.sleep(0.02)
         tail = subprocess.Popen(
-            [sys.executable, "-m", "logdoctor", "tail", str(path), "--exit-on", "error", "-f", "jsonl",
-             "--idle-timeout", str(idle), "--max-seconds", str(timeout)],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            [
+                sys.executable,
+                "-m",
+                "logdoctor",
+                "tail",
+                str(path),
+                "--exit-on",
+                "error",
+                "-f",
+                "jsonl",
+                "--idle-timeout",
+                str(idle),
+                "--max-seconds",
+                str(timeout),
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
         )
         events: list[dict[str, Any]] = []
         reading = threading.Event()

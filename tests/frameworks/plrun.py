@@ -40,14 +40,19 @@ class Tiny(L.LightningModule):
         return torch.optim.AdamW(self.parameters(), lr=1e-3)
 
 
-def fit(out: Path, loader: Any, callback: Any, seqs: list[list[int]], *, val: Any = None,
-        **options: Any) -> Any:
+def fit(out: Path, loader: Any, callback: Any, seqs: list[list[int]], *, val: Any = None, **options: Any) -> Any:
     torch.set_num_threads(1)
     out.mkdir(parents=True, exist_ok=True)
     settings: dict[str, Any] = {
-        "accelerator": "cpu", "devices": 1, "max_epochs": 2, "callbacks": [callback],
-        "enable_progress_bar": False, "enable_model_summary": False, "enable_checkpointing": False,
-        "logger": L.pytorch.loggers.CSVLogger(out, name="csv"), "log_every_n_steps": 1,
+        "accelerator": "cpu",
+        "devices": 1,
+        "max_epochs": 2,
+        "callbacks": [callback],
+        "enable_progress_bar": False,
+        "enable_model_summary": False,
+        "enable_checkpointing": False,
+        "logger": L.pytorch.loggers.CSVLogger(out, name="csv"),
+        "log_every_n_steps": 1,
     }
     settings.update(options)
     mod = Tiny(seqs, out)

@@ -30,8 +30,14 @@ def _free_port() -> int:
 
 def run_two(kind: str, out: Path) -> tuple[list[dict[str, object]], list[list[list[int]]]]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run([sys.executable, "-m", "tests.frameworks.ddprun", kind, str(out), str(_free_port())],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tests.frameworks.ddprun", kind, str(out), str(_free_port())],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     seen = [json.loads((out / f"seen{r}.json").read_text()) for r in (0, 1)]
     return read_jsonl(out / "logdoctor.jsonl"), seen
@@ -41,7 +47,7 @@ def check(rows: list[dict[str, object]], seen: list[list[list[int]]], micro: int
     assert [r["step"] for r in rows] == list(range(1, len(rows) + 1))
     assert len(seen[0]) == len(seen[1]) == micro * len(rows)
     for k, row in enumerate(rows):
-        step = seen[0][micro * k:micro * (k + 1)] + seen[1][micro * k:micro * (k + 1)]
+        step = seen[0][micro * k : micro * (k + 1)] + seen[1][micro * k : micro * (k + 1)]
         assert {key: row[key] for key in RECORD} == expected(SEQS, [step])
 
 
@@ -67,7 +73,7 @@ def test_docs_recipe_with_accumulation_that_does_not_divide_the_epoch(tmp_path: 
     sizes, start = [5, 5, 2] * 2, 0
     assert len(rows) == len(sizes) and len(seen[0]) == len(seen[1]) == 24
     for row, n in zip(rows, sizes, strict=True):
-        step = seen[0][start:start + n] + seen[1][start:start + n]
+        step = seen[0][start : start + n] + seen[1][start : start + n]
         assert {key: row[key] for key in RECORD} == expected(SEQS, [step])
-        assert row["loss"] == pytest.approx(sum(loss[start:start + n]) / n, rel=1e-6)
+        assert row["loss"] == pytest.approx(sum(loss[start : start + n]) / n, rel=1e-6)
         start += n

@@ -43,13 +43,21 @@ def traced_model() -> tuple[Any, Seen, list[float]]:
     return model, seen, losses
 
 
-def test_plain_loop_with_accumulation_that_does_not_divide_the_epoch(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plain_loop_with_accumulation_that_does_not_divide_the_epoch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """24 micro-batches per epoch in steps of 5: 5, 5, 5, 5 and a short step of 4."""
     monkeypatch.chdir(tmp_path)
     model, seen, losses = traced_model()
-    names = {"ds": Samples(SEQS), "lengths": [len(s) for s in SEQS], "pad": pad_collate, "model": model,
-             "opt": torch.optim.AdamW(model.parameters(), lr=1e-3), "epochs": 2, "accum": 5}
+    names = {
+        "ds": Samples(SEQS),
+        "lengths": [len(s) for s in SEQS],
+        "pad": pad_collate,
+        "model": model,
+        "opt": torch.optim.AdamW(model.parameters(), lr=1e-3),
+        "epochs": 2,
+        "accum": 5,
+    }
     dist.init_process_group("gloo", init_method=f"file://{tmp_path}/pg", rank=0, world_size=1)
     try:
         exec(snippets("### PyTorch, any loop")[0], names)
@@ -60,8 +68,8 @@ def test_plain_loop_with_accumulation_that_does_not_divide_the_epoch(tmp_path: P
     assert len(seen.batches) == 48 and len(rows) == len(sizes)
     start = 0
     for row, n in zip(rows, sizes, strict=True):
-        assert record(row) == expected(SEQS, [seen.batches[start:start + n]])
-        assert row["loss"] == pytest.approx(sum(losses[start:start + n]) / n, rel=1e-6)
+        assert record(row) == expected(SEQS, [seen.batches[start : start + n]])
+        assert row["loss"] == pytest.approx(sum(losses[start : start + n]) / n, rel=1e-6)
         start += n
     assert [r["epoch"] for r in rows] == [0] * 5 + [1] * 5
 
@@ -69,8 +77,12 @@ def test_plain_loop_with_accumulation_that_does_not_divide_the_epoch(tmp_path: P
 def test_collator_recipe_with_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     model, seen, _ = traced_model()
-    names = {"ds": Samples(SEQS), "pad": pad_collate, "model": model,
-             "opt": torch.optim.AdamW(model.parameters(), lr=1e-3)}
+    names = {
+        "ds": Samples(SEQS),
+        "pad": pad_collate,
+        "model": model,
+        "opt": torch.optim.AdamW(model.parameters(), lr=1e-3),
+    }
     exec(snippets("### PyTorch, any loop")[1], names)
     rows = read_jsonl(tmp_path / "logdoctor.jsonl")
     assert len(rows) == len(seen.batches) == 12
@@ -101,4 +113,4 @@ def test_lightning_recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     rows, seen = read_jsonl(tmp_path / "logdoctor.jsonl"), seen_batches(tmp_path)
     assert len(rows) == 6 and len(seen) == 24  # 2 epochs of 12 batches, 4 per optimizer step
     for k, row in enumerate(rows):
-        assert record(row) == expected(SEQS, [seen[4 * k:4 * k + 4]])
+        assert record(row) == expected(SEQS, [seen[4 * k : 4 * k + 4]])

@@ -40,16 +40,16 @@ class Pairs(torch.utils.data.Dataset):  # type: ignore[type-arg]
 
 
 def tuple_collate(items: list[Any]) -> tuple[torch.Tensor, torch.Tensor]:
-    seqs = [s if isinstance(s, torch.Tensor) else torch.as_tensor(s[0] if isinstance(s, tuple) else s)
-            for s in items]
+    seqs = [s if isinstance(s, torch.Tensor) else torch.as_tensor(s[0] if isinstance(s, tuple) else s) for s in items]
     ids = torch.nn.utils.rnn.pad_sequence(seqs, batch_first=True, padding_value=PAD)
     return ids, (ids != PAD).long()
 
 
 def test_non_dict_batch_in_a_worker_fails_loudly() -> None:
     """31.2: the record of a non-dict batch collated in a worker could never reach training."""
-    loader = DataLoader(Pairs(), batch_size=8, num_workers=2,
-                        collate_fn=RecordingCollator(tuple_collate, length=lambda s: len(s[0])))
+    loader = DataLoader(
+        Pairs(), batch_size=8, num_workers=2, collate_fn=RecordingCollator(tuple_collate, length=lambda s: len(s[0]))
+    )
     with pytest.raises(TypeError, match="cannot reach the training process"):
         next(iter(loader))
 
@@ -112,11 +112,20 @@ def test_hf_iterable_dataset_writes_each_pass_as_an_epoch(tmp_path: Path) -> Non
     from logdoctor.emit.hf import LogdoctorCallback
 
     torch.set_num_threads(1)
-    args = TrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=8, max_steps=60,
-                             logging_steps=1, remove_unused_columns=False, report_to=[], use_cpu=True,
-                             save_strategy="no", disable_tqdm=True)
-    trainer = Trainer(model=tiny_gpt2(), args=args, train_dataset=Stream(),
-                      data_collator=RecordingCollator(pad_collate))
+    args = TrainingArguments(
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=8,
+        max_steps=60,
+        logging_steps=1,
+        remove_unused_columns=False,
+        report_to=[],
+        use_cpu=True,
+        save_strategy="no",
+        disable_tqdm=True,
+    )
+    trainer = Trainer(
+        model=tiny_gpt2(), args=args, train_dataset=Stream(), data_collator=RecordingCollator(pad_collate)
+    )
     LogdoctorCallback.attach(trainer, jsonl=tmp_path / "ld.jsonl")
     trainer.train()
     rows = read_jsonl(tmp_path / "ld.jsonl")
@@ -133,8 +142,7 @@ def test_lightning_sampler_injection_stops_with_advice() -> None:
 
     ds = Samples(SEQS)
     inner = BatchSampler(DistributedSampler(ds, num_replicas=2, rank=0), 4, False)
-    loader = DataLoader(ds, batch_sampler=RecordingBatchSampler(inner, [len(s) for s in SEQS]),
-                        collate_fn=pad_collate)
+    loader = DataLoader(ds, batch_sampler=RecordingBatchSampler(inner, [len(s) for s in SEQS]), collate_fn=pad_collate)
     with pytest.raises(TypeError, match="use_distributed_sampler=False") as err:
         _update_dataloader(loader, DistributedSampler(ds, num_replicas=2, rank=0))
     assert "RecordingCollator" in str(err.value.__cause__)

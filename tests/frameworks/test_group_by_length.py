@@ -22,9 +22,24 @@ from logdoctor.emit.stats import batch_fingerprint, batch_stats, combine
 
 #: (samples, per-device batch, accumulation): HF's megabatch min(samples // (4 x batch x accum), 50)
 #: spans 2 to 50 optimizer steps; every size has at least 8 optimizer steps per epoch
-SIZES = [(80, 2, 1), (96, 8, 1), (100, 4, 2), (150, 3, 2), (200, 2, 3), (288, 8, 1), (320, 8, 1),
-         (333, 4, 1), (384, 4, 2), (500, 5, 2), (640, 4, 4), (777, 6, 1), (1000, 8, 2), (1200, 2, 3),
-         (1600, 8, 1), (2100, 4, 1)]
+SIZES = [
+    (80, 2, 1),
+    (96, 8, 1),
+    (100, 4, 2),
+    (150, 3, 2),
+    (200, 2, 3),
+    (288, 8, 1),
+    (320, 8, 1),
+    (333, 4, 1),
+    (384, 4, 2),
+    (500, 5, 2),
+    (640, 4, 4),
+    (777, 6, 1),
+    (1000, 8, 2),
+    (1200, 2, 3),
+    (1600, 8, 1),
+    (2100, 4, 1),
+]
 
 
 def hf_mult(samples: int, batch: int, accum: int) -> int:
@@ -41,11 +56,14 @@ def simulate(path: Path, samples: int, batch: int, accum: int, grouped: bool, st
     step, rows = 0, []
     for epoch in range(epochs):
         gen = torch.Generator().manual_seed(seed * 100 + epoch)
-        order = (get_length_grouped_indices(lengths.tolist(), step_size, generator=gen) if grouped
-                 else torch.randperm(samples, generator=gen).tolist())
+        order = (
+            get_length_grouped_indices(lengths.tolist(), step_size, generator=gen)
+            if grouped
+            else torch.randperm(samples, generator=gen).tolist()
+        )
         for start in range(0, samples, step_size):
-            idx = order[start:start + step_size]
-            micro = [np.asarray(idx[i:i + batch]) for i in range(0, len(idx), batch)]
+            idx = order[start : start + step_size]
+            micro = [np.asarray(idx[i : i + batch]) for i in range(0, len(idx), batch)]
             pairs = [(batch_stats(lengths[m]) | {"batch_fp": batch_fingerprint(m)}, m) for m in micro]
             step += 1
             rows.append((step, epoch, combine(pairs)))
@@ -61,7 +79,8 @@ def simulate(path: Path, samples: int, batch: int, accum: int, grouped: bool, st
 
 @pytest.mark.parametrize(("samples", "batch", "accum"), SIZES, ids=lambda v: str(v))
 def test_group_by_length_is_grouped_with_statistics_whatever_the_megabatch(
-        tmp_path: Path, samples: int, batch: int, accum: int) -> None:
+    tmp_path: Path, samples: int, batch: int, accum: int
+) -> None:
     mult = hf_mult(samples, batch, accum)
     assert 2 <= mult <= 50
     simulate(tmp_path / "stats.jsonl", samples, batch, accum, grouped=True, stats=True, seed=samples)

@@ -36,12 +36,19 @@ def loss_only(rows: list[dict[str, object]], path: Path) -> Path:
 
 @pytest.mark.parametrize(("samples", "batch", "accum", "mult"), [(320, 8, 1, 10), (288, 4, 2, 9)])
 def test_quarter_epoch_megabatches_are_grouped_from_the_statistics(
-        tmp_path: Path, samples: int, batch: int, accum: int, mult: int) -> None:
+    tmp_path: Path, samples: int, batch: int, accum: int, mult: int
+) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rows, _, _ = train(tmp_path, seqs=corpus(samples), max_steps=-1, num_train_epochs=5,
-                           per_device_train_batch_size=batch, gradient_accumulation_steps=accum,
-                           train_sampling_strategy="group_by_length")
+        rows, _, _ = train(
+            tmp_path,
+            seqs=corpus(samples),
+            max_steps=-1,
+            num_train_epochs=5,
+            per_device_train_batch_size=batch,
+            gradient_accumulation_steps=accum,
+            train_sampling_strategy="group_by_length",
+        )
     assert len(rows) == 5 * samples // (batch * accum)
     stats = verdict(tmp_path / "logdoctor.jsonl")
     assert stats.batching == "grouped", stats.summary
@@ -56,9 +63,15 @@ def test_logged_every_10_steps_makes_no_unsupported_order_claim(tmp_path: Path) 
     inside, so the merged statistics can neither show nor rule out the order."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rows, _, _ = train(tmp_path, seqs=corpus(96), max_steps=-1, num_train_epochs=7,
-                           per_device_train_batch_size=2, logging_steps=10,
-                           train_sampling_strategy="group_by_length")
+        rows, _, _ = train(
+            tmp_path,
+            seqs=corpus(96),
+            max_steps=-1,
+            num_train_epochs=7,
+            per_device_train_batch_size=2,
+            logging_steps=10,
+            train_sampling_strategy="group_by_length",
+        )
     assert len(rows) == 33
     v = verdict(tmp_path / "logdoctor.jsonl")
     assert v.batching not in ("healthy", "static", "sorted"), v.summary

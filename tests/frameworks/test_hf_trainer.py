@@ -25,7 +25,7 @@ def record(row: dict[str, object], keys: tuple[str, ...] = RECORD) -> dict[str, 
 
 
 def steps_of(batches: list[list[int]], per_step: int) -> list[list[list[int]]]:
-    return [batches[i:i + per_step] for i in range(0, len(batches), per_step)]
+    return [batches[i : i + per_step] for i in range(0, len(batches), per_step)]
 
 
 def test_single_process_records_are_the_trained_batches(tmp_path: Path) -> None:
@@ -52,8 +52,7 @@ def test_evaluation_batches_are_not_recorded(tmp_path: Path) -> None:
 
 def test_dataloader_workers(tmp_path: Path) -> None:
     """Issue 16.6: with worker processes the collator runs elsewhere; the JSONL must not stay empty."""
-    rows, seen, _ = train(tmp_path, dataloader_num_workers=2, max_steps=12,
-                          dataloader_persistent_workers=True)
+    rows, seen, _ = train(tmp_path, dataloader_num_workers=2, max_steps=12, dataloader_persistent_workers=True)
     assert len(rows) == 12
     for row, step in zip(rows, steps_of(seen.batches, 1), strict=True):
         assert record(row) == expected(SEQS, [step])
@@ -120,8 +119,9 @@ def test_reporting_integrations_log_the_statistics(tmp_path: Path) -> None:
     """Issue 16.7 and 16.10: TensorBoard gets the statistics; logdoctor reads HF's train/epoch and
     not the end-of-training summary as a step."""
     pytest.importorskip("tensorboard", reason="needs tensorboard")
-    rows, _, _ = train(tmp_path, attach=True, report_to=["tensorboard"], max_steps=-1, num_train_epochs=3,
-                       logging_steps=5)
+    rows, _, _ = train(
+        tmp_path, attach=True, report_to=["tensorboard"], max_steps=-1, num_train_epochs=3, logging_steps=5
+    )
     run = pipeline.load(str(tmp_path / "runs"))
     assert run.table["step"].to_list() == [r["step"] for r in rows] == list(range(5, 36, 5))
     for col in ("epoch", "len_mean", "tokens", "pad_frac"):

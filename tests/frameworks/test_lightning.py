@@ -54,6 +54,7 @@ def losses(out: Path, rank: int = 0) -> list[float]:
 
     return losses_(out, rank)
 
+
 SEQS = corpus()
 LENGTHS = np.array([len(s) for s in SEQS])
 RECORD = ("n_seq", "tokens", "len_mean", "len_min", "len_max", "pad_frac", "batch_fp")
@@ -65,27 +66,32 @@ def record(row: dict[str, object]) -> dict[str, object]:
 
 
 def collated(shuffle: bool = True, batch_size: int = 8, **kw: object) -> DataLoader:
-    return DataLoader(Samples(SEQS), batch_size=batch_size, shuffle=shuffle,
-                      collate_fn=RecordingCollator(pad_collate), **kw)  # type: ignore[arg-type]
+    return DataLoader(
+        Samples(SEQS), batch_size=batch_size, shuffle=shuffle, collate_fn=RecordingCollator(pad_collate), **kw
+    )  # type: ignore[arg-type]
 
 
 def test_accumulation_writes_one_line_per_optimizer_step(tmp_path: Path) -> None:
     """Issue 16.5: accumulate_grad_batches=4: one line per optimizer step, statistics over its 4
     micro-batches, the loss as training_step returned it (Lightning hands callbacks loss / 4)."""
-    fit(tmp_path, collated(batch_size=4), ld_callback(jsonl=tmp_path / "ld.jsonl"), SEQS,
-        accumulate_grad_batches=4)
+    fit(tmp_path, collated(batch_size=4), ld_callback(jsonl=tmp_path / "ld.jsonl"), SEQS, accumulate_grad_batches=4)
     rows, seen, loss = read_jsonl(tmp_path / "ld.jsonl"), seen_batches(tmp_path), losses(tmp_path)
     assert [r["step"] for r in rows] == list(range(1, 13)) and len(seen) == 48
     for k, row in enumerate(rows):
-        assert record(row) == expected(SEQS, [seen[4 * k:4 * k + 4]]) and row["n_seq"] == 16
-        assert row["loss"] == pytest.approx(np.mean(loss[4 * k:4 * k + 4]), rel=1e-6)
+        assert record(row) == expected(SEQS, [seen[4 * k : 4 * k + 4]]) and row["n_seq"] == 16
+        assert row["loss"] == pytest.approx(np.mean(loss[4 * k : 4 * k + 4]), rel=1e-6)
         assert row["epoch"] == k // 6
 
 
 def test_validation_batches_and_workers(tmp_path: Path) -> None:
     """Validation batches share the collator and are dropped; workers collate (issue 16.3, 16.6)."""
-    fit(tmp_path, collated(num_workers=2), ld_callback(jsonl=tmp_path / "ld.jsonl"), SEQS,
-        val=DataLoader(Samples(corpus(8, seed=1)), batch_size=4, collate_fn=RecordingCollator(pad_collate)))
+    fit(
+        tmp_path,
+        collated(num_workers=2),
+        ld_callback(jsonl=tmp_path / "ld.jsonl"),
+        SEQS,
+        val=DataLoader(Samples(corpus(8, seed=1)), batch_size=4, collate_fn=RecordingCollator(pad_collate)),
+    )
     rows, seen = read_jsonl(tmp_path / "ld.jsonl"), seen_batches(tmp_path)
     assert len(rows) == len(seen) == 24
     for row, batch in zip(rows, seen, strict=True):
@@ -126,8 +132,14 @@ def _run_ddp(out: Path, strategy: str) -> list[dict[str, object]]:
     teardown after the fit had stopped (the run is then judged again whole: nothing of it is kept)."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
     for attempt in (1, 2):
-        proc = subprocess.run([sys.executable, "-m", "tests.frameworks.plrun", str(out), strategy],
-                              cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, "-m", "tests.frameworks.plrun", str(out), strategy],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         torn = TEARDOWN_ABORT in proc.stderr and "`Trainer.fit` stopped" in proc.stderr
         if proc.returncode == 0 or not torn or attempt == 2:
             break
@@ -190,8 +202,14 @@ def test_ddp_default_with_a_recording_batch_sampler_stops_with_advice(tmp_path: 
     """Issue 31.5: DDP with the default use_distributed_sampler=True re-creates the batch sampler;
     the run stops with Lightning's message and ours (not a raw TypeError about batch_size)."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run([sys.executable, "-m", "tests.frameworks.plrun", str(tmp_path), "ddp_fork+sampler"],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tests.frameworks.plrun", str(tmp_path), "ddp_fork+sampler"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode != 0
     assert "use_distributed_sampler=False" in proc.stderr and "RecordingCollator" in proc.stderr
     assert "unexpected keyword argument" not in proc.stderr

@@ -12,9 +12,21 @@ from bench.realruns.probe import compare
 
 #: the plain loops (every strategy, statistics or not, with accumulation), an HF run of each sampler,
 #: and Lightning; the other HF megabatch sizes are in bench/realruns/probe.py
-RUNS = ["loop_random_stats", "loop_random_loss", "loop_sorted_stats", "loop_static_stats", "loop_static_stats_ga2",
-        "loop_static_loss", "loop_fixed_stats", "loop_bucketed_stats", "loop_bucketed_stats_ga2", "hf_default_stats",
-        "hf_gbl_stats", "hf_gbl_m12_ga2_stats", "lightning_random_loss"]
+RUNS = [
+    "loop_random_stats",
+    "loop_random_loss",
+    "loop_sorted_stats",
+    "loop_static_stats",
+    "loop_static_stats_ga2",
+    "loop_static_loss",
+    "loop_fixed_stats",
+    "loop_bucketed_stats",
+    "loop_bucketed_stats_ga2",
+    "hf_default_stats",
+    "hf_gbl_stats",
+    "hf_gbl_m12_ga2_stats",
+    "lightning_random_loss",
+]
 
 
 @pytest.mark.parametrize("name", RUNS)

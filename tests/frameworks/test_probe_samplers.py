@@ -41,7 +41,7 @@ class LengthSorted(Sampler[list[int]]):
 
     def __init__(self, size: int = 8) -> None:
         order = np.argsort(LENGTHS, kind="stable")
-        self.batches = [order[i:i + size].tolist() for i in range(0, order.size, size)]
+        self.batches = [order[i : i + size].tolist() for i in range(0, order.size, size)]
 
     def __iter__(self) -> Iterator[list[int]]:
         return iter(self.batches)
@@ -69,8 +69,12 @@ def _same_batches(report: Report, batches: list[list[int]]) -> None:
 
 def test_random_sampler_is_healthy_with_its_numbers_computed_directly() -> None:
     def loader() -> DataLoader[Any]:
-        return DataLoader(DATA, batch_size=8, sampler=RandomSampler(DATA, generator=torch.Generator().manual_seed(5)),
-                          collate_fn=pad_collate)
+        return DataLoader(
+            DATA,
+            batch_size=8,
+            sampler=RandomSampler(DATA, generator=torch.Generator().manual_seed(5)),
+            collate_fn=pad_collate,
+        )
 
     report = probe(loader())
     again = loader()
@@ -93,11 +97,14 @@ def test_random_sampler_is_healthy_with_its_numbers_computed_directly() -> None:
     assert fix.bucketed_vs_this == pytest.approx(plan.strategies["bucketed"].padding_efficiency / own)
 
 
-@pytest.mark.parametrize(("sampler", "verdict"), [
-    (LengthSorted(), "sorted"),
-    (SortedOnceShuffledOrder(), "static"),
-    (BucketedSampler(SEQS_, batch_size=8), "healthy"),
-])
+@pytest.mark.parametrize(
+    ("sampler", "verdict"),
+    [
+        (LengthSorted(), "sorted"),
+        (SortedOnceShuffledOrder(), "static"),
+        (BucketedSampler(SEQS_, batch_size=8), "healthy"),
+    ],
+)
 def test_batch_samplers_of_a_dataloader_get_their_verdict(sampler: Sampler[list[int]], verdict: str) -> None:
     report = probe(DataLoader(DATA, batch_sampler=sampler, collate_fn=pad_collate))
     assert report.verdict.batching == verdict, report.verdict.summary
@@ -118,7 +125,7 @@ def test_the_static_pattern_is_priced_on_its_own_lengths() -> None:
 
 def test_a_fixed_order_dataloader_over_prebuilt_batches_is_static() -> None:
     order = np.random.default_rng(2).permutation(480)
-    prebuilt = [order[i:i + 8].tolist() for i in range(0, 480, 8)]
+    prebuilt = [order[i : i + 8].tolist() for i in range(0, 480, 8)]
     report = probe(DataLoader(DATA, batch_sampler=prebuilt, collate_fn=pad_collate))
     assert report.verdict.batching == "static" and "same order every epoch" in report.verdict.summary
     _same_batches(report, prebuilt * 3)
@@ -129,8 +136,15 @@ def _trainer(tmp_path: Any, **overrides: Any) -> Any:
 
     from tests.frameworks.tiny import tiny_gpt2
 
-    options: dict[str, Any] = {"output_dir": str(tmp_path), "per_device_train_batch_size": 8, "report_to": [],
-                               "use_cpu": True, "remove_unused_columns": False, "seed": 0, "data_seed": 0}
+    options: dict[str, Any] = {
+        "output_dir": str(tmp_path),
+        "per_device_train_batch_size": 8,
+        "report_to": [],
+        "use_cpu": True,
+        "remove_unused_columns": False,
+        "seed": 0,
+        "data_seed": 0,
+    }
     args = TrainingArguments(**{**options, **overrides})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -151,8 +165,9 @@ def test_hf_group_by_length_is_grouped_and_the_default_sampler_healthy(tmp_path:
 
 def test_hf_gradient_accumulation_merges_micro_batches_per_step(tmp_path: Any) -> None:
     pytest.importorskip("transformers")
-    report = probe(_trainer(tmp_path, train_sampling_strategy="group_by_length", gradient_accumulation_steps=2),
-                   epochs=2)
+    report = probe(
+        _trainer(tmp_path, train_sampling_strategy="group_by_length", gradient_accumulation_steps=2), epochs=2
+    )
     t = report.run.table
     assert report.verdict.batching == "grouped"
     assert report.sampler is not None and report.sampler.grad_accum == 2
@@ -207,8 +222,11 @@ class Stream(IterableDataset[dict[str, list[int]]]):
             rng = np.random.default_rng(0)
             while True:
                 yield {"input_ids": SEQS_[int(rng.integers(len(SEQS_)))]}
-        order = (np.argsort(LENGTHS, kind="stable") if self.mode == "sorted"
-                 else np.random.default_rng(self.epoch).permutation(len(SEQS_)))
+        order = (
+            np.argsort(LENGTHS, kind="stable")
+            if self.mode == "sorted"
+            else np.random.default_rng(self.epoch).permutation(len(SEQS_))
+        )
         for i in order:
             yield {"input_ids": SEQS_[int(i)]}
 
@@ -244,8 +262,9 @@ def test_a_lightning_datamodule_is_probed_through_its_train_dataloader() -> None
     assert report.sampler is not None and report.sampler.world_size == 2
 
 
-def test_the_cli_probes_a_torch_target_at_several_ranks(tmp_path: Any, monkeypatch: pytest.MonkeyPatch,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_cli_probes_a_torch_target_at_several_ranks(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import json
 
     from logdoctor.cli import main
@@ -254,7 +273,8 @@ def test_the_cli_probes_a_torch_target_at_several_ranks(tmp_path: Any, monkeypat
         "import torch\nfrom torch.utils.data import DataLoader\n\n\n"
         "def loader(batch_size=8):\n"
         "    data = [list(range(1 + i % 50)) for i in range(320)]\n"
-        "    return DataLoader(data, batch_size=batch_size, shuffle=False)\n")
+        "    return DataLoader(data, batch_size=batch_size, shuffle=False)\n"
+    )
     monkeypatch.chdir(tmp_path)
     assert main(["probe", "pipe.py:loader", "--world-size", "2", "--arg", "batch_size=4", "-f", "json"]) == 1
     doc = json.loads(capsys.readouterr().out)

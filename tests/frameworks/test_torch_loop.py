@@ -47,7 +47,7 @@ def loop(path: Path, inner: Any, epochs: int = 5, accum: int = 1) -> Seen:
 
 @pytest.mark.parametrize(("order", "verdict"), [("fixed", "static"), ("bucketed", "healthy")])
 def test_plain_loop_records_and_verdict(tmp_path: Path, order: str, verdict: str) -> None:
-    inner = (BatchSampler(SequentialSampler(SEQS), 8, False) if order == "fixed" else BucketedSampler(SEQS))
+    inner = BatchSampler(SequentialSampler(SEQS), 8, False) if order == "fixed" else BucketedSampler(SEQS)
     seen = loop(tmp_path / "ld.jsonl", inner)
     rows = read_jsonl(tmp_path / "ld.jsonl")
     assert len(rows) == len(seen.batches) == 60
@@ -63,4 +63,4 @@ def test_plain_loop_with_accumulation(tmp_path: Path) -> None:
     rows = read_jsonl(tmp_path / "ld.jsonl")
     assert len(rows) == 4 and len(seen.batches) == 12
     for k, row in enumerate(rows):
-        assert {key: row[key] for key in RECORD} == expected(SEQS, [seen.batches[3 * k:3 * k + 3]])
+        assert {key: row[key] for key in RECORD} == expected(SEQS, [seen.batches[3 * k : 3 * k + 3]])

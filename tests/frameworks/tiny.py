@@ -28,7 +28,7 @@ def corpus(n: int = 96, seed: int = 0, lo: int = 8, hi: int = 48) -> list[list[i
     raw = text.encode()
     while len(out) < n:
         start = int(rng.integers(0, len(raw) - hi))
-        seq = list(raw[start:start + int(rng.integers(lo, hi + 1))])
+        seq = list(raw[start : start + int(rng.integers(lo, hi + 1))])
         if tuple(seq) not in seen:
             seen.add(tuple(seq))
             out.append(seq)
@@ -73,8 +73,16 @@ def tiny_gpt2() -> Any:
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(0)
-    cfg = GPT2Config(vocab_size=VOCAB, n_positions=64, n_embd=32, n_layer=1, n_head=2,
-                     pad_token_id=PAD, bos_token_id=PAD, eos_token_id=PAD)
+    cfg = GPT2Config(
+        vocab_size=VOCAB,
+        n_positions=64,
+        n_embd=32,
+        n_layer=1,
+        n_head=2,
+        pad_token_id=PAD,
+        bos_token_id=PAD,
+        eos_token_id=PAD,
+    )
     return GPT2LMHeadModel(cfg)
 
 
@@ -100,8 +108,7 @@ class Seen:
         return self
 
 
-def expected(seqs: list[list[int]], steps: Sequence[Sequence[Sequence[int]]],
-             fingerprint: bool = True) -> Any:
+def expected(seqs: list[list[int]], steps: Sequence[Sequence[Sequence[int]]], fingerprint: bool = True) -> Any:
     """The record of steps made of micro-batches (index lists), computed here from the sample
     lengths (each micro-batch padded to its longest), for comparison within float rounding."""
     import pytest
@@ -110,8 +117,12 @@ def expected(seqs: list[list[int]], steps: Sequence[Sequence[Sequence[int]]],
     lengths = [len(seqs[i]) for b in batches for i in b]
     padded = sum(len(b) * max(len(seqs[i]) for i in b) for b in batches)
     rec: dict[str, Any] = {
-        "n_seq": len(lengths), "tokens": sum(lengths), "len_mean": sum(lengths) / len(lengths),
-        "len_min": min(lengths), "len_max": max(lengths), "pad_frac": 1 - sum(lengths) / padded,
+        "n_seq": len(lengths),
+        "tokens": sum(lengths),
+        "len_mean": sum(lengths) / len(lengths),
+        "len_min": min(lengths),
+        "len_max": max(lengths),
+        "pad_frac": 1 - sum(lengths) / padded,
     }
     fp = batch_fingerprint([i for b in batches for i in b]) if fingerprint else None
     return Record(pytest.approx(rec, rel=1e-12), fp)
@@ -145,7 +156,7 @@ class BucketedSampler:
     def __init__(self, seqs: list[list[int]], batch_size: int = 8, seed: int = 0) -> None:
         order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
         third = len(order) // 3
-        self.buckets = [order[:third], order[third:2 * third], order[2 * third:]]
+        self.buckets = [order[:third], order[third : 2 * third], order[2 * third :]]
         self.batch_size, self.seed, self.epoch = batch_size, seed, 0
 
     def set_epoch(self, epoch: int) -> None:
@@ -156,7 +167,7 @@ class BucketedSampler:
         out = []
         for bucket in self.buckets:
             members = [bucket[i] for i in rng.permutation(len(bucket))]
-            out += [members[i:i + self.batch_size] for i in range(0, len(members), self.batch_size)]
+            out += [members[i : i + self.batch_size] for i in range(0, len(members), self.batch_size)]
         return [out[i] for i in rng.permutation(len(out))]
 
     def __iter__(self) -> Any:

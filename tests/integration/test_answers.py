@@ -31,8 +31,10 @@ REAL_KEYS = sorted(k for k in RECORDED if k.startswith("reallogs/"))
 PUBLIC_KEYS = sorted(k for k in RECORDED if k.startswith("public/"))
 BLIND_KEYS = sorted(k for k in RECORDED if k.startswith("blind/"))
 
-_HOW = ("\nIf the change is right: `python -m tests.answers --update`, and say in the commit message why this "
-        "line changed (`python -m tests.answers` lists every line that differs).")
+_HOW = (
+    "\nIf the change is right: `python -m tests.answers --update`, and say in the commit message why this "
+    "line changed (`python -m tests.answers` lists every line that differs)."
+)
 
 
 def _check(key: str, path: Path) -> None:
@@ -103,8 +105,9 @@ class _FalseDivergence(base.Analyzer):
         return base.Detection(findings=(codes.finding("LD002", "planted"),))
 
 
-def test_a_wrong_rule_on_a_real_log_fails_its_line(reallogs_or_fixture: tuple[str, Path],
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_wrong_rule_on_a_real_log_fails_its_line(
+    reallogs_or_fixture: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     key, path = reallogs_or_fixture
     import logdoctor.detectors as detectors
 
@@ -151,8 +154,9 @@ def test_a_changed_severity_changes_the_line() -> None:
         first = report.findings[0]
         i = order.index(first.severity)
         other = order[i + 1] if i + 1 < len(order) else order[i - 1]
-        changed = dataclasses.replace(report, findings=(dataclasses.replace(first, severity=other),
-                                                        *report.findings[1:]))
+        changed = dataclasses.replace(
+            report, findings=(dataclasses.replace(first, severity=other), *report.findings[1:])
+        )
         assert answers.line_for_report(key, changed) != RECORDED[key], key
 
 
@@ -180,13 +184,17 @@ def test_fetch_reallogs_from_a_mirror(tmp_path: Path) -> None:
     commit = subprocess.run([*git[:3], "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
     good = hashlib.sha256(b"step 1 loss 2.0\n").hexdigest()
     listing = tmp_path / "sources.tsv"
-    listing.write_text("file\trepo\tpath\tcommit\tsha256\n"
-                       f"a.log\tsomeone/project\tlogs/train.log\t{commit}\t{good}\n"
-                       f"b.log\tsomeone/project\tlogs/train.log\t{commit}\t{'0' * 64}\n", encoding="utf-8")
+    listing.write_text(
+        "file\trepo\tpath\tcommit\tsha256\n"
+        f"a.log\tsomeone/project\tlogs/train.log\t{commit}\t{good}\n"
+        f"b.log\tsomeone/project\tlogs/train.log\t{commit}\t{'0' * 64}\n",
+        encoding="utf-8",
+    )
     into = tmp_path / "reallogs"
-    code = fetch_reallogs.main(["--into", str(into), "--mirrors", str(tmp_path / "mirrors"),
-                                "--sources", str(listing)])
+    code = fetch_reallogs.main(["--into", str(into), "--mirrors", str(tmp_path / "mirrors"), "--sources", str(listing)])
     assert code == 1  # b.log differs from its recorded copy
     assert (into / "a.log").read_bytes() == b"step 1 loss 2.0\n"
     assert (into / "MANIFEST.tsv").read_text(encoding="utf-8").splitlines()[1:] == [
-        f"a.log\tsomeone/project\tlogs/train.log\t{commit}", f"b.log\tsomeone/project\tlogs/train.log\t{commit}"]
+        f"a.log\tsomeone/project\tlogs/train.log\t{commit}",
+        f"b.log\tsomeone/project\tlogs/train.log\t{commit}",
+    ]

@@ -126,27 +126,38 @@ def _stderr_line(capsys: pytest.CaptureFixture[str], args: list[str]) -> str:
     return line.removeprefix("logdoctor: error: ")
 
 
-@pytest.mark.parametrize(("options", "args"), [
-    ({"select": "LD999"}, ["--select", "LD999"]),
-    ({"ignore": ["LD1", "nosuch-rule"]}, ["--ignore", "LD1", "--ignore", "nosuch-rule"]),
-    ({"field_map": {"los": "x"}}, ["--map", "los=x"]),
-    ({"field_map": ["loss"]}, ["--map", "loss"]),
-    ({"field_map": {"loss": "objective"}}, ["--map", "loss=objective"]),
-    ({"stride": 0}, ["--stride", "0"]),
-    ({"max_memory": "lots"}, ["--max-memory", "lots"]),
-    ({"config": "nope.toml"}, ["--config", "nope.toml"]),
-])
-def test_a_wrong_option_is_the_commands_one_line_error(capsys: pytest.CaptureFixture[str], options: dict[str, object],
-                                                      args: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("options", "args"),
+    [
+        ({"select": "LD999"}, ["--select", "LD999"]),
+        ({"ignore": ["LD1", "nosuch-rule"]}, ["--ignore", "LD1", "--ignore", "nosuch-rule"]),
+        ({"field_map": {"los": "x"}}, ["--map", "los=x"]),
+        ({"field_map": ["loss"]}, ["--map", "loss"]),
+        ({"field_map": {"loss": "objective"}}, ["--map", "loss=objective"]),
+        ({"stride": 0}, ["--stride", "0"]),
+        ({"max_memory": "lots"}, ["--max-memory", "lots"]),
+        ({"config": "nope.toml"}, ["--config", "nope.toml"]),
+    ],
+)
+def test_a_wrong_option_is_the_commands_one_line_error(
+    capsys: pytest.CaptureFixture[str], options: dict[str, object], args: list[str]
+) -> None:
     expected = _stderr_line(capsys, ["analyze", EXAMPLE, *args])
     with pytest.raises(logdoctor.ConfigError) as err:
         logdoctor.analyze(EXAMPLE, **options)  # type: ignore[call-overload]
     assert str(err.value) == expected
 
 
-@pytest.mark.parametrize("bad", [
-    {"selct": "LD1"}, {"steps_per_epoch": 0}, {"steps_per_epoch": "12"}, {"select": 5}, {"jobs": 0},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"selct": "LD1"},
+        {"steps_per_epoch": 0},
+        {"steps_per_epoch": "12"},
+        {"select": 5},
+        {"jobs": 0},
+    ],
+)
 def test_options_the_command_line_cannot_misspell_are_config_errors(bad: dict[str, object]) -> None:
     with pytest.raises(logdoctor.ConfigError) as err:
         logdoctor.analyze([EXAMPLE] if "jobs" in bad else EXAMPLE, **bad)  # type: ignore[call-overload]
@@ -157,8 +168,9 @@ def test_options_take_effect_as_on_the_command_line(tmp_path: Path) -> None:
     ignored = logdoctor.analyze(EXAMPLE, ignore="LD5")
     assert ignored.to_json() == _cli(tmp_path, "analyze", EXAMPLE, "--ignore", "LD5", "-f", "json")
     spe = logdoctor.analyze(EXAMPLE, steps_per_epoch=100, select=["LD2", "LD5"])
-    assert spe.to_json() == _cli(tmp_path, "analyze", EXAMPLE, "--steps-per-epoch", "100", "--select", "LD2,LD5",
-                                 "-f", "json")
+    assert spe.to_json() == _cli(
+        tmp_path, "analyze", EXAMPLE, "--steps-per-epoch", "100", "--select", "LD2,LD5", "-f", "json"
+    )
     renamed = pl.DataFrame({"iteration": range(1, 301), "objective": [3.0 - i / 200 for i in range(300)]})
     assert logdoctor.analyze(renamed, field_map={"loss": "objective"}).table.height == 300
 
@@ -170,17 +182,24 @@ def test_a_config_file_is_found_as_the_command_finds_it(tmp_path: Path, monkeypa
     assert any(f.code.startswith("LD5") for f in logdoctor.analyze(EXAMPLE, ignore="LD1").findings)  # replaces it
 
 
-@pytest.mark.parametrize(("source", "error", "message"), [
-    (42, logdoctor.InputError, "expected a path, a list of paths, a polars or pandas DataFrame"),
-    ([], logdoctor.InputError, "got an empty list"),
-    ([{"loss": 1.0}, "x.log"], logdoctor.InputError, "got list"),
-    ({"loss": [1.0]}, logdoctor.InputError, "got dict"),
-    ("missing.log", logdoctor.InputError, "missing.log: no such file or directory"),
-    (pl.DataFrame(), logdoctor.InputError, "DataFrame: the DataFrame is empty"),
-    (pl.DataFrame({"a": [1, 2]}), logdoctor.ParseError, r"DataFrame: no record holds a training loss \(keys seen: a\)"),
-    ([{"step": 1}, {"step": 2}], logdoctor.ParseError, r"records: no record holds a training loss"),
-    ({"log_history": []}, logdoctor.ParseError, "trainer_state: log_history is empty"),
-])
+@pytest.mark.parametrize(
+    ("source", "error", "message"),
+    [
+        (42, logdoctor.InputError, "expected a path, a list of paths, a polars or pandas DataFrame"),
+        ([], logdoctor.InputError, "got an empty list"),
+        ([{"loss": 1.0}, "x.log"], logdoctor.InputError, "got list"),
+        ({"loss": [1.0]}, logdoctor.InputError, "got dict"),
+        ("missing.log", logdoctor.InputError, "missing.log: no such file or directory"),
+        (pl.DataFrame(), logdoctor.InputError, "DataFrame: the DataFrame is empty"),
+        (
+            pl.DataFrame({"a": [1, 2]}),
+            logdoctor.ParseError,
+            r"DataFrame: no record holds a training loss \(keys seen: a\)",
+        ),
+        ([{"step": 1}, {"step": 2}], logdoctor.ParseError, r"records: no record holds a training loss"),
+        ({"log_history": []}, logdoctor.ParseError, "trainer_state: log_history is empty"),
+    ],
+)
 def test_bad_input_is_a_logdoctor_error(source: object, error: type[Exception], message: str) -> None:
     with pytest.raises(error, match=message) as err:
         logdoctor.analyze(source)
@@ -197,8 +216,36 @@ def test_a_name_is_for_records_in_memory() -> None:
 
 # --- the HTML a notebook shows -------------------------------------------------------------------------
 #: what the report's HTML may hold: its own page, layout, tables and inline SVG; nothing that runs or fetches
-TAGS = {"html", "head", "meta", "body", "div", "style", "h1", "h2", "p", "b", "i", "ul", "li", "table", "tr", "th",
-        "td", "br", "svg", "g", "rect", "line", "polyline", "path", "text", "circle", "title", "tspan"}
+TAGS = {
+    "html",
+    "head",
+    "meta",
+    "body",
+    "div",
+    "style",
+    "h1",
+    "h2",
+    "p",
+    "b",
+    "i",
+    "ul",
+    "li",
+    "table",
+    "tr",
+    "th",
+    "td",
+    "br",
+    "svg",
+    "g",
+    "rect",
+    "line",
+    "polyline",
+    "path",
+    "text",
+    "circle",
+    "title",
+    "tspan",
+}
 
 
 class _Markup(HTMLParser):
@@ -241,12 +288,14 @@ HOSTILE = '<script>alert(1)</script><img src=x onerror=alert(2)>"><svg onload=al
 
 def test_metric_names_and_names_cannot_inject_markup() -> None:
     n = 400
-    frame = pl.DataFrame({
-        "step": range(1, n + 1),
-        "loss": [2.0 + (5.0 if i == 200 else 0.0) - i / 400 for i in range(n)],
-        f"eval_{HOSTILE}": [1.5 if i % 50 == 0 else None for i in range(n)],
-        HOSTILE: [float(i % 7) for i in range(n)],
-    })
+    frame = pl.DataFrame(
+        {
+            "step": range(1, n + 1),
+            "loss": [2.0 + (5.0 if i == 200 else 0.0) - i / 400 for i in range(n)],
+            f"eval_{HOSTILE}": [1.5 if i % 50 == 0 else None for i in range(n)],
+            HOSTILE: [float(i % 7) for i in range(n)],
+        }
+    )
     report = logdoctor.analyze(frame, name=HOSTILE)
     for html in (report._repr_html_(), report.to_html()):
         markup = _inert(html)
@@ -254,8 +303,9 @@ def test_metric_names_and_names_cannot_inject_markup() -> None:
         assert "&lt;script&gt;" in html  # shown, as text
 
 
-def test_a_config_file_passed_over_is_a_warning_at_the_callers_line(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_config_file_passed_over_is_a_warning_at_the_callers_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "pyproject.toml").write_text("not [valid toml\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     with pytest.warns(UserWarning, match=r"logdoctor: ignoring .*pyproject.toml: invalid TOML") as caught:

@@ -30,22 +30,35 @@ def _format(path: Path) -> str | None:
 
 
 def _record_logs(folder: Path) -> list[Path]:
-    files = [p for p in sorted(folder.rglob("*")) if p.is_file() and not p.name.endswith(".truth.json")
-             and p.suffix in (".jsonl", ".csv", ".json", ".log", ".txt") and p.stat().st_size < 4_000_000]
+    files = [
+        p
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+        and not p.name.endswith(".truth.json")
+        and p.suffix in (".jsonl", ".csv", ".json", ".log", ".txt")
+        and p.stat().st_size < 4_000_000
+    ]
     return [p for p in files if _format(p) in RECORD_FORMATS]
 
 
 FIXTURE_LOGS = _record_logs(REPO / "fixtures")
 #: real logs of ../shared/reallogs in those formats (tests/integration/test_reallogs_structured.py reads them)
 REAL_LOGS = [
-    "hf_trainer_state_lyric_lora_diverged.json", "hf_trainer_state_star_multihead_acc.json",
-    "hf_trainer_state_whisper_ja_5k.json", "hf_trl_sft_trainer_state_tinyllama_num_tokens.json",
-    "hf_trl_trainer_state_mistral7b_medical_gbl_false.json", "keras_csvlogger_brats_unet.log",
-    "lightning_metrics_slm_wikitext103_v0.csv", "llamafactory_codeup_sft_math_trainer_state_gbl_false.json",
-    "llamafactory_trainer_log_360_pairwise_acc.jsonl", "llamafactory_trainer_log_luojiu7b_cpt.jsonl",
+    "hf_trainer_state_lyric_lora_diverged.json",
+    "hf_trainer_state_star_multihead_acc.json",
+    "hf_trainer_state_whisper_ja_5k.json",
+    "hf_trl_sft_trainer_state_tinyllama_num_tokens.json",
+    "hf_trl_trainer_state_mistral7b_medical_gbl_false.json",
+    "keras_csvlogger_brats_unet.log",
+    "lightning_metrics_slm_wikitext103_v0.csv",
+    "llamafactory_codeup_sft_math_trainer_state_gbl_false.json",
+    "llamafactory_trainer_log_360_pairwise_acc.jsonl",
+    "llamafactory_trainer_log_luojiu7b_cpt.jsonl",
     "llamafactory_trainer_log_mistral_translator_total_tokens0.jsonl",
-    "llamafactory_trainer_log_qwen7b_medical_overfit.jsonl", "llamafactory_trainer_log_resume_dupwriters.jsonl",
-    "msswift_logging_dup_lines.jsonl", "msswift_sft_logging.jsonl",
+    "llamafactory_trainer_log_qwen7b_medical_overfit.jsonl",
+    "llamafactory_trainer_log_resume_dupwriters.jsonl",
+    "msswift_logging_dup_lines.jsonl",
+    "msswift_sft_logging.jsonl",
 ]
 
 
@@ -72,8 +85,11 @@ def _held(path: Path) -> dict[str, object]:
     if fmt == "csv":
         return {"polars": pl.read_csv(path, infer_schema_length=None), "pandas": pd.read_csv(path)}
     rows = _rows(path)
-    return {"list": rows, "polars": pl.DataFrame(rows, infer_schema_length=None, strict=False),
-            "pandas": pd.DataFrame(rows)}
+    return {
+        "list": rows,
+        "polars": pl.DataFrame(rows, infer_schema_length=None, strict=False),
+        "pandas": pd.DataFrame(rows),
+    }
 
 
 def _without_origin(doc: dict[str, Any]) -> dict[str, Any]:
@@ -141,12 +157,28 @@ def _wandb_history(n: int = 600, evals_every: int = 50) -> list[dict[str, Any]]:
     included), ``train/global_step`` is the trainer's step."""
     rows: list[dict[str, Any]] = []
     for step in range(1, n + 1):
-        rows.append({"_step": len(rows), "_runtime": step * 0.1, "_timestamp": 1.7e9 + step * 0.1,
-                     "train/global_step": step, "train/epoch": step / 200,
-                     "train/loss": 2.0 + math.exp(-step / 100) + 0.01 * math.sin(step), "train/learning_rate": 1e-4})
+        rows.append(
+            {
+                "_step": len(rows),
+                "_runtime": step * 0.1,
+                "_timestamp": 1.7e9 + step * 0.1,
+                "train/global_step": step,
+                "train/epoch": step / 200,
+                "train/loss": 2.0 + math.exp(-step / 100) + 0.01 * math.sin(step),
+                "train/learning_rate": 1e-4,
+            }
+        )
         if step % evals_every == 0:
-            rows.append({"_step": len(rows), "_runtime": step * 0.1, "_timestamp": 1.7e9 + step * 0.1,
-                         "train/global_step": step, "train/epoch": step / 200, "eval/loss": 2.1})
+            rows.append(
+                {
+                    "_step": len(rows),
+                    "_runtime": step * 0.1,
+                    "_timestamp": 1.7e9 + step * 0.1,
+                    "train/global_step": step,
+                    "train/epoch": step / 200,
+                    "eval/loss": 2.1,
+                }
+            )
     return rows
 
 
@@ -173,8 +205,9 @@ def test_a_pandas_nan_loss_is_read_as_missing_and_said() -> None:
     assert any(f.code == "LD001" for f in as_polars.findings)  # polars keeps NaN apart from missing
     as_pandas = logdoctor.analyze(pd.DataFrame(rows))
     notes = as_pandas.to_dict()["source"]["notes"]
-    assert as_pandas.table.height == 299 and any("101 rows without a training loss may be rows whose loss was NaN"
-                                                 in n for n in notes)
+    assert as_pandas.table.height == 299 and any(
+        "101 rows without a training loss may be rows whose loss was NaN" in n for n in notes
+    )
 
 
 def test_a_pandas_frame_without_missing_values_gets_no_nan_note() -> None:
@@ -185,9 +218,15 @@ def test_a_pandas_frame_without_missing_values_gets_no_nan_note() -> None:
 def test_pandas_shapes_a_notebook_makes() -> None:
     """A step index, numbered columns, timestamps and mixed objects are read, not refused."""
     n = 300
-    frame = pd.DataFrame({"loss": [2.0 - s / 1000 for s in range(n)], 7: range(n),
-                          "when": pd.date_range("2024-01-01", periods=n, freq="min"),
-                          "tag": ["a", 1, None] * (n // 3)}, index=pd.Index(range(10, 10 + n), name="step"))
+    frame = pd.DataFrame(
+        {
+            "loss": [2.0 - s / 1000 for s in range(n)],
+            7: range(n),
+            "when": pd.date_range("2024-01-01", periods=n, freq="min"),
+            "tag": ["a", 1, None] * (n // 3),
+        },
+        index=pd.Index(range(10, 10 + n), name="step"),
+    )
     report = logdoctor.analyze(frame)
     assert report.table["step"].to_list() == list(range(10, 10 + n))
     assert "when" not in report.table.columns  # a date is no metric
@@ -205,7 +244,6 @@ def test_a_frame_without_a_step_is_numbered_as_a_step_less_log_is() -> None:
 
 
 def test_a_lazy_frame_and_a_users_line_no_column() -> None:
-    frame = pl.DataFrame({"step": range(1, 301), "loss": [2.0 - s / 1000 for s in range(300)],
-                          "line_no": [99] * 300})
+    frame = pl.DataFrame({"step": range(1, 301), "loss": [2.0 - s / 1000 for s in range(300)], "line_no": [99] * 300})
     report = logdoctor.analyze(frame.lazy())
     assert report.table["line_no"].to_list()[:3] == [1, 2, 3]

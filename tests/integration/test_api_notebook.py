@@ -29,15 +29,19 @@ def executed(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The notebook run once in a fresh kernel of this interpreter, importing this checkout's logdoctor;
     the kernel's files (connection file, IPython profile) go to a temporary folder."""
     home = tmp_path_factory.mktemp("jupyter")
-    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-           "JUPYTER_RUNTIME_DIR": str(home / "runtime"), "IPYTHONDIR": str(home / "ipython"),
-           "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    env = {
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        "IPYTHONDIR": str(home / "ipython"),
+        "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+    }
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
         nb = nbformat.read(NOTEBOOK, as_version=4)
-        nbclient.NotebookClient(nb, timeout=180, kernel_name="python3",
-                                resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
+        nbclient.NotebookClient(
+            nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}}
+        ).execute()
     finally:
         for k, v in saved.items():
             if v is None:

@@ -63,9 +63,7 @@ def test_check_bad_options_are_usage_errors(logs: Path, capsys: pytest.CaptureFi
     assert "--select: 'LD9' is not a finding code" in capsys.readouterr().err
 
 
-def test_check_many_inputs_prints_summary_and_worst_exit(
-    logs: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_check_many_inputs_prints_summary_and_worst_exit(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "*.log", "-j", "1", "-f", "markdown"]) == 2
     out = capsys.readouterr()
     assert out.err == "logdoctor: error: garbage.log: binary file, not a training log\n"
@@ -128,17 +126,19 @@ def test_a_reader_that_leaves_early_cuts_the_output_short_in_one_line(tmp_path: 
         (tmp_path / f"r{i:02}.log").write_text(GOOD.replace("loss=3", f"loss={i}"))
     cmd = f"{sys.executable} -m logdoctor analyze '{tmp_path}' -f junit -j 1 | head -1"
     cmd += "; exit ${PIPESTATUS[0]}"
-    proc = subprocess.run(
-        ["bash", "-c", cmd], cwd=REPO, capture_output=True, text=True, timeout=60, check=False
-    )
+    proc = subprocess.run(["bash", "-c", cmd], cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
     assert proc.stdout == "<?xml version='1.0' encoding='utf-8'?>\n"
     assert "Traceback" not in proc.stderr and "Broken" not in proc.stderr
     assert (proc.returncode, proc.stderr) in (
-        (0, ""), (2, "logdoctor: error: stdout: the reader closed the pipe (output cut short)\n"))
+        (0, ""),
+        (2, "logdoctor: error: stdout: the reader closed the pipe (output cut short)\n"),
+    )
 
 
-@pytest.mark.parametrize("args", [["check", "{log}"], ["analyze", "{log}", "-f", "json"], ["formats"],
-                                  ["parse", "{log}", "--table-format", "csv"]])
+@pytest.mark.parametrize(
+    "args",
+    [["check", "{log}"], ["analyze", "{log}", "-f", "json"], ["formats"], ["parse", "{log}", "--table-format", "csv"]],
+)
 def test_a_closed_pipe_on_stdout_is_one_line_and_exit_2(args: list[str], tmp_path: Path) -> None:
     """The reader closed its end before anything was written: EPIPE every time (not a race)."""
     log = tmp_path / "run.log"
@@ -146,8 +146,14 @@ def test_a_closed_pipe_on_stdout_is_one_line_and_exit_2(args: list[str], tmp_pat
     read, write = os.pipe()
     os.close(read)
     try:
-        proc = subprocess.run([sys.executable, "-m", "logdoctor", *[a.format(log=log) for a in args]],
-                              cwd=REPO, stdout=write, stderr=subprocess.PIPE, text=True, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-m", "logdoctor", *[a.format(log=log) for a in args]],
+            cwd=REPO,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
     finally:
         os.close(write)
     assert proc.returncode == 2, proc.stderr
@@ -196,6 +202,8 @@ def test_many_inputs_print_the_summary_and_per_run_reports_on_request(
     assert out.startswith("### logdoctor summary") and "### logdoctor: `nan.log`" not in out
     main(["check", "healthy.log", "nan.log", "-j", "1", "-f", "markdown", "--reports"])
     out = capsys.readouterr().out
-    assert out.index("### logdoctor: `healthy.log`") < out.index("### logdoctor: `nan.log`") < out.index(
-        "### logdoctor summary"
+    assert (
+        out.index("### logdoctor: `healthy.log`")
+        < out.index("### logdoctor: `nan.log`")
+        < out.index("### logdoctor summary")
     )

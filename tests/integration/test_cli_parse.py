@@ -43,9 +43,7 @@ def test_parse_to_stdout_is_csv(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(lines) == 13
 
 
-def test_parse_refuses_to_overwrite_its_input(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_parse_refuses_to_overwrite_its_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     src = tmp_path / "log.csv"
     src.write_text("step,loss\n1,2.0\n2,1.5\n")
     assert main(["parse", str(src), "-o", str(src)]) == 2
@@ -53,9 +51,7 @@ def test_parse_refuses_to_overwrite_its_input(
     assert src.read_text() == "step,loss\n1,2.0\n2,1.5\n"
 
 
-def test_parse_unknown_extension_and_forced_format(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_parse_unknown_extension_and_forced_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["parse", str(HF), "-o", str(tmp_path / "t.xlsx")]) == 2
     assert ".xlsx" in capsys.readouterr().err
     assert main(["parse", str(HF), "--format-in", "nope"]) == 2

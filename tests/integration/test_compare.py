@@ -56,8 +56,18 @@ def test_the_symptom_is_gone_and_quality_is_unchanged_at_matched_tokens(pair_jso
 
 def test_the_json_follows_the_shipped_schema(pair_json: dict) -> None:
     validator().validate(pair_json)
-    assert set(pair_json) == {"format_version", "baseline", "candidate", "resolved", "new", "persisting",
-                              "throughput_ratio", "symptoms", "loss_at_matched", "like_with_like"}
+    assert set(pair_json) == {
+        "format_version",
+        "baseline",
+        "candidate",
+        "resolved",
+        "new",
+        "persisting",
+        "throughput_ratio",
+        "symptoms",
+        "loss_at_matched",
+        "like_with_like",
+    }
 
 
 def test_the_schema_rejects_a_document_missing_a_key(pair_json: dict) -> None:

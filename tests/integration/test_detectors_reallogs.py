@@ -63,9 +63,7 @@ def resume_jumps(rep: Report) -> None:
     # the detector finds both jumps; the diagnosis attributes them to the resumes LD004 reports
     # a change may span a few rows (1.989 at 1050500, 2.202 at 1051000, 2.817 at 1051500): each
     # jump must lie in the step range of a reported change
-    ups = [
-        f for f in rep.findings if f.code == "LD301" and float(f.evidence.get("relative_change") or 0) > 0.2
-    ]  # type: ignore[arg-type]
+    ups = [f for f in rep.findings if f.code == "LD301" and float(f.evidence.get("relative_change") or 0) > 0.2]  # type: ignore[arg-type]
     for at in (1051500, 1122500):
         hit = [f for f in ups if (f.first_step or 0) <= at <= (f.last_step or 0)]
         assert len(hit) == 1 and hit[0].evidence.get("explained_by") == "resumed-run"

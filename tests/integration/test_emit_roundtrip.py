@@ -27,9 +27,13 @@ def write_log(path: Path, jsonl: bool) -> list[dict[str, object]]:
         for step in range(1, STEPS + 1):
             rec.record(rng.choice(lengths.size, int(rng.integers(4, 20)), replace=False))
             batch = rec.pop()
-            metrics = {"acc": float(rng.random()), "lr": 3e-4 * step / STEPS,
-                       "grad_norm": float(rng.lognormal()), "tok_s": 25100.0 + step,
-                       "epoch": step // 20}
+            metrics = {
+                "acc": float(rng.random()),
+                "lr": 3e-4 * step / STEPS,
+                "grad_norm": float(rng.lognormal()),
+                "tok_s": 25100.0 + step,
+                "epoch": step // 20,
+            }
             loss = float(rng.normal(4.0, 0.2)) if step != 17 else float("nan")
             if writer:
                 writer.write(step, loss, total=1000, batch=batch, **metrics)
@@ -46,8 +50,20 @@ def expected_frame(rows: list[dict[str, object]]) -> pl.DataFrame:
     return frame.with_columns(pl.exclude("step", "batch_fp").cast(pl.Float64))
 
 
-NUMERIC = ["loss", "acc", "lr", "grad_norm", "throughput", "epoch", "seqs", "tokens", "len_mean",
-           "len_min", "len_max", "pad_frac"]
+NUMERIC = [
+    "loss",
+    "acc",
+    "lr",
+    "grad_norm",
+    "throughput",
+    "epoch",
+    "seqs",
+    "tokens",
+    "len_mean",
+    "len_min",
+    "len_max",
+    "pad_frac",
+]
 
 
 def check_numbers(run_table: pl.DataFrame, want: pl.DataFrame) -> None:
@@ -85,11 +101,9 @@ def test_fixture_truth_matches_its_fingerprints(fixtures_dir: Path) -> None:
 
     for name, want_label in (("emit_static", "static"), ("emit_bucketed", "healthy")):
         truth = json.loads((fixtures_dir / f"{name}.truth.json").read_text())
-        rows = re.findall(r"epoch=(\d+) .*batch_fp=([0-9a-f]{16})",
-                          (fixtures_dir / f"{name}.log").read_text())
+        rows = re.findall(r"epoch=(\d+) .*batch_fp=([0-9a-f]{16})", (fixtures_dir / f"{name}.log").read_text())
         first = {fp for ep, fp in rows if ep == "0"}
-        later = [fp in first or any(fp == f2 and e2 < ep for e2, f2 in rows) for ep, fp in rows
-                 if ep != "0"]
+        later = [fp in first or any(fp == f2 and e2 < ep for e2, f2 in rows) for ep, fp in rows if ep != "0"]
         assert truth["batching"] == want_label
         assert truth["recurring_fraction"] == pytest.approx(sum(later) / len(later), abs=1e-4)
     static = json.loads((fixtures_dir / "emit_static.truth.json").read_text())

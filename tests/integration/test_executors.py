@@ -67,8 +67,9 @@ def dask_address() -> Iterator[str]:
     pytest.importorskip("distributed", reason="the dask extra is not installed")
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                      env={"POLARS_MAX_THREADS": "1"}) as cluster:
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, env={"POLARS_MAX_THREADS": "1"}
+    ) as cluster:
         yield cluster.scheduler_address
 
 

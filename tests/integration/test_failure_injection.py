@@ -76,8 +76,12 @@ def _nonfinite_crash(b: Base) -> list[str]:
     return [*lines, "FloatingPointError: Minimum loss scale reached (0.0001). Your loss is probably exploding."]
 
 
-TRACEBACK = ["Traceback (most recent call last):", '  File "train.py", line 212, in <module>', "    loss.backward()",
-             "RuntimeError: CUDA error: an illegal memory access was encountered"]
+TRACEBACK = [
+    "Traceback (most recent call last):",
+    '  File "train.py", line 212, in <module>',
+    "    loss.backward()",
+    "RuntimeError: CUDA error: an illegal memory access was encountered",
+]
 
 #: name -> (plant it, the codes that report it, their severity, needs a plan)
 PLANTS: dict[str, tuple[Callable[[Base], list[str]], tuple[str, ...], Severity, bool]] = {
@@ -86,19 +90,29 @@ PLANTS: dict[str, tuple[Callable[[Base], list[str]], tuple[str, ...], Severity, 
     "nonfinite_crash": (lambda b: _nonfinite_crash(b), ("LD001", "LD010"), Severity.ERROR, False),
     "recovered_ooms": (
         lambda b: b.insert((0.3, 0.5, 0.7), "| WARNING: ran out of memory, skipping batch"),
-        ("LD012",), Severity.WARNING, False,
+        ("LD012",),
+        Severity.WARNING,
+        False,
     ),
     "skipped_nonfinite": (
         lambda b: b.insert((0.4, 0.6), "WARNING: The grad norm is nan. Skipping updating the model."),
-        ("LD013",), Severity.WARNING, False,
+        ("LD013",),
+        Severity.WARNING,
+        False,
     ),
     "short_collapse": (
         lambda b: b.with_loss(range(int(len(b.rows) * 0.85), len(b.rows)), lambda v: v * 6),
-        ("LD002", "LD403", "LD101"), Severity.WARNING, False,
+        ("LD002", "LD403", "LD101"),
+        Severity.WARNING,
+        False,
     ),
     "silent_stop": (lambda b: b.cut(0.6), ("LD016",), Severity.WARNING, True),
-    "zero_loss": (lambda b: b.with_loss(range(len(b.rows) // 2, len(b.rows)), lambda v: 0.0), ("LD025",),
-                  Severity.WARNING, False),
+    "zero_loss": (
+        lambda b: b.with_loss(range(len(b.rows) // 2, len(b.rows)), lambda v: 0.0),
+        ("LD025",),
+        Severity.WARNING,
+        False,
+    ),
 }
 
 

@@ -32,8 +32,11 @@ def test_experiment_addresses_and_filters() -> None:
     # an experiment is not a run, and a run is not an experiment
     assert run_ref("mlflow://h:5000/experiments/3") is None
     assert experiment_ref("mlflow://h:5000/0123abcd") is None and experiment_ref("s3://b/runs/") is None
-    for bad in ("mlflow://h/experiments/3?stat=FAILED", "mlflow://h/experiments/3?status=DONE",
-                "mlflow://h/experiments/3?after=yesterday"):
+    for bad in (
+        "mlflow://h/experiments/3?stat=FAILED",
+        "mlflow://h/experiments/3?status=DONE",
+        "mlflow://h/experiments/3?after=yesterday",
+    ):
         with pytest.raises(InputError):
             experiment_ref(bad)
 
@@ -70,8 +73,21 @@ def test_an_mlflow_experiment_is_every_run_of_it(mlflow_url: str, tmp_path: Path
 
 def test_an_experiment_as_an_html_fleet_report(mlflow_url: str, tmp_path: Path) -> None:
     folder = tmp_path / "fleet"
-    assert main(["analyze", f"mlflow://{mlflow_url.removeprefix('http://')}/experiments/fleet", "-j", "1",
-                 "-f", "html", "-o", str(folder)]) == 0
+    assert (
+        main(
+            [
+                "analyze",
+                f"mlflow://{mlflow_url.removeprefix('http://')}/experiments/fleet",
+                "-j",
+                "1",
+                "-f",
+                "html",
+                "-o",
+                str(folder),
+            ]
+        )
+        == 0
+    )
     index = (folder / "index.html").read_text()
     assert index.count("<a href=") == MLFLOW_FLEET_RUNS == len(list(folder.glob("0*.html")))
     assert f"{MLFLOW_FLEET_RUNS} runs: {sum(map(diverges, range(MLFLOW_FLEET_RUNS)))} error" in index
@@ -79,9 +95,11 @@ def test_an_experiment_as_an_html_fleet_report(mlflow_url: str, tmp_path: Path) 
 
 def test_experiment_errors_are_one_line_exit_2(mlflow_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     host = mlflow_url.removeprefix("http://")
-    for name, why in ((f"mlflow://{host}/experiments/no-such-sweep", "no experiment named"),
-                      (f"mlflow://{host}/experiments/fleet?after=2099-01-01", "no run that passes"),
-                      (f"mlflow://{host}/experiments/fleet?colour=red", "unknown filter")):
+    for name, why in (
+        (f"mlflow://{host}/experiments/no-such-sweep", "no experiment named"),
+        (f"mlflow://{host}/experiments/fleet?after=2099-01-01", "no run that passes"),
+        (f"mlflow://{host}/experiments/fleet?colour=red", "unknown filter"),
+    ):
         assert main(["check", name]) == 2
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and why in err, err
@@ -99,9 +117,14 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
-    env = {"AWS_ENDPOINT_URL": f"http://{host}:{port}", "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
-           "AWS_DEFAULT_REGION": "us-east-1", "AWS_CONFIG_FILE": str(tmp_path_factory.mktemp("aws") / "none"),
-           "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path_factory.mktemp("aws") / "none")}
+    env = {
+        "AWS_ENDPOINT_URL": f"http://{host}:{port}",
+        "AWS_ACCESS_KEY_ID": "test",
+        "AWS_SECRET_ACCESS_KEY": "test",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_CONFIG_FILE": str(tmp_path_factory.mktemp("aws") / "none"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path_factory.mktemp("aws") / "none"),
+    }
     with pytest.MonkeyPatch.context() as mp:
         for key, value in env.items():
             mp.setenv(key, value)

@@ -30,8 +30,14 @@ def test_text_is_worst_first_with_counts(runs: Path, capsys: pytest.CaptureFixtu
     out, err = capsys.readouterr()
     assert "skipped" in err and "broken.log" in err
     lines = out.splitlines()
-    assert lines[0] == f"Fleet (in {runs}/)" and lines[1].split()[:6] == ["run", "steps", "status", "worst", "problem",
-                                                                         "batching"]
+    assert lines[0] == f"Fleet (in {runs}/)" and lines[1].split()[:6] == [
+        "run",
+        "steps",
+        "status",
+        "worst",
+        "problem",
+        "batching",
+    ]
     assert lines[2].split()[:4] == ["run_004.log", "400", "error", "nonfinite-loss"]
     assert f"{RUNS} runs: 1 error" in out and "runs per rule: nonfinite-loss 1" in out
     assert main(["check", str(runs), "--executor", "local", "--exit-zero"]) == 0

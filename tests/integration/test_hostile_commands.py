@@ -18,10 +18,22 @@ from logdoctor.renderers import output
 REPO = Path(__file__).resolve().parents[2]
 CANONICAL = REPO / "fixtures" / "formats" / "canonical.log"
 #: Hostile inputs worth drawing or exporting (thin, degenerate or extreme data) and bad ones.
-DEGENERATE = ["one_step.log", "two_steps.log", "constant_loss.log", "all_nan.log", "all_inf.log",
-              "huge_negative.log", "swing_1e308.log", "swing_1e308_batch_stats.log",
-              "interleaved_ranks.log", "empty.log", "binary_png.log",
-              "truncated.log.gz", "a_directory", "missing.log"]
+DEGENERATE = [
+    "one_step.log",
+    "two_steps.log",
+    "constant_loss.log",
+    "all_nan.log",
+    "all_inf.log",
+    "huge_negative.log",
+    "swing_1e308.log",
+    "swing_1e308_batch_stats.log",
+    "interleaved_ranks.log",
+    "empty.log",
+    "binary_png.log",
+    "truncated.log.gz",
+    "a_directory",
+    "missing.log",
+]
 
 
 @pytest.fixture(scope="module")
@@ -192,16 +204,37 @@ def test_unreadable_file_through_the_cli(
 
 @pytest.mark.parametrize(
     ("name", "expect"),
-    [("empty.log", "report"), ("binary_png.log", "error"), ("one_step.log", "report"), ("all_nan.log", "report"),
-     ("truncated.log.gz", "error"), ("a_directory", "error"), ("missing.log", "report"),
-     ("interleaved_ranks.log", "report"), ("non_utf8.log", "report"), ("mixed_endings.log", "report")],
+    [
+        ("empty.log", "report"),
+        ("binary_png.log", "error"),
+        ("one_step.log", "report"),
+        ("all_nan.log", "report"),
+        ("truncated.log.gz", "error"),
+        ("a_directory", "error"),
+        ("missing.log", "report"),
+        ("interleaved_ranks.log", "report"),
+        ("non_utf8.log", "report"),
+        ("mixed_endings.log", "report"),
+    ],
 )
 def test_tail_on_hostile_input(
     name: str, expect: str, hostile: dict[str, tuple[Path, str]], capsys: pytest.CaptureFixture[str]
 ) -> None:
     path, _ = hostile[name]
-    rc = main(["tail", str(path), "--format", "jsonl", "--idle-timeout", "0.3", "--poll-interval", "0.05",
-               "--heartbeat", "100"])
+    rc = main(
+        [
+            "tail",
+            str(path),
+            "--format",
+            "jsonl",
+            "--idle-timeout",
+            "0.3",
+            "--poll-interval",
+            "0.05",
+            "--heartbeat",
+            "100",
+        ]
+    )
     out, err = capsys.readouterr()
     _report_or_error(rc, out, err, expect)
     events = [json.loads(line) for line in out.splitlines() if line.strip()]

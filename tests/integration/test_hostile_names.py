@@ -37,7 +37,9 @@ NAME = (
     "\nFORGED `|*x*[a](javascript:alert(1))::warning::%0A.log"
 )
 #: a config value with the same, and a URL with credentials
-VALUE = "\x1b[2J\x1b[31mcos<img src=x onerror=alert(2)>\nFORGED [a](javascript:alert(2)) http://alice:s3cret@evil.example/x"
+VALUE = (
+    "\x1b[2J\x1b[31mcos<img src=x onerror=alert(2)>\nFORGED [a](javascript:alert(2)) http://alice:s3cret@evil.example/x"
+)
 FORMATS = ("text", "json", "markdown", "github", "junit", "html")
 
 
@@ -84,8 +86,13 @@ def _inert_junit(text: str) -> None:
     ET.fromstring(text.encode())  # well-formed XML 1.0 (a raw ESC is not)
 
 
-INERT = {"text": _inert_on_terminal, "markdown": _inert_markdown, "github": _inert_github,
-         "junit": _inert_junit, "html": _inert_html}
+INERT = {
+    "text": _inert_on_terminal,
+    "markdown": _inert_markdown,
+    "github": _inert_github,
+    "junit": _inert_junit,
+    "html": _inert_html,
+}
 
 
 def _config_record(config: dict[str, object]) -> bytes:
@@ -136,8 +143,9 @@ def test_every_format_shows_hostile_names_and_config_values_inert(
 
 
 @pytest.mark.parametrize("verbosity", ["-q", "-v"])
-def test_quiet_and_verbose_lines_are_inert(verbosity: str, logs: dict[str, Path],
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_quiet_and_verbose_lines_are_inert(
+    verbosity: str, logs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     for fmt in ("text", "markdown"):
         rc = main(["analyze", str(logs["wandb"]), str(logs["text"]), verbosity, "--format", fmt])
         out, err = capsys.readouterr()
@@ -190,9 +198,26 @@ def test_console_in_colour_keeps_its_own_styles_only(logs: dict[str, Path]) -> N
 def test_tail_plain_lines_are_inert(logs: dict[str, Path]) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.run(
-        [sys.executable, "-m", "logdoctor", "tail", str(logs["text"]), "-f", "plain", "--idle-timeout", "1",
-         "--max-seconds", "20", "--poll-interval", "0.1"],
-        capture_output=True, text=True, timeout=120, env=env, cwd=REPO,
+        [
+            sys.executable,
+            "-m",
+            "logdoctor",
+            "tail",
+            str(logs["text"]),
+            "-f",
+            "plain",
+            "--idle-timeout",
+            "1",
+            "--max-seconds",
+            "20",
+            "--poll-interval",
+            "0.1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=REPO,
     )
     assert proc.returncode in (0, 1), proc.stderr
     assert "following" in proc.stdout and "\\x1b]8" in proc.stdout

@@ -87,8 +87,10 @@ def test_chromium_renders_the_report_without_errors_or_requests(tmp_path: Path) 
 
 
 #: Two public logs whose HTML report the README shows: a length-grouped run and a diverged one.
-REAL_SCREENSHOTS = {"wav2vec2_xlsr_ar_clean_gbl_true_stdout.txt": "html_report_grouped.png",
-                    "megatron_ds_bigscience_gpt2_perf_n16_dsoff.out": "html_report_diverged.png"}
+REAL_SCREENSHOTS = {
+    "wav2vec2_xlsr_ar_clean_gbl_true_stdout.txt": "html_report_grouped.png",
+    "megatron_ds_bigscience_gpt2_perf_n16_dsoff.out": "html_report_diverged.png",
+}
 
 
 @pytest.mark.reallogs

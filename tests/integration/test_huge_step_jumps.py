@@ -43,8 +43,12 @@ def test_huge_step_jumps_stay_within_memory(tmp_path: Path) -> None:
         paths.append(str(path))
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.run(
-        [sys.executable, "-c", _SCRIPT, *paths], capture_output=True, text=True, env=env,
-        preexec_fn=_limit, timeout=120,
+        [sys.executable, "-c", _SCRIPT, *paths],
+        capture_output=True,
+        text=True,
+        env=env,
+        preexec_fn=_limit,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.count("\n") == 2 * len(JUMPS)

@@ -74,13 +74,15 @@ def test_store_errors_are_one_line_exit_2(store: Path, tmp_path: Path, capsys: p
     plain = tmp_path / "plain.db"
     with sqlite3.connect(plain) as db:
         db.execute("CREATE TABLE t (x INTEGER)")
-    for name, why in ((f"{store}#/experiments/no-such", "no experiment named"),
-                      (f"{store}#/experiments/sweep?colour=red", "unknown filter"),
-                      (f"{store}#/experiments/sweep?after=2099-01-01", "no run that passes"),
-                      (f"{store}#/runs/x", "expected #/experiments/"),
-                      (f"sqlite:///{tmp_path / 'none.db'}", "no such sqlite file"),
-                      (f"sqlite:///{plain}", "not an MLflow store"),
-                      (str(plain), "binary file")):
+    for name, why in (
+        (f"{store}#/experiments/no-such", "no experiment named"),
+        (f"{store}#/experiments/sweep?colour=red", "unknown filter"),
+        (f"{store}#/experiments/sweep?after=2099-01-01", "no run that passes"),
+        (f"{store}#/runs/x", "expected #/experiments/"),
+        (f"sqlite:///{tmp_path / 'none.db'}", "no such sqlite file"),
+        (f"sqlite:///{plain}", "not an MLflow store"),
+        (str(plain), "binary file"),
+    ):
         assert main(["analyze", name, "-j", "1"]) == 2, name
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and why in err, err

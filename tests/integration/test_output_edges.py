@@ -24,8 +24,7 @@ ONE_LINE = "logdoctor: error: stdout: the reader closed the pipe (output cut sho
 
 
 def _bash(cmd: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", "-c", cmd], cwd=REPO, capture_output=True, text=True, timeout=timeout,
-                          check=False)
+    return subprocess.run(["bash", "-c", cmd], cwd=REPO, capture_output=True, text=True, timeout=timeout, check=False)
 
 
 def test_a_report_over_a_pipe_buffer_whose_reader_leaves_is_one_line_and_exit_2() -> None:
@@ -51,15 +50,20 @@ def test_tail_with_stdout_closed_still_gives_its_exit_code() -> None:
 
 def test_tail_whose_reader_leaves_is_one_line() -> None:
     reader = f"{sys.executable} -c 'import os; os.read(0, 1)'"
-    proc = _bash(f"{sys.executable} -m logdoctor tail '{EXAMPLE}' -f plain --max-seconds 5 | {reader}; "
-                 "exit ${PIPESTATUS[0]}")
+    proc = _bash(
+        f"{sys.executable} -m logdoctor tail '{EXAMPLE}' -f plain --max-seconds 5 | {reader}; exit ${{PIPESTATUS[0]}}"
+    )
     assert (proc.returncode, proc.stderr) == (2, ONE_LINE)
 
 
 def _formula_log(path: Path) -> Path:
-    cells = ["=HYPERLINK(\"http://x\")", "+1+2", "-2+3", "@SUM(A1)", "\t=1", "ab12"]
-    path.write_text("".join(json.dumps({"step": i, "loss": -1.5 + 1 / i, "batch_fp": cells[i % len(cells)]}) + "\n"
-                            for i in range(1, 61)))
+    cells = ['=HYPERLINK("http://x")', "+1+2", "-2+3", "@SUM(A1)", "\t=1", "ab12"]
+    path.write_text(
+        "".join(
+            json.dumps({"step": i, "loss": -1.5 + 1 / i, "batch_fp": cells[i % len(cells)]}) + "\n"
+            for i in range(1, 61)
+        )
+    )
     return path
 
 
@@ -68,7 +72,7 @@ def test_parse_csv_prefixes_text_cells_a_spreadsheet_would_run(tmp_path: Path) -
     assert main(["parse", str(log), "-o", str(tmp_path / "t.csv")]) == 0
     rows = list(csv.DictReader(io.StringIO((tmp_path / "t.csv").read_text())))
     fps = {r["batch_fp"] for r in rows}
-    assert fps == {"'=HYPERLINK(\"http://x\")", "'+1+2", "'-2+3", "'@SUM(A1)", "'\t=1", "ab12"}
+    assert fps == {'\'=HYPERLINK("http://x")', "'+1+2", "'-2+3", "'@SUM(A1)", "'\t=1", "ab12"}
     assert all(not r["batch_fp"].startswith(("=", "+", "-", "@", "\t")) for r in rows)
     assert rows[0]["loss"].startswith("-")  # numbers stay numbers, negative ones too
 
@@ -78,7 +82,7 @@ def test_parse_keeps_text_cells_as_they_are_outside_csv(tmp_path: Path) -> None:
     assert main(["parse", str(log), "-o", str(tmp_path / "t.parquet")]) == 0
     assert main(["parse", str(log), "-o", str(tmp_path / "t.jsonl")]) == 0
     for table in (pl.read_parquet(tmp_path / "t.parquet"), pl.read_ndjson(tmp_path / "t.jsonl")):
-        assert "=HYPERLINK(\"http://x\")" in table["batch_fp"].to_list()
+        assert '=HYPERLINK("http://x")' in table["batch_fp"].to_list()
 
 
 #: a name whose bytes are not UTF-8 (it arrives as lone surrogates), and one with U+FFFF, which
@@ -111,8 +115,9 @@ def _well_formed(fmt: str, data: bytes) -> None:
 
 @pytest.mark.parametrize("fmt", list(RENDERERS))
 @pytest.mark.parametrize("name", NAMES, ids=["not-utf8", "u+ffff"])
-def test_every_format_writes_a_name_no_utf8_or_xml_holds(fmt: str, name: str, tmp_path: Path,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_format_writes_a_name_no_utf8_or_xml_holds(
+    fmt: str, name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     log = tmp_path / name  # the surrogates stand for the bytes (os.fsencode)
     log.write_bytes(EXAMPLE.read_bytes())
     out = tmp_path / f"report.{fmt}"
@@ -123,8 +128,13 @@ def test_every_format_writes_a_name_no_utf8_or_xml_holds(fmt: str, name: str, tm
 def test_a_name_that_is_not_utf8_is_shown_as_its_bytes_on_stdout(tmp_path: Path) -> None:
     log = os.fsencode(tmp_path) + b"/r\xff.log"
     Path(os.fsdecode(log)).write_bytes(EXAMPLE.read_bytes())
-    proc = subprocess.run([sys.executable, "-m", "logdoctor", "analyze", log, "-f", "junit"], cwd=REPO,
-                          capture_output=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "logdoctor", "analyze", log, "-f", "junit"],
+        cwd=REPO,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0 and b"Traceback" not in proc.stderr
     assert b"r\\xff.log" in proc.stdout
     ET.fromstring(proc.stdout)

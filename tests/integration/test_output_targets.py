@@ -133,10 +133,15 @@ def test_a_fifo_whose_reader_leaves_is_one_line(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     log = tmp_path / "big.log"
     log.write_text("".join(f"step {i} | loss={2 + 1 / i:.5f}\n" for i in range(1, 40_001)))
-    code = (f"import os, sys\nfh = open({str(fifo)!r}, 'rb')\nfh.read(1)\nfh.close()\n")
+    code = f"import os, sys\nfh = open({str(fifo)!r}, 'rb')\nfh.read(1)\nfh.close()\n"
     reader = subprocess.Popen([sys.executable, "-c", code])
-    proc = subprocess.run([sys.executable, "-m", "logdoctor", "parse", str(log), "--table-format", "csv",
-                           "-o", str(fifo)], capture_output=True, text=True, timeout=120, cwd=REPO)
+    proc = subprocess.run(
+        [sys.executable, "-m", "logdoctor", "parse", str(log), "--table-format", "csv", "-o", str(fifo)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
     reader.wait(30)
     assert "Traceback" not in proc.stderr
     _one_line_error(proc.returncode, proc.stderr, str(fifo))
@@ -226,12 +231,19 @@ def test_a_regular_file_under_a_system_folder_is_appended_to(tmp_path: Path, mon
 
 def _cli(args: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "logdoctor", *args], text=True, env=env, timeout=120,
-                          cwd=REPO, **kw)  # type: ignore[call-overload,no-any-return]
+    return subprocess.run([sys.executable, "-m", "logdoctor", *args], text=True, env=env, timeout=120, cwd=REPO, **kw)  # type: ignore[call-overload,no-any-return]
 
 
-@pytest.mark.parametrize("args", [["analyze", str(EXAMPLE)], ["analyze", str(EXAMPLE), "-f", "json"],
-                                  ["formats"], ["check", str(EXAMPLE), "-q"], ["analyze", "--help"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["analyze", str(EXAMPLE)],
+        ["analyze", str(EXAMPLE), "-f", "json"],
+        ["formats"],
+        ["check", str(EXAMPLE), "-q"],
+        ["analyze", "--help"],
+    ],
+)
 def test_a_full_stdout_is_one_line_and_exit_2(args: list[str], full_node: Path) -> None:
     with open(full_node, "wb") as out:
         proc = _cli(args, stdout=out, stderr=subprocess.PIPE)
@@ -240,8 +252,13 @@ def test_a_full_stdout_is_one_line_and_exit_2(args: list[str], full_node: Path) 
 
 
 def test_a_closed_stdout_is_one_line_and_exit_2() -> None:
-    proc = _cli(["analyze", str(EXAMPLE), "-f", "png"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                pass_fds=(), preexec_fn=lambda: os.close(1))
+    proc = _cli(
+        ["analyze", str(EXAMPLE), "-f", "png"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        pass_fds=(),
+        preexec_fn=lambda: os.close(1),
+    )
     assert "Traceback" not in proc.stderr
     _one_line_error(proc.returncode, proc.stderr, "stdout is closed")
 

@@ -15,8 +15,14 @@ from tests.textlayout import render_text, statistics_in, statistics_kept
 
 def _fixture_logs() -> list[str]:
     skip = (".py", ".truth.json", ".gz", ".yaml")
-    files = [p for p in FIXTURES.rglob("*") if p.is_file() and not p.name.endswith(skip)
-             and "__pycache__" not in p.parts and not any(q.name.endswith("_run") for q in p.parents)]
+    files = [
+        p
+        for p in FIXTURES.rglob("*")
+        if p.is_file()
+        and not p.name.endswith(skip)
+        and "__pycache__" not in p.parts
+        and not any(q.name.endswith("_run") for q in p.parents)
+    ]
     return sorted(str(p.relative_to(FIXTURES)) for p in files)
 
 

@@ -79,7 +79,8 @@ def pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_a_static_sampler_fails_the_gate_and_a_reshuffled_one_passes(
-        pipeline: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pipeline: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["probe", "train.py:build"]) == 1
     out, err = capsys.readouterr()
     assert "ERROR    LD502 static-composition" in out and "Batching: static batch composition" in out
@@ -116,35 +117,43 @@ def test_the_users_files_are_never_written(pipeline: Path, capsys: pytest.Captur
     assert pipeline.read_text() == PIPELINE
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["nowhere.py:build"], "nowhere.py: no such file"),
-    (["train.py"], "expected path/to/train.py:function or package.module:function"),
-    (["train.py:absent"], "train.py has no 'absent' (it defines: Reshuffle, SortOnce, Texts, build, crash, wrong)"),
-    (["train.py:wrong"], "train.py:wrong returned dict; expected a torch DataLoader, a Sampler or BatchSampler"),
-    (["train.py:build", "--arg", "oops"], "--arg expects key=value"),
-    (["train.py:build", "-f", "png"], "--format: a probe writes text, json, markdown, github, junit, html"),
-    (["train.py:build", "--lengths", "missing.txt"], "missing.txt"),
-])
-def test_bad_input_is_one_line_and_exit_2(pipeline: Path, args: list[str], message: str,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nowhere.py:build"], "nowhere.py: no such file"),
+        (["train.py"], "expected path/to/train.py:function or package.module:function"),
+        (["train.py:absent"], "train.py has no 'absent' (it defines: Reshuffle, SortOnce, Texts, build, crash, wrong)"),
+        (["train.py:wrong"], "train.py:wrong returned dict; expected a torch DataLoader, a Sampler or BatchSampler"),
+        (["train.py:build", "--arg", "oops"], "--arg expects key=value"),
+        (["train.py:build", "-f", "png"], "--format: a probe writes text, json, markdown, github, junit, html"),
+        (["train.py:build", "--lengths", "missing.txt"], "missing.txt"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    pipeline: Path, args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["probe", *args]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
 def test_an_exception_in_the_users_code_names_their_file_and_line(
-        pipeline: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pipeline: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["probe", "train.py:crash"]) == 2
     err = capsys.readouterr().err
-    assert err.strip() == (f"logdoctor: error: train.py:crash(): IndexError: list index out of range at "
-                           f"{os.path.realpath(pipeline)}:50 in crash")
+    assert err.strip() == (
+        f"logdoctor: error: train.py:crash(): IndexError: list index out of range at "
+        f"{os.path.realpath(pipeline)}:50 in crash"
+    )
     assert main(["probe", "train.py:crash", "-v"]) == 2
     err = capsys.readouterr().err
     assert "the traceback in your code" in err and "return sizes[3]" in err and "logdoctor/probe" not in err
 
 
 def test_seed_makes_a_sampler_that_draws_from_the_global_generator_repeatable(
-        pipeline: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pipeline: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     def padding(*seed: str) -> object:
         main(["probe", "train.py:build", "--arg", "kind='shuffled'", *seed, "-f", "json", "--epochs", "1"])
         return json.loads(capsys.readouterr().out)["sampler"]["padding_efficiency_per_batch"]

@@ -83,7 +83,14 @@ def test_lyric_lora_divergence_covers_only_the_diverged_stretches(reallogs_dir: 
     loss = np.array([v for _, v in rows])
     blocks = {a: float(loss[(step >= a) & (step < a + 50)].mean()) for a in range(1, 3001, 50)}
     assert [round(blocks[a], 2) for a in (1, 51, 101, 151, 251, 1201, 1251, 2551)] == [
-        8.33, 8.18, 20.98, 13.27, 13.91, 15.90, 11.92, 10.39
+        8.33,
+        8.18,
+        20.98,
+        13.27,
+        13.91,
+        15.90,
+        11.92,
+        10.39,
     ]
     f = _finding(path, "LD002")
     spans = f.spans or ((f.first_step, f.last_step),)

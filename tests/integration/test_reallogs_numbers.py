@@ -215,8 +215,10 @@ READERS: dict[str, Callable[[Path], Raw]] = {
     "sockeye3_signwriting_train_original.log": _sockeye,
     "fairseq_hydra_hubert_pretrain.log": _fairseq_inner,
     # fairseq's per-epoch summary line (no progress lines were logged)
-    "fairseq_iwslt14_baseline_train.log": _regex(r"\| train \| epoch \d+ \| loss (?P<loss>[\d.]+) \|.*"
-                                                  r"\| num_updates (?P<step>\d+) \|"),
+    "fairseq_iwslt14_baseline_train.log": _regex(
+        r"\| train \| epoch \d+ \| loss (?P<loss>[\d.]+) \|.*"
+        r"\| num_updates (?P<step>\d+) \|"
+    ),
 }
 _HF_DICT = r"\{'loss': '?(?P<loss>[-\d.eE+]+|nan|inf)"
 _KERAS_BAR = r"^\s*\d+/\d+ \[.*? - loss: (?P<loss>[-\d.eE+]+|nan|inf)"
@@ -502,7 +504,7 @@ def test_fairseq_overflow_scales_and_steps_are_the_logs(reallogs_dir: Path) -> N
     pending: list[float] = []
     low, grown = math.inf, False
     for ln in _lines(path):
-        if (m := re.search(r"gradient overflow detected, ignoring gradient, setting loss scale to: ([\d.]+)", ln)):
+        if m := re.search(r"gradient overflow detected, ignoring gradient, setting loss scale to: ([\d.]+)", ln):
             pending.append(float(m[1]))
         elif "[train_inner]" in ln:
             rec = json.loads(ln.split(" - ", 1)[1])
@@ -632,7 +634,9 @@ def test_overflow_counts_are_the_logs_lines(reallogs_dir: Path, name: str) -> No
     }
     assert counts and sum(counts.values()) == len(re.findall(OVERFLOW_LINE[name], text))
     if name.startswith("deepspeed"):
-        scales = re.findall(r"OVERFLOW! Rank 0 Skipping step\. Attempted loss scale: (\d+)(?:, reducing to (\d+))?", text)  # noqa: E501
+        scales = re.findall(
+            r"OVERFLOW! Rank 0 Skipping step\. Attempted loss scale: (\d+)(?:, reducing to (\d+))?", text
+        )
         (cal,) = [f for f in report.findings if f.code == "LD023"]
         first, last = scales[0][0], [to for _, to in scales[: counts["LD023"]] if to][-1]
         assert f"from {first} to {last}" in cal.message

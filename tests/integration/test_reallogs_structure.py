@@ -26,8 +26,19 @@ TRUTH = REPO / "tests" / "reallogs_truth"
 PROBE = REPO / "fixtures" / "example.log"  # any log the pipeline reads: tells whether reports carry "structure"
 EXACT = ("rows", "first_step", "last_step", "stride", "planned")
 REL_TOL = 0.02  # epochs and steps per epoch: within 2%
-TRUTH_KEYS = {"rows", "first_step", "last_step", "stride", "planned", "epochs", "steps_per_epoch",
-              "restarts", "metrics", "not_metrics", "notes"}
+TRUTH_KEYS = {
+    "rows",
+    "first_step",
+    "last_step",
+    "stride",
+    "planned",
+    "epochs",
+    "steps_per_epoch",
+    "restarts",
+    "metrics",
+    "not_metrics",
+    "notes",
+}
 
 
 def _manifest_files() -> list[str]:
@@ -62,8 +73,11 @@ def _close(got: float | None, want: float | None) -> bool:
 
 def _mismatches(got: dict[str, Any], truth: dict[str, Any]) -> list[str]:
     wrong = [f"{k}: got {got.get(k)!r}, truth {truth[k]!r}" for k in EXACT if got.get(k) != truth[k]]
-    wrong += [f"{k}: got {got.get(k)!r}, truth {truth[k]!r} (2%)" for k in ("epochs", "steps_per_epoch")
-              if not _close(got.get(k), truth[k])]
+    wrong += [
+        f"{k}: got {got.get(k)!r}, truth {truth[k]!r} (2%)"
+        for k in ("epochs", "steps_per_epoch")
+        if not _close(got.get(k), truth[k])
+    ]
     restarts = [r["step"] for r in got.get("restarts", [])]
     if restarts != truth["restarts"]:
         wrong.append(f"restarts: got {restarts}, truth {truth['restarts']}")
@@ -103,13 +117,34 @@ def test_real_log_structure_matches_truth(name: str, reallogs_dir: Path) -> None
 
 
 def test_mismatch_rules_catch_what_they_must() -> None:
-    truth = {"rows": 10, "first_step": 1, "last_step": 10, "stride": 1, "planned": None, "epochs": 2,
-             "steps_per_epoch": 5.0, "restarts": [4], "metrics": ["loss"], "not_metrics": ["remaining_time"]}
-    good = {**truth, "epochs": 2.03, "steps_per_epoch": 5.05, "restarts": [{"step": 4, "kind": "counter_reset"}],
-            "metrics": ["loss", "lr"]}
+    truth = {
+        "rows": 10,
+        "first_step": 1,
+        "last_step": 10,
+        "stride": 1,
+        "planned": None,
+        "epochs": 2,
+        "steps_per_epoch": 5.0,
+        "restarts": [4],
+        "metrics": ["loss"],
+        "not_metrics": ["remaining_time"],
+    }
+    good = {
+        **truth,
+        "epochs": 2.03,
+        "steps_per_epoch": 5.05,
+        "restarts": [{"step": 4, "kind": "counter_reset"}],
+        "metrics": ["loss", "lr"],
+    }
     assert _mismatches(good, truth) == []
-    bad = {**good, "rows": 11, "epochs": None, "steps_per_epoch": 5.2, "restarts": [],
-           "metrics": ["lr", "remaining_time"]}
+    bad = {
+        **good,
+        "rows": 11,
+        "epochs": None,
+        "steps_per_epoch": 5.2,
+        "restarts": [],
+        "metrics": ["lr", "remaining_time"],
+    }
     wrong = " ".join(_mismatches(bad, truth))
     for key in ("rows", "epochs", "steps_per_epoch", "restarts", "metrics missing", "not_metrics present"):
         assert key in wrong

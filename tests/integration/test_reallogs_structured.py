@@ -76,13 +76,9 @@ def test_hf_values_epochs_and_evals(reallogs_dir: Path) -> None:
 
 
 def test_llamafactory_degenerate_columns(reallogs_dir: Path) -> None:
-    run = pipeline.load(
-        str(reallogs_dir / "llamafactory_trainer_log_mistral_translator_total_tokens0.jsonl")
-    )
+    run = pipeline.load(str(reallogs_dir / "llamafactory_trainer_log_mistral_translator_total_tokens0.jsonl"))
     assert run.meta.total_steps == 8660
-    found = {
-        f.evidence["column"] for f in IntegrityDetector().analyze(run).findings if f.code == "LD007"
-    }
+    found = {f.evidence["column"] for f in IntegrityDetector().analyze(run).findings if f.code == "LD007"}
     assert found == {"throughput", "total_tokens"}
 
 
@@ -102,9 +98,7 @@ def test_marian_multi_resume(reallogs_dir: Path) -> None:
     assert run.n_steps >= 1000, f"the text parser reads only {run.n_steps} Marian steps"
     # Marian's update counter never goes back: the text parser must flag the first step after each
     # "Training started" line in a ``restart`` column (structure.RESTART) for this to hold.
-    assert run.meta.resumes >= 1, (
-        "Marian restarts not flagged (text parser: emit a 'restart' column)"
-    )
+    assert run.meta.resumes >= 1, "Marian restarts not flagged (text parser: emit a 'restart' column)"
     jumps = [f for f in IntegrityDetector().analyze(run).findings if f.code == "LD004"]
     assert any(f.evidence["loss_before"] < 2.1 and f.evidence["loss_after"] > 2.6 for f in jumps)
 

@@ -55,8 +55,11 @@ def test_real_run_verdict_matches_its_truth(truth_path: Path, request: pytest.Fi
     assert got == truth["expected_verdict"], f"{name}: {summary}"
 
 
-@pytest.mark.parametrize("truth_path", [p for p in TRUTHS if p.name.split(".")[0] in KNOWN_MISSES],
-                         ids=lambda p: p.name.removesuffix(".truth.json"))
+@pytest.mark.parametrize(
+    "truth_path",
+    [p for p in TRUTHS if p.name.split(".")[0] in KNOWN_MISSES],
+    ids=lambda p: p.name.removesuffix(".truth.json"),
+)
 def test_known_misses_never_blame_a_healthy_pipeline(truth_path: Path) -> None:
     truth, got, summary = _verdict(truth_path)
     assert got not in truth["must_not"], summary  # type: ignore[operator]

@@ -81,8 +81,10 @@ def inputs(tmp_path: Path, tracker: int) -> list[str]:
 
 def _inputs(tmp_path: Path, port: int) -> list[str]:
     s = SECRETS
-    local = tmp_path / (f"train?token={s['query_token']}&X-Amz-Signature={s['amz_signature']}"
-                        f"&X-Amz-Credential={s['amz_credential']}&x={s['hf_token']}.log")
+    local = tmp_path / (
+        f"train?token={s['query_token']}&X-Amz-Signature={s['amz_signature']}"
+        f"&X-Amz-Credential={s['amz_credential']}&x={s['hf_token']}.log"
+    )
     local.write_bytes(EXAMPLE.read_bytes())
     return [
         str(local),
@@ -98,8 +100,9 @@ def _leaks(data: bytes | str) -> list[str]:
 
 
 @pytest.mark.parametrize("fmt", list(RENDERERS))
-def test_no_report_format_prints_a_secret(fmt: str, inputs: list[str], tmp_path: Path,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_report_format_prints_a_secret(
+    fmt: str, inputs: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Each input alone (a figure shows one run), then all together (a summary) where the format has one."""
     runs = [[name] for name in inputs] + ([] if RENDERERS[fmt].is_binary else [inputs])
     written = []
@@ -123,8 +126,9 @@ def test_no_report_on_stdout_prints_a_secret(fmt: str, inputs: list[str], capsys
 
 
 @pytest.mark.parametrize("table", ["csv", "parquet", "jsonl"])
-def test_parse_tables_and_their_errors_print_no_secret(table: str, inputs: list[str], tmp_path: Path,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_parse_tables_and_their_errors_print_no_secret(
+    table: str, inputs: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     local, remote, tracker, missing = inputs
     for i, name in enumerate((local, tracker)):
         assert main(["parse", name, "-o", str(tmp_path / f"t{i}.{table}")]) == 0
@@ -135,8 +139,9 @@ def test_parse_tables_and_their_errors_print_no_secret(table: str, inputs: list[
     assert err.count("\n") == 2 and _leaks(err) == [] and _leaks(out) == []
 
 
-def test_a_secret_key_quoted_by_a_library_error_is_redacted(monkeypatch: pytest.MonkeyPatch,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_secret_key_quoted_by_a_library_error_is_redacted(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """botocore quotes the bucket it could not parse, with the credentials the URL held: the URL's
     userinfo is redacted, and so is the same secret quoted elsewhere in the text."""
     key_id, secret_key = "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYzEXAMPLEKEY"
@@ -168,9 +173,26 @@ def test_tail_events_and_hook_arguments_print_no_secret(fmt: str, inputs: list[s
     local, _, tracker, _ = inputs
     hook, dump = _hook(tmp_path)
     proc = subprocess.run(
-        [sys.executable, "-m", "logdoctor", "tail", local, tracker, "-f", fmt, "--on-finding", hook,
-         "--max-seconds", "4", "--server-interval", "0.5"],
-        cwd=REPO, capture_output=True, timeout=120, check=False,
+        [
+            sys.executable,
+            "-m",
+            "logdoctor",
+            "tail",
+            local,
+            tracker,
+            "-f",
+            fmt,
+            "--on-finding",
+            hook,
+            "--max-seconds",
+            "4",
+            "--server-interval",
+            "0.5",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        timeout=120,
+        check=False,
     )
     assert b"Traceback" not in proc.stderr
     assert proc.stdout.count(b"\n") > 2 and dump.exists() and b"LOGDOCTOR_SOURCE" in dump.read_bytes()
@@ -181,18 +203,30 @@ def test_tail_events_and_hook_arguments_print_no_secret(fmt: str, inputs: list[s
         assert all(json.loads(line) for line in proc.stdout.splitlines())
 
 
-@pytest.mark.parametrize(("text", "want"), [
-    ("https://b.s3.amazonaws.com/r.log?X-Amz-Algorithm=AWS4&X-Amz-Signature=ab12&X-Amz-Credential=AKIAX%2F1",
-     "https://b.s3.amazonaws.com/r.log?X-Amz-Algorithm=***&X-Amz-Signature=***&X-Amz-Credential=***"),
-    ("https://acct.blob.core.windows.net/c/r.log?sv=2021&sig=Zm9v%3D&se=1", "https://acct.blob.core.windows.net/c/r.log?sv=2021&sig=***&se=1"),
-    ("run.log?token=t0k3n&metric_key=loss&access_token=a&api_key=b&secret=c&password=d&key=e",
-     "run.log?token=***&metric_key=loss&access_token=***&api_key=***&secret=***&password=***&key=***"),
-    ("id AKIAIOSFODNN7EXAMPLE and hf_abcdefghijklmnopqrstuvwxyz01234567 and ghp_" + "a" * 36,
-     "id *** and *** and ***"),
-    ("WANDB_API_KEY=0123456789abcdef0123456789abcdef01234567", "WANDB_API_KEY=***"),
-    ("Authorization: Bearer abc.def-ghi_123", "Authorization: ***"),
-    ("s3://AKIAIOSFODNN7EXAMPLE:wJalr/K7MDENG@bucket/x", "s3://***@bucket/x"),
-])
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        (
+            "https://b.s3.amazonaws.com/r.log?X-Amz-Algorithm=AWS4&X-Amz-Signature=ab12&X-Amz-Credential=AKIAX%2F1",
+            "https://b.s3.amazonaws.com/r.log?X-Amz-Algorithm=***&X-Amz-Signature=***&X-Amz-Credential=***",
+        ),
+        (
+            "https://acct.blob.core.windows.net/c/r.log?sv=2021&sig=Zm9v%3D&se=1",
+            "https://acct.blob.core.windows.net/c/r.log?sv=2021&sig=***&se=1",
+        ),
+        (
+            "run.log?token=t0k3n&metric_key=loss&access_token=a&api_key=b&secret=c&password=d&key=e",
+            "run.log?token=***&metric_key=loss&access_token=***&api_key=***&secret=***&password=***&key=***",
+        ),
+        (
+            "id AKIAIOSFODNN7EXAMPLE and hf_abcdefghijklmnopqrstuvwxyz01234567 and ghp_" + "a" * 36,
+            "id *** and *** and ***",
+        ),
+        ("WANDB_API_KEY=0123456789abcdef0123456789abcdef01234567", "WANDB_API_KEY=***"),
+        ("Authorization: Bearer abc.def-ghi_123", "Authorization: ***"),
+        ("s3://AKIAIOSFODNN7EXAMPLE:wJalr/K7MDENG@bucket/x", "s3://***@bucket/x"),
+    ],
+)
 def test_redact_covers_every_kind_of_credential(text: str, want: str) -> None:
     assert sanitize.redact(text) == want
 
@@ -212,8 +246,9 @@ def test_a_secret_met_in_a_url_is_redacted_where_quoted_alone() -> None:
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "markdown", "html"])
-def test_compare_prints_no_secret(fmt: str, inputs: list[str], tmp_path: Path,
-                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_prints_no_secret(
+    fmt: str, inputs: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     local, _, tracker, _ = inputs
     assert main(["compare", local, tracker, "--force", "-f", fmt, "-o", str(tmp_path / f"c.{fmt}")]) in (0, 1)
     out, err = capsys.readouterr()

@@ -83,9 +83,7 @@ def test_a_follower_read_of_a_special_file_raises_input_error(tmp_path: Path) ->
 
 
 @pytest.mark.slow
-def test_a_wandb_run_folder_that_appears_later_is_followed(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_wandb_run_folder_that_appears_later_is_followed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("wandb")
     from fixtures.trackers import run_table, write_wandb
 

@@ -45,8 +45,7 @@ def _pids(path: Path) -> list[int]:
 def test_background_children_of_hooks_die_with_tail(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pids = tmp_path / "children"
     hook = _hook(tmp_path, f'sleep 60 &\necho $! >> "{pids}"')
-    code = main(["tail", str(_log(tmp_path / "run.log")), "-f", "plain", "--idle-timeout", "1",
-                 "--on-finding", hook])
+    code = main(["tail", str(_log(tmp_path / "run.log")), "-f", "plain", "--idle-timeout", "1", "--on-finding", hook])
     assert code == 0, capsys.readouterr().err
     children = _pids(pids)
     assert children
@@ -57,7 +56,8 @@ def test_background_children_of_hooks_die_with_tail(tmp_path: Path, capsys: pyte
 
 
 def test_idle_timeout_holds_behind_a_slow_hook_and_the_loss_is_said(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     pids = tmp_path / "hooks"
     hook = _hook(tmp_path, f'echo $$ >> "{pids}"\nsleep 30')
     log = _log(tmp_path / "run.log")
@@ -82,8 +82,10 @@ def test_hooks_die_with_tail_when_its_reader_leaves(tmp_path: Path) -> None:
     hook = _hook(tmp_path, f'echo $$ >> "{pids}"\nsleep 30')
     log = _log(tmp_path / "run.log")
     reader = f"{sys.executable} -c 'import os, time; os.read(0, 1); time.sleep(1.5)'"
-    cmd = (f"{sys.executable} -m logdoctor tail '{log}' -f plain --max-seconds 20 --on-finding '{hook}' "
-           f"| {reader}; exit ${{PIPESTATUS[0]}}")
+    cmd = (
+        f"{sys.executable} -m logdoctor tail '{log}' -f plain --max-seconds 20 --on-finding '{hook}' "
+        f"| {reader}; exit ${{PIPESTATUS[0]}}"
+    )
     proc = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert _pids(pids) and not any(map(_alive, _pids(pids)))

@@ -129,32 +129,22 @@ def test_exit_on_error_and_on_finding_command(tmp_path: Path) -> None:
     script = "import sys; open(sys.argv[1], 'a').write(sys.stdin.read())"
     cmd = f"{shlex.quote(sys.executable)} -c {shlex.quote(script)} {shlex.quote(str(got))}"
     writer.start()
-    code, c = _follow(
-        [str(log)], cheap=[NanDetector()], exit_on=Severity.ERROR, on_finding=cmd, idle_timeout=None
-    )
+    code, c = _follow([str(log)], cheap=[NanDetector()], exit_on=Severity.ERROR, on_finding=cmd, idle_timeout=None)
     never.set()
     writer.join(5)
     assert code == 1 and _stopped(c).reason == "exit-on" and _stopped(c).exit_code == 1
     assert c.findings() == [("LD001", 30)]
     doc = json.loads(got.read_text())
-    assert (
-        doc["event"] == "finding"
-        and doc["finding"]["code"] == "LD001"
-        and doc["finding"]["first_step"] == 30
-    )
+    assert doc["event"] == "finding" and doc["finding"]["code"] == "LD001" and doc["finding"]["first_step"] == 30
 
 
 def test_waits_for_a_file_that_appears_later(tmp_path: Path) -> None:
     log = tmp_path / "logs" / "later.log"
     log.parent.mkdir()
     lines = [step_line(i + 1, v) for i, v in enumerate(losses(20, nan_at=(5,)))]
-    code, c = _follow(
-        [str(log)], [Writer(log, lines, start_delay=0.2)], cheap=[NanDetector()], idle_timeout=1.0
-    )
+    code, c = _follow([str(log)], [Writer(log, lines, start_delay=0.2)], cheap=[NanDetector()], idle_timeout=1.0)
     assert (
-        code == 0
-        and c.kinds()[:2] == ["Started", "Notice"]
-        and c.events[1].message == "waiting for the file to appear"
+        code == 0 and c.kinds()[:2] == ["Started", "Notice"] and c.events[1].message == "waiting for the file to appear"
     )
     assert c.findings() == [("LD001", 5)] and _stopped(c).summaries[0].rows == 20
 
@@ -163,9 +153,7 @@ def test_glob_follows_each_rank_separately(tmp_path: Path) -> None:
     r0, r1 = tmp_path / "rank0.log", tmp_path / "rank1.log"
     r0.write_text("")
     w0 = Writer(r0, [step_line(i + 1, v) for i, v in enumerate(losses(30))])
-    w1 = Writer(
-        r1, [step_line(i + 1, v) for i, v in enumerate(losses(30, nan_at=(12,)))], start_delay=0.1
-    )
+    w1 = Writer(r1, [step_line(i + 1, v) for i, v in enumerate(losses(30, nan_at=(12,)))], start_delay=0.1)
     code, c = _follow([str(tmp_path / "rank*.log")], [w0, w1], cheap=[NanDetector()])
     assert code == 0
     nan = [e for e in c.events if isinstance(e, FindingRaised)]
@@ -177,21 +165,15 @@ def test_from_end_reports_only_what_is_written_afterwards(tmp_path: Path) -> Non
     log = tmp_path / "train.log"
     log.write_text("".join(step_line(i + 1, v) for i, v in enumerate(losses(20, nan_at=(3,)))))
     later = [step_line(i + 21, v) for i, v in enumerate(losses(20, nan_at=(7,)))]
-    code, c = _follow(
-        [str(log)], [Writer(log, later, start_delay=0.1)], cheap=[NanDetector()], from_end=True
-    )
+    code, c = _follow([str(log)], [Writer(log, later, start_delay=0.1)], cheap=[NanDetector()], from_end=True)
     assert code == 0 and c.findings() == [("LD001", 27)] and _stopped(c).summaries[0].rows == 20
 
 
-def test_jsonl_through_main_matches_batch_analysis(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_jsonl_through_main_matches_batch_analysis(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = tmp_path / "train.log"
     log.write_text(
         "config: lr=3e-4\n"
-        + "".join(
-            step_line(i + 1, v) for i, v in enumerate(losses(120, nan_at=(50,), spike_every=40))
-        )
+        + "".join(step_line(i + 1, v) for i, v in enumerate(losses(120, nan_at=(50,), spike_every=40)))
     )
     rc = main(
         [
@@ -214,21 +196,15 @@ def test_jsonl_through_main_matches_batch_analysis(
     report = pipeline.analyze(pipeline.load(str(log)))
     # a followed log short of its plan is still running: the stop before the plan is batch's alone
     batch = {(f.code, f.first_step) for f in report.findings if f.code not in ("LD006", "LD016")}
-    tail = {
-        (d["finding"]["code"], d["finding"]["first_step"]) for d in docs if d["event"] == "finding"
-    }
+    tail = {(d["finding"]["code"], d["finding"]["first_step"]) for d in docs if d["event"] == "finding"}
     assert batch <= tail
     verdicts = [d["verdict"]["batching"] for d in docs if d["event"] == "verdict"]
     assert verdicts[-1] == report.verdict.batching == docs[-1]["sources"][0]["verdict"]["batching"]
     assert docs[-1]["sources"][0]["rows"] == 120 and docs[-1]["reason"] == "max-seconds"
 
 
-@pytest.mark.parametrize(
-    "sig, reason", [(signal.SIGINT, "interrupted"), (signal.SIGTERM, "terminated")]
-)
-def test_ctrl_c_and_sigterm_end_cleanly_with_a_summary(
-    tmp_path: Path, sig: signal.Signals, reason: str
-) -> None:
+@pytest.mark.parametrize("sig, reason", [(signal.SIGINT, "interrupted"), (signal.SIGTERM, "terminated")])
+def test_ctrl_c_and_sigterm_end_cleanly_with_a_summary(tmp_path: Path, sig: signal.Signals, reason: str) -> None:
     log = tmp_path / "train.log"
     log.write_text("".join(step_line(i + 1, v) for i, v in enumerate(losses(10))))
     proc = subprocess.Popen(
@@ -256,16 +232,12 @@ def test_ctrl_c_and_sigterm_end_cleanly_with_a_summary(
         (["tail", "x.log", "--format", "xml"], "unknown tail format"),
     ],
 )
-def test_bad_tail_options_are_exit_2(
-    args: list[str], msg: str, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_bad_tail_options_are_exit_2(args: list[str], msg: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(args) == 2
     assert msg in capsys.readouterr().err
 
 
-def test_a_directory_is_refused_and_the_stream_still_stops(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_directory_is_refused_and_the_stream_still_stops(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tail", str(tmp_path), "--format", "jsonl", "--max-seconds", "1"]) == 2
     out, err = capsys.readouterr()
     docs = [json.loads(line) for line in out.splitlines()]
@@ -279,14 +251,20 @@ def test_lines_gathered_between_parses_still_raise_a_nan_at_once_and_all_count(t
     log = tmp_path / "train.log"
     lines = [step_line(i + 1, v) for i, v in enumerate(losses(120, nan_at=(60,)))]
     code, c = _follow(
-        [str(log)], [Writer(log, lines, delay=0.01)], cheap=[NanDetector()],
-        exit_on=Severity.ERROR, idle_timeout=None, parse_gap=60.0,
+        [str(log)],
+        [Writer(log, lines, delay=0.01)],
+        cheap=[NanDetector()],
+        exit_on=Severity.ERROR,
+        idle_timeout=None,
+        parse_gap=60.0,
     )
     assert code == 1 and _stopped(c).reason == "exit-on"
     assert c.findings() == [("LD001", 60)]
     code, c = _follow(
-        [str(tmp_path / "late.log")], [Writer(tmp_path / "late.log", lines[:50], delay=0.005)],
-        cheap=[NanDetector()], parse_gap=60.0,
+        [str(tmp_path / "late.log")],
+        [Writer(tmp_path / "late.log", lines[:50], delay=0.005)],
+        cheap=[NanDetector()],
+        parse_gap=60.0,
     )
     s = _stopped(c).summaries[0]
     assert code == 0 and s.rows == 50 and s.last_step == 50
@@ -299,8 +277,11 @@ def test_a_crash_appended_to_a_live_log_is_raised_and_a_run_short_of_its_plan_is
     LD010 at once; before it, the run short of its plan is still running (no LD016)."""
     log = tmp_path / "train.log"
     log.write_text("".join(f"step {i}/1000 | loss {3 - i / 100:.4f}\n" for i in range(1, 121)))
-    crash = ["Traceback (most recent call last):\n", '  File "train.py", line 9, in <module>\n',
-             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"]
+    crash = [
+        "Traceback (most recent call last):\n",
+        '  File "train.py", line 9, in <module>\n',
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n",
+    ]
     writer = Writer(log, crash, start_delay=0.8)
     writer.start()
     rc = main(["tail", str(log), "--format", "jsonl", "--max-seconds", "2.5", "--poll-interval", "0.05"])

@@ -31,9 +31,7 @@ def _appended(path: Path) -> bool:
     return sniff(Source.from_bytes(str(path), path.read_bytes()[:65536])).name not in WHOLE_DOCUMENT
 
 
-LINE_FIXTURES = sorted(
-    p for p in FIXTURES.rglob("*") if p.suffix in LINE_SUFFIXES and p.is_file() and _appended(p)
-)
+LINE_FIXTURES = sorted(p for p in FIXTURES.rglob("*") if p.suffix in LINE_SUFFIXES and p.is_file() and _appended(p))
 
 
 def _prefix_findings(path: Path, lines: int, tmp: Path) -> list:
@@ -118,8 +116,9 @@ def test_every_real_log_replayed_live_raises_nothing_analyze_does_not(reallogs_d
 
 
 DOCUMENT_FIXTURES = sorted(
-    p for p in FIXTURES.rglob("*") if p.is_file() and p.suffix in (".json", ".log") and not _appended(p)
-    and not p.name.endswith(".truth.json")
+    p
+    for p in FIXTURES.rglob("*")
+    if p.is_file() and p.suffix in (".json", ".log") and not _appended(p) and not p.name.endswith(".truth.json")
 )
 
 

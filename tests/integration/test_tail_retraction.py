@@ -38,8 +38,15 @@ def test_a_withdrawn_finding_reaches_the_hook_and_leaves_the_summary(tmp_path: P
     writer = Writer(log, lines, delay=0.02)
     writer.start()
     opts = TailOptions(
-        (str(log),), poll_interval=0.02, min_update=0.01, heartbeat=60.0, idle_timeout=0.8,
-        max_seconds=20.0, background=False, session=EAGER, on_finding=cmd,
+        (str(log),),
+        poll_interval=0.02,
+        min_update=0.01,
+        heartbeat=60.0,
+        idle_timeout=0.8,
+        max_seconds=20.0,
+        background=False,
+        session=EAGER,
+        on_finding=cmd,
         parse_gap=0.0,  # every read parsed: a pass sees the run while it is short
     )
     code = follow(opts, out, cheap=[], heavy=_early_only)

@@ -83,15 +83,26 @@ def _later(*actions: tuple[float, object]) -> threading.Thread:
     return t
 
 
-def test_a_server_that_restarts_is_retried_and_read_to_the_end(server: _Server,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_server_that_restarts_is_retried_and_read_to_the_end(
+    server: _Server, capsys: pytest.CaptureFixture[str]
+) -> None:
     def back() -> None:
         _Run.steps[0], _Run.finished[0] = 80, True
         server.up()
 
     t = _later((1.5, server.down), (4.0, back))
-    code = main(["tail", f"mlflow://127.0.0.1:{server.port}/run1", "-f", "plain", "--server-interval", "0.5",
-                 "--max-seconds", "9"])
+    code = main(
+        [
+            "tail",
+            f"mlflow://127.0.0.1:{server.port}/run1",
+            "-f",
+            "plain",
+            "--server-interval",
+            "0.5",
+            "--max-seconds",
+            "9",
+        ]
+    )
     t.join()
     out, err = capsys.readouterr()
     assert code == 0 and "Traceback" not in err
@@ -103,12 +114,23 @@ def test_a_server_that_restarts_is_retried_and_read_to_the_end(server: _Server,
 
 
 def test_a_server_that_stays_away_ends_tail_with_one_line_after_the_stated_time(
-        server: _Server, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    server: _Server, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr(runsources, "GIVE_UP_AFTER", 2.0)
     t = _later((1.0, server.down))
     start = time.monotonic()
-    code = main(["tail", f"mlflow://127.0.0.1:{server.port}/run1", "-f", "plain", "--server-interval", "0.5",
-                 "--max-seconds", "30"])
+    code = main(
+        [
+            "tail",
+            f"mlflow://127.0.0.1:{server.port}/run1",
+            "-f",
+            "plain",
+            "--server-interval",
+            "0.5",
+            "--max-seconds",
+            "30",
+        ]
+    )
     t.join()
     out, err = capsys.readouterr()
     assert code == 2 and time.monotonic() - start < 15 and "Traceback" not in err
@@ -117,12 +139,16 @@ def test_a_server_that_stays_away_ends_tail_with_one_line_after_the_stated_time(
     assert "stopped (error), exit code 2" in out
 
 
-@pytest.mark.parametrize("failure", [
-    urllib.error.URLError(ConnectionRefusedError(111, "Connection refused")),
-    ConnectionRefusedError(111, "Connection refused"),
-    http.client.IncompleteRead(b"{\"run\""),
-    http.client.RemoteDisconnected("Remote end closed connection without response"),
-], ids=["refused-in-urlerror", "refused", "cut-short", "disconnected"])
+@pytest.mark.parametrize(
+    "failure",
+    [
+        urllib.error.URLError(ConnectionRefusedError(111, "Connection refused")),
+        ConnectionRefusedError(111, "Connection refused"),
+        http.client.IncompleteRead(b'{"run"'),
+        http.client.RemoteDisconnected("Remote end closed connection without response"),
+    ],
+    ids=["refused-in-urlerror", "refused", "cut-short", "disconnected"],
+)
 def test_failures_a_restart_gives_are_transient(failure: Exception, monkeypatch: pytest.MonkeyPatch) -> None:
     import urllib.request
 

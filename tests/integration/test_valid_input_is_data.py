@@ -134,8 +134,9 @@ class _Server:
                 else:
                     key = urllib.parse.parse_qs(url.query)["metric_key"][0]
                     outer.fetched += 1
-                    hist = [{"step": i, "value": 2 - i / 100 if key == "loss" else 0.5, "timestamp": i}
-                            for i in range(60)]
+                    hist = [
+                        {"step": i, "value": 2 - i / 100 if key == "loss" else 0.5, "timestamp": i} for i in range(60)
+                    ]
                     body = json.dumps({"metrics": hist})
                 out = body.encode()
                 self.send_response(200)

@@ -31,12 +31,20 @@ DEEP = 1500
 
 _SURROGATES = st.sampled_from(["\udcff", "\ud800", "a\udfffb", "\ud83d"])  # lone halves
 _SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.integers(min_value=10**300, max_value=10**400),
-    st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([1e308, -1e308, 5e-324, 1e-400]),
-    st.text(max_size=8), _SURROGATES,
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=10**300, max_value=10**400),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([1e308, -1e308, 5e-324, 1e-400]),
+    st.text(max_size=8),
+    _SURROGATES,
 )
-_VALUES = st.recursive(_SCALARS, lambda kids: st.lists(kids, max_size=3) | st.dictionaries(
-    st.text(max_size=4) | _SURROGATES, kids, max_size=3), max_leaves=6)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=4) | _SURROGATES, kids, max_size=3),
+    max_leaves=6,
+)
 
 
 @dataclass(frozen=True)
@@ -103,8 +111,9 @@ def cases(draw: st.DrawFn) -> Case:
     kind = draw(st.sampled_from(["jsonl", "text"]))
     log = draw(jsonl_logs() if kind == "jsonl" else text_logs())
     name = f"run.{'jsonl' if kind == 'jsonl' else 'log'}"
-    return Case(name, log, draw(_TOML), draw(st.sampled_from(["analyze", "check", "parse"])),
-                draw(st.sampled_from(FORMATS)))
+    return Case(
+        name, log, draw(_TOML), draw(st.sampled_from(["analyze", "check", "parse"])), draw(st.sampled_from(FORMATS))
+    )
 
 
 class _Strict(HTMLParser):

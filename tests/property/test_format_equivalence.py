@@ -144,7 +144,9 @@ def answer(writer: str, tk: str, ek: str, xk: str, recs: Records) -> tuple[str, 
 
 @seed(4601)
 @settings(
-    max_examples=12, phases=[Phase.explicit, Phase.generate], deadline=None,
+    max_examples=12,
+    phases=[Phase.explicit, Phase.generate],
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
 @given(

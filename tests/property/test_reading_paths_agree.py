@@ -113,7 +113,9 @@ def test_a_restart_line_and_the_step_after_it_in_different_chunks(
     """Marian prints ``Training started`` and a config dump before the first step of a continued run:
     the step after it is a resume however far the chunk boundary falls."""
     text = _log(list(range(300)))
-    text += "[2019-05-16 19:10:37] Training started\n" + "".join(f"[config] option_{i}: {i}\n" for i in range(config_lines))
+    text += "[2019-05-16 19:10:37] Training started\n" + "".join(
+        f"[config] option_{i}: {i}\n" for i in range(config_lines)
+    )
     text += "".join(f"step {s} | loss={1.9 - s / 5000:.5f} lr=3.0e-04\n" for s in range(300, 600))
     path = tmp_path / "resumed.log"
     path.write_text(text)

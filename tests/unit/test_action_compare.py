@@ -16,15 +16,22 @@ def test_the_action_runs_compare_only_with_a_baseline() -> None:
     assert 'compare "$LD_BASELINE" "${runs[@]}" --fail-on-regression' in script
 
 
-@pytest.mark.parametrize(("baseline", "paths", "code"), [
-    ("fixtures/compare_static.log", "fixtures/compare_bucketed.jsonl", 0),  # the fix: passes
-    ("fixtures/compare_bucketed.jsonl", "fixtures/compare_static.log", 1),  # the fault back: fails
-])
+@pytest.mark.parametrize(
+    ("baseline", "paths", "code"),
+    [
+        ("fixtures/compare_static.log", "fixtures/compare_bucketed.jsonl", 0),  # the fix: passes
+        ("fixtures/compare_bucketed.jsonl", "fixtures/compare_static.log", 1),  # the fault back: fails
+    ],
+)
 def test_the_action_script_gates_on_the_comparison(tmp_path: Path, baseline: str, paths: str, code: int) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    inputs = {"paths": str(REPO / paths), "fail-on": "error", "args": "--ignore\nLD502",
-              "baseline": str(REPO / baseline)}
+    inputs = {
+        "paths": str(REPO / paths),
+        "fail-on": "error",
+        "args": "--ignore\nLD502",
+        "baseline": str(REPO / baseline),
+    }
     done = run_step("Check training logs", inputs, work)
     assert done.code == code, done.err
     assert done.outputs == {"exit-code": str(code)}

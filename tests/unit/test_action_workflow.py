@@ -42,20 +42,26 @@ def test_baseline_and_a_glob_compare_every_matched_run(work: Path, base: Path, r
     logs = work / "logs dir"
     _runs(logs, runs, ["run a", "run b"])
     shutil.copy(base, logs / f"known good{base.suffix}")  # matched by the glob too: never its own candidate
-    inputs = {"paths": "logs dir/*", "fail-on": "error", "args": "--ignore\nLD502",
-              "baseline": f"logs dir/known good{base.suffix}"}
+    inputs = {
+        "paths": "logs dir/*",
+        "fail-on": "error",
+        "args": "--ignore\nLD502",
+        "baseline": f"logs dir/known good{base.suffix}",
+    }
     done = run_step("Check training logs", inputs, work)
     assert done.code == code, done.err
     assert done.outputs == {"exit-code": str(code)}
-    compare = done.summary[done.summary.index("## logdoctor compare"):]
+    compare = done.summary[done.summary.index("## logdoctor compare") :]
     assert compare.count("| baseline | candidate | change |") == 2  # one table per matched run
 
 
 def test_paths_and_args_one_per_line_keep_blanks(work: Path) -> None:
     logs = work / "logs dir"
     _runs(logs, BUCKETED, ["run a", "run b"])
-    inputs = {"paths": "  logs dir/run a.jsonl  \n\nlogs dir/run b.jsonl\n",
-              "args": "--ignore\nLD502\n--select\nLD0, LD1"}
+    inputs = {
+        "paths": "  logs dir/run a.jsonl  \n\nlogs dir/run b.jsonl\n",
+        "args": "--ignore\nLD502\n--select\nLD0, LD1",
+    }
     done = run_step("Check training logs", inputs, work)
     assert done.code == 0, done.err
     assert done.outputs == {"exit-code": "0"}

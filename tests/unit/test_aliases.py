@@ -18,9 +18,19 @@ def test_normalize_key(raw: str, norm: str) -> None:
 
 @pytest.mark.parametrize(
     ("key", "canon"),
-    [("iter", "step"), ("num_updates", "step"), ("lm loss", "loss"), ("gnorm", "grad_norm"),
-     ("wpb", "tokens"), ("bsz", "seqs"), ("avg_seq_len", "len_mean"), ("tok/s", "throughput"),
-     ("learning_rate", "lr"), ("pad_ratio", "pad_frac"), ("batch_id", "batch_fp")],
+    [
+        ("iter", "step"),
+        ("num_updates", "step"),
+        ("lm loss", "loss"),
+        ("gnorm", "grad_norm"),
+        ("wpb", "tokens"),
+        ("bsz", "seqs"),
+        ("avg_seq_len", "len_mean"),
+        ("tok/s", "throughput"),
+        ("learning_rate", "lr"),
+        ("pad_ratio", "pad_frac"),
+        ("batch_id", "batch_fp"),
+    ],
 )
 def test_default_aliases(key: str, canon: str) -> None:
     assert FieldMap().canonical(key) == canon

@@ -16,9 +16,11 @@ from logdoctor.model import Severity
 
 def _iteration(it: int, scale: float, skipped: int, loss: float | None) -> str:
     lm = f" lm loss: {loss:.6E} |" if loss is not None else ""
-    return (f" iteration {it:8d}/    1000 | consumed samples: {it * 1024:12d} | elapsed time per iteration (ms): "
-            f"129028.8 | learning rate: {0.0 if loss is None else 6e-5:.3E} | global batch size:  1024 |{lm} "
-            f"loss scale: {scale:.1f} | number of skipped iterations: {skipped:3d} | number of nan iterations:   0 |")
+    return (
+        f" iteration {it:8d}/    1000 | consumed samples: {it * 1024:12d} | elapsed time per iteration (ms): "
+        f"129028.8 | learning rate: {0.0 if loss is None else 6e-5:.3E} | global batch size:  1024 |{lm} "
+        f"loss scale: {scale:.1f} | number of skipped iterations: {skipped:3d} | number of nan iterations:   0 |"
+    )
 
 
 def _log(tmp_path: Path, lines: list[str]) -> Path:
@@ -69,8 +71,10 @@ def _deepspeed_loop(tmp_path: Path, skipped_of: int) -> Path:
     for i in range(1, 401):
         lines.append(f"Epoch {i // 16}, Loss: {0.97 + rng.normal(0, 0.03):.6f}, Positive Score: 0.01")
         if i % 10 == 0:
-            lines.append(f"[2025-04-09 03:43:30,861] [INFO] [logging.py:96:log_dist] [Rank 0] step={i}, "
-                         f"skipped={min(i, skipped_of)}, lr=[1e-05, 1e-05], mom=[(0.9, 0.99), (0.9, 0.99)]")
+            lines.append(
+                f"[2025-04-09 03:43:30,861] [INFO] [logging.py:96:log_dist] [Rank 0] step={i}, "
+                f"skipped={min(i, skipped_of)}, lr=[1e-05, 1e-05], mom=[(0.9, 0.99), (0.9, 0.99)]"
+            )
     p = tmp_path / "output.log"
     p.write_text("\n".join(lines) + "\n")
     return p

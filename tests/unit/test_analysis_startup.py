@@ -22,10 +22,22 @@ FIXTURES = REPO / "fixtures"
 #: top-level packages (or package prefixes) a small analysis must not import
 HEAVY = ("scipy", "ruptures", "matplotlib", "pandas", "torch", "sklearn")
 #: logdoctor's own modules that a text or JSON report of a small log does not use (issue 33)
-UNUSED = ("logdoctor.renderers.plots", "logdoctor.renderers.plotloss", "logdoctor.renderers.plotfold",
-          "logdoctor.renderers.svgcharts", "logdoctor.renderers.html", "logdoctor.renderers.junit",
-          "logdoctor.renderers.markdown", "logdoctor.renderers.github", "logdoctor.tail", "logdoctor.comparison",
-          "logdoctor.buckets", "logdoctor.emit", "logdoctor.parallel", "logdoctor.detectors.lrloss")
+UNUSED = (
+    "logdoctor.renderers.plots",
+    "logdoctor.renderers.plotloss",
+    "logdoctor.renderers.plotfold",
+    "logdoctor.renderers.svgcharts",
+    "logdoctor.renderers.html",
+    "logdoctor.renderers.junit",
+    "logdoctor.renderers.markdown",
+    "logdoctor.renderers.github",
+    "logdoctor.tail",
+    "logdoctor.comparison",
+    "logdoctor.buckets",
+    "logdoctor.emit",
+    "logdoctor.parallel",
+    "logdoctor.detectors.lrloss",
+)
 #: compiled extensions that need only numpy, loaded by their file (not their packages)
 ALONE = ("ruptures.detection._detection.ekcpd", "scipy.ndimage._rank_filter_1d")
 

@@ -44,8 +44,14 @@ def test_each_appended_run_is_analysed_on_its_own(name: str) -> None:
     assert len(report.runs) == len(truth["runs"])
     for part, want in zip(report.runs, truth["runs"], strict=True):
         got = (part.index, part.first_line, part.last_line, part.first_step, part.last_step, part.rows)
-        assert got == (want["index"], want["first_line"], want["last_line"], want["first_step"],
-                       want["last_step"], want["rows"])
+        assert got == (
+            want["index"],
+            want["first_line"],
+            want["last_line"],
+            want["first_step"],
+            want["last_step"],
+            want["rows"],
+        )
         assert part.of == len(truth["runs"])
         codes = {f.code for f in part.findings}
         assert set(want["must_find"]) <= codes, (part.index, codes)

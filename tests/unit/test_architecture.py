@@ -31,28 +31,104 @@ NEVER: dict[str, set[str]] = {
     "config": {"structure", "detectors", "diagnosis", "renderers", "tail", "pipeline", "cli"},
     # the statistics every stage shares (rolling medians, robust scales, ranks, runs, distribution
     # tails): a leaf, numpy and scipy only
-    "stats": {"model", "errors", "codes", "exitcodes", "options", "config", "ingest", "structure", "detectors",
-              "diagnosis", "renderers", "tail", "pipeline", "cli", "buckets", "bucketing", "emit"},
+    "stats": {
+        "model",
+        "errors",
+        "codes",
+        "exitcodes",
+        "options",
+        "config",
+        "ingest",
+        "structure",
+        "detectors",
+        "diagnosis",
+        "renderers",
+        "tail",
+        "pipeline",
+        "cli",
+        "buckets",
+        "bucketing",
+        "emit",
+    },
 }
 # vocab/ (what a logged key is: loss, part, evaluation with its direction, lr, counter, rate): a leaf that every
 # reader and detector asks, importing nothing of logdoctor
-NEVER["vocab"] = {"model", "errors", "codes", "exitcodes", "options", "config", "ingest", "structure", "detectors",
-                  "diagnosis", "renderers", "tail", "pipeline", "cli", "buckets", "bucketing", "emit", "stats"}
+NEVER["vocab"] = {
+    "model",
+    "errors",
+    "codes",
+    "exitcodes",
+    "options",
+    "config",
+    "ingest",
+    "structure",
+    "detectors",
+    "diagnosis",
+    "renderers",
+    "tail",
+    "pipeline",
+    "cli",
+    "buckets",
+    "bucketing",
+    "emit",
+    "stats",
+}
 # comparison/ (the `compare` command and logdoctor.compare): built on pipeline + diagnosis (+ detectors'
 # spectral code, the model and the renderers' report JSON); no stage imports it, and it reaches no stage
 # below pipeline
 NEVER["comparison"] = {"ingest", "structure", "tail", "cli", "buckets", "bucketing"}
-for _room_name in ("ingest", "structure", "detectors", "diagnosis", "renderers", "tail", "bucketing",
-                   "model", "errors", "codes", "exitcodes", "config", "stats"):
+for _room_name in (
+    "ingest",
+    "structure",
+    "detectors",
+    "diagnosis",
+    "renderers",
+    "tail",
+    "bucketing",
+    "model",
+    "errors",
+    "codes",
+    "exitcodes",
+    "config",
+    "stats",
+):
     NEVER[_room_name].add("comparison")
 NEVER["pipeline"] = {"comparison", "cli"}
 # probe/ (the `probe` command and its Python API): a source of runs feeding the pipeline; no stage
 # imports it, and the sampler profile it adds to a Report is a contract (samplerfacts) every room may read
 NEVER["probe"] = {"cli", "cliprobe", "tail", "comparison"}
-NEVER["samplerfacts"] = {"ingest", "structure", "detectors", "diagnosis", "renderers", "tail", "pipeline", "cli",
-                         "probe", "bucketing", "buckets", "emit"}
-for _room_name in ("ingest", "structure", "detectors", "diagnosis", "renderers", "tail", "bucketing", "buckets",
-                   "model", "errors", "codes", "exitcodes", "config", "pipeline", "comparison", "emit"):
+NEVER["samplerfacts"] = {
+    "ingest",
+    "structure",
+    "detectors",
+    "diagnosis",
+    "renderers",
+    "tail",
+    "pipeline",
+    "cli",
+    "probe",
+    "bucketing",
+    "buckets",
+    "emit",
+}
+for _room_name in (
+    "ingest",
+    "structure",
+    "detectors",
+    "diagnosis",
+    "renderers",
+    "tail",
+    "bucketing",
+    "buckets",
+    "model",
+    "errors",
+    "codes",
+    "exitcodes",
+    "config",
+    "pipeline",
+    "comparison",
+    "emit",
+):
     NEVER.setdefault(_room_name, set()).add("probe")
 #: the Python API (api, and the results it returns): a face over pipeline, comparison and the renderers,
 #: as cli is; no room of the tool imports it (the package root names it, lazily)
@@ -154,18 +230,19 @@ def test_no_room_import_cycles() -> None:
 @pytest.mark.parametrize("room", sorted(NEVER))
 def test_room_never_imports(room: str) -> None:
     bad = sorted(
-        f"{a} -> {b}"
-        for a, targets in _graph().items()
-        if _room(a) == room
-        for b in targets
-        if _room(b) in NEVER[room]
+        f"{a} -> {b}" for a, targets in _graph().items() if _room(a) == room for b in targets if _room(b) in NEVER[room]
     )
     assert bad == []
 
 
 def test_nothing_of_the_tool_imports_the_python_api() -> None:
-    bad = sorted(f"{a} -> {b}" for a, targets in _graph().items() if _room(a) not in (*FACE, "logdoctor")
-                 for b in targets if _room(b) in FACE)
+    bad = sorted(
+        f"{a} -> {b}"
+        for a, targets in _graph().items()
+        if _room(a) not in (*FACE, "logdoctor")
+        for b in targets
+        if _room(b) in FACE
+    )
     assert bad == []
     assert {"logdoctor.api", "logdoctor.results"} <= _graph()["logdoctor"]  # the walker sees the face
 
@@ -185,7 +262,10 @@ def test_the_graph_sees_lazy_imports() -> None:
 def _imported_after(code: str) -> set[str]:
     out = subprocess.run(
         [sys.executable, "-c", f"import sys; {code}; print(' '.join(sorted(sys.modules)))"],
-        capture_output=True, text=True, check=True, cwd=PACKAGE.parent,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=PACKAGE.parent,
     )
     return set(out.stdout.split())
 

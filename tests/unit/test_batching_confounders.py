@@ -29,9 +29,7 @@ def verdict(cfg: SimConfig, findings: list[Finding] | None = None) -> Verdict:
 @pytest.mark.parametrize("stats", [True, False])
 @pytest.mark.parametrize("confounder", sorted(CAUSES))
 @pytest.mark.parametrize("seed", [31, 32])
-def test_confounders_are_not_batching_with_the_right_cause(
-    confounder: str, seed: int, stats: bool
-) -> None:
+def test_confounders_are_not_batching_with_the_right_cause(confounder: str, seed: int, stats: bool) -> None:
     cfg = SimConfig(confounder=confounder, n_samples=2500, batch_stats=stats, seed=seed)
     v = verdict(cfg)
     # spikes without batch statistics may be long batches: inconclusive, the cause still named
@@ -53,11 +51,7 @@ def test_confounders_are_not_batching_with_the_right_cause(
 @pytest.mark.parametrize("confounder", ["none", *sorted(CAUSES)])
 def test_healthy_pipelines_are_never_sorted_or_static(strategy: str, confounder: str) -> None:
     for seed in (41, 42):
-        v = verdict(
-            SimConfig(
-                strategy=strategy, confounder=confounder, n_samples=2000, log_every=2, seed=seed
-            )
-        )
+        v = verdict(SimConfig(strategy=strategy, confounder=confounder, n_samples=2000, log_every=2, seed=seed))
         assert v.batching not in ("sorted", "static"), v.summary
 
 
@@ -100,9 +94,7 @@ def test_a_cause_named_by_a_detector_and_by_our_check_is_listed_once() -> None:
 
 
 def test_batching_fault_outranks_detector_confounders() -> None:
-    v = verdict(
-        SimConfig(strategy="sorted_asc", n_samples=2000, seed=45), _with_findings(["LD102"])
-    )
+    v = verdict(SimConfig(strategy="sorted_asc", n_samples=2000, seed=45), _with_findings(["LD102"]))
     assert v.batching == "sorted"
     assert "instability" in str(v.evidence["causes"])
 
@@ -127,8 +119,6 @@ def test_ld201_period_is_related_to_the_epoch() -> None:
 def test_resume_cause_uses_ingest_metadata() -> None:
     table, _ = simulate(SimConfig(strategy="bucketed", n_samples=2000, seed=47))
     run = as_run(table)
-    resumed = dataclasses.replace(
-        run, meta=dataclasses.replace(run.meta, resumes=1, resume_steps=(120,))
-    )
+    resumed = dataclasses.replace(run, meta=dataclasses.replace(run.meta, resumes=1, resume_steps=(120,)))
     v = BatchingDiagnosis().diagnose(resumed, []).verdict
     assert v.batching == "not_batching" and v.evidence["cause_first_resume_step"] == 120

@@ -27,18 +27,14 @@ def test_recurring_fingerprints_make_static_certain_with_the_exact_fraction() ->
 
 
 def test_fingerprints_alone_suffice_for_static() -> None:
-    v = verdict(
-        SimConfig(strategy="static", n_samples=2500, batch_fp=True, seed=52), drop_stats=True
-    )
+    v = verdict(SimConfig(strategy="static", n_samples=2500, batch_fp=True, seed=52), drop_stats=True)
     assert v.batching == "static" and v.evidence["recurrence_kind"] == "fingerprint"
 
 
 def test_fingerprints_that_never_recur_rule_static_out() -> None:
     v = verdict(SimConfig(strategy="bucketed", n_samples=2500, batch_fp=True, seed=53))
     assert v.batching == "healthy"
-    assert (
-        v.evidence["recurrence_fraction"] == 0.0 and v.evidence["recurrence_kind"] == "fingerprint"
-    )
+    assert v.evidence["recurrence_fraction"] == 0.0 and v.evidence["recurrence_kind"] == "fingerprint"
 
 
 def test_mangled_fingerprints_fall_back_to_signatures() -> None:
@@ -48,9 +44,7 @@ def test_mangled_fingerprints_fall_back_to_signatures() -> None:
 
 
 def test_fingerprints_under_sparse_logging_compare_with_the_expected_fraction() -> None:
-    v = verdict(
-        SimConfig(strategy="static", n_samples=8000, epochs=5, log_every=4, batch_fp=True, seed=55)
-    )
+    v = verdict(SimConfig(strategy="static", n_samples=8000, epochs=5, log_every=4, batch_fp=True, seed=55))
     ev = v.evidence
     assert v.batching == "static"
     assert abs(ev["recurrence_fraction"] - ev["recurrence_expected_if_static"]) < 0.1  # type: ignore[operator]

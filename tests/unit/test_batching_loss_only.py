@@ -36,17 +36,13 @@ def test_sawtooth_without_lr_is_not_blamed_on_batching() -> None:
     length sort; the batch-to-batch repeat of a fixed order (issue 29: the high-passed loss at the
     same position in consecutive epochs, which no smooth lr cycle makes) still shows the batches come
     back in the same order every epoch: static, and it claims no length order."""
-    d = diagnose(
-        SimConfig(strategy="sorted_asc", n_samples=3000, batch_stats=False, seed=64), drop=("lr",)
-    )
+    d = diagnose(SimConfig(strategy="sorted_asc", n_samples=3000, batch_stats=False, seed=64), drop=("lr",))
     assert d.verdict.batching == "static" and d.verdict.cause == "static batches in a fixed order (from the loss)"
     assert "length order" not in d.verdict.summary and "sawtooth" not in d.verdict.summary
 
 
 def test_epoch_periodic_lr_sawtooth_is_the_schedule() -> None:
-    d = diagnose(
-        SimConfig(confounder="cyclic_lr_epoch", n_samples=3000, batch_stats=False, seed=65)
-    )
+    d = diagnose(SimConfig(confounder="cyclic_lr_epoch", n_samples=3000, batch_stats=False, seed=65))
     assert d.verdict.batching == "not_batching"
     assert d.verdict.evidence["cause_loss_lr_rho"] > 0.1  # type: ignore[operator]
 

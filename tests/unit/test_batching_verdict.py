@@ -97,9 +97,7 @@ def test_epochs_are_inferred_without_an_epoch_column() -> None:
     assert d.verdict.batching == "static"
     assert ev["epoch_source"] == "inferred from batch-signature recurrence"
     assert abs(ev["steps_per_epoch"] / truth["steps_per_epoch"] - 1) < 0.05  # type: ignore[operator]
-    srt = diagnose(
-        SimConfig(strategy="sorted_asc", n_samples=2500, seed=10), epoch_column=False
-    ).verdict
+    srt = diagnose(SimConfig(strategy="sorted_asc", n_samples=2500, seed=10), epoch_column=False).verdict
     assert srt.evidence["epoch_source"] == "inferred from batch-length resets"
 
 

@@ -34,9 +34,13 @@ def test_the_million_group_uses_bench_million_when_the_checkout_has_it(tmp_path:
     doc: dict[str, object] = {"steps": 1_000_000, "cores": 2, "load": 0.5}
     logs = {"text 1M": (0.9, 2.5, 5.0, 900), "emit 1M": (1.2, 2.8, 4.0, 990)}
     for label, (parse, analyze, loop, rss) in logs.items():
-        doc[label] = {"mb": 190.0, "parse": {"wall": parse, "cpu": parse, "rss_mb": rss - 100},
-                      "analyze": {"wall": analyze, "cpu": analyze, "rss_mb": rss},
-                      "re_loop": {"wall": loop, "cpu": loop}, "ratio_wall": analyze / loop}
+        doc[label] = {
+            "mb": 190.0,
+            "parse": {"wall": parse, "cpu": parse, "rss_mb": rss - 100},
+            "analyze": {"wall": analyze, "cpu": analyze, "rss_mb": rss},
+            "re_loop": {"wall": loop, "cpu": loop},
+            "ratio_wall": analyze / loop,
+        }
     (tmp_path / "bench").mkdir()
     (tmp_path / "bench" / "bench_million.py").write_text(f"print({json.dumps(json.dumps(doc))})\n")
     fn = targets.source("million", tmp_path)

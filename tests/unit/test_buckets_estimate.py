@@ -23,16 +23,19 @@ def test_estimate_from_sorted_batches_matches_true_lengths() -> None:
     ordered = np.sort(lengths)
     p = pack(ordered, 4096)
     mean = np.add.reduceat(ordered, p.starts) / p.sizes
-    est = estimate_from_batches(mean, p.sizes, len_min=ordered[p.starts], len_max=p.longest,
-                                token_budget=4096, buckets=6)
+    est = estimate_from_batches(
+        mean, p.sizes, len_min=ordered[p.starts], len_max=p.longest, token_budget=4096, buckets=6
+    )
     true = recommend(lengths, 4096, buckets=6)
     assert est.sequences == lengths.size
     assert est.real_tokens == pytest.approx(lengths.sum(), rel=1e-3)
     for name in ("random", "sorted", "bucketed"):
         assert est.strategies[name].padding_efficiency == pytest.approx(
-            true.strategies[name].padding_efficiency, abs=0.02)
+            true.strategies[name].padding_efficiency, abs=0.02
+        )
     assert est.relative_throughput("bucketed", "sorted") == pytest.approx(
-        true.relative_throughput("bucketed", "sorted"), abs=0.02)
+        true.relative_throughput("bucketed", "sorted"), abs=0.02
+    )
     assert "6 buckets" in est.summary()
 
 
@@ -47,11 +50,24 @@ def test_bucketed_never_keeps_more_than_sorted_throughput() -> None:
     """Issue 16.10: a simulated bucketed shuffle a hair above sorted batching keeps 100%, not 101%."""
     from logdoctor.bucketing.plan import BucketPlan, StrategyResult
 
-    strategies = {name: StrategyResult(name, eff, 10.0, 1000.0)
-                  for name, eff in (("random", 0.6), ("sorted", 0.95), ("bucketed", 0.96))}
-    plan = BucketPlan(token_budget=4096, max_seq_len=512, sequences=100, real_tokens=9000, truncated=0,
-                      boundaries=(128, 512), objective_value=500, efficiency_by_k=(0.9, 0.95),
-                      strategies=strategies, buckets=(), shuffles=4, seed=0)
+    strategies = {
+        name: StrategyResult(name, eff, 10.0, 1000.0)
+        for name, eff in (("random", 0.6), ("sorted", 0.95), ("bucketed", 0.96))
+    }
+    plan = BucketPlan(
+        token_budget=4096,
+        max_seq_len=512,
+        sequences=100,
+        real_tokens=9000,
+        truncated=0,
+        boundaries=(128, 512),
+        objective_value=500,
+        efficiency_by_k=(0.9, 0.95),
+        strategies=strategies,
+        buckets=(),
+        shuffles=4,
+        seed=0,
+    )
     assert plan.relative_throughput("bucketed", "sorted") == 1.0
     assert "keeps 100% of sorted" in plan.summary()
     assert plan.relative_throughput("bucketed", "random") == pytest.approx(0.96 / 0.6)

@@ -44,10 +44,15 @@ def test_explicit_column_and_ambiguity(tmp_path: Path) -> None:
         read_lengths(str(f), "c")
 
 
-@pytest.mark.parametrize("content, match", [
-    ("", "empty"), ("5\n0\n", "positive integer"), ("5\nx\n", "cannot read"),
-    ("length\n5\n2.5\n", "positive integer"),
-])
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        ("", "empty"),
+        ("5\n0\n", "positive integer"),
+        ("5\nx\n", "cannot read"),
+        ("length\n5\n2.5\n", "positive integer"),
+    ],
+)
 def test_bad_input_is_one_line_input_error(tmp_path: Path, content: str, match: str) -> None:
     f = tmp_path / "bad.txt"
     f.write_text(content)
@@ -76,8 +81,10 @@ def test_json_lines_keep_what_late_lines_hold(tmp_path: Path, monkeypatch: pytes
     late_float.write_text("".join(f'{{"length": {10 + i}}}\n' for i in range(150)) + '{"length": 12.0}\n\n')
     assert read_lengths(str(late_float)).tolist() == [10 + i for i in range(150)] + [12]
     late_key = tmp_path / "late_key.jsonl"
-    late_key.write_text("".join(f'{{"id": {i}, "chars": {i + 40}}}\n' for i in range(150))
-                        + "".join(f'{{"id": {i}, "chars": 9, "seq_len": {i + 1}}}\n' for i in range(150)))
+    late_key.write_text(
+        "".join(f'{{"id": {i}, "chars": {i + 40}}}\n' for i in range(150))
+        + "".join(f'{{"id": {i}, "chars": 9, "seq_len": {i + 1}}}\n' for i in range(150))
+    )
     with pytest.raises(InputError, match=r"column 'seq_len'.*150 bad values"):  # found by name, half missing
         read_lengths(str(late_key))
 

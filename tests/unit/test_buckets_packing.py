@@ -63,11 +63,12 @@ def test_pack_never_crosses_buckets() -> None:
     p = pack(lengths, 200, seg)
     ref = [b for s in np.unique(seg) for b in loop_batches(lengths[seg == s].tolist(), 200)]
     assert p.sizes.tolist() == [len(b) for b in ref]
-    assert all(np.unique(seg[a:a + n]).size == 1 for a, n in zip(p.starts, p.sizes, strict=True))
+    assert all(np.unique(seg[a : a + n]).size == 1 for a, n in zip(p.starts, p.sizes, strict=True))
 
 
-def loop_bucketed(lengths: np.ndarray, bounds: tuple[int, ...], budget: int,
-                  rng: np.random.Generator) -> tuple[int, int]:
+def loop_bucketed(
+    lengths: np.ndarray, bounds: tuple[int, ...], budget: int, rng: np.random.Generator
+) -> tuple[int, int]:
     batches: list[list[int]] = []
     lower = 0
     for upper in bounds:
@@ -91,8 +92,7 @@ def test_reported_efficiencies_equal_direct_simulation() -> None:
     rand = [padded(loop_batches(sim.permutation(lengths).tolist(), 2048)) for _ in range(3)]
     assert st["random"].padding_efficiency == pytest.approx(real / np.mean(rand), rel=0.01)
     buck = [loop_bucketed(lengths, plan.boundaries, 2048, sim) for _ in range(3)]
-    assert st["bucketed"].padding_efficiency == pytest.approx(real / np.mean([b[0] for b in buck]),
-                                                              rel=0.01)
+    assert st["bucketed"].padding_efficiency == pytest.approx(real / np.mean([b[0] for b in buck]), rel=0.01)
     mean_batches = np.mean([b[1] for b in buck])
     assert st["bucketed"].batches_per_epoch == pytest.approx(mean_batches, rel=0.01)
     # ordering that must hold for any data: sorted ≥ bucketed ≥ model bound, bucketed > random
@@ -107,7 +107,8 @@ def test_bucket_mixing_stats_and_repeat_warning() -> None:
     plan = recommend(lengths, 1024, buckets=3, shuffles=2)
     assert sum(b.sequences for b in plan.buckets) == lengths.size
     assert sum(b.batches_per_epoch for b in plan.buckets) == pytest.approx(
-        plan.strategies["bucketed"].batches_per_epoch)
+        plan.strategies["bucketed"].batches_per_epoch
+    )
     last = plan.buckets[-1]
     assert (last.lower, last.upper, last.sequences) == (plan.boundaries[-2], 1000, 3)
     assert last.batches_per_epoch == 3 and not last.repeats  # 1 sequence a batch: 3 batches
@@ -122,8 +123,10 @@ def test_truncation_is_counted_and_applied() -> None:
     assert plan.boundaries == (50,)
 
 
-@pytest.mark.parametrize("kwargs", [{"buckets": 2, "max_padding": 0.1}, {"buckets": 0},
-                                    {"max_padding": 1.5}, {"max_seq_len": 9999}, {"shuffles": 0}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"buckets": 2, "max_padding": 0.1}, {"buckets": 0}, {"max_padding": 1.5}, {"max_seq_len": 9999}, {"shuffles": 0}],
+)
 def test_bad_options_raise_config_error(kwargs: dict[str, float]) -> None:
     with pytest.raises(ConfigError):
         recommend(np.array([1, 2, 3]), 100, **kwargs)  # type: ignore[arg-type]

@@ -56,8 +56,7 @@ def test_efficiency_matches_the_plan() -> None:
     ns = generated()
     batches = ns["bucketed_batches"](LENGTHS.tolist(), epoch=0, seed=0)
     padded = sum(len(b) * max(LENGTHS[b]) for b in batches)
-    assert LENGTHS.sum() / padded == pytest.approx(
-        PLAN.strategies["bucketed"].padding_efficiency, rel=0.02)
+    assert LENGTHS.sum() / padded == pytest.approx(PLAN.strategies["bucketed"].padding_efficiency, rel=0.02)
 
 
 def test_with_torch_dataloader() -> None:

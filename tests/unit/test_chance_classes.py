@@ -105,10 +105,18 @@ def _state(folder: Path, loss: np.ndarray, config: dict[str, object] | None) -> 
     ("config", "found"),
     [
         ({"architectures": ["BertForSequenceClassification"], "id2label": {"0": "a", "1": "b", "2": "c"}}, True),
-        ({"architectures": ["BertForSequenceClassification"], "id2label": {"0": "a", "1": "b", "2": "c"},
-          "problem_type": "multi_label_classification"}, False),  # a sigmoid per label: chance is ln 2
-        ({"architectures": ["LlamaForCausalLM"], "id2label": {"0": "LABEL_0", "1": "LABEL_1"},
-          "vocab_size": 32000}, False),  # every config has a default id2label; a vocabulary is no class count
+        (
+            {
+                "architectures": ["BertForSequenceClassification"],
+                "id2label": {"0": "a", "1": "b", "2": "c"},
+                "problem_type": "multi_label_classification",
+            },
+            False,
+        ),  # a sigmoid per label: chance is ln 2
+        (
+            {"architectures": ["LlamaForCausalLM"], "id2label": {"0": "LABEL_0", "1": "LABEL_1"}, "vocab_size": 32000},
+            False,
+        ),  # every config has a default id2label; a vocabulary is no class count
         (None, False),  # ln 3 without a stated k is no claim
     ],
 )

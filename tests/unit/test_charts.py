@@ -67,7 +67,7 @@ def test_clamped_outlier_labels_never_overlap() -> None:
     boxes = [(x, y, len(t) * 6.2) for x, y, t in _labels(svg, "clamp")]
     assert len(boxes) == 3
     for i, (x, y, w) in enumerate(boxes):
-        for x2, y2, w2 in boxes[i + 1:]:
+        for x2, y2, w2 in boxes[i + 1 :]:
             assert abs(y - y2) >= 10 or x + w <= x2 or x2 + w2 <= x
 
 
@@ -127,8 +127,9 @@ def test_periodogram_half_size_when_nothing_was_found_and_absent_when_untested()
     _, _, width, height = _box(fig, "periodogram")
     _, _, fold_width, fold_height = _box(fig, "the loss folded")
     assert abs(height - fold_height) < 0.3 and width > 0.8 * fold_width
-    untested = dataclasses.replace(quiet, artifacts=dataclasses.replace(quiet.artifacts, periodogram_period=(),
-                                                                        periodogram_power=()))
+    untested = dataclasses.replace(
+        quiet, artifacts=dataclasses.replace(quiet.artifacts, periodogram_period=(), periodogram_power=())
+    )
     assert not any(t.startswith(("periodogram", "the loss folded")) for t in _titles(untested))
     spike = codes.finding("LD101", "x", first_step=5)
     assert not any("folded" in t for t in _titles(dataclasses.replace(quiet, findings=(spike,))))
@@ -150,8 +151,10 @@ def _finding_report() -> Report:
     steps = base.run.table["step"]
     lo, hi = int(steps.min()), int(steps.max())  # type: ignore[arg-type]
     span = hi - lo
-    found = (codes.finding("LD002", "diverged", first_step=lo + span // 20, last_step=hi),
-             codes.finding("LD403", "rose", first_step=lo + span // 2, last_step=lo + span // 2 + span // 10))
+    found = (
+        codes.finding("LD002", "diverged", first_step=lo + span // 20, last_step=hi),
+        codes.finding("LD403", "rose", first_step=lo + span // 2, last_step=lo + span // 2 + span // 10),
+    )
     return dataclasses.replace(base, findings=found)
 
 
@@ -188,8 +191,11 @@ def test_a_diverged_real_run_is_not_shaded_over_its_whole_loss_panel(reallogs_di
     ld002 = next(f for f in report.findings if f.code == "LD002")
     assert len(ld002.spans) >= 2 and (ld002.first_step, ld002.last_step) == (92, 3000)
     fig = figure(report)
-    shaded = {(round(p.get_x()), round(p.get_x() + p.get_width())) for p in fig.axes[0].patches
-              if isinstance(p, Rectangle) and p.get_width() > 0}
+    shaded = {
+        (round(p.get_x()), round(p.get_x() + p.get_width()))
+        for p in fig.axes[0].patches
+        if isinstance(p, Rectangle) and p.get_width() > 0
+    }
     assert set(ld002.spans) <= shaded
     assert all(b - a < 0.5 * (3000 - 92) for a, b in shaded)  # nothing shades the whole run
     strip = next(ax for ax in fig.axes if ax.get_label() == "findings timeline")
@@ -238,8 +244,15 @@ def test_html_draws_one_or_two_eval_metrics_full_width() -> None:
     import polars as pl
 
     base = REPORTS["healthy"]()
-    evals = pl.DataFrame({"step": [100, 200, 300], "line_no": [1, 2, 3], "eval_bleu": [12.0, 15.5, 17.25],
-                          "eval_wer": [0.4, 0.35, 0.3], "eval_loss": [2.0, 1.9, 1.85]})
+    evals = pl.DataFrame(
+        {
+            "step": [100, 200, 300],
+            "line_no": [1, 2, 3],
+            "eval_bleu": [12.0, 15.5, 17.25],
+            "eval_wer": [0.4, 0.35, 0.3],
+            "eval_loss": [2.0, 1.9, 1.85],
+        }
+    )
     page = render_html(dataclasses.replace(base, run=dataclasses.replace(base.run, evals=evals)))
     assert 'class="panels evals"' not in page
     for name in ("eval_bleu", "eval_wer"):

@@ -19,8 +19,15 @@ from logdoctor.renderers import get_renderer
 from logdoctor.renderers.checks import checks_phrase
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-LOGS = ["example.log", "spiky.log", "formats/hf_trainer_state.json", "formats/megatron.log",
-        "formats/csv_lightning_metrics.csv", "formats/mlflow_run", "formats/fairseq.log"]
+LOGS = [
+    "example.log",
+    "spiky.log",
+    "formats/hf_trainer_state.json",
+    "formats/megatron.log",
+    "formats/csv_lightning_metrics.csv",
+    "formats/mlflow_run",
+    "formats/fairseq.log",
+]
 
 
 def _records(n: int, *, lr: bool = True, evals: bool = False, lengths: bool = False) -> Report:
@@ -66,7 +73,7 @@ def test_reasons_follow_the_data() -> None:
 def test_text_json_and_html_say_the_same_checks() -> None:
     report = _records(400, lr=False)
     text = get_renderer("text")(color=False, width=80).render(report)
-    block = text[text.index("checks  "):text.index("\nlog ")]
+    block = text[text.index("checks  ") : text.index("\nlog ")]
     ran = sum(c.ran for c in report.checks)
     flat = " ".join(block.split())
     assert flat == "checks " + checks_phrase(report.checks)
@@ -74,7 +81,8 @@ def test_text_json_and_html_say_the_same_checks() -> None:
     assert all(len(line) <= 80 for line in text.splitlines())
     doc = json.loads(get_renderer("json")(color=False).render(report))
     assert [(c["name"], c["ran"], c["skipped"]) for c in doc["checks"]] == [
-        (c.name, c.ran, c.skipped or None) for c in report.checks]
+        (c.name, c.ran, c.skipped or None) for c in report.checks
+    ]
     html = get_renderer("html")(color=False).render(report)
     for c in report.checks:
         assert f"<td>{c.name}</td><td>{'ran' if c.ran else 'not run: ' + c.skipped}</td>" in html
@@ -85,4 +93,5 @@ def test_every_check_ran_says_so_briefly() -> None:
 
     assert checks_phrase([Check("a"), Check("b")]) == "all 2 ran"
     assert checks_phrase([Check("a"), Check("b", NO_LR), Check("c", NO_EVAL), Check("d", NO_EVAL)]) == (
-        "1 of 4 ran; not: no lr, no eval metric (2)")
+        "1 of 4 ran; not: no lr, no eval metric (2)"
+    )

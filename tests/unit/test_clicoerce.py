@@ -14,7 +14,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 #: a typer app with the parameter shapes logdoctor's commands use; prints what the command received
-APP = '''
+APP = """
 import json, sys
 from typing import Annotated
 import typer
@@ -41,7 +41,7 @@ for argv in json.loads(sys.argv[2]):  # one process per mode, each command line 
         app(argv, standalone_mode=False)
     except Exception as err:
         print(json.dumps({"error": type(err).__name__ + ": " + str(err)}))
-'''
+"""
 
 ARGVS = [
     ["a.log"],
@@ -60,8 +60,9 @@ ARGVS = [
 def _run_all(mode: str, argvs: list[list[str]]) -> list[dict[str, object]]:
     """What the command received (or the error) for each command line, all in one fresh process."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    out = subprocess.run([sys.executable, "-c", APP, mode, json.dumps(argvs)], capture_output=True, text=True,
-                         env=env, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", APP, mode, json.dumps(argvs)], capture_output=True, text=True, env=env, check=True
+    )
     got = [dict(json.loads(line)) for line in out.stdout.strip().splitlines() if line.startswith("{")]
     assert len(got) == len(argvs), out.stdout
     return got

@@ -17,24 +17,46 @@ EXAMPLE = str(REPO / "fixtures" / "example.log")
 HEALTHY = str(REPO / "fixtures" / "emit_bucketed.log")  # no finding at warning or above
 
 
-@pytest.mark.parametrize(("args", "expected"), [
-    (["analyze", "a.log"], {"paths": ["a.log"], "fmt": "text", "output": "-"}),
-    (["analyze", "-f", "json", "a.log", "b.log", "-o", "-"],
-     {"paths": ["a.log", "b.log"], "fmt": "json", "output": "-"}),
-    (["analyze", "-", "--format", "html", "--output", "r.html"], {"paths": ["-"], "fmt": "html", "output": "r.html"}),
-    (["check", "a.log", "-f", "json"], {"paths": ["a.log"], "fmt": "json", "output": "-"}),
-])
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["analyze", "a.log"], {"paths": ["a.log"], "fmt": "text", "output": "-"}),
+        (
+            ["analyze", "-f", "json", "a.log", "b.log", "-o", "-"],
+            {"paths": ["a.log", "b.log"], "fmt": "json", "output": "-"},
+        ),
+        (
+            ["analyze", "-", "--format", "html", "--output", "r.html"],
+            {"paths": ["-"], "fmt": "html", "output": "r.html"},
+        ),
+        (["check", "a.log", "-f", "json"], {"paths": ["a.log"], "fmt": "json", "output": "-"}),
+    ],
+)
 def test_plain_analyze_arguments_are_read(args: list[str], expected: dict[str, object]) -> None:
     assert clirun.fast_args(args) == expected
 
 
-@pytest.mark.parametrize("args", [
-    [], ["analyze"], ["check"], ["check", "a.log", "--fail-on", "error"], ["check", "a.log", "--exit-zero"],
-    ["tail", "a.log"], ["--version"], ["analyze", "a.log", "--help"], ["analyze", "a.log", "-q"],
-    ["analyze", "a.log", "-f"], ["analyze", "a.log", "-f", "json", "-f", "text"], ["analyze", "--format=json", "a.log"],
-    ["analyze", "a.log", "-o", "-f"], ["analyze", "--", "a.log"], ["analyze", "a.log", "--executor", "local"],
-    ["analyze", "-o", "x"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["analyze"],
+        ["check"],
+        ["check", "a.log", "--fail-on", "error"],
+        ["check", "a.log", "--exit-zero"],
+        ["tail", "a.log"],
+        ["--version"],
+        ["analyze", "a.log", "--help"],
+        ["analyze", "a.log", "-q"],
+        ["analyze", "a.log", "-f"],
+        ["analyze", "a.log", "-f", "json", "-f", "text"],
+        ["analyze", "--format=json", "a.log"],
+        ["analyze", "a.log", "-o", "-f"],
+        ["analyze", "--", "a.log"],
+        ["analyze", "a.log", "--executor", "local"],
+        ["analyze", "-o", "x"],
+    ],
+)
 def test_anything_else_is_left_to_typer(args: list[str]) -> None:
     assert clirun.fast_args(args) is None
 

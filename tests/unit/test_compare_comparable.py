@@ -85,11 +85,15 @@ def test_configurations_naming_another_model_or_task_are_refused() -> None:
         return dataclasses.replace(report, run=dataclasses.replace(report.run, meta=meta))
 
     base = stated(REPORTS["sorted"](), {"model_name_or_path": "/ckpt/gpt2", "task_name": "wikitext"})
-    same = stated(REPORTS["sorted"](), {"model_name_or_path": "openai-community/GPT2", "dataset_name": "wikitext",
-                                        "num_train_epochs": 3})
+    same = stated(
+        REPORTS["sorted"](),
+        {"model_name_or_path": "openai-community/GPT2", "dataset_name": "wikitext", "num_train_epochs": 3},
+    )
     assert reasons(base, same) == []
     other = stated(REPORTS["sorted"](), {"model": {"model_name_or_path": "bert-base-uncased"}, "task": "mnli"})
     why = reasons(base, other)
-    assert why == ["the configurations name another model (gpt2 vs bert-base-uncased)",
-                   "the configurations name another task (wikitext vs mnli)"]
+    assert why == [
+        "the configurations name another model (gpt2 vs bert-base-uncased)",
+        "the configurations name another task (wikitext vs mnli)",
+    ]
     assert reasons(base, REPORTS["sorted"]()) == []  # a run that states nothing refuses nothing

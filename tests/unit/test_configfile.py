@@ -68,9 +68,7 @@ def test_full_table() -> None:
     ],
 )
 def test_bad_keys_are_named(table: dict[str, object], message: str) -> None:
-    with pytest.raises(
-        ConfigError, match="^cfg: .*" + re.escape(message)
-    ):
+    with pytest.raises(ConfigError, match="^cfg: .*" + re.escape(message)):
         config_from_table(table, "cfg")
 
 

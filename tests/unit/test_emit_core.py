@@ -17,14 +17,27 @@ import pytest
 
 from logdoctor.emit import JsonlWriter, batch_fingerprint, batch_stats, format_line
 
-BATCH = {"n_seq": 12, "tokens": 7904, "len_mean": 658.7, "len_min": 610, "len_max": 700,
-         "pad_frac": 0.035, "batch_fp": "3f2a9c1d"}
+BATCH = {
+    "n_seq": 12,
+    "tokens": 7904,
+    "len_mean": 658.7,
+    "len_min": 610,
+    "len_max": 700,
+    "pad_frac": 0.035,
+    "batch_fp": "3f2a9c1d",
+}
 
 
 def test_batch_stats_pads_to_batch_max_by_default() -> None:
     s = batch_stats([10, 20, 30, 40])
-    assert s == {"n_seq": 4, "tokens": 100, "len_mean": 25.0, "len_min": 10, "len_max": 40,
-                 "pad_frac": pytest.approx(1 - 100 / 160)}
+    assert s == {
+        "n_seq": 4,
+        "tokens": 100,
+        "len_mean": 25.0,
+        "len_min": 10,
+        "len_max": 40,
+        "pad_frac": pytest.approx(1 - 100 / 160),
+    }
     assert batch_stats(np.array([10, 20, 30, 40]), pad_to=50)["pad_frac"] == pytest.approx(0.5)
     assert batch_stats(n for n in [7, 7])["pad_frac"] == 0.0
 
@@ -55,14 +68,21 @@ def test_fingerprint_order_independent_and_discriminating() -> None:
 def test_fingerprint_stable_across_processes() -> None:
     code = "from logdoctor.emit import batch_fingerprint as f; print(f([5, 3, 99]))"
     env = {**os.environ, "PYTHONHASHSEED": "123"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         cwd=Path(__file__).resolve().parents[2], check=True).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+        check=True,
+    ).stdout.strip()
     assert out == batch_fingerprint([99, 5, 3])
 
 
 def test_format_line_canonical_shape() -> None:
-    line = format_line(254, 4.6012, total=52000, acc=0.0312, lr=3.0e-04, grad_norm=1.23,
-                       tok_s=25100, epoch=0, batch=BATCH)
+    line = format_line(
+        254, 4.6012, total=52000, acc=0.0312, lr=3.0e-04, grad_norm=1.23, tok_s=25100, epoch=0, batch=BATCH
+    )
     assert line == (
         "step 254/52000 | loss=4.6012 acc=0.0312 lr=0.0003 grad_norm=1.23 tok/s=25100 epoch=0 | "
         "batch: n_seq=12 tokens=7904 len_mean=658.7 len_min=610 len_max=700 pad_frac=0.035 "
@@ -83,8 +103,7 @@ def test_floats_round_trip_exactly(x: float) -> None:
     assert float(value) == x
 
 
-@pytest.mark.parametrize("kwargs", [{"bad key": 1}, {"batch_fp": "a b"}, {"note": "x|y"},
-                                    {"a=b": 3}])
+@pytest.mark.parametrize("kwargs", [{"bad key": 1}, {"batch_fp": "a b"}, {"note": "x|y"}, {"a=b": 3}])
 def test_format_line_rejects(kwargs: dict[str, object]) -> None:
     with pytest.raises(ValueError):
         format_line(1, 1.0, **kwargs)  # type: ignore[arg-type]

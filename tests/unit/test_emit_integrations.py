@@ -166,10 +166,14 @@ def test_emit_imports_no_framework() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, logdoctor.emit; "
-            "print(any(m in sys.modules for m in ('torch', 'transformers', 'lightning')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=Path(__file__).resolve().parents[2]).stdout.strip()
+    code = "import sys, logdoctor.emit; print(any(m in sys.modules for m in ('torch', 'transformers', 'lightning')))"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    ).stdout.strip()
     assert out == "False"
 
 

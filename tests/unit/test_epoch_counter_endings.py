@@ -22,8 +22,10 @@ def _mmdet(tmp_path: Path, plan_line: str, last_epoch: int, last_iter: int) -> R
                 break
             k += 1
             loss = 1.5 * np.exp(-k / 10) + 0.4 + rng.normal(0, 0.02)
-            lines.append(f"2021-01-01 00:00:00,000 - mmdet - INFO - Epoch [{e}][{i}/200]\tlr: 2.000e-02, eta: 1:00:00, "
-                         f"time: 0.500, data_time: 0.010, memory: 3000, loss_cls: {loss / 2:.4f}, loss: {loss:.4f}")
+            lines.append(
+                f"2021-01-01 00:00:00,000 - mmdet - INFO - Epoch [{e}][{i}/200]\tlr: 2.000e-02, eta: 1:00:00, "
+                f"time: 0.500, data_time: 0.010, memory: 3000, loss_cls: {loss / 2:.4f}, loss: {loss:.4f}"
+            )
     p = tmp_path / "train.log"
     p.write_text("\n".join(lines) + "\n")
     return pipeline.analyze(pipeline.load(str(p)))

@@ -37,8 +37,37 @@ def test_real_staircase_still_found() -> None:
 def test_opening_transient_over_short_epochs_is_no_sawtooth() -> None:
     # a fresh run's loss, sampled every 200 steps over three epochs of 8-9 rows: a plateau, then a
     # sigmoid-like fall; lines through such short epochs end below the rows and read a jump there
-    loss = np.array([2115, 1114, 784, 716, 718, 708, 700, 707, 712, 695, 666, 553, 463, 387, 316, 284, 259,
-                     234, 220, 204, 196, 171, 175, 166, 175, 155], dtype=float)
+    loss = np.array(
+        [
+            2115,
+            1114,
+            784,
+            716,
+            718,
+            708,
+            700,
+            707,
+            712,
+            695,
+            666,
+            553,
+            463,
+            387,
+            316,
+            284,
+            259,
+            234,
+            220,
+            204,
+            196,
+            171,
+            175,
+            166,
+            175,
+            155,
+        ],
+        dtype=float,
+    )
     idx = np.repeat([0, 1, 2], [8, 9, 9])
     ep = Epochs(idx, (200, 1800, 3600), 1800, "test")
     steps = 200.0 * np.arange(1, loss.size + 1)

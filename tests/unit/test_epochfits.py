@@ -88,8 +88,9 @@ def _run(n_epochs: int, spe: int, seed: int) -> tuple[np.ndarray, np.ndarray, np
     phase = (np.arange(steps.size) % spe) / spe
     loss = 2.0 + 1.0 / np.sqrt(steps / 100) + 0.05 * phase + rng.normal(0, 0.02, steps.size)
     resid = loss - loss.mean()
-    epochs = ep.Epochs(np.repeat(np.arange(n_epochs), spe), tuple(1 + e * spe for e in range(n_epochs)), spe,
-                       "epoch column")
+    epochs = ep.Epochs(
+        np.repeat(np.arange(n_epochs), spe), tuple(1 + e * spe for e in range(n_epochs)), spe, "epoch column"
+    )
     return steps, loss, resid, epochs
 
 

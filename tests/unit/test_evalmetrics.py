@@ -81,8 +81,11 @@ def test_a_box_ap_that_the_model_does_not_produce_is_no_collapse(tmp_path: Path)
 def test_a_fall_from_the_best_is_found_once_for_its_family(tmp_path: Path) -> None:
     up = _rise(0.3, 0.9)[:15]
     fallen = up + [up[-1] - 0.03 * k for k in range(1, 16)]
-    metrics = {"metrics/mAP50(B)": fallen, "metrics/mAP50-95(B)": [v * 0.6 for v in fallen],
-               "metrics/mAP50(M)": [v * 0.9 for v in fallen]}
+    metrics = {
+        "metrics/mAP50(B)": fallen,
+        "metrics/mAP50-95(B)": [v * 0.6 for v in fallen],
+        "metrics/mAP50(M)": [v * 0.9 for v in fallen],
+    }
     found = [f for f in EvalMetricDetector().analyze(pipeline.load(str(_log(tmp_path, metrics)))).findings]
     assert [f.code for f in found] == ["LD414"]
     assert found[0].evidence["metric"] == "metrics_map50_95_b" and found[0].evidence["metrics"] == 3
@@ -117,8 +120,12 @@ def test_the_fall_threshold_at_its_edge(tmp_path: Path, fall: float) -> None:
 
 def test_a_size_bucket_ap_that_is_nan_while_its_siblings_are_finite_is_no_error(tmp_path: Path) -> None:
     ap = _rise(10, 40)
-    metrics = {"bbox/AP": ap, "bbox/AP50": [v * 1.5 for v in ap], "bbox/APs": [float("nan")] * N_EVALS,
-               "bbox/APl": [v * 1.2 for v in ap]}
+    metrics = {
+        "bbox/AP": ap,
+        "bbox/AP50": [v * 1.5 for v in ap],
+        "bbox/APs": [float("nan")] * N_EVALS,
+        "bbox/APl": [v * 1.2 for v in ap],
+    }
     run = pipeline.load(str(_csv(tmp_path, metrics)))
     # undefined for the data (no small object): made missing at reading (ingest/parsers/namedtotal.py),
     # never a non-finite evaluation; its finite siblings stay evaluations

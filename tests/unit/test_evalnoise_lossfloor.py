@@ -40,8 +40,16 @@ def test_clean_eval_curve_is_silent() -> None:
 
 
 def test_bookkeeping_columns_are_not_metrics() -> None:
-    ev = pl.DataFrame({"step": [1], "line_no": [1], "eval_loss": [1.0], "eval_runtime": [2.0],
-                       "eval_samples_per_second": [3.0], "eval_wer": [0.3]})
+    ev = pl.DataFrame(
+        {
+            "step": [1],
+            "line_no": [1],
+            "eval_loss": [1.0],
+            "eval_runtime": [2.0],
+            "eval_samples_per_second": [3.0],
+            "eval_wer": [0.3],
+        }
+    )
     assert metric_columns(ev) == ["eval_loss", "eval_wer"]
     # Sockeye's checkpoint line: ``Updates/sec`` is the speed, not a quality metric (was LD415 on it)
     sock = pl.DataFrame({"step": [1], "updates_sec": [3.5], "time_cost": [1.0], "validation_ppl": [9.0]})

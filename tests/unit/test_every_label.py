@@ -30,8 +30,14 @@ def _findings(worst: Severity) -> tuple[Finding, ...]:
         for i, (sev, (code, msg)) in enumerate(_FINDINGS.items())
         if sev <= worst
     ]
-    out.append(codes.finding("LD302", "The accuracy level moves at step 201.", first_step=201,
-                             evidence={"explained_by": "sorted-batching"}))
+    out.append(
+        codes.finding(
+            "LD302",
+            "The accuracy level moves at step 201.",
+            first_step=201,
+            evidence={"explained_by": "sorted-batching"},
+        )
+    )
     return tuple(sorted(out, key=lambda f: -f.severity))
 
 
@@ -73,10 +79,7 @@ def _check_text(fmt: str, out: str, reports: list[Report]) -> None:
 #: every kind (at the worst severity) and every severity (of one kind) go through it, not every pair
 _FIGURE_CASES = {(k, Severity.ERROR) for k in BATCHING_LABELS} | {("sorted", s) for s in Severity}
 ONE_INPUT = [
-    (fmt, k, s)
-    for fmt in FORMATS
-    for k, s in CASES
-    if not get_renderer(fmt).is_binary or (k, s) in _FIGURE_CASES
+    (fmt, k, s) for fmt in FORMATS for k, s in CASES if not get_renderer(fmt).is_binary or (k, s) in _FIGURE_CASES
 ]
 
 

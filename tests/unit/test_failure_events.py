@@ -50,7 +50,10 @@ def test_recovered_lines_are_one_event_each_and_absorb_their_detail() -> None:
     )
     got = scan_events(lines)
     assert [(e.kind, e.line) for e in got] == [
-        ("oom_recovered", 11), ("oom_recovered", 40), ("nonfinite_skipped", 41), ("early_stopping", 90),
+        ("oom_recovered", 11),
+        ("oom_recovered", 40),
+        ("nonfinite_skipped", 41),
+        ("early_stopping", 90),
     ]
     assert all(e.role in PER_LINE for e in got)
 
@@ -100,12 +103,24 @@ def test_a_crash_then_a_relaunch_is_a_warning_and_a_caught_traceback_is_nothing(
     ("tail", "kind", "ending", "severity"),
     [
         ([" 45%|####5     | 450/1000 [01:10<01:25, 6.4it/s]Killed"], "killed", "crashed", Severity.ERROR),
-        (["slurmstepd: error: *** JOB 42221 ON clr1247 CANCELLED AT 2022-04-14T16:20:46 DUE TO TIME LIMIT ***"],
-         "time_limit", "cancelled", Severity.INFO),
-        (["Detected KeyboardInterrupt, attempting graceful shutdown ..."], "keyboard_interrupt", "interrupted",
-         Severity.INFO),
-        (["[rank3]:[E ProcessGroupNCCL.cpp:577] [Rank 3] Watchdog caught collective operation timeout: x"],
-         "nccl_timeout", "crashed", Severity.ERROR),
+        (
+            ["slurmstepd: error: *** JOB 42221 ON clr1247 CANCELLED AT 2022-04-14T16:20:46 DUE TO TIME LIMIT ***"],
+            "time_limit",
+            "cancelled",
+            Severity.INFO,
+        ),
+        (
+            ["Detected KeyboardInterrupt, attempting graceful shutdown ..."],
+            "keyboard_interrupt",
+            "interrupted",
+            Severity.INFO,
+        ),
+        (
+            ["[rank3]:[E ProcessGroupNCCL.cpp:577] [Rank 3] Watchdog caught collective operation timeout: x"],
+            "nccl_timeout",
+            "crashed",
+            Severity.ERROR,
+        ),
     ],
 )
 def test_the_failure_after_the_last_row_is_the_ending(

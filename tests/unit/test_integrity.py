@@ -38,9 +38,7 @@ def test_resumed_fixture_reports_resume_and_loss_jump() -> None:
     assert ld003.evidence["resume_steps"] == "201"
     (ld004,) = found["LD004"]
     assert ld004.first_step == 201
-    assert ld004.evidence["loss_after"] - ld004.evidence["loss_before"] == pytest.approx(
-        0.6, abs=0.1
-    )
+    assert ld004.evidence["loss_after"] - ld004.evidence["loss_before"] == pytest.approx(0.6, abs=0.1)
     assert ld004.evidence["robust_z"] > 4
 
 

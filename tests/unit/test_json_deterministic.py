@@ -12,8 +12,14 @@ from tests.conftest import FIXTURES, REPO
 def _json(seed: str) -> str:
     env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(REPO)}
     logs = [str(FIXTURES / name) for name in ("formats/fairseq.log", "example.log", "formats/hf_trainer_state.json")]
-    proc = subprocess.run([sys.executable, "-m", "logdoctor", "analyze", *logs, "-f", "json"],
-                          capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "logdoctor", "analyze", *logs, "-f", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+    )
     assert proc.returncode in (0, 1), proc.stderr
     return proc.stdout
 

@@ -33,9 +33,20 @@ def _streamed(data: bytes, key: str, block: int) -> tuple[dict[str, Any], list[A
 
 @pytest.mark.parametrize("block", [1, 2, 3, 5, 64, 1 << 22])
 def test_members_and_elements_equal_json_loads_at_every_block_boundary(block: int) -> None:
-    doc = {"a": 2.5, "b": [1, {"x": None}], "h": [{"loss": 1e-5, "s": "é\u2603\U0001f600"}, 7, -0.0, "x", True,
-                                                   {"n": 12345678901234567890, "e": 1.5e300, "nan": float("nan")}],
-           "z": {"nested": [1.25, 2]}, "t": "multi\nline \"quoted\""}
+    doc = {
+        "a": 2.5,
+        "b": [1, {"x": None}],
+        "h": [
+            {"loss": 1e-5, "s": "é\u2603\U0001f600"},
+            7,
+            -0.0,
+            "x",
+            True,
+            {"n": 12345678901234567890, "e": 1.5e300, "nan": float("nan")},
+        ],
+        "z": {"nested": [1.25, 2]},
+        "t": 'multi\nline "quoted"',
+    }
     data = json.dumps(doc, indent=2).encode() + b"\n\n"
     data = data.replace(b"1.5e+300", b"1.5E+300")
     members, items = _streamed(data, "h", block)
@@ -50,11 +61,23 @@ def test_undecodable_bytes_are_replaced_as_a_whole_decode_does() -> None:
         assert _streamed(data, "h", block) == _whole(data, "h")
 
 
-@pytest.mark.parametrize("text", [
-    '{"h": [1, 2]} extra', '[{"h": []}]', '{"h": {"a": 1}}', '{"h": [1, 2], "h": [3]}', '{"g": [1]}',
-    '{"h": [1, 2,]}', '{"h": [1 2]}', '{"h": [1], "m": tru}', '{"h": [1] "m": 1}', '{1: 2, "h": []}', '',
-    '\ufeff{"h": []}',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"h": [1, 2]} extra',
+        '[{"h": []}]',
+        '{"h": {"a": 1}}',
+        '{"h": [1, 2], "h": [3]}',
+        '{"g": [1]}',
+        '{"h": [1, 2,]}',
+        '{"h": [1 2]}',
+        '{"h": [1], "m": tru}',
+        '{"h": [1] "m": 1}',
+        '{1: 2, "h": []}',
+        "",
+        '\ufeff{"h": []}',
+    ],
+)
 def test_what_json_loads_would_not_read_the_same_is_not_streamable(text: str) -> None:
     with pytest.raises(NotStreamable):
         read_object(text.encode(), "h", lambda _: None, block=3)

@@ -304,11 +304,18 @@ def test_static_with_statistics_says_whether_the_order_repeats(fixed: bool) -> N
     idx = np.concatenate(order)
     n = idx.size
     t = np.arange(n)
-    table = pl.DataFrame({
-        "step": t + 1, "loss": 2 + np.exp(-t / 200) + rng.normal(0, 0.05, n), "epoch": t // spe,
-        "batch_fp": [f"fp{i:04d}" for i in idx], "seqs": np.full(n, 8.0), "tokens": 8 * lengths[idx],
-        "len_mean": lengths[idx], "lr": np.full(n, 1e-4),
-    })
+    table = pl.DataFrame(
+        {
+            "step": t + 1,
+            "loss": 2 + np.exp(-t / 200) + rng.normal(0, 0.05, n),
+            "epoch": t // spe,
+            "batch_fp": [f"fp{i:04d}" for i in idx],
+            "seqs": np.full(n, 8.0),
+            "tokens": 8 * lengths[idx],
+            "len_mean": lengths[idx],
+            "lr": np.full(n, 1e-4),
+        }
+    )
     v = pipeline.analyze(_run(table)).verdict
     assert v.batching == "static"
     assert ("in the same order every epoch" in v.summary) == fixed

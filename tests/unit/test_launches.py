@@ -10,13 +10,17 @@ from logdoctor import pipeline
 from logdoctor.model import Report, Severity
 
 HEADER = ["***** Running training *****", "  Num Epochs = 2", "  Total optimization steps = 200"]
-CRASH = ["Traceback (most recent call last):", '  File "train.py", line 40, in <module>',
-         "RuntimeError: CUDA error: an illegal memory access was encountered"]
+CRASH = [
+    "Traceback (most recent call last):",
+    '  File "train.py", line 40, in <module>',
+    "RuntimeError: CUDA error: an illegal memory access was encountered",
+]
 
 
 def _rows(first: int, last: int) -> list[str]:
-    return [f"{{'loss': {3 - k / 100:.4f}, 'learning_rate': 1e-05, 'epoch': {k / 100:.2f}}}"
-            for k in range(first, last + 1)]
+    return [
+        f"{{'loss': {3 - k / 100:.4f}, 'learning_rate': 1e-05, 'epoch': {k / 100:.2f}}}" for k in range(first, last + 1)
+    ]
 
 
 def _report(tmp_path: Path, lines: list[str]) -> Report:

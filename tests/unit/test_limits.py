@@ -52,8 +52,9 @@ def test_text_keys_changing_every_line_keep_steps_and_say_so(names: int, tmp_pat
 @pytest.mark.parametrize("names", [MAX_KEYS - 2, MAX_KEYS - 1])
 def test_jsonl_keys_changing_every_line_keep_steps_and_say_so(names: int, tmp_path: Path) -> None:
     path = tmp_path / "a.jsonl"
-    path.write_text("".join(json.dumps({"step": i, "loss": 2 - i / 1000, f"m{i % names}": 1.0}) + "\n"
-                            for i in range(400)))
+    path.write_text(
+        "".join(json.dumps({"step": i, "loss": 2 - i / 1000, f"m{i % names}": 1.0}) + "\n" for i in range(400))
+    )
     run = pipeline.load(str(path))
     assert run.table.height == 400 and run.table["loss"].null_count() == 0
     notes = [n for n in run.meta.notes if "metric names" in n]
@@ -63,8 +64,12 @@ def test_jsonl_keys_changing_every_line_keep_steps_and_say_so(names: int, tmp_pa
 def test_csv_columns_are_budgeted(tmp_path: Path) -> None:
     path = tmp_path / "wide.csv"
     n = MAX_KEYS + 10
-    path.write_text("step,loss," + ",".join(f"m{j}" for j in range(n)) + "\n"
-                    + "".join(f"{i},{2 - i / 100}," + ",".join("1" for _ in range(n)) + "\n" for i in range(60)))
+    path.write_text(
+        "step,loss,"
+        + ",".join(f"m{j}" for j in range(n))
+        + "\n"
+        + "".join(f"{i},{2 - i / 100}," + ",".join("1" for _ in range(n)) + "\n" for i in range(60))
+    )
     run = pipeline.load(str(path))
     assert run.table.height == 60
     assert any(f"of {n + 2} metric names" in note for note in run.meta.notes)

@@ -27,9 +27,7 @@ def _raw_counts(path: Path) -> tuple[int, float]:
     """Independent reading: the sum of ``number of skipped iterations`` and the first loss scale."""
     total, first = 0, None
     for line in path.read_text().splitlines():
-        fields = dict(
-            (k.strip(), v.strip()) for k, _, v in (f.partition(":") for f in line.split("|")) if v.strip()
-        )
+        fields = dict((k.strip(), v.strip()) for k, _, v in (f.partition(":") for f in line.split("|")) if v.strip())
         total += int(fields["number of skipped iterations"])
         first = first if first is not None else float(fields["loss scale"])
     assert first is not None
@@ -59,9 +57,7 @@ def _megatron(rows: list[tuple[int, float | None, float, int]]) -> list[str]:
 
 
 def test_generated_lossless_rows_mid_run_count(tmp_path: Path) -> None:
-    rows: list[tuple[int, float | None, float, int]] = [
-        (k * 10, 8.0 - k * 0.05, 65536.0, 0) for k in range(1, 41)
-    ]
+    rows: list[tuple[int, float | None, float, int]] = [(k * 10, 8.0 - k * 0.05, 65536.0, 0) for k in range(1, 41)]
     rows[20] = (210, None, 32768.0, 10)  # an all-skipped interval mid-run, no loss printed
     rows[21] = (220, 6.9, 32768.0, 2)
     path = tmp_path / "megatron.out"
@@ -74,9 +70,7 @@ def test_generated_lossless_rows_mid_run_count(tmp_path: Path) -> None:
 
 
 def test_generated_no_lossless_rows_unchanged(tmp_path: Path) -> None:
-    rows: list[tuple[int, float | None, float, int]] = [
-        (k * 10, 8.0 - k * 0.05, 65536.0, 0) for k in range(1, 41)
-    ]
+    rows: list[tuple[int, float | None, float, int]] = [(k * 10, 8.0 - k * 0.05, 65536.0, 0) for k in range(1, 41)]
     rows[21] = (220, 6.9, 32768.0, 2)
     path = tmp_path / "megatron.out"
     path.write_text("\n".join(_megatron(rows)) + "\n")

@@ -10,8 +10,7 @@ from logdoctor.diagnosis.thresholds import DEFAULT
 
 
 def epochs_of(n_epochs: int, spe: int) -> Epochs:
-    return Epochs(np.repeat(np.arange(n_epochs), spe), tuple(1 + e * spe for e in range(n_epochs)), spe,
-                  "epoch column")
+    return Epochs(np.repeat(np.arange(n_epochs), spe), tuple(1 + e * spe for e in range(n_epochs)), spe, "epoch column")
 
 
 def series(kind: str, n_epochs: int = 5, spe: int = 40, m: int = 10, seed: int = 0) -> np.ndarray:
@@ -20,7 +19,7 @@ def series(kind: str, n_epochs: int = 5, spe: int = 40, m: int = 10, seed: int =
     for _ in range(n_epochs):
         x = rng.lognormal(4, 0.5, spe)
         if kind == "grouped":
-            x = np.concatenate([np.sort(x[i:i + m])[::-1] for i in range(0, spe, m)])
+            x = np.concatenate([np.sort(x[i : i + m])[::-1] for i in range(0, spe, m)])
         elif kind == "sorted":
             x = np.sort(x)[::-1]
         out.append(x)

@@ -110,7 +110,8 @@ def test_a_per_epoch_run_whose_losses_fall_together_in_two_epochs_is_no_memorisa
     for val, found in ((np.r_[0.785, 0.195, 0.07, np.full(n - 3, 0.058)], False), (np.full(n, 0.2), True)):
         run = make_run(train)
         steps = run.table["step"].to_numpy()
-        frame = pl.DataFrame({"step": steps, "line_no": steps + 100, "val_precision": prec,
-                              "val_loss": val + rng.normal(0, 0.001, n)})
+        frame = pl.DataFrame(
+            {"step": steps, "line_no": steps + 100, "val_precision": prec, "val_loss": val + rng.normal(0, 0.001, n)}
+        )
         run = Run(run.table, run.meta, evals=frame.with_columns(pl.col("step").cast(pl.Int64)))
         assert bool(MemorizationDetector().analyze(run).findings) == found

@@ -73,6 +73,6 @@ def test_validate_run_rejects_broken_tables(table: pl.DataFrame) -> None:
 def test_errors_are_one_bounded_line() -> None:
     from logdoctor.errors import ParseError
 
-    err = ParseError("bad csv (could not parse `\"1.5,,\n3,1159,,1.5\n` here)" + "x" * 1000)
+    err = ParseError('bad csv (could not parse `"1.5,,\n3,1159,,1.5\n` here)' + "x" * 1000)
     assert "\n" not in str(err) and len(str(err)) <= 400
     assert str(err).startswith('bad csv (could not parse `"1.5,, 3,1159,,1.5 ` here)')

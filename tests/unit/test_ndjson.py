@@ -37,8 +37,10 @@ def _both(text: str) -> tuple[pl.DataFrame | str, pl.DataFrame | str]:
     """(``ndjson.read``, polars' full inference) of ``text``; an error's class name for a frame."""
     lines = pl.Series("line", text.splitlines(), dtype=pl.String)
     out: list[pl.DataFrame | str] = []
-    for call in (lambda: ndjson.read(lambda: io.StringIO(text), lines),
-                 lambda: _FULL(io.StringIO(text), infer_schema_length=None)):
+    for call in (
+        lambda: ndjson.read(lambda: io.StringIO(text), lines),
+        lambda: _FULL(io.StringIO(text), infer_schema_length=None),
+    ):
         try:
             out.append(call())
         except pl.exceptions.PolarsError as err:
@@ -54,8 +56,7 @@ def _same(text: str) -> None:
         assert_frame_equal(got, want)
 
 
-UNIFORM = "".join(json.dumps({"step": i, "train": {"loss": 1.5 + i, "lr": 3e-4}, "tag": "a"}) + "\n"
-                  for i in range(5))
+UNIFORM = "".join(json.dumps({"step": i, "train": {"loss": 1.5 + i, "lr": 3e-4}, "tag": "a"}) + "\n" for i in range(5))
 
 
 def test_a_uniform_input_is_decoded_once_with_the_samples_schema(tiny_sample: list[int | None]) -> None:
@@ -101,11 +102,13 @@ def test_a_dropped_key_sends_it_to_the_full_inference(tiny_sample: list[int | No
 def test_small_inputs_keep_the_full_inference(monkeypatch: pytest.MonkeyPatch) -> None:
     asked: list[object] = []
     real = pl.read_ndjson
-    monkeypatch.setattr(ndjson.pl, "read_ndjson",
-                        lambda src, **kw: asked.append(kw.get("infer_schema_length")) or real(src, **kw))
+    monkeypatch.setattr(
+        ndjson.pl, "read_ndjson", lambda src, **kw: asked.append(kw.get("infer_schema_length")) or real(src, **kw)
+    )
     lines = pl.Series("line", UNIFORM.splitlines())
-    assert_frame_equal(ndjson.read(lambda: io.StringIO(UNIFORM), lines),
-                       _FULL(io.StringIO(UNIFORM), infer_schema_length=None))
+    assert_frame_equal(
+        ndjson.read(lambda: io.StringIO(UNIFORM), lines), _FULL(io.StringIO(UNIFORM), infer_schema_length=None)
+    )
     assert asked == [None]
 
 
@@ -126,18 +129,22 @@ def test_holds_null_looks_at_every_depth() -> None:
 
 
 _KEYS = st.sampled_from(["a", "b", "loss", "train", "é", 'q"'])
-_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(-3, 3, allow_nan=False),
-                     st.text("ab:\" ", max_size=4))
-_VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=2),
-                                                         st.dictionaries(_KEYS, inner, max_size=3)),
-                       max_leaves=6)
+_SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(-5, 5), st.floats(-3, 3, allow_nan=False), st.text('ab:" ', max_size=4)
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=2), st.dictionaries(_KEYS, inner, max_size=3)),
+    max_leaves=6,
+)
 _RECORDS = st.lists(st.dictionaries(_KEYS, _VALUES, min_size=1, max_size=4), min_size=1, max_size=6)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(records=_RECORDS, spaced=st.lists(st.booleans(), min_size=6, max_size=6))
-def test_any_records_decode_as_the_full_inference_does(records: list[dict[str, object]], spaced: list[bool],
-                                                      tiny_sample: list[int | None]) -> None:
+def test_any_records_decode_as_the_full_inference_does(
+    records: list[dict[str, object]], spaced: list[bool], tiny_sample: list[int | None]
+) -> None:
     # the fixture only sets constants and spies; what it records is not read here
     seps = [(", ", " : ") if s else (",", ":") for s in spaced]
     _same("".join(json.dumps(r, separators=sep) + "\n" for r, sep in zip(records, seps, strict=False)))

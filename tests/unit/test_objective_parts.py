@@ -71,8 +71,9 @@ def test_a_results_csv_of_parts_is_read_and_its_overfitting_found(tmp_path: Path
     healthy = _yolo_csv(tmp_path / "healthy.csv", overfit=False)
     run = pipeline.load(str(healthy))
     assert any("their sum `train/box_loss` + `train/cls_loss` + `train/dfl_loss`" in n for n in run.meta.notes)
-    assert run.table["loss"][0] == pytest.approx(sum([1.5 * math.exp(-1 / 20) + 0.5, 2 * math.exp(-1 / 15) + 0.4,
-                                                      1.2 * math.exp(-1 / 25) + 0.8]))
+    assert run.table["loss"][0] == pytest.approx(
+        sum([1.5 * math.exp(-1 / 20) + 0.5, 2 * math.exp(-1 / 15) + 0.4, 1.2 * math.exp(-1 / 25) + 0.8])
+    )
     assert "LD410" not in {f.code for f in logdoctor.analyze(healthy).problems}
     overfit = _yolo_csv(tmp_path / "overfit.csv", overfit=True)
     assert "LD410" in {f.code for f in logdoctor.analyze(overfit).problems}
@@ -116,7 +117,8 @@ def test_a_log_without_any_loss_is_still_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize("keys", [("loss",), ("train/box_loss", "train/cls_loss", "train/dfl_loss")])
 def test_a_loss_nan_everywhere_is_the_nan_finding_not_a_refusal(tmp_path: Path, keys: tuple[str, ...]) -> None:
     path = tmp_path / "nan.csv"
-    path.write_text("epoch," + ",".join(keys) + "\n" + "".join(f"{e}," + ",".join(["nan"] * len(keys)) + "\n"
-                                                              for e in range(1, 41)))
+    path.write_text(
+        "epoch," + ",".join(keys) + "\n" + "".join(f"{e}," + ",".join(["nan"] * len(keys)) + "\n" for e in range(1, 41))
+    )
     report = logdoctor.analyze(path)
     assert "LD001" in {f.code for f in report.problems} and report.status == "error"

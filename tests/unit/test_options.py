@@ -14,9 +14,7 @@ from logdoctor.options import Option, check_options
 @pytest.mark.parametrize("name", sorted(detectors()))
 def test_every_keyword_is_declared_and_its_default_is_allowed(name: str) -> None:
     cls = detectors()[name]
-    params = {
-        k: p.default for k, p in inspect.signature(cls).parameters.items() if p.kind is p.KEYWORD_ONLY
-    }
+    params = {k: p.default for k, p in inspect.signature(cls).parameters.items() if p.kind is p.KEYWORD_ONLY}
     declared = {o.name: o for o in cls.options}
     assert set(declared) == set(params), f"{name}: declared {sorted(declared)}, __init__ {sorted(params)}"
     for key, default in params.items():

@@ -50,9 +50,7 @@ def test_fixture_matches_truth(truth_path: Path) -> None:
     assert (table["step"][0], table["step"][-1]) == (truth["first_step"], truth["last_step"])
     assert run.meta.total_steps == truth["total_steps"]
     assert run.evals.height == truth["evals"]
-    assert int(table["loss"].is_nan().sum() + table["loss"].is_infinite().sum()) == truth.get(
-        "nonfinite", 0
-    )
+    assert int(table["loss"].is_nan().sum() + table["loss"].is_infinite().sum()) == truth.get("nonfinite", 0)
     assert run.meta.skip_reasons.get("no loss value", 0) >= truth.get("skipped_no_loss", 0)
     for row in truth["values"]:
         got = table.filter(pl.col("step") == row["step"]).row(0, named=True)
@@ -73,11 +71,7 @@ def test_canonical_line_types_and_values(tmp_path: Path) -> None:
     )
     assert row["batch_fp"] == "3f2a9c1d"
     assert run.table.schema["batch_fp"] == pl.String
-    assert all(
-        run.table.schema[c] == pl.Float64
-        for c in run.table.columns
-        if c not in ("step", "line_no", "batch_fp")
-    )
+    assert all(run.table.schema[c] == pl.Float64 for c in run.table.columns if c not in ("step", "line_no", "batch_fp"))
     assert run.meta.total_steps == 52000
 
 
@@ -127,9 +121,7 @@ def test_nan_and_inf_losses_are_data(tmp_path: Path) -> None:
     text = "step 1 loss=nan\nstep 2 loss=inf\nstep 3 loss=-inf\nstep 4 loss=NaN\nstep 5 loss=2.0\n"
     run = pipeline.load(_write(tmp_path, text))
     loss = run.table["loss"].to_list()
-    assert (
-        math.isnan(loss[0]) and loss[1] == math.inf and loss[2] == -math.inf and math.isnan(loss[3])
-    )
+    assert math.isnan(loss[0]) and loss[1] == math.inf and loss[2] == -math.inf and math.isnan(loss[3])
     assert loss[4] == 2.0 and not run.meta.skip_reasons
 
 
@@ -243,9 +235,7 @@ def test_end_of_training_summary_dict_is_not_a_step(tmp_path) -> None:  # type: 
     counter; it is a run average, not a step, and must not look like a resume."""
     from logdoctor import pipeline
 
-    lines = [
-        f"{{'loss': '{2 - i / 100:.3f}', 'global_step/max_steps': '{i}/3', 'epoch': '0.{i}'}}" for i in (1, 2, 3)
-    ]
+    lines = [f"{{'loss': '{2 - i / 100:.3f}', 'global_step/max_steps': '{i}/3', 'epoch': '0.{i}'}}" for i in (1, 2, 3)]
     lines.append("{'train_runtime': '4426', 'train_loss': '1.206', 'global_step/max_steps': '3/3'}")
     log = tmp_path / "stdout.log"
     log.write_text("\n".join(lines) + "\n")

@@ -29,9 +29,7 @@ def _one_record(name: str, tmp: Path) -> Path:
         (tmp / "results.txt").write_text("     2/9    1.2G   1   1   0.5   2.5   3   640" + "   0.1" * 7 + "\n")
         return tmp / "results.txt"
     if name == "hf_trainer_state":
-        (tmp / "s.json").write_text(
-            '{\n "global_step": 3,\n "log_history": [{"step": 3, "loss": 2.5}]\n}\n'
-        )
+        (tmp / "s.json").write_text('{\n "global_step": 3,\n "log_history": [{"step": 3, "loss": 2.5}]\n}\n')
         return tmp / "s.json"
     if name == "mlflow":
         (tmp / "run" / "metrics").mkdir(parents=True)

@@ -33,9 +33,7 @@ def test_expand_inputs(tmp_path: Path) -> None:
         str(runs / "b.log.gz"),
         str(runs / "mlrun"),
     ]
-    assert pipeline.expand_inputs([str(runs / "*.log"), str(runs / "a.log")]) == [
-        str(runs / "a.log")
-    ]
+    assert pipeline.expand_inputs([str(runs / "*.log"), str(runs / "a.log")]) == [str(runs / "a.log")]
     assert pipeline.expand_inputs([str(runs / "mlrun")]) == [str(runs / "mlrun")]
     assert pipeline.expand_inputs([str(runs / "empty"), str(runs / "*.nope"), "-"]) == [
         str(runs / "empty"),

@@ -43,7 +43,13 @@ def train(tmp_path: Path) -> Path:
 
 def test_arguments_are_python_literals_or_text() -> None:
     assert parse_args(["size=8", "shuffled=True", "name=abc", "ratio=0.5", "sizes=[1, 2]", "none=None"]) == {
-        "size": 8, "shuffled": True, "name": "abc", "ratio": 0.5, "sizes": [1, 2], "none": None}
+        "size": 8,
+        "shuffled": True,
+        "name": "abc",
+        "ratio": 0.5,
+        "sizes": [1, 2],
+        "none": None,
+    }
     with pytest.raises(ConfigError, match="key=value"):
         parse_args(["8"])
 

@@ -29,7 +29,7 @@ class Reshuffled:
 
     def __iter__(self) -> Iterator[list[int]]:
         order = self.rng.permutation(self.n)
-        return iter([order[i:i + self.size].tolist() for i in range(0, self.n, self.size)])
+        return iter([order[i : i + self.size].tolist() for i in range(0, self.n, self.size)])
 
 
 class SortedOnce:
@@ -37,7 +37,7 @@ class SortedOnce:
 
     def __init__(self, size: int = 12, seed: int = 0) -> None:
         order = np.argsort(LENGTHS, kind="stable")
-        self.batches = [order[i:i + size].tolist() for i in range(0, order.size, size)]
+        self.batches = [order[i : i + size].tolist() for i in range(0, order.size, size)]
         self.rng = np.random.default_rng(seed)
 
     def __iter__(self) -> Iterator[list[int]]:
@@ -83,8 +83,15 @@ def test_the_run_rows_are_what_a_recorder_writes() -> None:
     want = [rec.record(b) for b in _walked_batches(sampler)]
     t = report.run.table
     assert t.height == len(want)
-    cols = {SEQS: "n_seq", TOKENS: "tokens", LEN_MEAN: "len_mean", LEN_MIN: "len_min", LEN_MAX: "len_max",
-            PAD_FRAC: "pad_frac", BATCH_FP: "batch_fp"}
+    cols = {
+        SEQS: "n_seq",
+        TOKENS: "tokens",
+        LEN_MEAN: "len_mean",
+        LEN_MIN: "len_min",
+        LEN_MAX: "len_max",
+        PAD_FRAC: "pad_frac",
+        BATCH_FP: "batch_fp",
+    }
     for col, key in cols.items():
         assert t[col].to_list() == [w[key] for w in want]
 
@@ -96,18 +103,21 @@ def test_gradient_accumulation_steps_carry_each_micro_batch_fingerprint() -> Non
     assert all(fp.count("+") == 1 for fp in t[MICRO_FP].to_list())
 
 
-@pytest.mark.parametrize(("sampler", "verdict"), [
-    (Reshuffled(), "healthy"),
-    (SortedOnce(), "static"),
-    ([[int(i) for i in np.argsort(LENGTHS)[k:k + 12]] for k in range(0, 600, 12)], "sorted"),
-])
+@pytest.mark.parametrize(
+    ("sampler", "verdict"),
+    [
+        (Reshuffled(), "healthy"),
+        (SortedOnce(), "static"),
+        ([[int(i) for i in np.argsort(LENGTHS)[k : k + 12]] for k in range(0, 600, 12)], "sorted"),
+    ],
+)
 def test_plain_samplers_get_their_verdict(sampler: object, verdict: str) -> None:
     assert probe(sampler, lengths=LENGTHS).verdict.batching == verdict
 
 
 def test_a_fixed_list_of_prebuilt_batches_is_static_in_the_same_order() -> None:
     order = np.random.default_rng(4).permutation(600)
-    fixed = [order[i:i + 12].tolist() for i in range(0, 600, 12)]
+    fixed = [order[i : i + 12].tolist() for i in range(0, 600, 12)]
     v = probe(fixed, lengths=LENGTHS).verdict
     assert v.batching == "static"
     assert "same order every epoch" in v.summary
@@ -144,9 +154,9 @@ def test_the_chance_level_is_what_a_uniform_reshuffle_repeats() -> None:
     rng = np.random.default_rng(0)
     shares = []
     for _ in range(4000):
-        first = {frozenset(rng.permutation(8)[i:i + 2].tolist()) for i in range(0, 8, 2)}
+        first = {frozenset(rng.permutation(8)[i : i + 2].tolist()) for i in range(0, 8, 2)}
         second = rng.permutation(8)
-        shares.append(np.mean([frozenset(second[i:i + 2].tolist()) in first for i in range(0, 8, 2)]))
+        shares.append(np.mean([frozenset(second[i : i + 2].tolist()) in first for i in range(0, 8, 2)]))
     assert float(np.mean(shares)) == pytest.approx(4 / 28, abs=0.015)
 
 
@@ -215,7 +225,7 @@ def test_the_callers_random_streams_are_left_as_they_were() -> None:
         def __iter__(self) -> Iterator[list[int]]:
             order = np.random.permutation(600)
             random.random()
-            return iter([order[i:i + 12].tolist() for i in range(0, 600, 12)])
+            return iter([order[i : i + 12].tolist() for i in range(0, 600, 12)])
 
     np.random.seed(123)
     random.seed(123)
@@ -251,8 +261,11 @@ def test_an_exception_while_walking_is_the_users_with_their_line() -> None:
                 raise ValueError("no second epoch")
             return iter([[0, 1], [2, 3]])
 
-    with pytest.raises(UserCodeError, match=r"iterating the sampler \(epoch 2\): ValueError: no second epoch at "
-                                            r".*test_probe_walk\.py:\d+ in __iter__"):
+    with pytest.raises(
+        UserCodeError,
+        match=r"iterating the sampler \(epoch 2\): ValueError: no second epoch at "
+        r".*test_probe_walk\.py:\d+ in __iter__",
+    ):
         probe(BreaksInEpoch2(), lengths=LENGTHS)
 
 

@@ -29,7 +29,11 @@ def test_a_refused_file_scores_none_and_a_healthy_run_ok(tmp_path: Path) -> None
     assert (out.verdict, out.health, out.verdict_right, out.health_right) == ("none", "none", True, True)
     log = tmp_path / "ok.log"
     log.write_text("".join(f"step {i} loss {2.0 * 0.995**i:.4f}\n" for i in range(1, 301)))
-    row = {"name": "ok", "expected_verdict": "inconclusive|healthy|not_batching", "expected_health": "ok",
-           "must_not": "sorted|static|grouped"}
+    row = {
+        "name": "ok",
+        "expected_verdict": "inconclusive|healthy|not_batching",
+        "expected_health": "ok",
+        "must_not": "sorted|static|grouped",
+    }
     out = public.judge(row, log)
     assert out.health == "ok" and out.verdict_right and not out.blamed

@@ -74,11 +74,24 @@ def test_map_still_chooses(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("key", "is_result"),
-    [("bbox/AP", True), ("segm/AP50", True), ("sem_seg/mIoU", True), ("panoptic_seg/PQ", True),
-     ("metrics/mAP50(B)", True), ("metrics/precision", True), ("metrics/mAP_0.5:0.95", True),
-     ("coco/bbox_mAP", True), ("accuracy/top1", True), ("single-label/f1-score", True),
-     ("bbox/num_fg", False), ("coco/loss_bbox", False),
-     ("fast_rcnn/cls_accuracy", False), ("loss_box_reg", False), ("bbox_loss", False), ("metrics/lr", False)],
+    [
+        ("bbox/AP", True),
+        ("segm/AP50", True),
+        ("sem_seg/mIoU", True),
+        ("panoptic_seg/PQ", True),
+        ("metrics/mAP50(B)", True),
+        ("metrics/precision", True),
+        ("metrics/mAP_0.5:0.95", True),
+        ("coco/bbox_mAP", True),
+        ("accuracy/top1", True),
+        ("single-label/f1-score", True),
+        ("bbox/num_fg", False),
+        ("coco/loss_bbox", False),
+        ("fast_rcnn/cls_accuracy", False),
+        ("loss_box_reg", False),
+        ("bbox_loss", False),
+        ("metrics/lr", False),
+    ],
 )
 def test_result_keys(key: str, is_result: bool) -> None:
     assert vocab.is_eval(key) is is_result  # the vocabulary's decision, one place for every reader

@@ -32,19 +32,26 @@ def test_every_code_is_in_the_readme_with_its_rule_name() -> None:
 
 
 def test_codes_table_is_the_generated_one() -> None:
-    table = subprocess.run([sys.executable, str(REPO / "scripts" / "codes_table.py")],
-                           capture_output=True, text=True, check=True).stdout
+    table = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "codes_table.py")], capture_output=True, text=True, check=True
+    ).stdout
     assert table in README
 
 
 def test_exactly_two_setup_commands_and_the_second_is_what_ci_runs() -> None:
     commands = _setup_commands()
-    assert commands == ["pip install -e . && logdoctor analyze fixtures/example.log",
-                        'pip install -e ".[dev]" && python -m pytest']
-    ci = [_words(line.split("||")[0]) for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
-          if line.strip() and not line.lstrip().startswith("#")]
+    assert commands == [
+        "pip install -e . && logdoctor analyze fixtures/example.log",
+        'pip install -e ".[dev]" && python -m pytest',
+    ]
+    ci = [
+        _words(line.split("||")[0])
+        for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
     install, test = (_words(part) for part in commands[1].split("&&"))
     assert install in ci and test in ci
+
 
 def test_the_first_setup_command_names_a_bundled_log() -> None:
     words = shlex.split(_setup_commands()[0].split("&&")[1])

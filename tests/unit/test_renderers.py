@@ -112,17 +112,12 @@ def test_junit_escapes_markup() -> None:
 def test_github_escaping() -> None:
     assert escape_data("50% done\r\nnext") == "50%25 done%0D%0Anext"
     assert escape_property("a:b,c%") == "a%3Ab%2Cc%25"
-    assert (
-        command("warning", "m", file="x,y.log", line=3, title=None)
-        == "::warning file=x%2Cy.log,line=3::m"
-    )
+    assert command("warning", "m", file="x,y.log", line=3, title=None) == "::warning file=x%2Cy.log,line=3::m"
 
 
 def test_github_maps_severities_and_lines() -> None:
     out = get_renderer("github")().render(REPORTS["inconclusive"]()).splitlines()
-    assert out[1].startswith(
-        "::error file=runs/no_stats.log,line=767,title=LD001 nonfinite-loss::Loss is NaN"
-    )
+    assert out[1].startswith("::error file=runs/no_stats.log,line=767,title=LD001 nonfinite-loss::Loss is NaN")
     assert out[-1].startswith("::notice file=runs/no_stats.log,line=511,title=LD003 resumed-run::")
     # LD504 is the first notice's batching line, said once, not a second annotation
     assert "Batching: not decidable" in out[0]

@@ -14,8 +14,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_codes_table_lists_every_rule() -> None:
-    out = subprocess.run([sys.executable, str(REPO / "scripts" / "codes_table.py")],
-                         capture_output=True, text=True, check=True).stdout.splitlines()
+    out = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "codes_table.py")], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
     assert out[0] == "| code | rule | severity | meaning | what to do |"
     assert [line.split("`")[1] for line in out[2:]] == list(RULES)
     assert out[2].startswith("| `LD001` | `nonfinite-loss` | error | The training loss is NaN")
@@ -39,3 +40,13 @@ def test_dev_extra_installs_what_the_tests_exercise() -> None:
     names = {d.split(">")[0].split("=")[0].split("[")[0].strip() for d in dev}
     assert {"tensorboard", "jsonschema", "zstandard", "hypothesis"} <= names
     assert {"pandas", "nbclient", "nbformat", "ipykernel"} <= names  # the API's frames and its notebook
+
+
+@pytest.mark.parametrize("command", [["format", "--check"], ["check"]], ids=["ruff-format", "ruff-check"])
+def test_the_code_is_formatted_and_linted(command: list[str]) -> None:
+    # CI runs the README's test command only: the formatter and the linter are held by this test
+    # (ruff comes with the dev extra; its settings, generated files excluded, are pyproject.toml's)
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", *command, "."], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]

@@ -30,9 +30,11 @@ def test_known_evidence_keys_read_as_sentences() -> None:
 
 
 def test_unknown_keys_fall_back_to_generic_words() -> None:
-    assert evidence_sentences(
-        {"weird_ratio": 1.23456, "n_windows": 12, "flag": True, "gone": None}
-    ) == ["weird ratio: 1.23", "n windows: 12", "flag: true"]  # None says nothing
+    assert evidence_sentences({"weird_ratio": 1.23456, "n_windows": 12, "flag": True, "gone": None}) == [
+        "weird ratio: 1.23",
+        "n windows: 12",
+        "flag: true",
+    ]  # None says nothing
 
 
 def test_partial_template_uses_the_shorter_one() -> None:
@@ -76,9 +78,7 @@ def test_sparkline_downsamples_and_marks_nan() -> None:
     report = REPORTS["inconclusive"]()
     line = sparkline(report, width=40)
     assert len(line) == 40 and line[0] == "█" and line[-1] == "▁"
-    table = pl.DataFrame(
-        {"step": [1, 2, 3], "loss": [1.0, float("nan"), 3.0], "line_no": [1, 2, 3]}
-    )
+    table = pl.DataFrame({"step": [1, 2, 3], "loss": [1.0, float("nan"), 3.0], "line_no": [1, 2, 3]})
     run = dataclasses.replace(report.run, table=validate_run(table))
     assert sparkline(dataclasses.replace(report, run=run), width=10) == "▁·█"
 
@@ -92,9 +92,7 @@ def test_sparkline_constant_and_one_step() -> None:
 def test_summary_rows_values() -> None:
     from logdoctor.model import Outcome
 
-    rows = summary_rows(
-        [Outcome("x.log", REPORTS["empty"](), exit_code=0), Outcome("y.log", None, "boom", 2)]
-    )
+    rows = summary_rows([Outcome("x.log", REPORTS["empty"](), exit_code=0), Outcome("y.log", None, "boom", 2)])
     assert rows == [
         ("x.log", "50", REPORTS["empty"]().status, "none", "undecided"),
         ("y.log", "-", "unreadable", "boom", "-"),

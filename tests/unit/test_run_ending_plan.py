@@ -61,8 +61,10 @@ def test_a_plan_in_a_config_dump(tmp_path: Path) -> None:
 def test_keras_epochs_stopped_early_by_the_message(tmp_path: Path) -> None:
     lines = []
     for e in range(1, 24):
-        lines += [f"Epoch {e}/100", f"10/10 [==============================] - 1s 5ms/step - loss: {1 / e:.4f}"
-                  f" - val_loss: {1 / e + 0.1:.4f}"]
+        lines += [
+            f"Epoch {e}/100",
+            f"10/10 [==============================] - 1s 5ms/step - loss: {1 / e:.4f} - val_loss: {1 / e + 0.1:.4f}",
+        ]
     lines.append("Epoch 00023: early stopping")
     report = _report(tmp_path, lines)
     assert _ending(report) == ("early_stopped", f"line {len(lines)}")
@@ -109,7 +111,10 @@ def test_json_and_html_say_the_ending_and_the_plan(tmp_path: Path) -> None:
     doc = json.loads(JsonRenderer().render(report))
     st = doc["structure"]
     assert (st["ending"], st["ending_source"], st["planned"], st["planned_source"]) == (
-        "stopped", "planned column", 10000, "column"
+        "stopped",
+        "planned column",
+        10000,
+        "column",
     )
     from logdoctor.renderers.html import HtmlRenderer
 
@@ -120,8 +125,10 @@ def test_json_and_html_say_the_ending_and_the_plan(tmp_path: Path) -> None:
 def test_a_stop_on_a_time_budget_is_a_designed_early_stop_not_a_silent_one(tmp_path: Path) -> None:
     """A run capped by wall clock says so as it stops (Lightning's Timer, scripts' 'stopping early'):
     early-stopped (info), not 'stopped before its plan, no error printed'."""
-    for said in ("stopping_early: wallclock_cap train_time:600123ms step:6200/10000",
-                 "Time limit reached. Elapsed time is 0:10:00. Signaling Trainer to stop."):
+    for said in (
+        "stopping_early: wallclock_cap train_time:600123ms step:6200/10000",
+        "Time limit reached. Elapsed time is 0:10:00. Signaling Trainer to stop.",
+    ):
         report = _report(tmp_path, [*_steps(6200, 10000), said])
         assert _ending(report)[0] == "early_stopped"
         assert not [f for f in report.findings if f.code == "LD016"]

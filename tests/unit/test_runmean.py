@@ -82,8 +82,9 @@ def test_per_batch_and_smoothed_losses_are_left_alone(seed: int) -> None:
 
 def test_fractional_epochs_give_no_position() -> None:
     """HF logs fractional epochs: every row changes epoch, there is no batch position to read."""
-    t = pl.DataFrame({"step": np.arange(1, 301), "loss": _running(_per_batch(1))[:300],
-                      "epoch": np.arange(1, 301) / 100.0})
+    t = pl.DataFrame(
+        {"step": np.arange(1, 301), "loss": _running(_per_batch(1))[:300], "epoch": np.arange(1, 301) / 100.0}
+    )
     assert runmean.deaverage(t, [])[1] is None
 
 

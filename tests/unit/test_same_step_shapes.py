@@ -109,8 +109,7 @@ def test_same_shape_repeats_are_left_to_structure() -> None:
 
 def test_a_shape_seen_twice_at_one_step_splits_the_record() -> None:
     t = pl.DataFrame(
-        {"line_no": [1, 2, 3], "step": [5, 5, 5], "loss": [1.0, None, 2.0], "lr": [None, 0.1, None],
-         SHAPE: [0, 1, 0]}
+        {"line_no": [1, 2, 3], "step": [5, 5, 5], "loss": [1.0, None, 2.0], "lr": [None, 0.1, None], SHAPE: [0, 1, 0]}
     )
     out, merged = merge_shapes(t)
     assert merged == 1

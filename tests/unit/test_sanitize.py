@@ -12,12 +12,15 @@ from logdoctor import sanitize
 ORDINARY = "Loss 4.9 at step 412 (len_mean, 1-5% of training): see `logdoctor buckets`"
 
 
-@pytest.mark.parametrize(("text", "want"), [
-    ("http://alice:s3cret@host:5000/#/runs/1", "http://***@host:5000/#/runs/1"),
-    ("mlflow+https://tok@host/x and s3://k:v@bucket/p", "mlflow+https://***@host/x and s3://***@bucket/p"),
-    ("https://host/users/@me", "https://host/users/@me"),  # an @ in the path is no credential
-    ("user@example.com", "user@example.com"),
-])
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("http://alice:s3cret@host:5000/#/runs/1", "http://***@host:5000/#/runs/1"),
+        ("mlflow+https://tok@host/x and s3://k:v@bucket/p", "mlflow+https://***@host/x and s3://***@bucket/p"),
+        ("https://host/users/@me", "https://host/users/@me"),  # an @ in the path is no credential
+        ("user@example.com", "user@example.com"),
+    ],
+)
 def test_redact_removes_url_credentials_only(text: str, want: str) -> None:
     assert sanitize.redact(text) == want
 
@@ -30,8 +33,15 @@ def test_terminal_shows_controls_escaped() -> None:
 
 def test_markdown_renders_hostile_text_as_text() -> None:
     md = MarkdownIt("commonmark").enable("table")
-    for hostile in ("<img src=x onerror=alert(1)>", "[a](javascript:alert(1))", "![i](http://x/a.png)",
-                    "<http://x>", "a` <b>x</b>", "&lt;script&gt;", "| a | b |"):
+    for hostile in (
+        "<img src=x onerror=alert(1)>",
+        "[a](javascript:alert(1))",
+        "![i](http://x/a.png)",
+        "<http://x>",
+        "a` <b>x</b>",
+        "&lt;script&gt;",
+        "| a | b |",
+    ):
         html = md.render(f"| h |\n|---|\n| {sanitize.markdown(hostile)} |\n\n{sanitize.markdown(hostile)}\n")
         assert "<img" not in html and "<a " not in html and "<b>" not in html and "<script" not in html, html
         assert html.count("<td>") == 1  # one cell: the pipes did not split it

@@ -28,8 +28,14 @@ def test_without_dask_it_says_so_in_one_line_and_exits_0() -> None:
 @pytest.mark.skipif(importlib.util.find_spec("distributed") is None, reason="dask[distributed] not installed")
 def test_one_task_per_run_gives_the_documents_of_an_in_process_loop() -> None:
     logs = [str(REPO / "fixtures" / "example.log"), str(REPO / "fixtures" / "spiky.log"), str(REPO / "nope.log")]
-    res = subprocess.run([sys.executable, str(SCRIPT), *logs, "--workers", "1", "--json"], capture_output=True,
-                         text=True, cwd=REPO, check=True, timeout=300)
+    res = subprocess.run(
+        [sys.executable, str(SCRIPT), *logs, "--workers", "1", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=True,
+        timeout=300,
+    )
     line = json.loads(res.stdout.strip().splitlines()[-1])
     assert line["workers"] == 1 and line["files"] == 3
     assert line["same_reports_as_serial"] is True

@@ -43,9 +43,7 @@ def _chance_scipy(ids: np.ndarray, epoch: np.ndarray) -> float:
     b, cc = before[later].astype(float), c[later]
     free = n_tot - 1 - b
     g = special.gammaln
-    log_none = np.where(
-        free >= cc - 1, g(free + 1) - g(free - cc + 2) - g(n_tot) + g(n_tot - cc + 1), -np.inf
-    )
+    log_none = np.where(free >= cc - 1, g(free + 1) - g(free - cc + 2) - g(n_tot) + g(n_tot - cc + 1), -np.inf)
     return float(np.mean(1 - np.exp(log_none))) if b.size else 0.0
 
 

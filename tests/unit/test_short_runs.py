@@ -66,14 +66,17 @@ def test_a_stuck_loss_not_at_ln_vocab_is_not_called_uniform(tmp_path: Path) -> N
     assert "LD421" not in _problems(r) and _problems(r).get("LD402") == Severity.WARNING
 
 
-@pytest.mark.parametrize(("line", "want"), [
-    ("vocab_size: 50257", 50257),
-    ("  'n_vocab': 32000,", 32000),
-    (" > padded vocab (size: 50257) with 175 dummy tokens (new size: 50432)", 50257),
-    ("padded_vocab_size=50432", 50432),
-    ("max_vocab_size_ratio 3", None),
-    ("vocab_file: /data/vocab.json", None),
-])
+@pytest.mark.parametrize(
+    ("line", "want"),
+    [
+        ("vocab_size: 50257", 50257),
+        ("  'n_vocab': 32000,", 32000),
+        (" > padded vocab (size: 50257) with 175 dummy tokens (new size: 50432)", 50257),
+        ("padded_vocab_size=50432", 50432),
+        ("max_vocab_size_ratio 3", None),
+        ("vocab_file: /data/vocab.json", None),
+    ],
+)
 def test_stated_vocab(line: str, want: int | None) -> None:
     facts = stated_vocab(pl.DataFrame({"line_no": [1], "line": [line]}))
     assert [f.value for f in facts] == ([] if want is None else [want])
@@ -84,7 +87,7 @@ def test_a_short_quiet_run_says_which_checks_did_not_run(tmp_path: Path) -> None
 
     r = _analyze(tmp_path, [2.0, 1.9, 1.8, 1.7, 1.75, 1.6, 1.62, 1.5, 1.45, 1.44])
     assert r.status == "ok"
-    (level, text), = headline(r)
+    ((level, text),) = headline(r)
     assert level == "ok" and NO_PROBLEMS not in text  # must not: "No problems found" from ten rows
     assert text == "Nothing found in 10 rows; skipped changepoints, periodicity, trends"
 

@@ -32,10 +32,7 @@ def _compositions(strategy: str) -> list[set[bytes]]:
     rng = np.random.default_rng(3)
     lengths = sample_lengths(rng, 1500, 1024)
     batches, epoch = batch_orders(strategy, lengths, 8192, 3, rng)
-    return [
-        {np.sort(b).tobytes() for b, e in zip(batches, epoch, strict=True) if e == k}
-        for k in range(3)
-    ]
+    return [{np.sort(b).tobytes() for b, e in zip(batches, epoch, strict=True) if e == k} for k in range(3)]
 
 
 def test_static_recurs_and_bucketed_recomposes() -> None:

@@ -73,10 +73,15 @@ def test_reduced_run_keeps_the_statistics(tmp_path: Path) -> None:
 @pytest.mark.parametrize("sizes", [[10_000], [1, 999, 4_000, 5_000], [3_333, 3_333, 3_334]])
 def test_block_reduction_does_not_depend_on_chunking(sizes: list[int]) -> None:
     rng = np.random.default_rng(0)
-    table = pl.DataFrame({
-        "step": np.arange(10_000), "loss": rng.random(10_000), "line_no": np.arange(1, 10_001),
-        "lr": rng.random(10_000), "batch_fp": [f"{i:x}" for i in range(10_000)],
-    })
+    table = pl.DataFrame(
+        {
+            "step": np.arange(10_000),
+            "loss": rng.random(10_000),
+            "line_no": np.arange(1, 10_001),
+            "lr": rng.random(10_000),
+            "batch_fp": [f"{i:x}" for i in range(10_000)],
+        }
+    )
     reducer = BlockReducer(max_rows=700)
     start = 0
     for n in sizes:

@@ -124,9 +124,7 @@ def test_steps_per_epoch_from_fractional_epoch() -> None:
 
 def test_steps_per_epoch_override_and_parser_value_order() -> None:
     res = ParseResult(
-        table=pl.DataFrame(
-            {"step": [1, 2, 3], "loss": [1.0] * 3, "line_no": [1, 2, 3], "epoch": [0.5, 1.0, 1.5]}
-        ),
+        table=pl.DataFrame({"step": [1, 2, 3], "loss": [1.0] * 3, "line_no": [1, 2, 3], "epoch": [0.5, 1.0, 1.5]}),
         steps_per_epoch=7,
     )
     assert build_run(res, "x", "jsonl").meta.steps_per_epoch == 7

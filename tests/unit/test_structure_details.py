@@ -54,8 +54,19 @@ def test_a_total_with_a_varying_rate_or_a_reset_tells_nothing() -> None:
     assert run_length(_run([0, 0, 1, 1], [100, 200, 100, 200], cum_examples=reset)).source == "largest_step"
 
 
-@pytest.mark.parametrize("name", ["cum_examples", "cumulative_tokens", "num_input_tokens_seen", "consumed_samples",
-                                  "total_tokens", "global_step", "examples_seen", "cum_src_tokens"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "cum_examples",
+        "cumulative_tokens",
+        "num_input_tokens_seen",
+        "consumed_samples",
+        "total_tokens",
+        "global_step",
+        "examples_seen",
+        "cum_src_tokens",
+    ],
+)
 def test_running_totals_by_name(name: str) -> None:
     assert is_cumulative_name(name)
 
@@ -117,12 +128,14 @@ def test_a_resumed_run_without_a_boundary_of_its_own_keeps_the_measured_length()
     from logdoctor.structure.steps import per_epoch_counter
 
     nan = float("nan")
-    table = pl.DataFrame({
-        "line_no": list(range(1, 10)),
-        "epoch": [0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 3.0],
-        "step": [100, 200, 100, 200, 100, 200, 100, 200, 100],  # back to epoch 1 iter 100 at row 5: a resume
-        "cum_examples": [100.0, 200.0, 350.0, 450.0, nan, nan, nan, nan, nan],  # 250 per epoch, then not logged
-    })
+    table = pl.DataFrame(
+        {
+            "line_no": list(range(1, 10)),
+            "epoch": [0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 3.0],
+            "step": [100, 200, 100, 200, 100, 200, 100, 200, 100],  # back to epoch 1 iter 100 at row 5: a resume
+            "cum_examples": [100.0, 200.0, 350.0, 450.0, nan, nan, nan, nan, nan],  # 250 per epoch, then not logged
+        }
+    )
     got = per_epoch_counter(table)
     assert got is not None
     assert got[0]["step"].to_list() == [100, 200, 350, 450, 350, 450, 600, 700, 850]
@@ -137,12 +150,15 @@ def _stepped(tmp_path: Path, between: list[str]) -> Path:
     return path
 
 
-@pytest.mark.parametrize("line", [
-    "  Continuing training from checkpoint, will skip to saved global_step",
-    "  Continuing training from global step 300",
-    "  Will skip the first 1 epochs then the first 100 batches in the first epoch.",
-    "  Fast-forwarding the dataloader past 1 epochs and 100 batches to resume from the exact training state.",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "  Continuing training from checkpoint, will skip to saved global_step",
+        "  Continuing training from global step 300",
+        "  Will skip the first 1 epochs then the first 100 batches in the first epoch.",
+        "  Fast-forwarding the dataloader past 1 epochs and 100 batches to resume from the exact training state.",
+    ],
+)
 def test_a_resume_line_is_a_restart_when_the_counter_runs_on(line: str, tmp_path: Path) -> None:
     """Killed right after saving checkpoint-300 and resumed from it: the step never goes back."""
     st = pipeline.load(str(_stepped(tmp_path, [line]))).meta.structure

@@ -38,8 +38,18 @@ def _table(rows: int, patterns: bool = False) -> pl.DataFrame:
         "flag": [True] * rows,
     }
     f, i = pl.Float64, pl.Int64
-    types = {"step": i, "loss": f, "acc": f, "lr": f, "grad_norm": f, "*": f, "^a.*$": f, "tokens_seen": i,
-             "note": pl.String, "flag": pl.Boolean}
+    types = {
+        "step": i,
+        "loss": f,
+        "acc": f,
+        "lr": f,
+        "grad_norm": f,
+        "*": f,
+        "^a.*$": f,
+        "tokens_seen": i,
+        "note": pl.String,
+        "flag": pl.Boolean,
+    }
     if not patterns:  # polars' own Series methods read a column named "*" as every column
         del base["*"], base["^a.*$"], types["*"], types["^a.*$"]
     return pl.DataFrame(base, schema=types)

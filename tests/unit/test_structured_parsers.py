@@ -103,8 +103,7 @@ def test_text_with_commas_is_not_csv(tmp_path: Path) -> None:
     path = _write(
         tmp_path,
         "a.log",
-        "Epoch 1, Step: 10, Batch Loss: 2.5, Lr: 0.1\n"
-        "Epoch 1, Step: 20, Batch Loss: 2.4, Lr: 0.1\n",
+        "Epoch 1, Step: 10, Batch Loss: 2.5, Lr: 0.1\nEpoch 1, Step: 20, Batch Loss: 2.4, Lr: 0.1\n",
     )
     assert sniff(open_source(path)).name == "text"
 
@@ -159,10 +158,7 @@ def test_json_array_of_records(tmp_path: Path) -> None:
 
 
 def test_keys_that_normalise_alike_are_merged(tmp_path: Path) -> None:
-    text = (
-        '{"step": 1, "loss": 2.0, "Line No": 99, "eval loss": 3.0}\n'
-        '{"step": 2, "loss": 1.5, "eval_loss": 2.5}\n'
-    )
+    text = '{"step": 1, "loss": 2.0, "Line No": 99, "eval loss": 3.0}\n{"step": 2, "loss": 1.5, "eval_loss": 2.5}\n'
     run = pipeline.load(_write(tmp_path, "a.jsonl", text))
     assert run.table["line_no"].to_list() == [1, 2]
     assert run.evals["eval_loss"].to_list() == [3.0, 2.5]

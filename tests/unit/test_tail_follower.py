@@ -110,9 +110,7 @@ def test_waits_for_a_file_that_appears_later_and_reads_it_whole(tmp_path: Path) 
     assert f.read().data == b"step 1 loss=1\n"
 
 
-def test_overlong_partial_line_is_passed_on(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_overlong_partial_line_is_passed_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fmod, "MAX_PARTIAL", 10)
     log = tmp_path / "a.log"
     log.write_text("x" * 25)

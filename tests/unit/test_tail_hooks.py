@@ -32,10 +32,7 @@ def test_bad_commands_are_config_errors(cmd: str, msg: str) -> None:
 
 def test_command_gets_the_payload_on_stdin_and_the_code_in_its_environment(tmp_path: Path) -> None:
     out = tmp_path / "got.txt"
-    script = (
-        "import os,sys; "
-        "open(sys.argv[1],'a').write(os.environ['LOGDOCTOR_CODE']+' '+sys.stdin.read()+'\\n')"
-    )
+    script = "import os,sys; open(sys.argv[1],'a').write(os.environ['LOGDOCTOR_CODE']+' '+sys.stdin.read()+'\\n')"
     hook = FindingHook(f"{PY} -c {shlex.quote(script)} {shlex.quote(str(out))}")
     hook.submit(json.dumps({"n": 1}), {"LOGDOCTOR_CODE": "LD001"})
     hook.submit(json.dumps({"n": 2}), {"LOGDOCTOR_CODE": "LD101"})
@@ -109,8 +106,10 @@ def test_close_waits_a_bounded_time_then_kills_what_still_runs(tmp_path: Path) -
     hook.close(wait=0.5)
     assert time.monotonic() - t0 < 2.5
     assert not _alive(leader)
-    assert hook.errors() == ["--on-finding sh: still running when tail stopped, killed",
-                             "--on-finding sh: 1 queued finding(s) not passed on: tail stopped first"]
+    assert hook.errors() == [
+        "--on-finding sh: still running when tail stopped, killed",
+        "--on-finding sh: 1 queued finding(s) not passed on: tail stopped first",
+    ]
     assert hook.dropped == 1
 
 
@@ -121,8 +120,10 @@ def test_findings_beyond_the_queue_are_counted_and_said(tmp_path: Path) -> None:
     said = hook.errors()
     hook.close(wait=10.0)
     assert hook.dropped >= 3 and hook.ran + hook.dropped == 6
-    assert said == [f"--on-finding {sys.executable}: {hook.dropped} finding(s) not passed on: "
-                    "2 were already waiting for the command"]
+    assert said == [
+        f"--on-finding {sys.executable}: {hook.dropped} finding(s) not passed on: "
+        "2 were already waiting for the command"
+    ]
     assert hook.errors() == []  # said once
 
 

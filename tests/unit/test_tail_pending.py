@@ -25,8 +25,15 @@ def test_lines_wait_for_the_gap_then_come_out_whole_and_in_order() -> None:
 
 @pytest.mark.parametrize(
     "line",
-    [b"step 5 loss=nan\n", b"step 5 loss=NaN acc=0.5\n", b'{"step": 5, "loss": Infinity}\n',
-     b"step 5 loss=-inf\n", b"5,inf,0.1\n", b"step 5 loss=1e400\n", b"step 5 loss=2.5E+308\n"],
+    [
+        b"step 5 loss=nan\n",
+        b"step 5 loss=NaN acc=0.5\n",
+        b'{"step": 5, "loss": Infinity}\n',
+        b"step 5 loss=-inf\n",
+        b"5,inf,0.1\n",
+        b"step 5 loss=1e400\n",
+        b"step 5 loss=2.5E+308\n",
+    ],
 )
 def test_a_possible_non_finite_value_is_due_at_once(line: bytes) -> None:
     p = Pending(gap=60.0)

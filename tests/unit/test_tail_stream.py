@@ -72,9 +72,7 @@ def test_jsonl_one_object_per_event_with_the_finding_contract() -> None:
         "heartbeat",
         "stop",
     ]
-    assert (
-        docs[2]["finding"] == finding_dict(NAN) and docs[2]["finding"]["evidence"]["value"] is None
-    )
+    assert docs[2]["finding"] == finding_dict(NAN) and docs[2]["finding"]["evidence"]["value"] is None
     assert docs[2]["step"] == 7 and docs[2]["source"] == "a.log"
     assert docs[0]["time"] == "2027-01-15T08:00:00.000Z"
     assert docs[3]["verdict"]["batching"] == "sorted" and docs[3]["previous"] is None
@@ -111,8 +109,7 @@ def test_retractions_in_jsonl_plain_and_the_summary() -> None:
         r.handle(e)
     lines = [line.split(" ", 1)[1] for line in out.getvalue().splitlines()]
     assert lines[0] == (
-        "a.log: WITHDRAWN error LD002 divergence (steps 78-90): "
-        "no longer supported by the analysis at step 590"
+        "a.log: WITHDRAWN error LD002 divergence (steps 78-90): no longer supported by the analysis at step 590"
     )
     assert lines[1].startswith("a.log: REVISED LD301 loss-regime-change (step 78) warning -> INFO: ")
     assert lines[2].startswith("a.log: verdict revised (grouped ->) sorted (0.87")
@@ -151,12 +148,10 @@ def test_plain_lines() -> None:
         "following a.log (inotify)",
         "a.log: format: text",
         "a.log: ERROR LD001 nonfinite-loss (step 7): loss is NaN at step 7",
-        "a.log: verdict sorted (0.87, length-sorted batches) at step 10: "
-        "Batches arrive sorted by length.",
+        "a.log: verdict sorted (0.87, length-sorted batches) at step 10: Batches arrive sorted by length.",
         "a.log: step 10 loss 2.5 (10 rows)",
         "stopped (interrupted), exit code 0",
-        "  a.log: 10 rows, last step 10, loss 2.5 (first 4, min 2.4), 1 finding(s), worst error, "
-        "verdict sorted (0.87)",
+        "  a.log: 10 rows, last step 10, loss 2.5 (first 4, min 2.4), 1 finding(s), worst error, verdict sorted (0.87)",
     ]
 
 
@@ -207,9 +202,7 @@ def test_every_stream_renderer_handles_an_empty_session(name: str) -> None:
     out = io.StringIO()
     r: StreamRenderer = stream_renderer(name, out)
     r.start(Started(("x.log",), T))
-    r.stop(
-        Stopped("idle-timeout", 0, (SourceSummary("x.log", None, 0, None, None, 0, None, None),), T)
-    )
+    r.stop(Stopped("idle-timeout", 0, (SourceSummary("x.log", None, 0, None, None, 0, None, None),), T))
     assert "x.log" in out.getvalue()
 
 

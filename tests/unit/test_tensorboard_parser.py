@@ -32,6 +32,7 @@ def test_tfrecord_sniff_by_content_not_name(tmp_path: Path) -> None:
 
 def test_reads_scalars_from_file_and_folder() -> None:
     import tensorboard  # noqa: F401  # in [dev]: a missing reader fails here, never skips
+
     for target in (EVENTS, TB):
         run = pipeline.load(str(target))
         assert run.n_steps == 40

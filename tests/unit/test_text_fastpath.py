@@ -79,9 +79,7 @@ def test_fast_path_equals_general_path_on_fixtures(path: Path, monkeypatch: pyte
 
 
 @pytest.mark.reallogs
-def test_fast_path_equals_general_path_on_real_logs(
-    reallogs_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_fast_path_equals_general_path_on_real_logs(reallogs_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     logs = _text_logs(reallogs_dir)
     assert len(logs) >= 25
     for path in logs:

@@ -27,8 +27,17 @@ def _box(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    "name", ["example.log", "sim/shuffled.log", "sim/sorted_asc.log", "sim/static.log", "sim/nan_onset.log",
-             "sim/cyclic_lr.log", "realruns/pathology_lr_jump.log"])
+    "name",
+    [
+        "example.log",
+        "sim/shuffled.log",
+        "sim/sorted_asc.log",
+        "sim/static.log",
+        "sim/nan_onset.log",
+        "sim/cyclic_lr.log",
+        "realruns/pathology_lr_jump.log",
+    ],
+)
 @pytest.mark.parametrize("verbosity", [0, 1])
 def test_fixture_reports_fit_80_columns(name: str, verbosity: int) -> None:
     report = pipeline.analyze(pipeline.load(str(FIXTURES / name)))
@@ -47,8 +56,10 @@ def test_hand_built_reports_fit_80_columns(kind: str) -> None:
 def test_box_has_one_line_per_problem_then_more() -> None:
     base = REPORTS["sorted"]()
     long = "words far longer than one line of the box, " * 4
-    found = [codes.finding(c, f"Problem {i}: {long}", first_step=10 * i + 1, last_step=10 * i + 5)
-             for i, c in enumerate(("LD002", "LD101", "LD403", "LD401", "LD410"))]
+    found = [
+        codes.finding(c, f"Problem {i}: {long}", first_step=10 * i + 1, last_step=10 * i + 5)
+        for i, c in enumerate(("LD002", "LD101", "LD403", "LD401", "LD410"))
+    ]
     found.append(codes.finding("LD101", f"Problem 5: {long}", first_step=90, last_step=95))
     text = render_text(_with(base, found))
     box = _box(text)
@@ -68,10 +79,15 @@ def test_finding_header_then_message_at_full_width() -> None:
 
 
 def _spikes(n: int, total: int) -> list[Finding]:
-    return [codes.finding("LD101", f"Loss spike at step {100 * i + 7}: 9.1, 2.3x the local median of 4.",
-                          first_step=100 * i + 7, evidence={"robust_z": 40.0 - i, "n_spikes": total,
-                                                            "null_p_value": 1e-6})
-            for i in range(n)]
+    return [
+        codes.finding(
+            "LD101",
+            f"Loss spike at step {100 * i + 7}: 9.1, 2.3x the local median of 4.",
+            first_step=100 * i + 7,
+            evidence={"robust_z": 40.0 - i, "n_spikes": total, "null_p_value": 1e-6},
+        )
+        for i in range(n)
+    ]
 
 
 def test_truncation_is_said() -> None:
@@ -101,8 +117,11 @@ def test_plain_words_first_statistics_under_v() -> None:
 
 def test_every_finding_explained_leaves_no_empty_list() -> None:
     base = REPORTS["sorted"]()
-    hidden = [dataclasses.replace(f, evidence={**f.evidence, "explained_by": "sorted-batching"})
-              for f in base.findings if f.code != "LD501"]
+    hidden = [
+        dataclasses.replace(f, evidence={**f.evidence, "explained_by": "sorted-batching"})
+        for f in base.findings
+        if f.code != "LD501"
+    ]
     only = [f for f in base.findings if f.code == "LD501"]
     text = render_text(_with(base, [*hidden, *only]))
     assert "symptoms of sorted-batching" in text
@@ -120,8 +139,9 @@ def test_no_batch_statistics_hint_where_it_decides_nothing(kind: str) -> None:
 
 def test_batch_statistics_hint_once_at_the_end_for_a_periodic_loss() -> None:
     base = REPORTS["empty"]()
-    periodic = codes.finding("LD201", "The detrended loss repeats every ~46.5 steps.", first_step=1,
-                             last_step=50, severity=Severity.WARNING)
+    periodic = codes.finding(
+        "LD201", "The detrended loss repeats every ~46.5 steps.", first_step=1, last_step=50, severity=Severity.WARNING
+    )
     text = render_text(_with(base, [periodic]))
     assert text.count("logdoctor.emit") == 1
     tail = " ".join(text.split("hint:", 1)[1].split())

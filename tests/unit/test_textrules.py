@@ -73,9 +73,7 @@ def test_plan_routes_train_and_eval_keys() -> None:
     plan = plan_for("step 100: train loss 2.31, val loss 2.40", FieldMap())
     assert plan.role == "train" and set(plan.train) == {"step", "loss"}
     assert set(plan.evals) == {"val_loss", "step"}
-    assert (
-        plan_for("print(f'step {i}: loss {x:.4f}') # 3", FieldMap()).role == "source code / config"
-    )
+    assert plan_for("print(f'step {i}: loss {x:.4f}') # 3", FieldMap()).role == "source code / config"
 
 
 def _canonical_log(n: int, seed: int) -> bytes:

@@ -152,14 +152,15 @@ def test_sorted_order_needs_min_lag1_and_min_monotone(field: str, share: float, 
     case = _sim_case("sorted_asc", batch_fp=False)
     assert case.facts.order is not None and rules.decide(case)[0].name == "sorted"
     o = case.facts.order
-    order = (dataclasses.replace(o, lag1=DEFAULT.min_lag1 * share) if field == "lag1"
-             else dataclasses.replace(o, monotone_frac=DEFAULT.min_monotone * share))
+    order = (
+        dataclasses.replace(o, lag1=DEFAULT.min_lag1 * share)
+        if field == "lag1"
+        else dataclasses.replace(o, monotone_frac=DEFAULT.min_monotone * share)
+    )
     assert rules.decide(_recase(case, dataclasses.replace(case.facts, order=order)))[0].name == rule
 
 
-@pytest.mark.parametrize(
-    ("excess", "p_share", "static"), [(1.01, 0.5, True), (0.99, 0.5, False), (1.01, 1.5, False)]
-)
+@pytest.mark.parametrize(("excess", "p_share", "static"), [(1.01, 0.5, True), (0.99, 0.5, False), (1.01, 1.5, False)])
 def test_static_needs_min_excess_and_max_p(excess: float, p_share: float, static: bool) -> None:
     """Recurrence just over ``min_excess`` with p under ``max_p`` is static; just under either edge, not."""
     case = _sim_case("static", batch_fp=True)
@@ -170,8 +171,9 @@ def test_static_needs_min_excess_and_max_p(excess: float, p_share: float, static
 
 @pytest.mark.parametrize(("p_share", "rho_share", "tracks"), [(0.9, 1.1, True), (1.1, 1.1, False), (0.9, 0.9, False)])
 def test_the_loss_tracks_length_at_track_p_and_track_rho(p_share: float, rho_share: float, tracks: bool) -> None:
-    c = LossLength(rho=-lengthstats.TRACK_RHO * rho_share, p_value=lengthstats.TRACK_P * p_share, ci_low=-1.0,
-                   ci_high=1.0, n=5000)
+    c = LossLength(
+        rho=-lengthstats.TRACK_RHO * rho_share, p_value=lengthstats.TRACK_P * p_share, ci_low=-1.0, ci_high=1.0, n=5000
+    )
     assert lengthstats.tracks(c) == tracks
 
 
@@ -179,12 +181,21 @@ def test_the_loss_tracks_length_at_track_p_and_track_rho(p_share: float, rho_sha
 def test_a_loss_period_matches_the_megabatch_within_its_tolerance(share: float, match: bool) -> None:
     period = megabatch.HF_MEGABATCH * (1 + share * megabatch.TOLERANCE)
     assert (megabatch.match_steps(period, 1.0, None) is not None) == match
-    assert (megabatch.match_steps(megabatch.HF_MEGABATCH * (1 - share * megabatch.TOLERANCE), 1.0, None)
-            is not None) == match
+    assert (
+        megabatch.match_steps(megabatch.HF_MEGABATCH * (1 - share * megabatch.TOLERANCE), 1.0, None) is not None
+    ) == match
 
 
 @pytest.mark.parametrize(("share", "fixed"), [(1.01, True), (0.99, False)])
 def test_a_fixed_order_needs_min_z_over_the_shifted_null(share: float, fixed: bool) -> None:
-    fo = fixedorder.FixedOrder(r=0.5, null_mean=0.0, null_sd=0.1, z=fixedorder.MIN_Z * share, p_value=1 / 200,
-                               pairs=600, epoch_pairs=3, null_size=199)
+    fo = fixedorder.FixedOrder(
+        r=0.5,
+        null_mean=0.0,
+        null_sd=0.1,
+        z=fixedorder.MIN_Z * share,
+        p_value=1 / 200,
+        pairs=600,
+        epoch_pairs=3,
+        null_size=199,
+    )
     assert fo.fixed == fixed

@@ -23,14 +23,19 @@ def _blocks(path: Path) -> dict[str, str]:
 
 
 def _generated(section: str) -> str:
-    return subprocess.run([sys.executable, str(SCRIPT), section], capture_output=True, text=True, check=True,
-                          cwd=REPO).stdout
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), section], capture_output=True, text=True, check=True, cwd=REPO
+    ).stdout
 
 
 @pytest.mark.parametrize(
     ("doc", "section"),
-    [("docs/reports.md", "options"), ("docs/verdict.md", "verdict"), ("docs/verdict.md", "rules"),
-     ("README.md", "readme")],
+    [
+        ("docs/reports.md", "options"),
+        ("docs/verdict.md", "verdict"),
+        ("docs/verdict.md", "rules"),
+        ("README.md", "readme"),
+    ],
 )
 def test_the_docs_table_is_the_generated_one(doc: str, section: str) -> None:
     blocks = _blocks(REPO / doc)

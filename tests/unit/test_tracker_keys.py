@@ -27,15 +27,19 @@ def test_epoch_aggregates_are_not_renamed() -> None:
 
 
 def test_facts_from_flat_nested_and_text_configs() -> None:
-    facts = config_facts({"trainer": {"max_epochs": 3, "accumulate_grad_batches": 2},
-                          "data": {"batch_size": 32}, "max_steps": -1}, "wandb config")
+    facts = config_facts(
+        {"trainer": {"max_epochs": 3, "accumulate_grad_batches": 2}, "data": {"batch_size": 32}, "max_steps": -1},
+        "wandb config",
+    )
     assert [(f.name, f.value, f.source) for f in facts] == [
         ("epochs", 3, "wandb config trainer.max_epochs"),
         ("batch_size", 32, "wandb config data.batch_size"),
         ("grad_accum", 2, "wandb config trainer.accumulate_grad_batches"),
     ]
-    params = config_facts({"num_train_epochs": "8.0", "group_by_length": "True", "max_steps": "5000",
-                           "lr_scheduler_type": "linear"}, "mlflow params")
+    params = config_facts(
+        {"num_train_epochs": "8.0", "group_by_length": "True", "max_steps": "5000", "lr_scheduler_type": "linear"},
+        "mlflow params",
+    )
     got = {f.name: f.value for f in params}
     assert got == {"epochs": 8, "max_steps": 5000, "group_by_length": True, "lr_schedule": "linear"}
     assert planned_steps(params) == 5000 and planned_steps(facts) is None

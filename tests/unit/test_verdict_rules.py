@@ -25,8 +25,13 @@ def test_the_table_has_one_row_per_name_and_ends_with_a_rule_that_always_applies
 
 @pytest.mark.parametrize(
     ("strategy", "stats", "rule"),
-    [("sorted_asc", True, "sorted"), ("static", True, "static"), ("megabatch", True, "grouped-resets"),
-     ("shuffled", True, "healthy"), ("shuffled", False, "no-batch-statistics")],
+    [
+        ("sorted_asc", True, "sorted"),
+        ("static", True, "static"),
+        ("megabatch", True, "grouped-resets"),
+        ("shuffled", True, "healthy"),
+        ("shuffled", False, "no-batch-statistics"),
+    ],
 )
 def test_each_rule_gives_the_label_its_row_says(strategy: str, stats: bool, rule: str) -> None:
     cfg = SimConfig(strategy=strategy, n_samples=4000, batch_stats=stats, batch_fp=stats, seed=11)
@@ -75,8 +80,9 @@ def test_recomposition_follows_the_configured_min_excess() -> None:
 
 def _ld201(period: float, p_value: float, alpha: float) -> codes.Finding:
     ev = {"period": period, "p_value": p_value, "power_ratio": 0.05, "alpha": alpha}
-    return codes.finding("LD201", f"The detrended loss repeats every ~{period} steps.", first_step=1,
-                         last_step=1000, evidence=ev)
+    return codes.finding(
+        "LD201", f"The detrended loss repeats every ~{period} steps.", first_step=1, last_step=1000, evidence=ev
+    )
 
 
 def test_a_megabatch_period_is_read_from_ld201_at_its_configured_alpha() -> None:

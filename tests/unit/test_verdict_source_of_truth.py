@@ -31,9 +31,7 @@ SETTINGS = [
 
 
 @pytest.mark.parametrize("options", SETTINGS, ids=["default", "z1000", "all1000", "gn_alone1000", "z3"])
-@pytest.mark.parametrize(
-    "confounder", ["bad_batches", "instability", "nan", "resume", "cyclic_lr", "staircase"]
-)
+@pytest.mark.parametrize("confounder", ["bad_batches", "instability", "nan", "resume", "cyclic_lr", "staircase"])
 def test_named_cause_is_backed_by_a_reported_finding(confounder: str, options: dict) -> None:
     table, _ = simulate(SimConfig(confounder=confounder, n_samples=2500, seed=61))
     report = analyze(as_run(table), AnalysisConfig(options=options))

@@ -14,8 +14,13 @@ from logdoctor.model import Run, RunMeta, validate_run
 def _loss_only_run() -> Run:
     n = 600
     rng = np.random.default_rng(1)
-    table = pl.DataFrame({"step": np.arange(1, n + 1), "line_no": np.arange(1, n + 1),
-                          "loss": 2 + np.exp(-np.arange(n) / 200) + rng.normal(0, 0.05, n)})
+    table = pl.DataFrame(
+        {
+            "step": np.arange(1, n + 1),
+            "line_no": np.arange(1, n + 1),
+            "loss": 2 + np.exp(-np.arange(n) / 200) + rng.normal(0, 0.05, n),
+        }
+    )
     return Run(validate_run(table), RunMeta("-", "test"))
 
 

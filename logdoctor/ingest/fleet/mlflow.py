@@ -105,8 +105,9 @@ def selected(base: str, experiment: str, query: str, name: str) -> ExperimentRef
         raise InputError(f"{name}: status={bad[0]} is not a run status ({', '.join(STATUSES)})")
     after = _millis(query_["after"][-1], "after", name) if "after" in query_ else None
     before = _millis(query_["before"][-1], "before", name) if "before" in query_ else None
-    return ExperimentRef(base, experiment, status, after, before,
-                         " AND ".join(f"({f})" for f in query_.get("filter", []) if f.strip()))
+    return ExperimentRef(
+        base, experiment, status, after, before, " AND ".join(f"({f})" for f in query_.get("filter", []) if f.strip())
+    )
 
 
 def experiment_id(ref: ExperimentRef) -> str:
@@ -132,8 +133,12 @@ def list_experiment(ref: ExperimentRef) -> list[str]:
         InputError: the server cannot be reached, refuses, or has no such experiment.
     """
     exp = experiment_id(ref)
-    body: dict[str, object] = {"experiment_ids": [exp], "max_results": PAGE, "run_view_type": "ACTIVE_ONLY",
-                               "order_by": ["attributes.start_time ASC", "attributes.run_id ASC"]}
+    body: dict[str, object] = {
+        "experiment_ids": [exp],
+        "max_results": PAGE,
+        "run_view_type": "ACTIVE_ONLY",
+        "order_by": ["attributes.start_time ASC", "attributes.run_id ASC"],
+    }
     if flt := ref.search_filter():
         body["filter"] = flt
     out: list[str] = []

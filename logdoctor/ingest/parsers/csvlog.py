@@ -18,9 +18,7 @@ from logdoctor.ingest.parsers.records import is_eval_key, normalize_records, res
 from logdoctor.ingest.sources import Source
 from logdoctor.model import LINE_NO, LOSS
 
-_CELL = re.compile(
-    r"^\s*(?:[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|NaN|inf|-inf|Inf|-Inf|)\s*$"
-)
+_CELL = re.compile(r"^\s*(?:[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|NaN|inf|-inf|Inf|-Inf|)\s*$")
 
 
 def _end_of_line(data: bytes, n: int) -> int:

@@ -76,6 +76,8 @@ def eval_loss_columns(columns: list[str]) -> list[str]:
     ranked = sorted((rank, c) for c in columns if (rank := vocab.eval_loss_rank(c)) is not None)
     bare = [c for c in columns if c in vocab.PERPLEXITY]
     return [c for _, c in ranked] + bare
+
+
 #: At least this many stepped evaluations make a curve worth analysing.
 MIN_EVALS = 3
 

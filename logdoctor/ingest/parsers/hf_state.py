@@ -112,8 +112,14 @@ class HfTrainerStateParser(Parser):
         return dataclasses.replace(result, notes=(*result.notes, note)) if note else result
 
 
-def state_result(state: Mapping[str, Any], frame: pl.DataFrame, entries: int, fields: FieldMap, name: str,
-                 facts: tuple[ConfigFact, ...] = ()) -> ParseResult:
+def state_result(
+    state: Mapping[str, Any],
+    frame: pl.DataFrame,
+    entries: int,
+    fields: FieldMap,
+    name: str,
+    facts: tuple[ConfigFact, ...] = (),
+) -> ParseResult:
     """The ParseResult of a trainer state: its ``log_history`` frame (``entries`` objects, ``line_no``
     their 1-based index) through the records path, with what the state's other members say (the
     planned ``max_steps``, steps per epoch) and the configuration ``facts`` found beside it."""

@@ -177,9 +177,7 @@ class JsonLinesParser(Parser):
     """One JSON object per line; junk lines between records are skipped with a reason."""
 
     name = "jsonl"
-    description = (
-        "JSON lines, one object per record (fairseq JSON, W&B export, LLaMA-Factory, ms-swift)"
-    )
+    description = "JSON lines, one object per record (fairseq JSON, W&B export, LLaMA-Factory, ms-swift)"
 
     def sniff(self, source: Source) -> bool:
         if source.is_dir:
@@ -205,9 +203,7 @@ class JsonLinesParser(Parser):
         too_long = pl.col("line").str.len_chars() > MAX_RECORD_CHARS
         skips = {
             "not a JSON object": nonempty.filter(~is_obj).height,
-            f"line over {MAX_RECORD_CHARS:,} characters (not a step record)": nonempty.filter(
-                is_obj & too_long
-            ).height,
+            f"line over {MAX_RECORD_CHARS:,} characters (not a step record)": nonempty.filter(is_obj & too_long).height,
         }
         objects = nonempty.filter(is_obj & ~too_long)
         wide = objects.height > 0 and _wide(objects["line"])

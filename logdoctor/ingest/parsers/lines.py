@@ -41,9 +41,7 @@ def read_lines(data: bytes) -> pl.DataFrame:
         frame = frame.with_columns(pl.col(LINE_NO).cast(pl.Int64))
     if b"\r" in data:
         frame = (
-            frame.with_columns(pl.col(LINE).str.split("\r"))
-            .explode(LINE)
-            .filter(pl.col(LINE).str.strip_chars() != "")
+            frame.with_columns(pl.col(LINE).str.split("\r")).explode(LINE).filter(pl.col(LINE).str.strip_chars() != "")
         )
     return frame
 

@@ -36,8 +36,9 @@ def main_part_note(main: str, keys_seen: Iterable[str]) -> str | None:
     """The note when the main part of an objective logged in parts (:func:`main_part`) stood in for
     ``loss``, naming the other parts."""
     own = vocab.normalize_key(main)
-    others = sorted(k for k in keys_seen if vocab.is_loss_part(k) and not vocab.is_eval(k)
-                    and vocab.normalize_key(k) != own)
+    others = sorted(
+        k for k in keys_seen if vocab.is_loss_part(k) and not vocab.is_eval(k) and vocab.normalize_key(k) != own
+    )
     obj = objective_of([main, *others])
     return obj.note if obj is not None and not obj.summed else None
 

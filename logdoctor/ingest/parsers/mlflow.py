@@ -53,10 +53,7 @@ def _read_metric(path: Path, key: str) -> pl.DataFrame:
     )
     return frame.with_row_index(LINE_NO, offset=1).with_columns(
         pl.lit(key).alias("key"),
-        pl.col("value")
-        .str.to_lowercase()
-        .str.replace(r"^([-+]?)infinity$", "${1}inf")
-        .cast(pl.Float64, strict=False),
+        pl.col("value").str.to_lowercase().str.replace(r"^([-+]?)infinity$", "${1}inf").cast(pl.Float64, strict=False),
         pl.col(LINE_NO).cast(pl.Int64),
     )
 

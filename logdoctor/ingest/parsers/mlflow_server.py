@@ -64,8 +64,14 @@ def read_server_run(ref: RunRef, fields: FieldMap) -> ParseResult:
 
 
 def from_histories(
-    histories: dict[str, list[dict[str, Any]]], params: Any, status: str, fields: FieldMap,
-    display: str, store: str, how: str, budget: str | None = None,
+    histories: dict[str, list[dict[str, Any]]],
+    params: Any,
+    status: str,
+    fields: FieldMap,
+    display: str,
+    store: str,
+    how: str,
+    budget: str | None = None,
 ) -> ParseResult:
     """A run's metric histories (``step``, ``value``, ``timestamp`` of each value), params and
     status as a ParseResult, however they were fetched (a server's REST API, a local store), under the

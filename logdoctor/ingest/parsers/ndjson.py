@@ -45,8 +45,12 @@ def read(source: Callable[[], Readable], lines: pl.Series) -> pl.DataFrame:
     """
     if lines.len() >= LARGE:
         frame = _sampled(source)
-        if (frame is not None and frame.height == lines.len() and not any(map(holds_null, frame.dtypes))
-                and values(frame) == key_marks(lines)):
+        if (
+            frame is not None
+            and frame.height == lines.len()
+            and not any(map(holds_null, frame.dtypes))
+            and values(frame) == key_marks(lines)
+        ):
             return frame
     return pl.read_ndjson(source(), infer_schema_length=None)
 
@@ -71,8 +75,15 @@ def split_lines(data: bytes) -> pl.Series:
     Raises:
         pl.exceptions.PolarsError: ``data`` is not UTF-8.
     """
-    frame = pl.read_csv(data, has_header=False, separator="\x1f", quote_char=None, schema={"line": pl.String},
-                        truncate_ragged_lines=True, encoding="utf8")
+    frame = pl.read_csv(
+        data,
+        has_header=False,
+        separator="\x1f",
+        quote_char=None,
+        schema={"line": pl.String},
+        truncate_ragged_lines=True,
+        encoding="utf8",
+    )
     return frame["line"].fill_null("").str.strip_chars()
 
 

@@ -84,24 +84,35 @@ def objective_of(keys: Iterable[str]) -> Objective | None:
     totals = [k for k in train if vocab.is_total_loss(k)]
     if totals:
         key = sorted(totals, key=lambda k: (vocab.normalize_key(k) != "total_loss", k))[0]
-        return Objective((key,), False, (), f"the log names no field 'loss': its total `{key}` is read as the "
-                         "training loss (--map loss=<field> picks another)")
+        return Objective(
+            (key,),
+            False,
+            (),
+            f"the log names no field 'loss': its total `{key}` is read as the "
+            "training loss (--map loss=<field> picks another)",
+        )
     parts = [k for k in train if vocab.is_loss_part(k) and not vocab.normalize_key(k).startswith("avg_")]
     if not parts:
         return None
     if len(parts) > 1 and all(_part_words(p) and _part_words(p) <= SUMMED_PART_WORDS for p in parts):
         shown = " + ".join(f"`{p}`" for p in parts)
-        return Objective(tuple(parts), True, (), (
-            f"the log has no total loss, only its parts: the training loss analysed is their sum {shown}, "
-            "as the trainer's own code sums them into the loss it steps on (--map loss=<field> picks one part)"
-        ))
+        return Objective(
+            tuple(parts),
+            True,
+            (),
+            (
+                f"the log has no total loss, only its parts: the training loss analysed is their sum {shown}, "
+                "as the trainer's own code sums them into the loss it steps on (--map loss=<field> picks one part)"
+            ),
+        )
     main = _main(parts)
     others = tuple(p for p in parts if p != main)
-    rest = ", ".join(f"`{p}`" for p in others[:MAX_NAMED]) + (f" and {len(others) - MAX_NAMED} more"
-                                                              if len(others) > MAX_NAMED else "")
-    note = (f"the log has no total loss: the objective analysed is its main part `{main}`"
-            + (f"; the other parts ({rest}) are objectives of their own, each read with --map loss=<part>"
-               if others else ""))
+    rest = ", ".join(f"`{p}`" for p in others[:MAX_NAMED]) + (
+        f" and {len(others) - MAX_NAMED} more" if len(others) > MAX_NAMED else ""
+    )
+    note = f"the log has no total loss: the objective analysed is its main part `{main}`" + (
+        f"; the other parts ({rest}) are objectives of their own, each read with --map loss=<part>" if others else ""
+    )
     return Objective((main,), False, others, note)
 
 

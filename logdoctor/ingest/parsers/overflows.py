@@ -133,11 +133,15 @@ def scan_skip_counters(frame: pl.DataFrame) -> pl.DataFrame:
     if frame.height == 0 or not Lines.of(frame[LINE]).may_match(SKIP_COUNTER):
         return pl.DataFrame(schema=schema)
     line = pl.col(LINE)
-    got = frame.select(
-        pl.col(LINE_NO).cast(pl.Int64),
-        line.str.extract(SKIP_COUNTER, 1).cast(pl.Int64, strict=False).alias("step"),
-        line.str.extract(SKIP_COUNTER, 2).cast(pl.Int64, strict=False).alias("skipped"),
-    ).drop_nulls().sort(LINE_NO)
+    got = (
+        frame.select(
+            pl.col(LINE_NO).cast(pl.Int64),
+            line.str.extract(SKIP_COUNTER, 1).cast(pl.Int64, strict=False).alias("step"),
+            line.str.extract(SKIP_COUNTER, 2).cast(pl.Int64, strict=False).alias("skipped"),
+        )
+        .drop_nulls()
+        .sort(LINE_NO)
+    )
     if got.height == 0:
         return pl.DataFrame(schema=schema)
     run = (pl.col("step") != pl.col("step").shift(1)).fill_null(True).cum_sum()

@@ -42,10 +42,7 @@ def flatten(frame: pl.DataFrame, sep: str = "/") -> pl.DataFrame:
     cols: list[pl.Expr] = []
     for name, dtype in frame.schema.items():
         if isinstance(dtype, pl.Struct):
-            cols += [
-                pl.col(name).struct.field(f.name).alias(f"{name}{sep}{f.name}")
-                for f in dtype.fields
-            ]
+            cols += [pl.col(name).struct.field(f.name).alias(f"{name}{sep}{f.name}") for f in dtype.fields]
         elif not isinstance(dtype, pl.List | pl.Array | pl.Object):
             cols.append(pl.col(name))
     out = frame.select(cols)
@@ -90,12 +87,7 @@ def to_numeric(frame: pl.DataFrame, keep_text: Collection[str] = ()) -> pl.DataF
         elif name in plain:  # every value parsed as it is: normalising its text changes nothing
             exprs.append(pl.lit(direct[name]).alias(name))
         elif dtype == pl.String:
-            txt = (
-                pl.col(name)
-                .str.strip_chars()
-                .str.to_lowercase()
-                .str.replace(r"^([-+]?)infinity$", "${1}inf")
-            )
+            txt = pl.col(name).str.strip_chars().str.to_lowercase().str.replace(r"^([-+]?)infinity$", "${1}inf")
             exprs.append(txt.cast(pl.Float64, strict=False).alias(name))
         else:
             exprs.append(pl.col(name).cast(pl.Float64, strict=False))
@@ -223,9 +215,7 @@ def compose_objective(frame: pl.DataFrame, fields: FieldMap, notes: list[str]) -
     return frame
 
 
-def _split_rows(
-    table: pl.DataFrame, eval_names: list[str], skips: dict[str, int]
-) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _split_rows(table: pl.DataFrame, eval_names: list[str], skips: dict[str, int]) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(training rows: those with a loss, evaluation rows: those with an evaluation value)."""
     has_loss = pl.col(LOSS).is_not_null()
     has_eval = pl.lit(False)
@@ -238,15 +228,11 @@ def _split_rows(
     evals = table.filter(has_eval).select(keys + eval_names)
     no_step = train.filter(pl.col(STEP).is_null()).height
     count_skips(skips, "record without a step number", no_step)
-    train = train.filter(pl.col(STEP).is_not_null()).with_columns(
-        pl.col(STEP).round().cast(pl.Int64)
-    )
+    train = train.filter(pl.col(STEP).is_not_null()).with_columns(pl.col(STEP).round().cast(pl.Int64))
     return train.select([c for c in train.columns if train[c].null_count() < train.height]), evals
 
 
-def normalize_records(
-    frame: pl.DataFrame, fields: FieldMap, name: str, lines_read: int
-) -> ParseResult:
+def normalize_records(frame: pl.DataFrame, fields: FieldMap, name: str, lines_read: int) -> ParseResult:
     """Turn raw records (one row each, a ``line_no`` column, raw keys) into a ParseResult.
 
     Summary records are skipped, evaluation keys go to ``evals``, names are resolved through the
@@ -268,9 +254,7 @@ def normalize_records(
     table, spe = _apply_step_rule(table, notes)
     train, evals = _split_rows(table, eval_names, skips)
     if train.height == 0:
-        raise ParseError(
-            f"{name}: no record holds a training loss and a step ({table.height} read)"
-        )
+        raise ParseError(f"{name}: no record holds a training loss and a step ({table.height} read)")
     return ParseResult(
         table=train,
         evals=evals,

@@ -17,7 +17,6 @@ MIN_REPEATED = 2
 _FRAME = r'File "|^\s*[~^]+\s*$|\^\^\^'
 
 
-
 def _once(frame: pl.DataFrame) -> set[str]:
     """The normalised lines printed exactly once in ``frame``."""
     counts = frame.group_by("n").len()
@@ -31,9 +30,7 @@ def relaunched(lines: pl.DataFrame, rows: np.ndarray, spans: list[tuple[int, int
     (before the next block): the program started again. Training rows (``rows``) are not start-up lines."""
     if not spans:
         return []
-    norm = lines.select(
-        pl.col(LINE_NO), pl.col(LINE).str.strip_chars().str.replace_all(r"\d+", "0").alias("n")
-    ).filter(
+    norm = lines.select(pl.col(LINE_NO), pl.col(LINE).str.strip_chars().str.replace_all(r"\d+", "0").alias("n")).filter(
         (pl.col("n").str.len_chars() >= MIN_CHARS)
         & ~pl.col(LINE_NO).is_in(pl.Series(rows).implode())
         & ~pl.col("n").str.contains(_FRAME)  # a traceback's frames repeat in every traceback

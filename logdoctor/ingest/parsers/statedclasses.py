@@ -11,9 +11,7 @@ from logdoctor.model import ConfigFact
 
 #: ``num_classes=10`` (argparse Namespace), ``num_classes: 10`` (YAML, a printed dict), ``"num_labels": 3``
 #: (JSON); the key whole (``max_num_classes`` is not it), the value a plain integer.
-STATED = (
-    r"(?i)(?:^|\W)(" + "|".join(CLASS_KEYS) + r")[\"']?\s*[:=]\s*[\"']?(\d{1,6})(?:[\"',)\s}\]]|$)"
-)
+STATED = r"(?i)(?:^|\W)(" + "|".join(CLASS_KEYS) + r")[\"']?\s*[:=]\s*[\"']?(\d{1,6})(?:[\"',)\s}\]]|$)"
 
 
 def stated_classes(frame: pl.DataFrame) -> tuple[ConfigFact, ...]:
@@ -21,9 +19,11 @@ def stated_classes(frame: pl.DataFrame) -> tuple[ConfigFact, ...]:
     kept: HF's regression head); none when no line states one, or lines state different counts."""
     if frame.height == 0 or not Lines.of(frame[LINE]).may_match(STATED):
         return ()
-    hits = frame.filter(pl.col(LINE).str.contains(STATED)).select(
-        LINE_NO, pl.col(LINE).str.extract_groups(STATED).alias("m")
-    ).unnest("m")
+    hits = (
+        frame.filter(pl.col(LINE).str.contains(STATED))
+        .select(LINE_NO, pl.col(LINE).str.extract_groups(STATED).alias("m"))
+        .unnest("m")
+    )
     if hits.height == 0:
         return ()
     values = {int(v) for v in hits["2"]}
@@ -43,9 +43,11 @@ def stated_vocab(frame: pl.DataFrame) -> tuple[ConfigFact, ...]:
     stated: a padded size follows the tokenizer's); none when no line states one."""
     if frame.height == 0 or not Lines.of(frame[LINE]).may_match(VOCAB):
         return ()
-    hits = frame.filter(pl.col(LINE).str.contains(VOCAB)).select(
-        LINE_NO, pl.col(LINE).str.extract(VOCAB, 1).cast(pl.Int64, strict=False).alias("v")
-    ).drop_nulls()
+    hits = (
+        frame.filter(pl.col(LINE).str.contains(VOCAB))
+        .select(LINE_NO, pl.col(LINE).str.extract(VOCAB, 1).cast(pl.Int64, strict=False).alias("v"))
+        .drop_nulls()
+    )
     if hits.height == 0:
         return ()
     line, v = hits.row(hits.height - 1)

@@ -145,17 +145,11 @@ class TensorBoardParser(Parser):
         if long.height == 0:
             raise ParseError(f"{source.name}: no scalar summaries in {len(files)} event file(s)")
         # one record per step in order of first appearance; later writes of a tag win
-        wide = long.pivot(
-            on="key", index=STEP, values="value", aggregate_function="last", sort_columns=True
-        )
+        wide = long.pivot(on="key", index=STEP, values="value", aggregate_function="last", sort_columns=True)
         first = long.group_by(STEP).agg(pl.col("order").min().alias(LINE_NO))
-        wide = (
-            wide.join(first, on=STEP).sort(LINE_NO).with_columns(pl.col(LINE_NO).cast(pl.Int64) + 1)
-        )
+        wide = wide.join(first, on=STEP).sort(LINE_NO).with_columns(pl.col(LINE_NO).cast(pl.Int64) + 1)
         wide = wide.rename(canonical_renames(wide.columns, fields))
-        wide = wide.rename(
-            _loss_fallback([c for c in wide.columns if c not in (STEP, LINE_NO)], fields)
-        )
+        wide = wide.rename(_loss_fallback([c for c in wide.columns if c not in (STEP, LINE_NO)], fields))
         result = normalize_records(wide, fields, source.name, long.height)
         note = f"{long.height} scalar events from {len(files)} event file(s); line_no = event order"
         return dataclasses.replace(result, notes=(*result.notes, note))

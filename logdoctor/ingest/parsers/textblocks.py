@@ -142,9 +142,7 @@ def _join_blocks(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     cont = frame[MSG].str.contains(_CONT)
     if not cont.any():
         return frame, 0
-    frame = frame.with_columns(cont.alias("_cont")).with_columns(
-        (~pl.col("_cont")).cum_sum().alias("_block")
-    )
+    frame = frame.with_columns(cont.alias("_cont")).with_columns((~pl.col("_cont")).cum_sum().alias("_block"))
     tails = (
         frame.filter(pl.col("_cont"))
         .group_by("_block", maintain_order=True)

@@ -61,9 +61,7 @@ def _eval_name(name: str) -> str:
     return f"val_{name}" if name in (LOSS, ACC) else name
 
 
-def _columns(
-    msg: str, fields: FieldMap
-) -> tuple[list[tuple[str, int, str]], int | None, int | None]:
+def _columns(msg: str, fields: FieldMap) -> tuple[list[tuple[str, int, str]], int | None, int | None]:
     """(column, value index, source key) per keyed value, the step index and the total index."""
     lk = line_keys(msg)
     cols: list[tuple[str, int, str]] = []
@@ -179,9 +177,7 @@ def plan_for(msg: str, fields: FieldMap) -> Plan:
     # an eval record without a step is kept when it names its metric as an eval's: a marked line
     # (``Validation loss: 3.2``) or an eval key (HF Trainer's ``{'eval_loss': 6.67, 'epoch': 0.11}``)
     named = marked or bool(explicit)
-    if evals and not has_step and LOSS not in train and not (
-        named and any(m in c for c in evals for m in _METRICS)
-    ):
+    if evals and not has_step and LOSS not in train and not (named and any(m in c for c in evals for m in _METRICS)):
         return Plan("no step", train, evals)
     if evals and (marked or (LOSS not in train and ppl is None)):
         return Plan("eval", evals=evals, total=total_idx, aliases=aliases)

@@ -133,8 +133,7 @@ def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
 
 
 def _plan_key(plan: Plan) -> tuple[object, ...]:
-    return (plan.role, tuple(plan.train.items()), tuple(plan.evals.items()), plan.total, plan.ppl,
-            plan.derived_step)
+    return (plan.role, tuple(plan.train.items()), tuple(plan.evals.items()), plan.total, plan.ppl, plan.derived_step)
 
 
 def budget_keys(plans: dict[int, Plan], lines: dict[int, int], out: Extracted) -> dict[int, int]:

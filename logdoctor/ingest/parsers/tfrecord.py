@@ -39,12 +39,7 @@ def looks_like_tfrecord(head: bytes) -> bool:
 def frame(record: bytes) -> bytes:
     """One TFRecord frame holding ``record``."""
     header = struct.pack("<Q", len(record))
-    return (
-        header
-        + struct.pack("<I", masked_crc(header))
-        + record
-        + struct.pack("<I", masked_crc(record))
-    )
+    return header + struct.pack("<I", masked_crc(header)) + record + struct.pack("<I", masked_crc(record))
 
 
 def _varint(n: int) -> bytes:
@@ -70,11 +65,7 @@ def scalar_event(wall_time: float, step: int, tag: str, value: float) -> bytes:
     """A serialized ``Event{wall_time, step, summary{value{tag, simple_value}}}`` protobuf."""
     val = _field(1, 2, tag.encode()) + _field(2, 5, struct.pack("<f", value))
     summary = _field(1, 2, val)
-    return (
-        _field(1, 1, struct.pack("<d", wall_time))
-        + _field(2, 0, _varint(step))
-        + _field(5, 2, summary)
-    )
+    return _field(1, 1, struct.pack("<d", wall_time)) + _field(2, 0, _varint(step)) + _field(5, 2, summary)
 
 
 def version_event(wall_time: float) -> bytes:

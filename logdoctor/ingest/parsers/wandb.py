@@ -49,8 +49,11 @@ def transaction_log(source: Source) -> Path:
     return logs[-1]
 
 
-def read_records(path: Path, name: str, history: Callable[[WandbRecord], None] | None = None,
-                 ) -> tuple[list[WandbRecord], int]:
+def read_records(
+    path: Path,
+    name: str,
+    history: Callable[[WandbRecord], None] | None = None,
+) -> tuple[list[WandbRecord], int]:
     """(history, config and output records in file order, chunks that failed their checksum).
 
     With ``history``, history records go to it as they are read instead of into the list.
@@ -127,9 +130,7 @@ class HistoryRows:
         return frame.drop(dropped(frame.columns, renames)).rename(renames)
 
 
-def _read_history(
-    log: Path, name: str, fields: FieldMap
-) -> tuple[list[WandbRecord], int, pl.DataFrame, str | None]:
+def _read_history(log: Path, name: str, fields: FieldMap) -> tuple[list[WandbRecord], int, pl.DataFrame, str | None]:
     """(the other records, corrupt chunks, the history frame, the key budget's notice or None):
     history rows are never held whole
     as dicts. Read again as one chunk if the chunks' column types would not combine to the frame of

@@ -496,6 +496,21 @@ class SeriesSummary:
     duplicate_steps: int
     nonfinite_loss_steps: int
     columns: tuple[str, ...] = ()
+    #: the log's other objectives (loss parts beside the analysed loss: a GAN's discriminator, a
+    #: model's KL term), each at a glance
+    objectives: tuple[ObjectiveSummary, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectiveSummary:
+    """One objective beside the analysed loss: where it started and ended (median of its first and
+    last tenth of finite rows) and how many of its rows are NaN/inf."""
+
+    name: str
+    rows: int
+    first: float | None
+    last: float | None
+    nonfinite: int
 
 
 @dataclass(frozen=True, slots=True)

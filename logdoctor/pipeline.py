@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+import polars as pl
 
 from logdoctor import codes
 from logdoctor.config import AnalysisConfig
@@ -34,6 +35,7 @@ from logdoctor.model import (
     Artifacts,
     Check,
     Finding,
+    ObjectiveSummary,
     Outcome,
     Report,
     Run,
@@ -182,7 +184,31 @@ def summarize(run: Run) -> SeriesSummary:
         # a null loss is a row without a loss value, not a NaN/inf one (issue 28)
         nonfinite_loss_steps=int(t[LOSS].is_nan().sum()) + int(t[LOSS].is_infinite().sum()),
         columns=tuple(c for c in t.columns if run.has(c)),
+        objectives=objective_summaries(run),
     )
+
+
+def objective_summaries(run: Run) -> tuple[ObjectiveSummary, ...]:
+    """Each loss part the log carries beside the analysed loss (:func:`logdoctor.vocab.is_loss_part`),
+    at a glance: a log of several objectives is reported on each, not only on the one analysed."""
+    from logdoctor import vocab
+
+    out = []
+    # the objectives first (``loss_0``, ``loss_kl``), their own parts after (``loss_disc_real_0``)
+    parts = sorted(run.table.columns, key=lambda c: len(vocab.normalize_key(c).split("_")))
+    for col in parts:
+        if col == LOSS or not vocab.is_loss_part(col) or not run.table.schema[col].is_numeric():
+            continue
+        if run.table[col].cast(pl.Float64).equals(run.table[LOSS], check_names=False, null_equal=True):
+            continue  # the part read as the loss (a log's main objective): it is the analysed loss
+        v = run.table[col].drop_nulls().cast(pl.Float64).to_numpy()
+        if v.size == 0:
+            continue
+        ok = v[np.isfinite(v)]
+        tenth = max(1, ok.size // 10)
+        first, last = (float(np.median(ok[:tenth])), float(np.median(ok[-tenth:]))) if ok.size else (None, None)
+        out.append(ObjectiveSummary(col, int(v.size), first, last, int(v.size - ok.size)))
+    return tuple(out)
 
 
 def analyze(run: Run, cfg: AnalysisConfig | None = None) -> Report:

@@ -4,30 +4,41 @@ from __future__ import annotations
 
 import numpy as np
 
-from logdoctor import codes
+from logdoctor import codes, vocab
 from logdoctor.detectors import robust
 from logdoctor.detectors.base import Analyzer, Detection
-from logdoctor.model import LINE_NO, LOSS, STEP, Run
+from logdoctor.model import LINE_NO, LOSS, STEP, EvidenceValue, Finding, Run
 
 
 class NonFiniteDetector(Analyzer):
-    """NaN/inf in the loss column (only the loss: NaN timings elsewhere are no training fault)."""
+    """NaN/inf in the loss column and in the log's other objectives (loss parts), never elsewhere:
+    NaN timings are no training fault."""
 
     name = "nonfinite"
 
     def analyze(self, run: Run) -> Detection:
-        """LD001: the first bad step, count, runs of bad steps and whether training recovered."""
-        t = run.table.select(STEP, LOSS, LINE_NO).drop_nulls(LOSS)
-        loss = t[LOSS].to_numpy()
+        """LD001: the first bad step, count, runs of bad steps and whether training recovered; for the
+        analysed loss and for each other objective the log carries (a GAN's discriminator loss...)."""
+        main = self._column(run, LOSS)
+        if main is not None:  # the parts of a non-finite loss are that one fault, said once
+            return Detection((main,))
+        found = [self._column(run, c) for c in run.table.columns if c != LOSS and vocab.is_loss_part(c)]
+        return Detection(tuple(f for f in found if f is not None))
+
+    def _column(self, run: Run, col: str) -> Finding | None:
+        if not run.table.schema[col].is_float():
+            return None
+        t = run.table.select(STEP, col, LINE_NO).drop_nulls(col)
+        loss = t[col].to_numpy()
         bad = ~np.isfinite(loss)
         if not bad.any():
-            return Detection()
+            return None
         steps = t[STEP].to_numpy()
         starts, ends = robust.runs_of(bad)
         first, last = int(starts[0]), int(ends[-1] - 1)
         recovered = bool(np.isfinite(loss[last + 1 :]).any())
         n_bad = int(bad.sum())
-        ev = {
+        ev: dict[str, EvidenceValue] = {
             "first_step": int(steps[first]),
             "last_step": int(steps[last]),
             "n_nonfinite": n_bad,
@@ -39,22 +50,22 @@ class NonFiniteDetector(Analyzer):
             "recovered": recovered,
             "all_nonfinite": bool(bad.all()),
         }
+        what = "loss" if col == LOSS else f"objective `{col}`"
+        if col != LOSS:
+            ev["objective"] = col
         if bad.all():
-            msg = f"Every logged loss ({n_bad}) is NaN/inf: training diverged from the first logged step {steps[0]}."
+            msg = f"Every logged {what} ({n_bad}) is NaN/inf: training diverged from the first logged step {steps[0]}."
         else:
-            msg = f"The loss is NaN/inf at {n_bad} step(s) in {starts.size} run(s), first at step {steps[first]}; " + (
-                "training logged finite losses again afterwards." if recovered else "it never recovered."
+            msg = (
+                f"The {what} is NaN/inf at {n_bad} step(s) in {starts.size} run(s), first at step {steps[first]}; "
+                + ("training logged finite losses again afterwards." if recovered else "it never recovered.")
             )
         line = t[LINE_NO][first]
-        return Detection(
-            (
-                codes.finding(
-                    "LD001",
-                    msg,
-                    first_step=int(steps[first]),
-                    last_step=int(steps[last]),
-                    line=int(line) if line is not None else None,
-                    evidence=ev,
-                ),
-            )
+        return codes.finding(
+            "LD001",
+            msg,
+            first_step=int(steps[first]),
+            last_step=int(steps[last]),
+            line=int(line) if line is not None else None,
+            evidence=ev,
         )

@@ -61,6 +61,8 @@ from logdoctor.samplerfacts import SamplerProfile, Spread
 #:       Also (compatible) ``checks``: every check the analysis made, in order, ``{name, ran, skipped}``
 #:       (``skipped``: why it could not run, e.g. ``too few rows``, ``no eval metric``; null when it
 #:       ran), so that no findings reads "among these checks"; ``[]`` when no analysis made the report.
+#:       Also (compatible) ``series.objectives``: the log's other objectives (loss parts beside the
+#:       analysed loss), ``{name, rows, first, last, nonfinite}``; ``[]`` for a log of one loss.
 FORMAT_VERSION = 4
 
 
@@ -270,6 +272,16 @@ def report_dict(report: Report) -> dict[str, Any]:
             "duplicate_steps": s.duplicate_steps,
             "nonfinite_loss_steps": s.nonfinite_loss_steps,
             "columns": list(s.columns),
+            "objectives": [
+                {
+                    "name": o.name,
+                    "rows": o.rows,
+                    "first": _clean(o.first),
+                    "last": _clean(o.last),
+                    "nonfinite": o.nonfinite,
+                }
+                for o in s.objectives
+            ],
         },
         "verdict": verdict_dict(v),
         "findings": [finding_dict(f) for f in report.findings],

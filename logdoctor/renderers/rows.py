@@ -16,6 +16,7 @@ from logdoctor.model import (
     RECORDS_FORMAT,
     STEP,
     Finding,
+    ObjectiveSummary,
     Outcome,
     Report,
     RunStructure,
@@ -187,12 +188,27 @@ def facts(report: Report) -> tuple[tuple[str, str], ...]:
         ("resumes", resumes),
         *dups,
         ("NaN/inf loss", f"{s.nonfinite_loss_steps:,} steps"),
+        *((("other losses", objectives_phrase(s.objectives)),) if s.objectives else ()),
         ("columns", ", ".join(c for c in s.columns if c not in (STEP, LINE_NO)) or "none"),
         *((("checks", checks_phrase(report.checks)),) if report.checks else ()),
         ("log", _log_fact(report)),
         *_config_row(report),
         *runs_fact(report),
     )
+
+
+#: How many other objectives the report names before "and N more".
+OBJECTIVES_SHOWN = 6
+
+
+def objectives_phrase(objectives: Sequence[ObjectiveSummary]) -> str:
+    """``loss_disc 2.71 -> 2.62, loss_kl 5.02 -> 1.19 (3 NaN/inf)`` (median of the first and last tenth)."""
+    parts = []
+    for o in objectives[:OBJECTIVES_SHOWN]:
+        trend = f"{format_value(o.first)} -> {format_value(o.last)}" if o.first is not None else "no finite value"
+        parts.append(f"{o.name} {trend}" + (f" ({o.nonfinite:,} NaN/inf)" if o.nonfinite else ""))
+    more = f" and {len(objectives) - OBJECTIVES_SHOWN} more" if len(objectives) > OBJECTIVES_SHOWN else ""
+    return ", ".join(parts) + more + " (first and last tenth, median)"
 
 
 #: How many problems the headline lists before "+ N more".

@@ -11,8 +11,6 @@ from logdoctor import pipeline
 from logdoctor.ingest import limits
 from logdoctor.ingest.limits import MAX_KEYS
 
-REALLOGS = Path(__file__).resolve().parents[2].parent / "shared" / "reallogs"
-
 
 def test_keep_keys_at_the_edge() -> None:
     counts = {f"k{i}": i for i in range(MAX_KEYS)}
@@ -75,9 +73,9 @@ def test_csv_columns_are_budgeted(tmp_path: Path) -> None:
     assert any(f"of {n + 2} metric names" in note for note in run.meta.notes)
 
 
-@pytest.mark.skipif(not REALLOGS.is_dir(), reason="../shared/reallogs is absent")
-def test_no_real_log_reaches_the_key_budget() -> None:
-    logs = [p for p in sorted(REALLOGS.iterdir()) if p.suffix not in (".md", ".tsv")]
+@pytest.mark.reallogs
+def test_no_real_log_reaches_the_key_budget(reallogs_dir: Path) -> None:
+    logs = [p for p in sorted(reallogs_dir.iterdir()) if p.suffix not in (".md", ".tsv")]
     widest = 0
     for path in logs:
         run = pipeline.load(str(path))

@@ -43,3 +43,23 @@ def test_the_check_sees_a_device_name() -> None:
     """Control: both spellings are caught."""
     code = "import os\nrun(['-o', '/dev/null'])\nrun(['-o', os.devnull])\n"
     assert _device_uses(code) == ["line 2: '/dev/null'", "line 3: os.devnull"]
+
+
+def _own_reallogs_paths(source: str) -> bool:
+    """Whether a test builds its own path to the shared real logs (``.../"shared"/"reallogs"``)."""
+    return '"shared" / "reallogs"' in source or "'shared' / 'reallogs'" in source
+
+
+TESTS = sorted(REPO.glob("tests/**/*.py"))
+
+
+@pytest.mark.parametrize("path", TESTS, ids=[str(p.relative_to(REPO)) for p in TESTS])
+def test_tests_find_the_shared_real_logs_through_conftest(path: Path) -> None:
+    # conftest's REALLOGS honours $LOGDOCTOR_REALLOGS and its reallogs_dir fixture fails instead of
+    # skipping under CI's $LOGDOCTOR_REQUIRE_REALLOGS; a test's own path would do neither
+    if path.relative_to(REPO).as_posix() not in ("tests/conftest.py", "tests/unit/test_suite_hygiene.py"):
+        assert not _own_reallogs_paths(path.read_text()), "use tests.conftest.REALLOGS or the reallogs_dir fixture"
+
+
+def test_the_reallogs_check_sees_an_own_path() -> None:
+    assert _own_reallogs_paths('REALLOGS = ROOT.parent / "shared" / "reallogs"')

@@ -11,7 +11,7 @@ act on instead of a page of warnings that all say the same thing.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -157,9 +157,8 @@ def _fixed_order_harmonics(findings: list[Finding], facts: Facts) -> list[Findin
     spe = facts.epochs.steps_per_epoch
     out = []
     for f in findings:
-        period = f.evidence.get("period") or f.evidence.get("spike_period")
-        open_period = f.code in _PERIOD_CODES and "explained_by" not in f.evidence
-        if open_period and isinstance(period, int | float) and period > 0:
+        period = _open_period(f)
+        if period is not None and period > 0:
             cycles = spe / period
             if round(cycles) >= 1 and abs(cycles - round(cycles)) <= HARMONIC_SLACK:
                 f = _explain(
@@ -173,30 +172,44 @@ def _fixed_order_harmonics(findings: list[Finding], facts: Facts) -> list[Findin
     return out
 
 
+def _open_period(f: Finding) -> float | None:
+    """The period of a period finding (LD103, LD201) no cause has explained yet, else None."""
+    period = f.evidence.get("period") or f.evidence.get("spike_period")
+    if f.code in _PERIOD_CODES and "explained_by" not in f.evidence and isinstance(period, int | float):
+        return float(period)
+    return None
+
+
+def _explain_periods(
+    findings: list[Finding], length: float, tol: float, why: Callable[[float], str], by: str
+) -> list[Finding]:
+    """Each open period finding within ``tol`` of ``length`` (a cycle a cause makes) explained by
+    ``by``, with ``why(period)`` as the reason."""
+    out = []
+    for f in findings:
+        period = _open_period(f)
+        if period is not None and abs(period / length - 1) <= tol:
+            f = _explain(f, why(period), None, by=by)
+        out.append(f)
+    return out
+
+
 def _staircase_period(findings: list[Finding], facts: Facts, tol: float) -> list[Finding]:
     """Under an epoch staircase (memorisation across epochs: the loss steps down at every boundary),
     a loss period of one epoch is the staircase itself, not a data-order warning."""
     if facts.shape is None or not facts.shape.staircase or facts.epochs is None or not facts.epochs.steps_per_epoch:
         return findings
     spe = facts.epochs.steps_per_epoch
-    out = []
-    for f in findings:
-        period = f.evidence.get("period") or f.evidence.get("spike_period")
-        if (
-            f.code in _PERIOD_CODES
-            and "explained_by" not in f.evidence
-            and isinstance(period, int | float)
-            and abs(period / spe - 1) <= tol
-        ):
-            f = _explain(
-                f,
-                f"its period of {period:.0f} steps is the epoch ({spe} steps), where the loss steps "
-                "down as the model meets the same examples again",
-                None,
-                by="epoch-staircase",
-            )
-        out.append(f)
-    return out
+    return _explain_periods(
+        findings,
+        spe,
+        tol,
+        lambda period: (
+            f"its period of {period:.0f} steps is the epoch ({spe} steps), where the loss steps "
+            "down as the model meets the same examples again"
+        ),
+        "epoch-staircase",
+    )
 
 
 def lr_cycle_of(facts: Facts) -> float | None:
@@ -212,23 +225,15 @@ def _cyclic_lr_period(findings: list[Finding], facts: Facts, tol: float) -> list
     cycle = lr_cycle_of(facts)
     if cycle is None:
         return findings
-    out = []
-    for f in findings:
-        period = f.evidence.get("period") or f.evidence.get("spike_period")
-        if (
-            f.code in _PERIOD_CODES
-            and "explained_by" not in f.evidence
-            and isinstance(period, int | float)
-            and abs(period / cycle - 1) <= tol
-        ):
-            f = _explain(
-                f,
-                f"its period of {period:.0f} steps is the lr's cycle ({cycle:.0f} steps), which the loss follows",
-                None,
-                by="cyclic-lr",
-            )
-        out.append(f)
-    return out
+    return _explain_periods(
+        findings,
+        cycle,
+        tol,
+        lambda period: (
+            f"its period of {period:.0f} steps is the lr's cycle ({cycle:.0f} steps), which the loss follows"
+        ),
+        "cyclic-lr",
+    )
 
 
 def attribute(

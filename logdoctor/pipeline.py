@@ -192,15 +192,11 @@ def objective_summaries(run: Run) -> tuple[ObjectiveSummary, ...]:
     """Each loss part the log carries beside the analysed loss (:func:`logdoctor.vocab.is_loss_part`),
     at a glance: a log of several objectives is reported on each, not only on the one analysed."""
     from logdoctor import vocab
+    from logdoctor.detectors.nonfinite import other_objectives
 
     out = []
     # the objectives first (``loss_0``, ``loss_kl``), their own parts after (``loss_disc_real_0``)
-    parts = sorted(run.table.columns, key=lambda c: len(vocab.normalize_key(c).split("_")))
-    for col in parts:
-        if col == LOSS or not vocab.is_loss_part(col) or not run.table.schema[col].is_numeric():
-            continue
-        if run.table[col].cast(pl.Float64).equals(run.table[LOSS], check_names=False, null_equal=True):
-            continue  # the part read as the loss (a log's main objective): it is the analysed loss
+    for col in sorted(other_objectives(run), key=lambda c: len(vocab.normalize_key(c).split("_"))):
         v = run.table[col].drop_nulls().cast(pl.Float64).to_numpy()
         if v.size == 0:
             continue

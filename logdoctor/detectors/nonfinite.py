@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 
 from logdoctor import codes, vocab
 from logdoctor.detectors import robust
 from logdoctor.detectors.base import Analyzer, Detection
 from logdoctor.model import LINE_NO, LOSS, STEP, EvidenceValue, Finding, Run
+
+
+def other_objectives(run: Run) -> list[str]:
+    """The loss parts a log carries beside the analysed loss (:func:`logdoctor.vocab.is_loss_part`), in
+    the table's order: numeric columns only, and not the part read as the loss itself (a log's main
+    objective, copied to ``loss``)."""
+    out = []
+    for col in run.table.columns:
+        if col == LOSS or not vocab.is_loss_part(col) or not run.table.schema[col].is_numeric():
+            continue
+        if run.table[col].cast(pl.Float64).equals(run.table[LOSS], check_names=False, null_equal=True):
+            continue
+        out.append(col)
+    return out
 
 
 class NonFiniteDetector(Analyzer):
@@ -22,7 +37,7 @@ class NonFiniteDetector(Analyzer):
         main = self._column(run, LOSS)
         if main is not None:  # the parts of a non-finite loss are that one fault, said once
             return Detection((main,))
-        found = [self._column(run, c) for c in run.table.columns if c != LOSS and vocab.is_loss_part(c)]
+        found = [self._column(run, c) for c in other_objectives(run)]
         return Detection(tuple(f for f in found if f is not None))
 
     def _column(self, run: Run, col: str) -> Finding | None:

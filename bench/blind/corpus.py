@@ -155,14 +155,20 @@ def pct(a: int, b: int) -> str:
     return f"{a}/{b}" if b else "-"
 
 
+def failures_found(js: list[Judged]) -> str:
+    """Recall on the (log, failure class) pairs of ``js`` whose class has a code: ``found/pairs``."""
+    pairs = [(j, c) for j in js for c in set(j.failures) if CLASS_CODES.get(c)]
+    return pct(sum(j.found(c) for j, c in pairs), len(pairs))
+
+
 def table(out: list[Judged], title: str) -> list[str]:
     """The accuracy table of ``out``, one line per writer and one overall."""
     lines = [
         f"### {title}",
         "",
         "| writer | logs | read | verdict right | must_not violated | health right "
-        "| false problems on healthy | ending right (reported) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| false problems on healthy | ending right (reported) | failures found |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     groups: dict[str, list[Judged]] = defaultdict(list)
     for j in out:
@@ -176,7 +182,7 @@ def table(out: list[Judged], title: str) -> list[str]:
             f"{pct(sum(j.health_right for j in js), len(js))} | "
             f"{pct(sum(j.health == 'problem' for j in healthy), len(healthy))} | "
             f"{pct(sum(j.ending == j.row['ending'] for j in reported), len(reported))}"
-            f"{'' if reported else ' (not reported)'} |"
+            f"{'' if reported else ' (not reported)'} | {failures_found(js)} |"
         )
     lines += ["", "| failure class | logs with it | found | codes |", "|---|---|---|---|"]
     have: Counter[str] = Counter()
@@ -193,11 +199,10 @@ def table(out: list[Judged], title: str) -> list[str]:
     lines += ["", "| ending (truth) | logdoctor says | logs |", "|---|---|---|"]
     lines += [f"| {t} | {s} | {n} |" for (t, s), n in sorted(ends.items())]
     pairs = [(j, c) for j in out for c in set(j.failures)]
-    found = sum(j.found(c) for j, c in pairs if CLASS_CODES.get(c))
     detectable = sum(1 for _, c in pairs if CLASS_CODES.get(c))
     lines += [
         "",
-        f"failures found: {pct(found, detectable)} of the (log, class) pairs whose class has a code; "
+        f"failures found: {failures_found(out)} of the (log, class) pairs whose class has a code; "
         f"{len(pairs) - detectable} more pairs of classes with no code yet",
     ]
     return lines

@@ -10,6 +10,10 @@ measures the corpus under ../shared/reallogs against them):
   that every log needs (step, loss, the canonical columns) always are; once the budget bites, a
   name on fewer than ``MIN_SHARE`` of the records is dropped too (it is the explosion itself, and
   would cost a column of nulls as long as the log).
+* ``MAX_RUNS``: runs listed from one folder or fleet address (a ``wandb/`` folder, a TensorBoard log
+  dir, a remote prefix), and ``MAX_EVENT_FILES``: event files read for one TensorBoard run. Past
+  either the input is refused in one line that says how many there are and how to name fewer; a
+  listing is never cut short silently (the runs or files left out would be analysed by nobody).
 * nesting: a JSON or TOML document nested past what Python's parsers read (about 1,000 levels;
   real trainer states and configs nest under 10) is refused in one line (``TooDeep``, exit 2)
   instead of ending the command in a RecursionError.
@@ -21,15 +25,38 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
 
+from logdoctor.errors import InputError
+
+T = TypeVar("T")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 #: Distinct metric names kept per log (the most frequent ones).
 MAX_KEYS = 256
 #: Past the budget, a name is kept only when at least this share of the records carry it.
 MIN_SHARE = 0.01
+
+
+#: Runs one folder or fleet address may stand for (each is analysed, one at a time).
+MAX_RUNS = 1_000_000
+#: Event files one TensorBoard run may hold (one per launch or writer: real runs hold a handful).
+MAX_EVENT_FILES = 100_000
+
+
+def within(name: str, found: list[T], limit: int, what: str) -> list[T]:
+    """``found`` unchanged when it holds at most ``limit`` items.
+
+    Raises:
+        InputError: more than ``limit``, with the count and how to name fewer.
+    """
+    if len(found) > limit:
+        raise InputError(
+            f"{name}: {len(found):,} {what}, more than the {limit:,} one input may stand for: "
+            "name fewer (a sub-folder or a glob)"
+        )
+    return found
 
 
 class TooDeep(ValueError):

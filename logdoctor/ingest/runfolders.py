@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from logdoctor.ingest.limits import MAX_RUNS, within
 from logdoctor.ingest.parsers.tensorboard import tensorboard_runs
 from logdoctor.ingest.parsers.wandb import is_wandb_run
 
 WANDB_RUN_GLOBS = ("run-*", "offline-run-*")
-_MAX_RUNS = 1000
 
 
 def wandb_runs(root: Path) -> list[Path]:
     """The run folders in a ``wandb/`` folder, oldest first; ``latest-run`` (a link) is not repeated."""
     runs = {p for g in WANDB_RUN_GLOBS for p in root.glob(g) if not p.is_symlink() and is_wandb_run(p)}
     # run-20261201_051140-id: by start time, offline or not
-    return sorted(runs, key=lambda p: (p.name.partition("run-")[2], p.name))[:_MAX_RUNS]
+    return within(str(root), sorted(runs, key=lambda p: (p.name.partition("run-")[2], p.name)), MAX_RUNS, "W&B runs")
 
 
 def run_folders(root: Path) -> list[Path]:

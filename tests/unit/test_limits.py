@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from logdoctor import pipeline
+from logdoctor.errors import InputError
 from logdoctor.ingest import limits
 from logdoctor.ingest.limits import MAX_KEYS
 
@@ -113,3 +114,41 @@ def test_a_chunked_read_keeps_the_budget_over_all_chunks(tmp_path: Path, monkeyp
     run = pipeline.load(str(path))
     assert run.table.height == 3000
     assert len([c for c in run.table.columns if c.endswith("_metric")]) <= MAX_KEYS
+
+
+def test_a_listing_within_its_limit_is_kept_whole() -> None:
+    found = [f"run-{i}" for i in range(5)]
+    assert limits.within("wandb", found, 5, "W&B runs") == found
+
+
+def test_a_listing_past_its_limit_is_refused_with_its_count_never_cut() -> None:
+    with pytest.raises(
+        InputError, match=r"wandb: 1,001 W&B runs, more than the 1,000 one input may stand for: name fewer"
+    ):
+        limits.within("wandb", list(range(1001)), 1000, "W&B runs")
+
+
+@pytest.mark.parametrize("kind", ["wandb", "tensorboard"])
+def test_a_run_folder_past_the_run_limit_is_a_one_line_error(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder of more runs than the limit: the command says how many and exits 2 (it analysed
+    only the first 1,000 without a word before)."""
+    from logdoctor.cli import main
+    from logdoctor.ingest import runfolders
+    from logdoctor.ingest.parsers import tensorboard
+
+    root = tmp_path / "logs"
+    for i in range(4):
+        if kind == "wandb":
+            run = root / f"run-2026120{i}_000000-id{i}"
+            (run / "files").mkdir(parents=True)
+            (run / f"run-id{i}.wandb").write_bytes(b"")
+        else:
+            (root / f"v{i}").mkdir(parents=True)
+            (root / f"v{i}" / "events.out.tfevents.1.host").write_bytes(b"")
+    monkeypatch.setattr(runfolders, "MAX_RUNS", 3)
+    monkeypatch.setattr(tensorboard, "MAX_RUNS", 3)
+    assert main(["analyze", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert "4 " in err and "more than the 3 one input may stand for" in err and "Traceback" not in err

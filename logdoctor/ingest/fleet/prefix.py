@@ -7,9 +7,8 @@ from typing import Any
 
 from logdoctor.errors import InputError
 from logdoctor.ingest.fleet.names import looks_like_log
+from logdoctor.ingest.limits import MAX_RUNS, within
 from logdoctor.ingest.remote import PACKAGES, scheme_of
-
-_MAX_RUNS = 1_000_000
 
 
 def is_prefix(name: str) -> bool:
@@ -58,4 +57,4 @@ def list_prefix(name: str) -> list[str]:
         raise
     if not found:
         raise InputError(f"{name}: matches no file" if glob.has_magic(path) else f"{name}: no logs under this prefix")
-    return [fs.unstrip_protocol(p) for p in sorted(found)[:_MAX_RUNS]]
+    return [fs.unstrip_protocol(p) for p in within(name, sorted(found), MAX_RUNS, "logs under this prefix")]

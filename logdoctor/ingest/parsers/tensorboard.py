@@ -11,6 +11,7 @@ import polars as pl
 from logdoctor import vocab
 from logdoctor.errors import InputError, ParseError
 from logdoctor.ingest.aliases import FieldMap, normalize_key
+from logdoctor.ingest.limits import MAX_EVENT_FILES, MAX_RUNS, within
 from logdoctor.ingest.namespaced import canonical_renames
 from logdoctor.ingest.parsers.base import Parser, ParseResult
 from logdoctor.ingest.parsers.records import SUMMARY_KEYS, normalize_records, resolve_key
@@ -19,7 +20,6 @@ from logdoctor.ingest.sources import Source
 from logdoctor.model import LINE_NO, STEP
 
 EVENT_GLOB = "events.out.tfevents.*"
-_MAX_FILES = 1000
 
 
 def event_files(root: Path) -> list[Path]:
@@ -27,13 +27,12 @@ def event_files(root: Path) -> list[Path]:
     found: list[Path] = []
     for pattern in (EVENT_GLOB, f"*/{EVENT_GLOB}", f"*/*/{EVENT_GLOB}"):
         found += (p for p in root.glob(pattern) if p.is_file())
-    return sorted(found)[:_MAX_FILES]
+    return within(str(root), sorted(found), MAX_EVENT_FILES, "TensorBoard event files")
 
 
 #: Sub-folders that hold one run's split (Keras ``train/`` + ``validation/``), not a run of their own.
 SPLIT_DIRS = frozenset({"train", "training", "val", "valid", "validation", "eval", "test"})
 _MAX_DEPTH = 3
-_MAX_RUNS = 1000
 
 
 def _event_folders(root: Path) -> list[Path]:
@@ -53,7 +52,7 @@ def tensorboard_runs(root: Path) -> list[Path]:
     for folder in _event_folders(root):
         run = folder.parent if folder.name.lower() in SPLIT_DIRS else folder
         runs.add(run)
-    return sorted(runs)[:_MAX_RUNS] if len(runs) > 1 else []
+    return within(str(root), sorted(runs), MAX_RUNS, "TensorBoard runs") if len(runs) > 1 else []
 
 
 def _loader() -> Any:

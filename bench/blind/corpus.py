@@ -36,22 +36,23 @@ CLASS_CODES: dict[str, tuple[str, ...]] = {
     "nan_eval": ("LD009",),
     "divergence": ("LD002", "LD403"),
     "loss_spike": ("LD101", "LD103"),
-    "oom_recovered": (),
-    "nonfinite_skipped": ("LD011", "LD020", "LD024"),
+    "oom_recovered": ("LD012",),
+    "nonfinite_skipped": ("LD011", "LD013", "LD020", "LD024"),
     "skipped_updates": ("LD020", "LD022", "LD024"),
     "crash": ("LD010",),
     "os_kill": ("LD010",),
     "nccl_timeout": ("LD010",),
-    "restore_failed": (),
+    "restore_failed": ("LD015",),
     "restart": ("LD003", "LD004"),
     "overfitting": ("LD410", "LD411"),
     "eval_rise": ("LD412", "LD410"),
-    "metric_collapse": ("LD401",),
+    "metric_collapse": ("LD401", "LD413"),
     "stuck_loss": ("LD402", "LD421"),
-    "zero_loss": ("LD420",),
+    "zero_loss": ("LD025", "LD420"),
     "loss_at_chance": ("LD421",),
     "no_learning": ("LD402", "LD421", "LD605"),
     "lr_problem": ("LD601", "LD602", "LD603", "LD605"),
+    "degenerate_metric": ("LD007",),  # an eval metric constant at every evaluation (never computed, or perfect)
     "eval_failed": (),  # an evaluation step errored (traceback) and training went on
 }
 

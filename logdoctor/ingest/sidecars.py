@@ -3,11 +3,12 @@
 A per-epoch table states no plan. The trainers that write these tables save their arguments in the same
 folder when training starts:
 
-- Ultralytics (YOLOv8+) ``engine/trainer.py`` (8.3.0: ``yaml_save(self.save_dir / "args.yaml",
+- Ultralytics (YOLOv8+) ``engine/trainer.py:116`` (8.3.0: ``yaml_save(self.save_dir / "args.yaml",
   vars(self.args))`` in ``BaseTrainer.__init__``): ``epochs: N``, ``patience: P`` (EarlyStopping,
-  ``utils/torch_utils.py``), ``time:`` (hours; when set it replaces ``epochs`` as the plan);
-- YOLOv5 ``train.py`` (v5.0: ``yaml.dump(vars(opt), f)`` to ``save_dir / 'opt.yaml'``; v6.0+:
-  ``yaml_save(save_dir / 'opt.yaml', vars(opt))``): ``epochs: N``, ``patience: P`` (v6.0+).
+  ``utils/torch_utils.py:707-712``), ``time:`` (hours; when set it replaces ``epochs`` as the plan);
+- YOLOv5 ``train.py`` (v5.0:56-57 ``yaml.dump``, v6.1:89-90 ``yaml.safe_dump(vars(opt), f)`` into
+  ``save_dir / 'opt.yaml'``; v7.0:90 ``yaml_save(save_dir / 'opt.yaml', vars(opt))``): ``epochs: N``,
+  ``patience: P`` (v6.0+).
 
 Only the table's own folder is looked in, only these writer-named files, read-only and at most
 ``MAX_BYTES``; top-level ``key: value`` lines are read without a YAML library (no dependency). A file

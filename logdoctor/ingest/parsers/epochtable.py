@@ -3,12 +3,12 @@ first column is the epoch counter ``e/N``, and a validation table (``Class Image
 
 This is what YOLOv5's and Ultralytics' ``train.py`` print on stdout (read from their source):
 
-- YOLOv5 v5.0 ``train.py:274`` and ``:325-327``: the header
+- YOLOv5 v5.0 ``train.py:274`` and ``:325-327`` (``Starting training for {epochs} epochs...``: :248): the header
   ``('%10s' * 8) % ('Epoch', 'gpu_mem', 'box', 'obj', 'cls', 'total', 'labels', 'img_size')`` then, as
   the tqdm description of every batch, ``('%10s' * 2 + '%10.4g' * 6) % (f'{epoch}/{epochs - 1}', mem,
   *mloss, targets.shape[0], imgs.shape[-1])``; ``mloss`` is the epoch's running mean of the loss items
   (utils/loss.py:160-161: ``loss = lbox + lobj + lcls``, items ``(lbox, lobj, lcls, loss)``).
-- YOLOv5 v6.1 ``train.py:301, 353``: the same without ``total``; v7.0 ``train.py:~320, 333``: names
+- YOLOv5 v6.1 ``train.py:301, 353``: the same without ``total``; v7.0 ``train.py:278, 333``: names
   ``GPU_mem box_loss obj_loss cls_loss Instances Size`` (``%11s``). The loss stepped on is the parts'
   sum (utils/loss.py:175, ``return (lbox + lobj + lcls) * bs``).
 - Ultralytics 8.x ``engine/trainer.py:413-421`` (``f"{epoch + 1}/{self.epochs}"``: counted from 1) under

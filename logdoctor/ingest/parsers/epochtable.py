@@ -62,6 +62,8 @@ EVAL_NAMES = {
     "map50-95": "mAP50-95",
 }
 _SNIFF_BYTES = 256 * 1024
+#: A line that may be the header: ``Epoch`` then a name.
+_HEADER_LINE = re.compile(r"(?m)^[ \t]*Epoch[ \t]+[A-Za-z_]")
 
 
 def _tokens(line: str) -> list[str]:
@@ -197,8 +199,11 @@ class EpochTableParser(Parser):
     def sniff(self, source: Source) -> bool:
         if source.is_dir:
             return False
+        head = source.head_text(_SNIFF_BYTES)
+        if _HEADER_LINE.search(head) is None:  # the cheap test first: most text logs have no such header
+            return False
         header: list[str] | None = None
-        for line in re.split(r"[\r\n]", source.head_text(_SNIFF_BYTES)):
+        for line in re.split(r"[\r\n]", head):
             cells = _tokens(line)
             if _header(cells):
                 header = cells

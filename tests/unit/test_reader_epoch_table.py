@@ -142,3 +142,16 @@ def test_real_yolov5_stdout() -> None:
     assert (run.meta.format, st.rows, st.planned, st.ending) == ("epoch_table", 10, 10, "finished")
     assert run.evals["metrics_map_0_5"][-1] == pytest.approx(0.247)
     assert run.table["loss"][0] == pytest.approx(0.05812 + 0.02423 + 0.09789)
+
+
+def test_a_crash_after_the_last_epoch_row_ends_the_run(tmp_path: Path) -> None:
+    """The failure events of the console are read as in any text log (ingest/parsers/events.py)."""
+    crash = (
+        'Traceback (most recent call last):\n  File "train.py", line 630, in <module>\n    main(opt)\n'
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB\n"
+    )
+    report = pipeline.analyze(pipeline.load(str(_write(tmp_path, _v70(10, 4, done=False) + crash))))
+    assert report.meta.structure.ending == "crashed"
+    assert "LD010" in {f.code for f in report.findings}
+    stopped = _v70(10, 4, done=False) + "^CTraceback (most recent call last):\nKeyboardInterrupt\n"
+    assert pipeline.load(str(_write(tmp_path, stopped))).meta.structure.ending == "interrupted"

@@ -24,6 +24,7 @@ from logdoctor.ingest.parsers import PARSERS, ParseResult, ensure_content, get_p
 from logdoctor.ingest.parsers.base import check_overrides
 from logdoctor.ingest.remote import open_remote, scheme_of
 from logdoctor.ingest.runfolders import run_folders
+from logdoctor.ingest.sidecars import with_sidecar_plan
 from logdoctor.ingest.sources import Source, open_source
 from logdoctor.model import (
     ACC,
@@ -99,6 +100,8 @@ def load(
         ensure_content(source)
     parser = get_parser(fmt) if fmt else sniff(source)
     result = parser.parse(source, fields or FieldMap())
+    if source.path is not None and not source.is_dir:
+        result = with_sidecar_plan(result, source.path)
     check_overrides(result, fields or FieldMap(), source.name)
     run = _with_facts(build_run(result, source.name, parser.name, steps_per_epoch, stride=stride), result)
     return _filtered(run, filt)

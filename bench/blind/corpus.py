@@ -7,7 +7,11 @@ Usage::
 
 Every row's truth was committed before logdoctor was run on its log. The logs are not committed:
 the cache (``$LOGDOCTOR_BLIND_LOGS``, else ``~/.cache/logdoctor/blind_logs``) holds each under its
-manifest ``name``. A row is read when logdoctor does not refuse it; its verdict is right when the
+manifest ``name``. A row may name ``sidecars`` (comma-separated repository paths in the log's own folder: the
+``args.yaml``/``opt.yaml`` a trainer writes beside ``results.csv``): they are fetched from the same commit into
+the folder ``<name>.run/`` beside a copy of the log under its own file name, and that copy is the one analysed,
+as a user analyses the file in its run folder.
+A row is read when logdoctor does not refuse it; its verdict is right when the
 batching label is one of ``expected_verdict`` (``none``: logdoctor must refuse the file); its health is
 right when the file's status (``ok``, or ``problem`` for a warning or error) is ``expected_health``. A
 failure class counts as found when a finding whose code ``CLASS_CODES`` maps it to is present; a class
@@ -18,13 +22,17 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
+import urllib.parse
+import urllib.request
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from bench.realruns.public import RAW
 from bench.realruns.public import fetch as fetch_row
 from bench.realruns.public import rows as read_rows
 from logdoctor import pipeline
@@ -88,6 +96,55 @@ def rows() -> list[dict[str, str]]:
 def cache_dir() -> Path:
     """Where the logs are kept: ``$LOGDOCTOR_BLIND_LOGS`` or the user cache."""
     return Path(os.environ.get("LOGDOCTOR_BLIND_LOGS") or Path.home() / ".cache/logdoctor/blind_logs")
+
+
+def sidecars(row: dict[str, str]) -> list[str]:
+    """The row's sidecar paths (the optional ``sidecars`` column), each in the log's own folder."""
+    paths = [p.strip() for p in (row.get("sidecars") or "").split(",") if p.strip()]
+    folder = Path(row["path"]).parent
+    for p in paths:
+        if Path(p).parent != folder:
+            raise ValueError(f"{row['name']}: sidecar {p} is not beside {row['path']}")
+    return paths
+
+
+def run_dir(cache: Path, row: dict[str, str]) -> Path:
+    """The folder that holds the row's log under its own file name beside its sidecars."""
+    return cache / f"{row['name']}.run"
+
+
+def log_path(cache: Path, row: dict[str, str]) -> Path:
+    """The file analysed for ``row``: the copy in its run folder when the row has sidecars and they
+    were fetched, else the cached log itself."""
+    if sidecars(row):
+        inside = run_dir(cache, row) / Path(row["path"]).name
+        if inside.is_file():
+            return inside
+    return cache / row["name"]
+
+
+def _blob(row: dict[str, str], path: str, mirrors: Path | None) -> bytes:
+    """The bytes of ``path`` at the row's commit (a local mirror, else GitHub's raw host)."""
+    if mirrors is not None:
+        repo = mirrors / row["repo"].replace("/", "+") / "repo"
+        git_dir = repo / ".git" if (repo / ".git").is_dir() else repo
+        cmd = ["git", f"--git-dir={git_dir}", "show", f"{row['commit']}:{path}"]
+        return subprocess.run(cmd, check=True, capture_output=True).stdout
+    url = RAW.format(repo=row["repo"], commit=row["commit"], path=urllib.parse.quote(path))
+    with urllib.request.urlopen(url, timeout=60) as resp:
+        return bytes(resp.read())
+
+
+def fetch_sidecars(row: dict[str, str], cache: Path, mirrors: Path | None) -> None:
+    """Write the row's run folder: its log under its own file name and each sidecar beside it."""
+    paths = sidecars(row)
+    if not paths:
+        return
+    folder = run_dir(cache, row)
+    folder.mkdir(exist_ok=True)
+    (folder / Path(row["path"]).name).write_bytes((cache / row["name"]).read_bytes())
+    for p in paths:
+        (folder / Path(p).name).write_bytes(_blob(row, p, mirrors))
 
 
 @dataclass
@@ -225,13 +282,14 @@ def main(argv: list[str] | None = None) -> int:
             mirrors = args.mirrors if args.mirrors and (args.mirrors / row["repo"].replace("/", "+")).is_dir() else None
             try:
                 fetch_row(row, cache, mirrors)
+                fetch_sidecars(row, cache, mirrors)
             except Exception as err:
                 failed += 1
                 print(f"not fetched: {row['name']} ({row['repo']}): {err}", file=sys.stderr)
         print(f"{len(rows()) - failed} logs in {cache}")
         return 1 if failed else 0
     chosen = [r for r in rows() if args.split == "all" or r["split"] == args.split]
-    out = [judge(r, cache / r["name"]) for r in chosen if (cache / r["name"]).is_file()]
+    out = [judge(r, log_path(cache, r)) for r in chosen if (cache / r["name"]).is_file()]
     missing = len(chosen) - len(out)
     lines = table(out, f"blind corpus, split {args.split}: {len(out)} logs")
     if args.split == "holdout":  # aggregate numbers only: no line that could name one held-out log

@@ -31,10 +31,12 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
+from logdoctor import vocab
 from logdoctor.ingest.parsers.events import ending_after, failures
 from logdoctor.ingest.parsers.lexicon import BY_NAME, DONE, EARLY_STOP, FATAL, RECOVERED, STOP
 from logdoctor.model import LINE_NO, STEP, LogEvent, RunStructure
 from logdoctor.structure.launches import split_launches
+from logdoctor.vocab import Direction
 
 #: A failure among the rows that the program caught, read as the recovery it was.
 _CAUGHT = {"cuda_oom": "oom_recovered", "nan_guard": "nonfinite_skipped"}
@@ -50,12 +52,16 @@ PLAN_SOURCES = {
     "header": "the log's header",
     "config": "the config dump",
     "progress_bar": "the progress bar",
+    "args.yaml": "args.yaml beside the log",
+    "opt.yaml": "opt.yaml beside the log",
 }
 #: Where a planned number of epochs was read (RunStructure.planned_epochs_source).
 EPOCH_PLAN_SOURCES = {
     "column": "the epoch counter's total",
     "header": "the epoch headers (Epoch e/N)",
     "config": "the config dump",
+    "args.yaml": "args.yaml beside the log",
+    "opt.yaml": "opt.yaml beside the log",
 }
 
 
@@ -134,19 +140,30 @@ def _after(events: tuple[LogEvent, ...], role: str, last_line: int | None) -> Lo
     return got[-1] if got else None
 
 
-def patience_pattern(evals: pl.DataFrame, patience: int | None) -> int | None:
-    """The evaluation count since the best eval loss when it equals the stated ``patience`` (the
-    run stopped as early stopping stops it), else None."""
+def patience_pattern(evals: pl.DataFrame, patience: int | None) -> tuple[int, str] | None:
+    """(evaluations since the best, the series) when that count equals the stated ``patience`` (the run
+    stopped as early stopping stops it), else None.
+
+    The series is the eval loss (its first minimum); else, or when the loss does not show the pattern,
+    an evaluation metric that is better higher (``mAP``, accuracy): its last maximum, as a stopper that
+    counts a tie as an improvement finds it (YOLOv5 ``utils/torch_utils.py`` and Ultralytics
+    ``EarlyStopping.__call__``: ``if fitness >= self.best_fitness: self.best_epoch = epoch``).
+    """
     if not patience or evals.height <= patience:
         return None
-    col = next((c for c in evals.columns if pl.Series([c]).str.contains(EVAL_LOSS)[0]), None)
-    if col is None:
-        return None
-    vals = evals[col].cast(pl.Float64).drop_nulls().drop_nans().to_numpy()
-    if vals.size <= patience or not np.isfinite(vals).all():
-        return None
-    since = int(vals.size - 1 - int(np.argmin(vals)))
-    return since if since == patience else None
+    losses = [c for c in evals.columns if pl.Series([c]).str.contains(EVAL_LOSS)[0]]
+    higher = [c for c in evals.columns if c not in losses and vocab.direction(c) is Direction.UP]
+    for col, up in [*((c, False) for c in losses[:1]), *((c, True) for c in higher)]:
+        if evals[col].dtype not in (pl.Float64, pl.Float32, pl.Int64):
+            continue
+        vals = evals[col].cast(pl.Float64).drop_nulls().drop_nans().to_numpy()
+        if vals.size <= patience or not np.isfinite(vals).all():
+            continue
+        best = int(vals.size - 1 - int(np.argmax(vals[::-1]))) if up else int(np.argmin(vals))
+        since = int(vals.size - 1 - best)
+        if since == patience:
+            return since, col
+    return None
 
 
 class Plan(NamedTuple):
@@ -219,9 +236,10 @@ def _against_plan(plan: Plan, patience: int | None, evals: pl.DataFrame, snapsho
         # the row says its epoch was left unfinished
         reached = False if plan.epoch_unfinished else None
     if reached is False and not snapshot:
-        since = patience_pattern(evals, patience)
-        if since is not None:
-            return "early_stopped", f"patience {patience}: best evaluation {since} evaluations before the end"
+        found = patience_pattern(evals, patience)
+        if found is not None:
+            since, col = found
+            return "early_stopped", f"patience {patience}: best {col} {since} evaluations before the end"
         by = f"planned {plan.planned_source}" if plan.finished is False else f"planned epochs {plan.epochs_source}"
         return "stopped", by
     return "unknown", None

@@ -6,6 +6,7 @@ import numpy as np
 import polars as pl
 
 from logdoctor.ingest.parsers.base import ParseResult
+from logdoctor.ingest.sidecars import SIDECARS
 from logdoctor.model import EPOCH, STEP
 from logdoctor.structure.barsteps import bar_steps
 
@@ -74,6 +75,13 @@ def plan(
                 "the step counts from an earlier run, the planned last step is unknown"
             )
             return planned, source, spe, epoch_source, spe_source
-        planned, source = spe * m.epochs_planned, "header"
+        # a file beside the log that states the epochs (ingest/sidecars.py: ``args.yaml``) is named
+        planned, source = spe * m.epochs_planned, _stated_by(m.epochs_planned_source)
         notes.append(f"planned {planned} steps = {m.epochs_planned} epochs x {spe} steps")
     return planned, source, spe, epoch_source, spe_source
+
+
+def _stated_by(source: str | None) -> str:
+    """Where planned steps made of planned epochs were read: the epoch headers and config dumps of the
+    log itself are its ``header``; an arguments file beside it is named."""
+    return source if source in SIDECARS else "header"

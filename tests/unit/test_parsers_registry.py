@@ -28,6 +28,12 @@ def _one_record(name: str, tmp: Path) -> Path:
     if name == "yolov5_results":  # the third epoch's row: its step is the epochs done
         (tmp / "results.txt").write_text("     2/9    1.2G   1   1   0.5   2.5   3   640" + "   0.1" * 7 + "\n")
         return tmp / "results.txt"
+    if name == "epoch_table":  # YOLOv5 v7.0 console: the header, then the third epoch's row (counted from 0)
+        header = "      Epoch    GPU_mem   box_loss   obj_loss   cls_loss  Instances       Size\n"
+        (tmp / "out.txt").write_text(
+            header + "        2/9      3.77G          1          1        0.5        214        640\n"
+        )
+        return tmp / "out.txt"
     if name == "hf_trainer_state":
         (tmp / "s.json").write_text('{\n "global_step": 3,\n "log_history": [{"step": 3, "loss": 2.5}]\n}\n')
         return tmp / "s.json"

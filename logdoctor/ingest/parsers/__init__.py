@@ -5,6 +5,7 @@ from __future__ import annotations
 from logdoctor.errors import InputError, ParseError
 from logdoctor.ingest.parsers.base import Parser, ParseResult
 from logdoctor.ingest.parsers.csvlog import CsvParser
+from logdoctor.ingest.parsers.epochtable import EpochTableParser
 from logdoctor.ingest.parsers.hf_state import HfTrainerStateParser
 from logdoctor.ingest.parsers.jsonl import JsonLinesParser
 from logdoctor.ingest.parsers.mlflow import MlflowParser
@@ -24,6 +25,7 @@ PARSERS: tuple[Parser, ...] = (
     JsonLinesParser(),
     YoloResultsParser(),
     CsvParser(),
+    EpochTableParser(),
     TextParser(),
 )
 

@@ -106,6 +106,47 @@ def test_a_checkpoint_snapshot_of_trainer_state_is_unknown_not_stopped(tmp_path:
     assert _ending(report)[0] == "finished"
 
 
+def _stopped_state(counter: int, patience: int, *, done: bool = True) -> dict[str, object]:
+    """A trainer_state.json of a run that stopped at step 300 of 1000 with the EarlyStoppingCallback
+    state transformers saves (trainer_callback.py EarlyStoppingCallback.state)."""
+    history: list[dict[str, float]] = [
+        {"loss": 2.0 - i / 100, "learning_rate": 1e-4, "epoch": i / 10, "step": i * 10} for i in range(1, 31)
+    ]
+    history += [{"eval_loss": 1.5 + abs(i - 2) / 10, "epoch": i, "step": i * 50} for i in range(1, 7)]
+    history.sort(key=lambda e: e["step"])
+    if done:
+        history.append({"train_runtime": 12.0, "step": 300, "epoch": 3.0})
+    callbacks = {
+        "EarlyStoppingCallback": {
+            "args": {"early_stopping_patience": patience, "early_stopping_threshold": 0.0},
+            "attributes": {"early_stopping_patience_counter": counter},
+        }
+    }
+    return {
+        "global_step": 300,
+        "max_steps": 1000,
+        "epoch": 3.0,
+        "stateful_callbacks": callbacks,
+        "log_history": history,
+    }
+
+
+def test_hf_early_stopping_callback_state_is_an_early_stop(tmp_path: Path) -> None:
+    """HF's EarlyStoppingCallback stops the loop when its counter reaches its patience; the saved state
+    says so, though the log prints no line: early-stopped, not finished (the train_runtime entry) and
+    not a silent stop."""
+    path = tmp_path / "trainer_state.json"
+    path.write_text(json.dumps(_stopped_state(4, 4)))
+    ending, source = _ending(pipeline.analyze(pipeline.load(str(path))))
+    assert ending == "early_stopped" and source is not None and source.startswith("line ")
+    # must not: a counter short of its patience did not stop the run (it ended for another reason)
+    path.write_text(json.dumps(_stopped_state(2, 4)))
+    assert _ending(pipeline.analyze(pipeline.load(str(path))))[0] == "finished"
+    # must not: a snapshot saved during training (no train_runtime entry) has not ended
+    path.write_text(json.dumps(_stopped_state(4, 4, done=False)))
+    assert _ending(pipeline.analyze(pipeline.load(str(path))))[0] == "unknown"
+
+
 def test_json_and_html_say_the_ending_and_the_plan(tmp_path: Path) -> None:
     report = _report(tmp_path, _steps(6200, 10000))
     doc = json.loads(JsonRenderer().render(report))

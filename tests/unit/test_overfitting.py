@@ -49,11 +49,59 @@ def test_eval_still_falling_is_silent() -> None:
         assert not OverfittingDetector().analyze(with_evals(run, steps, vals)).findings
 
 
-def test_eval_rising_with_train_rising_is_not_overfitting() -> None:
+def test_eval_rising_with_train_rising_is_an_eval_rise_not_overfitting() -> None:
+    """The training loss goes up too: no overfitting (LD410), but held-out got worse: LD412, which
+    says the training loss rose with it."""
     train = healthy(2000, 4, tau=400, floor=0.5)
-    train[1000:] += np.linspace(0, 2.0, 1000)  # the training loss goes up too: not overfitting
+    train[1000:] += np.linspace(0, 2.0, 1000)
     steps, vals = eval_curve(5, 20, turn=0.4)
-    assert not OverfittingDetector().analyze(with_evals(make_run(train), steps, vals)).findings
+    found = OverfittingDetector().analyze(with_evals(make_run(train), steps, vals)).findings
+    assert [f.code for f in found] == ["LD412"]
+    assert "training loss rose too" in found[0].message and "lower the lr" in found[0].hint
+
+
+def test_a_rise_inside_the_first_epoch_is_an_eval_rise_not_overfitting() -> None:
+    """Overfitting needs training data seen more than once: the same falling train loss and rising
+    eval loss are LD412 while every eval is inside epoch 1, LD410 once the run is past it."""
+    train = healthy(2000, 1, tau=400, floor=0.5)
+    steps, vals = eval_curve(2, 20, turn=0.4)
+    inside = make_run(train, steps_per_epoch=2000)
+    found = OverfittingDetector().analyze(with_evals(inside, steps, vals)).findings
+    assert [f.code for f in found] == ["LD412"]
+    assert "inside the first epoch" in found[0].message and "seen twice" in found[0].hint
+    past = make_run(train, steps_per_epoch=500)
+    assert [f.code for f in OverfittingDetector().analyze(with_evals(past, steps, vals)).findings] == ["LD410"]
+
+
+def test_a_jump_after_a_best_first_eval_is_a_rise() -> None:
+    """A best at the first eval, then a jump up that stays (a warm-up that pushed the lr too high): the
+    best level is the first eval plus its noise, not the mean of it and the jump."""
+    train = 0.15 * np.exp(np.random.default_rng(4).normal(0, 0.03, 2000))
+    train[300:] *= 1.25  # the training loss rose with it
+    steps = np.array([250, 500, 750, 1000, 1250, 1500])
+    vals = np.array([0.219, 0.416, 0.423, 0.410, 0.438, 0.402])
+    found = OverfittingDetector().analyze(with_evals(make_run(train), steps, vals)).findings
+    assert [f.code for f in found] == ["LD412"] and found[0].evidence["best_step"] == 250
+
+
+def test_a_lone_low_eval_inside_a_flat_stretch_is_no_best_level() -> None:
+    """Must not: one low eval between higher neighbours (a lucky eval, or one of another launch) is no
+    level to rise from; the flat evals after it are no rise."""
+    run = make_run(healthy(2000, 6, tau=400, floor=0.5))
+    rng = np.random.default_rng(5)
+    steps = np.linspace(100, 2000, 30).astype(int)
+    for _ in range(20):
+        vals = 2.0 * np.exp(rng.normal(0, 0.003, steps.size))
+        vals[20] = 1.9  # a lone low eval
+        assert not OverfittingDetector().analyze(with_evals(run, steps, vals)).findings
+
+
+def test_too_few_evals_are_not_judged() -> None:
+    """Must not: three evals (one rising pair) are too few to tell a rise from noise."""
+    run = make_run(healthy(2000, 1, tau=400, floor=0.5))
+    steps = np.array([500, 1000, 2000])
+    det = OverfittingDetector().analyze(with_evals(run, steps, np.array([2.0, 1.5, 3.0])))
+    assert not det.findings and det.skipped
 
 
 def test_noisy_flat_eval_is_silent() -> None:

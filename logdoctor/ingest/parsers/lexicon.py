@@ -51,9 +51,11 @@ SIGNALS: tuple[Signal, ...] = (
         EARLY_STOP,
         r"(?i)\bEpoch \d+: early stopping\b|did not improve in the last \d+ records"
         r"|early stop since valid performance hasn't improved|\[Early stopping\] .{0,80}has not been improved"
-        r"|(?:Stopping|stopped) training early as no improvement observed|Stopping threshold reached",
+        r"|(?:Stopping|stopped) training early as no improvement observed|Stopping threshold reached"
+        r"|Maximum number of not improved checkpoints reached",
         "early stopping: the monitored evaluation stopped improving",
         "keras:keras/src/callbacks/early_stopping.py, lightning/pytorch/callbacks/early_stopping.py, "
+        "sockeye:sockeye/training.py (_determine_convergence, max_num_checkpoint_not_improved), "
         "mmengine:mmengine/hooks/early_stopping_hook.py, fairseq:fairseq_cli/train.py (should_stop_early), "
         "espnet:espnet2/train/reporter.py (check_early_stopping), ultralytics:ultralytics/utils/torch_utils.py",
     ),

@@ -10,6 +10,7 @@ set's expense (issue 41 item 3).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import ClassVar
 
 import numpy as np
@@ -68,8 +69,29 @@ class OverfittingDetector(Analyzer):
         ev = main_eval_loss(run)
         if ev is None or ev.n < self.min_evals:
             return Detection(skipped=NO_EVAL if ev is None else TOO_FEW_EVALS)
-        found = self._check(run, ev)
+        found = self._check(run, ev) or self._before_restore(run, ev)
         return Detection((found,) if found else ())
+
+    def _before_restore(self, run: Run, ev: EvalSeries) -> Finding | None:
+        """The rule on the evals up to each mid-run reload of the best checkpoint (the lexicon's
+        ``best_restored``: Sockeye reloads it when it cuts the lr after evaluations that did not
+        improve). The evals after a reload continue from the best model, so a rise before it is no
+        longer the series' end; the first stretch that shows one is the finding. On the real Sockeye
+        runs whose truth is healthy (dev blind sockeye3_signwriting_expanded_early_stop, 2 reloads;
+        ../shared/reallogs sockeye3_signwriting_train_original, 5) no stretch before a reload rises."""
+        st = run.meta.structure
+        restores = [e for e in (st.events if st is not None else ()) if e.kind == "best_restored" and e.step]
+        for e in restores:
+            keep = ev.steps <= float(e.step or 0)
+            if int(keep.sum()) < self.min_evals or keep.all():
+                continue
+            found = self._check(run, EvalSeries(ev.name, ev.steps[keep], ev.values[keep]))
+            if found is not None:
+                said = f" Then the trainer reloaded its best checkpoint (line {e.line})."
+                return dataclasses.replace(
+                    found, message=found.message + said, evidence={**found.evidence, "restored_line": e.line}
+                )
+        return None
 
     def _check(self, run: Run, ev: EvalSeries) -> Finding | None:
         best = int(np.argmin(ev.values))

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 
+from logdoctor import pipeline
 from logdoctor.detectors.evalseries import eval_loss_column, main_eval_loss
 from logdoctor.detectors.overfitting import OverfittingDetector
 from logdoctor.model import Run
@@ -145,3 +147,54 @@ def test_flat_train_with_flat_noisy_eval_is_silent() -> None:
         run = make_run(2.0 + rng.normal(0, 0.01, 2000))
         vals = 2.0 * np.exp(rng.normal(0, 0.03, steps.size))
         assert not OverfittingDetector().analyze(with_evals(run, steps, vals)).findings
+
+
+def _sockeye_log(val_ppl: list[float], restore_after: int | None) -> str:
+    """A Sockeye 3 train.log (sockeye/training.py's own lines): 20 batch lines per checkpoint, then the
+    checkpoint's train and validation perplexity; the reload line after checkpoint ``restore_after``."""
+    lines = ["[INFO:sockeye.utils] Sockeye: 3.1.14"]
+    b = 0
+    for c, vp in enumerate(val_ppl, start=1):
+        for _ in range(20):
+            b += 50
+            ppl = 30 * np.exp(-b / 20000) + 10
+            lines.append(
+                f"[INFO:sockeye.training] E={c} B={b}\ts/sec=600.00 tok/sec=9800.00 u/sec=0.93\tppl={ppl:.6f} "
+            )
+        lines.append(f"[INFO:sockeye.training] Checkpoint [{c}]\tUpdates={b} Epoch={c} Samples={b * 100} Time-cost=1.0")
+        lines.append(f"[INFO:sockeye.training] Checkpoint [{c}]\tTrain-ppl={ppl:.6f}")
+        lines.append(f"[INFO:sockeye.training] Checkpoint [{c}]\tValidation-ppl={vp:.6f}\tValidation-bleu=0.3")
+        if restore_after == c:
+            lines.append(
+                "[INFO:sockeye.training] Loading model parameters and optimizer states from best checkpoint: 1"
+            )
+    return "\n".join(lines) + "\n"
+
+
+#: A validation perplexity that rises for five checkpoints, is reset by the reload of the best
+#: checkpoint, and rises again (the dev blind Sockeye run's values).
+RELOADED = [36.920319, 38.419562, 39.044164, 40.660623, 41.708628, 42.709899, 37.817907, 38.238029, 38.778016]
+RELOADED += [39.864071, 40.782851]
+
+
+def test_a_rise_ended_by_a_reload_of_the_best_checkpoint_is_overfitting(tmp_path: Path) -> None:
+    """The evals after a mid-run reload continue from the best model: the rise before it is judged on
+    its own. Without the reload line the same series, judged to its end, is within the rule's noise."""
+    path = tmp_path / "train.log"
+    path.write_text(_sockeye_log(RELOADED, restore_after=6))
+    found = OverfittingDetector().analyze(pipeline.load(str(path))).findings
+    assert [f.code for f in found] == ["LD410"]
+    assert found[0].last_step == 6000 and "reloaded its best checkpoint" in found[0].message
+    path.write_text(_sockeye_log(RELOADED, restore_after=None))
+    assert not OverfittingDetector().analyze(pipeline.load(str(path))).findings
+
+
+def test_a_reload_after_a_plateau_is_silent(tmp_path: Path) -> None:
+    """Must not: a validation perplexity that fell and then sat within its noise before the reload (a
+    healthy Sockeye run's lr cut) is no rise, before the reload or after it."""
+    rng = np.random.default_rng(3)
+    path = tmp_path / "train.log"
+    for _ in range(10):
+        val = [60.0, 48.0, 42.0, 39.0, 37.5, *(37.0 + rng.normal(0, 0.3, 8)).tolist()]
+        path.write_text(_sockeye_log(val, restore_after=10))
+        assert not OverfittingDetector().analyze(pipeline.load(str(path))).findings

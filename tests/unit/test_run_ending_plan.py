@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from logdoctor import pipeline
 from logdoctor.model import Report, Severity
 from logdoctor.renderers.jsonreport import JsonRenderer
@@ -91,6 +93,24 @@ def test_early_stopping_recognised_from_the_pattern_when_patience_is_stated(tmp_
     # one evaluation more or less than the patience: a silent stop
     assert _ending(_report(tmp_path, _eval_log(best=16, evals=20, patience=3)))[0] == "stopped"
     assert _ending(_report(tmp_path, _eval_log(best=17, evals=20, patience=None)))[0] == "stopped"
+
+
+def _done_log(best: int, evals: int, head: str | None) -> list[str]:
+    """An eval log with no planned length that ends with Marian's end-of-training line."""
+    lines = _eval_log(best, evals, None)
+    lines = [line.replace("/10000", "") for line in lines]
+    return [*([head] if head else []), *lines, "[2019-03-14 01:49:18] Training finished"]
+
+
+@pytest.mark.parametrize("head", ["[2019-03-11 23:26:12] [config] early-stopping: 3", "marian --early-stopping 3"])
+def test_an_end_line_at_the_stated_patience_is_an_early_stop(tmp_path: Path, head: str) -> None:
+    """Marian prints 'Training finished' however its loop ended: with early stopping stated (its config
+    dump's ``early-stopping: N`` or ``--early-stopping N``) and the best eval exactly N evals before the
+    end, it was the early stop; one eval more or less, or no patience stated, it finished."""
+    ending, source = _ending(_report(tmp_path, _done_log(best=17, evals=20, head=head)))
+    assert ending == "early_stopped" and source is not None and "patience 3" in source
+    assert _ending(_report(tmp_path, _done_log(best=16, evals=20, head=head)))[0] == "finished"
+    assert _ending(_report(tmp_path, _done_log(best=17, evals=20, head=None)))[0] == "finished"
 
 
 def test_a_checkpoint_snapshot_of_trainer_state_is_unknown_not_stopped(tmp_path: Path) -> None:

@@ -325,7 +325,8 @@ _RULES: tuple[Rule, ...] = (
         "LD412",
         "eval-rise",
         Severity.WARNING,
-        "The eval loss passed its best point and rose beyond its noise while the training loss stayed flat.",
+        "The eval loss passed its best point and rose beyond its noise while the training loss stayed flat, "
+        "rose too, or fell with every eval inside the first epoch (no example seen twice: no overfitting).",
         "The run stopped learning: check the lr, data and labels; use the checkpoint at the eval's best step.",
     ),
     Rule(

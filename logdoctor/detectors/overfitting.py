@@ -1,12 +1,16 @@
 """Overfitting (LD410): the eval loss passed its best and rose while the training loss kept falling.
 
-The same rise while the training loss stayed flat (within ``min_train_drop`` either way) is no
-overfitting but an eval loss that rose over a sustained stretch: LD412 (a run that stopped learning
-and got worse on held-out data). A training loss that rose too is left to its own detectors.
+The same rise while the training loss stayed flat (within ``min_train_drop`` either way) or rose
+too is no overfitting but an eval loss that rose over a sustained stretch: LD412 (a run that stopped
+learning, or diverged, and got worse on held-out data; a rising training loss has its own findings
+besides). So is a rise whose last evaluation is still inside the first epoch (steps per epoch known):
+no training example was seen twice, so the model cannot have fitted the training set at the held-out
+set's expense (issue 41 item 3).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import ClassVar
 
 import numpy as np
@@ -32,7 +36,8 @@ class OverfittingDetector(Analyzer):
     A rise counts when the median of the later half of the evals after the best exceeds the best
     level (median of the best eval and its neighbours) by ``min_rel_rise`` of its value AND by
     ``noise_k`` times the eval noise, and the last eval is above it by as much;
-    the training loss must be lower at the end than at the best step (by ``min_train_drop``).
+    the training loss must be lower at the end than at the best step (by ``min_train_drop``), and the
+    last eval past the first epoch (when the steps per epoch are known), else the rise is LD412.
     """
 
     name = "overfitting"
@@ -64,19 +69,45 @@ class OverfittingDetector(Analyzer):
         ev = main_eval_loss(run)
         if ev is None or ev.n < self.min_evals:
             return Detection(skipped=NO_EVAL if ev is None else TOO_FEW_EVALS)
-        found = self._check(run, ev)
+        found = self._check(run, ev) or self._before_restore(run, ev)
         return Detection((found,) if found else ())
+
+    def _before_restore(self, run: Run, ev: EvalSeries) -> Finding | None:
+        """The rule on the evals up to each mid-run reload of the best checkpoint (the lexicon's
+        ``best_restored``: Sockeye reloads it when it cuts the lr after evaluations that did not
+        improve). The evals after a reload continue from the best model, so a rise before it is no
+        longer the series' end; the first stretch that shows one is the finding. On the real Sockeye
+        runs whose truth is healthy (dev blind sockeye3_signwriting_expanded_early_stop, 2 reloads;
+        ../shared/reallogs sockeye3_signwriting_train_original, 5) no stretch before a reload rises."""
+        st = run.meta.structure
+        restores = [e for e in (st.events if st is not None else ()) if e.kind == "best_restored" and e.step]
+        for e in restores:
+            keep = ev.steps <= float(e.step or 0)
+            if int(keep.sum()) < self.min_evals or keep.all():
+                continue
+            found = self._check(run, EvalSeries(ev.name, ev.steps[keep], ev.values[keep]))
+            if found is not None:
+                said = f" Then the trainer reloaded its best checkpoint (line {e.line})."
+                return dataclasses.replace(
+                    found, message=found.message + said, evidence={**found.evidence, "restored_line": e.line}
+                )
+        return None
 
     def _check(self, run: Run, ev: EvalSeries) -> Finding | None:
         best = int(np.argmin(ev.values))
         after = ev.values[best + 1 :]
         if after.size < self.min_after:
             return None
-        # the best level is the median around the minimum: the minimum of noisy evals is biased low
+        # the best level is the median around the minimum: the minimum of noisy evals is biased low, and
+        # a lone low eval between two higher ones is no level. A best at the first eval has one neighbour:
+        # the median of two is their mean, half-way up a jump that follows; there the level is the best
+        # plus its noise (at most that mean); a first eval is the least trained one, rarely a lucky low.
+        noise = eval_noise(ev.values)
         b = float(np.median(ev.values[max(0, best - 1) : best + 2]))
+        if best == 0:
+            b = min(b, float(ev.values[0]) + noise)
         rise = float(np.median(after[after.size // 2 :])) - b
         last_rise = float(after[-1]) - b
-        noise = eval_noise(ev.values)
         need = max(self.min_rel_rise * abs(b), self.noise_k * noise)
         if rise < need or last_rise < need:
             return None
@@ -85,10 +116,15 @@ class OverfittingDetector(Analyzer):
         if not (np.isfinite(train_best) and np.isfinite(train_end)):
             return None
         drop = (train_best - train_end) / abs(train_best) if train_best else 0.0
-        if drop <= -self.min_train_drop:  # the training loss rose too: its own detectors say so
-            return None
+        train = (train_best, train_end)
+        rows = (n_best, n_end)
+        if drop <= -self.min_train_drop:  # the training loss rose too: held-out got worse with it
+            return _eval_rise(ev, best, noise, train, "rose too", rows, hint=_ROSE_TOO)
         if drop < self.min_train_drop:  # flat training loss: no overfitting, but held-out got worse
-            return _eval_rise(ev, best, noise, (train_best, train_end), self.min_train_drop, (n_best, n_end))
+            return _eval_rise(ev, best, noise, train, f"stayed within {self.min_train_drop:.0%}", rows)
+        spe = run.meta.steps_per_epoch
+        if spe and last_step <= spe:  # no training example seen twice yet: no overfitting
+            return _eval_rise(ev, best, noise, train, "kept falling, all inside the first epoch", rows, hint=_EPOCH_ONE)
         return _finding(ev, best, noise, train_best, train_end, (n_best, n_end))
 
 
@@ -144,25 +180,44 @@ def medians_text(rows: tuple[int, int]) -> str:
     return f"medians of the {a} and {b} rows up to each"
 
 
+#: LD412's hints: the training loss stayed flat, rose with the eval loss, or fell inside the first epoch.
+_FLAT = "The run stopped learning: check the lr, data and labels; the best checkpoint is at step {step:,}."
+_ROSE_TOO = (
+    "The training loss rose with it (see its own findings): lower the lr or add warm-up / clipping; the best "
+    "checkpoint is at step {step:,}."
+)
+_EPOCH_ONE = (
+    "No training example was seen twice, so this is no overfitting: compare the eval data and its "
+    "preprocessing with the training data, and the lr; the best checkpoint is at step {step:,}."
+)
+
+
 def _eval_rise(
-    ev: EvalSeries, best: int, noise: float, train: tuple[float, float], min_drop: float, rows: tuple[int, int]
+    ev: EvalSeries,
+    best: int,
+    noise: float,
+    train: tuple[float, float],
+    how: str,
+    rows: tuple[int, int],
+    *,
+    hint: str = _FLAT,
 ) -> Finding:
-    """LD412: the eval loss rose beyond its noise while the training loss stayed flat."""
+    """LD412: the eval loss rose beyond its noise while the training loss stayed flat, rose too, or fell
+    inside the first epoch (no training example seen twice: no overfitting); ``how`` says which."""
     tb, te = train
     evidence = _rise_evidence(ev, best, noise, tb, te)
     bs, ls = int(ev.steps[best]), int(ev.steps[-1])
     msg = (
         f"{ev.name} was best at step {bs:,} ({evidence['best_value']:.4g}) and rose to "
         f"{evidence['last_value']:.4g} by step {ls:,} (+{evidence['rise_rel']:.0%}) while the training "
-        f"loss stayed within {min_drop:.0%} ({tb:.4g} -> {te:.4g}, {medians_text(rows)}): the run got worse "
-        "on held-out data."
+        f"loss {how} ({tb:.4g} -> {te:.4g}, {medians_text(rows)}): the run got worse on held-out data."
     )
     return codes.finding(
         "LD412",
         msg,
         first_step=bs,
         last_step=ls,
-        hint=f"The run stopped learning: check the lr, data and labels; the best checkpoint is at step {bs:,}.",
+        hint=hint.format(step=bs),
         evidence={**evidence, "series": "eval"},
         confidence=0.8,
     )

@@ -15,7 +15,8 @@ Events (ingest/parsers/events.py) are read where they stand:
 The ending, in order: a failure after the last row and before any line saying the loop ended
 (``interrupted`` for Ctrl-C, ``cancelled`` for the scheduler or SIGTERM, else ``crashed`` unless
 the plan was reached; a failure after such a line came once training was over); an early-stopping
-line; the plan reached (``finished``); an end-of-training line (``finished``); the plan known and
+line; the plan reached (``finished``); an end-of-training line (``finished``, or ``early_stopped``
+when the best evaluation is exactly the stated patience before the end); the plan known and
 not reached (``early_stopped`` when the best evaluation is exactly the stated patience before the
 end, else ``stopped``: before its plan with no message; an epoch counter that reached the planned
 epochs says ``finished`` whatever the step count); otherwise ``unknown``. A log followed
@@ -217,6 +218,11 @@ def judge(
     if plan.finished:
         return "finished", f"planned {plan.planned_source}"
     if done is not None:
+        # the loop's end line with its best evaluation exactly the stated patience before the end: the
+        # early stopping that the config states stopped it (Marian prints "Training finished" either way)
+        since = patience_pattern(evals, patience)
+        if since is not None:
+            return "early_stopped", f"line {done.line}; patience {patience}: best evaluation {since} evaluations before"
         return "finished", f"line {done.line}"
     if live:
         return "running", None

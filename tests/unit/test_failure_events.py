@@ -152,3 +152,17 @@ def test_a_followed_log_keeps_the_events_of_a_chunk_without_steps() -> None:
     chunks.parse(b"Traceback (most recent call last):\nRuntimeError: CUDA error: out of memory\n")
     events = chunks.facts.result(pl.DataFrame(), pl.DataFrame(), chunks.lines, {}).events
     assert [(e.kind, e.line, e.block_line) for e in events] == [("cuda_oom", 32, 31)]
+
+
+def test_sockeye_convergence_line_is_an_early_stop_and_its_continue_line_is_not(tmp_path: Path) -> None:
+    """sockeye/training.py _determine_convergence: 'Maximum number of not improved checkpoints reached'
+    returns True (the loop stops); 'Sufficient improvement to continue' is the same check passing."""
+    stop = (
+        "[INFO:sockeye.training] Maximum number of not improved checkpoints reached: "
+        "improvement 0.000000 <= 0.000000 over 10 checkpoints"
+    )
+    go = "[INFO:sockeye.training] Sufficient improvement to continue: 0.009170 > 0.000000 over 10 checkpoints"
+    st = _report(tmp_path, [*_body(60), go, stop]).meta.structure
+    assert st is not None and st.ending == "early_stopped"
+    st = _report(tmp_path, [*_body(60), go]).meta.structure
+    assert st is not None and st.ending != "early_stopped"

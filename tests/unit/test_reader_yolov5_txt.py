@@ -62,6 +62,24 @@ def test_a_finished_run_is_read_with_its_plan_and_evaluations(tmp_path: Path) ->
     assert run.evals.height == 10
     assert run.evals["metrics_map_0_5"][3] == pytest.approx(0.315, rel=1e-3)
     assert run.evals["val_box_loss"][0] == pytest.approx(0.05)
+    # the validation loss is written only as its parts: its total is their sum, as train.py's total is
+    assert run.evals["val_loss"][0] == pytest.approx(0.05 + 0.02 + 0.0)
+    assert any("val_loss" in n and "sum of its parts" in n for n in run.meta.notes)
+
+
+def test_val_loss_rising_while_the_train_loss_falls_is_overfitting(tmp_path: Path) -> None:
+    """The summed validation loss is the series LD410 reads: rising from epoch 30 while the training
+    parts keep falling is overfitting; the same run with the validation loss falling to the end is silent."""
+    from logdoctor.detectors.overfitting import OverfittingDetector
+
+    def results(e: int, rise: bool) -> tuple[float, ...]:
+        vbox = 0.05 - 0.02 * min(e, 30) / 30 + (0.0004 * max(0, e - 30) if rise else -0.0001 * max(0, e - 30))
+        return (0.5, 0.4, 0.6, 0.3, vbox, 0.02 - 0.005 * min(e, 30) / 30, 0.0)
+
+    for rise, codes in ((True, ["LD410"]), (False, [])):
+        rows = [_row(e, 100, (0.1 * 0.98**e, 0.03 * 0.99**e, 0.0), results(e, rise)) for e in range(100)]
+        run = pipeline.load(str(_write(tmp_path, rows)))
+        assert [f.code for f in OverfittingDetector().analyze(run).findings] == codes
 
 
 def test_a_run_cut_short_is_stopped_before_its_plan(tmp_path: Path) -> None:

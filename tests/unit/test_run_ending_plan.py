@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from logdoctor import pipeline
 from logdoctor.model import Report, Severity
 from logdoctor.renderers.jsonreport import JsonRenderer
@@ -93,6 +95,24 @@ def test_early_stopping_recognised_from_the_pattern_when_patience_is_stated(tmp_
     assert _ending(_report(tmp_path, _eval_log(best=17, evals=20, patience=None)))[0] == "stopped"
 
 
+def _done_log(best: int, evals: int, head: str | None) -> list[str]:
+    """An eval log with no planned length that ends with Marian's end-of-training line."""
+    lines = _eval_log(best, evals, None)
+    lines = [line.replace("/10000", "") for line in lines]
+    return [*([head] if head else []), *lines, "[2019-03-14 01:49:18] Training finished"]
+
+
+@pytest.mark.parametrize("head", ["[2019-03-11 23:26:12] [config] early-stopping: 3", "marian --early-stopping 3"])
+def test_an_end_line_at_the_stated_patience_is_an_early_stop(tmp_path: Path, head: str) -> None:
+    """Marian prints 'Training finished' however its loop ended: with early stopping stated (its config
+    dump's ``early-stopping: N`` or ``--early-stopping N``) and the best eval exactly N evals before the
+    end, it was the early stop; one eval more or less, or no patience stated, it finished."""
+    ending, source = _ending(_report(tmp_path, _done_log(best=17, evals=20, head=head)))
+    assert ending == "early_stopped" and source is not None and "patience 3" in source
+    assert _ending(_report(tmp_path, _done_log(best=16, evals=20, head=head)))[0] == "finished"
+    assert _ending(_report(tmp_path, _done_log(best=17, evals=20, head=None)))[0] == "finished"
+
+
 def test_a_checkpoint_snapshot_of_trainer_state_is_unknown_not_stopped(tmp_path: Path) -> None:
     history = [{"loss": 2.0 - i / 100, "learning_rate": 1e-4, "epoch": i / 10, "step": i * 10} for i in range(1, 31)]
     state = {"global_step": 300, "max_steps": 1000, "epoch": 3.0, "log_history": history}
@@ -104,6 +124,47 @@ def test_a_checkpoint_snapshot_of_trainer_state_is_unknown_not_stopped(tmp_path:
     path.write_text(json.dumps({**state, "log_history": done}, indent=2))
     report = pipeline.analyze(pipeline.load(str(path)))
     assert _ending(report)[0] == "finished"
+
+
+def _stopped_state(counter: int, patience: int, *, done: bool = True) -> dict[str, object]:
+    """A trainer_state.json of a run that stopped at step 300 of 1000 with the EarlyStoppingCallback
+    state transformers saves (trainer_callback.py EarlyStoppingCallback.state)."""
+    history: list[dict[str, float]] = [
+        {"loss": 2.0 - i / 100, "learning_rate": 1e-4, "epoch": i / 10, "step": i * 10} for i in range(1, 31)
+    ]
+    history += [{"eval_loss": 1.5 + abs(i - 2) / 10, "epoch": i, "step": i * 50} for i in range(1, 7)]
+    history.sort(key=lambda e: e["step"])
+    if done:
+        history.append({"train_runtime": 12.0, "step": 300, "epoch": 3.0})
+    callbacks = {
+        "EarlyStoppingCallback": {
+            "args": {"early_stopping_patience": patience, "early_stopping_threshold": 0.0},
+            "attributes": {"early_stopping_patience_counter": counter},
+        }
+    }
+    return {
+        "global_step": 300,
+        "max_steps": 1000,
+        "epoch": 3.0,
+        "stateful_callbacks": callbacks,
+        "log_history": history,
+    }
+
+
+def test_hf_early_stopping_callback_state_is_an_early_stop(tmp_path: Path) -> None:
+    """HF's EarlyStoppingCallback stops the loop when its counter reaches its patience; the saved state
+    says so, though the log prints no line: early-stopped, not finished (the train_runtime entry) and
+    not a silent stop."""
+    path = tmp_path / "trainer_state.json"
+    path.write_text(json.dumps(_stopped_state(4, 4)))
+    ending, source = _ending(pipeline.analyze(pipeline.load(str(path))))
+    assert ending == "early_stopped" and source is not None and source.startswith("line ")
+    # must not: a counter short of its patience did not stop the run (it ended for another reason)
+    path.write_text(json.dumps(_stopped_state(2, 4)))
+    assert _ending(pipeline.analyze(pipeline.load(str(path))))[0] == "finished"
+    # must not: a snapshot saved during training (no train_runtime entry) has not ended
+    path.write_text(json.dumps(_stopped_state(4, 4, done=False)))
+    assert _ending(pipeline.analyze(pipeline.load(str(path))))[0] == "unknown"
 
 
 def test_json_and_html_say_the_ending_and_the_plan(tmp_path: Path) -> None:

@@ -132,15 +132,36 @@ def state_result(
         notes = (*notes, f"steps per epoch {spe} = global_step / epoch of the saved state")
     total_ok = isinstance(total, int | float) and total > 0
     done = _summary_entry(frame)
+    early = _early_stop(state, done)
     return dataclasses.replace(
         result,
         total_steps=int(total) if total_ok else result.total_steps,  # type: ignore[arg-type]
         steps_per_epoch=spe or result.steps_per_epoch,
         notes=notes,
         config_facts=facts,
-        events=(done,) if done is not None else (),
+        events=tuple(e for e in (early, done) if e is not None),
         snapshot=done is None,
     )
+
+
+def _early_stop(state: Mapping[str, Any], done: LogEvent | None) -> LogEvent | None:
+    """An early-stopping event at the end-of-training entry when the saved ``EarlyStoppingCallback``
+    state says it stopped the loop: its ``early_stopping_patience_counter`` reached its
+    ``early_stopping_patience`` (transformers/trainer_callback.py EarlyStoppingCallback.on_evaluate sets
+    ``control.should_training_stop`` then; its ``state()`` is what ``stateful_callbacks`` holds). None in
+    a state saved during training (no end-of-training entry) or without the callback."""
+    callbacks = state.get("stateful_callbacks")
+    cb = callbacks.get("EarlyStoppingCallback") if isinstance(callbacks, Mapping) else None
+    if done is None or not isinstance(cb, Mapping):
+        return None
+    args, attrs = cb.get("args"), cb.get("attributes")
+    patience = args.get("early_stopping_patience") if isinstance(args, Mapping) else None
+    counter = attrs.get("early_stopping_patience_counter") if isinstance(attrs, Mapping) else None
+    if not (isinstance(patience, int) and isinstance(counter, int) and patience > 0 and counter >= patience):
+        return None
+    sig = BY_NAME["early_stopping"]
+    text = f"stateful_callbacks: EarlyStoppingCallback patience counter {counter} of {patience}"
+    return LogEvent(sig.name, sig.cause, done.line, text, done.line, sig.role)
 
 
 def _summary_entry(frame: pl.DataFrame) -> LogEvent | None:

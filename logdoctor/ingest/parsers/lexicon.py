@@ -6,10 +6,12 @@ from typing import NamedTuple
 
 #: Roles of a signal. A block of FATAL/STOP lines ends the process unless more training follows;
 #: RECOVERED lines say the framework caught a failure and went on (a batch or an epoch lost);
-#: EARLY_STOP and DONE lines say how training loop ended on purpose.
+#: EARLY_STOP and DONE lines say how training loop ended on purpose; a RESTORED line says the trainer
+#: went back to its best checkpoint mid-run (the evaluations after it continue from that model).
 FATAL, STOP, RECOVERED, EARLY_STOP, DONE = "fatal", "stop", "recovered", "early_stop", "done"
+RESTORED = "restored"
 #: Roles whose lines are one event each (counted), not grouped into a failure block.
-PER_LINE = (RECOVERED, EARLY_STOP, DONE)
+PER_LINE = (RECOVERED, EARLY_STOP, DONE, RESTORED)
 
 
 class Signal(NamedTuple):
@@ -51,11 +53,21 @@ SIGNALS: tuple[Signal, ...] = (
         EARLY_STOP,
         r"(?i)\bEpoch \d+: early stopping\b|did not improve in the last \d+ records"
         r"|early stop since valid performance hasn't improved|\[Early stopping\] .{0,80}has not been improved"
-        r"|(?:Stopping|stopped) training early as no improvement observed|Stopping threshold reached",
+        r"|(?:Stopping|stopped) training early as no improvement observed|Stopping threshold reached"
+        r"|Maximum number of not improved checkpoints reached",
         "early stopping: the monitored evaluation stopped improving",
         "keras:keras/src/callbacks/early_stopping.py, lightning/pytorch/callbacks/early_stopping.py, "
+        "sockeye:sockeye/training.py (_determine_convergence, max_num_checkpoint_not_improved), "
         "mmengine:mmengine/hooks/early_stopping_hook.py, fairseq:fairseq_cli/train.py (should_stop_early), "
         "espnet:espnet2/train/reporter.py (check_early_stopping), ultralytics:ultralytics/utils/torch_utils.py",
+    ),
+    Signal(
+        "best_restored",
+        RESTORED,
+        r"Loading model parameters and optimizer states from best checkpoint",
+        "the trainer reloaded its best checkpoint: the evaluations since it had not improved, and it cut the lr",
+        "sockeye:sockeye/training.py (_adjust_learning_rate: an adaptive lr reduced without improvement, "
+        "unless no_reload_on_learning_rate_reduce)",
     ),
     Signal(
         "budget_stop",

@@ -14,7 +14,7 @@ _PREFILTER = (
     "epoch", "checkpoint", "resum", "restor", "running training", "train on ", "training started",
     "accumulation", "optimization steps", "update-interval", "update_interval", "max_update",
     "max_steps", "max_iter", "total generation batches", "continuing training", "will skip the first",
-    "fast-forwarding the dataloader", "patience", "%|",
+    "fast-forwarding the dataloader", "patience", "early-stopping", "%|",
 )  # fmt: skip
 _PREFIX = r"^(?:.{0,120}?\b(?:INFO|WARNING|WARN|DEBUG)\b\]?\s*[-:|]?\s*)?"
 #: Terminal colour codes around a header (Coqui's ``\x1b[4m\x1b[1m > EPOCH: 3/1000\x1b[0m``, rich, loguru).
@@ -59,7 +59,7 @@ _OTHER = (
     r"|continuing training|will skip the first|fast-forwarding"
     r"|update.interval|optimization steps|num epochs|epochs['\"]?\s*[=:]|max_update|max_steps|max_iter"
     r"|total generation batches"
-    r"|patience"
+    r"|patience|early-stopping"
 )
 _METRIC = r"(?i)loss|\bacc|ppl|perplexity"
 _ACCUM = r"(?i)(?:gradient[ _]accumulation[ _]steps|--update[-_]interval)\s*[=:]?\s*(\d+)"
@@ -84,9 +84,14 @@ _NOT_EPOCH_PLAN = r"(?i)total number of epochs|data_efficiency_config|data_sampl
 #: ``max_iter`` is no step budget of the run).
 _CONFIG_PLAN = r"(?:(?i:\bmax_(?:update|steps|iters)['\"]?\s*[=:])|\bMAX_ITER:)\s*([1-9][\d,]*)"
 #: The patience of early stopping in a config dump or on a command line (``early_stopping_patience=3``,
-#: ``'patience': 10``, ``--patience 5``): the evaluations without improvement it waits before stopping
-#: (never an lr scheduler's ``lr_patience``).
-_PATIENCE = r"(?i)(?:\bearly_?stop(?:ping)?_|(?:^|[^\w-])(?:--)?)patience['\"]?\s*[=:]?\s*([1-9]\d*)\b"
+#: ``'patience': 10``, ``--patience 5``; Marian's ``--early-stopping 10`` and its dump's ``[config]
+#: early-stopping: 10``, marian src/common/config_parser.cpp: "Stop if the first validation metric does not
+#: improve for arg consecutive validation steps"): the evaluations without improvement it waits before
+#: stopping (never an lr scheduler's ``lr_patience``).
+_PATIENCE = (
+    r"(?i)(?:(?:\bearly_?stop(?:ping)?_|(?:^|[^\w-])(?:--)?)patience['\"]?\s*[=:]?\s*"
+    r"|(?:^|[^\w-])(?:--)?early-stopping:?\s+)([1-9]\d*)\b"
+)
 #: Batches per epoch stated by a banner (DeepSpeed-Chat ``Total Generation Batches 477``).
 _EPOCH_BATCHES = r"(?i)total (?:generation )?batches\s*[=:]?\s*(\d+)"
 

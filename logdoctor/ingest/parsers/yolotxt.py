@@ -14,6 +14,11 @@ yolov5's own plotter reads the columns back the same way (utils/plots.py ``plot_
 yolodet/api/train.py:75, 264-265, 316) adds the batch counter ``i/n`` after the memory and the lr
 before the image size: 17 columns. ``results`` starts as zeros and stays so on an epoch that ran no
 validation (``--notest``): such a row carries no evaluation.
+
+The validation loss is written only as its parts (``results`` ends with test.py's ``loss[:3]``: box,
+obj, cls from the same ComputeLoss): its total, ``val_loss``, is their sum, as the training total
+is the sum of the training parts (the results.csv of later versions is read the same way, by
+:func:`~logdoctor.ingest.parsers.objective.summed_eval_parts`).
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ EVAL_COLUMNS: tuple[str, ...] = (
     "val_obj_loss",
     "val_cls_loss",
 )
+#: The parts of the validation loss, summed into ``val_loss`` as the trainer sums the training parts.
+VAL_PARTS: tuple[str, ...] = ("val_box_loss", "val_obj_loss", "val_cls_loss")
 #: Training columns of each layout after the ``e/N`` and memory tokens (``None``: a token not kept).
 LAYOUTS: dict[int, tuple[str | None, ...]] = {
     15: ("box_loss", "obj_loss", "cls_loss", LOSS, "labels", "img_size"),
@@ -116,8 +123,12 @@ def _result(frame: pl.DataFrame, lines: int, skipped: int, planned: int | None) 
     """The ParseResult: epochs are the steps (one per epoch), rows with results are evaluations."""
     evaluated = pl.any_horizontal([pl.col(c) != 0 for c in EVAL_COLUMNS])
     evals = frame.filter(evaluated).select(STEP, LINE_NO, *EVAL_COLUMNS)
+    evals = evals.with_columns(pl.sum_horizontal(*VAL_PARTS).alias("val_loss"))
     table = frame.drop(EVAL_COLUMNS).with_columns(pl.col(STEP).cast(pl.Int64), pl.col(LINE_NO).cast(pl.Int64))
     notes = ["YOLOv5 results.txt: one row per epoch; step = epochs done (the row's e/N counts from 0)"]
+    if evals.height:
+        shown = " + ".join(f"`{p}`" for p in VAL_PARTS)
+        notes.append(f"the eval loss `val_loss` analysed is the sum of its parts {shown}")
     if evals.height < frame.height:
         notes.append(f"{frame.height - evals.height} of {frame.height} rows ran no validation (results all 0)")
     return ParseResult(

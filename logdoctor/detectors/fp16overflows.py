@@ -45,6 +45,19 @@ def never_updated(counts: np.ndarray, spans: np.ndarray) -> bool:
     return bool(spans[ok].sum() > MIN_NEVER_UPDATED and np.all(counts[ok] >= spans[ok]))
 
 
+def calibration_end(steps: np.ndarray, window: int = MIN_NEVER_UPDATED) -> int:
+    """The first row whose steps all lie beyond the calibration window: calibration is the start of
+    the run (a dynamic scaler halves from its initial scale at the first steps, at most
+    ``window`` skips even from 2^32 with hysteresis), so an overflow written on a row whose interval
+    (after the previous row's step) begins ``window`` steps or more past the first row is the
+    scale probing after it grew back, not calibration. Row 0 always may hold calibration (its
+    interval reaches back to the run's first step)."""
+    if steps.size < 2:
+        return steps.size
+    late = np.flatnonzero(steps[:-1] - steps[0] >= window)
+    return int(late[0]) + 1 if late.size else steps.size
+
+
 def never_updated_finding(steps: np.ndarray, counts: np.ndarray, spans: np.ndarray, col: str) -> Finding:
     """LD020 at error: every optimizer step the counters (``col``) cover was skipped."""
     ok = np.isfinite(counts) & np.isfinite(spans) & (spans > 0)
@@ -107,7 +120,7 @@ class Fp16OverflowDetector(Analyzer):
         if never_updated(per_scaler, spans):
             return Detection((never_updated_finding(steps, per_scaler, spans, "fp16 overflow lines"),))
         grown = np.flatnonzero(np.nan_to_num(_col(run, REGROWN)) > 0)
-        end = int(grown[0]) if grown.size else steps.size  # first row after calibration
+        end = min(int(grown[0]) if grown.size else steps.size, calibration_end(steps))  # first row after it
         calib, late = hit[hit < end], hit[hit >= end]
         out = [_calibration(run, steps, skips, calib)] if calib.size else []
         if late.size:

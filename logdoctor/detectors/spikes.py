@@ -10,6 +10,7 @@ from logdoctor import codes
 from logdoctor.detectors import robust
 from logdoctor.detectors.base import TOO_FEW_ROWS, Analyzer, Detection
 from logdoctor.detectors.gradspikes import grad_spikes_alone
+from logdoctor.detectors.nanprecursor import MIN_RATIO, nan_precursor
 from logdoctor.detectors.robust import FloatArray, IntArray, Series
 from logdoctor.detectors.shortjump import MIN_RISE, short_jump
 from logdoctor.detectors.spikefind import Spikes, find_spikes, upward_z
@@ -56,6 +57,33 @@ def times(ratio: float) -> str:
     """A ratio with the digits it carries: ``1.61x``, ``218x`` (``773.80x`` over a median printed
     as 0.0005 claims four digits the median does not have)."""
     return f"{ratio:.3g}x" if ratio < 1000 else f"{ratio:,.0f}x"
+
+
+def precursor_spike(run: Run) -> Finding | None:
+    """LD101 for the rise that came before the first non-finite loss (nanprecursor.py), None without one."""
+    p = nan_precursor(run)
+    if p is None:
+        return None
+    what = "the loss" if p.column == LOSS else f"the loss part `{p.column}`"
+    return codes.finding(
+        "LD101",
+        f"Loss spike before the loss turned NaN/inf (step {p.nonfinite_step}): at step {p.step} {what} rose to "
+        f"{p.value:.4g}, {times(p.ratio)} the highest it had been before ({p.highest_before:.4g}); the blow-up "
+        "began while the loss was still a number.",
+        confidence=0.75,
+        first_step=p.step,
+        last_step=p.step,
+        line=p.line or None,
+        evidence={
+            "column": p.column,
+            "step": p.step,
+            "value": p.value,
+            "highest_before": p.highest_before,
+            "ratio": round(p.ratio, 4),
+            "min_ratio": MIN_RATIO,
+            "nonfinite_step": p.nonfinite_step,
+        },
+    )
 
 
 def short_spike(s: Series) -> Finding | None:
@@ -155,6 +183,16 @@ class SpikeDetector(Analyzer):
         In a run reduced to per-block means (logdoctor.ingest.reduce) spikes are sought in the blocks'
         largest losses, where a one-step spike is not averaged away.
         """
+        det = self._analyze(run)
+        pre = precursor_spike(run)
+        if pre is None or any(
+            f.code == "LD101" and (f.first_step or 0) <= (pre.first_step or 0) <= (f.last_step or 0)
+            for f in det.findings
+        ):
+            return det
+        return Detection((*det.findings, pre), det.artifacts)
+
+    def _analyze(self, run: Run) -> Detection:
         s = robust.series(run, LOSS_MAX if LOSS_MAX in run.table.columns else LOSS)
         if s.n < 8:
             short = short_spike(s)

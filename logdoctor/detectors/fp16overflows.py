@@ -45,17 +45,22 @@ def never_updated(counts: np.ndarray, spans: np.ndarray) -> bool:
     return bool(spans[ok].sum() > MIN_NEVER_UPDATED and np.all(counts[ok] >= spans[ok]))
 
 
-def calibration_end(steps: np.ndarray, window: int = MIN_NEVER_UPDATED) -> int:
-    """The first row whose steps all lie beyond the calibration window: calibration is the start of
-    the run (a dynamic scaler halves from its initial scale at the first steps, at most
-    ``window`` skips even from 2^32 with hysteresis), so an overflow written on a row whose interval
-    (after the previous row's step) begins ``window`` steps or more past the first row is the
-    scale probing after it grew back, not calibration. Row 0 always may hold calibration (its
-    interval reaches back to the run's first step)."""
-    if steps.size < 2:
-        return steps.size
-    late = np.flatnonzero(steps[:-1] - steps[0] >= window)
-    return int(late[0]) + 1 if late.size else steps.size
+def calibration_end(steps: np.ndarray, hit: np.ndarray, window: float = NULL_WINDOW) -> int:
+    """The first overflow row that is no calibration, ``steps.size`` when all are.
+
+    Calibration halves the scale from its initial value, one overflow after another; a dynamic
+    scaler grows its scale after ``window`` clean steps. So an overflow that comes after at least
+    ``window`` clean steps (from the run's first row, or the previous overflow's row, to the
+    start of its own row's interval) hit a scale that had grown back: the scaler probing, not
+    calibration. ``window`` is the shortest growth window of common defaults (``NULL_WINDOW``).
+    """
+    clean_from = float(steps[0]) if steps.size else 0.0
+    for h in hit:
+        start = float(steps[h - 1]) if h > 0 else float(steps[0])
+        if start - clean_from >= window:
+            return int(h)
+        clean_from = float(steps[h])
+    return int(steps.size)
 
 
 def never_updated_finding(steps: np.ndarray, counts: np.ndarray, spans: np.ndarray, col: str) -> Finding:
@@ -120,7 +125,7 @@ class Fp16OverflowDetector(Analyzer):
         if never_updated(per_scaler, spans):
             return Detection((never_updated_finding(steps, per_scaler, spans, "fp16 overflow lines"),))
         grown = np.flatnonzero(np.nan_to_num(_col(run, REGROWN)) > 0)
-        end = min(int(grown[0]) if grown.size else steps.size, calibration_end(steps))  # first row after it
+        end = min(int(grown[0]) if grown.size else steps.size, calibration_end(steps, hit, self.window))
         calib, late = hit[hit < end], hit[hit >= end]
         out = [_calibration(run, steps, skips, calib)] if calib.size else []
         if late.size:

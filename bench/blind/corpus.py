@@ -58,7 +58,8 @@ CLASS_CODES: dict[str, tuple[str, ...]] = {
     "stuck_loss": ("LD402", "LD421"),
     "zero_loss": ("LD025", "LD420"),
     "loss_at_chance": ("LD421",),
-    "no_learning": ("LD402", "LD421", "LD605"),
+    # LD413 when the eval score sat at its worst at every evaluation: it never learned what is measured
+    "no_learning": ("LD402", "LD421", "LD605", "LD413"),
     "lr_problem": ("LD601", "LD602", "LD603", "LD605"),
     "degenerate_metric": ("LD007",),  # an eval metric constant at every evaluation (never computed, or perfect)
     "eval_failed": (),  # an evaluation step errored (traceback) and training went on

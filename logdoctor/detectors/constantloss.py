@@ -23,7 +23,8 @@ import numpy as np
 from logdoctor import codes
 from logdoctor.detectors import robust
 from logdoctor.detectors.base import Analyzer, Detection
-from logdoctor.model import LOSS, ConfigFact, Run, Severity
+from logdoctor.detectors.nonfinite import other_objectives
+from logdoctor.model import LOSS, ConfigFact, Finding, Run, Severity
 from logdoctor.options import Option, fraction, int_opt
 
 #: The relative range (max - min over the level) within which a loss is one value: a tenth of the null's smallest.
@@ -43,6 +44,34 @@ def constant_level(values: np.ndarray, max_range: float) -> float | None:
     return level
 
 
+def printed_quantum(value: float) -> float:
+    """The last printed digit's unit of ``value`` as the log wrote it (21.83414 -> 1e-5, 0.0012 -> 1e-4)."""
+    text = repr(float(value))
+    if "e" in text or "E" in text:
+        mant, exp = text.lower().split("e")
+        decimals = len(mant.split(".")[1].rstrip("0")) if "." in mant else 0
+        return 10.0 ** (int(exp) - decimals)
+    frac = text.split(".")[1].rstrip("0") if "." in text else ""
+    return 10.0 ** -len(frac)
+
+
+def frozen_tail(values: np.ndarray, min_rows: int, max_quantum: float) -> int | None:
+    """The first row of the stretch at the end of ``values`` (finite, in row order) that repeats the
+    last value exactly, when it spans at least ``min_rows`` rows and the value carries enough digits
+    that repeating it is no rounding (its printed unit within ``max_quantum`` of it); else None.
+
+    A loss part that repeats one exactly printed value to the end of the run no longer moves: its
+    parameters get no gradient (they or their inputs went NaN, or are frozen), or it is not recomputed.
+    """
+    if values.size < min_rows or values[-1] == 0:
+        return None
+    same = values == values[-1]
+    start = values.size - (int(np.argmin(same[::-1])) if not same.all() else values.size)
+    if values.size - start < min_rows or printed_quantum(float(values[-1])) > max_quantum * abs(float(values[-1])):
+        return None
+    return start
+
+
 def _whole(fact: ConfigFact) -> int | None:
     v = fact.value
     return int(v) if not isinstance(v, str | bool) and v == int(v) and v >= 2 else None
@@ -57,6 +86,13 @@ def uniform_over(run: Run, level: float) -> tuple[int, str, ConfigFact] | None:
     return None
 
 
+#: A loss part is frozen when its last value repeats exactly and the log printed it to this share of
+#: its size or finer. Null (the healthy logs of bench/short_jump_null.py, 219 loss parts): over any
+#: 8 rows, the smallest relative range of a healthy part is 1.3e-3 (a Mask2Former dice loss), so a
+#: part printed to 1e-4 of itself that repeats one value over 8 rows is no noise of a moving loss.
+PART_QUANTUM = 1e-4
+
+
 class ConstantLossDetector(Analyzer):
     """The loss holds one value in every row (within ``max_range`` of it) over at least ``min_rows`` rows."""
 
@@ -68,13 +104,11 @@ class ConstantLossDetector(Analyzer):
         self.max_range = max_range
 
     def analyze(self, run: Run) -> Detection:
-        """At most one finding, over the whole run."""
+        """At most one finding for the loss, over the whole run; else one per loss part frozen to the end."""
         s = robust.series(run, LOSS)
-        if s.n < self.min_rows:
-            return Detection()
-        level = constant_level(s.values, self.max_range)
+        level = constant_level(s.values, self.max_range) if s.n >= self.min_rows else None
         if level is None:
-            return Detection()
+            return Detection(tuple(f for c in other_objectives(run) if (f := self._frozen_part(run, c))))
         spread = float(np.ptp(s.values))
         ev: dict[str, float | int | str] = {
             "level": round(level, 6),
@@ -113,4 +147,39 @@ class ConstantLossDetector(Analyzer):
                     **where,
                 ),
             )
+        )
+
+    def _frozen_part(self, run: Run, col: str) -> Finding | None:
+        """LD402 at warning: the loss part ``col`` repeats one value over its last rows (``frozen_tail``)."""
+        p = robust.series(run, col)
+        start = frozen_tail(p.values, self.min_rows, PART_QUANTUM)
+        if start is None:
+            return None
+        rows, value = p.n - start, float(p.values[-1])
+        whole = start == 0
+        ev: dict[str, float | int | str] = {
+            "column": col,
+            "level": value,
+            "rows": rows,
+            "from_step": int(p.steps[start]),
+            "rows_of_part": p.n,
+            "frozen": 1,
+        }
+        span = (
+            f"every one of its {rows:,} rows"
+            if whole
+            else f"each of its last {rows:,} rows (steps {p.steps[start]:,}-{p.steps[-1]:,})"
+        )
+        moved = "" if whole else f", after moving over the {start:,} before"
+        return codes.finding(
+            "LD402",
+            f"The loss part `{col}` is exactly {value:.10g} in {span}{moved}: that part of the objective never "
+            "moves, so its parameters learn nothing (no gradient reaches them: they or their inputs went "
+            "NaN, or are frozen) or it is not recomputed.",
+            severity=Severity.WARNING,
+            confidence=0.85,
+            first_step=int(p.steps[start]),
+            last_step=int(p.steps[-1]),
+            line=int(p.lines[start]) or None,
+            evidence=ev,
         )

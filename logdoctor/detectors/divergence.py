@@ -10,8 +10,48 @@ from logdoctor import codes
 from logdoctor.detectors import robust
 from logdoctor.detectors.base import TOO_FEW_ROWS, Analyzer, Detection
 from logdoctor.detectors.changepoints import MIN_POINTS as REGIME_ROWS
+from logdoctor.detectors.shortjump import MIN_RISE, short_jump
+from logdoctor.detectors.spikes import times
 from logdoctor.model import LOSS, Finding, Run
 from logdoctor.options import Option, at_least, int_opt, positive
+
+#: Below this many rows the smoothing window (3 rows, mirrored at the ends) hides a blow-up in the
+#: last rows: the short-run jump (shortjump.py) is read as well (the spike detector's minimum).
+SHORT_ROWS = 8
+
+
+def short_divergence(s: robust.Series) -> list[Finding]:
+    """LD002 in a run of fewer than ``SHORT_ROWS`` rows: the loss rose ``MIN_RISE`` times its first value
+    above its lowest point and was still that high at the last row."""
+    j = short_jump(s)
+    if j is None or not j.held:
+        return []
+    v, p, lo = s.values, j.row, j.low_row
+    end = "at the last row of the log" if p == s.n - 1 else f"and was still {v[-1]:.4g} at the last step {s.steps[-1]}"
+    return [
+        codes.finding(
+            "LD002",
+            f"The loss diverged at step {s.steps[p]}: from {v[lo]:.4g} (step {s.steps[lo]}) it rose to {v[p]:.4g} "
+            f"({times(float(v[p] / v[lo]))}; a rise of {times(j.rise)[:-1]} times the first loss, {v[0]:.4g}) {end}. "
+            f"Judged on all {s.n} rows of a run too short for smoothing.",
+            confidence=0.8,
+            first_step=int(s.steps[p]),
+            last_step=int(s.steps[-1]),
+            line=int(s.lines[p]) or None,
+            evidence={
+                "step": int(s.steps[p]),
+                "best_level": float(v[lo]),
+                "best_step": int(s.steps[lo]),
+                "peak_level": float(v[p]),
+                "peak_ratio": round(float(v[p] / v[lo]), 3),
+                "final_level": float(v[-1]),
+                "rise_over_first": round(j.rise, 4),
+                "min_rise": MIN_RISE,
+                "until_end": True,
+                "rows": s.n,
+            },
+        )
+    ]
 
 
 class DivergenceDetector(Analyzer):
@@ -48,7 +88,10 @@ class DivergenceDetector(Analyzer):
     def analyze(self, run: Run) -> Detection:
         """LD002 at the first sustained stretch above ``factor`` x the best level so far."""
         s = robust.series(run, LOSS)
-        return Detection(tuple(self.find(s)), skipped=TOO_FEW_ROWS if s.n < 4 else "")
+        found = self.find(s)
+        if not found and s.n < SHORT_ROWS:
+            found = short_divergence(s)
+        return Detection(tuple(found), skipped=TOO_FEW_ROWS if s.n < 4 and not found else "")
 
     def find(self, s: robust.Series) -> list[Finding]:
         """LD002 in one series (the loss, or a loss with an effect removed: diagnosis/lengthrise.py)."""

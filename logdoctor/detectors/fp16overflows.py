@@ -45,6 +45,24 @@ def never_updated(counts: np.ndarray, spans: np.ndarray) -> bool:
     return bool(spans[ok].sum() > MIN_NEVER_UPDATED and np.all(counts[ok] >= spans[ok]))
 
 
+def calibration_end(steps: np.ndarray, hit: np.ndarray, window: float = NULL_WINDOW) -> int:
+    """The first overflow row that is no calibration, ``steps.size`` when all are.
+
+    Calibration halves the scale from its initial value, one overflow after another; a dynamic
+    scaler grows its scale after ``window`` clean steps. So an overflow that comes after at least
+    ``window`` clean steps (from the run's first row, or the previous overflow's row, to the
+    start of its own row's interval) hit a scale that had grown back: the scaler probing, not
+    calibration. ``window`` is the shortest growth window of common defaults (``NULL_WINDOW``).
+    """
+    clean_from = float(steps[0]) if steps.size else 0.0
+    for h in hit:
+        start = float(steps[h - 1]) if h > 0 else float(steps[0])
+        if start - clean_from >= window:
+            return int(h)
+        clean_from = float(steps[h])
+    return int(steps.size)
+
+
 def never_updated_finding(steps: np.ndarray, counts: np.ndarray, spans: np.ndarray, col: str) -> Finding:
     """LD020 at error: every optimizer step the counters (``col``) cover was skipped."""
     ok = np.isfinite(counts) & np.isfinite(spans) & (spans > 0)
@@ -107,7 +125,7 @@ class Fp16OverflowDetector(Analyzer):
         if never_updated(per_scaler, spans):
             return Detection((never_updated_finding(steps, per_scaler, spans, "fp16 overflow lines"),))
         grown = np.flatnonzero(np.nan_to_num(_col(run, REGROWN)) > 0)
-        end = int(grown[0]) if grown.size else steps.size  # first row after calibration
+        end = min(int(grown[0]) if grown.size else steps.size, calibration_end(steps, hit, self.window))
         calib, late = hit[hit < end], hit[hit >= end]
         out = [_calibration(run, steps, skips, calib)] if calib.size else []
         if late.size:

@@ -10,7 +10,9 @@ from logdoctor import codes
 from logdoctor.detectors import robust
 from logdoctor.detectors.base import TOO_FEW_ROWS, Analyzer, Detection
 from logdoctor.detectors.gradspikes import grad_spikes_alone
+from logdoctor.detectors.nanprecursor import MIN_RATIO, nan_precursor
 from logdoctor.detectors.robust import FloatArray, IntArray, Series
+from logdoctor.detectors.shortjump import MIN_RISE, short_jump
 from logdoctor.detectors.spikefind import Spikes, find_spikes, upward_z
 from logdoctor.detectors.spikenull import chance_coincidence_p, null_count_limit, run_p_value
 from logdoctor.model import GRAD_NORM, LOSS, LOSS_MAX, Finding, Run, Severity
@@ -55,6 +57,63 @@ def times(ratio: float) -> str:
     """A ratio with the digits it carries: ``1.61x``, ``218x`` (``773.80x`` over a median printed
     as 0.0005 claims four digits the median does not have)."""
     return f"{ratio:.3g}x" if ratio < 1000 else f"{ratio:,.0f}x"
+
+
+def precursor_spike(run: Run) -> Finding | None:
+    """LD101 for the rise that came before the first non-finite loss (nanprecursor.py), None without one."""
+    p = nan_precursor(run)
+    if p is None:
+        return None
+    what = "the loss" if p.column == LOSS else f"the loss part `{p.column}`"
+    return codes.finding(
+        "LD101",
+        f"Loss spike before the loss turned NaN/inf (step {p.nonfinite_step}): at step {p.step} {what} rose to "
+        f"{p.value:.4g}, {times(p.ratio)} the highest it had been before ({p.highest_before:.4g}); the blow-up "
+        "began while the loss was still a number.",
+        confidence=0.75,
+        first_step=p.step,
+        last_step=p.step,
+        line=p.line or None,
+        evidence={
+            "column": p.column,
+            "step": p.step,
+            "value": p.value,
+            "highest_before": p.highest_before,
+            "ratio": round(p.ratio, 4),
+            "min_ratio": MIN_RATIO,
+            "nonfinite_step": p.nonfinite_step,
+        },
+    )
+
+
+def short_spike(s: Series) -> Finding | None:
+    """LD101 in a run too short for the rolling statistics: a row that rose ``MIN_RISE`` times the first
+    loss above the lowest loss before it, and the loss came back down by the last row (a jump that
+    holds to the end is divergence's, LD002)."""
+    j = short_jump(s)
+    if j is None or j.held:
+        return None
+    v, p, lo = s.values, j.row, j.low_row
+    return codes.finding(
+        "LD101",
+        f"Loss spike at step {s.steps[p]}: {v[p]:.4g}, {times(float(v[p] / v[lo]))} the {v[lo]:.4g} of step "
+        f"{s.steps[lo]} (a rise of {times(j.rise)[:-1]} times the first loss, {v[0]:.4g}); the loss came back to "
+        f"{v[-1]:.4g} by step {s.steps[-1]}. Judged on all {s.n} rows of a run too short for the rolling statistics.",
+        confidence=0.7,
+        first_step=int(s.steps[p]),
+        last_step=int(s.steps[p]),
+        line=int(s.lines[p]) or None,
+        evidence={
+            "step": int(s.steps[p]),
+            "value": float(v[p]),
+            "low_before": float(v[lo]),
+            "low_step": int(s.steps[lo]),
+            "first_loss": float(v[0]),
+            "rise_over_first": round(j.rise, 4),
+            "min_rise": MIN_RISE,
+            "rows": s.n,
+        },
+    )
 
 
 class SpikeDetector(Analyzer):
@@ -124,9 +183,20 @@ class SpikeDetector(Analyzer):
         In a run reduced to per-block means (logdoctor.ingest.reduce) spikes are sought in the blocks'
         largest losses, where a one-step spike is not averaged away.
         """
+        det = self._analyze(run)
+        pre = precursor_spike(run)
+        if pre is None or any(
+            f.code == "LD101" and (f.first_step or 0) <= (pre.first_step or 0) <= (f.last_step or 0)
+            for f in det.findings
+        ):
+            return det
+        return Detection((*det.findings, pre), det.artifacts)
+
+    def _analyze(self, run: Run) -> Detection:
         s = robust.series(run, LOSS_MAX if LOSS_MAX in run.table.columns else LOSS)
         if s.n < 8:
-            return Detection(skipped=TOO_FEW_ROWS)
+            short = short_spike(s)
+            return Detection((short,)) if short else Detection(skipped=TOO_FEW_ROWS)
         sp = self._find(s)
         alone = grad_spikes_alone(
             run,

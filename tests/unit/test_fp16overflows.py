@@ -110,3 +110,33 @@ def test_megatron_counter_after_the_scale_settled_warns_beyond_the_null() -> Non
     (found,) = MixedPrecisionDetector().analyze(run).findings
     assert found.severity.label == "warning"
     assert found.evidence["skipped_after_calibration"] == 40
+
+
+APEX = "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {}\n"
+
+
+def _apex_log(tmp_path: Path, overflows_before: dict[int, list[float]]) -> Report:
+    """A metric line every 100 iterations (AverageMeter style); ``overflows_before[i]``: the apex
+    overflow lines printed just before row i."""
+    p = tmp_path / "train.log"
+    lines = []
+    for i in range(40):
+        lines += [APEX.format(c) for c in overflows_before.get(i, [])]
+        lines.append(f"step {100 * i} loss {2.0 * np.exp(-i / 15) + 0.5:.4f}\n")
+    p.write_text("".join(lines))
+    return pipeline.analyze(pipeline.load(str(p)))
+
+
+def test_overflows_thousands_of_steps_in_are_not_calibration(tmp_path: Path) -> None:
+    # the scale grew back from its initial value over clean steps and then overflowed: probing (LD024), at info
+    rep = _apex_log(tmp_path, {30: [131072.0], 34: [65536.0]})
+    codes_ = {f.code: f for f in rep.findings if f.code.startswith("LD02")}
+    assert "LD023" not in codes_ and codes_["LD024"].severity.label == "info"
+    assert codes_["LD024"].evidence["skipped_after_calibration"] == 2
+
+
+def test_overflows_at_the_first_rows_stay_calibration(tmp_path: Path) -> None:
+    # must not: the scale halving at the run's first steps (written before rows 0 and 1) is calibration
+    rep = _apex_log(tmp_path, {0: [32768.0, 16384.0], 1: [8192.0]})
+    codes_ = {f.code for f in rep.findings if f.code.startswith("LD02")}
+    assert codes_ == {"LD023"}

@@ -100,3 +100,54 @@ def test_a_long_quiet_run_says_no_problems_found(tmp_path: Path) -> None:
     r = _analyze(tmp_path, [float(x) for x in loss])
     assert not any(f.code == "LD006" for f in r.findings)
     assert r.status == "ok" and headline(r) == (("ok", NO_PROBLEMS),)
+
+
+# A run of 3-7 rows: the jump of a row above the lowest loss before it, over the first loss
+# (detectors/shortjump.py; the healthy null's largest is 0.65 of the first loss).
+
+
+def test_three_rows_ending_on_a_blow_up_diverge(tmp_path: Path) -> None:
+    r = _analyze(tmp_path, [290.7, 256.1, 539100.0])
+    ld002 = next(f for f in r.findings if f.code == "LD002")
+    assert ld002.severity == Severity.ERROR and ld002.first_step == 30
+    assert "256.1" in ld002.message and "last row" in ld002.message
+
+
+def test_five_rows_jumping_and_coming_back_are_a_spike_not_divergence(tmp_path: Path) -> None:
+    r = _analyze(tmp_path, [14.13, 76.77, 31.70, 21.15, 16.97])
+    got = _problems(r)
+    assert got.get("LD101") == Severity.WARNING and "LD002" not in got
+    spike = next(f for f in r.findings if f.code == "LD101")
+    assert spike.first_step == 20 and "76.77" in spike.message
+
+
+def test_a_jump_that_holds_to_the_last_row_of_a_short_run_diverges(tmp_path: Path) -> None:
+    r = _analyze(tmp_path, [3.0, 2.6, 2.4, 9.5, 11.0, 10.4])
+    assert _problems(r).get("LD002") == Severity.ERROR and "LD101" not in _problems(r)
+
+
+@pytest.mark.parametrize(
+    "losses",
+    [
+        [1.92, 1.61, 1.95, 2.44, 2.86, 2.47, 2.29],  # a loss climbing during lr warm-up (the null's largest)
+        [6.93, 8.61, 7.74, 7.28, 7.18, 7.03],  # a first-rows bump that settles
+        [0.043, 0.049, 0.044, 0.045, 0.044, 0.046],  # a fine-tune that starts low and moves little
+        [2.3, 1.4, 1.1, 0.9, 0.8, 0.75, 0.7],  # the epoch-level curve of a healthy run
+        [0.9, 0.02, 0.03, 0.025],  # fell fast, a small rise above a tiny minimum (2x the minimum, 0.01 of the start)
+    ],
+)
+def test_short_healthy_curves_have_no_jump(tmp_path: Path, losses: list[float]) -> None:
+    got = _problems(_analyze(tmp_path, losses))
+    assert "LD101" not in got and "LD002" not in got
+
+
+def test_the_jump_needs_a_positive_loss() -> None:
+    from logdoctor.detectors.robust import Series
+    from logdoctor.detectors.shortjump import short_jump
+
+    steps = np.arange(1, 6)
+    values = np.array([0.2, -0.1, 0.9, 0.1, 0.05])  # a loss that crosses 0 (a reward-like objective)
+    assert short_jump(Series(steps, values, steps, False)) is None
+    positive = np.array([0.2, 0.1, 0.9, 0.1, 0.05])
+    jump = short_jump(Series(steps, positive, steps, True))
+    assert jump is not None and jump.row == 2 and jump.low_row == 1 and not jump.held

@@ -39,11 +39,11 @@ CLASS_CODES: dict[str, tuple[str, ...]] = {
     "oom_recovered": (),
     "nonfinite_skipped": ("LD011", "LD020", "LD024"),
     "skipped_updates": ("LD020", "LD022", "LD024"),
-    "crash": ("LD010",),
+    "crash": ("LD010", "LD014"),  # LD014: a launch crashed and the run was launched again
     "os_kill": ("LD010",),
     "nccl_timeout": ("LD010",),
     "restore_failed": (),
-    "restart": ("LD003", "LD004"),
+    "restart": ("LD003", "LD004", "LD018"),  # LD018: fresh launches appended in one log
     "overfitting": ("LD410", "LD411"),
     "eval_rise": ("LD412", "LD410"),
     "metric_collapse": ("LD401",),

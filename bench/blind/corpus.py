@@ -60,7 +60,8 @@ ENDING_KINDS: dict[str, str] = {
     "finished": "finished",
     "early_stopped": "early_stopped",
     "interrupted": "stopped_by_user",
-    "cancelled": "stopped_by_user",
+    "cancelled": "stopped_by_user",  # a job cancelled with no reason named (scancel)
+    "terminated": "crashed",  # the system's stop (time limit, preemption, SIGTERM): the manifest's os_kill
     "crashed": "crashed",
     "stopped": "stopped_silently",
 }

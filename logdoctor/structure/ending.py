@@ -15,7 +15,8 @@ Events (ingest/parsers/events.py) are read where they stand:
    with no restart after it was caught by the program and says nothing of the run.
 
 The ending, in order: a failure after the last row and before any line saying the loop ended
-(``interrupted`` for Ctrl-C, ``cancelled`` for the scheduler or SIGTERM, else ``crashed`` unless
+(``interrupted`` for Ctrl-C, ``cancelled`` for a job cancelled with no reason named (scancel),
+``terminated`` for the system's stop: a time limit, a preemption, SIGTERM; else ``crashed`` unless
 the plan was reached; a failure after such a line came once training was over); an early-stopping
 line; the plan reached (``finished``); an end-of-training line (``finished``); the plan known and
 not reached (``early_stopped`` when the best evaluation is exactly the stated patience before the
@@ -41,7 +42,12 @@ from logdoctor.structure.launches import split_launches
 #: A failure among the rows that the program caught, read as the recovery it was.
 _CAUGHT = {"cuda_oom": "oom_recovered", "nan_guard": "nonfinite_skipped"}
 #: How each deliberate stop ends a run.
-_STOPS = {"keyboard_interrupt": "interrupted", "time_limit": "cancelled", "terminated": "cancelled"}
+_STOPS = {
+    "keyboard_interrupt": "interrupted",
+    "job_cancelled": "cancelled",
+    "time_limit": "terminated",
+    "terminated": "terminated",
+}
 #: An evaluation loss, the series a patience is counted on.
 EVAL_LOSS = r"(?i)^(?:eval|val|valid|validation|dev|test)[_/ .-]?loss$"
 

@@ -148,19 +148,29 @@ SIGNALS: tuple[Signal, ...] = (
     Signal(
         "time_limit",
         STOP,
-        r"DUE TO TIME LIMIT|CANCELLED AT \S+|CANCELLED DUE TO|DUE TO PREEMPTION",
-        "the job scheduler stopped the job: time limit, cancellation or preemption",
+        r"DUE TO TIME LIMIT|CANCELLED DUE TO|DUE TO PREEMPTION",
+        "the job scheduler stopped the job: its time limit, a preemption or a node failure",
         "slurm:src/slurmd/slurmstepd/req.c (`*** JOB N ON node CANCELLED AT t DUE TO TIME LIMIT ***`)",
+    ),
+    # slurm names no reason when the job's user (or an admin) ran scancel: a person's cancel
+    Signal(
+        "job_cancelled",
+        STOP,
+        r"CANCELLED AT \S+",
+        "the job was cancelled (scancel), with no time limit or preemption named",
+        "slurm:src/slurmd/slurmstepd/req.c (`*** JOB N ON node CANCELLED AT t ***`)",
     ),
     Signal(
         "terminated",
         STOP,
         r"got signal: 15\b|Signal 15 \(SIGTERM\)|\bSIGTERM\b|exitcode\s*:\s*-15\b"
-        r"|Training interrupted \(via signal\)",
-        "the process got SIGTERM: the job scheduler or a person stopped it",
+        r"|Training interrupted \(via signal\)|`Termination signal` is detected by the operating system",
+        "the process got SIGTERM from another process (the job scheduler, a launcher stopping its "
+        "workers, the system); no person is named",
         "torch/distributed/elastic/multiprocessing/api.py (SignalException), "
         "deepspeed:deepspeed/launcher/launch.py, "
-        "marian:src/training/training.h (finished)",
+        "marian:src/training/training.h (finished), "
+        "paddle/fluid/platform/init.cc (SignalHandle: Termination signal is detected by the operating system)",
     ),
     Signal(
         "keyboard_interrupt",

@@ -102,10 +102,12 @@ NEEDS: dict[str, tuple[object, ...]] = {
         ('and', (('or', (('and', (('lit', 'loss is nan', True),)), ('and', (('lit', 'nan loss detected', True),)), ('and', (('lit', 'detected ', True), ('or', (('and', (('lit', 'nan', True),)), ('and', (('lit', 'inf', True),)))))), ('and', (('lit', 'invalid loss, terminating', True),)), ('and', (('lit', 'non-finite loss', True),)), ('and', (('lit', 'FloatingPointError', True),)), ('and', (('lit', 'minimum loss scale reached', True),)), ('and', (('lit', 'loss became infinite or nan', True),)), ('and', (('lit', 'is not finite. Previous best value was', True),)), ('and', (('lit', 'returned nan values in its ', True), ('lit', 'th output', True))))),)),
     '^\\s*Killed\\s*$|[\\]|%]\\s*Killed\\s*$|\\b\\d+ Killed\\s+\\S|oom-kill|Out of memory: Killed process|Signal 9 \\(SIGKILL\\)|SIGKILL|exitcode\\s*:\\s*-9\\b':
         ('and', (('or', (('and', (('lit', 'Killed', False),)), ('and', (('lit', 'Killed', False),)), ('and', (('lit', ' Killed', False),)), ('and', (('lit', 'oom-kill', False),)), ('and', (('lit', 'Out of memory: Killed process', False),)), ('and', (('lit', 'Signal 9 (SIGKILL)', False),)), ('and', (('lit', 'SIGKILL', False),)), ('and', (('lit', 'exitcode', False), ('lit', ':', False), ('lit', '-9', False))))),)),
-    'DUE TO TIME LIMIT|CANCELLED AT \\S+|CANCELLED DUE TO|DUE TO PREEMPTION':
-        ('and', (('or', (('and', (('lit', 'DUE TO TIME LIMIT', False),)), ('and', (('lit', 'CANCELLED AT ', False),)), ('and', (('lit', 'CANCELLED DUE TO', False),)), ('and', (('lit', 'DUE TO PREEMPTION', False),)))),)),
-    'got signal: 15\\b|Signal 15 \\(SIGTERM\\)|\\bSIGTERM\\b|exitcode\\s*:\\s*-15\\b|Training interrupted \\(via signal\\)':
-        ('and', (('or', (('and', (('lit', 'got signal: 15', False),)), ('and', (('lit', 'Signal 15 (SIGTERM)', False),)), ('and', (('lit', 'SIGTERM', False),)), ('and', (('lit', 'exitcode', False), ('lit', ':', False), ('lit', '-15', False))), ('and', (('lit', 'Training interrupted (via signal)', False),)))),)),
+    'DUE TO TIME LIMIT|CANCELLED DUE TO|DUE TO PREEMPTION':
+        ('and', (('or', (('and', (('lit', 'DUE TO TIME LIMIT', False),)), ('and', (('lit', 'CANCELLED DUE TO', False),)), ('and', (('lit', 'DUE TO PREEMPTION', False),)))),)),
+    'CANCELLED AT \\S+':
+        ('and', (('lit', 'CANCELLED AT ', False),)),
+    'got signal: 15\\b|Signal 15 \\(SIGTERM\\)|\\bSIGTERM\\b|exitcode\\s*:\\s*-15\\b|Training interrupted \\(via signal\\)|`Termination signal` is detected by the operating system':
+        ('and', (('or', (('and', (('lit', 'got signal: 15', False),)), ('and', (('lit', 'Signal 15 (SIGTERM)', False),)), ('and', (('lit', 'SIGTERM', False),)), ('and', (('lit', 'exitcode', False), ('lit', ':', False), ('lit', '-15', False))), ('and', (('lit', 'Training interrupted (via signal)', False),)), ('and', (('lit', '`Termination signal` is detected by the operating system', False),)))),)),
     '^\\s*KeyboardInterrupt\\b|\\^C.*Traceback|Detected KeyboardInterrupt, attempting graceful shutdown':
         ('and', (('or', (('and', (('lit', 'KeyboardInterrupt', False),)), ('and', (('lit', '^C', False), ('lit', 'Traceback', False))), ('and', (('lit', 'Detected KeyboardInterrupt, attempting graceful shutdown', False),)))),)),
     '^[A-Za-z_][\\w.]*(?:Error|Exception|Exit)\\b:?':

@@ -105,13 +105,13 @@ _ENDED = {"stopped": "stopped before its plan", "early_stopped": "early-stopped"
 
 
 def _launch_words(n: int, run: Run) -> str:
-    """``launch 2 (lines 120-480, steps 19-493): crashed at line 481``: one launch of an appended log."""
+    """``launch 2 (lines 120-480, 25 rows): crashed at line 481``: one launch of an appended log
+    (its steps are in the report's list of runs: a step of another launch is not this run's)."""
     st = run.meta.structure
     lines = run.table[LINE_NO] if LINE_NO in run.table.columns and run.table.height else None
     where = [f"lines {int(lines.min()):,}-{int(lines.max()):,}"] if lines is not None else []  # type: ignore[arg-type]
-    if st is not None and st.first_step is not None and st.last_step is not None:
-        where.append(f"steps {st.first_step:,}-{st.last_step:,}")
-    said = f"launch {n}" + (f" ({', '.join(where)})" if where else "")
+    where.append(f"{run.table.height:,} rows")
+    said = f"launch {n} ({', '.join(where)})"
     if st is None:
         return said
     ended = _ENDED.get(st.ending, st.ending)
@@ -134,6 +134,7 @@ def launches_finding(run: Run) -> Finding | None:
         f"its step counter again; this report is launch {len(parts)}'s, each earlier one is analysed "
         f"on its own: {listed}.",
         first_step=run.meta.structure.first_step if run.meta.structure else None,
+        last_step=run.meta.structure.first_step if run.meta.structure else None,
         line=first_lines[-1] if first_lines else None,
         evidence={
             "launches": len(parts),

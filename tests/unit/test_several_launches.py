@@ -32,8 +32,8 @@ def test_launches_appended_in_a_text_log_are_listed(tmp_path: Path) -> None:
     (f,) = _ld018(report)
     assert f.severity is Severity.INFO and report.status == "ok"  # a relaunch by itself is no fault
     assert f.evidence["launches"] == 3
-    assert "launch 1 (lines 2-21, steps 19-399)" in f.message
-    assert "launch 2 (lines 23-32, steps 19-199)" in f.message
+    assert "launch 1 (lines 2-21, 20 rows)" in f.message
+    assert "launch 2 (lines 23-32, 10 rows)" in f.message
     assert "this report is launch 3's" in f.message
     for part in report.earlier_runs:  # an earlier launch's own analysis does not list the launches again
         assert "LD018" not in {x.code for x in part.findings}

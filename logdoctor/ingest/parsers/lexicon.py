@@ -90,11 +90,11 @@ SIGNALS: tuple[Signal, ...] = (
         FATAL,
         r"Can't find a valid checkpoint at|Unable to find latest file at"
         r"|Cannot load model parameters from checkpoint"
-        r"|Error\(s\) in loading state_dict for",
+        r"|Error\(s\) in loading state_dict for|The passed save_path is not a valid checkpoint",
         "a checkpoint could not be restored",
         "transformers/trainer.py (_load_from_checkpoint), deepspeed:deepspeed/runtime/engine.py "
         "(load_checkpoint), fairseq:fairseq/trainer.py (load_checkpoint), torch/nn/modules/module.py "
-        "(load_state_dict)",
+        "(load_state_dict), tensorflow/python/training/saver.py (Saver.restore)",
     ),
     Signal(
         "cuda_oom",

@@ -42,7 +42,7 @@ CLASS_CODES: dict[str, tuple[str, ...]] = {
     "crash": ("LD010", "LD014"),  # LD014: a launch crashed and the run was launched again
     "os_kill": ("LD010",),
     "nccl_timeout": ("LD010",),
-    "restore_failed": (),
+    "restore_failed": ("LD015",),  # LD015: a checkpoint could not be restored
     "restart": ("LD003", "LD004", "LD018"),  # LD018: fresh launches appended in one log
     "overfitting": ("LD410", "LD411"),
     "eval_rise": ("LD412", "LD410"),

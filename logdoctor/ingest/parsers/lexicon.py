@@ -145,6 +145,17 @@ SIGNALS: tuple[Signal, ...] = (
         "bash (job status `Killed`), slurm:src/slurmd/slurmstepd (oom-kill event), "
         "torch/distributed/elastic/multiprocessing/errors/__init__.py (Signal 9)",
     ),
+    # the shell names the fatal signal a job died on (``line 3:  3904 Aborted  (core dumped) python
+    # train.py``): a native crash (a C++ abort or assertion, memory corruption, a segfault)
+    Signal(
+        "signal_death",
+        FATAL,
+        r"\b(?:Aborted|Segmentation fault|Bus error|Floating point exception|Illegal instruction)\s*\(core dumped\)"
+        r"|\b\d+ (?:Aborted|Segmentation fault|Bus error|Floating point exception|Illegal instruction)\s+\S"
+        r"|^\s*(?:Aborted|Segmentation fault|Bus error)\s*$",
+        "the process died on a fatal signal (SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL): a native crash",
+        "bash: siglist.c (signal names) and jobs.c (job status, `(core dumped)`)",
+    ),
     Signal(
         "time_limit",
         STOP,

@@ -297,7 +297,9 @@ class TextParser(Parser):
             lossless_steps=_lossless_steps(lossless),
             lossless_rows=lossless,
             events=scan_events(
-                events_in, table[LINE_NO].to_numpy() if LINE_NO in table.columns else None, markers.run_headers
+                events_in,
+                table[LINE_NO].to_numpy() if LINE_NO in table.columns else None,
+                markers.run_headers,
             ),
             config_facts=classes,
             step_from_order=from_order,

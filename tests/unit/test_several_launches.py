@@ -118,3 +118,13 @@ def test_a_counter_from_zero_counts_one_more_step_per_epoch(tmp_path: Path) -> N
     assert not [f for f in report.findings if f.code in ("LD003", "LD005", "LD018")]
     st = report.meta.structure
     assert st is not None and st.last_step == 651 + 650
+
+
+def test_a_metrics_file_resumed_at_a_checkpoint_is_one_launch_resumed(tmp_path: Path) -> None:
+    """The iteration back to a checkpoint's (4999 after 6219), not to the file's first: a resume (LD003)."""
+    rows = [{"iteration": k, "total_loss": 3 - k / 8000, "lr": 1e-4} for k in range(19, 6220, 20)]
+    rows += [{"iteration": k, "total_loss": 3 - k / 8000, "lr": 1e-4} for k in range(4999, 9000, 20)]
+    report = _report(tmp_path, [json.dumps(r) for r in rows], "metrics.json")
+    assert not _ld018(report)
+    (f,) = [f for f in report.findings if f.code == "LD003"]
+    assert f.evidence["resumes"] == 1

@@ -55,3 +55,38 @@ def test_banners_of_one_healthy_launch_raise_nothing(tmp_path: Path) -> None:
     report = _report(tmp_path, [*BANNER, *_steps(50, 5000)])
     assert report.status == "ok"
     assert not [f for f in report.findings if f.code in ("LD010", "LD014", "LD015", "LD018")]
+
+
+def test_a_dataloader_workers_reraised_traceback_is_the_same_failure() -> None:
+    """torch/_utils.py ExceptionWrapper.reraise: ``Caught ValueError in DataLoader worker process 0.``
+    then the worker's ``Original Traceback``: one failure, one event."""
+    text = [
+        "Traceback (most recent call last):",
+        '  File "train_loop.py", line 155, in train',
+        "ValueError: Caught ValueError in DataLoader worker process 0.",
+        "Original Traceback (most recent call last):",
+        '  File "worker.py", line 351, in _worker_loop',
+        "ValueError: too many dimensions 'Boxes'",
+    ]
+    lines = pl.DataFrame({"line_no": list(range(1, len(text) + 1)), "line": text})
+    (e,) = scan_events(lines)
+    assert e.kind == "exception" and e.line == 6 and e.block_line == 1
+
+
+def _launch(config_lines: int, crash: bool) -> list[str]:
+    banner = ["detectron2 INFO: Rank of current process: 0. World size: 1", "detectron2 INFO: Environment info:"]
+    config = [f"  OPTION_{k}: value_{k % 7}_{'x' * (k % 5)}" for k in range(config_lines)]
+    tail = ["Traceback (most recent call last):", "ValueError: too many dimensions 'Boxes'"] if crash else []
+    return [*banner, "sys.platform                     linux", *config, *tail]
+
+
+def test_a_relaunch_after_a_long_config_dump_is_seen() -> None:
+    """The launch banner is more than the window of lines before the crash (a long config dump):
+    the start-up lines at the process's start, printed again after the failure, say it started again."""
+    text = [*_launch(900, crash=True), *_launch(900, crash=False)]
+    lines = pl.DataFrame({"line_no": list(range(1, len(text) + 1)), "line": text})
+    (e,) = scan_events(lines)
+    assert e.relaunched
+    alone = [*_launch(900, crash=True), *[f"evaluating batch {k}" for k in range(50)]]
+    (e,) = scan_events(pl.DataFrame({"line_no": list(range(1, len(alone) + 1)), "line": alone}))
+    assert not e.relaunched

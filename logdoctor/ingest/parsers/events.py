@@ -31,6 +31,11 @@ _PATTERNS = [s.pattern for s in SIGNALS] + [TRACEBACK, CHAINED]
 _ANY = "|".join(f"(?:{p})" for p in _PATTERNS)
 _BLOCK_KINDS = [s for s in SIGNALS if s.role in (FATAL, STOP)]
 
+#: A DataLoader worker's traceback that the main process re-raises (torch/_utils.py ExceptionWrapper:
+#: ``Caught ValueError in DataLoader worker process 0.`` then ``Original Traceback (most recent call
+#: last):``): the same failure, not another process's.
+WORKER_TRACEBACK = r"^\s*Original Traceback \(most recent call last\)"
+
 #: One matched line: (line number, text, its signal or None for a traceback's or a chain's line).
 Hit = tuple[int, str, Signal | None]
 
@@ -81,13 +86,20 @@ def _closes(hit: Hit) -> bool:
 def _blocks(hits: list[Hit], rows: np.ndarray, headers: np.ndarray) -> list[list[Hit]]:
     """Hits within ``BLOCK_GAP`` lines of each other and with no training row or run header
     (``headers``: a new process's banner) between them; a traceback that opens right after another
-    one closed (no chaining words between) is another failure, of another process."""
+    one closed (no chaining words between, not a worker's re-raised traceback) is another failure,
+    of another process."""
     blocks: list[list[Hit]] = []
     at = [h[0] for h in hits]
     before = np.searchsorted(rows, at) if rows.size else np.zeros(len(hits), dtype=int)
     started = np.searchsorted(headers, at) if headers.size else np.zeros(len(hits), dtype=int)
     for i, hit in enumerate(hits):
-        again = _opens(hit) and bool(blocks) and _closes(blocks[-1][-1]) and any(_opens(h) for h in blocks[-1])
+        again = (
+            _opens(hit)
+            and not re.search(WORKER_TRACEBACK, hit[1])
+            and bool(blocks)
+            and _closes(blocks[-1][-1])
+            and any(_opens(h) for h in blocks[-1])
+        )
         again = again or (i > 0 and started[i] != started[i - 1])
         if blocks and hit[0] - blocks[-1][-1][0] <= BLOCK_GAP and before[i] == before[i - 1] and not again:
             blocks[-1].append(hit)

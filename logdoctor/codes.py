@@ -155,6 +155,16 @@ _RULES: tuple[Rule, ...] = (
         "Nothing to fix: the checkpoint at the best evaluation is the one to keep.",
     ),
     Rule(
+        "LD018",
+        "several-launches",
+        Severity.INFO,
+        "The log holds several launches of training appended one after another (the step counter "
+        "starts again where the log began): each launch is analysed on its own, and the report is the "
+        "last one's; a launch's crash stays its own (LD010, LD014).",
+        "Nothing to fix by itself; check that each relaunch was meant, and give each launch its own log "
+        "(or resume from a checkpoint) to keep their curves apart.",
+    ),
+    Rule(
         "LD011",
         "nonfinite-grad-norm",
         Severity.WARNING,

@@ -257,8 +257,8 @@ class LogEvent:
 
     Attributes:
         kind: the lexicon class: ``cuda_oom``, ``nccl_timeout``, ``dataloader_killed``, ``killed``,
-            ``nan_guard``, ``no_update``, ``restore_failed``, ``time_limit``, ``terminated`` (SIGTERM),
-            ``keyboard_interrupt``, ``exception`` (any other Python traceback); per line:
+            ``nan_guard``, ``no_update``, ``restore_failed``, ``time_limit``, ``job_cancelled``,
+            ``terminated`` (SIGTERM), ``keyboard_interrupt``, ``exception`` (any other Python traceback); per line:
             ``oom_recovered``, ``nonfinite_skipped``, ``early_stopping``, ``training_done``.
         cause: the plain cause in words ("the GPU ran out of memory").
         line: 1-based line of the log that says it (the exception line of a traceback).
@@ -310,7 +310,8 @@ class RunStructure:
         events: the run's other failure events (recoveries, crashes followed by more training,
             early-stopping and end-of-training lines), in file order.
         ending: how the run ended against its plan: ``finished``, ``early_stopped``,
-            ``interrupted`` (Ctrl-C), ``cancelled`` (the scheduler or SIGTERM), ``crashed``,
+            ``interrupted`` (Ctrl-C), ``cancelled`` (a job cancelled, no reason named: scancel),
+            ``terminated`` (the system's stop: a time limit, a preemption, SIGTERM), ``crashed``,
             ``stopped`` (before its plan, with no message), ``running`` (a log still being
             followed) or ``unknown`` (no plan and no message); ending_source: what says so.
         launches: the failures that ended launches without a training row, written on this run's

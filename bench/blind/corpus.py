@@ -47,11 +47,11 @@ CLASS_CODES: dict[str, tuple[str, ...]] = {
     "oom_recovered": ("LD012",),
     "nonfinite_skipped": ("LD011", "LD013", "LD020", "LD024"),
     "skipped_updates": ("LD020", "LD022", "LD024"),
-    "crash": ("LD010",),
+    "crash": ("LD010", "LD014"),  # LD014: a launch crashed and the run was launched again
     "os_kill": ("LD010",),
     "nccl_timeout": ("LD010",),
-    "restore_failed": ("LD015",),
-    "restart": ("LD003", "LD004"),
+    "restore_failed": ("LD015",),  # LD015: a checkpoint could not be restored
+    "restart": ("LD003", "LD004", "LD018"),  # LD018: fresh launches appended in one log
     "overfitting": ("LD410", "LD411"),
     "eval_rise": ("LD412", "LD410"),
     "metric_collapse": ("LD401", "LD413"),
@@ -70,7 +70,8 @@ ENDING_KINDS: dict[str, str] = {
     "finished": "finished",
     "early_stopped": "early_stopped",
     "interrupted": "stopped_by_user",
-    "cancelled": "stopped_by_user",
+    "cancelled": "stopped_by_user",  # a job cancelled with no reason named (scancel)
+    "terminated": "crashed",  # the system's stop (time limit, preemption, SIGTERM): the manifest's os_kill
     "crashed": "crashed",
     "stopped": "stopped_silently",
 }

@@ -1,4 +1,5 @@
-"""How the run ended against its plan: a crash (LD010), a silent stop before it (LD016), early stopping (LD017)."""
+"""How the run ended against its plan: a crash (LD010), a silent stop before it (LD016), early stopping (LD017);
+the launches appended before it, each with its ending (LD018)."""
 
 from __future__ import annotations
 
@@ -99,9 +100,54 @@ def launch_finding(e: LogEvent) -> Finding:
     )
 
 
+#: A launch's ending in words (RunStructure.ending); an ending not listed is said as it is.
+_ENDED = {"stopped": "stopped before its plan", "early_stopped": "early-stopped", "unknown": "its ending unknown"}
+
+
+def _launch_words(n: int, run: Run) -> str:
+    """``launch 2 (lines 120-480, 25 rows): crashed at line 481``: one launch of an appended log
+    (its steps are in the report's list of runs: a step of another launch is not this run's)."""
+    st = run.meta.structure
+    lines = run.table[LINE_NO] if LINE_NO in run.table.columns and run.table.height else None
+    where = [f"lines {int(lines.min()):,}-{int(lines.max()):,}"] if lines is not None else []  # type: ignore[arg-type]
+    where.append(f"{run.table.height:,} rows")
+    said = f"launch {n} ({', '.join(where)})"
+    if st is None:
+        return said
+    ended = _ENDED.get(st.ending, st.ending)
+    at = f" at line {st.failure.line}" if st.failure is not None else ""
+    return f"{said}: {ended}{at}"
+
+
+def launches_finding(run: Run) -> Finding | None:
+    """LD018 when the log holds fresh launches appended before this run (structure cut them:
+    structure/appended.py, a step counter back where the log began or a run header printed
+    again); each launch listed with its lines, steps and ending. None for a log of one launch."""
+    if not run.earlier:
+        return None
+    parts = (*run.earlier, run)
+    listed = "; ".join(_launch_words(i, r) for i, r in enumerate(parts, 1))
+    first_lines = [int(r.table[LINE_NO].min()) for r in parts[1:] if LINE_NO in r.table.columns and r.table.height]  # type: ignore[arg-type]
+    return codes.finding(
+        "LD018",
+        f"The log holds {len(parts)} launches of training appended one after another, each starting "
+        f"its step counter again; this report is launch {len(parts)}'s, each earlier one is analysed "
+        f"on its own: {listed}.",
+        first_step=run.meta.structure.first_step if run.meta.structure else None,
+        last_step=run.meta.structure.first_step if run.meta.structure else None,
+        line=first_lines[-1] if first_lines else None,
+        evidence={
+            "launches": len(parts),
+            "launch_lines": ",".join(str(x) for x in first_lines),
+            "endings": ",".join(r.meta.structure.ending if r.meta.structure else "" for r in parts),
+        },
+    )
+
+
 class EndingDetector(Analyzer):
     """LD010 when the log names why the run stopped after its last training row; LD016 when it
-    stopped before its plan with no message; LD017 when early stopping ended it."""
+    stopped before its plan with no message; LD017 when early stopping ended it; LD018 when
+    launches were appended before it."""
 
     name = "ending"
 
@@ -113,6 +159,8 @@ class EndingDetector(Analyzer):
         out = [_failure(run, st, st.failure)] if st.failure is not None else []
         later = [e for e in st.launches if e.step is not None]  # launched again, died before a step
         out += [launch_finding(later[-1])] if later else []
+        several = launches_finding(run)
+        out += [several] if several is not None else []
         if st.ending == "stopped":
             out.append(_stopped(st))
         if st.ending == "early_stopped":

@@ -14,7 +14,12 @@ from logdoctor.model import LINE_NO, STEP, Finding, LogEvent, Report, Run, RunPa
 #: in the report rather than listed (the smallest minimum among the too-short analyzer's).
 TOO_SHORT_ROWS = min(MINIMUM_ROWS.values())
 #: How a launch that logged no step ended, by its failure's kind (structure/ending.py's words).
-_STOPPED = {"keyboard_interrupt": "interrupted", "time_limit": "cancelled", "terminated": "cancelled"}
+_STOPPED = {
+    "keyboard_interrupt": "interrupted",
+    "job_cancelled": "cancelled",
+    "time_limit": "terminated",
+    "terminated": "terminated",
+}
 
 
 def _line_span(run: Run) -> tuple[int | None, int | None]:

@@ -53,7 +53,7 @@ from logdoctor.samplerfacts import SamplerProfile, Spread
 #:       chain, the walk, padding and tokens per batch, recurrence against chance, the priced fix);
 #:       absent from a report on a log.
 #:       Also (compatible) ``structure.ending`` (finished | early_stopped | interrupted | cancelled |
-#:       crashed | stopped | running | unknown) and ``ending_source`` (``line N``, ``planned column``...),
+#:       terminated | crashed | stopped | running | unknown) and ``ending_source`` (``line N``, ``planned column``...),
 #:       ``planned_epochs``/``planned_epochs_source``/``last_epoch``, ``failure`` (the event that ended
 #:       the run: ``{kind, role, line, block_line, text, cause}``) and ``events`` (the run's other
 #:       failure events, same fields). ``runs`` items add ``ending``/``ending_source``, and list each

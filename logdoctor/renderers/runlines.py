@@ -10,7 +10,11 @@ from logdoctor.model import Report, RunPart
 from logdoctor.structure.ending import source_words
 
 #: How a launch that logged no step ended, in words.
-_NO_STEP_ENDINGS = {"interrupted": "stopped by hand (Ctrl-C)", "cancelled": "stopped by the scheduler or SIGTERM"}
+_NO_STEP_ENDINGS = {
+    "interrupted": "stopped by hand (Ctrl-C)",
+    "cancelled": "cancelled (scancel, no reason named)",
+    "terminated": "stopped by the system (a time limit, preemption or SIGTERM)",
+}
 
 
 def run_label(p: RunPart) -> str:

@@ -30,7 +30,7 @@ from logdoctor.structure.appended import backward_steps, earlier_segments, last_
 from logdoctor.structure.counters import decumulate, degenerate_columns, is_failure_counter
 from logdoctor.structure.ending import Plan, judge, place_events, with_ending
 from logdoctor.structure.epochcut import unfinished_epoch
-from logdoctor.structure.epochs import infer_steps_per_epoch, plan
+from logdoctor.structure.epochs import infer_steps_per_epoch, passed_budget, plan
 from logdoctor.structure.evals import place_evals
 from logdoctor.structure.layout import describe
 from logdoctor.structure.resolve import resolve
@@ -208,6 +208,8 @@ def build_run(
     table, running = deaverage(table, notes)
     spe, spe_source = _steps_per_epoch(table, steps_per_epoch, result.steps_per_epoch, how, notes)
     planned, planned_source, spe, epoch_source, spe_source = plan(result, spe, epoch_source, spe_source, notes)
+    if passed_budget(planned, planned_source, table, notes) is None:
+        planned, planned_source = None, None
     restarts = restarts_of(result, resume_lines, clock[1], fell[1])
     if restarts and len(restarts) != len(counts["resume_steps"]):  # type: ignore[arg-type]
         counts["resume_steps"] = tuple(r.step for r in restarts)

@@ -2,7 +2,9 @@
 
 Events (ingest/parsers/events.py) are read where they stand:
 
-1. The failure or stop printed after the run's last training row ended it (``failure``).
+1. The failure or stop printed after the run's last training row ended it (``failure``); so did one
+   printed between its last two rows when the last is at most one logging interval on (the
+   trainer's exit hook wrote the pending row after logging the exception: detectron2).
 2. A failure block among the rows (or before the first), followed by a restart before the next
    row (a resume line, a run header, a first row that starts again), is a launch that crashed and
    was launched again. A checkpoint that could not be found, said without a traceback after the
@@ -13,7 +15,8 @@ Events (ingest/parsers/events.py) are read where they stand:
    with no restart after it was caught by the program and says nothing of the run.
 
 The ending, in order: a failure after the last row and before any line saying the loop ended
-(``interrupted`` for Ctrl-C, ``cancelled`` for the scheduler or SIGTERM, else ``crashed`` unless
+(``interrupted`` for Ctrl-C, ``cancelled`` for a job cancelled with no reason named (scancel),
+``terminated`` for the system's stop: a time limit, a preemption, SIGTERM; else ``crashed`` unless
 the plan was reached; a failure after such a line came once training was over); an early-stopping
 line; the plan reached (``finished``); an end-of-training line (``finished``, or ``early_stopped``
 when the best evaluation is exactly the stated patience before the end); the plan known and
@@ -42,7 +45,12 @@ from logdoctor.vocab import Direction
 #: A failure among the rows that the program caught, read as the recovery it was.
 _CAUGHT = {"cuda_oom": "oom_recovered", "nan_guard": "nonfinite_skipped"}
 #: How each deliberate stop ends a run.
-_STOPS = {"keyboard_interrupt": "interrupted", "time_limit": "cancelled", "terminated": "cancelled"}
+_STOPS = {
+    "keyboard_interrupt": "interrupted",
+    "job_cancelled": "cancelled",
+    "time_limit": "terminated",
+    "terminated": "terminated",
+}
 #: An evaluation loss, the series a patience is counted on.
 EVAL_LOSS = r"(?i)^(?:eval|val|valid|validation|dev|test)[_/ .-]?loss$"
 
@@ -96,6 +104,27 @@ def _caught(e: LogEvent) -> LogEvent | None:
     return dataclasses.replace(e, kind=sig.name, role=RECOVERED, cause=f"{sig.cause} (the error was caught)")
 
 
+def _last_before_exit(
+    fails: tuple[LogEvent, ...], lines: np.ndarray, steps: np.ndarray, restarts: tuple[int, ...]
+) -> int:
+    """The line of the run's last row before it failed: the row above a failure block that stands
+    between the last two rows when the last row is at most one logging interval on and no restart
+    comes between (the trainer logged the exception, then its exit hook wrote the pending row:
+    detectron2's ``TrainerBase.train`` logs ``Exception during training`` and ``finally`` runs
+    ``after_train``, whose writer flushes the last metrics and whose timer prints the training
+    speed); else the last row's line."""
+    if lines.size < 3:
+        return int(lines[-1])
+    prev, end = int(lines[-2]), int(lines[-1])
+    gaps = np.diff(steps)
+    stride = float(np.median(gaps[gaps > 0])) if (gaps > 0).any() else 0.0
+    between = [e for e in fails if prev < e.block_line and e.line < end]
+    restarted = any(prev < r <= end for r in restarts)
+    if between and not restarted and 0 < steps[-1] - steps[-2] <= stride:
+        return prev
+    return end
+
+
 def place_events(events: tuple[LogEvent, ...], rows: pl.DataFrame, restarts: tuple[int, ...]) -> Placed:
     """Read a run's events where they stand (module rules 1-3), each with the step of the last
     training row above it.
@@ -109,14 +138,15 @@ def place_events(events: tuple[LogEvent, ...], rows: pl.DataFrame, restarts: tup
         return Placed(ending_after(events, 0), ())
     rows = rows.select(LINE_NO, STEP).drop_nulls().sort(LINE_NO)
     lines, steps = rows[LINE_NO].to_numpy(), rows[STEP].to_numpy()
-    sides = split_launches(failures(events), int(lines[0]), int(lines[-1]), restarts)
-    failure = ending_after(sides.own, int(lines[-1]))
+    last = _last_before_exit(failures(events), lines, steps, restarts)
+    sides = split_launches(failures(events), int(lines[0]), last, restarts)
+    failure = ending_after(sides.own, last)
     taken = {e.line for e in (*sides.before, *sides.after)}
     out: list[LogEvent] = []
     for e in events:
         at = int(np.searchsorted(lines, e.line))
         e = dataclasses.replace(e, step=int(steps[at - 1]) if at else None)
-        if e.role in (FATAL, STOP) and (e.line > lines[-1] or e.line in taken):
+        if e.role in (FATAL, STOP) and (e.line > last or e.line in taken):
             continue
         if e.role not in (FATAL, STOP):
             out.append(e)

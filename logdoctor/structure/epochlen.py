@@ -13,7 +13,7 @@ beside it (``cum. examples``, ``global_step``) tells where the epoch ended:
 
 Each run of the log (a restart: the counter goes back) gets its own length: appended runs may read
 different data. A run without such a boundary takes the length measured in the run before it (a
-resume continues it), else the largest per-epoch step of the whole log, a lower bound.
+resume continues it), else the largest per-epoch step of the whole log (one more for a counter from 0), a lower bound.
 """
 
 from __future__ import annotations
@@ -84,12 +84,18 @@ def run_length(run: pl.DataFrame) -> EpochLength:
         if lengths:
             kind = "global_counter" if math.isclose(b, 1.0) and "step" in col.lower() else "cumulative_counter"
             return EpochLength(int(np.median(lengths)), kind, col, b)
-    return EpochLength(int(np.nanmax(step)), "largest_step")
+    return EpochLength(_largest(step), "largest_step")
+
+
+def _largest(step: np.ndarray) -> int:
+    """The lower bound of an epoch's steps: its largest per-epoch step, one more when the counter
+    starts at 0 (``Step 0/6501`` ... ``Step 6500/6501`` counted 6,501 steps)."""
+    return int(np.nanmax(step)) + (1 if np.nanmin(step) == 0 else 0)
 
 
 def run_lengths(table: pl.DataFrame, run: np.ndarray) -> list[EpochLength]:
     """The epoch length of each run (``run``: the run index of each row, 0, 1, ...)."""
-    largest = int(table[STEP].max())  # type: ignore[arg-type]
+    largest = _largest(table[STEP].to_numpy().astype(float))
     out: list[EpochLength] = []
     for r in range(int(run.max()) + 1 if run.size else 0):
         got = run_length(table.filter(pl.Series(run == r)))

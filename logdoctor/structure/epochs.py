@@ -85,3 +85,18 @@ def _stated_by(source: str | None) -> str:
     """Where planned steps made of planned epochs were read: the epoch headers and config dumps of the
     log itself are its ``header``; an arguments file beside it is named."""
     return source if source in SIDECARS else "header"
+
+
+def passed_budget(planned: int | None, source: str | None, table: pl.DataFrame, notes: list[str]) -> int | None:
+    """``planned`` unless it came from a config dump and the run's own rows pass it by more than one
+    logging interval: a training loop stops at its step budget, so such a value budgets something
+    else (keithito Tacotron's ``max_iters``, the decoder's step limit at inference), not the run."""
+    if not planned or source != "config" or STEP not in table.columns or table.height < 2:
+        return planned
+    step = np.unique(table[STEP].drop_nulls().to_numpy())
+    gaps = np.diff(step)
+    every = float(np.median(gaps)) if gaps.size else 1.0
+    if step[-1] <= planned + every:
+        return planned
+    notes.append(f"the config dump's {planned} is not the run's planned steps: its rows go on to step {int(step[-1])}")
+    return None

@@ -83,6 +83,15 @@ def two_level_steps(table: pl.DataFrame, samples: int | None = None) -> pl.DataF
     return out.filter(pl.col(STEP).is_not_null())
 
 
+def _next_epoch_from_start(ep: np.ndarray, step: np.ndarray, up: np.ndarray) -> bool:
+    """One epoch change is a per-epoch counter only when the epoch never falls, rises by exactly
+    one there, and the step goes back to where the log's first epoch began counting (``epoch 2,
+    iter 50`` after ``epoch 1, iter 7300``): a fresh launch starts again at the log's first epoch,
+    and a resume keeps its checkpoint's step, so neither reads so."""
+    at = int(np.flatnonzero(up)[0]) + 1
+    return bool(np.all(np.diff(ep) >= 0) and ep[at] - ep[at - 1] == 1 and step[at] <= step[0])
+
+
 def per_epoch_counter(table: pl.DataFrame) -> tuple[pl.DataFrame, EpochLength] | None:
     """Global steps when the step counts within the epoch (``epoch 3, iter 1000``): the step goes
     back wherever the epoch goes up. Steps per epoch of each run appended to the log: from a
@@ -95,7 +104,9 @@ def per_epoch_counter(table: pl.DataFrame) -> tuple[pl.DataFrame, EpochLength] |
     if not np.all(np.isfinite(ep)) or np.any(ep != np.round(ep)):
         return None
     up = np.diff(ep) > 0
-    if up.sum() < 2 or (np.diff(step)[up] < 0).mean() < 0.9:
+    if up.sum() < 1 or (np.diff(step)[up] < 0).mean() < 0.9:
+        return None
+    if up.sum() == 1 and not _next_epoch_from_start(ep, step, up):
         return None
     back = (np.diff(ep) < 0) | ((np.diff(ep) == 0) & (np.diff(step) <= 0))
     run = np.concatenate(([0], np.cumsum(back)))

@@ -106,7 +106,23 @@ def test_a_crash_then_a_relaunch_is_a_warning_and_a_caught_traceback_is_nothing(
         (
             ["slurmstepd: error: *** JOB 42221 ON clr1247 CANCELLED AT 2022-04-14T16:20:46 DUE TO TIME LIMIT ***"],
             "time_limit",
+            "terminated",
+            Severity.INFO,
+        ),
+        (  # slurm names no reason for scancel: the job's user cancelled it
+            ["slurmstepd: error: *** JOB 167438 ON gpu12 CANCELLED AT 2023-03-02T10:11:12 ***"],
+            "job_cancelled",
             "cancelled",
+            Severity.INFO,
+        ),
+        (  # Paddle's SignalHandle: SIGTERM from another process (here its launcher), no person named
+            [
+                "Error Message Summary:",
+                "FatalError: `Termination signal` is detected by the operating system.",
+                "  [SignalInfo: *** SIGTERM (@0x182d35) received by PID 1584514 (TID 0x7f2f) from PID 1584437 ***]",
+            ],
+            "terminated",
+            "terminated",
             Severity.INFO,
         ),
         (

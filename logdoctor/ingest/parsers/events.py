@@ -31,6 +31,11 @@ _PATTERNS = [s.pattern for s in SIGNALS] + [TRACEBACK, CHAINED]
 _ANY = "|".join(f"(?:{p})" for p in _PATTERNS)
 _BLOCK_KINDS = [s for s in SIGNALS if s.role in (FATAL, STOP)]
 
+#: A DataLoader worker's traceback that the main process re-raises (torch/_utils.py ExceptionWrapper:
+#: ``Caught ValueError in DataLoader worker process 0.`` then ``Original Traceback (most recent call
+#: last):``): the same failure, not another process's.
+WORKER_TRACEBACK = r"^\s*Original Traceback \(most recent call last\)"
+
 #: One matched line: (line number, text, its signal or None for a traceback's or a chain's line).
 Hit = tuple[int, str, Signal | None]
 
@@ -78,14 +83,24 @@ def _closes(hit: Hit) -> bool:
     return hit[2] is not None and hit[2].role in (FATAL, STOP)
 
 
-def _blocks(hits: list[Hit], rows: np.ndarray) -> list[list[Hit]]:
-    """Hits within ``BLOCK_GAP`` lines of each other and with no training row between them; a
-    traceback that opens right after another one closed (no chaining words between) is another
-    failure, of another process."""
+def _blocks(hits: list[Hit], rows: np.ndarray, headers: np.ndarray) -> list[list[Hit]]:
+    """Hits within ``BLOCK_GAP`` lines of each other and with no training row or run header
+    (``headers``: a new process's banner) between them; a traceback that opens right after another
+    one closed (no chaining words between, not a worker's re-raised traceback) is another failure,
+    of another process."""
     blocks: list[list[Hit]] = []
-    before = np.searchsorted(rows, [h[0] for h in hits]) if rows.size else np.zeros(len(hits), dtype=int)
+    at = [h[0] for h in hits]
+    before = np.searchsorted(rows, at) if rows.size else np.zeros(len(hits), dtype=int)
+    started = np.searchsorted(headers, at) if headers.size else np.zeros(len(hits), dtype=int)
     for i, hit in enumerate(hits):
-        again = _opens(hit) and bool(blocks) and _closes(blocks[-1][-1]) and any(_opens(h) for h in blocks[-1])
+        again = (
+            _opens(hit)
+            and not re.search(WORKER_TRACEBACK, hit[1])
+            and bool(blocks)
+            and _closes(blocks[-1][-1])
+            and any(_opens(h) for h in blocks[-1])
+        )
+        again = again or (i > 0 and started[i] != started[i - 1])
         if blocks and hit[0] - blocks[-1][-1][0] <= BLOCK_GAP and before[i] == before[i - 1] and not again:
             blocks[-1].append(hit)
         else:
@@ -93,14 +108,17 @@ def _blocks(hits: list[Hit], rows: np.ndarray) -> list[list[Hit]]:
     return blocks
 
 
-def scan_events(lines: pl.DataFrame, rows: np.ndarray | None = None) -> tuple[LogEvent, ...]:
+def scan_events(
+    lines: pl.DataFrame, rows: np.ndarray | None = None, headers: tuple[int, ...] = ()
+) -> tuple[LogEvent, ...]:
     """Every failure event of a text log (columns ``line_no`` and ``line``), in file order.
 
     A line of a per-line class (a recovery, early stopping, the end of training) is one event.
     Lines that name a failure or a stop (or open a traceback), within ``BLOCK_GAP`` lines of each
     other and with no training row (``rows``: their line numbers, sorted) between them, are one
-    block, and each block states one event (``_block_event``). Which event ended which run, and
-    what one inside a run means, is structure's decision.
+    block (a run header, ``headers``: a new process's banner, starts another), and each block
+    states one event (``_block_event``). Which event ended which run, and what one inside a run
+    means, is structure's decision.
     """
     if lines.height == 0 or LINE not in lines.columns:
         return ()
@@ -112,7 +130,7 @@ def scan_events(lines: pl.DataFrame, rows: np.ndarray | None = None) -> tuple[Lo
     out: list[LogEvent] = []
     ended: list[tuple[LogEvent, int]] = []
     rows = np.sort(rows) if rows is not None else np.empty(0, dtype=np.int64)
-    for block in _blocks(hits, rows):
+    for block in _blocks(hits, rows, np.asarray(sorted(headers), dtype=np.int64)):
         out += [_event(s, n, t, n) for n, t, s in block if s is not None and s.role in PER_LINE]
         ev = _block_event(block)
         ended += [(ev, block[-1][0])] if ev is not None else []

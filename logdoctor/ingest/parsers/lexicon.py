@@ -102,11 +102,11 @@ SIGNALS: tuple[Signal, ...] = (
         FATAL,
         r"Can't find a valid checkpoint at|Unable to find latest file at"
         r"|Cannot load model parameters from checkpoint"
-        r"|Error\(s\) in loading state_dict for",
+        r"|Error\(s\) in loading state_dict for|The passed save_path is not a valid checkpoint",
         "a checkpoint could not be restored",
         "transformers/trainer.py (_load_from_checkpoint), deepspeed:deepspeed/runtime/engine.py "
         "(load_checkpoint), fairseq:fairseq/trainer.py (load_checkpoint), torch/nn/modules/module.py "
-        "(load_state_dict)",
+        "(load_state_dict), tensorflow/python/training/saver.py (Saver.restore)",
     ),
     Signal(
         "cuda_oom",
@@ -157,22 +157,43 @@ SIGNALS: tuple[Signal, ...] = (
         "bash (job status `Killed`), slurm:src/slurmd/slurmstepd (oom-kill event), "
         "torch/distributed/elastic/multiprocessing/errors/__init__.py (Signal 9)",
     ),
+    # the shell names the fatal signal a job died on (``line 3:  3904 Aborted  (core dumped) python
+    # train.py``): a native crash (a C++ abort or assertion, memory corruption, a segfault)
+    Signal(
+        "signal_death",
+        FATAL,
+        r"\b(?:Aborted|Segmentation fault|Bus error|Floating point exception|Illegal instruction)\s*\(core dumped\)"
+        r"|\b\d+ (?:Aborted|Segmentation fault|Bus error|Floating point exception|Illegal instruction)\s+\S"
+        r"|^\s*(?:Aborted|Segmentation fault|Bus error)\s*$",
+        "the process died on a fatal signal (SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL): a native crash",
+        "bash: siglist.c (signal names) and jobs.c (job status, `(core dumped)`)",
+    ),
     Signal(
         "time_limit",
         STOP,
-        r"DUE TO TIME LIMIT|CANCELLED AT \S+|CANCELLED DUE TO|DUE TO PREEMPTION",
-        "the job scheduler stopped the job: time limit, cancellation or preemption",
+        r"DUE TO TIME LIMIT|CANCELLED DUE TO|DUE TO PREEMPTION",
+        "the job scheduler stopped the job: its time limit, a preemption or a node failure",
         "slurm:src/slurmd/slurmstepd/req.c (`*** JOB N ON node CANCELLED AT t DUE TO TIME LIMIT ***`)",
+    ),
+    # slurm names no reason when the job's user (or an admin) ran scancel: a person's cancel
+    Signal(
+        "job_cancelled",
+        STOP,
+        r"CANCELLED AT \S+",
+        "the job was cancelled (scancel), with no time limit or preemption named",
+        "slurm:src/slurmd/slurmstepd/req.c (`*** JOB N ON node CANCELLED AT t ***`)",
     ),
     Signal(
         "terminated",
         STOP,
         r"got signal: 15\b|Signal 15 \(SIGTERM\)|\bSIGTERM\b|exitcode\s*:\s*-15\b"
-        r"|Training interrupted \(via signal\)",
-        "the process got SIGTERM: the job scheduler or a person stopped it",
+        r"|Training interrupted \(via signal\)|`Termination signal` is detected by the operating system",
+        "the process got SIGTERM from another process (the job scheduler, a launcher stopping its "
+        "workers, the system); no person is named",
         "torch/distributed/elastic/multiprocessing/api.py (SignalException), "
         "deepspeed:deepspeed/launcher/launch.py, "
-        "marian:src/training/training.h (finished)",
+        "marian:src/training/training.h (finished), "
+        "paddle/fluid/platform/init.cc (SignalHandle: Termination signal is detected by the operating system)",
     ),
     Signal(
         "keyboard_interrupt",

@@ -11,7 +11,7 @@ from logdoctor.ingest.parsers.screen import Lines
 
 #: Cheap prefilter (Aho-Corasick, any case): only lines holding one of these are looked at closely.
 _PREFILTER = (
-    "epoch", "checkpoint", "resum", "restor", "running training", "train on ", "training started",
+    "epoch", "checkpoint", "resum", "restor", "running training", "train on ", "training started", "training run",
     "accumulation", "optimization steps", "update-interval", "update_interval", "max_update",
     "max_steps", "max_iter", "total generation batches", "continuing training", "will skip the first",
     "fast-forwarding the dataloader", "patience", "early-stopping", "%|",
@@ -51,11 +51,12 @@ _RESUME_STEP = (
 )
 #: Checkpoint lines that are no resume: pretrained weight shards, saving.
 NOT_RESUME = r"(?i)checkpoint shards|checkpoints? (?:saved|to)\b|saving|unable|not found|could not|no checkpoint"
-#: A new run's header: HF ``***** Running training *****``, Keras ``Train on 58 samples``.
-RUN_HEADER = r"(?i)\*+\s*running training\s*\*+|^\s*train on \d+ samples"
+#: A new run's header: HF ``***** Running training *****``, Keras ``Train on 58 samples``, keithito
+#: Tacotron's ``Starting new training run`` (util/infolog.py ``init``: ``Starting new %s training run``).
+RUN_HEADER = r"(?i)\*+\s*running training\s*\*+|^\s*train on \d+ samples|^\s*starting new (?:\S+ )?training run\s*$"
 #: Lines other than epoch markers worth a closer look (resume, run header, plan).
 _OTHER = (
-    r"(?i)checkpoint|resum|restor|running training|train on \d|training started|accumulation"
+    r"(?i)checkpoint|resum|restor|running training|train on \d|training started|training run|accumulation"
     r"|continuing training|will skip the first|fast-forwarding"
     r"|update.interval|optimization steps|num epochs|epochs['\"]?\s*[=:]|max_update|max_steps|max_iter"
     r"|total generation batches"

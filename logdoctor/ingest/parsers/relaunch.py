@@ -25,9 +25,10 @@ def _once(frame: pl.DataFrame) -> set[str]:
 
 def relaunched(lines: pl.DataFrame, rows: np.ndarray, spans: list[tuple[int, int]]) -> list[bool]:
     """Per failure block (``spans``: its first and last line, file order): True when at least
-    ``MIN_REPEATED`` distinct lines, each printed once in the ``WINDOW`` lines before the block
-    (after the previous block), are each printed once again in the ``WINDOW`` lines after it
-    (before the next block): the program started again. Training rows (``rows``) are not start-up lines."""
+    ``MIN_REPEATED`` distinct lines, each printed once in the ``WINDOW`` lines before the block or
+    in the first ``WINDOW`` lines after the previous block (the log's start for the first), are
+    each printed once again in the ``WINDOW`` lines after it (before the next block): the program
+    started again. Training rows (``rows``) are not start-up lines."""
     if not spans:
         return []
     norm = lines.select(pl.col(LINE_NO), pl.col(LINE).str.strip_chars().str.replace_all(r"\d+", "0").alias("n")).filter(
@@ -37,10 +38,13 @@ def relaunched(lines: pl.DataFrame, rows: np.ndarray, spans: list[tuple[int, int
     )
     out = []
     for i, (first, last) in enumerate(spans):
-        lo = max(first - WINDOW, spans[i - 1][1] + 1 if i else 0)
+        start = spans[i - 1][1] + 1 if i else 0  # where this process's lines began, at the latest
+        lo = max(first - WINDOW, start)
         hi = min(last + WINDOW, spans[i + 1][0] - 1 if i + 1 < len(spans) else last + WINDOW)
         line = pl.col(LINE_NO)
-        before = _once(norm.filter((line >= lo) & (line < first)))
+        # its start-up lines: the last WINDOW lines before the block and the first WINDOW after
+        # its start (a long config dump puts the banner more than WINDOW lines before a crash)
+        before = _once(norm.filter(((line >= lo) | (line < start + WINDOW)) & (line >= start) & (line < first)))
         after = _once(norm.filter((line > last) & (line <= hi)))
         out.append(len(before & after) >= MIN_REPEATED)
     return out

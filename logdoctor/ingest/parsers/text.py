@@ -296,7 +296,11 @@ class TextParser(Parser):
             steps_in_batches=in_batches,
             lossless_steps=_lossless_steps(lossless),
             lossless_rows=lossless,
-            events=scan_events(events_in, table[LINE_NO].to_numpy() if LINE_NO in table.columns else None),
+            events=scan_events(
+                events_in,
+                table[LINE_NO].to_numpy() if LINE_NO in table.columns else None,
+                markers.run_headers,
+            ),
             config_facts=classes,
             step_from_order=from_order,
             planned_source="column" if total is not None else ("header" if markers.planned_steps else None),

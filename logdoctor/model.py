@@ -298,7 +298,8 @@ class RunStructure:
         steps_per_epoch: optimizer steps per epoch; epoch_source: where epochs were read;
             steps_per_epoch_source: where the number was read (``given``, ``stated``,
             ``cumulative_counter`` / ``global_counter``: a running total beside a per-epoch step counter,
-            ``largest_step``: a lower bound, ``epoch_changes``, ``planned_over_epochs``).
+            ``largest_step``: a lower bound, ``stated_total``: the counter's printed ``s/N``,
+            ``epoch_changes``, ``planned_over_epochs``).
         restarts: each restart, in file order.
         metrics / eval_metrics: sorted names of training metric columns / eval series.
         duplicates: records written twice and dropped.

@@ -345,6 +345,7 @@ _COUNTER_LENGTHS = {
     "cumulative_counter": " and the running total beside it",
     "global_counter": " and the global step beside it",
     "largest_step": "; its largest value, a lower bound",
+    "stated_total": "; the total it prints (s/N)",
 }
 
 

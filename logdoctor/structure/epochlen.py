@@ -36,7 +36,7 @@ class EpochLength:
     """Steps in each epoch of one run, and where the number was read."""
 
     steps: int
-    source: str  # "cumulative_counter" | "global_counter" | "largest_step"
+    source: str  # "cumulative_counter" | "global_counter" | "largest_step" | "stated_total"
     column: str | None = None
     rate: float | None = None
 
@@ -93,21 +93,36 @@ def _largest(step: np.ndarray) -> int:
     return int(np.nanmax(step)) + (1 if np.nanmin(step) == 0 else 0)
 
 
-def run_lengths(table: pl.DataFrame, run: np.ndarray) -> list[EpochLength]:
-    """The epoch length of each run (``run``: the run index of each row, 0, 1, ...)."""
-    largest = _largest(table[STEP].to_numpy().astype(float))
+def _stated(step: np.ndarray, largest: int, stated: int | None) -> EpochLength | None:
+    """The counter's own total (``Step 390/400``) as the epoch's length, when the largest step seen
+    falls short of it by less than two logging intervals (a global plan is far larger)."""
+    if not stated or stated < largest:
+        return None
+    gaps = np.diff(np.unique(step[np.isfinite(step)]))
+    every = float(np.median(gaps)) if gaps.size else 1.0
+    return EpochLength(stated, "stated_total") if stated - largest < 2 * every else None
+
+
+def run_lengths(table: pl.DataFrame, run: np.ndarray, stated: int | None = None) -> list[EpochLength]:
+    """The epoch length of each run (``run``: the run index of each row, 0, 1, ...); ``stated``: the
+    total the step counter prints beside each step (``s/N``), if any."""
+    steps = table[STEP].to_numpy().astype(float)
+    largest = _largest(steps)
+    fallback = _stated(steps, largest, stated) or EpochLength(largest, "largest_step")
     out: list[EpochLength] = []
     for r in range(int(run.max()) + 1 if run.size else 0):
         got = run_length(table.filter(pl.Series(run == r)))
         if got.column is None:
             before = [x for x in out if x.column is not None]
-            got = before[-1] if before else EpochLength(largest, "largest_step")
+            got = before[-1] if before else fallback
         out.append(got)
     return out
 
 
 def describe_length(length: EpochLength) -> str:
     """One note saying where the steps per epoch of a per-epoch counter came from."""
+    if length.source == "stated_total":
+        return f"steps per epoch {length.steps}: the total the per-epoch step counter prints (s/{length.steps})"
     if length.column is None:
         return (
             f"steps per epoch {length.steps}: the largest per-epoch step seen, a lower bound (a counter "

@@ -92,7 +92,7 @@ def _next_epoch_from_start(ep: np.ndarray, step: np.ndarray, up: np.ndarray) -> 
     return bool(np.all(np.diff(ep) >= 0) and ep[at] - ep[at - 1] == 1 and step[at] <= step[0])
 
 
-def per_epoch_counter(table: pl.DataFrame) -> tuple[pl.DataFrame, EpochLength] | None:
+def per_epoch_counter(table: pl.DataFrame, stated: int | None = None) -> tuple[pl.DataFrame, EpochLength] | None:
     """Global steps when the step counts within the epoch (``epoch 3, iter 1000``): the step goes
     back wherever the epoch goes up. Steps per epoch of each run appended to the log: from a
     running total beside the counter, else the largest per-epoch step (epochlen.py); the last
@@ -111,7 +111,7 @@ def per_epoch_counter(table: pl.DataFrame) -> tuple[pl.DataFrame, EpochLength] |
     back = (np.diff(ep) < 0) | ((np.diff(ep) == 0) & (np.diff(step) <= 0))
     run = np.concatenate(([0], np.cumsum(back)))
     spe = np.zeros(step.size)
-    lengths = run_lengths(table, run)
+    lengths = run_lengths(table, run, stated)
     for r, length in enumerate(lengths):
         spe[run == r] = length.steps
     glob = (ep - ep.min()) * spe + step
@@ -229,7 +229,7 @@ def _place(
     marked = epochs_from_markers(table, markers)
     if marked is not None:
         table, source = marked, markers.epoch_source
-    inner = per_epoch_counter(table) if STEP in table.columns and not from_order else None
+    inner = per_epoch_counter(table, planned) if STEP in table.columns and not from_order else None
     if inner is not None:
         note = "the step counts within each epoch: global step = epoch x steps per epoch + step"
         return Placed(inner[0], "two_level", (*notes, note, describe_length(inner[1])), False, inner[1])

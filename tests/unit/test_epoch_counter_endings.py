@@ -43,3 +43,37 @@ def test_the_plans_last_epoch_done_is_finished(tmp_path: Path, plan_line: str) -
     # must not: the last row at [12][200/200] finished the run
     st = _mmdet(tmp_path, plan_line, 12, 200).run.meta.structure
     assert st is not None and st.ending == "finished", (st.ending, st.ending_source, st.last_epoch)
+
+
+def _custom_loop(tmp_path: Path, header: list[str], epochs_run: int) -> Report:
+    """A custom loop that prints ``Epoch e | Step s/N``: its counter restarts every epoch and N is
+    one epoch's length (a public GPT-2 LoRA loop prints exactly this)."""
+    lines = [*header]
+    k = 0
+    for e in range(epochs_run):
+        for s in range(0, 400, 10):
+            k += 1
+            loss = 2.0 * np.exp(-k / 30) + 0.5
+            lines.append(
+                f"INFO:__main__:Epoch {e} | Step {s:4d}/400 | Loss: {loss:.4f} | PPL: {np.exp(loss):.2f} | "
+                f"LR: 1.50e-04 | Grad: 0.300 | Time: 0.520s"
+            )
+        lines.append(f"INFO:__main__:Epoch {e} completed in 4729.23s | Avg Loss: {loss:.4f}")
+    p = tmp_path / "train.log"
+    p.write_text("\n".join(lines) + "\n")
+    return pipeline.analyze(pipeline.load(str(p)))
+
+
+def test_a_per_epoch_counters_total_is_one_epoch_not_the_run(tmp_path: Path) -> None:
+    """Without planned epochs the run's plan is unknown: never "400 planned, reached 799"."""
+    st = _custom_loop(tmp_path, [], 2).run.meta.structure
+    assert st is not None and st.planned is None, (st.planned, st.planned_source)
+
+
+@pytest.mark.parametrize(("epochs_run", "ending"), [(3, "finished"), (2, "stopped")])
+def test_a_per_epoch_counters_total_times_the_planned_epochs_is_the_plan(
+    tmp_path: Path, epochs_run: int, ending: str
+) -> None:
+    st = _custom_loop(tmp_path, ["INFO:__main__:  epochs: 3"], epochs_run).run.meta.structure
+    assert st is not None and st.planned == 1200, (st.planned, st.planned_source)
+    assert st.ending == ending, (st.ending, st.ending_source)

@@ -24,8 +24,8 @@ from logdoctor.ingest.parsers.overflows import (
     scan_overflows,
     scan_skip_counters,
 )
-from logdoctor.ingest.parsers.recordorder import number_by_order
 from logdoctor.ingest.parsers.ranks import keep_rank, rank_note, rank_tags
+from logdoctor.ingest.parsers.recordorder import number_by_order
 from logdoctor.ingest.parsers.records import drop_summaries
 from logdoctor.ingest.parsers.samestep import merge_shapes, tag_shapes
 from logdoctor.ingest.parsers.screen import Lines

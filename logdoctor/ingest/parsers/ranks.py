@@ -16,7 +16,6 @@ its own spelling (the group is the rank):
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,7 +28,7 @@ TAGS = (
     r"^\[[A-Za-z_]*(\d{1,5})\]:",
     r"^\[\d+,(\d{1,5})\]<std(?:out|err)>:",
     r"^(\d{1,4}): ",
-    r"^.{0,120}?\[[\w./-]+:\d+\] \((\d{1,5})/\d{1,5}\) ",
+    r"\[[\w./-]+:\d+\] \((\d{1,5})/\d{1,5}\) ",
 )
 #: The tags as printed (for the note), without what comes before icefall's ``(r/w)``.
 _SPELLED = (
@@ -38,10 +37,9 @@ _SPELLED = (
     r"^\d{1,4}:",
     r"\(\d{1,5}/\d{1,5}\)",
 )
-#: Any tag, on the raw bytes: a log without one is never split into lines here.
-_ANY = re.compile(
-    rb"(?m)^(?:\[[A-Za-z_]*\d{1,5}\]:|\[\d+,\d{1,5}\]<std(?:out|err)>:|\d{1,4}: )|:\d+\] \(\d{1,5}/\d{1,5}\) "
-)
+#: Literal text of every tag (``]:``, ``]<std``, icefall's ``] (``, srun's ``0: ``/``1: `` at a line
+#: start), found by a byte search: a log without any is never split into lines here.
+_LITERALS = (b"]:", b"]<std", b"] (", b"\n0: ", b"\n1: ")
 #: Each rank tags at least this many lines on average: a number before a colon that each line
 #: holds once (a step printed as ``120: loss 2.1``) is no rank.
 MIN_LINES_PER_RANK = 2
@@ -68,10 +66,11 @@ def rank_tags(data: bytes) -> RankTags | None:
     """The rank of every tagged line when two or more ranks write the log, interleaved; None for a
     log of one rank, an untagged log, or numbers before a colon that only rise (an epoch or step
     prefix, each block of lines after the last)."""
-    if _ANY.search(data) is None:
+    if not any(t in data for t in _LITERALS) and not data.startswith((b"0: ", b"1: ")):
         return None
-    lines = read_lines(data).unique(LINE_NO, keep="first", maintain_order=True)
     line = pl.col(LINE)
+    lines = read_lines(data).unique(LINE_NO, keep="first", maintain_order=True)
+    lines = lines.filter(line.str.contains("|".join(f"(?:{p})" for p in TAGS)))
     found = lines.select(
         LINE_NO,
         pl.coalesce([line.str.extract(p, 1) for p in TAGS]).cast(pl.Int64, strict=False).alias("rank"),

@@ -57,8 +57,9 @@ _RULES: tuple[Rule, ...] = (
         "LD005",
         "nonmonotonic-steps",
         Severity.WARNING,
-        "Step numbers went backwards without a recognisable resume (interleaved ranks or files?).",
-        "Log one rank only, or give each rank its own file.",
+        "Step numbers went backwards without a recognisable resume (two writers of one file?).",
+        "Find what wrote the steps again (a relaunch appending without a resume line, two runs sharing a "
+        "file) and give each its own file.",
     ),
     Rule(
         "LD006",

@@ -15,6 +15,24 @@ from logdoctor.options import Option, at_least, int_opt, positive
 from logdoctor.structure.counters import degenerate_columns, is_failure_counter
 
 _MAD_SCALE = 1.4826
+#: Columns that name the process that wrote a record.
+RANK_COLUMNS = ("rank", "global_rank", "local_rank", "process_index")
+#: Share of the steps written again with other values for the log to have several writers of every
+#: step (ranks): a relaunch repeats a stretch, not nearly all of the run.
+EVERY_STEP = 0.9
+
+
+def several_ranks(run: Run) -> str | None:
+    """What says several ranks wrote the rows: a rank column with two or more values, or nearly
+    every step written again with other values (the ranks' own losses); None otherwise."""
+    for col in RANK_COLUMNS:
+        if col in run.table.columns and (k := run.table[col].drop_nulls().n_unique()) >= 2:
+            return f"the records name {k} {col}s"
+    if run.n_steps and run.meta.repeated_steps >= EVERY_STEP * run.n_steps:
+        return f"{run.meta.repeated_steps} of {run.n_steps} steps were written again with other values"
+    return None
+
+
 #: Formats whose records are file lines (the others count records: tracker history, events).
 LINE_FORMATS = frozenset({"text", "jsonl", "csv"})
 
@@ -186,6 +204,7 @@ class IntegrityDetector(Analyzer):
         n, same = run.meta.nonmonotonic_steps, run.meta.repeated_steps
         if not n:
             return []
+        several = several_ranks(run)
         what = f"went backwards {n - same} time(s)" if n > same else ""
         if same:
             what += f"{' and ' if what else ''}repeated the step just before (other values) {same} time(s)"
@@ -195,6 +214,7 @@ class IntegrityDetector(Analyzer):
                 f"Step numbers {what} without a recognisable resume (identical records counted apart); "
                 "the rows were sorted by step and a repeated step keeps its last write.",
                 evidence={"nonmonotonic_steps": n, "repeated_steps": same, "steps": run.n_steps},
+                **({"hint": f"{several}: log one rank only, or give each rank its own file."} if several else {}),
             )
         ]
 

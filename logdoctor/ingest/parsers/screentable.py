@@ -34,11 +34,11 @@ NEEDS: dict[str, tuple[object, ...]] = {
         ('and', (('lit', '-', False), ('and', (('lit', '.', False),)))),
     '([A-Za-z])@(\\d{1,2})(\\s*[:=]?\\s*[-+]?\\d)':
         ('and', (('lit', '@', False),)),
-    '^(?:\\[rank\\d+\\]:\\s?|\\d{1,4}:\\s)':
-        ('and', (('or', (('and', (('lit', '[rank', False), ('lit', ']:', False))), ('and', (('lit', ':', False),)))),)),
+    '^(?:\\[[A-Za-z_]*\\d+\\]:\\s?|\\[\\d+,\\d+\\]<std(?:out|err)>:\\s?|\\d{1,4}:\\s)':
+        ('and', (('or', (('and', (('lit', '[', False), ('lit', ']:', False))), ('and', (('lit', '[', False), ('lit', ',', False), ('lit', ']<std', False), ('or', (('and', (('lit', 'out', False),)), ('and', (('lit', 'err', False),)))), ('lit', '>:', False))), ('and', (('lit', ':', False),)))),)),
     '\\b(?:np\\.[a-z]+\\d*|numpy\\.[a-z]+\\d*|tensor)\\(\\s*([^,()\\s]*)[^()]*\\)':
         ('and', (('or', (('and', (('lit', 'np.', False),)), ('and', (('lit', 'numpy.', False),)), ('and', (('lit', 'tensor', False),)))), ('lit', '(', False), ('lit', ')', False))),
-    '^(?:[IWEF]\\d{4} \\d{2}:\\d{2}:\\d{2}\\.\\d{6} +\\d+ [^\\s\\]]+:\\d+\\] ?|.{0,120}?\\b(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\\b\\]?(?:\\s*[-:|]\\s*|\\s+))':
+    '^(?:[IWEF]\\d{4} \\d{2}:\\d{2}:\\d{2}\\.\\d{6} +\\d+ [^\\s\\]]+:\\d+\\] ?|.{0,120}?\\b(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\\b\\]?(?:\\s*[-:|]\\s*|\\s+)(?:\\[[\\w./-]+\\.py:\\d+\\] (?:\\(\\d+/\\d+\\) )?)?)':
         ('and', (('or', (('and', (('lit', ' ', False), ('lit', ':', False), ('lit', ':', False), ('lit', '.', False), ('and', (('lit', ' ', False),)), ('lit', ' ', False), ('lit', ':', False), ('lit', ']', False))), ('and', (('or', (('and', (('lit', 'INFO', False),)), ('and', (('lit', 'WARNING', False),)), ('and', (('lit', 'WARN', False),)), ('and', (('lit', 'DEBUG', False),)), ('and', (('lit', 'ERROR', False),)), ('and', (('lit', 'CRITICAL', False),)))),)))),)),
     '\\b\\d{4}-\\d{2}-\\d{2}[ T]\\d{2}:\\d{2}(?::\\d{2}(?:[.,]\\d+)?)?\\b':
         ('and', (('lit', '-', False), ('lit', '-', False), ('lit', ':', False))),

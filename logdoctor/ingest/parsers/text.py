@@ -24,6 +24,7 @@ from logdoctor.ingest.parsers.overflows import (
     scan_overflows,
     scan_skip_counters,
 )
+from logdoctor.ingest.parsers.ranks import keep_rank, rank_note, rank_tags
 from logdoctor.ingest.parsers.recordorder import number_by_order
 from logdoctor.ingest.parsers.records import drop_summaries
 from logdoctor.ingest.parsers.samestep import merge_shapes, tag_shapes
@@ -174,6 +175,13 @@ def _epoch_position(table: pl.DataFrame, notes: list[str]) -> int | None:
     return n
 
 
+def _with(lines: pl.DataFrame, others: pl.DataFrame | None) -> pl.DataFrame:
+    """The lines read for failures: ``lines`` and the other ranks' lines (``others``), in line order."""
+    if others is None or others.height == 0:
+        return lines
+    return pl.concat([lines.select(LINE_NO, "line"), others]).sort(LINE_NO)
+
+
 class TextParser(Parser):
     """Lines that carry a step number and metric values, in whatever spelling a tool prints."""
 
@@ -193,6 +201,22 @@ class TextParser(Parser):
         data = source.read_bytes()
         if is_binary(data[:_SNIFF_BYTES]):
             raise InputError(f"{source.name}: binary file, not a text training log")
+        read = self._read(data, source, fields)
+        tags = rank_tags(data)
+        if tags is None or LINE_NO not in read.table.columns:
+            return read
+        with_rows = tags.ranks_of(read.table[LINE_NO].to_numpy())
+        if len(with_rows) < 2:
+            return read  # one rank prints the metrics: its rows are the run's already
+        # several ranks' metric lines: one series per rank, read once, of the lowest; every
+        # rank's failure lines still read (a crash of any rank is the run's)
+        kept, others = keep_rank(data, tags, with_rows[0])
+        read = self._read(kept, source, fields, others)
+        return dataclasses.replace(read, notes=(rank_note(tags, with_rows), *read.notes))
+
+    def _read(self, data: bytes, source: Source, fields: FieldMap, others: pl.DataFrame | None = None) -> ParseResult:
+        """``parse`` of ``data`` (``source``'s bytes, or one rank's lines of them); ``others``: the
+        other ranks' lines, read only for failure events."""
         out = Extracted()
         fast = fast_rows(data, fields, out)
         if fast is not None and has_banner(clean(fast.rest)):
@@ -297,7 +321,7 @@ class TextParser(Parser):
             lossless_steps=_lossless_steps(lossless),
             lossless_rows=lossless,
             events=scan_events(
-                events_in,
+                _with(events_in, others),
                 table[LINE_NO].to_numpy() if LINE_NO in table.columns else None,
                 markers.run_headers,
             ),

@@ -55,12 +55,18 @@ EVAL_MARK_RE = re.compile(
 #: Log-record prefixes up to the level name (``2021-05-10 14:08 | INFO | ``), stripped first; and the
 #: absl/glog prefix ``I1207 12:00:00.123456   140 train.py:123] `` (absl/logging/__init__.py:831
 #: ``'%c%02d%02d %02d:%02d:%02d.%06d %5d %s:%d] %s'``: severity letter, date, time, thread, file:line),
-#: which JAX/clu and TensorFlow programs print.
+#: which JAX/clu and TensorFlow programs print. After the level name, a source tag ``[train.py:878] ``
+#: (logging's ``[%(filename)s:%(lineno)d]``) and icefall's rank tag ``(0/4) `` (icefall/utils.py
+#: setup_logger: ``[%(filename)s:%(lineno)d] ({rank}/{world_size}) %(message)s``) are prefix too: read
+#: as the message, the line number became a value and the rank tag hid the message's first key.
 LEVEL_PREFIX = (
     r"^(?:[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d{6} +\d+ [^\s\]]+:\d+\] ?"
-    r"|.{0,120}?\b(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\b\]?(?:\s*[-:|]\s*|\s+))"
+    r"|.{0,120}?\b(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\b\]?(?:\s*[-:|]\s*|\s+)"
+    r"(?:\[[\w./-]+\.py:\d+\] (?:\(\d+/\d+\) )?)?)"
 )
-RANK_PREFIX = r"^(?:\[rank\d+\]:\s?|\d{1,4}:\s)"
+#: Launchers' rank tags before a line (ranks.py names them): ``[rank0]:``, torchrun's ``[default0]:``,
+#: OpenMPI's ``[1,0]<stdout>:``, srun's ``0: ``.
+RANK_PREFIX = r"^(?:\[[A-Za-z_]*\d+\]:\s?|\[\d+,\d+\]<std(?:out|err)>:\s?|\d{1,4}:\s)"
 ANSI = r"\x1b\[[0-9;?]*[A-Za-z]"
 #: ``np.float64(2.5)`` (numpy 2 repr) and ``tensor(2.5, device='cuda:0')`` (torch) around a value.
 WRAPPED = r"\b(?:np\.[a-z]+\d*|numpy\.[a-z]+\d*|tensor)\(\s*([^,()\s]*)[^()]*\)"

@@ -8,7 +8,8 @@ feature-matching term switched on or ramped. The total then steps or climbs up w
 falling. With fixed positive weights that cannot happen: ``sum w_i p_i`` rises by a ratio no larger
 than the largest ratio of its parts, so a total that rises while every part falls or holds had its
 weights changed (or gained a term). Such a rise is no divergence (LD002) nor a regime change of the
-model (LD301): it is said as info, explained by the loss weights, and divergence is judged on the
+model (LD301): the level change is said as info (``loss_weights`` in its evidence), a divergence or
+rise over it is explained by the loss weights (``explained_by``), and divergence is judged on the
 parts instead. A real divergence raises at least one part with the total, and then nothing is
 explained.
 
@@ -176,15 +177,22 @@ def _explain(f: Finding, total: PartChange, changes: list[PartChange]) -> Findin
         f"{'fell' if fell else f'fell or held within {NOISE_K:g}x its step-to-step noise'} ({said}): a change "
         "of the loss weights (a schedule or a term switched on), not of the model."
     )
+    # the level change says it (info, shown); a divergence or rise over the same jump is its symptom
+    # (explained, listed with -v), and names no cause to the batching verdict
     ev = {
         **f.evidence,
-        "explained_by": CAUSE,
+        ("loss_weights" if f.code == "LD301" else "explained_by"): CAUSE,
         "weights_total_noise_units": round(total.noise_units, 2),
         "weights_parts": len(changes),
         "weights_max_part_noise_units": round(max(c.noise_units for c in changes), 2),
         "weights_noise_k": NOISE_K,
     }
     return dataclasses.replace(f, severity=Severity.INFO, message=f"{why} {f.message}", evidence=ev)
+
+
+def by_weights(f: Finding) -> bool:
+    """True for a finding this module said is a change of the loss weights."""
+    return CAUSE in (f.evidence.get("explained_by"), f.evidence.get("loss_weights"))
 
 
 def _part_divergences(run: Run, parts: Parts) -> list[Finding]:

@@ -78,10 +78,13 @@ def test_a_weight_schedule_that_raises_the_total_while_every_part_falls_is_info(
     assert pipeline.load(str(path)).table.height == rows
     r = _report(path)
     assert r.status == "ok", [f.message for f in r.problems]
-    explained = [f for f in r.findings if f.evidence.get("explained_by") == lossweights.CAUSE]
+    explained = [f for f in r.findings if lossweights.by_weights(f)]
     # the jump at the second warm-up step (0.1 -> 1.0) is found and said as a change of the weights
     assert explained, [(f.code, f.message) for f in r.findings]
     assert all(f.severity == Severity.INFO for f in explained)
+    # the level change is shown as info; a divergence over the same jump is its explained symptom
+    assert all(f.evidence.get("explained_by") == lossweights.CAUSE for f in explained if f.code != "LD301")
+    assert all("explained_by" not in f.evidence for f in explained if f.code == "LD301")
     at = WARM[1] * ranks + 1  # the second warm-up step's first row
     assert any(f.first_step is not None and abs(f.first_step - at) <= 3 * ranks for f in explained)
     assert all("a change of the loss weights" in f.message for f in explained)
@@ -101,7 +104,7 @@ def test_a_divergence_that_raises_the_parts_with_the_total_stays_a_divergence(tm
     pruned[150:] *= 3.0
     r = _report(_write(tmp_path / "train.log", simple, pruned, np.ones(ROWS), ranks))
     assert _loud(r, "LD002") or _loud(r, "LD301"), [(f.code, f.message) for f in r.findings]
-    assert not [f for f in r.findings if f.evidence.get("explained_by") == lossweights.CAUSE]
+    assert not [f for f in r.findings if lossweights.by_weights(f)]
 
 
 def test_one_part_rising_with_the_total_is_no_change_of_the_weights(tmp_path: Path) -> None:
@@ -109,7 +112,7 @@ def test_one_part_rising_with_the_total_is_no_change_of_the_weights(tmp_path: Pa
     simple[150:] *= 4.0  # one part blows up, the other keeps falling: the total rises with it
     r = _report(_write(tmp_path / "train.log", simple, pruned, np.ones(ROWS)))
     assert _loud(r, "LD002") or _loud(r, "LD301"), [(f.code, f.message) for f in r.findings]
-    assert not [f for f in r.findings if f.evidence.get("explained_by") == lossweights.CAUSE]
+    assert not [f for f in r.findings if lossweights.by_weights(f)]
 
 
 def test_a_part_that_diverges_after_the_weights_changed_is_still_a_divergence(tmp_path: Path) -> None:
@@ -124,7 +127,7 @@ def test_divergence_is_judged_on_the_parts_once_the_weights_explain_the_total(tm
     scale = np.where(np.arange(ROWS) < 100, 0.0, 1.0)  # the pruned term switched on: the total jumps 4x
     pruned[230:] *= np.linspace(1.0, 3.0, ROWS - 230)  # later the part itself climbs 3x (the total less than its jump)
     r = _report(_write(tmp_path / "train.log", simple, pruned, scale))
-    explained = [f for f in r.findings if f.code == "LD002" and f.evidence.get("explained_by") == lossweights.CAUSE]
+    explained = [f for f in r.findings if f.code == "LD002" and lossweights.by_weights(f)]
     assert explained and explained[0].first_step == 101
     on_part = [f for f in r.findings if f.code == "LD002" and f.evidence.get("part") == "pruned_loss"]
     assert on_part and on_part[0].severity == Severity.ERROR and on_part[0].first_step > 230

@@ -250,7 +250,7 @@ def _analyze_run(run: Run, cfg: AnalysisConfig) -> Report:
 def _analyze_table(run: Run, cfg: AnalysisConfig) -> Report:
     """Every detector, then the diagnosis, over a run whose steps per epoch are settled."""
     # imported here: ``logdoctor parse`` loads a log and needs none of the analysis
-    from logdoctor.detectors import ANALYZERS, lrcause
+    from logdoctor.detectors import ANALYZERS, lossweights, lrcause
     from logdoctor.diagnosis.batching import BatchingDiagnosis
 
     findings: list[Finding] = []
@@ -263,6 +263,7 @@ def _analyze_table(run: Run, cfg: AnalysisConfig) -> Report:
         artifacts.update(detection.artifacts)
         checks.append(Check(cls.name, detection.skipped))
     findings = lrcause.attach(run, findings)  # a loss event at an lr change names it
+    findings = lossweights.attach(run, findings)  # a total's rise that no part shares: the weights changed
     name = BatchingDiagnosis.name
     diagnoser = BatchingDiagnosis(
         **check_options(name, BatchingDiagnosis.options, cfg.options_for(name), "configuration")  # type: ignore[arg-type]

@@ -91,7 +91,8 @@ def from_findings(findings: Sequence[Finding]) -> list[Cause]:
     }
     out = []
     for f in sorted(findings, key=lambda f: -f.severity):  # the worst finding names a shared cause
-        if f.code in table:
+        # a finding already explained as no fault of the model (the loss weights changed) names no cause
+        if f.code in table and "explained_by" not in f.evidence:
             key, label, prio = table[f.code]
             ev: dict[str, float | int | str | bool | None] = {"from_finding": f.code}
             if key == "instability" and f.first_step is not None:  # the verdict says where they start

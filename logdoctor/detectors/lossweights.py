@@ -13,7 +13,9 @@ rise over it is explained by the loss weights (``explained_by``), and divergence
 parts instead. A real divergence raises at least one part with the total, and then nothing is
 explained.
 
-Parts: the loss parts logged in the same rows as the total (:func:`nonfinite.other_objectives`,
+Parts: only of a total (never when the loss analysed is the main one of several objectives, such as
+a GAN's generator beside its discriminator: one rising while the others fall is no weight change); the
+loss parts logged in the same rows as the total (:func:`nonfinite.other_objectives`,
 finite in ``MIN_SHARED`` of the total's rows), at least ``MIN_PARTS`` of them. A part "does not
 rise" when the median of its rows after the rise is at most ``NOISE_K`` times its step-to-step noise
 (MAD of first differences / sqrt 2, on log scale for a positive part) above the median before.
@@ -40,6 +42,7 @@ import numpy as np
 
 from logdoctor.detectors import robust
 from logdoctor.detectors.nonfinite import other_objectives
+from logdoctor.ingest.parsers.objective import MAIN_PART_NOTE
 from logdoctor.model import LOSS, STEP, Finding, Run, Severity
 
 #: Fewest parts: one part rising with the total would be the total itself.
@@ -78,6 +81,8 @@ def own_parts(run: Run) -> Parts | None:
     t = run.table
     if LOSS not in t.columns or STEP not in t.columns:
         return None
+    if any(n.startswith(MAIN_PART_NOTE) for n in run.meta.notes):
+        return None  # the loss is one objective among others (a GAN's generator), not their total
 
     def floats(c: str) -> np.ndarray:
         return t[c].cast(float, strict=False).fill_null(np.nan).to_numpy().astype(float)

@@ -32,6 +32,9 @@ SUMMED_PART_WORDS: frozenset[str] = frozenset(
 MAIN_WORDS: tuple[str, ...] = ("g", "gen", "generator", "main", "data", "lm", "task", "total")
 #: Words never part of a part's name (the split, the word loss, aggregate suffixes).
 _NOISE = frozenset({"loss", "train", "training", "step"})
+#: How the note of a loss read from the main part begins: the report's notes say so, and a rule that
+#: needs the loss to be a total of the other parts (detectors/lossweights.py) reads it there.
+MAIN_PART_NOTE = "the log has no total loss: the objective analysed is its main part"
 #: At most this many other parts are named in the note.
 MAX_NAMED = 6
 
@@ -110,7 +113,7 @@ def objective_of(keys: Iterable[str]) -> Objective | None:
     rest = ", ".join(f"`{p}`" for p in others[:MAX_NAMED]) + (
         f" and {len(others) - MAX_NAMED} more" if len(others) > MAX_NAMED else ""
     )
-    note = f"the log has no total loss: the objective analysed is its main part `{main}`" + (
+    note = f"{MAIN_PART_NOTE} `{main}`" + (
         f"; the other parts ({rest}) are objectives of their own, each read with --map loss=<part>" if others else ""
     )
     return Objective((main,), False, others, note)

@@ -110,3 +110,26 @@ def test_a_running_best_at_its_initial_inf_is_no_bad_evaluation(tmp_path: Path) 
         lines.append(f"Epoch {e} - |param|=6.0e+02 |g_param|=3.3e+05 loss={4.0 - 0.05 * e:.4e} ppl=50.1")
         lines.append(f"Validation - loss={3.0 - 0.05 * e:.4e} ppl=20.1 best_loss={best} best_ppl={best}")
     assert "LD009" not in _codes(_write(tmp_path, lines, "train.log"))
+
+
+def _deepspeech(tmp_path: Path, summary: str) -> pl.DataFrame:
+    """deepspeech.pytorch's train.py: an AverageMeter line per batch, then ``Validation Summary Epoch:
+    [e]`` with the epoch's error rates (SeanNaren/deepspeech.pytorch train.py:
+    ``'Validation Summary Epoch: [{0}]\\tAverage WER {wer:.3f}\\tAverage CER {cer:.3f}\\t'``)."""
+    lines = []
+    for e in range(1, 6):
+        loss = 200.0 / e
+        lines.append(f"Epoch: [{e}][1/1]\tTime 2.885 (2.885)\tData 0.000 (0.000)\tLoss {loss:.4f} ({loss:.4f})\t")
+        lines.append(summary.format(e=e, wer=90.0 - 5 * e, cer=50.0 - 4 * e))
+    return pipeline.load(_write(tmp_path, lines)).evals
+
+
+def test_an_eval_summary_of_error_rates_without_a_loss_is_an_evaluation(tmp_path: Path) -> None:
+    evals = _deepspeech(tmp_path, "Validation Summary Epoch: [{e}]\tAverage WER {wer:.3f}\tAverage CER {cer:.3f}\t")
+    assert evals.height == 5 and {"average_wer", "average_cer"} <= set(evals.columns), evals
+    assert evals["average_cer"].to_list() == [46.0, 42.0, 38.0, 34.0, 30.0]
+
+
+def test_a_summary_line_without_an_eval_word_or_a_metric_is_no_evaluation(tmp_path: Path) -> None:
+    evals = _deepspeech(tmp_path, "Summary Epoch: [{e}]\tTime taken (s): {wer:.0f}\t")
+    assert evals.height == 0, evals

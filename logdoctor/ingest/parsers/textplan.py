@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from logdoctor import vocab
 from logdoctor.ingest.aliases import FieldMap, normalize_key
 from logdoctor.ingest.parsers.textrules import (
     CODE_RE,
@@ -30,6 +31,13 @@ STRING_COLUMNS = frozenset({BATCH_FP, MICRO_FP})
 TOTAL_LOSS_KEYS = ("avg_loss", "loss_total", "total_loss", "loss_sum", "sum_loss", "overall_loss")
 #: An evaluation record without a step is kept only when it names one of these metrics.
 _METRICS = ("loss", "ppl", "perplexity", "acc", "bleu")
+
+
+def _is_metric(name: str) -> bool:
+    """A column an evaluation reports: a loss, perplexity, accuracy or BLEU by name, or any metric whose
+    direction the vocabulary knows (WER/CER, F1, mAP...: deepspeech.pytorch's ``Validation Summary
+    Epoch: [1]  Average WER 99.0  Average CER 48.6``)."""
+    return any(m in name for m in _METRICS) or vocab.direction(name) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +185,7 @@ def plan_for(msg: str, fields: FieldMap) -> Plan:
     # an eval record without a step is kept when it names its metric as an eval's: a marked line
     # (``Validation loss: 3.2``) or an eval key (HF Trainer's ``{'eval_loss': 6.67, 'epoch': 0.11}``)
     named = marked or bool(explicit)
-    if evals and not has_step and LOSS not in train and not (named and any(m in c for c in evals for m in _METRICS)):
+    if evals and not has_step and LOSS not in train and not (named and any(_is_metric(c) for c in evals)):
         return Plan("no step", train, evals)
     if evals and (marked or (LOSS not in train and ppl is None)):
         return Plan("eval", evals=evals, total=total_idx, aliases=aliases)

@@ -74,7 +74,8 @@ def prefilter(fields: FieldMap) -> str:
     """A regex that every line able to hold a step or an eval metric matches (cheap to test):
     a step alias (or the user's step key), a derived-step key, or an eval metric word."""
     names = {n for n in ALIASES[STEP] if len(n) > 2} | set(fields.overrides.values())
-    names |= {BATCHES, "checkpoint", "loss", "ppl", "perplexity", "acc", "bleu", "tel"}
+    # the eval metrics a summary line may report without a loss (textplan._is_metric decides)
+    names |= {BATCHES, "checkpoint", "loss", "ppl", "perplexity", "acc", "bleu", "tel", "wer", "cer", "f1", "map"}
     words = "|".join(sorted((re.escape(n) for n in names), key=len, reverse=True))
     return rf"(?i)(?:{words}|\bs:|\bit\b|\bup\.|\bep\b)"
 

@@ -16,6 +16,7 @@ import polars as pl
 
 from logdoctor.ingest.parsers.base import ParseResult
 from logdoctor.ingest.parsers.markers import Markers
+from logdoctor.ingest.sidecars import SOURCES
 from logdoctor.model import LINE_NO, STEP
 
 
@@ -78,6 +79,10 @@ def segment(result: ParseResult, lo: int, hi: int) -> ParseResult:
     total = result.total_steps
     if result.planned_source == "header" and any(f == "planned_steps" for f, _, _ in result.markers.plans):
         total = markers.planned_steps
+    if result.planned_source in SOURCES:
+        total = None  # a file beside the log is rewritten at each launch: it states the last one's plan
+    if markers.epochs_planned_source in SOURCES:
+        markers = dataclasses.replace(markers, epochs_planned=None, epochs_planned_source=None)
     return dataclasses.replace(
         result,
         table=table,

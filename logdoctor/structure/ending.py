@@ -63,6 +63,9 @@ PLAN_SOURCES = {
     "progress_bar": "the progress bar",
     "args.yaml": "args.yaml beside the log",
     "opt.yaml": "opt.yaml beside the log",
+    "config.yaml": "config.yaml beside the log (SOLVER.MAX_ITER)",
+    "config.py": "the config dump beside the log (train_cfg)",
+    "hyperparams.yaml": "hyperparams.yaml beside the log",
 }
 #: Where a planned number of epochs was read (RunStructure.planned_epochs_source).
 EPOCH_PLAN_SOURCES = {
@@ -71,6 +74,8 @@ EPOCH_PLAN_SOURCES = {
     "config": "the config dump",
     "args.yaml": "args.yaml beside the log",
     "opt.yaml": "opt.yaml beside the log",
+    "config.py": "the config dump beside the log (train_cfg)",
+    "hyperparams.yaml": "hyperparams.yaml beside the log (number_of_epochs)",
 }
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 
 from logdoctor.ingest.parsers.base import ParseResult
-from logdoctor.ingest.sidecars import SIDECARS
+from logdoctor.ingest.sidecars import CONFIG_SOURCES, SOURCES
 from logdoctor.model import EPOCH, STEP
 from logdoctor.structure.barsteps import bar_steps
 
@@ -83,15 +83,21 @@ def plan(
 
 def _stated_by(source: str | None) -> str:
     """Where planned steps made of planned epochs were read: the epoch headers and config dumps of the
-    log itself are its ``header``; an arguments file beside it is named."""
-    return source if source in SIDECARS else "header"
+    log itself are its ``header``; a file beside it is named."""
+    return source if source in SOURCES else "header"
 
 
 def passed_budget(planned: int | None, source: str | None, table: pl.DataFrame, notes: list[str]) -> int | None:
-    """``planned`` unless it came from a config dump and the run's own rows pass it by more than one
-    logging interval: a training loop stops at its step budget, so such a value budgets something
-    else (keithito Tacotron's ``max_iters``, the decoder's step limit at inference), not the run."""
-    if not planned or source != "config" or STEP not in table.columns or table.height < 2:
+    """``planned`` unless it came from a config dump (the log's, or one beside it: ingest/sidecars.py)
+    and the run's own rows pass it by more than one logging interval: a training loop stops at its step
+    budget, so such a value budgets something else (keithito Tacotron's ``max_iters``, the decoder's
+    step limit at inference), or another launch than the one the rows are of, not the run."""
+    if (
+        not planned
+        or (source != "config" and source not in CONFIG_SOURCES)
+        or STEP not in table.columns
+        or table.height < 2
+    ):
         return planned
     step = np.unique(table[STEP].drop_nulls().to_numpy())
     gaps = np.diff(step)

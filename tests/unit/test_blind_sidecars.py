@@ -17,8 +17,9 @@ def _row(path: str, side: str) -> dict[str, str]:
 def test_every_manifest_sidecar_is_beside_its_log() -> None:
     named = [r for r in rows() if sidecars(r)]
     assert named  # the results.csv / results.txt rows name their args.yaml / opt.yaml
+    writers = ("args.yaml", "opt.yaml", "hyp.yaml", "config.yaml", "config.py", "hyperparams.yaml")
     for r in named:
-        assert all(Path(p).name in ("args.yaml", "opt.yaml", "hyp.yaml") for p in sidecars(r))
+        assert all(Path(p).name in writers for p in sidecars(r))
 
 
 def test_a_sidecar_outside_the_log_folder_is_refused() -> None:

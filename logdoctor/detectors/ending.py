@@ -105,13 +105,11 @@ _ENDED = {"stopped": "stopped before its plan", "early_stopped": "early-stopped"
 
 
 def _launch_words(n: int, run: Run) -> str:
-    """``launch 2 (lines 120-480, 25 rows): crashed at line 481``: one launch of an appended log
-    (its steps are in the report's list of runs: a step of another launch is not this run's)."""
+    """``launch 2 (25 rows): crashed at line 481``: one launch of an appended log (its lines and steps
+    are in the report's list of runs: a step of another launch is not this run's; rows, not lines,
+    so that the same records handed over in memory say the same)."""
     st = run.meta.structure
-    lines = run.table[LINE_NO] if LINE_NO in run.table.columns and run.table.height else None
-    where = [f"lines {int(lines.min()):,}-{int(lines.max()):,}"] if lines is not None else []  # type: ignore[arg-type]
-    where.append(f"{run.table.height:,} rows")
-    said = f"launch {n} ({', '.join(where)})"
+    said = f"launch {n} ({run.table.height:,} rows)"
     if st is None:
         return said
     ended = _ENDED.get(st.ending, st.ending)
@@ -122,7 +120,8 @@ def _launch_words(n: int, run: Run) -> str:
 def launches_finding(run: Run) -> Finding | None:
     """LD018 when the log holds fresh launches appended before this run (structure cut them:
     structure/appended.py, a step counter back where the log began or a run header printed
-    again); each launch listed with its lines, steps and ending. None for a log of one launch."""
+    again); each launch listed with its rows and ending (its lines: the report's runs). None for a
+    log of one launch."""
     if not run.earlier:
         return None
     parts = (*run.earlier, run)
@@ -138,7 +137,7 @@ def launches_finding(run: Run) -> Finding | None:
         line=first_lines[-1] if first_lines else None,
         evidence={
             "launches": len(parts),
-            "launch_lines": ",".join(str(x) for x in first_lines),
+            "launch_rows": ",".join(str(r.table.height) for r in parts),
             "endings": ",".join(r.meta.structure.ending if r.meta.structure else "" for r in parts),
         },
     )

@@ -157,13 +157,18 @@ class FindingHook:
             self._running = proc
             self._groups[:] = [g for g in self._groups if _group_lives(g)]
             self._groups.append(proc.pid)
-        if self._stopping:  # close() came between the queue and the start
-            self._kill(proc)
         try:
+            if self._stopping:  # close() came between the queue and the start: killed, nothing sent
+                self._kill(proc)
+                return
             proc.communicate(payload.encode("utf-8"), timeout=self.timeout)
         except subprocess.TimeoutExpired:
             self._kill(proc)
             self._errors.put(f"--on-finding {name}: killed after {self.timeout:g} s")
+            return
+        except ValueError:
+            # close() killed and reaped it (its own communicate) while this one was starting: Popen
+            # refuses a second exchange; the run is over, and close() says so
             return
         finally:
             with self._lock:

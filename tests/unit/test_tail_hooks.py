@@ -142,3 +142,16 @@ def test_close_kills_what_a_finished_run_left_running(tmp_path: Path) -> None:
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not _alive(child) and hook.errors() == []
+
+
+def test_a_run_that_close_stops_as_it_starts_is_killed_without_a_traceback() -> None:
+    """close() may mark the hook stopping between the queue and the start of a run: the run is killed
+    and nothing is sent (a send after the kill's own exchange raised ValueError in the worker thread,
+    printed as a traceback by a loaded CI machine)."""
+    hook = FindingHook(f"{shlex.quote(sys.executable)} -c 'import sys; sys.stdin.read()'", timeout=5.0)
+    try:
+        hook._stopping = True
+        hook._run('{"code": "LD001"}', {})  # raised ValueError before
+        assert hook.ran == 0
+    finally:
+        hook.close(0.5)

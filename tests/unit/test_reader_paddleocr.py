@@ -36,12 +36,20 @@ def _dump(epoch_num: int, every: int) -> list[str]:
     ]
 
 
-def _log(epochs: int, upto: int | None = None, acc: list[float] | None = None, per: int = 4, every: int = 8) -> str:
+def _log(
+    epochs: int,
+    upto: int | None = None,
+    acc: list[float] | None = None,
+    per: int = 4,
+    every: int = 8,
+    false_starts: int = 0,
+) -> str:
     """tools/program.py train(): ``'epoch: [{}/{}], global_step: {}, {}, avg_reader_cost: {:.5f} s,
     avg_batch_cost: {:.5f} s, avg_samples: {}, ips: {:.5f} samples/s, eta: {}'`` every step; at each
     ``eval_batch_step`` ``'cur metric, {}'`` of the metric dict then ``'best metric, {}'``; the
     ``latest`` checkpoint saved after each epoch. ``acc``: the evaluation accuracy, one per evaluation."""
-    out = _dump(epochs, every)
+    out = [line for _ in range(false_starts) for line in (*_dump(epochs, every), f"{_T}train dataloader has 0 iters")]
+    out += _dump(epochs, every)
     step, n_eval, best = 0, 0, 0.0
     for ep in range(1, (upto or epochs) + 1):
         for _ in range(per):
@@ -56,7 +64,7 @@ def _log(epochs: int, upto: int | None = None, acc: list[float] | None = None, p
             if step % every == 0:
                 a = acc[n_eval] if acc is not None else 0.5
                 n_eval += 1
-                out.append(f"{_T}cur metric, acc: {a}, norm_edit_dis: {0.3 + a / 2}, fps: 400.0")
+                out.append(f"{_T}cur metric, acc: {a}, norm_edit_dis: {0.3 + a / 2 + n_eval / 50}, fps: 400.0")
                 best = max(best, a)
                 out.append(f"{_T}best metric, acc: {best}, is_float16: False, norm_edit_dis: 0.5, best_epoch: {ep}")
         out.append(f"{_T}save model in ./output/rec/latest")
@@ -90,8 +98,12 @@ def test_a_run_that_ends_before_its_epoch_num_is_stopped(tmp_path: Path) -> None
 
 
 def test_accuracy_zero_at_every_evaluation_is_a_collapse(tmp_path: Path) -> None:
+    """Exact-match acc 0 at every evaluation while the partial credit (norm_edit_dis, a similarity:
+    higher is better) of the same predictions rises: predictions never right, not an output the
+    model lacks (evalmetrics' sibling rule is for another head's score of the same kind)."""
     run = _load(tmp_path, _log(20, acc=[0.0] * 10))
     assert run.evals["val_acc"].to_list() == [0.0] * 10
+    assert run.evals["norm_edit_dis"].to_list()[-1] > run.evals["norm_edit_dis"].to_list()[0]
     assert "LD413" in _codes(run)
 
 
@@ -139,3 +151,92 @@ def test_the_dump_alone_states_the_plan() -> None:
     m = scan_markers(pl.DataFrame({LINE_NO: list(range(1, len(lines) + 1)), LINE: lines}))
     assert (m.epochs_planned, m.epochs_planned_source) == (500, "config")
     assert [v for f, _, v in m.plans if f == "epochs_planned"] == [1200, 500]
+
+
+def _launches(run) -> dict[str, str]:
+    found = [f for f in pipeline.analyze(run).findings if f.code == "LD018"]
+    return {k: str(v) for k, v in found[0].evidence.items()} if found else {}
+
+
+def test_launches_that_print_their_config_and_never_step_are_launches(tmp_path: Path) -> None:
+    run = _load(tmp_path, _log(20, acc=[0.2, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.82, 0.84, 0.85], false_starts=3))
+    ev = _launches(run)
+    assert ev["launches"] == "4" and len(ev["stepless_launch_lines"].split(",")) == 3
+    st = run.meta.structure
+    assert (st.ending, st.last_step) == ("finished", 80)  # the launch that trained is the report's
+
+
+def _startup(dumps: int) -> list[str]:
+    """A banner (detectron2's ``Rank of current process`` / ``Environment info`` / ``Command line
+    arguments``) then ``dumps`` copies of one YAML config (its file, then the full config)."""
+    out = [
+        "[08/30 23:00:05] detectron2 INFO: Rank of current process: 0. World size: 1",
+        "[08/30 23:00:05] detectron2 INFO: Environment info:",
+        "[08/30 23:00:05] detectron2 INFO: Command line arguments: Namespace(config_file='a.yaml')",
+    ]
+    for _ in range(dumps):
+        out += ["[08/30 23:00:05] detectron2 INFO: Running with full config:", "SOLVER:", "  BASE_LR: 0.0001"]
+        out += ["  MAX_ITER: 2000", "  CHECKPOINT_PERIOD: 5000", "  IMS_PER_BATCH: 16"]
+    return out
+
+
+def _plan_lines(lines: list[str]) -> tuple[int, ...]:
+    return tuple(i for i, line in enumerate(lines, 1) if "MAX_ITER" in line)
+
+
+def _stepless(lines: list[str]) -> list[tuple[int, int]]:
+    import numpy as np
+    import polars as pl
+
+    from logdoctor.ingest.parsers.lines import LINE, LINE_NO
+    from logdoctor.ingest.parsers.stepless import stepless_launches
+
+    rows = [
+        *lines,
+        *(f"[08/30 23:00:36] d2.utils.events INFO:  iter: {i}  total_loss: 7.5" for i in range(19, 200, 20)),
+    ]
+    frame = pl.DataFrame({LINE_NO: list(range(1, len(rows) + 1)), LINE: rows})
+    return [
+        (e.block_line, e.line)
+        for e in stepless_launches(frame, np.arange(len(lines) + 1, len(rows) + 1), _plan_lines(lines))
+    ]
+
+
+def test_a_process_that_dumps_its_config_twice_is_one_launch() -> None:
+    assert _stepless(_startup(2)) == []
+
+
+def test_its_banner_printed_again_before_a_step_is_another_launch() -> None:
+    first = _startup(2)
+    assert _stepless([*first, *_startup(2)]) == [(1, len(first))]
+
+
+def test_processes_of_one_launch_that_print_the_same_opening_are_no_launches() -> None:
+    """A launcher's processes each print the opening (a JIT extension build) but state no plan."""
+    build = [
+        "Using /root/.cache/torch_extensions as PyTorch extensions root...",
+        "Detected CUDA files, patching ldflags",
+    ]
+    build.append("Emitting ninja build file /root/.cache/torch_extensions/build.ninja...")
+    assert _stepless([*build, "[launch.py:158:main] Setting CUDA_VISIBLE_DEVICES=0", *build, *_startup(1)]) == []
+
+
+def test_a_launch_that_printed_its_failure_is_not_listed_twice() -> None:
+    import numpy as np
+    import polars as pl
+
+    from logdoctor.ingest.parsers.lines import LINE, LINE_NO
+    from logdoctor.ingest.parsers.stepless import stepless_launches
+
+    lines = [*_startup(1), *_startup(1), "[08/30 23:00:36] d2.utils.events INFO:  iter: 19  total_loss: 7.5"]
+    frame = pl.DataFrame({LINE_NO: list(range(1, len(lines) + 1)), LINE: lines})
+    assert stepless_launches(frame, np.array([len(lines)]), _plan_lines(lines), failed=(5,)) == ()
+
+
+def test_paddleocr_metric_directions() -> None:
+    """RecMetric's norm_edit_dis is 1 - the normalised edit distance, DetMetric's hmean an F-score: both up."""
+    from logdoctor import vocab
+
+    assert vocab.direction("norm_edit_dis") == vocab.Direction.UP
+    assert vocab.direction("hmean") == vocab.Direction.UP
+    assert vocab.direction("edit_dis") is None  # a distance named alone says no direction

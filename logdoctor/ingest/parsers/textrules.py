@@ -221,7 +221,11 @@ _EPOCH_OF = re.compile(r"\bepoch:\s*\[\s*\d+\s*/\s*\d+\s*\]")
 def _bracket_counters(line: str, spans: list[tuple[int, int]], keys: list[str | None], totals: list[bool]) -> None:
     """Key the values of an OpenMMLab counter (:data:`_MM_EPOCH`, :data:`_MM_ITER`) in place: the
     epoch, ``batches`` and its total (the step is derived from them), or the step and its total."""
-    counters = ((_MM_EPOCH, ("epoch", "batches", "batches")), (_MM_ITER, ("iter", "iter")), (_EPOCH_OF, ("epoch", "epoch")))
+    counters = (
+        (_MM_EPOCH, ("epoch", "batches", "batches")),
+        (_MM_ITER, ("iter", "iter")),
+        (_EPOCH_OF, ("epoch", "epoch")),
+    )
     for pattern, names in counters:
         m = pattern.search(line)
         if m is None:

@@ -1,5 +1,6 @@
-"""PaddleOCR ``train.log``, written in its own format: the plan from the config dump's ``epoch_num`` and
-the ``epoch: [e/N]`` counter, ``cur metric, ...`` lines read as evaluations (``best metric`` is not)."""
+"""PaddleOCR ``train.log`` (and a PaddleDetection log), written in its own format: the plan from the
+config dump's ``epoch_num`` and the ``epoch: [e/N]`` counter, ``cur metric, ...`` lines read as
+evaluations (``best metric`` is not), launches that printed their config and never stepped."""
 
 from __future__ import annotations
 
@@ -240,3 +241,11 @@ def test_paddleocr_metric_directions() -> None:
     assert vocab.direction("norm_edit_dis") == vocab.Direction.UP
     assert vocab.direction("hmean") == vocab.Direction.UP
     assert vocab.direction("edit_dis") is None  # a distance named alone says no direction
+
+
+def test_real_paddledetection_log_reads_its_epoch_counter_and_stays_silent() -> None:
+    """PaddleDetection's LogPrinter ``Epoch: [e] [i/N]`` (ppdet/engine/callbacks.py): 72 epochs read,
+    no plan in the log (cfg.epoch is not printed), a healthy finished run: no warning."""
+    run = pipeline.load(str(blind_log("paddledet_rtdetr_ssdd_72ep_finished.log")))
+    assert run.meta.structure.epochs == 72 and run.meta.structure.planned is None
+    assert all(f.severity < Severity.WARNING for f in pipeline.analyze(run).findings)

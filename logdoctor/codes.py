@@ -160,8 +160,9 @@ _RULES: tuple[Rule, ...] = (
         "several-launches",
         Severity.INFO,
         "The log holds several launches of training appended one after another (the step counter "
-        "starts again where the log began): each launch is analysed on its own, and the report is the "
-        "last one's; a launch's crash stays its own (LD010, LD014).",
+        "starts again where the log began, or a launch printed its start-up and config again before any "
+        "step): each launch is analysed on its own, and the report is the last one's; a launch's crash "
+        "stays its own (LD010, LD014).",
         "Nothing to fix by itself; check that each relaunch was meant, and give each launch its own log "
         "(or resume from a checkpoint) to keep their curves apart.",
     ),

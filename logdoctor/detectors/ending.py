@@ -7,6 +7,7 @@ import polars as pl
 
 from logdoctor import codes
 from logdoctor.detectors.base import NO_STRUCTURE, Analyzer, Detection
+from logdoctor.ingest.parsers import stepless
 from logdoctor.ingest.parsers.lexicon import DELIBERATE
 from logdoctor.model import LINE_NO, STEP, Finding, LogEvent, Run, RunStructure, Severity
 from logdoctor.structure.ending import source_words
@@ -117,28 +118,48 @@ def _launch_words(n: int, run: Run) -> str:
     return f"{said}: {ended}{at}"
 
 
+def _stepless(run: Run) -> list[LogEvent]:
+    """The launches before ``run``'s first row that logged no step and printed no failure
+    (ingest/parsers/stepless.py): started again, by their start-up lines printed again."""
+    st = run.meta.structure
+    return [e for e in (st.launches if st is not None else ()) if e.step is None and e.kind == stepless.KIND]
+
+
+def _stepless_words(n: int, e: LogEvent) -> str:
+    return f"launch {n} (lines {e.block_line:,}-{e.line:,}, no step logged): started again before its first step"
+
+
 def launches_finding(run: Run) -> Finding | None:
     """LD018 when the log holds fresh launches appended before this run (structure cut them:
     structure/appended.py, a step counter back where the log began or a run header printed
-    again); each launch listed with its rows and ending (its lines: the report's runs). None for a
-    log of one launch."""
-    if not run.earlier:
-        return None
+    again, or a launch stated its plan and was started again before its first step:
+    ingest/parsers/stepless.py); each launch listed with its rows and ending (its lines: the report's
+    runs). None for a log of one launch."""
     parts = (*run.earlier, run)
-    listed = "; ".join(_launch_words(i, r) for i, r in enumerate(parts, 1))
+    pieces: list[Run | LogEvent] = []
+    for r in parts:
+        pieces += [*_stepless(r), r]
+    if len(pieces) < 2:
+        return None
+    listed = "; ".join(
+        _stepless_words(i, p) if isinstance(p, LogEvent) else _launch_words(i, p) for i, p in enumerate(pieces, 1)
+    )
     first_lines = [int(r.table[LINE_NO].min()) for r in parts[1:] if LINE_NO in r.table.columns and r.table.height]  # type: ignore[arg-type]
+    stepless_lines = [e.block_line for r in parts for e in _stepless(r)]
+    none = f" ({len(stepless_lines)} of them logged no step)" if stepless_lines else ""
     return codes.finding(
         "LD018",
-        f"The log holds {len(parts)} launches of training appended one after another, each starting "
-        f"its step counter again; this report is launch {len(parts)}'s, each earlier one is analysed "
+        f"The log holds {len(pieces)} launches of training appended one after another{none}, each starting "
+        f"its step counter again; this report is launch {len(pieces)}'s, each earlier one is analysed "
         f"on its own: {listed}.",
         first_step=run.meta.structure.first_step if run.meta.structure else None,
         last_step=run.meta.structure.first_step if run.meta.structure else None,
         line=first_lines[-1] if first_lines else None,
         evidence={
-            "launches": len(parts),
+            "launches": len(pieces),
             "launch_rows": ",".join(str(r.table.height) for r in parts),
             "endings": ",".join(r.meta.structure.ending if r.meta.structure else "" for r in parts),
+            **({"stepless_launch_lines": ",".join(str(x) for x in stepless_lines)} if stepless_lines else {}),
         },
     )
 

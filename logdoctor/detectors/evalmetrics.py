@@ -157,7 +157,10 @@ class EvalMetricDetector(Analyzer):
         near = self._near_worst(m)
         if near.all():
             exact_zero = m.up and bool(np.all(m.values == 0.0))
-            alive = any(s.up and s.name != m.name and not self._near_worst(s).all() for s in siblings)
+            alive = any(
+                s.up and s.name != m.name and _same_kind(s.name, m.name) and not self._near_worst(s).all()
+                for s in siblings
+            )
             return None if exact_zero and alive else (0, int(near.size - 1))
         seen_off = np.cumsum(~near) > 0  # the metric had been off its worst before this evaluation
         best: tuple[int, int] | None = None
@@ -195,6 +198,24 @@ class EvalMetricDetector(Analyzer):
         if best_level - end_level <= 0 or best_level - end_level < need or best_level - float(s[-1]) < need:
             return None
         return b, best_level, end_level, noise
+
+
+def _same_kind(a: str, b: str) -> bool:
+    """Two metrics of one kind for different outputs (Mask2Former's ``bbox/AP`` and ``segm/AP``: the
+    same score of another head), not two scores of one output (PaddleOCR's exact-match ``acc`` and
+    the partial credit ``norm_edit_dis`` of the same predictions: an exact-match accuracy at 0 while
+    the partial credit rises is a model whose predictions are never right, not an output it lacks)."""
+    return bool(_kinds(a) & _kinds(b))
+
+
+def _kinds(name: str) -> set[str]:
+    """The higher-better score words of a metric's name, the AP family (``AP50``, ``mAP``, ``APs``) as one."""
+    words = vocab.normalize_key(name).split("_")
+    return {
+        "ap" if re.fullmatch(r"m?ap\d*[a-z]?", w) else w
+        for w in words
+        if w in vocab.HIGHER or re.fullmatch(r"m?ap\d*[a-z]?", w)
+    }
 
 
 def _rank(item: tuple[Metric, object]) -> tuple[int, str]:

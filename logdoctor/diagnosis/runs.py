@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from logdoctor.detectors.ending import launch_finding
 from logdoctor.detectors.tooshort import MINIMUM_ROWS
+from logdoctor.ingest.parsers import stepless
 from logdoctor.ingest.parsers.lexicon import FATAL
 from logdoctor.model import LINE_NO, STEP, Finding, LogEvent, Report, Run, RunPart, Severity
 
@@ -19,6 +20,7 @@ _STOPPED = {
     "job_cancelled": "cancelled",
     "time_limit": "terminated",
     "terminated": "terminated",
+    stepless.KIND: "stopped",
 }
 
 

@@ -14,6 +14,7 @@ _NO_STEP_ENDINGS = {
     "interrupted": "stopped by hand (Ctrl-C)",
     "cancelled": "cancelled (scancel, no reason named)",
     "terminated": "stopped by the system (a time limit, preemption or SIGTERM)",
+    "stopped": "logged no step and printed no error, then launched again",
 }
 
 

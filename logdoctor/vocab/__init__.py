@@ -80,10 +80,13 @@ HIGHER: frozenset[str] = frozenset(
     {"bleu", "chrf", "acc", "accuracy", "f1", "rouge", "rougel", "rougelsum", "em", "precision", "recall",
      "auc", "auroc", "dice", "iou", "miou", "hellaswag", "correct", "meteor", "bertscore", "map", "ap",
      "aps", "apm", "apl", "apr", "apc", "ndcg", "mrr", "sacrebleu", "top", "psnr", "ssim", "mcc", "r2",
-     "fitness", "pq", "sq", "rq", "spearman", "pearson", "kappa"}
+     "fitness", "pq", "sq", "rq", "spearman", "pearson", "kappa", "hmean"}
 )  # fmt: skip
-#: Phrases matched on the whole name (more than one word).
-HIGHER_PHRASES: tuple[str, ...] = ("exact_match",)
+#: Phrases matched on the whole name (more than one word). PaddleOCR's ``norm_edit_dis`` is a
+#: similarity despite its name: ppocr/metrics/rec_metric.py RecMetric.get_metric returns
+#: ``1 - norm_edit_dis / all_num`` (1 when every prediction is exact); its DetMetric's ``hmean`` is
+#: the F-score of precision and recall.
+HIGHER_PHRASES: tuple[str, ...] = ("exact_match", "norm_edit_dis")
 #: Words of quantities that are perplexity (exp of a loss), not a loss.
 PERPLEXITY: frozenset[str] = frozenset({"ppl", "perplexity"})
 _COUNTERS = frozenset(

@@ -58,7 +58,7 @@ RUN_HEADER = r"(?i)\*+\s*running training\s*\*+|^\s*train on \d+ samples|^\s*sta
 _OTHER = (
     r"(?i)checkpoint|resum|restor|running training|train on \d|training started|training run|accumulation"
     r"|continuing training|will skip the first|fast-forwarding"
-    r"|update.interval|optimization steps|num epochs|epochs['\"]?\s*[=:]|max_update|max_steps|max_iter"
+    r"|update.interval|optimization steps|num epochs|epochs['\"]?\s*[=:]|epoch_num\s*[=:]|max_update|max_steps|max_iter"
     r"|total generation batches"
     r"|patience|early-stopping"
 )
@@ -75,6 +75,11 @@ _NUM_EPOCHS = (
     r"(?i)(?:^|[^\w-])(?:num(?:ber of)?[ _]|num_train_|max_|total_|scheduled )?epochs['\"]?\s*[=:]\s*"
     r"([1-9]\d*)(?:\.0+)?(?:[^\d./]|\.(?:\D|$)|$)"
 )
+#: PaddleOCR's name for the planned epochs, in its config dump (ppocr/utils/utility.py ``print_dict``:
+#: ``'{}{} : {}'.format(indent, k, v)`` of ``Global: epoch_num: 500``; tools/program.py ``train()``:
+#: ``epoch_num = config['Global']['epoch_num']``, the last epoch it runs). Only a dump line whose value
+#: ends it: a loop's ``epoch_num: 3, loss: ...`` is its current epoch, no plan.
+_EPOCH_NUM = r"(?i)(?:^|[^\w-])epoch_num\s*[=:]\s*([1-9]\d*)\s*$"
 #: Epoch counts that are no plan. Megatron's dataset index mapping prints how many passes over a
 #: dataset its sample budget needs (megatron/data/gpt_dataset.py ``total number of epochs: {}``).
 #: DeepSpeed's config print shows its data-efficiency curriculum's ``'num_epochs': 1000`` (the
@@ -214,11 +219,12 @@ def scan_markers(frame: pl.DataFrame) -> Markers:
         epochs = epochs.filter(pl.col("e") != pl.col("e").shift(1).fill_null(-1))
     of = epochs["of"].drop_nulls() if epochs.height else pl.Series([], dtype=pl.Int64)
     epoch_plans = others.filter(~pl.col(LINE).str.contains(_NOT_EPOCH_PLAN))
-    stated = _last_int(epoch_plans, _NUM_EPOCHS, text)
+    stated = _last_int(epoch_plans, _NUM_EPOCHS, text) or _last_int(epoch_plans, _EPOCH_NUM, text)
+    epoch_said = [s for p in (_NUM_EPOCHS, _EPOCH_NUM) for s in _statements(epoch_plans, "epochs_planned", p, text)]
     plans = [
         *_statements(others, "planned_steps", _PLANNED, text),
         *_statements(others, "config_planned", _CONFIG_PLAN, text),
-        *(_statements(epoch_plans, "epochs_planned", _NUM_EPOCHS, text) if not of.len() else []),
+        *(epoch_said if not of.len() else []),
     ]
     return Markers(
         epoch_lines=_ints(epochs, LINE_NO) if epochs.height else (),

@@ -15,6 +15,7 @@ from logdoctor.ingest.parsers.allskipped import all_skipped_rows
 from logdoctor.ingest.parsers.base import RESTART, Parser, ParseResult
 from logdoctor.ingest.parsers.evalsections import eval_only_curve, has_banner, mark_eval_sections
 from logdoctor.ingest.parsers.events import scan_events
+from logdoctor.ingest.parsers.lexicon import FATAL, STOP
 from logdoctor.ingest.parsers.lines import clean, read_lines
 from logdoctor.ingest.parsers.losspick import main_part, main_part_note, refusal_hint, total_note
 from logdoctor.ingest.parsers.markers import Markers, scan_markers
@@ -30,11 +31,12 @@ from logdoctor.ingest.parsers.records import drop_summaries
 from logdoctor.ingest.parsers.samestep import merge_shapes, tag_shapes
 from logdoctor.ingest.parsers.screen import Lines
 from logdoctor.ingest.parsers.statedclasses import stated_classes, stated_vocab
+from logdoctor.ingest.parsers.stepless import stepless_launches
 from logdoctor.ingest.parsers.textblocks import BATCH_LINE, MSG, rewrite
 from logdoctor.ingest.parsers.textplan import BATCHES, BATCHES_TOTAL
 from logdoctor.ingest.parsers.textshape import Extracted, drop_bar_starts, extract
 from logdoctor.ingest.sources import Source
-from logdoctor.model import LINE_NO, LOSS, STEP
+from logdoctor.model import LINE_NO, LOSS, STEP, LogEvent
 
 if TYPE_CHECKING:
     from logdoctor.ingest.parsers.textfast import FastRead
@@ -182,6 +184,16 @@ def _with(lines: pl.DataFrame, others: pl.DataFrame | None) -> pl.DataFrame:
     return pl.concat([lines.select(LINE_NO, "line"), others]).sort(LINE_NO)
 
 
+def _events(lines: pl.DataFrame, table: pl.DataFrame, markers: Markers) -> tuple[LogEvent, ...]:
+    """The failure events of a text log and the launches before its first row that logged no step
+    (stepless.py), file order."""
+    rows = table[LINE_NO].to_numpy() if LINE_NO in table.columns else None
+    found = scan_events(lines, rows, markers.run_headers)
+    failed = tuple(e.line for e in found if e.role in (FATAL, STOP))
+    plans = tuple(line for _, line, _ in markers.plans)
+    return tuple(sorted(found + stepless_launches(lines, rows, plans, failed), key=lambda e: e.line))
+
+
 class TextParser(Parser):
     """Lines that carry a step number and metric values, in whatever spelling a tool prints."""
 
@@ -320,11 +332,7 @@ class TextParser(Parser):
             steps_in_batches=in_batches,
             lossless_steps=_lossless_steps(lossless),
             lossless_rows=lossless,
-            events=scan_events(
-                _with(events_in, others),
-                table[LINE_NO].to_numpy() if LINE_NO in table.columns else None,
-                markers.run_headers,
-            ),
+            events=_events(_with(events_in, others), table, markers),
             config_facts=classes,
             step_from_order=from_order,
             planned_source="column" if total is not None else ("header" if markers.planned_steps else None),

@@ -46,10 +46,13 @@ CODE = (
     r"|^\s*#|^\s*[A-Za-z_][\w.]*\s*(?::\s*[A-Za-z_][\w.\[\]]*)?\s*=\s*[^=].*#"
 )
 CODE_RE = re.compile(CODE)
-#: A marker that the whole line reports an evaluation pass.
+#: A marker that the whole line reports an evaluation pass. PaddleOCR opens its evaluation's line
+#: with ``cur metric, `` (tools/program.py ``train()``: ``'cur metric, {}'.format(', '.join(['{}: {}'
+#: .format(k, v) for k, v in cur_metric.items()]))``); its ``best metric, `` line is the best so far, no
+#: evaluation.
 EVAL_MARK_RE = re.compile(
     r"(?i)(?:^\s*|[\[|]\s*|\]\s+|\s-\s+|-->\s*|\bcollection=)"
-    r"(?:eval|evaluation|evaluating|valid|validate|validation|val|test|dev)\b"
+    r"(?:eval|evaluation|evaluating|valid|validate|validation|val|test|dev|cur metric(?=,))\b"
     r"(?![-_/])"
 )
 #: Log-record prefixes up to the level name (``2021-05-10 14:08 | INFO | ``), stripped first; and the
@@ -209,12 +212,21 @@ _MM_EPOCH = re.compile(
 #: logging_writer.py ``write_scalars``: ``logging.info("[%d]%s %s", step, collection, "k=v, ...")``).
 _BRACKET_STEP = re.compile(r"^\s*\[\s*\d+\s*\](?:\s|$)")
 _MM_ITER = re.compile(r"\bIter(?:\(train\))?\s*\[\s*\d+\s*/\s*\d+\s*\]")
+#: PaddleOCR's train line opens with the epoch of the planned epochs in brackets (tools/program.py
+#: ``train()``: ``'epoch: [{}/{}], global_step: {}, {}, avg_reader_cost: ...'.format(epoch, epoch_num,
+#: global_step, ...)``): the epoch and its total, the plan.
+_EPOCH_OF = re.compile(r"\bepoch:\s*\[\s*\d+\s*/\s*\d+\s*\]")
 
 
 def _bracket_counters(line: str, spans: list[tuple[int, int]], keys: list[str | None], totals: list[bool]) -> None:
     """Key the values of an OpenMMLab counter (:data:`_MM_EPOCH`, :data:`_MM_ITER`) in place: the
     epoch, ``batches`` and its total (the step is derived from them), or the step and its total."""
-    for pattern, names in ((_MM_EPOCH, ("epoch", "batches", "batches")), (_MM_ITER, ("iter", "iter"))):
+    counters = (
+        (_MM_EPOCH, ("epoch", "batches", "batches")),
+        (_MM_ITER, ("iter", "iter")),
+        (_EPOCH_OF, ("epoch", "epoch")),
+    )
+    for pattern, names in counters:
         m = pattern.search(line)
         if m is None:
             continue
@@ -252,7 +264,7 @@ def line_keys(line: str) -> LineKeys:
         # ``acc: 5384/8986=0.5992`` (NCRF++): the counts, then their ratio, which is the value
         if totals[i + 1] and keys[i] is not None and gaps[i + 2].strip() == "=":
             keys[i + 2], keys[i], keys[i + 1], totals[i + 1] = keys[i], None, None, False
-    if "Epoch" in line or "Iter" in line or "Train:" in line:
+    if "Epoch" in line or "Iter" in line or "Train:" in line or "epoch:" in line:
         _bracket_counters(line, spans, keys, totals)
     if n and keys[0] is None and _BRACKET_STEP.match(line):
         keys[0] = "step"

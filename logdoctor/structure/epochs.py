@@ -45,6 +45,14 @@ def _first_step(result: ParseResult) -> int | None:
     return int(first) if first is not None else None  # type: ignore[arg-type]
 
 
+def _first_epoch(result: ParseResult) -> float | None:
+    """The smallest epoch of the raw rows, when they carry one."""
+    if EPOCH not in result.table.columns or result.table.height == 0:
+        return None
+    first = result.table[EPOCH].cast(pl.Float64, strict=False).drop_nulls().drop_nans().min()
+    return float(first) if first is not None else None  # type: ignore[arg-type]
+
+
 def plan(
     result: ParseResult, spe: int | None, epoch_source: str | None, spe_source: str | None, notes: list[str]
 ) -> tuple[int | None, str | None, int | None, str | None, str | None]:
@@ -73,6 +81,15 @@ def plan(
             notes.append(
                 f"{m.epochs_planned} epochs x {spe} steps planned, but the log's first step is {first}: "
                 "the step counts from an earlier run, the planned last step is unknown"
+            )
+            return planned, source, spe, epoch_source, spe_source
+        start = _first_epoch(result)
+        if result.step_from_order and start is not None and start > 1:
+            # rows numbered from 1 by record order in a log that starts at a later epoch (a resumed run):
+            # its row numbers do not count the earlier epochs, so no planned step compares with them
+            notes.append(
+                f"{m.epochs_planned} epochs planned, but the log's rows start at epoch {start:g} and are "
+                "numbered by record order: the planned last step is unknown (the ending is judged by epochs)"
             )
             return planned, source, spe, epoch_source, spe_source
         # a file beside the log that states the epochs (ingest/sidecars.py: ``args.yaml``) is named

@@ -77,3 +77,25 @@ def test_a_per_epoch_counters_total_times_the_planned_epochs_is_the_plan(
     st = _custom_loop(tmp_path, ["INFO:__main__:  epochs: 3"], epochs_run).run.meta.structure
     assert st is not None and st.planned == 1200, (st.planned, st.planned_source)
     assert st.ending == ending, (st.ending, st.ending_source)
+
+
+def test_a_resumed_log_numbered_by_record_order_has_no_planned_step(tmp_path: Path) -> None:
+    """icefall resumed at epoch 20 of 30: its rows are numbered 1, 2, ... from the resume, so 30 epochs x
+    4 rows is no step they reach (it read "finished ... planned 120 steps, reached 44"); the ending is the
+    epochs' (30 of 30)."""
+    lines = ["2023-08-25 19:14:22,598 INFO [train.py:977] (0/1) {'num_epochs': 30, 'start_epoch': 20}"]
+    k = 0
+    for epoch in range(20, 31):
+        for batch in range(0, 200, 50):
+            k += 1
+            loss = 0.5 + 0.3 * np.exp(-k / 20)
+            lines.append(
+                f"2023-08-25 19:15:{k % 60:02d},598 INFO [train.py:878] (0/1) Epoch {epoch}, batch {batch}, "
+                f"loss[loss={loss:.4g}, over 18286.00 frames. ], tot_loss[loss={loss:.4g}, over 791542.98 frames. ], "
+                "batch size: 89, lr: 2.93e-03"
+            )
+    p = tmp_path / "train.log"
+    p.write_text("\n".join(lines) + "\n")
+    st = pipeline.analyze(pipeline.load(str(p))).run.meta.structure
+    assert st is not None and st.planned is None, (st.planned, st.planned_source)
+    assert st.planned_epochs == 30 and st.ending == "finished", (st.planned_epochs, st.ending, st.ending_source)

@@ -131,6 +131,8 @@ class MemorizationDetector(Analyzer):
             return self._from_accuracy(run, ev, tr)
         if held_out_fold(run, s0, s1) >= math.sqrt(fold):
             return None  # the held-out loss fell with it: the fall generalises, the score is what is off
+        if _train_accuracy_flat(run, ev, s0, s1):
+            return None  # the training accuracy did not rise either: nothing is memorised (LD413's)
         return fold, tr.p_improving, _finding(ev, sign, tr, (before, after), (n0, n1))
 
     def _from_accuracy(self, run: Run, ev: EvalSeries, tr: Trend) -> tuple[float, float, Finding] | None:
@@ -153,6 +155,26 @@ class MemorizationDetector(Analyzer):
         if not (0 < held < 1 and ratio >= self.min_fold):
             return None
         return ratio, tr.p_improving, _acc_finding(ev, tr, train * scale, ratio)
+
+
+def _train_accuracy_flat(run: Run, ev: EvalSeries, s0: float, s1: float) -> bool:
+    """True when ``ev`` is an accuracy and the training accuracy the log prints beside the loss did not
+    rise over the same stretch (its level at ``s1`` no higher than at ``s0``): a model that memorises
+    its training data gets its training examples right, so a loss that falls while the training
+    accuracy stays put (PaddleOCR's CTC loss falling 8-fold at accuracy 0 in training and evaluation)
+    is no memorisation."""
+    if not run.has(ACC) or not set(ev.name.lower().split("_")) & {"acc", "accuracy"}:
+        return False
+    steps = run.table[STEP].to_numpy().astype(float)
+    acc = run.table[ACC].cast(float, strict=False).to_numpy().astype(float)
+
+    def level(step: float) -> float:
+        upto = acc[: int(np.searchsorted(steps, step, side="right"))]
+        upto = upto[np.isfinite(upto)]
+        return float(np.median(upto[-max(3, upto.size // 20) :])) if upto.size else float("nan")
+
+    a0, a1 = level(s0), level(s1)
+    return bool(np.isfinite(a0) and np.isfinite(a1) and a1 <= a0)
 
 
 def held_out_fold(run: Run, s0: float, s1: float) -> float:

@@ -115,3 +115,14 @@ def test_a_per_epoch_run_whose_losses_fall_together_in_two_epochs_is_no_memorisa
         )
         run = Run(run.table, run.meta, evals=frame.with_columns(pl.col("step").cast(pl.Int64)))
         assert bool(MemorizationDetector().analyze(run).findings) == found
+
+
+@pytest.mark.parametrize(("train_acc_end", "found"), [(0.0, False), (0.95, True)])
+def test_a_training_accuracy_that_does_not_rise_is_no_memorisation(train_acc_end: float, found: bool) -> None:
+    """The loss falls 400-fold while the eval accuracy stays flat: memorisation only when the training
+    accuracy rose with it (a model at accuracy 0 in training too memorised nothing: PaddleOCR's CTC)."""
+    run = _run(_train(3, 2.0, 0.005), {"val_acc": _score(3, 400, 0.0, 0.0, 0.0) + 0.0})
+    acc = np.minimum(np.arange(1, N + 1) / 500, 1.0) * train_acc_end
+    run = Run(run.table.with_columns(pl.Series("acc", acc)), run.meta, evals=run.evals)
+    codes = [f.code for f in MemorizationDetector().analyze(run).findings]
+    assert ("LD411" in codes) is found, codes

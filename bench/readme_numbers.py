@@ -45,9 +45,7 @@ def _frac(a: int, b: int) -> str:
 
 def blind_row(split: str) -> str:
     """The ``**all**`` numbers of one split of the blind corpus."""
-    cache = corpus.cache_dir()
-    chosen = [r for r in corpus.rows() if r["split"] == split and (cache / r["name"]).is_file()]
-    out = [corpus.judge(r, cache / r["name"]) for r in chosen]
+    out = corpus.judged(split)
     healthy = [j for j in out if j.row["expected_health"] == "ok"]
     reported = [j for j in out if j.ending is not None]
     label = {"dev": "blind corpus, developed against", "holdout": "blind corpus, held out (never developed against)"}

@@ -86,7 +86,7 @@ def blind_inputs() -> list[tuple[str, Path]]:
 
     cache = corpus.cache_dir()
     return sorted(
-        (f"blind/{r['name']}", cache / r["name"])
+        (f"blind/{r['name']}", corpus.log_path(cache, r))  # in its run folder where it has sidecars
         for r in corpus.rows()
         if r["split"] == "dev" and (cache / r["name"]).is_file()
     )

@@ -211,6 +211,14 @@ def judge(row: dict[str, str], log: Path) -> Judged:
     )
 
 
+def judged(split: str, cache: Path | None = None) -> list[Judged]:
+    """Every row of ``split`` (``dev``, ``holdout`` or ``all``) whose log the cache holds, judged on the
+    file evaluate analyses (the log, or its copy in the run folder beside its sidecars)."""
+    cache = cache or cache_dir()
+    chosen = [r for r in rows() if split == "all" or r["split"] == split]
+    return [judge(r, log_path(cache, r)) for r in chosen if (cache / r["name"]).is_file()]
+
+
 def pct(a: int, b: int) -> str:
     return f"{a}/{b}" if b else "-"
 
@@ -291,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(rows()) - failed} logs in {cache}")
         return 1 if failed else 0
     chosen = [r for r in rows() if args.split == "all" or r["split"] == args.split]
-    out = [judge(r, log_path(cache, r)) for r in chosen if (cache / r["name"]).is_file()]
+    out = judged(args.split, cache)
     missing = len(chosen) - len(out)
     lines = table(out, f"blind corpus, split {args.split}: {len(out)} logs")
     if args.split == "holdout":  # aggregate numbers only: no line that could name one held-out log

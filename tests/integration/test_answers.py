@@ -66,10 +66,11 @@ def test_public_log_answer(key: str) -> None:
 @pytest.mark.publiclogs
 @pytest.mark.parametrize("key", BLIND_KEYS)
 def test_blind_dev_log_answer(key: str) -> None:
-    path = corpus.cache_dir() / key.removeprefix("blind/")
-    if not path.is_file():
-        pytest.skip(f"{path} is not here (python bench/blind/corpus.py fetch)")
-    _check(key, path)
+    name = key.removeprefix("blind/")
+    if not (corpus.cache_dir() / name).is_file():
+        pytest.skip(f"{name} is not in {corpus.cache_dir()} (python bench/blind/corpus.py fetch)")
+    row = next(r for r in corpus.rows() if r["name"] == name)
+    _check(key, corpus.log_path(corpus.cache_dir(), row))  # in its run folder where it has sidecars
 
 
 def test_every_blind_dev_log_has_a_line_and_no_holdout_log_has_one() -> None:

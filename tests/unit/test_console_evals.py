@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from logdoctor import pipeline
 
@@ -133,3 +134,42 @@ def test_an_eval_summary_of_error_rates_without_a_loss_is_an_evaluation(tmp_path
 def test_a_summary_line_without_an_eval_word_or_a_metric_is_no_evaluation(tmp_path: Path) -> None:
     evals = _deepspeech(tmp_path, "Summary Epoch: [{e}]\tTime taken (s): {wer:.0f}\t")
     assert evals.height == 0, evals
+
+
+def _coco_block(ap: float, kind: str = "bbox") -> list[str]:
+    """pycocotools' COCOeval.evaluate()/summarize() output, as PaddleDetection and others print it."""
+    out = [
+        f"Evaluate annotation type *{kind}*",
+        "DONE (t=1.21s).",
+        "Accumulating evaluation results...",
+        "DONE (t=0.14s).",
+    ]
+    rows = [("Precision", "(AP)", "0.50:0.95", "all", ap), ("Precision", "(AP)", "0.50     ", "all", ap * 2),
+            ("Precision", "(AP)", "0.75     ", "all", ap / 2), ("Precision", "(AP)", "0.50:0.95", "small", -1.0),
+            ("Precision", "(AP)", "0.50:0.95", "medium", ap), ("Precision", "(AP)", "0.50:0.95", "large", ap),
+            ("Recall   ", "(AR)", "0.50:0.95", "all", 0.5)]  # fmt: skip
+    for title, kind_, iou, area, v in rows:
+        out.append(f" Average {title} {kind_} @[ IoU={iou} | area={area:>6s} | maxDets=100 ] = {v:0.3f}")
+    return out
+
+
+@pytest.mark.parametrize("kind", ["bbox", "segm"])
+def test_a_pycocotools_summary_is_one_evaluation_named_as_mmdetection_names_it(tmp_path: Path, kind: str) -> None:
+    lines = []
+    for epoch in range(3):
+        for i in (0, 200, 400):
+            lines.append(
+                f"[08/02 02:44:23] ppdet.engine INFO: Epoch: [{epoch}] [{i:3d}/464] loss: {2.0 - epoch / 2:.4f}"
+            )
+        lines += _coco_block(0.1 * (epoch + 1), kind)
+    evals = pipeline.load(_write(tmp_path, lines)).evals
+    assert evals.height == 3, evals
+    assert evals[f"coco_{kind}_map"].to_list() == pytest.approx([0.1, 0.2, 0.3])
+    assert all(math.isnan(v) for v in evals[f"coco_{kind}_map_s"].to_list())  # -1: no small objects
+    assert not any("recall" in c or c.endswith("ar") for c in evals.columns)
+
+
+def test_a_sentence_about_average_precision_is_no_summary(tmp_path: Path) -> None:
+    lines = [f"step {s} loss={2.0 - s / 100:.3f}" for s in range(1, 30)]
+    lines.insert(10, "Average Precision (AP) was low on the first try = 0.2 at maxDets=100")
+    assert pipeline.load(_write(tmp_path, lines)).evals.height == 0

@@ -57,6 +57,8 @@ SCREENED = (
     lexicon.TRACEBACK,
     events.CHAINED,
     markers._PATIENCE,
+    markers._EPOCH_NUM,
+    textblocks._COCO_LITERAL,
     evalsections.HEADER.pattern,
 )
 SUFFIXES = (".log", ".txt", ".out", ".md")

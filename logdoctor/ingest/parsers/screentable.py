@@ -122,6 +122,10 @@ NEEDS: dict[str, tuple[object, ...]] = {
         ('and', (('or', (('and', (('lit', 'During handling of the above exception', False),)), ('and', (('lit', 'The above exception was the direct cause', False),)))),)),
     '(?i)(?:(?:\\bearly_?stop(?:ping)?_|(?:^|[^\\w-])(?:--)?)patience[\'\\"]?\\s*[=:]?\\s*|(?:^|[^\\w-])(?:--)?early-stopping:?\\s+)([1-9]\\d*)\\b':
         ('and', ()),
+    '(?i)(?:^|[^\\w-])epoch_num\\s*[=:]\\s*([1-9]\\d*)\\s*$':
+        ('and', (('lit', 'epoch_num', True),)),
+    'maxDets=':
+        ('and', (('lit', 'maxDets=', False),)),
     '(?i)^\\s*(?:[*=#~-]{3,}\\s*(?:running\\s+|starting\\s+|start\\s+)?(?:evaluating|evaluation|validating|validation|eval|testing)\\b[^:=\\n]*?[*=#~-]{3,}|(?:running\\s+|starting\\s+)?(?:evaluating|evaluation|validating|validation)\\b[^\\d:=|\'\\"\\n]*)[ \\t]*$':
         ('and', (('or', (('and', (('or', (('and', (('lit', 'evaluating', True),)), ('and', (('lit', 'evaluation', True),)), ('and', (('lit', 'validating', True),)), ('and', (('lit', 'validation', True),)), ('and', (('lit', 'eval', True),)), ('and', (('lit', 'testing', True),)))),)), ('and', (('or', (('and', (('lit', 'evaluating', True),)), ('and', (('lit', 'evaluation', True),)), ('and', (('lit', 'validating', True),)), ('and', (('lit', 'validation', True),)))),)))),)),
 }

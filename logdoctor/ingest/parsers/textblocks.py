@@ -132,7 +132,9 @@ def rewrite(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
         frame = frame.with_columns(
             msg.str.replace(BATCH_LINE, "epoch=${1} | step=${2} | ").str.replace(_CKPT, "eval Checkpoint [${1}] ")
         )
+    frame, folded_coco = _join_coco(frame) if Lines.of(frame[MSG]).may_match(_COCO_LITERAL) else (frame, 0)
     frame, folded = _join_blocks(frame)
+    folded += folded_coco
     frame, folded_ckpt = _join_checkpoints(frame) if Lines.of(frame[MSG]).may_match(_CKPT) else (frame, 0)
     return frame, folded + folded_ckpt
 
@@ -156,6 +158,62 @@ def _join_blocks(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
         .alias(MSG)
     )
     return heads.drop("_cont", "_block", "_tail"), int(cont.sum())
+
+
+#: pycocotools' COCOeval.summarize() (cocoeval.py ``_summarize``: ``' {:<18} {} @[ IoU={:<9} | area={:>6s} |
+#: maxDets={:>3d} ] = {:0.3f}'``), printed by every framework that evaluates on COCO (PaddleDetection,
+#: detectron2, MMDetection, torchvision's references, YOLOv5 with --save-json): twelve lines per evaluation.
+_COCO = re.compile(
+    r"^\s*Average (Precision|Recall)\s+\((?:AP|AR)\) @\[ IoU=([\d.:]+)\s*\| area=\s*(\w+) \| "
+    r"maxDets=\s*(\d+) \] = (-?[\d.]+)\s*$"
+)
+_COCO_LITERAL = "maxDets="
+#: ``Evaluate annotation type *bbox*`` (COCOeval.evaluate): the iou type of the summary that follows.
+_COCO_TYPE = re.compile(r"Evaluate annotation type \*(\w+)\*")
+#: The AP lines' names, as MMDetection's CocoMetric names them (``coco/bbox_mAP``, ``_mAP_50``...).
+_COCO_AP = {
+    ("0.50:0.95", "all"): "mAP",
+    ("0.50", "all"): "mAP_50",
+    ("0.75", "all"): "mAP_75",
+    ("0.50:0.95", "small"): "mAP_s",
+    ("0.50:0.95", "medium"): "mAP_m",
+    ("0.50:0.95", "large"): "mAP_l",
+}
+
+
+def _join_coco(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """Each pycocotools summary (its consecutive ``Average Precision/Recall ... = v`` lines) becomes one
+    evaluation line at its first line, ``eval | coco/bbox_mAP: 0.22 | coco/bbox_mAP_50: 0.46 | ...``
+    (the AP lines; -1, pycocotools' "no such objects", is nan); its other lines are folded into it."""
+    msgs = frame[MSG].to_list()
+    out = list(msgs)
+    kind, folded, head = "bbox", 0, None
+    values: dict[str, str] = {}
+
+    def close() -> None:
+        if head is not None and values:
+            out[head] = "eval | " + " | ".join(f"coco/{kind}_{k}: {v}" for k, v in values.items())
+
+    for i, msg in enumerate(msgs):
+        if (t := _COCO_TYPE.search(msg)) is not None:
+            kind = t.group(1)
+        m = _COCO.match(msg)
+        if m is None:
+            close()
+            head, values = None, {}
+            continue
+        if head is None:
+            head = i
+        else:
+            out[i] = ""
+            folded += 1
+        name = _COCO_AP.get((m.group(2), m.group(3))) if m.group(1) == "Precision" else None
+        if name is not None:
+            values[name] = "nan" if float(m.group(5)) < 0 else m.group(5)
+    close()
+    if not folded and head is None and out == msgs:
+        return frame, 0
+    return frame.with_columns(pl.Series(MSG, out, dtype=pl.String)), folded
 
 
 def _join_checkpoints(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:

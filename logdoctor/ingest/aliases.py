@@ -64,7 +64,8 @@ ALIASES: Mapping[str, tuple[str, ...]] = {
         "binary_accuracy",
         "trainacc",
     ),
-    "lr": ("lr", "learning_rate", "l_r", "learningrate", "lr_0"),
+    # optim0_lr0: ESPnet2's first optimizer's first parameter group (espnet2/train/trainer.py)
+    "lr": ("lr", "learning_rate", "l_r", "learningrate", "lr_0", "optim0_lr0"),
     "grad_norm": (
         "grad_norm",
         "gnorm",

@@ -22,6 +22,12 @@ NEEDS: dict[str, tuple[object, ...]] = {
         ('and', (('lit', '|', False), ('lit', '|Loss: ', False), ('lit', ':', False))),
     '^\\s*(\\d+)/(\\d+) \\[[=>.]*\\] - [^-]* - ':
         ('and', (('lit', '/', False), ('lit', ' [', False), ('lit', '] - ', False), ('lit', ' - ', False))),
+    '^\\s*(\\d+)epoch:train:\\d+-(\\d+)batch:\\s*':
+        ('and', (('lit', 'epoch:train:', False), ('lit', '-', False), ('lit', 'batch:', False))),
+    '^\\s*(\\d+)epoch results: \\[train\\] .*?\\[valid\\] ([^\\[]*?)(?:,\\s*\\[\\w+\\].*)?$':
+        ('and', (('lit', 'epoch results: [train] ', False), ('lit', '[valid] ', False))),
+    '^\\s*(\\d+)epoch results: \\[train\\] .*$':
+        ('and', (('lit', 'epoch results: [train] ', False),)),
     '\\bE=(\\d+) B=(\\d+)\\s':
         ('and', (('lit', 'E=', False), ('lit', ' B=', False))),
     'Checkpoint \\[(\\d+)\\]\\s':

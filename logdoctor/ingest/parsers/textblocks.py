@@ -42,6 +42,12 @@ _BARE = (
     # is drawn twice, once with the next count)
     (rf"^\s*(\d+)\|(\d+)\|Loss: ({VALUE}):.*$", "epoch $1 | step $2 | loss $3"),
     (KERAS, "batches $1/$2 | "),
+    # ESPnet2 (espnet2/train/reporter.py SubReporter.log_message): ``3epoch:train:201-300batch: k=v, ...``,
+    # the batch count within the epoch; Reporter.log_message: ``3epoch results: [train] k=v, ..., [valid]
+    # k=v, ...``, the epoch's means: its [valid] part an evaluation, a summary of training no step
+    (r"^\s*(\d+)epoch:train:\d+-(\d+)batch:\s*", "epoch $1 | step $2 | "),
+    (r"^\s*(\d+)epoch results: \[train\] .*?\[valid\] ([^\[]*?)(?:,\s*\[\w+\].*)?$", "eval | epoch $1 | $2"),
+    (r"^\s*(\d+)epoch results: \[train\] .*$", "epoch $1 summary of training"),
 )
 #: An indented ``name=value`` line that belongs to the record above it (OLMo metric blocks).
 _CONT = rf"^\s{{2,}}[A-Za-z][^=]{{0,100}}=\s*{VALUE}\s*$"

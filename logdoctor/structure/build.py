@@ -128,27 +128,6 @@ def _earlier_runs(
     return tuple(build_run(seg, name, fmt, spe, (cut, how), stride) for seg, cut in zip(own, as_placed, strict=True))
 
 
-def _epoch_counter_total(
-    planned: int | None, source: str | None, how: Placed, epochs: int | None, notes: list[str]
-) -> tuple[int | None, str | None]:
-    """The run's planned steps when the step counter counts within each epoch (``Epoch 1 | Step
-    10/6501``): the counter's total is one epoch's length, so the run's plan is that total times the
-    planned epochs, and unknown without them (it was reported as the whole run's: "6,501 planned,
-    reached 13,001")."""
-    if how.epoch_source != "two_level" or source != "column" or not planned:
-        return planned, source
-    if epochs:
-        notes.append(
-            f"planned {planned * epochs} steps = {epochs} epochs x the step counter's per-epoch total {planned}"
-        )
-        return planned * epochs, "header"
-    notes.append(
-        f"the step counter's total {planned} counts one epoch's steps; the log states no planned epochs: "
-        "the run's planned length is unknown"
-    )
-    return None, None
-
-
 def _steps_per_epoch(
     table: pl.DataFrame, given: int | None, stated: int | None, how: Placed, notes: list[str]
 ) -> tuple[int | None, str | None]:
@@ -229,7 +208,6 @@ def build_run(
     table, running = deaverage(table, notes)
     spe, spe_source = _steps_per_epoch(table, steps_per_epoch, result.steps_per_epoch, how, notes)
     planned, planned_source, spe, epoch_source, spe_source = plan(result, spe, epoch_source, spe_source, notes)
-    planned, planned_source = _epoch_counter_total(planned, planned_source, how, result.markers.epochs_planned, notes)
     if passed_budget(planned, planned_source, table, notes) is None:
         planned, planned_source = None, None
     restarts = restarts_of(result, resume_lines, clock[1], fell[1])

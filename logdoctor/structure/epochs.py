@@ -53,6 +53,27 @@ def _first_epoch(result: ParseResult) -> float | None:
     return float(first) if first is not None else None  # type: ignore[arg-type]
 
 
+def _epoch_counter_total(
+    planned: int | None, source: str | None, epoch_source: str | None, epochs: int | None, notes: list[str]
+) -> tuple[int | None, str | None]:
+    """The run's planned steps when the step counter counts within each epoch (``Epoch 1 | Step
+    10/6501``, placed ``two_level``): the counter's total is one epoch's length, so the run's plan is
+    that total times the planned epochs, and unknown without them (it was reported as the whole run's:
+    "6,501 planned, reached 13,001")."""
+    if epoch_source != "two_level" or source != "column" or not planned:
+        return planned, source
+    if epochs:
+        notes.append(
+            f"planned {planned * epochs} steps = {epochs} epochs x the step counter's per-epoch total {planned}"
+        )
+        return planned * epochs, "header"
+    notes.append(
+        f"the step counter's total {planned} counts one epoch's steps; the log states no planned epochs: "
+        "the run's planned length is unknown"
+    )
+    return None, None
+
+
 def plan(
     result: ParseResult, spe: int | None, epoch_source: str | None, spe_source: str | None, notes: list[str]
 ) -> tuple[int | None, str | None, int | None, str | None, str | None]:
@@ -95,6 +116,7 @@ def plan(
         # a file beside the log that states the epochs (ingest/sidecars.py: ``args.yaml``) is named
         planned, source = spe * m.epochs_planned, _stated_by(m.epochs_planned_source)
         notes.append(f"planned {planned} steps = {m.epochs_planned} epochs x {spe} steps")
+    planned, source = _epoch_counter_total(planned, source, epoch_source, m.epochs_planned, notes)
     return planned, source, spe, epoch_source, spe_source
 
 

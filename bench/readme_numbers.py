@@ -39,24 +39,10 @@ HEADER = (
 )
 
 
-def _frac(a: int, b: int) -> str:
-    return f"{a}/{b}" if b else "-"
-
-
 def blind_row(split: str) -> str:
-    """The ``**all**`` numbers of one split of the blind corpus."""
-    out = corpus.judged(split)
-    healthy = [j for j in out if j.row["expected_health"] == "ok"]
-    reported = [j for j in out if j.ending is not None]
+    """The ``**all**`` numbers of one split of the blind corpus (bench/blind/corpus.py's own cells)."""
     label = {"dev": "blind corpus, developed against", "holdout": "blind corpus, held out (never developed against)"}
-    n = len(out)
-    return (
-        f"| {label[split]} | {n} | {_frac(sum(j.read for j in out), n)} | "
-        f"{_frac(sum(j.verdict_right for j in out), n)} | {sum(j.blamed for j in out)} | "
-        f"{_frac(sum(j.health_right for j in out), n)} | "
-        f"{_frac(sum(j.health == 'problem' for j in healthy), len(healthy))} | "
-        f"{_frac(sum(j.ending == j.row['ending'] for j in reported), len(reported))} | {corpus.failures_found(out)} |"
-    )
+    return f"| {label[split]} | {' | '.join(corpus.cells(corpus.judged(split)))} |"
 
 
 def public_row() -> str:
@@ -64,9 +50,9 @@ def public_row() -> str:
     out = public.evaluate(public.cache_dir())
     n = len(out)
     return (
-        f"| public logs (bench/realruns) | {n} | {_frac(sum(o.verdict != 'none' for o in out), n)} | "
-        f"{_frac(sum(o.verdict_right for o in out), n)} | {sum(o.blamed for o in out)} | "
-        f"{_frac(sum(o.health_right for o in out), n)} | - | - | - |"
+        f"| public logs (bench/realruns) | {n} | {corpus.pct(sum(o.verdict != 'none' for o in out), n)} | "
+        f"{corpus.pct(sum(o.verdict_right for o in out), n)} | {sum(o.blamed for o in out)} | "
+        f"{corpus.pct(sum(o.health_right for o in out), n)} | - | - | - |"
     )
 
 

@@ -229,6 +229,23 @@ def failures_found(js: list[Judged]) -> str:
     return pct(sum(j.found(c) for j, c in pairs), len(pairs))
 
 
+def cells(js: list[Judged]) -> list[str]:
+    """The numbers of ``js`` in the table's order: logs, read, verdict right, must_not violated, health
+    right, false problems on healthy logs, ending right where reported, failures found."""
+    healthy = [j for j in js if j.row["expected_health"] == "ok"]
+    reported = [j for j in js if j.ending is not None]
+    return [
+        str(len(js)),
+        pct(sum(j.read for j in js), len(js)),
+        pct(sum(j.verdict_right for j in js), len(js)),
+        str(sum(j.blamed for j in js)),
+        pct(sum(j.health_right for j in js), len(js)),
+        pct(sum(j.health == "problem" for j in healthy), len(healthy)),
+        pct(sum(j.ending == j.row["ending"] for j in reported), len(reported)),
+        failures_found(js),
+    ]
+
+
 def table(out: list[Judged], title: str) -> list[str]:
     """The accuracy table of ``out``, one line per writer and one overall."""
     lines = [
@@ -242,16 +259,10 @@ def table(out: list[Judged], title: str) -> list[str]:
     for j in out:
         groups[j.row["writer"]].append(j)
     for name, js in [*sorted(groups.items()), ("**all**", out)]:
-        healthy = [j for j in js if j.row["expected_health"] == "ok"]
-        reported = [j for j in js if j.ending is not None]
-        lines.append(
-            f"| {name} | {len(js)} | {pct(sum(j.read for j in js), len(js))} | "
-            f"{pct(sum(j.verdict_right for j in js), len(js))} | {sum(j.blamed for j in js)} | "
-            f"{pct(sum(j.health_right for j in js), len(js))} | "
-            f"{pct(sum(j.health == 'problem' for j in healthy), len(healthy))} | "
-            f"{pct(sum(j.ending == j.row['ending'] for j in reported), len(reported))}"
-            f"{'' if reported else ' (not reported)'} | {failures_found(js)} |"
-        )
+        row = cells(js)
+        if not any(j.ending is not None for j in js):
+            row[6] += " (not reported)"
+        lines.append(f"| {name} | {' | '.join(row)} |")
     lines += ["", "| failure class | logs with it | found | codes |", "|---|---|---|---|"]
     have: Counter[str] = Counter()
     hit: Counter[str] = Counter()

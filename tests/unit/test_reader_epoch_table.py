@@ -155,3 +155,23 @@ def test_a_crash_after_the_last_epoch_row_ends_the_run(tmp_path: Path) -> None:
     assert "LD010" in {f.code for f in report.findings}
     stopped = _v70(10, 4, done=False) + "^CTraceback (most recent call last):\nKeyboardInterrupt\n"
     assert pipeline.load(str(_write(tmp_path, stopped))).meta.structure.ending == "interrupted"
+
+
+def test_a_launch_appended_to_the_same_console_keeps_its_own_rows(tmp_path: Path) -> None:
+    """``python train.py >> train.log`` twice: the second launch counts its epochs from 0 again. Its rows
+    must not overwrite the first launch's (they are another run), and the first launch's crash is its
+    own ending, listed with the launches (LD018) and reported for that run."""
+    crash = (
+        'Traceback (most recent call last):\n  File "train.py", line 630, in <module>\n    main(opt)\n'
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB\n"
+    )
+    path = _write(tmp_path, _v70(10, 3, done=False) + crash + _v70(10, 10, done=True))
+    run = pipeline.load(str(path))
+    assert run.meta.structure.rows == 13  # 3 rows of launch 1, 10 of launch 2
+    assert run.meta.structure.ending == "finished"  # the last launch's own ending
+    report = pipeline.analyze(run)
+    assert "LD018" in {f.code for f in report.findings}
+    assert report.status == "error"  # the earlier launch's crash is in the headline
+    # one launch whose bar redraws the same epoch is still one launch (no LD018)
+    single = pipeline.analyze(pipeline.load(str(_write(tmp_path, _v70(6, 6, done=True)))))
+    assert "LD018" not in {f.code for f in single.findings}

@@ -20,7 +20,9 @@ This is what YOLOv5's and Ultralytics' ``train.py`` print on stdout (read from t
 
 The epoch's row is the last write of its progress bar (tqdm redraws it with ``\\r``); a validation row is
 the evaluation of the epoch whose row precedes it (the first one only: the final validation of the best
-weights after ``epochs completed`` repeats an earlier epoch). The plan is ``Starting training for N
+weights after ``epochs completed`` repeats an earlier epoch). A counter that goes back (``0/N`` after
+``5/N``) is another launch of the script appended to the same file (``>> train.log``): its rows are its
+own, kept beside the earlier launch's, and the run structure lists the launches. The plan is ``Starting training for N
 epochs`` where printed; the counter's base (from 0 or from 1) is what makes its ``N`` the same plan.
 """
 
@@ -117,10 +119,14 @@ def _eval_keys(cells: list[str]) -> list[str] | None:
     return keys
 
 
+#: An epoch of one launch: (the launch's number in the file, from 0; the epoch counter).
+_Key = tuple[int, int]
+
+
 @dataclass(slots=True)
 class _Read:
-    rows: dict[int, dict[str, float | int | None]] = field(default_factory=dict)
-    evals: dict[int, dict[str, float | int | None]] = field(default_factory=dict)
+    rows: dict[_Key, dict[str, float | int | None]] = field(default_factory=dict)
+    evals: dict[_Key, dict[str, float | int | None]] = field(default_factory=dict)
     counters: set[tuple[int, int]] = field(default_factory=set)
     planned: int | None = None
     redraws: int = 0
@@ -131,6 +137,7 @@ def _read(lines: pl.DataFrame) -> _Read:
     header: list[str] | None = None
     eval_keys: list[str] | None = None
     epoch: int | None = None
+    launch = 0
     done = False
     for no, raw in lines.select(LINE_NO, LINE).iter_rows():
         line = re.sub(ANSI, "", raw) if "\x1b" in raw else raw
@@ -152,8 +159,10 @@ def _read(lines: pl.DataFrame) -> _Read:
                     rec[f"{name.lower()}_gb"] = float(re.sub(r"[MG]B?$", "", cell)) / (1000 if "M" in cell else 1)
                 else:
                     rec[_train_key(name)] = float(cell)
-            out.redraws += e in out.rows
-            out.rows[e] = rec  # the last write of the epoch's bar
+            if epoch is not None and e < epoch:
+                launch += 1  # the counter went back: the script was launched again into the same file
+            out.redraws += (launch, e) in out.rows
+            out.rows[launch, e] = rec  # the last write of the epoch's bar
             out.counters.add((e, n))
             epoch, done = e, False
             continue
@@ -164,12 +173,12 @@ def _read(lines: pl.DataFrame) -> _Read:
             eval_keys is not None
             and epoch is not None
             and not done
-            and epoch not in out.evals
+            and (launch, epoch) not in out.evals
             and cells[0] == "all"
             and len(cells) == len(eval_keys) + 3
             and all(_NUM.match(c) for c in cells[1:])
         ):
-            out.evals[epoch] = {LINE_NO: int(no), **dict(zip(eval_keys, map(float, cells[3:]), strict=True))}
+            out.evals[launch, epoch] = {LINE_NO: int(no), **dict(zip(eval_keys, map(float, cells[3:]), strict=True))}
     return out
 
 
@@ -219,9 +228,9 @@ class EpochTableParser(Parser):
             raise ParseError(f"{source.name}: no row 'e/N values' under an 'Epoch ...' header")
         base = _base(read)
         records = []
-        for e, rec in read.rows.items():
+        for (_, e), rec in read.rows.items():
             records.append({**rec, STEP: e + 1 - base})
-        for e, ev in read.evals.items():
+        for (_, e), ev in read.evals.items():
             records.append({**ev, STEP: e + 1 - base})
         frame = pl.DataFrame(records, infer_schema_length=None).sort(LINE_NO)
         result = normalize_records(frame, fields, source.name, _last_line(lines))

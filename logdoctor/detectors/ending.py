@@ -118,11 +118,13 @@ def _launch_words(n: int, run: Run) -> str:
     return f"{said}: {ended}{at}"
 
 
-def _stepless(run: Run) -> list[LogEvent]:
-    """The launches before ``run``'s first row that logged no step and printed no failure
-    (ingest/parsers/stepless.py): started again, by their start-up lines printed again."""
+def _stepless(run: Run, after: bool = False) -> list[LogEvent]:
+    """The launches before ``run``'s first row (``after``: after its last row, before the next run's
+    first) that logged no step and printed no failure (ingest/parsers/stepless.py): started again,
+    by their start-up lines printed again."""
     st = run.meta.structure
-    return [e for e in (st.launches if st is not None else ()) if e.step is None and e.kind == stepless.KIND]
+    launches = st.launches if st is not None else ()
+    return [e for e in launches if e.kind == stepless.KIND and (e.step is not None) == after]
 
 
 def _stepless_words(n: int, e: LogEvent) -> str:
@@ -138,14 +140,14 @@ def launches_finding(run: Run) -> Finding | None:
     parts = (*run.earlier, run)
     pieces: list[Run | LogEvent] = []
     for r in parts:
-        pieces += [*_stepless(r), r]
+        pieces += [*_stepless(r), r, *_stepless(r, after=True)]
     if len(pieces) < 2:
         return None
     listed = "; ".join(
         _stepless_words(i, p) if isinstance(p, LogEvent) else _launch_words(i, p) for i, p in enumerate(pieces, 1)
     )
     first_lines = [int(r.table[LINE_NO].min()) for r in parts[1:] if LINE_NO in r.table.columns and r.table.height]  # type: ignore[arg-type]
-    stepless_lines = [e.block_line for r in parts for e in _stepless(r)]
+    stepless_lines = [p.block_line for p in pieces if isinstance(p, LogEvent)]
     none = f" ({len(stepless_lines)} of them logged no step)" if stepless_lines else ""
     return codes.finding(
         "LD018",
@@ -177,7 +179,8 @@ class EndingDetector(Analyzer):
         if st is None:
             return Detection(skipped=NO_STRUCTURE)
         out = [_failure(run, st, st.failure)] if st.failure is not None else []
-        later = [e for e in st.launches if e.step is not None]  # launched again, died before a step
+        # launched again, died before a step (one that printed no failure is LD018's, not a failure)
+        later = [e for e in st.launches if e.step is not None and e.kind != stepless.KIND]
         out += [launch_finding(later[-1])] if later else []
         several = launches_finding(run)
         out += [several] if several is not None else []

@@ -5,7 +5,8 @@ program was started again (a run header or resume line before the first row, or 
 lines printed again: ingest/parsers/relaunch.py), ended a launch that logged no step. After the
 run's last row, the failures up to the first such evidence are the run's own (its failure; none
 when a run header or resume line comes first); each group after it ended a later launch that
-logged no step. A failure without that evidence says
+logged no step. A launch that logged no step and printed no failure (ingest/parsers/stepless.py) is
+never the run's own ending: it started at its own first line. A failure without that evidence says
 nothing of another launch (a caught exception, several ranks' messages of one death).
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from logdoctor.ingest.parsers import stepless
 from logdoctor.ingest.parsers.events import ending_after
 from logdoctor.model import LogEvent
 
@@ -38,8 +40,8 @@ def split_launches(failures: tuple[LogEvent, ...], first: int, last: int, restar
     groups: list[list[LogEvent]] = [[]]
     prev = last
     for e in (e for e in failures if e.line > last):
-        if any(prev < r < e.block_line for r in restarts):  # a launch started before this failure
-            groups.append([])
+        if e.kind == stepless.KIND or any(prev < r < e.block_line for r in restarts):
+            groups.append([])  # a launch started before this failure (a stepless one starts at its block)
         groups[-1].append(e)
         if e.relaunched:
             groups.append([])

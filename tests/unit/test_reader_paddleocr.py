@@ -249,3 +249,48 @@ def test_real_paddledetection_log_reads_its_epoch_counter_and_stays_silent() -> 
     run = pipeline.load(str(blind_log("paddledet_rtdetr_ssdd_72ep_finished.log")))
     assert run.meta.structure.epochs == 72 and run.meta.structure.planned is None
     assert all(f.severity < Severity.WARNING for f in pipeline.analyze(run).findings)
+
+
+def test_a_launch_between_two_that_trained_is_a_stepless_launch_too() -> None:
+    """A launch that printed its opening and plan, then nothing, between two launches that trained:
+    found where the opening is printed again after the first row, not only before it."""
+    import numpy as np
+    import polars as pl
+
+    from logdoctor.ingest.parsers.lines import LINE, LINE_NO
+    from logdoctor.ingest.parsers.stepless import stepless_launches
+
+    def rows(n: int) -> list[str]:
+        return [f"[08/30 23:00:36] d2.utils.events INFO:  iter: {i}  total_loss: 7.5" for i in range(19, n, 20)]
+
+    lines = [*_startup(1), *rows(100), *_startup(1), *_startup(1), *rows(200)]
+    frame = pl.DataFrame({LINE_NO: list(range(1, len(lines) + 1)), LINE: lines})
+    trained = np.array([i for i, line in enumerate(lines, 1) if "iter:" in line])
+    gap = len(_startup(1)) + len(rows(100))  # the stepless launch's first line is gap + 1
+    found = [(e.block_line, e.line) for e in stepless_launches(frame, trained, _plan_lines(lines))]
+    assert found == [(gap + 1, gap + len(_startup(1)))]
+    # the same log without the launch in between: the two that trained are no stepless launch
+    both = [*_startup(1), *rows(100), *_startup(1), *rows(200)]
+    frame = pl.DataFrame({LINE_NO: list(range(1, len(both) + 1)), LINE: both})
+    trained = np.array([i for i, line in enumerate(both, 1) if "iter:" in line])
+    assert stepless_launches(frame, trained, _plan_lines(both)) == ()
+
+
+def test_a_stepless_launch_between_two_runs_is_listed_and_ends_no_run(tmp_path: Path) -> None:
+    """End to end: the launch in between is LD018's third launch, and the run before it stopped before
+    its plan with no message (it is not said to have crashed at the later launch's lines)."""
+
+    def rows(n: int) -> list[str]:
+        return [
+            f"[08/30 23:00:36] d2.utils.events INFO:  iter: {i}  total_loss: {7.5 - i / 1000:.3f}  lr: 0.0001"
+            for i in range(19, n, 20)
+        ]
+
+    run = _load(tmp_path, "\n".join([*_startup(1), *rows(1000), *_startup(1), *_startup(1), *rows(2000)]) + "\n")
+    report = pipeline.analyze(run)
+    ev = _launches(run)
+    gap = len(_startup(1)) + len(rows(1000))
+    assert ev["launches"] == "3" and ev["stepless_launch_lines"] == str(gap + 1)
+    assert [p.ending for p in report.earlier_runs if p.rows] == ["stopped"]
+    assert not any(f.code == "LD010" for p in report.earlier_runs for f in p.findings)
+    assert (run.meta.structure.ending, report.status) == ("finished", "ok")

@@ -211,11 +211,19 @@ def judge(row: dict[str, str], log: Path) -> Judged:
     )
 
 
-def judged(split: str, cache: Path | None = None) -> list[Judged]:
-    """Every row of ``split`` (``dev``, ``holdout`` or ``all``) whose log the cache holds, judged on the
-    file evaluate analyses (the log, or its copy in the run folder beside its sidecars)."""
+def chosen_rows(split: str, manifest: str | None = None) -> list[dict[str, str]]:
+    """The rows of ``split`` (``dev``, ``holdout`` or ``all``), only those of ``manifest_<manifest>.tsv`` when
+    ``manifest`` is given (to report one round's additions apart)."""
+    picked = [r for r in rows() if split == "all" or r["split"] == split]
+    return [r for r in picked if manifest is None or r["manifest"] == f"manifest_{manifest}.tsv"]
+
+
+def judged(split: str, cache: Path | None = None, manifest: str | None = None) -> list[Judged]:
+    """Every row of ``split`` (``dev``, ``holdout`` or ``all``; of one manifest when ``manifest`` is given) whose
+    log the cache holds, judged on the file evaluate analyses (the log, or its copy in the run folder beside its
+    sidecars)."""
     cache = cache or cache_dir()
-    chosen = [r for r in rows() if split == "all" or r["split"] == split]
+    chosen = chosen_rows(split, manifest)
     return [judge(r, log_path(cache, r)) for r in chosen if (cache / r["name"]).is_file()]
 
 
@@ -294,12 +302,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("command", nargs="?", choices=("fetch", "evaluate"), default="evaluate")
     ap.add_argument("--mirrors", type=Path, help="fetch from local git mirrors <dir>/<owner>+<name>/repo")
     ap.add_argument("--split", choices=("dev", "holdout", "all"), default="dev")
+    ap.add_argument("--manifest", help="evaluate only the rows of bench/blind/manifest_<MANIFEST>.tsv (e.g. r13)")
     args = ap.parse_args(argv)
     cache = cache_dir()
     if args.command == "fetch":
         cache.mkdir(parents=True, exist_ok=True)
         failed = 0
-        for row in rows():
+        wanted = chosen_rows("all", args.manifest)
+        for row in wanted:
             mirrors = args.mirrors if args.mirrors and (args.mirrors / row["repo"].replace("/", "+")).is_dir() else None
             try:
                 fetch_row(row, cache, mirrors)
@@ -307,12 +317,13 @@ def main(argv: list[str] | None = None) -> int:
             except Exception as err:
                 failed += 1
                 print(f"not fetched: {row['name']} ({row['repo']}): {err}", file=sys.stderr)
-        print(f"{len(rows()) - failed} logs in {cache}")
+        print(f"{len(wanted) - failed} logs in {cache}")
         return 1 if failed else 0
-    chosen = [r for r in rows() if args.split == "all" or r["split"] == args.split]
-    out = judged(args.split, cache)
+    chosen = chosen_rows(args.split, args.manifest)
+    out = judged(args.split, cache, args.manifest)
     missing = len(chosen) - len(out)
-    lines = table(out, f"blind corpus, split {args.split}: {len(out)} logs")
+    which = f"manifest_{args.manifest}.tsv" if args.manifest else "blind corpus"
+    lines = table(out, f"{which}, split {args.split}: {len(out)} logs")
     if args.split == "holdout":  # aggregate numbers only: no line that could name one held-out log
         lines = [*lines[:4], lines[4 + len({j.row["writer"] for j in out})]]
         lines.append(table(out, "")[-1])

@@ -27,3 +27,24 @@ def test_classes_with_a_named_code_are_scored_by_it() -> None:
     for cls, code in [("oom_recovered", "LD012"), ("restore_failed", "LD015"), ("metric_collapse", "LD413")]:
         assert code in corpus.CLASS_CODES[cls]
         assert re.search(r"oom|restor|collapse", RULES[code].name)
+
+
+def test_manifest_option_keeps_one_manifests_rows_of_the_split() -> None:
+    """``--manifest r13`` reports one round's additions apart: only that file's rows, still cut by split."""
+    everything = corpus.chosen_rows("all")
+    r13 = corpus.chosen_rows("all", "r13")
+    assert r13 and len(r13) < len(everything)
+    assert {r["manifest"] for r in r13} == {"manifest_r13.tsv"}
+    dev = corpus.chosen_rows("dev", "r13")
+    assert dev and all(r["split"] == "dev" and r["manifest"] == "manifest_r13.tsv" for r in dev)
+    assert corpus.chosen_rows("all", "no_such_round") == []
+
+
+def test_every_row_of_manifest_r13_follows_its_split_rule() -> None:
+    """manifest_r13's split is decided by the name alone (sha1's first hex digit 0-7: holdout), so it
+    cannot have been chosen after looking at what logdoctor said."""
+    import hashlib
+
+    for r in corpus.chosen_rows("all", "r13"):
+        want = "holdout" if hashlib.sha1(r["name"].encode()).hexdigest()[0] in "01234567" else "dev"
+        assert r["split"] == want, r["name"]

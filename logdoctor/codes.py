@@ -329,7 +329,8 @@ _RULES: tuple[Rule, ...] = (
         "memorization",
         Severity.WARNING,
         "The training loss kept falling many-fold while an eval score (BLEU, accuracy, F1, ...; or WER/"
-        "perplexity, lower is better) stayed within its noise or got worse: the model memorises the training set.",
+        "perplexity or a validation loss past its best, lower is better) stayed within its noise or got worse: "
+        "the model memorises the training set.",
         "Keep the checkpoint where the eval score stopped improving; more training only fits the training "
         "data (more data, augmentation, regularisation, or stop there).",
     ),

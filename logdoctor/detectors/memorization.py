@@ -13,12 +13,13 @@ import numpy as np
 from logdoctor import codes, vocab
 from logdoctor.detectors.base import NO_EVAL, Analyzer, Detection
 from logdoctor.detectors.evalseries import EvalSeries, eval_loss_column, eval_series, is_perplexity
-from logdoctor.detectors.overfitting import eval_noise, medians_text, segment_start, train_window
+from logdoctor.detectors.overfitting import OverfittingDetector, eval_noise, medians_text, segment_start, train_window
 from logdoctor.model import ACC, EPOCH, LINE_NO, STEP, Finding, Run
 from logdoctor.options import Option, at_least, fraction, int_opt, positive
 from logdoctor.stats.distributions import student_t_two_sided
 
-#: Columns never judged here: losses (LD410's), bookkeeping, test/best/train columns.
+#: Columns never judged by name here: losses (the validation loss only by ``_judges_loss``), bookkeeping,
+#: test/best/train columns.
 _SKIP_RE = re.compile(r"(^|_)(loss|test|best|train|predict|runtime|per_second|count|num|time|epoch|ratio)(_|$)")
 
 
@@ -89,9 +90,13 @@ class MemorizationDetector(Analyzer):
         if run.evals.height == 0:
             return Detection(skipped=NO_EVAL)
         hits: list[tuple[float, float, Finding]] = []  # (train fold, p of improving, finding)
+        loss_col = eval_loss_column(run)
         for col in run.evals.columns:
             sign = direction(col) if col not in (STEP, LINE_NO, EPOCH) else 0
-            found = self._check(run, eval_series(run, col), sign) if sign else None
+            series = eval_series(run, col)
+            is_loss = not sign and col == loss_col and self._judges_loss(run, series)
+            sign = -1 if is_loss else sign  # the validation loss, as a lower-is-better score
+            found = self._check(run, series, sign, keep_best=is_loss) if sign else None
             hits += [found] if found else []
         if not hits:
             return Detection()
@@ -100,6 +105,28 @@ class MemorizationDetector(Analyzer):
         others = ", ".join(str(h[2].evidence["metric"]) for h in hits if h[2] is not best)
         ev = dict(best.evidence) | {"scores_flat": len(hits), "other_scores_flat": others}
         return Detection((dataclasses.replace(best, evidence=ev),))
+
+    def _judges_loss(self, run: Run, ev: EvalSeries) -> bool:
+        """True when the validation loss ``ev`` is judged here as a lower-is-better score (a perplexity
+        already is): it set its best ``min_evals`` - 1 or more evaluations before its end, did not rise
+        beyond its noise after it (that rise is LD410's, or LD412's), and its last evaluation is past
+        the first epoch where the steps per epoch are known (no example seen twice: nothing memorised).
+
+        A loss still setting new bests near its end is still generalising, however little, and the
+        checkpoint to keep is the last one (the healthy icefall yesno runs: the train loss falls 4-11-fold
+        over a flat 0.011 val loss whose best is its last or last-but-two eval). What is left is the run
+        whose val loss zigzags too much for LD410's rise (an epoch-per-row table swinging by a fifth
+        from epoch to epoch) yet never beats its best while the training loss falls ``min_fold``-fold.
+        Null: bench/eval_loss_flat_null.py, the healthy real and dev blind runs with a validation loss
+        past its best: the training loss fell at most 2.95-fold over the val loss's flat stretch
+        (SpeechBrain EEGNet; a Keras CNN 2.61), under ``min_fold`` = 5.
+        """
+        if ev.n < self.min_evals or ev.n - 1 - int(np.argmin(ev.values)) < self.min_evals - 1:
+            return False
+        spe = run.meta.steps_per_epoch
+        if spe and float(ev.steps[-1]) <= spe:
+            return False
+        return not OverfittingDetector().rose(ev)
 
     def plateau(self, ev: EvalSeries, sign: int) -> Trend | None:
         """The trend from the earliest eval on which the score stops improving significantly."""
@@ -116,7 +143,11 @@ class MemorizationDetector(Analyzer):
             return None
         return None
 
-    def _check(self, run: Run, ev: EvalSeries, sign: int) -> tuple[float, float, Finding] | None:
+    def _check(
+        self, run: Run, ev: EvalSeries, sign: int, *, keep_best: bool = False
+    ) -> tuple[float, float, Finding] | None:
+        """LD411 on one eval series; ``keep_best``: the hint names the series' best eval (a loss past its
+        best), not the plateau's start."""
         if ev.n < self.min_evals:
             return None
         tr = self.plateau(ev, sign)
@@ -133,7 +164,8 @@ class MemorizationDetector(Analyzer):
             return None  # the held-out loss fell with it: the fall generalises, the score is what is off
         if _train_accuracy_flat(run, ev, s0, s1):
             return None  # the training accuracy did not rise either: nothing is memorised (LD413's)
-        return fold, tr.p_improving, _finding(ev, sign, tr, (before, after), (n0, n1))
+        keep = int(ev.steps[int(np.argmin(ev.values))]) if keep_best else None
+        return fold, tr.p_improving, _finding(ev, sign, tr, (before, after), (n0, n1), keep)
 
     def _from_accuracy(self, run: Run, ev: EvalSeries, tr: Trend) -> tuple[float, float, Finding] | None:
         """The same rule on accuracy: the eval accuracy is flat while the model gets ``min_fold`` times
@@ -209,9 +241,12 @@ def _eval_level(run: Run, ev: EvalSeries, step: float) -> float:
     return float(np.median(inside)) if inside.size else float(ev.values[int(np.argmin(np.abs(ev.steps - step)))])
 
 
-def _finding(ev: EvalSeries, sign: int, tr: Trend, levels: tuple[float, float], rows: tuple[int, int]) -> Finding:
+def _finding(
+    ev: EvalSeries, sign: int, tr: Trend, levels: tuple[float, float], rows: tuple[int, int], keep: int | None = None
+) -> Finding:
     before, after = levels
     s0, s1 = int(ev.steps[tr.start]), int(ev.steps[-1])
+    near = f"near step {s0:,}" if keep is None else f"at step {keep:,} (best {ev.name})"
     v0, v1 = float(ev.values[tr.start]), float(ev.values[-1])
     worse = tr.t < 0 and tr.p_improving > 0.975  # significantly worse (two-sided 5%)
     how = "got worse" if worse else "stayed within its noise"
@@ -228,7 +263,7 @@ def _finding(ev: EvalSeries, sign: int, tr: Trend, levels: tuple[float, float], 
         msg,
         first_step=s0,
         last_step=s1,
-        hint=f"Keep the checkpoint near step {s0:,}; more training only fits the training set "
+        hint=f"Keep the checkpoint {near}; more training only fits the training set "
         "(more data, augmentation, regularisation, or stop there).",
         evidence={
             "metric": ev.name,

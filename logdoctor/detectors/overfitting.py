@@ -93,11 +93,12 @@ class OverfittingDetector(Analyzer):
                 )
         return None
 
-    def _check(self, run: Run, ev: EvalSeries) -> Finding | None:
+    def rose(self, ev: EvalSeries) -> bool:
+        """True when ``ev`` passed its best and rose beyond its noise (the rise LD410 and LD412 judge)."""
         best = int(np.argmin(ev.values))
         after = ev.values[best + 1 :]
         if after.size < self.min_after:
-            return None
+            return False
         # the best level is the median around the minimum: the minimum of noisy evals is biased low, and
         # a lone low eval between two higher ones is no level. A best at the first eval has one neighbour:
         # the median of two is their mean, half-way up a jump that follows; there the level is the best
@@ -109,8 +110,13 @@ class OverfittingDetector(Analyzer):
         rise = float(np.median(after[after.size // 2 :])) - b
         last_rise = float(after[-1]) - b
         need = max(self.min_rel_rise * abs(b), self.noise_k * noise)
-        if rise < need or last_rise < need:
+        return rise >= need and last_rise >= need
+
+    def _check(self, run: Run, ev: EvalSeries) -> Finding | None:
+        if not self.rose(ev):
             return None
+        best = int(np.argmin(ev.values))
+        noise = eval_noise(ev.values)
         best_step, last_step = float(ev.steps[best]), float(ev.steps[-1])
         (train_best, n_best), (train_end, n_end) = train_window(run, best_step), train_window(run, last_step)
         if not (np.isfinite(train_best) and np.isfinite(train_end)):

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import numpy as np
 import polars as pl
 import pytest
 
+from logdoctor import pipeline
 from logdoctor.detectors.memorization import MemorizationDetector, direction
+from logdoctor.detectors.overfitting import OverfittingDetector
 from logdoctor.model import Run
+from tests.unit.blindcache import blind_log
 from tests.unit.synth import make_run
 
 N = 2000
@@ -77,8 +83,98 @@ def test_converged_run_with_flat_score_and_modest_train_fall_is_silent(seed: int
     assert not MemorizationDetector().analyze(run).findings
 
 
-def test_eval_loss_alone_is_left_to_ld410() -> None:
-    run = _run(_train(0, 2.0, 0.005), {"eval_loss": np.full(20, 1.0)})
+def _flat_loss(seed: int, best_at: int, n: int = 20) -> np.ndarray:
+    """A val loss flat at 1.0 within 2% noise whose lowest eval is at index ``best_at``."""
+    v = 1.0 + np.abs(np.random.default_rng(seed).normal(0, 0.02, n)) + 0.01
+    v[best_at] = 0.98
+    return v
+
+
+def test_a_val_loss_that_never_beats_its_early_best_while_the_train_loss_falls_is_memorisation() -> None:
+    run = _run(_train(0, 2.0, 0.005), {"eval_loss": _flat_loss(0, 5)})
+    (found,) = MemorizationDetector().analyze(run).findings
+    assert found.code == "LD411" and found.evidence["metric"] == "eval_loss"
+    assert found.evidence["higher_is_better"] is False
+    assert "at step 600 (best eval_loss)" in found.hint  # the eval at index 5 is step 600
+
+
+@pytest.mark.parametrize(("best_at", "found"), [(16, True), (17, False), (19, False)])
+def test_a_val_loss_still_setting_bests_near_its_end_is_still_generalising(best_at: int, found: bool) -> None:
+    """3 evals after the best (min_evals - 1) are the least that say it stopped improving."""
+    run = _run(_train(0, 2.0, 0.005), {"eval_loss": _flat_loss(1, best_at)})
+    assert bool(MemorizationDetector().analyze(run).findings) is found
+
+
+@pytest.mark.parametrize(("end", "found"), [(0.4, False), (0.3, True)])
+def test_a_val_loss_past_its_best_needs_the_train_loss_to_fall_min_fold(end: float, found: bool) -> None:
+    """Over the val loss's flat stretch (from its start) the training loss falls 4.2x or 5.5x."""
+    run = _run(_train(2, 2.0, end), {"eval_loss": _flat_loss(2, 0)})
+    assert bool(MemorizationDetector().analyze(run).findings) is found
+
+
+def test_a_val_loss_that_rises_beyond_its_noise_is_left_to_ld410() -> None:
+    val = np.r_[np.linspace(1.0, 0.5, 8), np.linspace(0.55, 1.5, 12)]
+    run = _run(_train(0, 2.0, 0.005), {"eval_loss": val})
+    assert not MemorizationDetector().analyze(run).findings
+    assert [f.code for f in OverfittingDetector().analyze(run).findings] == ["LD410"]
+
+
+def test_a_flat_val_loss_inside_the_first_epoch_is_no_memorisation() -> None:
+    run = _run(_train(0, 2.0, 0.005), {"eval_loss": _flat_loss(0, 5)})
+    one_epoch = Run(run.table, dataclasses.replace(run.meta, steps_per_epoch=N), evals=run.evals)
+    assert not MemorizationDetector().analyze(one_epoch).findings
+
+
+def _csvlogger(path: Path, seed: int, drift: float) -> Path:
+    """A Keras CSVLogger table, one row per epoch: the train loss falls 1.8 -> ~0.08 over 30 epochs; the
+    val loss follows it to ~0.36 by epoch 12, then swings by about a fifth from epoch to epoch
+    (alternating), drifting by ``drift`` per epoch."""
+    rng = np.random.default_rng(seed)
+    e = np.arange(30)
+    loss = 1.8 * np.exp(-e / 9.5) + rng.normal(0, 0.005, 30)
+    val = np.maximum(1.3 * np.exp(-e / 4.0), 0.36) + drift * np.maximum(e - 12, 0)
+    val = val + np.where(e % 2, 0.05, -0.03) * (e > 8) + rng.normal(0, 0.01, 30)
+    rows = [f"{i},{0.5 + 0.015 * i:.4f},{loss[i]:.5f},{val[i]:.5f}" for i in e]
+    path.write_text("epoch,accuracy,loss,val_loss\n" + "\n".join(rows) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_an_epoch_table_whose_zigzag_val_loss_never_beats_its_best_is_found(tmp_path: Path, seed: int) -> None:
+    run = pipeline.load(str(_csvlogger(tmp_path / "training_log.csv", seed, 0.002)))
+    assert not OverfittingDetector().analyze(run).findings  # the swings hide the drift from LD410
+    (found,) = MemorizationDetector().analyze(run).findings
+    assert found.evidence["metric"] == "val_loss" and found.evidence["train_fold"] >= 5
+
+
+def test_the_real_keras_overfit_table_is_found() -> None:
+    """The dev blind Keras CSVLogger log whose truth is overfitting (caught by EarlyStopping)."""
+    path = blind_log("keras_csvlogger_tomato_early_stop_overfit.csv")
+    run = pipeline.load(str(path))
+    (found,) = MemorizationDetector().analyze(run).findings
+    best = int(np.argmin(run.evals["val_loss"].to_numpy()))
+    assert found.evidence["metric"] == "val_loss" and f"at step {best}" in found.hint
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "keras_fit_stdout_catdog_40ep_healthy.txt",
+        "speechbrain_moabb_eegnet_bnci2014001_sub1_train_log.txt",
+        "ultralytics_yolo11fork_train14_early_stop_results.csv",
+        "yolov5_v50_apex_exp11_healthy_results.txt",
+        "lightning_pinn_pendulum_v28_10000ep_metrics.csv",
+    ],
+)
+def test_healthy_real_runs_with_a_val_loss_stay_silent(name: str) -> None:
+    """Healthy dev blind runs with a validation loss (epoch tables and per-epoch stdout among them)."""
+    run = pipeline.load(str(blind_log(name)))
+    assert not MemorizationDetector().analyze(run).findings
+
+
+@pytest.mark.reallogs
+def test_a_healthy_real_keras_epoch_table_stays_silent(reallogs_dir: Path) -> None:
+    run = pipeline.load(str(reallogs_dir / "keras_csvlogger_brats_unet.log"))
     assert not MemorizationDetector().analyze(run).findings
 
 

@@ -196,3 +196,12 @@ def test_a_stop_on_a_time_budget_is_a_designed_early_stop_not_a_silent_one(tmp_p
     # a config key that names early stopping is no stop
     report = _report(tmp_path, ["config: {'early_stopping': True, 'max_steps': 10000}", *_steps(6200, None)])
     assert _ending(report)[0] == "stopped"
+
+
+def test_an_epoch_table_ending_n_evals_after_its_best_without_a_stated_patience_is_unknown(tmp_path: Path) -> None:
+    """A Keras CSVLogger table with no planned length and no patience whose best val_loss is 10 epochs
+    before its end (the pattern an EarlyStopping(patience=10) leaves, and also a 29-epoch plan's):
+    the ending is unknown, not an invented early stop."""
+    rows = [f"{e},{2.0 / (e + 1):.5f},{0.5 + abs(e - 18) / 50:.5f}" for e in range(29)]
+    table = ["epoch,loss,val_loss", *rows]
+    assert _ending(_report(tmp_path, table, "training_log.csv")) == ("unknown", None)

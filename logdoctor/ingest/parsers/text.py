@@ -26,7 +26,7 @@ from logdoctor.ingest.parsers.overflows import (
     scan_skip_counters,
 )
 from logdoctor.ingest.parsers.ranks import keep_rank, rank_note, rank_tags
-from logdoctor.ingest.parsers.recordorder import number_by_order
+from logdoctor.ingest.parsers.recordorder import BY_EPOCH, number_by_order
 from logdoctor.ingest.parsers.records import drop_summaries
 from logdoctor.ingest.parsers.samestep import merge_shapes, tag_shapes
 from logdoctor.ingest.parsers.screen import Lines
@@ -276,6 +276,9 @@ class TextParser(Parser):
             # HF's end-of-training dict (``train_runtime``, ``train_loss``: the run's mean) is no step
             kept = drop_summaries(rows, out.skips)
             table, numbered = number_by_order(kept)
+            # an epoch printed on every record is the log's own counter: placed as printed, never
+            # renumbered by record order (a resume from an earlier epoch's checkpoint overwrites)
+            from_order = numbered != BY_EPOCH
             out.skips["no step"] -= table.height + rows.height - kept.height
             notes.append(numbered)
             if overflows.height == 0 and not any("skipped" in c for c in table.columns):

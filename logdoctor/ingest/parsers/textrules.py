@@ -212,30 +212,38 @@ _MM_EPOCH = re.compile(
 #: logging_writer.py ``write_scalars``: ``logging.info("[%d]%s %s", step, collection, "k=v, ...")``).
 _BRACKET_STEP = re.compile(r"^\s*\[\s*\d+\s*\](?:\s|$)")
 _MM_ITER = re.compile(r"\bIter(?:\(train\))?\s*\[\s*\d+\s*/\s*\d+\s*\]")
-#: PaddleOCR's train line opens with the epoch of the planned epochs in brackets (tools/program.py
-#: ``train()``: ``'epoch: [{}/{}], global_step: {}, {}, avg_reader_cost: ...'.format(epoch, epoch_num,
-#: global_step, ...)``): the epoch and its total, the plan.
-_EPOCH_OF = re.compile(r"\bepoch:\s*\[\s*\d+\s*/\s*\d+\s*\]")
+#: The epoch of the planned epochs in brackets: PaddleOCR's train line (tools/program.py ``train()``:
+#: ``'epoch: [{}/{}], global_step: {}, {}, avg_reader_cost: ...'.format(epoch, epoch_num, global_step,
+#: ...)``) and the plain PyTorch loops written after pytorch-tutorial (yunjey/pytorch-tutorial
+#: tutorials/01-basics/feedforward_neural_network/main.py: ``'Epoch [{}/{}], Step [{}/{}], Loss:
+#: {:.4f}'.format(epoch+1, num_epochs, i+1, total_step, loss.item())``, ``total_step =
+#: len(train_loader)``; its one-line-per-epoch variants ``Epoch [3/50], Train Loss: ...``): the
+#: epoch and its total, the plan. The ``Step [i/M]`` after it is the batch within the epoch of the
+#: epoch's batches (``len(train_loader)``), from which the step is derived.
+_EPOCH_OF = re.compile(r"(?i)\bepoch:?\s*\[\s*\d+\s*/\s*\d+\s*\]")
+_EPOCH_OF_STEP = re.compile(
+    r"(?i)\bepoch:?\s*\[\s*\d+\s*/\s*\d+\s*\],?\s*(?:step|batch|iter):?\s*\[\s*\d+\s*/\s*\d+\s*\]"
+)
 
 
 def _bracket_counters(line: str, spans: list[tuple[int, int]], keys: list[str | None], totals: list[bool]) -> None:
     """Key the values of an OpenMMLab counter (:data:`_MM_EPOCH`, :data:`_MM_ITER`) in place: the
     epoch, ``batches`` and its total (the step is derived from them), or the step and its total."""
     counters = (
-        (_MM_EPOCH, ("epoch", "batches", "batches")),
-        (_MM_ITER, ("iter", "iter")),
-        (_EPOCH_OF, ("epoch", "epoch")),
+        (_MM_EPOCH, ("epoch", "batches", "batches"), (False, False, True)),
+        (_MM_ITER, ("iter", "iter"), (False, True)),
+        (_EPOCH_OF_STEP, ("epoch", "epoch", "batches", "batches"), (False, True, False, True)),
+        (_EPOCH_OF, ("epoch", "epoch"), (False, True)),
     )
-    for pattern, names in counters:
+    for pattern, names, of in counters:
         m = pattern.search(line)
         if m is None:
             continue
         inside = [i for i, (a, _) in enumerate(spans) if m.start() <= a < m.end()]
         if len(inside) != len(names):
             continue
-        for i, name in zip(inside, names, strict=True):
-            keys[i] = name
-        totals[inside[-1]] = True
+        for i, name, total in zip(inside, names, of, strict=True):
+            keys[i], totals[i] = name, total
         return
 
 
@@ -264,7 +272,7 @@ def line_keys(line: str) -> LineKeys:
         # ``acc: 5384/8986=0.5992`` (NCRF++): the counts, then their ratio, which is the value
         if totals[i + 1] and keys[i] is not None and gaps[i + 2].strip() == "=":
             keys[i + 2], keys[i], keys[i + 1], totals[i + 1] = keys[i], None, None, False
-    if "Epoch" in line or "Iter" in line or "Train:" in line or "epoch:" in line:
+    if "poch" in line or "Iter" in line or "Train:" in line:
         _bracket_counters(line, spans, keys, totals)
     if n and keys[0] is None and _BRACKET_STEP.match(line):
         keys[0] = "step"

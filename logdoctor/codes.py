@@ -382,7 +382,7 @@ _RULES: tuple[Rule, ...] = (
         "loss-at-chance",
         Severity.WARNING,
         "The loss sits at chance level (ln 2 for a binary or pairwise objective, ln k for k classes the "
-        "log or config states) for the whole run: "
+        "log or config states) for the whole run, or a held-out loss never goes below it over many epochs: "
         "nothing is learned.",
         "Check the labels (chosen/rejected pairs swapped or identical?), the lr (too low or zero), and "
         "that the trainable parameters receive gradients.",

@@ -182,3 +182,14 @@ def test_a_classifier_error_rate_counts_and_a_translation_edit_rate_does_not(tmp
     error rate at 97% over 15 epochs is a model that never beat always-wrong."""
     assert _codes(_epochs_log(tmp_path, {"validation_ter": _stuck(1.2)}, 20)) == []
     assert _codes(_epochs_log(tmp_path, {"valid_error_rate": _stuck(0.97)}, 20)) == ["LD413"]
+
+
+def test_one_evaluation_at_exactly_zero_is_no_collapse(tmp_path: Path) -> None:
+    """Healthy detectors print mAP exactly 0 at their first 1-4 evaluations (YOLO from scratch, an
+    MMDetection YOLOv3's mAP_s, an RTMPose AP75: the real logs of tests/answers.tsv), so a run with
+    one evaluation, at 0, says nothing yet of a collapse."""
+    path = tmp_path / "run.jsonl"
+    rows = [{"step": s, "loss": 2.0 * math.exp(-s / 120) + 0.3} for s in range(1, 201)]
+    rows.append({"step": 200, "bbox_mAP": 0.0, "bbox_mAP_50": 0.0})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert _codes(path) == []

@@ -88,9 +88,10 @@ class ChanceLossDetector(Analyzer):
         """LD421 when an evaluation loss never went below ``1 - tolerance`` of ln k (k stated) at its
         ``min_evals`` or more evaluations over ``min_epochs`` or more epochs."""
         fact = stated_classes(run)
-        if fact is None or fact.value < 2 or run.evals.height == 0 or STEP not in run.evals.columns:
+        k = int(fact.value) if fact is not None and isinstance(fact.value, int | float) else 0
+        if fact is None or k < 2 or run.evals.height == 0 or STEP not in run.evals.columns:
             return None
-        chance = math.log(int(fact.value))
+        chance = math.log(k)
         for col in run.evals.columns:
             if col in (STEP, LINE_NO, EPOCH) or not vocab.classify(col).is_loss:
                 continue
@@ -104,7 +105,7 @@ class ChanceLossDetector(Analyzer):
             return codes.finding(
                 "LD421",
                 f"{col} never went below chance level at any of its {ser.n} evaluations over {epochs:.3g} "
-                f"epochs: best {best:.4g} against {_against(int(fact.value), chance, fact)}: the model never "
+                f"epochs: best {best:.4g} against {_against(k, chance, fact)}: the model never "
                 "beat uniform guessing on held-out data.",
                 first_step=int(ser.steps[0]),
                 last_step=int(ser.steps[-1]),
@@ -113,7 +114,7 @@ class ChanceLossDetector(Analyzer):
                     "metric": col,
                     "best_eval_loss": round(best, 4),
                     "chance_loss": round(chance, 4),
-                    "classes": int(fact.value),
+                    "classes": k,
                     "evals": ser.n,
                     "epochs": round(epochs, 3),
                     "tolerance": self.tolerance,

@@ -313,7 +313,8 @@ def _never_finding(items: list[tuple[Metric, float]], frac: float) -> Finding:
     msg = (
         f"{m.name} stayed at or above {frac * m.scale:g}, near its worst ({m.scale:g}: every word or label "
         f"wrong), at all its {m.values.size} evaluations over {epochs:.3g} epochs of training (best {best:.4g}): "
-        "the model never learned to produce a usable output on held-out data." + _others([o.name for o, _ in ordered[1:]])
+        "the model never learned to produce a usable output on held-out data."
+        + _others([o.name for o, _ in ordered[1:]])
     )
     ev: dict[str, float | int | str] = {
         "metric": m.name,

@@ -34,7 +34,7 @@ from logdoctor import codes, vocab
 from logdoctor.detectors import robust
 from logdoctor.detectors.base import NO_CHANCE_LEVEL, TOO_FEW_ROWS, Analyzer, Detection
 from logdoctor.detectors.constantloss import MAX_RANGE, constant_level
-from logdoctor.detectors.evalmetrics import epochs_until
+from logdoctor.detectors.errorrates import epochs_until
 from logdoctor.detectors.evalseries import eval_series
 from logdoctor.model import EPOCH, LINE_NO, LOSS, STEP, ConfigFact, Finding, Run
 from logdoctor.options import Option, fraction, int_opt, positive

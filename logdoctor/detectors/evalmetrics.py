@@ -12,7 +12,7 @@ first), so that a detector's box and mask mAP50, mAP50-95, precision and recall 
   scratch, not a collapse. A score exactly 0 at every evaluation while a sibling score of the same
   evaluations is off its worst is a metric the model does not produce (Mask2Former's box AP), not a
   collapse.
-- **Never off its worst (LD413)**: an error rate (:data:`ERROR_RATES`) at or above ``stuck_frac`` of 100% at
+- **Never off its worst (LD413)**: an error rate (WER, CER, error_rate: ``errorrates.py``) at or above ``stuck_frac`` of 100% at
   every one of at least ``min_evals`` evaluations spread over at least ``min_epochs`` epochs of training:
   the model never produced a usable transcript or label. The null: healthy real runs whose WER/CER starts
   at 100% (wav2vec2 CTC fine-tunes, an empty transcript until the model emits characters: ../shared/reallogs
@@ -38,6 +38,7 @@ import numpy as np
 
 from logdoctor import codes, vocab
 from logdoctor.detectors.base import NO_EVAL, NO_EVAL_SCORE, Analyzer, Detection
+from logdoctor.detectors.errorrates import epochs_until, is_error_rate
 from logdoctor.detectors.evalnoise import NOT_METRICS
 from logdoctor.detectors.evalseries import eval_series
 from logdoctor.detectors.overfitting import eval_noise
@@ -46,11 +47,6 @@ from logdoctor.options import Option, fraction, int_opt, positive
 
 #: Words of metrics judged for a collapse only (they trade against each other).
 TRADE_OFF = frozenset({"precision", "recall", "p", "r"})
-#: Error rates bounded by 100% where a model that learned nothing sits: speech recognition's WER and CER
-#: (an empty or wrong transcript), and a classifier's ``error_rate``. Not TER: a healthy sockeye run
-#: (../shared/reallogs/sockeye3_signwriting_train_original.log) sits at TER 1.14-1.26 at all its 57
-#: evaluations: against short references, insertions put an edit rate above 100% while the model learns.
-ERROR_RATES = frozenset({"wer", "cer"})
 #: The order in which a family's headline metric is chosen (first word that a metric's name holds).
 HEADLINE = ("map50_95", "map", "ap", "accuracy", "acc", "f1", "bleu", "rouge", "wer", "cer", "precision", "recall")
 _WORDS = re.compile(r"[a-z]+\d*(?:_95)?")
@@ -83,21 +79,6 @@ def _headline_rank(name: str) -> int:
         if word in low.split("_") or low.replace("_", "").find(word.replace("_", "")) >= 0:
             return i
     return len(HEADLINE)
-
-
-def is_error_rate(name: str) -> bool:
-    """A WER, a CER, or a classifier's error rate (``valid_error_rate``, ``err_rate``)."""
-    words = set(vocab.normalize_key(name).split("_"))
-    return bool(words & ERROR_RATES) or bool(words & {"error", "err"} and "rate" in words)
-
-
-def epochs_until(run: Run, step: int) -> float | None:
-    """Epochs of training from the run's first row to ``step``, from structure's steps per epoch; None
-    when the log does not say how long an epoch is."""
-    st = run.meta.structure
-    if st is None or not st.steps_per_epoch or st.first_step is None:
-        return None
-    return (step - st.first_step + (st.stride or 1)) / st.steps_per_epoch
 
 
 def eval_metrics(run: Run, min_evals: int) -> list[Metric]:

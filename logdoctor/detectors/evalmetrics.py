@@ -12,8 +12,9 @@ first), so that a detector's box and mask mAP50, mAP50-95, precision and recall 
   scratch, not a collapse. A score exactly 0 at every evaluation while a sibling score of the same
   evaluations is off its worst is a metric the model does not produce (Mask2Former's box AP), not a
   collapse.
-- **Never off its worst (LD413)**: an error rate (WER, CER, error_rate: ``errorrates.py``) at or above ``stuck_frac`` of 100% at
-  every one of at least ``min_evals`` evaluations spread over at least ``min_epochs`` epochs of training:
+- **Never off its worst (LD413)**: an error rate (WER, CER, error_rate: ``errorrates.py``) at or above
+  ``stuck_frac`` of 100% at every one of at least ``min_evals`` evaluations spread over at least
+  ``min_epochs`` epochs of training:
   the model never produced a usable transcript or label. The null: healthy real runs whose WER/CER starts
   at 100% (wav2vec2 CTC fine-tunes, an empty transcript until the model emits characters: ../shared/reallogs
   and the blind corpus's dev split) leave 95% within 0.2-1.0 epochs (fairseq's HuBERT CTC fine-tune by its

@@ -99,8 +99,10 @@ _RULES: tuple[Rule, ...] = (
         Severity.ERROR,
         "The run crashed: the lines after its last training row say why (CUDA out of memory, an NCCL/"
         "collective timeout, a killed DataLoader worker or process (SIGKILL), a NaN guard, a checkpoint that "
-        "could not be restored, a Python exception); Ctrl-C, SIGTERM, a scheduler's cancel or time limit, and "
-        "a failure after the run reached its plan are info.",
+        "could not be restored, a Python exception); a stop from outside that names no person (SIGTERM, a "
+        "scheduler's time limit or preemption) before the run reached its plan, or with no plan stated, is a "
+        "warning (the run was not completed); Ctrl-C, a scheduler's cancel, and any failure after the run "
+        "reached its plan are info.",
         "Fix the cause the log names (smaller batch or activation checkpointing for OOM; the stalled rank "
         "for NCCL; host/shared memory for killed workers), then resume from the last checkpoint.",
     ),
@@ -381,7 +383,7 @@ _RULES: tuple[Rule, ...] = (
         "loss-at-chance",
         Severity.WARNING,
         "The loss sits at chance level (ln 2 for a binary or pairwise objective, ln k for k classes the "
-        "log or config states) for the whole run: "
+        "log or config states) for the whole run, or a held-out loss never goes below it over many epochs: "
         "nothing is learned.",
         "Check the labels (chosen/rejected pairs swapped or identical?), the lr (too low or zero), and "
         "that the trainable parameters receive gradients.",

@@ -7,6 +7,14 @@ value is ln k for the k classes the run states, or ln |V| for the vocabulary it 
 output is uniform over them, and the finding says so (LD421, loss at chance). A loss of exactly 0
 is LD025's (zeroloss.py).
 
+An evaluation loss says it too: one value (to ``max_range``) at ``min_rows`` or more evaluations, each
+a new evaluation (its value differs from the one before: a value carried onto every line, NeMo's
+val_loss repeated between its evaluations, is one evaluation), is a model whose held-out predictions
+never change (LD402 for that loss). Null: the eval losses of the real logs whose truth is healthy
+(../shared/reallogs, the public logs, the blind corpus's dev split; 203 series of 5 or more
+evaluations): the smallest whole-run relative range with changing values is 5.7% (a LLaMA-Factory
+eval_loss over 13 evaluations), fifty times ``max_range``.
+
 Null: the 734 healthy real logs and prefixes of tests/answers.tsv (whole runs and their first 8, 10,
 15, 20 and 30 rows; ../shared/reallogs, the public and blind dev logs, fixtures other than sim and
 inject): the smallest relative range of the loss among them is 1.05% (8 rows of a Sockeye run),
@@ -20,11 +28,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from logdoctor import codes
+from logdoctor import codes, vocab
 from logdoctor.detectors import robust
 from logdoctor.detectors.base import Analyzer, Detection
+from logdoctor.detectors.evalseries import eval_series
 from logdoctor.detectors.nonfinite import other_objectives
-from logdoctor.model import LOSS, ConfigFact, Finding, Run, Severity
+from logdoctor.model import EPOCH, LINE_NO, LOSS, STEP, ConfigFact, Finding, Run, Severity
 from logdoctor.options import Option, fraction, int_opt
 
 #: The relative range (max - min over the level) within which a loss is one value: a tenth of the null's smallest.
@@ -72,6 +81,17 @@ def frozen_tail(values: np.ndarray, min_rows: int, max_quantum: float) -> int | 
     return start
 
 
+def eval_losses(run: Run) -> list[str]:
+    """The run's evaluation losses (not perplexities), by the vocabulary's reading of their names."""
+    if run.evals.height == 0 or STEP not in run.evals.columns:
+        return []
+    return [
+        c
+        for c in run.evals.columns
+        if c not in (STEP, LINE_NO, EPOCH) and vocab.classify(c).is_loss and not vocab.classify(c).is_perplexity
+    ]
+
+
 def _whole(fact: ConfigFact) -> int | None:
     v = fact.value
     return int(v) if not isinstance(v, str | bool) and v == int(v) and v >= 2 else None
@@ -108,7 +128,9 @@ class ConstantLossDetector(Analyzer):
         s = robust.series(run, LOSS)
         level = constant_level(s.values, self.max_range) if s.n >= self.min_rows else None
         if level is None:
-            return Detection(tuple(f for c in other_objectives(run) if (f := self._frozen_part(run, c))))
+            parts = [f for c in other_objectives(run) if (f := self._frozen_part(run, c))]
+            held_out = self._held_out(run)
+            return Detection(tuple(parts + ([held_out] if held_out is not None else [])))
         spread = float(np.ptp(s.values))
         ev: dict[str, float | int | str] = {
             "level": round(level, 6),
@@ -148,6 +170,38 @@ class ConstantLossDetector(Analyzer):
                 ),
             )
         )
+
+    def _held_out(self, run: Run) -> Finding | None:
+        """LD402 at warning for the first evaluation loss (the most evaluations first) that holds one value
+        over ``min_rows`` or more new evaluations."""
+        series = [eval_series(run, c) for c in eval_losses(run)]
+        for ser in sorted(series, key=lambda x: -x.n):
+            v = ser.values[np.isfinite(ser.values)]
+            new = int(np.count_nonzero(np.diff(v))) + 1 if v.size else 0
+            level = constant_level(v, self.max_range) if new >= self.min_rows else None
+            if level is None:
+                continue
+            spread = float(np.ptp(v))
+            return codes.finding(
+                "LD402",
+                f"The evaluation loss `{ser.name}` is {level:.6g} at every one of its {v.size} evaluations "
+                f"(range {spread:.3g}, {spread / abs(level):.1e} of it): the model's predictions on held-out "
+                "data never change, so nothing is learned (a zero or frozen lr, parameters that get no "
+                "gradient, an output stuck at one answer).",
+                severity=Severity.WARNING,
+                confidence=0.85,
+                first_step=int(ser.steps[0]),
+                last_step=int(ser.steps[-1]),
+                evidence={
+                    "column": ser.name,
+                    "level": round(level, 6),
+                    "range": round(spread, 6),
+                    "evals": int(v.size),
+                    "max_range": self.max_range,
+                    "held_out": 1,
+                },
+            )
+        return None
 
     def _frozen_part(self, run: Run, col: str) -> Finding | None:
         """LD402 at warning: the loss part ``col`` repeats one value over its last rows (``frozen_tail``)."""

@@ -37,6 +37,32 @@ def plan_phrase(st: RunStructure) -> str | None:
     return None
 
 
+#: Stops from outside the run that name no person (SIGTERM from a launcher or the system, a
+#: scheduler's time limit or preemption): the training loop was cut, not ended by the program.
+SYSTEM_STOPS = ("terminated", "time_limit")
+
+
+def plan_reached(st: RunStructure) -> bool:
+    """True when the run reached its planned steps or its planned epochs."""
+    by_epochs = bool(st.planned_epochs and st.last_epoch is not None and st.last_epoch >= st.planned_epochs)
+    return bool(st.finished) or by_epochs
+
+
+def stop_severity(e: LogEvent, st: RunStructure) -> Severity:
+    """How much the failure that ended the run matters to its user.
+
+    Info once the run had reached its plan or ended its loop (whatever came after), and for a person's
+    stop (Ctrl-C, a job cancelled with no reason named): they chose it. Warning for a stop from outside
+    (SIGTERM, a time limit, a preemption) before the plan was reached or where no plan is stated: the
+    program did not end its loop itself, so the run was not completed and needs resuming; nothing in
+    the log says it was done. Error for a crash."""
+    if st.ending in ("finished", "early_stopped") or plan_reached(st):
+        return Severity.INFO
+    if e.kind in SYSTEM_STOPS:
+        return Severity.WARNING
+    return Severity.INFO if e.kind in DELIBERATE else codes.RULES["LD010"].severity
+
+
 def _failure(run: Run, st: RunStructure, e: LogEvent) -> Finding:
     step = e.step if e.step is not None else last_step_before(run, e.line)
     after = f" after step {step:,}" if step is not None else ""
@@ -44,11 +70,18 @@ def _failure(run: Run, st: RunStructure, e: LogEvent) -> Finding:
     got = plan_phrase(st)
     if st.ending != "finished" and got is not None:
         msg += f" It had reached {got} planned."
-    quiet = e.kind in DELIBERATE or st.ending in ("finished", "early_stopped")
+    severity = stop_severity(e, st)
+    if severity is Severity.WARNING:
+        msg += (
+            " The stop came from outside before its plan: the run was not completed"
+            if got is not None
+            else " The stop came from outside and no planned length is stated: unless the run was meant to go "
+            "until stopped, it was not completed"
+        ) + "; resume it from its last checkpoint."
     return codes.finding(
         "LD010",
         msg,
-        severity=Severity.INFO if quiet else codes.RULES["LD010"].severity,
+        severity=severity,
         first_step=step,
         last_step=step,
         line=e.line,

@@ -12,6 +12,13 @@ first), so that a detector's box and mask mAP50, mAP50-95, precision and recall 
   scratch, not a collapse. A score exactly 0 at every evaluation while a sibling score of the same
   evaluations is off its worst is a metric the model does not produce (Mask2Former's box AP), not a
   collapse.
+- **Never off its worst (LD413)**: an error rate (WER, CER, error_rate: ``errorrates.py``) at or above
+  ``stuck_frac`` of 100% at every one of at least ``min_evals`` evaluations spread over at least
+  ``min_epochs`` epochs of training:
+  the model never produced a usable transcript or label. The null: healthy real runs whose WER/CER starts
+  at 100% (wav2vec2 CTC fine-tunes, an empty transcript until the model emits characters: ../shared/reallogs
+  and the blind corpus's dev split) leave 95% within 0.2-1.0 epochs (fairseq's HuBERT CTC fine-tune by its
+  third epoch counter); no healthy run's best error rate there is above 74% (whisper_ja's WER).
 - **Fall from best (LD414)**: the median of the last ``tail`` evaluations, and the last one, are worse
   than the best level (the median of the best evaluation and its two neighbours: one lucky early
   evaluation, YOLO's precision at epoch 1 from few predictions, is no best) by ``min_rel_fall`` of it
@@ -32,6 +39,7 @@ import numpy as np
 
 from logdoctor import codes, vocab
 from logdoctor.detectors.base import NO_EVAL, NO_EVAL_SCORE, Analyzer, Detection
+from logdoctor.detectors.errorrates import epochs_until, is_error_rate
 from logdoctor.detectors.evalnoise import NOT_METRICS
 from logdoctor.detectors.evalseries import eval_series
 from logdoctor.detectors.overfitting import eval_noise
@@ -105,6 +113,8 @@ class EvalMetricDetector(Analyzer):
         int_opt("min_run", 2),
         fraction("worst_frac"),
         int_opt("min_fall_evals", 4),
+        fraction("stuck_frac"),
+        positive("min_epochs"),
         int_opt("tail", 1),
         fraction("min_rel_fall"),
         positive("noise_k"),
@@ -120,6 +130,8 @@ class EvalMetricDetector(Analyzer):
         tail: int = 3,
         min_rel_fall: float = 0.25,
         noise_k: float = 4.0,
+        stuck_frac: float = 0.95,
+        min_epochs: float = 5.0,
     ) -> None:
         self.min_evals = min_evals
         self.min_run = min_run
@@ -128,6 +140,8 @@ class EvalMetricDetector(Analyzer):
         self.tail = tail
         self.min_rel_fall = min_rel_fall
         self.noise_k = noise_k
+        self.stuck_frac = stuck_frac
+        self.min_epochs = min_epochs
 
     def analyze(self, run: Run) -> Detection:
         """At most one LD413 and one LD414, each naming every metric it holds."""
@@ -137,11 +151,14 @@ class EvalMetricDetector(Analyzer):
         if not metrics:
             return Detection(skipped=NO_EVAL_SCORE)
         collapsed = [(m, c) for m in metrics if (c := self._collapse(m, metrics)) is not None]
-        names = {m.name for m, _ in collapsed}
+        stuck = [(m, e) for m in metrics if (e := self._never_learned(m, run)) is not None]
+        names = {m.name for m, _ in collapsed} | {m.name for m, _ in stuck}
         fallen = [(m, f) for m in metrics if m.name not in names and (f := self._fall(m)) is not None]
         out: list[Finding] = []
         if collapsed:
             out.append(_collapse_finding(collapsed))
+        elif stuck:
+            out.append(_never_finding(stuck, self.stuck_frac))
         if fallen:
             out.append(_fall_finding(fallen))
         return Detection(tuple(out))
@@ -176,6 +193,16 @@ class EvalMetricDetector(Analyzer):
             else:
                 i += 1
         return best
+
+    def _never_learned(self, m: Metric, run: Run) -> float | None:
+        """The epochs an error rate spent at or above ``stuck_frac`` of 100% at every evaluation, when
+        they are ``min_epochs`` or more; else None."""
+        if m.up or not is_error_rate(m.name) or bool(np.any(m.values < 0)):
+            return None
+        if not bool(np.all(m.values >= self.stuck_frac * m.scale)):
+            return None
+        epochs = epochs_until(run, int(m.steps[-1]))
+        return epochs if epochs is not None and epochs >= self.min_epochs else None
 
     def _fall(self, m: Metric) -> tuple[int, float, float, float] | None:
         """(best index, best level, end level, noise) of a fall from the best, or None."""
@@ -258,6 +285,29 @@ def _collapse_finding(items: list[tuple[Metric, tuple[int, int]]]) -> Finding:
     }
     return codes.finding(
         "LD413", msg, first_step=int(m.steps[i]), last_step=int(m.steps[j]), confidence=0.9, evidence=ev
+    )
+
+
+def _never_finding(items: list[tuple[Metric, float]], frac: float) -> Finding:
+    ordered = sorted(items, key=_rank)
+    m, epochs = ordered[0]
+    best = float(np.min(m.values))
+    msg = (
+        f"{m.name} stayed at or above {frac * m.scale:g}, near its worst ({m.scale:g}: every word or label "
+        f"wrong), at all its {m.values.size} evaluations over {epochs:.3g} epochs of training (best {best:.4g}): "
+        "the model never learned to produce a usable output on held-out data."
+        + _others([o.name for o, _ in ordered[1:]])
+    )
+    ev: dict[str, float | int | str] = {
+        "metric": m.name,
+        "evals": int(m.values.size),
+        "epochs": round(epochs, 3),
+        "best_value": best,
+        "stuck_at_or_above": frac * m.scale,
+        "metrics": len(ordered),
+    }
+    return codes.finding(
+        "LD413", msg, first_step=int(m.steps[0]), last_step=int(m.steps[-1]), confidence=0.8, evidence=ev
     )
 
 

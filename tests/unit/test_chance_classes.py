@@ -130,3 +130,45 @@ def test_a_checkpoint_config_beside_trainer_state_states_the_classes(
     assert bool(hits) == found
     if found:
         assert "ln 3 = 1.0986 for 3 classes (config.json id2label)" in hits[0].message
+
+
+def _epochs_log(tmp_path: Path, valid: list[float], header: list[str]) -> Path:
+    """A SpeechBrain train_log.txt: one line per epoch, the training loss falling (it memorises)."""
+    lines = [*header]
+    for e, v in enumerate(valid, 1):
+        train = 2.0 * (1 - 0.65 * e / len(valid))
+        lines.append(f"Epoch: {e}, lr: 1.00e-04 - train loss: {train:.3g} - valid loss: {v:.4g}, valid error_rate: 0.8")
+    path = tmp_path / "train_log.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _held_out(path: Path) -> list[str]:
+    return [str(f.evidence.get("metric")) for f in ChanceLossDetector().analyze(pipeline.load(str(path))).findings]
+
+
+CHANCE7 = math.log(7)
+
+
+@pytest.mark.parametrize(("best", "found"), [(0.95, True), (0.94, False)])
+def test_a_held_out_loss_that_never_beats_chance_over_many_epochs_is_found(
+    tmp_path: Path, best: float, found: bool
+) -> None:
+    """20 epochs whose validation loss never goes below ln 7 (MELD's 7 emotions, SpeechBrain), then rises
+    while the training loss falls: the model never beat guessing on held-out data. With its best
+    evaluation at 94% of ln k it did, a little: no claim."""
+    valid = [CHANCE7 * (1.0 + 0.01 * (e % 3)) for e in range(12)] + [CHANCE7 * (1.05 + 0.05 * e) for e in range(8)]
+    valid[4] = best * CHANCE7
+    assert _held_out(_epochs_log(tmp_path, valid, ["n_classes: 7"])) == (["valid_loss"] if found else [])
+
+
+def test_a_few_epochs_at_chance_or_no_stated_classes_is_no_claim(tmp_path: Path) -> None:
+    """Any classifier starts at ln k: 4 epochs there are its start; ln 7 without a stated k means nothing."""
+    assert _held_out(_epochs_log(tmp_path, [CHANCE7] * 4, ["n_classes: 7"])) == []
+    assert _held_out(_epochs_log(tmp_path, [CHANCE7] * 20, [])) == []
+
+
+def test_a_held_out_loss_that_falls_below_chance_is_no_claim(tmp_path: Path) -> None:
+    """MOABB's EEGNet (4 classes): the validation loss starts at ln 4 and falls well below it."""
+    valid = [math.log(4) * (1 - 0.8 * (1 - math.exp(-e / 5))) for e in range(30)]
+    assert _held_out(_epochs_log(tmp_path, valid, ["n_classes: 4"])) == []

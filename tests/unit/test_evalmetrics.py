@@ -94,7 +94,8 @@ def test_a_fall_from_the_best_is_found_once_for_its_family(tmp_path: Path) -> No
 def test_an_error_rate_that_rises_from_its_best_is_a_fall(tmp_path: Path) -> None:
     wer = [0.9 - 0.6 * (1 - math.exp(-k / 4)) for k in range(15)] + [0.32 + 0.03 * k for k in range(1, 16)]
     assert _codes(_log(tmp_path, {"eval_wer": wer})) == ["LD414"]
-    assert _codes(_log(tmp_path, {"eval_wer": [1.2] * N_EVALS})) == []  # an error rate has no worst to sit at
+    # a WER above 100% with no epoch length known: how long the model had to learn is unknown
+    assert _codes(_log(tmp_path, {"eval_wer": [1.2] * N_EVALS})) == []
 
 
 def test_a_lucky_first_evaluation_is_no_best(tmp_path: Path) -> None:
@@ -134,3 +135,61 @@ def test_a_size_bucket_ap_that_is_nan_while_its_siblings_are_finite_is_no_error(
     broken = {k: [*v[:20], *[float("nan")] * 10] for k, v in metrics.items() if k != "bbox/APs"}
     run = pipeline.load(str(_csv(tmp_path, {**broken, "bbox/APs": metrics["bbox/APs"]})))
     assert {f.code for f in EvalNonFiniteDetector().analyze(run).findings} == {"LD009"}
+
+
+def _epochs_log(tmp_path: Path, metrics: dict[str, list[float]], steps_per_epoch: int) -> Path:
+    """The run of ``_log`` with an epoch counter (HF's fractional epoch), so that its epochs are known."""
+    rows: list[dict[str, float]] = []
+    for s in range(1, 10 * N_EVALS + 1):
+        rows.append({"step": s, "epoch": s / steps_per_epoch, "loss": 2.0 * math.exp(-s / 120) + 0.3})
+        if s % 10 == 0:
+            rows.append({"step": s, "epoch": s / steps_per_epoch, **{k: v[s // 10 - 1] for k, v in metrics.items()}})
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _stuck(level: float, seed: int = 0) -> list[float]:
+    rng = np.random.default_rng(seed)
+    return [float(level + abs(rng.normal(0, 0.01))) for _ in range(N_EVALS)]
+
+
+@pytest.mark.parametrize(("level", "found"), [(0.95, True), (0.94, False)])
+def test_an_error_rate_that_never_leaves_its_worst_over_many_epochs_is_no_learning(
+    tmp_path: Path, level: float, found: bool
+) -> None:
+    """30 evaluations over 15 epochs: a WER at or above 95% at every one is a model that never learned
+    (deepspeech.pytorch's CER 98.4-100 for 18 epochs); just below 95% at its best it says nothing."""
+    wer = _stuck(level)
+    wer[7] = level  # the best evaluation sits exactly at the level
+    report = EvalMetricDetector().analyze(pipeline.load(str(_epochs_log(tmp_path, {"eval_wer": wer}, 20))))
+    hits = [f for f in report.findings if f.code == "LD413"]
+    assert bool(hits) is found
+    if found:
+        assert hits[0].evidence["epochs"] == 15 and "never learned" in hits[0].message
+
+
+def test_an_error_rate_at_its_worst_for_a_few_epochs_is_the_start_of_a_ctc_fine_tune(tmp_path: Path) -> None:
+    """A wav2vec2 CTC fine-tune emits empty transcripts (WER 1.0) for its first epoch or so: the same 30
+    evaluations over 3 epochs are no finding, nor is a WER at 1.0 that then falls."""
+    assert _codes(_epochs_log(tmp_path, {"eval_wer": [1.0] * N_EVALS}, 100)) == []
+    start = [1.0] * 8 + [1.0 - 0.6 * (1 - math.exp(-k / 4)) for k in range(1, N_EVALS - 7)]
+    assert _codes(_epochs_log(tmp_path, {"eval_wer": start, "eval_cer": [v / 3 for v in start]}, 20)) == []
+
+
+def test_a_classifier_error_rate_counts_and_a_translation_edit_rate_does_not(tmp_path: Path) -> None:
+    """TER exceeds 100% in a healthy translation run (short references, insertions); a classifier's
+    error rate at 97% over 15 epochs is a model that never beat always-wrong."""
+    assert _codes(_epochs_log(tmp_path, {"validation_ter": _stuck(1.2)}, 20)) == []
+    assert _codes(_epochs_log(tmp_path, {"valid_error_rate": _stuck(0.97)}, 20)) == ["LD413"]
+
+
+def test_one_evaluation_at_exactly_zero_is_no_collapse(tmp_path: Path) -> None:
+    """Healthy detectors print mAP exactly 0 at their first 1-4 evaluations (YOLO from scratch, an
+    MMDetection YOLOv3's mAP_s, an RTMPose AP75: the real logs of tests/answers.tsv), so a run with
+    one evaluation, at 0, says nothing yet of a collapse."""
+    path = tmp_path / "run.jsonl"
+    rows = [{"step": s, "loss": 2.0 * math.exp(-s / 120) + 0.3} for s in range(1, 201)]
+    rows.append({"step": 200, "bbox_mAP": 0.0, "bbox_mAP_50": 0.0})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert _codes(path) == []

@@ -107,7 +107,7 @@ def test_a_crash_then_a_relaunch_is_a_warning_and_a_caught_traceback_is_nothing(
             ["slurmstepd: error: *** JOB 42221 ON clr1247 CANCELLED AT 2022-04-14T16:20:46 DUE TO TIME LIMIT ***"],
             "time_limit",
             "terminated",
-            Severity.INFO,
+            Severity.WARNING,  # cut at step 600 of 1000: not completed
         ),
         (  # slurm names no reason for scancel: the job's user cancelled it
             ["slurmstepd: error: *** JOB 167438 ON gpu12 CANCELLED AT 2023-03-02T10:11:12 ***"],
@@ -123,7 +123,7 @@ def test_a_crash_then_a_relaunch_is_a_warning_and_a_caught_traceback_is_nothing(
             ],
             "terminated",
             "terminated",
-            Severity.INFO,
+            Severity.WARNING,
         ),
         (
             ["Detected KeyboardInterrupt, attempting graceful shutdown ..."],
@@ -182,3 +182,48 @@ def test_sockeye_convergence_line_is_an_early_stop_and_its_continue_line_is_not(
     assert st is not None and st.ending == "early_stopped"
     st = _report(tmp_path, [*_body(60), go]).meta.structure
     assert st is not None and st.ending != "early_stopped"
+
+
+SIGTERM = ["torch.distributed.elastic.multiprocessing.api.SignalException: Process 9724 got signal: 15"]
+
+
+def _ld010_of(tmp_path: Path, lines: list[str]) -> Finding:
+    (found,) = _codes(_report(tmp_path, lines), "LD010")
+    return found
+
+
+def test_sigterm_before_the_plan_is_a_warning_and_after_it_information(tmp_path: Path) -> None:
+    """A stop from outside cuts the loop: at step 980 of 1000 (two logging intervals short) the run is
+    not completed (warning); at step 990, within one interval of its plan, it had reached it (structure's
+    ``finished``), and the SIGTERM came after (info)."""
+    short = _ld010_of(tmp_path, [*_body(98), *SIGTERM])
+    assert short.severity is Severity.WARNING and "not completed" in short.message
+    done = _ld010_of(tmp_path, [*_body(99), *SIGTERM])
+    assert done.severity is Severity.INFO and "not completed" not in done.message
+
+
+def test_sigterm_with_no_plan_is_a_warning_that_names_the_missing_plan(tmp_path: Path) -> None:
+    rows = [f"step {k * 10} | loss {3 - k / 100:.4f} | lr 1.0e-04" for k in range(1, 61)]
+    found = _ld010_of(tmp_path, [*rows, *SIGTERM])
+    assert found.severity is Severity.WARNING and "no planned length is stated" in found.message
+
+
+def test_a_person_s_stop_before_the_plan_stays_information(tmp_path: Path) -> None:
+    for tail in (["KeyboardInterrupt"], ["slurmstepd: error: *** JOB 1 ON gpu1 CANCELLED AT 2023-03-02T10:11:12 ***"]):
+        assert _ld010_of(tmp_path, [*_body(30), *tail]).severity is Severity.INFO
+
+
+def test_ctrl_c_relayed_by_a_launcher_as_sigterm_is_a_person_s_stop(tmp_path: Path) -> None:
+    """DeepSpeed's launch.py after a Ctrl-C: the workers' KeyboardInterrupt tracebacks, then the launcher
+    kills them and logs the SIGTERM it got (Megatron-DeepSpeed's examples/MoE logs end so)."""
+    tail = [
+        "Traceback (most recent call last):",
+        '  File "pretrain_gpt.py", line 3, in <module>',
+        "KeyboardInterrupt",
+        "[2022-10-29 00:11:49,560] [INFO] [launch.py:286:sigkill_handler] Killing subprocess 58800",
+        "[2022-10-29 00:11:52,534] [INFO] [launch.py:295:sigkill_handler] Main process received SIGTERM, exiting",
+    ]
+    report = _report(tmp_path, [*_body(30), *tail])
+    st = report.meta.structure
+    assert st is not None and st.failure is not None and st.failure.kind == "keyboard_interrupt"
+    assert _codes(report, "LD010")[0].severity is Severity.INFO

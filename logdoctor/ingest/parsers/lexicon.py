@@ -183,6 +183,17 @@ SIGNALS: tuple[Signal, ...] = (
         "the job was cancelled (scancel), with no time limit or preemption named",
         "slurm:src/slurmd/slurmstepd/req.c (`*** JOB N ON node CANCELLED AT t ***`)",
     ),
+    # KeyboardInterrupt is SIGINT, which a terminal's Ctrl-C sends to every process of its group (no
+    # scheduler stops a job with it); the launcher of those workers may then log a SIGTERM of its own
+    # (DeepSpeed's launch.py: workers' KeyboardInterrupt tracebacks, then "Main process received
+    # SIGTERM, exiting"): a block holding both is a person's stop, so this class ranks before SIGTERM's
+    Signal(
+        "keyboard_interrupt",
+        STOP,
+        r"^\s*KeyboardInterrupt\b|\^C.*Traceback|Detected KeyboardInterrupt, attempting graceful shutdown",
+        "a person stopped it with Ctrl-C, a KeyboardInterrupt",
+        "python (KeyboardInterrupt), lightning/pytorch/trainer/call.py (_call_and_handle_interrupt)",
+    ),
     Signal(
         "terminated",
         STOP,
@@ -194,13 +205,6 @@ SIGNALS: tuple[Signal, ...] = (
         "deepspeed:deepspeed/launcher/launch.py, "
         "marian:src/training/training.h (finished), "
         "paddle/fluid/platform/init.cc (SignalHandle: Termination signal is detected by the operating system)",
-    ),
-    Signal(
-        "keyboard_interrupt",
-        STOP,
-        r"^\s*KeyboardInterrupt\b|\^C.*Traceback|Detected KeyboardInterrupt, attempting graceful shutdown",
-        "a person stopped it with Ctrl-C, a KeyboardInterrupt",
-        "python (KeyboardInterrupt), lightning/pytorch/trainer/call.py (_call_and_handle_interrupt)",
     ),
     Signal(
         "exception",

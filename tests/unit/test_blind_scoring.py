@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from bench.blind import corpus
 from logdoctor.codes import RULES
 
@@ -40,11 +42,14 @@ def test_manifest_option_keeps_one_manifests_rows_of_the_split() -> None:
     assert corpus.chosen_rows("all", "no_such_round") == []
 
 
-def test_every_row_of_manifest_r13_follows_its_split_rule() -> None:
-    """manifest_r13's split is decided by the name alone (sha1's first hex digit 0-7: holdout), so it
-    cannot have been chosen after looking at what logdoctor said."""
+@pytest.mark.parametrize("manifest", ["r13", "r13b"])
+def test_every_row_of_a_round_13_manifest_follows_its_split_rule(manifest: str) -> None:
+    """manifest_r13's and manifest_r13b's split is decided by the name alone (sha1's first hex digit 0-7:
+    holdout), so it cannot have been chosen after looking at what logdoctor said."""
     import hashlib
 
-    for r in corpus.chosen_rows("all", "r13"):
+    chosen = corpus.chosen_rows("all", manifest)
+    assert chosen, manifest
+    for r in chosen:
         want = "holdout" if hashlib.sha1(r["name"].encode()).hexdigest()[0] in "01234567" else "dev"
         assert r["split"] == want, r["name"]

@@ -31,7 +31,9 @@ def ending_phrase(e: LogEvent) -> str:
 def plan_phrase(st: RunStructure) -> str | None:
     """``step 6,200 of 10,000 (62%)`` or ``epoch 12 of 50``: how far the run got of its plan."""
     if st.planned and st.last_step is not None:
-        return f"step {st.last_step:,} of {st.planned:,} ({100 * st.last_step / st.planned:.0f}%)"
+        # a table of one row per epoch (YOLO's results.csv, Keras' CSVLogger): its steps are the epochs planned
+        unit = "epoch" if st.steps_per_epoch == 1 and st.planned_epochs == st.planned else "step"
+        return f"{unit} {st.last_step:,} of {st.planned:,} ({100 * st.last_step / st.planned:.0f}%)"
     if st.planned_epochs and st.last_epoch is not None:
         return f"epoch {st.last_epoch:g} of {st.planned_epochs:,}"
     return None

@@ -267,7 +267,8 @@ def _collapse_finding(items: list[tuple[Metric, tuple[int, int]]]) -> Finding:
         else f"for {j - i + 1} evaluations in a row from step {int(m.steps[i]):,}"
         + (" (it recovered after)" if j < m.values.size - 1 else " to the end of the run")
     )
-    peak = float(np.max(m.values) if m.up else np.min(m.values))
+    before = m.values[: max(i, 1)]  # the best it had reached before the stretch, not after a recovery
+    peak = float(np.max(before) if m.up else np.min(before))
     msg = (
         f"{m.name} sat at its worst (within {0.01 * m.scale:g} of {worst}) {where}"
         + ("" if whole else f", after reaching {peak:.4g}")

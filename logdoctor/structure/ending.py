@@ -255,9 +255,10 @@ def judge(
     if done is not None:
         # the loop's end line with its best evaluation exactly the stated patience before the end: the
         # early stopping that the config states stopped it (Marian prints "Training finished" either way)
-        since = patience_pattern(evals, patience)
-        if since is not None:
-            return "early_stopped", f"line {done.line}; patience {patience}: best evaluation {since} evaluations before"
+        found = patience_pattern(evals, patience)
+        if found is not None:
+            since, col = found
+            return "early_stopped", f"line {done.line}; patience {patience}: best {col} {since} evaluations before"
         return "finished", f"line {done.line}"
     if live:
         return "running", None

@@ -64,6 +64,10 @@ def test_a_collapse_after_learning_is_found_with_or_without_recovery(tmp_path: P
     acc = _rise(0.2, 0.8)
     dead = acc[:12] + [0.001] * 6 + acc[18:]  # recovered after six evaluations at zero
     assert _codes(_log(tmp_path, {"val_acc": dead})) == ["LD413"]
+    (found,) = EvalMetricDetector().analyze(pipeline.load(str(_log(tmp_path, {"val_acc": dead})))).findings
+    # the level it fell from, not the higher one it rose to after recovering
+    assert max(acc[:12]) < max(acc) and found.evidence["best_value"] == pytest.approx(max(acc[:12]))
+    assert f"after reaching {max(acc[:12]):.4g}" in found.message
     ended = acc[:20] + [0.0] * 10
     assert "LD413" in _codes(_log(tmp_path, {"val_acc": ended}))
 

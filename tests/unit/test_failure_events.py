@@ -227,3 +227,20 @@ def test_ctrl_c_relayed_by_a_launcher_as_sigterm_is_a_person_s_stop(tmp_path: Pa
     st = report.meta.structure
     assert st is not None and st.failure is not None and st.failure.kind == "keyboard_interrupt"
     assert _codes(report, "LD010")[0].severity is Severity.INFO
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # ultralytics utils/torch_utils.py EarlyStopping, 8.0-8.2 and 8.3+ (after its coloured prefix)
+        "Stopping training early as no improvement observed in last 3 epochs. Best results observed at epoch 15",
+        "\x1b[34m\x1b[1mEarlyStopping: \x1b[0mTraining stopped early as no improvement observed in last 3 epochs.",
+    ],
+)
+def test_both_ultralytics_early_stopping_wordings_are_an_early_stop(tmp_path: Path, line: str) -> None:
+    st = _report(tmp_path, [*_body(60), line]).meta.structure
+    assert st is not None and st.ending == "early_stopped"
+    # the lines around it that say nothing of a stop
+    other = "To update EarlyStopping(patience=3) pass a new patience value, i.e. `patience=300`"
+    st = _report(tmp_path, [*_body(60), other, "Training stopped"]).meta.structure
+    assert st is not None and st.ending != "early_stopped"

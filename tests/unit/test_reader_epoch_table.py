@@ -123,10 +123,24 @@ def test_ultralytics_counts_from_one_and_names_box_and_mask_metrics(tmp_path: Pa
     assert run.evals["metrics_map50_95_m"].to_list() == pytest.approx([0.51, 0.52, 0.53, 0.54, 0.55])
 
 
+def test_bars_redrawn_after_an_erase_line_code_are_read(tmp_path: Path) -> None:
+    """Ultralytics' own progress bar (8.3.1xx on, ``utils/tqdm.py``) starts every drawing with ``\\r\\x1b[K``,
+    also into a file: the cells are read with the code removed, as a coloured line's are."""
+    text = "\n".join(
+        "\r\x1b[K" + line.replace("\r", "\r\x1b[K") if "%|" in line else line for line in _ultralytics(5, 5).split("\n")
+    )
+    path = _write(tmp_path, text)
+    assert sniff(open_source(str(path))).name == "epoch_table"
+    run = pipeline.load(str(path))
+    assert run.table["step"].to_list() == [1, 2, 3, 4, 5]
+    assert run.meta.structure.planned == 5
+
+
 @pytest.mark.parametrize(
     "text",
     [
         "Epoch loss acc lr\n1 0.5 0.9 0.01\n2 0.4 0.9 0.01\n",  # no e/N counter
+        "\x1b[1mEpoch loss acc lr\x1b[0m\n\r\x1b[K1 0.5 0.9 0.01\n",  # coloured, still no e/N counter
         "Epoch gpu_mem box obj\n0/9 1G 0.1\n",  # a row shorter than its header
         "0/9 1G 0.1 0.2 0.3 0.6 17 640\n",  # rows without a header
     ],

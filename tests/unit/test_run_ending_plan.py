@@ -109,6 +109,7 @@ def test_an_end_line_at_the_stated_patience_is_an_early_stop(tmp_path: Path, hea
     end, it was the early stop; one eval more or less, or no patience stated, it finished."""
     ending, source = _ending(_report(tmp_path, _done_log(best=17, evals=20, head=head)))
     assert ending == "early_stopped" and source is not None and "patience 3" in source
+    assert source.endswith(" 3 evaluations before") and "(" not in source  # the count, then the series named
     assert _ending(_report(tmp_path, _done_log(best=16, evals=20, head=head)))[0] == "finished"
     assert _ending(_report(tmp_path, _done_log(best=17, evals=20, head=None)))[0] == "finished"
 

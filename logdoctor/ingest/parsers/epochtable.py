@@ -212,8 +212,8 @@ class EpochTableParser(Parser):
         if _HEADER_LINE.search(head) is None:  # the cheap test first: most text logs have no such header
             return False
         header: list[str] | None = None
-        for line in re.split(r"[\r\n]", head):
-            cells = _tokens(line)
+        for line in re.split(r"[\r\n]", re.sub(ANSI, "", head) if "\x1b" in head else head):
+            cells = _tokens(line)  # a redraw may start with an erase-line code (``\r\x1b[K``): read as _read does
             if _header(cells):
                 header = cells
             elif header is not None and _value_row(cells, len(header)):

@@ -53,7 +53,8 @@ SIGNALS: tuple[Signal, ...] = (
         EARLY_STOP,
         r"(?i)\bEpoch \d+: early stopping\b|did not improve in the last \d+ records"
         r"|early stop since valid performance hasn't improved|\[Early stopping\] .{0,80}has not been improved"
-        r"|(?:Stopping|stopped) training early as no improvement observed|Stopping threshold reached"
+        r"|(?:Stopping training|stopped training|Training stopped) early as no improvement observed"
+        r"|Stopping threshold reached"
         r"|Maximum number of not improved checkpoints reached",
         "early stopping: the monitored evaluation stopped improving",
         "keras:keras/src/callbacks/early_stopping.py, lightning/pytorch/callbacks/early_stopping.py, "

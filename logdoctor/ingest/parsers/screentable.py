@@ -22,6 +22,8 @@ NEEDS: dict[str, tuple[object, ...]] = {
         ('and', (('lit', '|', False), ('lit', '|Loss: ', False), ('lit', ':', False))),
     '^\\s*(\\d+)/(\\d+) \\[[=>.]*\\] - [^-]* - ':
         ('and', (('lit', '/', False), ('lit', ' [', False), ('lit', '] - ', False), ('lit', ' - ', False))),
+    '^\\s*(\\d+)/(\\d+) ━+ [^-]* - ':
+        ('and', ()),
     '^\\s*(\\d+)epoch:train:\\d+-(\\d+)batch:\\s*':
         ('and', (('lit', 'epoch:train:', False), ('lit', '-', False), ('lit', 'batch:', False))),
     '^\\s*(\\d+)epoch results: \\[train\\] .*?\\[valid\\] ([^\\[]*?)(?:,\\s*\\[\\w+\\].*)?$':

@@ -18,7 +18,8 @@ or their whole config in the same run folder when training starts:
   (``dump_config``: ``<work_dir>/<config file name>``, else ``<work_dir>/<timestamp>.py``; ``scalars.json``
   is in ``<work_dir>/<timestamp>/vis_data/``): ``train_cfg = dict(... max_epochs=N ...)`` or ``max_iters=N``;
 - SpeechBrain ``core.py:88-101`` (``create_experiment_directory`` writes the resolved hyperparameters to
-  ``hyperparams.yaml`` in the experiment folder; the recipes' ``train_log: <output_folder>/train_log.txt``):
+  ``hyperparams.yaml`` in the experiment folder, and its log file ``log.txt`` there; the recipes'
+  ``train_log: <output_folder>/train_log.txt``):
   ``number_of_epochs: N``, and the classifier's output count ``out_n_neurons: k`` (the classification
   recipes: ESC50, IEMOCAP, UrbanSound8k, VoxCeleb, VoxLingua107) or ``n_classes: k`` (SpeechBrain-MOABB),
   never ``output_neurons`` (the token count of the ASR recipes: a vocabulary is no class count).
@@ -196,10 +197,13 @@ def _candidates(log: Path) -> list[tuple[Path, str, Reader]]:
     here = log.parent
     if log.name in ("results.csv", "results.txt"):
         return [(here / n, n, _args) for n in SIDECARS]
-    if log.name in ("metrics.json", "log.txt"):
+    speechbrain = (here / "hyperparams.yaml", "hyperparams.yaml", _speechbrain)
+    if log.name == "metrics.json":
         return [(here / "config.yaml", "config.yaml", _detectron2)]
+    if log.name == "log.txt":  # detectron2's, or the log file of SpeechBrain's experiment folder
+        return [(here / "config.yaml", "config.yaml", _detectron2), speechbrain]
     if log.name == "train_log.txt":
-        return [(here / "hyperparams.yaml", "hyperparams.yaml", _speechbrain)]
+        return [speechbrain]
     if log.name == "scalars.json":
         # LocalVisBackend writes config.py beside scalars.json; in <work_dir>/<timestamp>/vis_data the
         # runner's dump is <work_dir>/<config name>.py (the default work dir is named after the config:

@@ -109,25 +109,32 @@ def _caught(e: LogEvent) -> LogEvent | None:
     return dataclasses.replace(e, kind=sig.name, role=RECOVERED, cause=f"{sig.cause} (the error was caught)")
 
 
+#: Where a failure written on a row's own line stands: after the row's text (see ``_last_before_exit``).
+GLUED = 0.5
+
+
 def _last_before_exit(
     fails: tuple[LogEvent, ...], lines: np.ndarray, steps: np.ndarray, restarts: tuple[int, ...]
-) -> int:
-    """The line of the run's last row before it failed: the row above a failure block that stands
-    between the last two rows when the last row is at most one logging interval on and no restart
-    comes between (the trainer logged the exception, then its exit hook wrote the pending row:
-    detectron2's ``TrainerBase.train`` logs ``Exception during training`` and ``finally`` runs
-    ``after_train``, whose writer flushes the last metrics and whose timer prints the training
-    speed); else the last row's line."""
+) -> float:
+    """Where the run's last row before it failed stands: events after it are after the run. The
+    row above a failure block that stands between the last two rows when the last row is at most
+    one logging interval on and no restart comes between (the trainer logged the exception, then
+    its exit hook wrote the pending row: detectron2's ``TrainerBase.train`` logs ``Exception during
+    training`` and ``finally`` runs ``after_train``, whose writer flushes the last metrics and whose
+    timer prints the training speed); else the last row's line. A failure written on that row's
+    own line follows its text (a progress bar ends no line, so the next print continues it: Keras'
+    ``Batch 7: Invalid loss, terminating training`` after the bar's last update, then the bar's
+    final redraw): the row then stands ``GLUED`` before its line."""
     if lines.size < 3:
-        return int(lines[-1])
+        return float(lines[-1])
     prev, end = int(lines[-2]), int(lines[-1])
     gaps = np.diff(steps)
     stride = float(np.median(gaps[gaps > 0])) if (gaps > 0).any() else 0.0
-    between = [e for e in fails if prev < e.block_line and e.line < end]
+    between = [e for e in fails if prev <= e.block_line and e.line < end]
     restarted = any(prev < r <= end for r in restarts)
     if between and not restarted and 0 < steps[-1] - steps[-2] <= stride:
-        return prev
-    return end
+        return prev - GLUED if any(e.block_line == prev for e in between) else float(prev)
+    return float(end)
 
 
 def place_events(events: tuple[LogEvent, ...], rows: pl.DataFrame, restarts: tuple[int, ...]) -> Placed:

@@ -32,7 +32,7 @@ def _again(e: LogEvent, until: int, restarts: tuple[int, ...]) -> bool:
     return e.relaunched or any(e.line < r <= until for r in restarts)
 
 
-def split_launches(failures: tuple[LogEvent, ...], first: int, last: int, restarts: tuple[int, ...]) -> Launches:
+def split_launches(failures: tuple[LogEvent, ...], first: int, last: float, restarts: tuple[int, ...]) -> Launches:
     """The failures (fatal or stop blocks, file order) of a run whose rows span lines ``first`` to
     ``last``: those that ended a launch before it (one each), its own after its last row, and the
     one that ended each later launch (the most specific of its group)."""

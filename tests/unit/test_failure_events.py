@@ -137,6 +137,18 @@ def test_a_crash_then_a_relaunch_is_a_warning_and_a_caught_traceback_is_nothing(
             "crashed",
             Severity.ERROR,
         ),
+        (  # speechbrain/core.py check_loss_isfinite, past nonfinite_patience (logger warnings before it)
+            [
+                "speechbrain.core - Patience not yet exhausted.",
+                "Traceback (most recent call last):",
+                '  File "train.py", line 141, in <module>',
+                "ValueError: Loss is not finite and patience is exhausted. To debug, wrap `fit()` with "
+                "autograd's `detect_anomaly()`, e.g.",
+            ],
+            "nan_guard",
+            "crashed",
+            Severity.ERROR,
+        ),
     ],
 )
 def test_the_failure_after_the_last_row_is_the_ending(
@@ -148,6 +160,12 @@ def test_the_failure_after_the_last_row_is_the_ending(
     found = _codes(report, "LD010")
     assert len(found) == 1 and found[0].severity is severity and found[0].first_step == 600
     assert _codes(report, "LD016") == []
+
+
+def test_speechbrains_patience_warning_alone_is_no_failure(tmp_path: Path) -> None:
+    report = _report(tmp_path, [*_body(30), "speechbrain.core - Patience not yet exhausted.", *_body(30, start=31)])
+    st = report.meta.structure
+    assert st is not None and st.events == () and st.failure is None
 
 
 def test_a_nccl_setting_printed_at_start_is_no_failure(tmp_path: Path) -> None:

@@ -50,3 +50,13 @@ def test_the_code_is_formatted_and_linted(command: list[str]) -> None:
         [sys.executable, "-m", "ruff", *command, "."], cwd=REPO, capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+def test_the_writers_extra_regenerates_fixtures_and_stays_out_of_dev() -> None:
+    """Keras, timm and SpeechBrain only rerun fixtures/writers/gen_writers.py: CI does not install them."""
+    import tomllib
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    names = {key: {d.split(">")[0].split("=")[0].split("[")[0].strip() for d in deps} for key, deps in extras.items()}
+    assert {"keras", "timm", "speechbrain"} <= names["writers"]
+    assert not {"keras", "timm", "speechbrain"} & names["dev"]

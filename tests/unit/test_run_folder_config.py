@@ -227,3 +227,19 @@ def test_real_run_folders(name: str, planned: int, source: str, ending: str) -> 
         pytest.skip(f"{folder} not fetched (python bench/blind/corpus.py fetch)")
     st = pipeline.load(str(logs[0])).meta.structure
     assert st is not None and (st.planned, st.planned_source, st.ending) == (planned, source, ending)
+
+
+def test_speechbrain_log_txt_reads_the_experiment_folders_hyperparams(tmp_path: Path) -> None:
+    """create_experiment_directory writes ``log.txt`` (its logger's file, which the FileTrainLogger's
+    lines reach too) beside ``hyperparams.yaml``; a detectron2 ``config.yaml`` there comes first."""
+    folder = tmp_path / "results" / "1986"
+    lines = _train_log(folder, 3).read_text().splitlines()
+    path = folder / "log.txt"
+    path.write_text(
+        "".join(f"2026-12-07 22:41:0{i},1 - speechbrain.utils.train_logger - {t}\n" for i, t in enumerate(lines))
+    )
+    (folder / "hyperparams.yaml").write_text("seed: 1986\nnumber_of_epochs: 8\n")
+    st = _analyze(path).meta.structure
+    assert st is not None and (st.planned_epochs, st.planned_source, st.ending) == (8, "hyperparams.yaml", "stopped")
+    (folder / "config.yaml").write_text(D2_CONFIG.format(max_iter=3))
+    assert read_sidecar(path).source == "config.yaml"  # type: ignore[union-attr]

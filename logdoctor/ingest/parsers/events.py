@@ -144,7 +144,7 @@ def failures(events: tuple[LogEvent, ...]) -> tuple[LogEvent, ...]:
     return tuple(e for e in events if e.role in (FATAL, STOP))
 
 
-def ending_after(events: tuple[LogEvent, ...], last_line: int | None, stop: int | None = None) -> LogEvent | None:
+def ending_after(events: tuple[LogEvent, ...], last_line: float | None, stop: int | None = None) -> LogEvent | None:
     """The failure that ended a run whose last training row is on ``last_line``: the most specific
     failure block after it (and before ``stop``, the next run's first line); None when none follows."""
     if last_line is None:

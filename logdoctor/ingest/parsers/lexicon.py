@@ -141,10 +141,12 @@ SIGNALS: tuple[Signal, ...] = (
         FATAL,
         r"(?i)loss is nan|nan loss detected|detected (?:nan|inf)\b|invalid loss, terminating"
         r"|non-finite loss|FloatingPointError|minimum loss scale reached|loss became infinite or nan"
-        r"|is not finite\. Previous best value was|returned nan values in its \d+th output",
+        r"|is not finite\. Previous best value was|returned nan values in its \d+th output"
+        r"|loss is not finite and patience is exhausted",
         "a NaN/inf guard stopped training; the loss or gradients became NaN/inf",
         "keras:keras/src/callbacks/terminate_on_nan.py, detectron2:detectron2/engine/train_loop.py "
-        "(_write_metrics), fairseq:fairseq/optim/dynamic_loss_scaler.py and fairseq/trainer.py, "
+        "(_write_metrics), speechbrain:speechbrain/core.py (check_loss_isfinite, past nonfinite_patience), "
+        "fairseq:fairseq/optim/dynamic_loss_scaler.py and fairseq/trainer.py, "
         "lightning/pytorch/callbacks/early_stopping.py (check_finite), torch/csrc/autograd (detect_anomaly)",
     ),
     # a shell prints ``Killed`` alone, after a job spec (``line 3: 4242 Killed  python train.py``) or at

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from logdoctor.ingest.parsers.screen import Lines
@@ -17,13 +19,14 @@ def read_lines(data: bytes) -> pl.DataFrame:
     """Split raw bytes into physical lines numbered from 1, without a Python loop per line.
 
     Undecodable bytes are replaced, ``\\r\\n`` ends a line, and a lone ``\\r`` (tqdm redrawing a
-    progress bar) splits a physical line into segments that keep its line number. A last line
-    without a newline is kept.
+    progress bar) or a run of backspaces (``rewind``) splits a physical line into segments that keep
+    its line number. A last line without a newline is kept.
     """
     if b"\x1f" in data:  # our column separator below: never part of a real log
         data = data.replace(b"\x1f", b" ")
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n")
+    data = rewind(data)
     if not data or data.isspace():
         return pl.DataFrame(schema={LINE_NO: pl.Int64, LINE: pl.String})
     frame = _split_small(data) if len(data) <= SMALL_BYTES else None
@@ -44,6 +47,19 @@ def read_lines(data: bytes) -> pl.DataFrame:
             frame.with_columns(pl.col(LINE).str.split("\r")).explode(LINE).filter(pl.col(LINE).str.strip_chars() != "")
         )
     return frame
+
+
+def rewind(data: bytes) -> bytes:
+    """``data`` with each run of backspaces read as a carriage return: a progress bar that redraws
+    itself without a terminal rewinds its line with backspaces (Keras 3 ``Progbar`` writes
+    ``\\b`` x the last width, then ``\\r``, before each update), so the text after the run replaces
+    the text before it, as a lone ``\\r`` does."""
+    if b"\x08" not in data:
+        return data
+    return _BACKSPACES.sub(b"\r", data)
+
+
+_BACKSPACES = re.compile(rb"\x08+")
 
 
 def _split_small(data: bytes) -> pl.DataFrame | None:

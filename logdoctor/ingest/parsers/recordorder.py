@@ -37,6 +37,18 @@ def one_per_epoch(epoch: np.ndarray) -> bool:
     return bool(np.median(stretches) == 1)
 
 
+def epoch_records(table: pl.DataFrame) -> bool:
+    """True when ``table`` (records without a step, in line order) holds at least two records and
+    each is the next epoch of a counter that starts at 0 or 1: a per-epoch log of a run that ended
+    after a few epochs (SpeechBrain's ``train_log.txt`` of a run that crashed in its third), too
+    short for record order alone to say that its loss lines are a run. A stray ``loss`` in a
+    config dump holds no such counter."""
+    if EPOCH not in table.columns or table.height < 2:
+        return False
+    epoch = table[EPOCH].cast(pl.Float64, strict=False).fill_null(np.nan).to_numpy()
+    return bool(epoch[0] in (0.0, 1.0) and (np.diff(epoch) == 1).all())
+
+
 #: The notes that say how the rows were numbered.
 BY_EPOCH = "the log prints no step numbers: each record is one epoch, numbered by its epoch"
 BY_ORDER = "the log prints no step numbers: steps are numbered by record order"

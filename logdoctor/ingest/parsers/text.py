@@ -26,7 +26,7 @@ from logdoctor.ingest.parsers.overflows import (
     scan_skip_counters,
 )
 from logdoctor.ingest.parsers.ranks import keep_rank, rank_note, rank_tags
-from logdoctor.ingest.parsers.recordorder import BY_EPOCH, number_by_order
+from logdoctor.ingest.parsers.recordorder import BY_EPOCH, epoch_records, number_by_order
 from logdoctor.ingest.parsers.records import drop_summaries
 from logdoctor.ingest.parsers.samestep import merge_shapes, tag_shapes
 from logdoctor.ingest.parsers.screen import Lines
@@ -56,7 +56,14 @@ RESTART_MARK = (
     r"|\bfast-forwarding the dataloader past\b"
 )
 _CONTROL = bytes(range(0, 32)).replace(b"\t", b"").replace(b"\n", b"").replace(b"\r", b"")
-_CONTROL = _CONTROL.replace(b"\x1b", b"")
+_CONTROL = _CONTROL.replace(b"\x1b", b"").replace(b"\x08", b"")  # colours; a progress bar's backspaces
+
+
+def _enough_unstepped(out: Extracted) -> bool:
+    """Records without a step are numbered as a run when there are ``MIN_UNSTEPPED`` of them, or
+    fewer that count epochs one by one (recordorder.epoch_records)."""
+    n = sum(t.height for t in out.unstepped)
+    return n >= MIN_UNSTEPPED or (n >= 2 and epoch_records(_combine(out.unstepped)))
 
 
 def fast_rows(data: bytes, fields: FieldMap, out: Extracted) -> FastRead | None:
@@ -80,11 +87,16 @@ def is_binary(head: bytes) -> bool:
 
 
 def _combine(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    """The rows of several line shapes in line order. Segments of one physical line (a progress bar
+    redrawn with ``\\r`` or backspaces) share its number; their order is that of the batch counter
+    where the rows hold one (a bar's count does not go back within one drawing: Keras 3 pads some
+    drawings, so one epoch's ``1/16``, ``8/16 `` and ``13/16`` are rows of different shapes)."""
     if not frames:
         return pl.DataFrame()
     if len(frames) == 1 and frames[0][LINE_NO].is_sorted():
         return frames[0]
-    return pl.concat(frames, how="diagonal_relaxed").sort(LINE_NO)
+    rows = pl.concat(frames, how="diagonal_relaxed")
+    return rows.sort([LINE_NO, BATCHES] if BATCHES in rows.columns else LINE_NO, maintain_order=True)
 
 
 def _flag_restarts(table: pl.DataFrame, rest: pl.DataFrame) -> pl.DataFrame:
@@ -270,7 +282,7 @@ class TextParser(Parser):
                 "Megatron's `iteration N/ T |`) are read as one record each: the line with more values wins"
             )
         from_order = False
-        if table.height == 0 and sum(t.height for t in out.unstepped) >= MIN_UNSTEPPED:
+        if table.height == 0 and _enough_unstepped(out):
             from_order = True
             rows = _combine(_main_shapes(out, markers))
             # HF's end-of-training dict (``train_runtime``, ``train_loss``: the run's mean) is no step

@@ -15,6 +15,9 @@ MSG = "msg"
 KERAS = r"^\s*(\d+)/(\d+) \[[=>.]*\] - [^-]* - "
 #: The Keras rule's match without its groups: found, it is replaced by what ``_rule`` builds from it.
 _KERAS_MATCH = r"^\s*\d+/\d+ \[[=>.]*\] - [^-]* - "
+#: Keras 3 progress (``keras/src/utils/progbar.py``, verbose=1): ``3/285 ━━━━━━━━━━ 41s 146ms/step - loss: ...``,
+#: its colour codes stripped (clean): the same per-epoch batch counter, drawn with box characters.
+KERAS3 = r"^\s*(\d+)/(\d+) ━+ [^-]* - "
 #: build-nanogpt's log.txt: ``N train X`` / ``N val X`` / ``N hella X``.
 _BARE = (
     (rf"^\s*(\d+) train ({VALUE})\s*$", "step $1 | loss $2"),
@@ -42,6 +45,7 @@ _BARE = (
     # is drawn twice, once with the next count)
     (rf"^\s*(\d+)\|(\d+)\|Loss: ({VALUE}):.*$", "epoch $1 | step $2 | loss $3"),
     (KERAS, "batches $1/$2 | "),
+    (KERAS3, "batches $1/$2 | "),
     # ESPnet2 (espnet2/train/reporter.py SubReporter.log_message): ``3epoch:train:201-300batch: k=v, ...``,
     # the batch count within the epoch; Reporter.log_message: ``3epoch results: [train] k=v, ..., [valid]
     # k=v, ...``, the epoch's means: its [valid] part an evaluation, a summary of training no step

@@ -245,7 +245,7 @@ def fast_rows(data: bytes, fields: FieldMap, out: Extracted) -> FastRead | None:
     """Read the lines of the dominant template at CSV speed, a piece of the log at a time (so
     that no table of every line's tokens or text is ever built); None when the log does not suit
     the fast path (then nothing was added to ``out``)."""
-    if b"\x1b" in data or fewer_lines(data, _pieces.FAST_MIN_LINES):
+    if b"\x1b" in data or b"\x08" in data or fewer_lines(data, _pieces.FAST_MIN_LINES):
         return None
     if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
         return None

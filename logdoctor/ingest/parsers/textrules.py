@@ -247,6 +247,32 @@ def _bracket_counters(line: str, spans: list[tuple[int, int]], keys: list[str | 
         return
 
 
+#: A clock duration (``H:MM:SS``, Python's timedelta ``1 day, 2:03:04``, fractional seconds
+#: ``0:08:01.463362``): mmcv/mmengine's and detectron2's ``eta: 4:59:11``, PaddleDetection's
+#: ``eta: 4:16:32``, swin's ``eta 0:00:56``, detectron2's ``ETA=0:16:24`` and ``Total inference time:
+#: 0:08:01.46``. Its numbers are no values: ``eta: 4:59:11`` was an ``eta`` of 4, ``eta: 0:10:00`` one
+#: of 0 at every step. Not after a word character, ``.``, ``/`` or ``-`` (ISO ``2021-05-24T09:50:34``,
+#: ``[08/30 23:00:36]``), nor after ``:`` or ``=`` but a key's (``a:1:00:00:00``); hours of four
+#: digits or more start with no 0 (PCI ids ``0000:00:08.0``). ``MM:SS`` is left alone: its form is a
+#: ratio's (``ratio: 3:1``, ``split 80:20``).
+CLOCK = re.compile(
+    r"(?:(?<=[A-Za-z_][:=])|(?<![\w.:/=-]))(?:\d+ days?, )?(?:\d{1,3}|[1-9]\d{3,}):[0-5]\d:[0-5]\d(?:\.\d+)?"
+    r"(?![\w:]|\.\d)"
+)
+
+
+def _drop_clocks(line: str, spans: list[tuple[int, int]], keys: list[str | None], totals: list[bool]) -> None:
+    """Unkey, in place, the numbers of every clock duration (:data:`CLOCK`) that is a key's value
+    (its first number has a key): dropped as a duration in words (``3h 35m``, textshape) is, so
+    that no column holds its hours. A clock with no key before it (a time of day in a prefix) is
+    left as it was read. Decided per line shape, on its representative line (the plan)."""
+    for m in CLOCK.finditer(line):
+        inside = [i for i, (a, b) in enumerate(spans) if m.start() <= a and b <= m.end()]
+        if inside and keys[inside[0]] is not None:
+            for i in inside:
+                keys[i], totals[i] = None, False
+
+
 def line_keys(line: str) -> LineKeys:
     """Assign a key to every value of one line, from the text around it."""
     spans = value_spans(line)
@@ -274,6 +300,8 @@ def line_keys(line: str) -> LineKeys:
             keys[i + 2], keys[i], keys[i + 1], totals[i + 1] = keys[i], None, None, False
     if "poch" in line or "Iter" in line or "Train:" in line:
         _bracket_counters(line, spans, keys, totals)
+    if ":" in line:  # the cheap test first
+        _drop_clocks(line, spans, keys, totals)
     if n and keys[0] is None and _BRACKET_STEP.match(line):
         keys[0] = "step"
     return LineKeys(tuple(keys), tuple(totals))

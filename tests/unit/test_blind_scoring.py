@@ -42,10 +42,10 @@ def test_manifest_option_keeps_one_manifests_rows_of_the_split() -> None:
     assert corpus.chosen_rows("all", "no_such_round") == []
 
 
-@pytest.mark.parametrize("manifest", ["r13", "r13b"])
+@pytest.mark.parametrize("manifest", ["r13", "r13b", "r13c"])
 def test_every_row_of_a_round_13_manifest_follows_its_split_rule(manifest: str) -> None:
-    """manifest_r13's and manifest_r13b's split is decided by the name alone (sha1's first hex digit 0-7:
-    holdout), so it cannot have been chosen after looking at what logdoctor said."""
+    """Each round-13 manifest's split is decided by the name alone (sha1's first hex digit 0-7: holdout), so it
+    cannot have been chosen after looking at what logdoctor said."""
     import hashlib
 
     chosen = corpus.chosen_rows("all", manifest)

@@ -43,3 +43,14 @@ def test_a_table_of_no_loss_at_all_is_refused(tmp_path: Path) -> None:
 def test_the_named_part_is_then_read(tmp_path: Path) -> None:
     run = pipeline.load(str(_results(tmp_path)), fields=FieldMap.parse(["loss=train/box_loss"]))
     assert run.table.height == 10 and run.table["loss"][0] == 1.35
+
+
+def test_the_refusal_offers_loss_parts_never_the_fp16_loss_scale() -> None:
+    """A DeepSpeed config dump prints ``loss_scale``, ``loss_scale_window`` and the scaler's
+    ``reducing_dynamic_loss_scale_from``: names holding the word 'loss' that are no part of the objective,
+    never offered as ``--map loss=`` choices; a loss part beside them is."""
+    from logdoctor.ingest.parsers.losspick import refusal_hint
+
+    scale = ["loss_scale", "loss_scale_window", "reducing_dynamic_loss_scale_from", "initial_scale_power"]
+    assert refusal_hint(scale) == ""
+    assert refusal_hint([*scale, "loss_mel", "loss_kl"]).endswith("--map loss=loss_kl or --map loss=loss_mel")

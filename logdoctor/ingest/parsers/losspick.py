@@ -44,8 +44,10 @@ def main_part_note(main: str, keys_seen: Iterable[str]) -> str | None:
 
 
 def loss_candidates(keys: Iterable[str]) -> list[str]:
-    """Training fields whose name says they are a loss (``loss_mel``, ``loss_1``), sorted."""
-    out = {k for k in keys if "loss" in normalize_key(k) and not is_eval_key(normalize_key(k))}
+    """Training fields whose name says they are a part of the loss (``loss_mel``, ``loss_1``), sorted: the
+    vocabulary's loss parts, never a name that only holds the word (the fp16 ``loss_scale``,
+    ``loss_scale_window`` and ``reducing_dynamic_loss_scale_from`` of a DeepSpeed config dump)."""
+    out = {k for k in keys if vocab.is_loss_part(k) and not is_eval_key(normalize_key(k))}
     # ``avg_loss_mel`` beside ``loss_mel`` is its epoch average, not another choice
     return sorted(k for k in out - {LOSS} if not (k.startswith("avg_") and k[4:] in out))
 

@@ -213,8 +213,7 @@ class EvalMetricDetector(Analyzer):
             return None  # a from-scratch start may sit at 0 this long
         exact_zero = bool(np.all(m.values == 0.0))
         alive = any(
-            s.up and s.name != m.name and _same_kind(s.name, m.name) and not self._near_worst(s).all()
-            for s in siblings
+            s.up and s.name != m.name and _same_kind(s.name, m.name) and not self._near_worst(s).all() for s in siblings
         )
         return None if exact_zero and alive else (0, int(m.values.size - 1))
 

@@ -418,7 +418,9 @@ class Run:
 
     Attributes:
         table: one row per step, schema per REQUIRED_COLUMNS / OPTIONAL_COLUMNS plus any extra
-            numeric columns (Float64) under their own names. Sorted by step, steps unique.
+            numeric columns (Float64) under their own names. Sorted by step, steps unique. No row
+            only for a run that died before its first logged step (its structure holds the failure:
+            structure/beforefirst.py); every other Run has at least one.
         meta: ingest metadata.
         evals: evaluation records (``step`` nullable Int64, ``line_no``, metric columns).
         earlier: the fresh runs appended to the same log before this one (file order), each

@@ -44,6 +44,7 @@ from logdoctor.model import (
 )
 from logdoctor.options import check_options
 from logdoctor.structure import columns
+from logdoctor.structure.beforefirst import stopped_before_first_step
 from logdoctor.structure.build import build_run
 from logdoctor.structure.stuck import StuckTracker
 
@@ -103,6 +104,9 @@ def load(
     if source.path is not None and not source.is_dir:
         result = with_sidecar_plan(result, source.path)
     check_overrides(result, fields or FieldMap(), source.name)
+    early = stopped_before_first_step(result, source.name, parser.name) if result.refusal is not None else None
+    if early is not None:  # the run died before its first row: its failure is reported, not refused
+        return _filtered(early, filt)
     run = _with_facts(build_run(result, source.name, parser.name, steps_per_epoch, stride=stride), result)
     return _filtered(run, filt)
 
@@ -235,6 +239,8 @@ def analyze(run: Run, cfg: AnalysisConfig | None = None) -> Report:
 @np.errstate(all="ignore")
 def _analyze_run(run: Run, cfg: AnalysisConfig) -> Report:
     """Every detector and the batching diagnosis over one run."""
+    if run.table.height == 0:
+        return _analyze_stepless(run, cfg)
     if cfg.steps_per_epoch and (cfg.steps_per_epoch, True) != (
         run.meta.steps_per_epoch,
         run.meta.steps_per_epoch_given,
@@ -284,6 +290,29 @@ def _analyze_table(run: Run, cfg: AnalysisConfig) -> Report:
         findings=tuple(kept),
         artifacts=Artifacts(**artifacts),  # type: ignore[arg-type]
         checks=tuple(checks),
+    )
+
+
+def _analyze_stepless(run: Run, cfg: AnalysisConfig) -> Report:
+    """A run that died before its first logged step: how it ended is all there is to judge (the
+    ending detector); every other check is skipped for want of a training row."""
+    from logdoctor.detectors import ANALYZERS
+    from logdoctor.detectors.base import NO_ROWS
+    from logdoctor.detectors.ending import EndingDetector
+    from logdoctor.diagnosis.batching import BatchingDiagnosis
+    from logdoctor.diagnosis.verdicts import no_rows_verdict
+
+    ending = EndingDetector(
+        **check_options(EndingDetector.name, EndingDetector.options, cfg.options_for("ending"), "configuration")
+    )
+    findings = codes.select(list(ending.analyze(run).findings), cfg.select, cfg.ignore)
+    checks = [Check(cls.name, "" if cls is EndingDetector else NO_ROWS) for cls in ANALYZERS]
+    return Report(
+        run=run,
+        series=summarize(run),
+        verdict=no_rows_verdict(),
+        findings=tuple(sorted(findings, key=lambda f: (-f.severity, f.code))),
+        checks=(*checks, Check(BatchingDiagnosis.name, NO_ROWS)),
     )
 
 

@@ -139,6 +139,9 @@ def compare_analysed(base: Report, cands: Sequence[Report], *, seed: int = 0, fo
     anything it reads). InputError for a candidate that is not the baseline's experiment, unless ``force``."""
     if not cands:
         raise ConfigError("compare needs a baseline and at least one candidate")
+    for r in (base, *cands):
+        if r.run.table.height == 0:  # its crash is the whole report: ``analyze`` gives it
+            raise InputError(f"{r.meta.path}: the run stopped before its first logged step: no curve to compare")
     if not force:
         refuse_unrelated(base, cands)
     return Comparison(base, tuple(compare_reports(base, c, seed=seed) for c in cands))

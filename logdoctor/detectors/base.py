@@ -32,6 +32,8 @@ class Detection:
 
 #: Why a check could not run: the data it needs is not in the log, or too little of it.
 TOO_FEW_ROWS = "too few rows"
+#: the run died before its first logged step: the log holds its failure and nothing else to judge
+NO_ROWS = "no training row"
 NO_EVAL = "no eval metric"
 TOO_FEW_EVALS = "too few evals"
 #: evaluations are logged, but none is a score with a direction (accuracy, mAP, BLEU...) over enough points

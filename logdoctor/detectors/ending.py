@@ -66,6 +66,8 @@ def stop_severity(e: LogEvent, st: RunStructure) -> Severity:
 
 
 def _failure(run: Run, st: RunStructure, e: LogEvent) -> Finding:
+    if st.rows == 0:
+        return _before_first_step(st, e)
     step = e.step if e.step is not None else last_step_before(run, e.line)
     after = f" after step {step:,}" if step is not None else ""
     msg = f"The run stopped{after}: {e.cause}; line {e.line} says `{e.text}`."
@@ -88,6 +90,29 @@ def _failure(run: Run, st: RunStructure, e: LogEvent) -> Finding:
         last_step=step,
         line=e.line,
         evidence={"kind": e.kind, "line": e.line, "block_line": e.block_line, "text": e.text, "ending": st.ending},
+    )
+
+
+def _before_first_step(st: RunStructure, e: LogEvent) -> Finding:
+    """LD010 for a run that died before its first logged step (no training row: structure/beforefirst.py)."""
+    msg = f"The run stopped before its first logged step: {e.cause}; line {e.line} says `{e.text}`."
+    if st.planned_epochs:
+        msg += f" It had planned {st.planned_epochs:,} epochs."
+    elif st.planned:
+        msg += f" It had planned {st.planned:,} steps."
+    return codes.finding(
+        "LD010",
+        msg,
+        severity=stop_severity(e, st),
+        line=e.line,
+        evidence={
+            "kind": e.kind,
+            "line": e.line,
+            "block_line": e.block_line,
+            "text": e.text,
+            "ending": st.ending,
+            "rows": 0,
+        },
     )
 
 

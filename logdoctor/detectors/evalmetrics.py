@@ -6,12 +6,25 @@ and counts are no metric. One finding per code for the run, headlined by its mai
 first), so that a detector's box and mask mAP50, mAP50-95, precision and recall give one finding, not eight.
 
 - **Collapse (LD413)**: a score (never negative: a negative value is no score in [0, 1] or [0, 100])
-  sits within ``worst_frac`` of 0 at every one of at least ``min_evals`` evaluations, or for ``min_run`` evaluations
-  in a row after it had been off its worst (with or without a recovery after). A stretch at the worst at
-  the start that ends when the metric starts to rise is the normal start of a detector trained from
-  scratch, not a collapse. A score exactly 0 at every evaluation while a sibling score of the same
-  evaluations is off its worst is a metric the model does not produce (Mask2Former's box AP), not a
-  collapse.
+  that had reached a level and then sat within ``worst_frac`` of 0 for ``min_run`` evaluations in a row
+  (with or without a recovery after). The level reached before the stretch must be at least
+  ``min_peak_frac`` of the best the metric ever reaches and at least ``min_peak_bands`` times the
+  ``worst_frac`` band (so the fall lost at least half of it): a dip back near 0 while the metric is still
+  in its first rise from nothing is the normal start of a model trained from scratch, not a collapse.
+  The null (../shared/reallogs, the public logs and the blind corpus's dev split, the healthy runs and the
+  healthy starts of the others, and the real Ultralytics runs in fixtures/writers/ultralytics): a score
+  that came back within 1% of 0 after leaving it had reached at most 50% of its best before
+  (mmdetection's small-object AP, for 2 evaluations), and at most 17% before a stretch of 3 or more
+  (Ultralytics' mAP50-95 from scratch: 0.04 at epoch 15, under 0.01 for 6 epochs, then 0.23); the true
+  collapses there had reached 89-100% of their best.
+- **At its worst at every evaluation (LD413)**: a score within ``worst_frac`` of 0 at every one of at
+  least ``min_evals`` evaluations, when the run had all the time it was to have (it ended as planned or
+  was early-stopped) or it sat there for ``min_never_evals`` evaluations or more. A score at 0 for its
+  first evaluations is how a detector trained from scratch starts: in the same null, healthy scores
+  sat within 1% of 0 for up to 16 evaluations at the start (YOLOv5's mAP@.5:.95, every class at 0 for
+  11 in Ultralytics' run), so 24 (1.5 times that) is needed when the run stopped before its plan or its
+  plan is unknown. A score exactly 0 at every evaluation while a sibling score of the same kind is off
+  its worst is a metric the model does not produce (Mask2Former's box AP), not a collapse.
 - **Never off its worst (LD413)**: an error rate (WER, CER, error_rate: ``errorrates.py``) at or above
   ``stuck_frac`` of 100% at every one of at least ``min_evals`` evaluations spread over at least
   ``min_epochs`` epochs of training:
@@ -44,7 +57,7 @@ from logdoctor.detectors.evalnoise import NOT_METRICS
 from logdoctor.detectors.evalseries import eval_series
 from logdoctor.detectors.overfitting import eval_noise
 from logdoctor.model import EPOCH, LINE_NO, STEP, Finding, Run
-from logdoctor.options import Option, fraction, int_opt, positive
+from logdoctor.options import Option, at_least, fraction, int_opt, positive
 
 #: Words of metrics judged for a collapse only (they trade against each other).
 TRADE_OFF = frozenset({"precision", "recall", "p", "r"})
@@ -112,6 +125,9 @@ class EvalMetricDetector(Analyzer):
         int_opt("min_evals", 3),
         int_opt("min_run", 2),
         fraction("worst_frac"),
+        fraction("min_peak_frac"),
+        at_least("min_peak_bands", 1.0),
+        int_opt("min_never_evals", 3),
         int_opt("min_fall_evals", 4),
         fraction("stuck_frac"),
         positive("min_epochs"),
@@ -126,6 +142,9 @@ class EvalMetricDetector(Analyzer):
         min_evals: int = 3,
         min_run: int = 3,
         worst_frac: float = 0.01,
+        min_peak_frac: float = 0.5,
+        min_peak_bands: float = 2.0,
+        min_never_evals: int = 24,
         min_fall_evals: int = 6,
         tail: int = 3,
         min_rel_fall: float = 0.25,
@@ -136,6 +155,9 @@ class EvalMetricDetector(Analyzer):
         self.min_evals = min_evals
         self.min_run = min_run
         self.worst_frac = worst_frac
+        self.min_peak_frac = min_peak_frac
+        self.min_peak_bands = min_peak_bands
+        self.min_never_evals = min_never_evals
         self.min_fall_evals = min_fall_evals
         self.tail = tail
         self.min_rel_fall = min_rel_fall
@@ -150,7 +172,8 @@ class EvalMetricDetector(Analyzer):
         metrics = eval_metrics(run, self.min_evals)
         if not metrics:
             return Detection(skipped=NO_EVAL_SCORE)
-        collapsed = [(m, c) for m in metrics if (c := self._collapse(m, metrics)) is not None]
+        whole = _had_its_time(run)
+        collapsed = [(m, c) for m in metrics if (c := self._collapse(m, metrics, whole)) is not None]
         stuck = [(m, e) for m in metrics if (e := self._never_learned(m, run)) is not None]
         names = {m.name for m, _ in collapsed} | {m.name for m, _ in stuck}
         fallen = [(m, f) for m in metrics if m.name not in names and (f := self._fall(m)) is not None]
@@ -166,33 +189,40 @@ class EvalMetricDetector(Analyzer):
     def _near_worst(self, m: Metric) -> np.ndarray:
         return np.asarray(m.score <= m.worst + self.worst_frac * m.scale)
 
-    def _collapse(self, m: Metric, siblings: list[Metric]) -> tuple[int, int] | None:
+    def _collapse(self, m: Metric, siblings: list[Metric], whole: bool) -> tuple[int, int] | None:
         """(first, last) index of the collapse of a score (higher is better, never negative), or None.
-        An error rate has no worst to sit at (WER, TER exceed 100%): it is judged for a fall only."""
+        ``whole``: the run had all the training it was to have (a score at its worst throughout is then
+        judged at any length). An error rate has no worst to sit at (WER, TER exceed 100%): it is judged
+        for a fall only."""
         if not m.up or bool(np.any(m.values < 0)):
             return None
         near = self._near_worst(m)
         if near.all():
-            exact_zero = m.up and bool(np.all(m.values == 0.0))
-            alive = any(
-                s.up and s.name != m.name and _same_kind(s.name, m.name) and not self._near_worst(s).all()
-                for s in siblings
-            )
-            return None if exact_zero and alive else (0, int(near.size - 1))
-        seen_off = np.cumsum(~near) > 0  # the metric had been off its worst before this evaluation
+            return self._at_worst_throughout(m, siblings, whole)
         best: tuple[int, int] | None = None
-        i = 0
-        while i < near.size:
-            if near[i] and i > 0 and seen_off[i - 1]:
-                j = i
-                while j + 1 < near.size and near[j + 1]:
-                    j += 1
-                if j - i + 1 >= self.min_run and (best is None or j - i > best[1] - best[0]):
-                    best = (i, j)
-                i = j + 1
-            else:
-                i += 1
+        for i, j in _stretches(near):
+            if i == 0 or j - i + 1 < self.min_run or not self._fell_from_a_level(m, i):
+                continue
+            if best is None or j - i > best[1] - best[0]:
+                best = (i, j)
         return best
+
+    def _at_worst_throughout(self, m: Metric, siblings: list[Metric], whole: bool) -> tuple[int, int] | None:
+        """(0, last) when a score at its worst at every evaluation is a finding, else None."""
+        if not whole and m.values.size < self.min_never_evals:
+            return None  # a from-scratch start may sit at 0 this long
+        exact_zero = bool(np.all(m.values == 0.0))
+        alive = any(
+            s.up and s.name != m.name and _same_kind(s.name, m.name) and not self._near_worst(s).all() for s in siblings
+        )
+        return None if exact_zero and alive else (0, int(m.values.size - 1))
+
+    def _fell_from_a_level(self, m: Metric, i: int) -> bool:
+        """Whether the score had reached a level before evaluation ``i``: ``min_peak_frac`` of its best
+        ever, and ``min_peak_bands`` times the band it then fell into."""
+        before = float(np.max(m.values[:i]))
+        best = float(np.max(m.values))
+        return before >= self.min_peak_frac * best and before >= self.min_peak_bands * self.worst_frac * m.scale
 
     def _never_learned(self, m: Metric, run: Run) -> float | None:
         """The epochs an error rate spent at or above ``stuck_frac`` of 100% at every evaluation, when
@@ -225,6 +255,28 @@ class EvalMetricDetector(Analyzer):
         if best_level - end_level <= 0 or best_level - end_level < need or best_level - float(s[-1]) < need:
             return None
         return b, best_level, end_level, noise
+
+
+def _had_its_time(run: Run) -> bool:
+    """Whether the run had all the training it was to have: it ran to its plan or was early-stopped."""
+    st = run.meta.structure
+    return st is not None and st.ending in ("finished", "early_stopped")
+
+
+def _stretches(flags: np.ndarray) -> list[tuple[int, int]]:
+    """(first, last) index of each run of True in ``flags``, in order."""
+    out: list[tuple[int, int]] = []
+    i = 0
+    while i < flags.size:
+        if flags[i]:
+            j = i
+            while j + 1 < flags.size and flags[j + 1]:
+                j += 1
+            out.append((i, j))
+            i = j + 1
+        else:
+            i += 1
+    return out
 
 
 def _same_kind(a: str, b: str) -> bool:

@@ -252,6 +252,17 @@ def loss_only_sorted_verdict(f: Facts, s: EpochShape) -> Verdict:
     )
 
 
+def no_rows_verdict() -> Verdict:
+    """A run that died before its first logged step: no batch was trained, nothing to judge."""
+    return Verdict(
+        "inconclusive",
+        None,
+        "no training step",
+        "The run stopped before its first logged step: no batch was trained, so batching cannot be judged.",
+        "Fix the failure the log names and run again; a log with training steps can be judged.",
+    )
+
+
 def undecidable_verdict(f: Facts, extra: str = "") -> Verdict:
     """Loss only (or lengths that never vary), no epoch pattern: composition cannot be judged."""
     why = (

@@ -11,7 +11,7 @@ from logdoctor.errors import InputError, ParseError
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.chunkfacts import ChunkFacts
 from logdoctor.ingest.parsers import Parser, ParseResult, sniff
-from logdoctor.ingest.parsers.base import RESTART
+from logdoctor.ingest.parsers.base import RESTART, require_rows
 from logdoctor.ingest.parsers.csvlog import UnreadableTable
 from logdoctor.ingest.parsers.events import scan_events
 from logdoctor.ingest.parsers.lines import read_lines
@@ -76,7 +76,7 @@ class ChunkParser:
             return pl.DataFrame(), pl.DataFrame()
         pre = self._preamble_lines
         try:
-            result = self.parser.parse(Source.from_bytes(self.source, self._preamble + data), self.fields)
+            result = require_rows(self.parser.parse(Source.from_bytes(self.source, self._preamble + data), self.fields))
         except UnreadableTable as err:  # a CSV header fixes the columns: no later line can help
             raise InputError(f"{err} (the header fixes the columns: no later line can add one)") from None
         except (ParseError, InputError):  # no step, or a binary blob inside a long log
@@ -149,7 +149,9 @@ class ChunkParser:
         # a chunk with steps: the preamble is final, and so is what it adds (none when the step line
         # alone does not parse: remembered too, or every later chunk would parse the probe again)
         try:
-            probe = self.parser.parse(Source.from_bytes(self.source, self._preamble + line + b"\n"), self.fields)
+            probe = require_rows(
+                self.parser.parse(Source.from_bytes(self.source, self._preamble + line + b"\n"), self.fields)
+            )
         except (ParseError, InputError):
             self._pre_skips = {}
             return self._pre_skips

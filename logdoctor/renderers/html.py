@@ -210,26 +210,11 @@ def _earlier_runs(report: Report) -> str:
 
 def _body(report: Report) -> str:
     """The report's content: everything inside the page's ``<body>``."""
-    t = report.run.table
-    steps = t[STEP].to_numpy()
-    axis = Axis(float(steps.min()), float(steps.max()))
     glance = "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in facts(report))
-    shades = _shades(report)
     parts = [
         f"<h1>logdoctor: {escape(report.meta.path)}</h1>",
         _summary(report),
-        timeline_svg(shades, axis) if shades else "",
-        "<h2>Curves (one step axis; finding ranges shaded)</h2>",
-        *(
-            (chart_svg(c, axis) for c in _walk_charts(report))
-            if report.sampler is not None
-            else (
-                chart_svg(_loss_chart(report), axis),
-                _eval_charts(report, axis),
-                *(chart_svg(c, axis) for c in _charts(report)),
-            )
-        ),
-        _batching_panels(report),
+        *_curves(report),
         "<h2>Findings</h2>",
         _findings_table(report),
         _earlier_runs(report),
@@ -237,6 +222,31 @@ def _body(report: Report) -> str:
         _checks_list(report),
     ]
     return "\n".join(p for p in parts if p)
+
+
+def _curves(report: Report) -> list[str]:
+    """The timeline, the curves and the batching panels; none for a run without a training row (it
+    died before its first logged step: there is no curve to draw)."""
+    steps = report.run.table[STEP].to_numpy()
+    if steps.size == 0:
+        return []
+    axis = Axis(float(steps.min()), float(steps.max()))
+    shades = _shades(report)
+    charts = (
+        [chart_svg(c, axis) for c in _walk_charts(report)]
+        if report.sampler is not None
+        else [
+            chart_svg(_loss_chart(report), axis),
+            _eval_charts(report, axis),
+            *(chart_svg(c, axis) for c in _charts(report)),
+        ]
+    )
+    return [
+        timeline_svg(shades, axis) if shades else "",
+        "<h2>Curves (one step axis; finding ranges shaded)</h2>",
+        *charts,
+        _batching_panels(report),
+    ]
 
 
 def _checks_list(report: Report) -> str:

@@ -394,6 +394,8 @@ def structure_phrases(st: RunStructure, resumes: str) -> tuple[str, str, str]:
     plan = f" of {st.planned:,} planned" if st.planned else ""
     accum = f" (gradient accumulation {st.grad_accum})" if st.grad_accum and st.grad_accum > 1 else ""
     steps = f"{st.rows:,} row{'s' if st.rows != 1 else ''}{every}, {span}{plan}{accum}"
+    if st.rows == 0:
+        steps = f"0 rows: no training step logged{plan}"
     epochs = "unknown" if st.epochs is None else str(st.epochs)
     if st.steps_per_epoch:
         spe = st.steps_per_epoch

@@ -16,7 +16,7 @@ from typing import cast
 import numpy as np
 import polars as pl
 
-from logdoctor.ingest.parsers.base import ParseResult
+from logdoctor.ingest.parsers.base import ParseResult, require_rows
 from logdoctor.model import (
     EPOCH,
     LINE_NO,
@@ -167,7 +167,7 @@ def build_run(
     Raises:
         ParseError: no training step survives, or the table breaks the Run schema.
     """
-    raw = result
+    raw = require_rows(result)  # a run that died before its first row has no rows to build
     notes = list(result.notes)
     how = _place_rows(result, whole, stride)
     epoch_source = how.epoch_source

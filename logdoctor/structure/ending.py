@@ -51,6 +51,14 @@ _STOPS = {
     "time_limit": "terminated",
     "terminated": "terminated",
 }
+
+
+def stop_ending(kind: str) -> str:
+    """The ending a failure of ``kind`` gives a run that had not reached its plan: the stop it names
+    (``interrupted``, ``cancelled``, ``terminated``), else ``crashed``."""
+    return _STOPS.get(kind, "crashed")
+
+
 #: An evaluation loss, the series a patience is counted on.
 EVAL_LOSS = r"(?i)^(?:eval|val|valid|validation|dev|test)[_/ .-]?loss$"
 

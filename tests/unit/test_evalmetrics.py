@@ -77,6 +77,54 @@ def test_zero_at_the_start_of_a_detector_trained_from_scratch_is_no_collapse(tmp
     assert _codes(_log(tmp_path, {"metrics/mAP50-95(B)": warm, "val_accuracy": _rise(0.3, 0.9)})) == []
 
 
+def _evals_log(tmp_path: Path, metrics: dict[str, list[float]]) -> Path:
+    """``_log`` with as many evaluations as the lists hold (no plan: the run's length is unknown)."""
+    n = len(next(iter(metrics.values())))
+    rows: list[dict[str, float]] = []
+    for s in range(1, 10 * n + 1):
+        rows.append({"step": s, "loss": 2.0 * math.exp(-s / (4 * n)) + 0.3})
+        if s % 10 == 0:
+            rows.append({"step": s, **{k: v[s // 10 - 1] for k, v in metrics.items()}})
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.mark.parametrize(("n", "found"), [(23, False), (24, True)])
+def test_a_score_at_zero_throughout_a_run_of_unknown_plan_at_the_edge(tmp_path: Path, n: int, found: bool) -> None:
+    """Healthy scores trained from scratch sat at 0 for up to 16 evaluations at their start: with no plan
+    to say the run had its training, 24 evaluations at 0 are needed to call it."""
+    codes = _codes(_evals_log(tmp_path, {"metrics/mAP50(B)": [0.0] * n, "metrics/recall(B)": [0.0] * n}))
+    assert ("LD413" in codes) is found
+
+
+def _dip(before: float, best: float) -> list[float]:
+    """A score that rises to ``before`` at evaluation 8, falls under 0.01 for 4 evaluations, then rises to
+    ``best`` at the end (30 evaluations)."""
+    first = [before * k / 8 for k in range(1, 9)]
+    dip = [0.005] * 4
+    after = [0.01 + (best - 0.01) * k / 18 for k in range(1, 19)]
+    return first + dip + after
+
+
+@pytest.mark.parametrize(("before", "found"), [(0.27, False), (0.33, True)])
+def test_a_dip_to_zero_counts_when_it_follows_half_the_best_at_the_edge(
+    tmp_path: Path, before: float, found: bool
+) -> None:
+    """A dip back near 0 after 45% of the best (0.27 of 0.6) is the first rise's wobble (the healthy null:
+    at most 50%, 17% before a stretch of 3 or more); after 55% (0.33) it is a collapse that recovered."""
+    codes = _codes(_evals_log(tmp_path, {"metrics/mAP50-95(B)": _dip(before, 0.6)}))
+    assert ("LD413" in codes) is found
+
+
+@pytest.mark.parametrize(("peak", "found"), [(0.015, False), (0.025, True)])
+def test_a_fall_into_the_band_must_lose_half_the_level_at_the_edge(tmp_path: Path, peak: float, found: bool) -> None:
+    """A score that reached only 0.015 then sat at 0.005 to the end barely left its worst (the 0.01 band);
+    one that reached 0.025 lost more than half of it."""
+    score = [peak * k / 20 for k in range(1, 21)] + [0.005] * 10
+    assert ("LD413" in _codes(_evals_log(tmp_path, {"val_acc": score}))) is found
+
+
 def test_a_box_ap_that_the_model_does_not_produce_is_no_collapse(tmp_path: Path) -> None:
     # Mask2Former emits no boxes: bbox/AP is 0 by design while its mask AP is learned
     assert _codes(_log(tmp_path, {"bbox/AP": [0.0] * N_EVALS, "segm/AP": _rise(10, 60)})) == []

@@ -108,6 +108,14 @@ def test_accuracy_zero_at_every_evaluation_is_a_collapse(tmp_path: Path) -> None
     assert "LD413" in _codes(run)
 
 
+def test_accuracy_zero_at_every_evaluation_of_a_run_stopped_early_is_not_judged_yet(tmp_path: Path) -> None:
+    """The same 10 evaluations at 0 in a run stopped at epoch 20 of 40: it had not had its training, and a
+    score trained from scratch may sit at 0 longer than that at its start (evalmetrics' null: 16)."""
+    run = _load(tmp_path, _log(40, upto=20, acc=[0.0] * 10))
+    assert run.meta.structure.ending == "stopped"
+    assert "LD413" not in _codes(run)
+
+
 def test_accuracy_zero_at_the_first_evaluation_then_rising_is_no_collapse(tmp_path: Path) -> None:
     acc = [0.0, 0.0, 0.1, 0.3, 0.45, 0.6, 0.66, 0.7, 0.72, 0.75]
     run = _load(tmp_path, _log(20, acc=acc))

@@ -9,7 +9,7 @@ from typing import ClassVar
 
 import polars as pl
 
-from logdoctor.errors import ConfigError
+from logdoctor.errors import ConfigError, ParseError
 from logdoctor.ingest.aliases import FieldMap, normalize_key
 from logdoctor.ingest.parsers.markers import Markers
 from logdoctor.ingest.sources import Source
@@ -58,6 +58,9 @@ class ParseResult:
             structure stage finds them in the table itself.
         snapshot: the file is a state saved during training (a checkpoint's ``trainer_state.json``
             without the summary the trainer writes when its loop ends): it says nothing of what came after.
+        refusal: set on a result without a training row whose log prints a failure (the run died
+            before its first logged step): the message a reader that needs rows refuses it with;
+            ``pipeline.load`` reports the failure instead (structure/beforefirst.py).
     """
 
     table: pl.DataFrame
@@ -81,11 +84,24 @@ class ParseResult:
     events: tuple[LogEvent, ...] = ()
     snapshot: bool = False
     stuck_counters: tuple[StuckCounter, ...] | None = None
+    refusal: str | None = None
 
     @property
     def lines_skipped(self) -> int:
         """Total lines that held no training step."""
         return sum(self.skip_reasons.values())
+
+
+def require_rows(result: ParseResult) -> ParseResult:
+    """``result`` when it holds training rows, or is no refusal.
+
+    Raises:
+        ParseError: the result holds no row and a refusal (a run that died before its first step),
+            for a reader that needs rows (a chunk of a long log, a followed log).
+    """
+    if result.refusal is not None and result.table.height == 0:
+        raise ParseError(result.refusal)
+    return result
 
 
 class Parser(ABC):

@@ -11,6 +11,7 @@ import polars as pl
 from logdoctor.ingest.parsers.lexicon import (
     BY_NAME,
     FATAL,
+    LAUNCHER_STOP,
     PER_LINE,
     RECOVERED,
     SIGNALS,
@@ -67,7 +68,12 @@ def _block_event(block: list[Hit]) -> LogEvent | None:
     traceback = any(_opens(h) for h in block)
     if not traceback and any(sig is not None and sig.role == RECOVERED for _, _, sig in block):
         return None
-    ranked = [(_BLOCK_KINDS.index(s), -i) for i, (_, _, s) in enumerate(block) if s in _BLOCK_KINDS]
+    fatal = [i for i, (_, _, s) in enumerate(block) if s is not None and s.role == FATAL]
+    ranked = [
+        (_BLOCK_KINDS.index(s), -i)
+        for i, (_, text, s) in enumerate(block)
+        if s in _BLOCK_KINDS and not (re.search(LAUNCHER_STOP, text) and any(j > i for j in fatal))
+    ]  # a launcher stopping its other workers before a crash's lines: the crash is the cause
     if not ranked:
         if not traceback:
             return None

@@ -222,6 +222,10 @@ BY_NAME = {s.name: s for s in SIGNALS}
 TRACEBACK = r"Traceback \(most recent call last\)"
 #: Stops that are no fault of the training itself (Ctrl-C, SIGTERM, the scheduler).
 DELIBERATE = tuple(s.name for s in SIGNALS if s.role == STOP)
+#: A launcher stopping its other workers because one failed: a consequence of that failure, not a cause
+#: (torch/multiprocessing/spawn.py ``Terminating process N via signal SIGTERM``,
+#: torch/distributed/elastic/multiprocessing/api.py ``Sending process N closing signal SIGTERM``).
+LAUNCHER_STOP = r"Terminating process \d+ via signal SIGTERM|Sending process \d+ closing signal SIGTERM"
 
 
 def role_of(kind: str) -> str:

@@ -14,7 +14,7 @@ from logdoctor.ingest.parsers import pieces
 from logdoctor.ingest.parsers.allskipped import all_skipped_rows
 from logdoctor.ingest.parsers.base import RESTART, Parser, ParseResult
 from logdoctor.ingest.parsers.evalsections import eval_only_curve, has_banner, mark_eval_sections
-from logdoctor.ingest.parsers.events import scan_events
+from logdoctor.ingest.parsers.events import failures, scan_events
 from logdoctor.ingest.parsers.lexicon import FATAL, STOP
 from logdoctor.ingest.parsers.lines import clean, read_lines
 from logdoctor.ingest.parsers.losspick import main_part, main_part_note, refusal_hint, total_note
@@ -316,14 +316,30 @@ class TextParser(Parser):
                     read = self.parse(source, FieldMap({**fields.overrides, LOSS: main}, shared=fields.shared))
                 except ParseError:
                     read = None  # the part holds no steps either: the refusal below names the choices
-                if read is not None:
+                if read is not None and read.table.height:
                     note = main_part_note(main, out.keys_seen)
                     return dataclasses.replace(read, notes=(note, *read.notes)) if note else read
-            if hint:  # the choice first: the message is cut at 400 characters
-                raise ParseError(f"{source.name}: no training steps in {records} lines: {hint}; keys seen: {seen}")
-            raise ParseError(
-                f"{source.name}: no training steps found in {records} lines "
+            refusal = (  # the choice first: the message is cut at 400 characters
+                f"{source.name}: no training steps in {records} lines: {hint}; keys seen: {seen}"
+                if hint
+                else f"{source.name}: no training steps found in {records} lines "
                 f"(skipped: {reasons or 'nothing'}; keys seen: {seen})"
+            )
+            events = _events(_with(events_in, others), table, markers)
+            if not failures(events):
+                raise ParseError(refusal)
+            # the run died before its first logged step: its failure is the answer, not a refusal
+            return ParseResult(
+                table=table,
+                lines_read=lines,
+                skip_reasons={k: v for k, v in out.skips.items() if v},
+                total_steps=markers.planned_steps,
+                notes=tuple(notes),
+                markers=markers,
+                keys_seen=tuple(sorted(out.keys_seen | set(out.aliases))),
+                events=events,
+                planned_source="header" if markers.planned_steps else None,
+                refusal=refusal,
             )
         if (picked := total_note(out.total_loss)) is not None:
             notes.append(picked)

@@ -106,7 +106,9 @@ def _steps(report: Report) -> str:
     plan = ""
     if st.planned is not None:
         plan = f" of {st.planned} {'reached' if st.finished else 'not reached' if st.finished is False else '?'}"
-    return f"rows={rows} steps={st.first_step}-{st.last_step}{plan}"
+    # a run that died before its first logged step has no step range (structure/beforefirst.py)
+    steps = "none" if st.first_step is None else f"{st.first_step}-{st.last_step}"
+    return f"rows={rows} steps={steps}{plan}"
 
 
 def _runs(report: Report) -> str:

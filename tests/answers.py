@@ -42,8 +42,9 @@ from tests.conftest import FIXTURES, REALLOGS, REPO
 
 SNAPSHOT = Path(__file__).resolve().with_name("answers.tsv")
 
-#: files under fixtures/ that are no training log: generators, truths, the config of a run folder
-_NOT_INPUTS = (".py", ".truth.json", ".yaml", ".pyc")
+#: files under fixtures/ that are no training log: generators, truths (``x.truth.json``, and a real
+#: writer's run folder's ``truth.json``), the config of a run folder, a folder's README
+_NOT_INPUTS = (".py", "truth.json", ".yaml", ".pyc", ".md")
 #: run folders under fixtures/ (read whole, as one input)
 _RUN_DIRS = ("formats/mlflow_run", "formats/tb_run")
 

@@ -38,6 +38,7 @@ SCREENED = (
     markers.EPOCH_START,
     markers.EPOCH_END,
     markers.EPOCH_BAR,
+    markers.EPOCH_COUNT_START,
     markers.BAR_COUNT,
     markers.RESUME_LINE,
     markers.RUN_HEADER,

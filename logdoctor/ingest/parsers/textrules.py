@@ -108,6 +108,11 @@ _STOPWORDS = frozenset({"of", "the", "at", "per", "in", "no", "with", "a", "an",
 _NAN_IN_KEY = re.compile(r"\s+[a-z]+\b[^|,;=:]{0,40}[:=]")
 _STEP_RANK = {normalize_key(n): i for i, n in enumerate(ALIASES["step"])}
 _MAX_KEY_WORDS = 6
+#: Auxiliary verbs: a phrase that has one with words after it is a sentence, not a metric's name
+#: (ESPnet2's ``[Early stopping] valid.loss has not been improved 2 epochs continuously``: a count
+#: of epochs, never a ``valid.loss has not been improved`` evaluation). Metric names hold no verb
+#: of this kind; a trailing one (``loss is 2.3``) is left as it was.
+_AUXILIARY = frozenset({"has", "have", "had", "is", "are", "was", "were", "been", "will", "would", "should"})
 
 
 def key_phrase(gap: str, attached: bool = False) -> str | None:
@@ -127,6 +132,8 @@ def key_phrase(gap: str, attached: bool = False) -> str | None:
     if not words or len(words) > _MAX_KEY_WORDS or not words[0][:1].isalpha():
         return None
     if words[-1].lower() in _STOPWORDS:
+        return None
+    if any(w.lower() in _AUXILIARY for w in words[:-1]):
         return None
     return " ".join(words)
 

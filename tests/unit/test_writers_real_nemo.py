@@ -2,7 +2,7 @@
 
 fixtures/writers/nemo/ holds two runs of fixtures/writers/gen_nemo.py, each with the console log
 (``train.log``: ``> train.log 2>&1``) and what exp_manager wrote (``exp/``: the TensorBoard event file,
-lightning_logs.txt, hparams.yaml), and the truth its program knew (truth.json): a healthy run and one
+hparams.yaml), and the truth its program knew (truth.json): a healthy run and one
 whose loss turns NaN in its second epoch.
 """
 

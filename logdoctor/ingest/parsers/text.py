@@ -34,7 +34,7 @@ from logdoctor.ingest.parsers.statedclasses import stated_classes, stated_vocab
 from logdoctor.ingest.parsers.stepless import stepless_launches
 from logdoctor.ingest.parsers.textblocks import BATCH_LINE, MSG, rewrite
 from logdoctor.ingest.parsers.textplan import BATCHES, BATCHES_TOTAL
-from logdoctor.ingest.parsers.textshape import Extracted, drop_bar_starts, extract, rebase_derived_steps
+from logdoctor.ingest.parsers.textshape import Extracted, drop_bar_starts, extract
 from logdoctor.ingest.sources import Source
 from logdoctor.model import LINE_NO, LOSS, STEP, LogEvent
 
@@ -250,7 +250,7 @@ class TextParser(Parser):
             out.skips["metric block line"] += folded
         extract(rest, fields, out)
         # a run summary (``train_runtime``...) repeats the last step: dropped before steps merge
-        train = drop_bar_starts(_combine(tag_shapes(rebase_derived_steps(out.train))), out.skips)
+        train = drop_bar_starts(_combine(tag_shapes(out.train)), out.skips)
         table, merged = merge_shapes(drop_summaries(train, out.skips))
         table = _flag_restarts(table, rest)
         table = attach_overflows(table, overflows)

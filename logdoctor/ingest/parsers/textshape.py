@@ -181,27 +181,6 @@ def _last_drawings(table: pl.DataFrame, out: Extracted) -> pl.DataFrame:
     return table.filter(~again)
 
 
-#: The first epoch a shape's derived steps counted from (dropped by ``rebase_derived_steps``).
-_EPOCH_BASE = "_epoch_base"
-
-
-def rebase_derived_steps(frames: list[pl.DataFrame]) -> list[pl.DataFrame]:
-    """Derived steps (epoch x batches per epoch + batch) counted from the log's first epoch, not each
-    line shape's: Lightning's ``Epoch 0`` bars carry no ``val_loss`` and the later ones do, two shapes
-    whose own first epochs (0 and 1) would put epoch 1's steps on epoch 0's (real NeMo consoles,
-    tests/unit/test_writers_real_nemo.py)."""
-    bases = [f[_EPOCH_BASE].drop_nulls() for f in frames if _EPOCH_BASE in f.columns]
-    found = [int(b.min()) for b in bases if b.len()]  # type: ignore[arg-type]  # an Int64 column's min
-    first = min(found, default=0)
-    shift = (pl.col(_EPOCH_BASE) - first) * pl.col(BATCHES_TOTAL)
-    out = []
-    for f in frames:
-        if _EPOCH_BASE in f.columns:
-            f = f.with_columns((pl.col(STEP) + shift.fill_null(0)).cast(pl.Int64, strict=False).alias(STEP))
-        out.append(f.drop(_EPOCH_BASE, strict=False))
-    return out
-
-
 def drop_bar_starts(table: pl.DataFrame, skips: Counter[str]) -> pl.DataFrame:
     """Rows without the ``0/N`` drawings of a progress bar that counts completed batches (one
     that reaches ``N/N``) whose step another row writes: at 0 no batch of the epoch is done, and
@@ -265,8 +244,7 @@ def rows(
     if plan.derived_step:
         first = pl.col(EPOCH).min().clip(upper_bound=1)  # 1-based (word LM) or 0-based (Lightning)
         step = (pl.col(EPOCH) - first) * pl.col(BATCHES_TOTAL) + pl.col(BATCHES)
-        table = table.with_columns(step.alias(STEP), first.cast(pl.Int64, strict=False).alias(_EPOCH_BASE))
-        table = _last_drawings(table, out)
+        table = _last_drawings(table.with_columns(step.alias(STEP)), out)
     if plan.ppl is not None:
         table = table.with_columns(pl.col(plan.ppl).log().alias(LOSS))
         out.ppl_loss = True

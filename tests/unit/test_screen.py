@@ -38,6 +38,7 @@ SCREENED = (
     markers.EPOCH_START,
     markers.EPOCH_END,
     markers.EPOCH_BAR,
+    markers.EPOCH_COUNT_START,
     markers.BAR_COUNT,
     markers.RESUME_LINE,
     markers.RUN_HEADER,
@@ -110,7 +111,7 @@ def test_literals_of_a_pattern() -> None:
         r"(?x) a b",
         r"\x{41}",
         r"[[a]b]c",
-        "é",
+        "(?i)é",
         r"(?P<k>x)",
         r"(unclosed",
         r"\<word\>",
@@ -143,3 +144,13 @@ def test_large_inputs_are_not_screened(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(screen, "MAX_LINES", 1)
     assert Lines.of(pl.Series(["a", "b"])).may_match("zzz")
+
+
+def test_a_non_ascii_literal_is_screened_only_where_case_never_folds() -> None:
+    """Keras 3's bar ``━`` is one character to both engines; under case folding a non-ASCII letter can
+    match ASCII text (the Kelvin sign U+212A folds to 'k'), so a case-insensitive one is not screened."""
+    plain = Lines.of(pl.Series(["step 10/400 | loss=2.5"]))
+    assert not plain.may_match(r"^\s*(\d+)/(\d+) ━+ [^-]* - ")
+    assert Lines.of(pl.Series(["12/477 ━━━━ 3s 7ms/step - loss: 0.5"])).may_match(r"^\s*(\d+)/(\d+) ━+ [^-]* - ")
+    assert not plain.may_match("é") and Lines.of(pl.Series(["café"])).may_match("é")
+    assert plain.may_match("(?i)\u212a") and plain.may_match("(?i:é)x")

@@ -155,7 +155,9 @@ SIGNALS: tuple[Signal, ...] = (
         "killed",
         FATAL,
         r"^\s*Killed\s*$|[\]|%]\s*Killed\s*$|\b\d+ Killed\s+\S|oom-kill|Out of memory: Killed process"
-        r"|Signal 9 \(SIGKILL\)|SIGKILL|exitcode\s*:\s*-9\b",
+        # never a config value's enum repr: NeMo's exp_manager prints its whole schema at every start,
+        # ``'rank_termination_signal': <Signals.SIGKILL: 9>`` (its fault-tolerance default), no kill
+        r"|Signal 9 \(SIGKILL\)|(?:^|[^.])SIGKILL|exitcode\s*:\s*-9\b",
         "the process was killed with SIGKILL, usually by the host's out-of-memory killer or the job scheduler",
         "bash (job status `Killed`), slurm:src/slurmd/slurmstepd (oom-kill event), "
         "torch/distributed/elastic/multiprocessing/errors/__init__.py (Signal 9)",

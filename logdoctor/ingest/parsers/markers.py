@@ -13,7 +13,8 @@ from logdoctor.ingest.parsers.screen import Lines
 _PREFILTER = (
     "epoch", "checkpoint", "resum", "restor", "running training", "train on ", "training started", "training run",
     "accumulation", "optimization steps", "update-interval", "update_interval", "max_update",
-    "max_steps", "max_iter", "total generation batches", "continuing training", "will skip the first",
+    "max_steps", "max_iter", "num_train_steps", "total generation batches", "continuing training",
+    "will skip the first",
     "fast-forwarding the dataloader", "patience", "early-stopping", "%|",
 )  # fmt: skip
 _PREFIX = r"^(?:.{0,120}?\b(?:INFO|WARNING|WARN|DEBUG)\b\]?\s*[-:|]?\s*)?"
@@ -30,6 +31,9 @@ EPOCH_END = (
     r"(?i)\bepoch\s*(\d+)\s*(?:/\s*(\d+))?\s*(?:is\s+)?(?:finished|done|completed?|ended)\b"
     r"|(?i)\bend of epoch\s*(\d+)\b"
 )
+#: An epoch's start counted before the word, ESPnet2's ``2/3epoch started. Estimated time to finish: ...``
+#: (espnet2/train/trainer.py ``run``: ``f"{iepoch}/{max_epoch}epoch started"``): the epoch and the plan.
+EPOCH_COUNT_START = r"(?:^|[\s:])(\d+)/(\d+)\s?epochs? started\b"
 #: A tqdm bar of one epoch: ``Epoch 3:  34%|███▍      | 50/146 [...]``.
 EPOCH_BAR = r"(?i)\bepoch\s*(\d+)\s*:\s*\d{1,3}%\|"
 #: A tqdm bar's count and total: ``66%|████▌     | 15450/23260 [4:41:07<2:22:44, ...]`` (tqdm/std.py
@@ -59,7 +63,7 @@ _OTHER = (
     r"(?i)checkpoint|resum|restor|running training|train on \d|training started|training run|accumulation"
     r"|continuing training|will skip the first|fast-forwarding"
     r"|update.interval|optimization steps|num epochs|epochs['\"]?\s*[=:]|epoch_num\s*[=:]|max_update|max_steps|max_iter"
-    r"|total generation batches"
+    r"|num_train_steps|total generation batches"
     r"|patience|early-stopping"
 )
 _METRIC = r"(?i)loss|\bacc|ppl|perplexity"
@@ -87,8 +91,11 @@ _EPOCH_NUM = r"(?i)(?:^|[^\w-])epoch_num\s*[=:]\s*([1-9]\d*)\s*$"
 _NOT_EPOCH_PLAN = r"(?i)total number of epochs|data_efficiency_config|data_sampling"
 #: Planned updates in a config dump (fairseq ``'max_update': 100000``, ``max_steps=...``).
 #: detectron2's yacs dump spells it ``MAX_ITER: 90000`` (upper case only: an optimizer's or a solver's
-#: ``max_iter`` is no step budget of the run).
-_CONFIG_PLAN = r"(?:(?i:\bmax_(?:update|steps|iters)['\"]?\s*[=:])|\bMAX_ITER:)\s*([1-9][\d,]*)"
+#: ``max_iter`` is no step budget of the run). JAX programs name it ``num_train_steps`` (the Flax
+#: examples' configs, clu ``ReportProgress(num_train_steps=...)``), logged by clu's LoggingWriter
+#: ``write_hparams`` as ``[Hyperparameters] {'num_train_steps': 1000, ...}`` (real runs:
+#: fixtures/writers/clu/).
+_CONFIG_PLAN = r"(?:(?i:\b(?:max_(?:update|steps|iters)|num_train_steps)['\"]?\s*[=:])|\bMAX_ITER:)\s*([1-9][\d,]*)"
 #: The patience of early stopping in a config dump or on a command line (``early_stopping_patience=3``,
 #: ``'patience': 10``, ``--patience 5``; Marian's ``--early-stopping 10`` and its dump's ``[config]
 #: early-stopping: 10``, marian src/common/config_parser.cpp: "Stop if the first validation metric does not
@@ -164,6 +171,7 @@ def _epochs(hits: pl.DataFrame, text: Lines) -> tuple[pl.DataFrame, bool, str | 
         (EPOCH_START, False, "marker_lines", (line.str.len_bytes() <= 160) & ~line.str.contains("=", literal=True)),
         (EPOCH_END, True, "marker_lines", line.str.contains(r"(?i)finish|done|complete|ended|end of")),
         (EPOCH_BAR, False, "progress_bar", line.str.contains("%|", literal=True)),
+        (EPOCH_COUNT_START, False, "marker_lines", line.str.contains("epoch started", literal=True)),
     )
     best: tuple[pl.DataFrame, bool, str | None] = (pl.DataFrame(), False, None)
     for pattern, ends, source, admit in kinds:

@@ -114,11 +114,19 @@ def derive(pattern: str) -> Need:
         from re import _constants, _parser  # type: ignore[attr-defined]  # noqa: F401
     except ImportError:
         return _TRUE
-    if _FOREIGN.search(pattern) or not pattern.isascii() or _nested_class(pattern):
+    if _FOREIGN.search(pattern) or _nested_class(pattern):
+        return _TRUE
+    # a non-ASCII literal is the same character to both engines, but under case folding a non-ASCII
+    # letter can match ASCII text (the Kelvin sign folds to 'k', the long s to 's'): screened only
+    # where the pattern never folds case (Keras 3's progress bar ``━``)
+    foreign = not pattern.isascii()
+    if foreign and re.search(r"\(\?[a-zA-Z-]*i", pattern):
         return _TRUE
     try:
         parsed = _parser.parse(pattern)
     except (re.error, ValueError, OverflowError):
+        return _TRUE
+    if foreign and parsed.state.flags & re.IGNORECASE:
         return _TRUE
     return _seq(list(parsed), bool(parsed.state.flags & re.IGNORECASE))
 

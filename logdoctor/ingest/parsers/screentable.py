@@ -23,7 +23,7 @@ NEEDS: dict[str, tuple[object, ...]] = {
     '^\\s*(\\d+)/(\\d+) \\[[=>.]*\\] - [^-]* - ':
         ('and', (('lit', '/', False), ('lit', ' [', False), ('lit', '] - ', False), ('lit', ' - ', False))),
     '^\\s*(\\d+)/(\\d+) ━+ [^-]* - ':
-        ('and', ()),
+        ('and', (('lit', '/', False), ('lit', ' ', False), ('and', (('lit', '━', False),)), ('lit', ' ', False), ('lit', ' - ', False))),
     '^\\s*(\\d+)epoch:train:\\d+-(\\d+)batch:\\s*':
         ('and', (('lit', 'epoch:train:', False), ('lit', '-', False), ('lit', 'batch:', False))),
     '^\\s*(\\d+)epoch results: \\[train\\] .*?\\[valid\\] ([^\\[]*?)(?:,\\s*\\[\\w+\\].*)?$':
@@ -56,6 +56,8 @@ NEEDS: dict[str, tuple[object, ...]] = {
         ('and', ()),
     '(?i)\\bepoch\\s*(\\d+)\\s*:\\s*\\d{1,3}%\\|':
         ('and', (('lit', 'epoch', True), ('lit', ':', True), ('lit', '%|', True))),
+    '(?:^|[\\s:])(\\d+)/(\\d+)\\s?epochs? started\\b':
+        ('and', (('lit', '/', False), ('lit', 'epoch', False), ('lit', ' started', False))),
     '\\d{1,3}%\\|[^|]*\\|\\s*(\\d+)/(\\d+)\\s*\\[':
         ('and', (('lit', '%|', False), ('lit', '|', False), ('lit', '/', False), ('lit', '[', False))),
     '(?i)\\b(?:loading|loaded|restor(?:ing|ed)|resum(?:ing|ed)|continu(?:ing|e))\\b[^\\n]{0,40}?\\b(?:from\\s+)?checkpoint\\b|\\bcontinuing training from (?:epoch|global step)\\s*\\d|\\bwill skip the first \\d+ epochs?\\b|\\bfast-forwarding the dataloader past \\d+ epochs?\\b':
@@ -72,12 +74,12 @@ NEEDS: dict[str, tuple[object, ...]] = {
         ('and', (('lit', 'total optimization steps', True),)),
     '(?i)^\\s*train on (\\d+) samples':
         ('and', (('lit', 'train on ', True), ('lit', ' samples', True))),
-    '(?:(?i:\\bmax_(?:update|steps|iters)[\'\\"]?\\s*[=:])|\\bMAX_ITER:)\\s*([1-9][\\d,]*)':
-        ('and', (('or', (('and', (('and', (('lit', 'max_', True), ('or', (('and', (('lit', 'update', True),)), ('and', (('lit', 'steps', True),)), ('and', (('lit', 'iters', True),)))))),)), ('and', (('lit', 'MAX_ITER:', False),)))),)),
+    '(?:(?i:\\b(?:max_(?:update|steps|iters)|num_train_steps)[\'\\"]?\\s*[=:])|\\bMAX_ITER:)\\s*([1-9][\\d,]*)':
+        ('and', (('or', (('and', (('and', (('or', (('and', (('lit', 'max_', True), ('or', (('and', (('lit', 'update', True),)), ('and', (('lit', 'steps', True),)), ('and', (('lit', 'iters', True),)))))), ('and', (('lit', 'num_train_steps', True),)))),)),)), ('and', (('lit', 'MAX_ITER:', False),)))),)),
     '(?i)total (?:generation )?batches\\s*[=:]?\\s*(\\d+)':
         ('and', (('lit', 'total ', True), ('lit', 'batches', True))),
-    '(?i)checkpoint|resum|restor|running training|train on \\d|training started|training run|accumulation|continuing training|will skip the first|fast-forwarding|update.interval|optimization steps|num epochs|epochs[\'\\"]?\\s*[=:]|epoch_num\\s*[=:]|max_update|max_steps|max_iter|total generation batches|patience|early-stopping':
-        ('and', (('or', (('and', (('lit', 'checkpoint', True),)), ('and', (('lit', 'resum', True),)), ('and', (('lit', 'restor', True),)), ('and', (('lit', 'running training', True),)), ('and', (('lit', 'train on ', True),)), ('and', (('lit', 'training started', True),)), ('and', (('lit', 'training run', True),)), ('and', (('lit', 'accumulation', True),)), ('and', (('lit', 'continuing training', True),)), ('and', (('lit', 'will skip the first', True),)), ('and', (('lit', 'fast-forwarding', True),)), ('and', (('lit', 'update', True), ('lit', 'interval', True))), ('and', (('lit', 'optimization steps', True),)), ('and', (('lit', 'num epochs', True),)), ('and', (('lit', 'epochs', True),)), ('and', (('lit', 'epoch_num', True),)), ('and', (('lit', 'max_update', True),)), ('and', (('lit', 'max_steps', True),)), ('and', (('lit', 'max_iter', True),)), ('and', (('lit', 'total generation batches', True),)), ('and', (('lit', 'patience', True),)), ('and', (('lit', 'early-stopping', True),)))),)),
+    '(?i)checkpoint|resum|restor|running training|train on \\d|training started|training run|accumulation|continuing training|will skip the first|fast-forwarding|update.interval|optimization steps|num epochs|epochs[\'\\"]?\\s*[=:]|epoch_num\\s*[=:]|max_update|max_steps|max_iter|num_train_steps|total generation batches|patience|early-stopping':
+        ('and', (('or', (('and', (('lit', 'checkpoint', True),)), ('and', (('lit', 'resum', True),)), ('and', (('lit', 'restor', True),)), ('and', (('lit', 'running training', True),)), ('and', (('lit', 'train on ', True),)), ('and', (('lit', 'training started', True),)), ('and', (('lit', 'training run', True),)), ('and', (('lit', 'accumulation', True),)), ('and', (('lit', 'continuing training', True),)), ('and', (('lit', 'will skip the first', True),)), ('and', (('lit', 'fast-forwarding', True),)), ('and', (('lit', 'update', True), ('lit', 'interval', True))), ('and', (('lit', 'optimization steps', True),)), ('and', (('lit', 'num epochs', True),)), ('and', (('lit', 'epochs', True),)), ('and', (('lit', 'epoch_num', True),)), ('and', (('lit', 'max_update', True),)), ('and', (('lit', 'max_steps', True),)), ('and', (('lit', 'max_iter', True),)), ('and', (('lit', 'num_train_steps', True),)), ('and', (('lit', 'total generation batches', True),)), ('and', (('lit', 'patience', True),)), ('and', (('lit', 'early-stopping', True),)))),)),
     '(?i)(?:^|\\W)(num_labels|num_classes|n_classes|nb_classes|num_class|n_class|number_of_classes)[\\"\']?\\s*[:=]\\s*[\\"\']?(\\d{1,6})(?:[\\"\',)\\s}\\]]|$)':
         ('and', (('and', (('lit', 'n', True), ('or', (('and', (('lit', 'um_labels', True),)), ('and', (('lit', 'um_classes', True),)), ('and', (('lit', '_classes', True),)), ('and', (('lit', 'b_classes', True),)), ('and', (('lit', 'um_class', True),)), ('and', (('lit', '_class', True),)), ('and', (('lit', 'umber_of_classes', True),)))))),)),
     '(?i)(?:\\b(?:padded_)?(?:vocab_size|n_vocab)[\\"\']?\\s*[:=]\\s*[\\"\']?|\\bvocab \\(size:\\s*)(\\d{2,8})\\b':
@@ -110,7 +112,7 @@ NEEDS: dict[str, tuple[object, ...]] = {
         ('and', (('lit', 'DataLoader worker (pid', False), ('lit', ') ', False), ('or', (('and', (('lit', 'is killed by signal', False),)), ('and', (('lit', 'exited unexpectedly', False),)))))),
     '(?i)loss is nan|nan loss detected|detected (?:nan|inf)\\b|invalid loss, terminating|non-finite loss|FloatingPointError|minimum loss scale reached|loss became infinite or nan|is not finite\\. Previous best value was|returned nan values in its \\d+th output|loss is not finite and patience is exhausted':
         ('and', (('or', (('and', (('lit', 'loss is nan', True),)), ('and', (('lit', 'nan loss detected', True),)), ('and', (('lit', 'detected ', True), ('or', (('and', (('lit', 'nan', True),)), ('and', (('lit', 'inf', True),)))))), ('and', (('lit', 'invalid loss, terminating', True),)), ('and', (('lit', 'non-finite loss', True),)), ('and', (('lit', 'FloatingPointError', True),)), ('and', (('lit', 'minimum loss scale reached', True),)), ('and', (('lit', 'loss became infinite or nan', True),)), ('and', (('lit', 'is not finite. Previous best value was', True),)), ('and', (('lit', 'returned nan values in its ', True), ('lit', 'th output', True))), ('and', (('lit', 'loss is not finite and patience is exhausted', True),)))),)),
-    '^\\s*Killed\\s*$|[\\]|%]\\s*Killed\\s*$|\\b\\d+ Killed\\s+\\S|oom-kill|Out of memory: Killed process|Signal 9 \\(SIGKILL\\)|SIGKILL|exitcode\\s*:\\s*-9\\b':
+    '^\\s*Killed\\s*$|[\\]|%]\\s*Killed\\s*$|\\b\\d+ Killed\\s+\\S|oom-kill|Out of memory: Killed process|Signal 9 \\(SIGKILL\\)|(?:^|[^.])SIGKILL|exitcode\\s*:\\s*-9\\b':
         ('and', (('or', (('and', (('lit', 'Killed', False),)), ('and', (('lit', 'Killed', False),)), ('and', (('lit', ' Killed', False),)), ('and', (('lit', 'oom-kill', False),)), ('and', (('lit', 'Out of memory: Killed process', False),)), ('and', (('lit', 'Signal 9 (SIGKILL)', False),)), ('and', (('lit', 'SIGKILL', False),)), ('and', (('lit', 'exitcode', False), ('lit', ':', False), ('lit', '-9', False))))),)),
     '\\b(?:Aborted|Segmentation fault|Bus error|Floating point exception|Illegal instruction)\\s*\\(core dumped\\)|\\b\\d+ (?:Aborted|Segmentation fault|Bus error|Floating point exception|Illegal instruction)\\s+\\S|^\\s*(?:Aborted|Segmentation fault|Bus error)\\s*$':
         ('and', (('or', (('and', (('or', (('and', (('lit', 'Aborted', False),)), ('and', (('lit', 'Segmentation fault', False),)), ('and', (('lit', 'Bus error', False),)), ('and', (('lit', 'Floating point exception', False),)), ('and', (('lit', 'Illegal instruction', False),)))), ('lit', '(core dumped)', False))), ('and', (('lit', ' ', False), ('or', (('and', (('lit', 'Aborted', False),)), ('and', (('lit', 'Segmentation fault', False),)), ('and', (('lit', 'Bus error', False),)), ('and', (('lit', 'Floating point exception', False),)), ('and', (('lit', 'Illegal instruction', False),)))))), ('and', (('or', (('and', (('lit', 'Aborted', False),)), ('and', (('lit', 'Segmentation fault', False),)), ('and', (('lit', 'Bus error', False),)))),)))),)),
@@ -118,10 +120,10 @@ NEEDS: dict[str, tuple[object, ...]] = {
         ('and', (('or', (('and', (('lit', 'DUE TO TIME LIMIT', False),)), ('and', (('lit', 'CANCELLED DUE TO', False),)), ('and', (('lit', 'DUE TO PREEMPTION', False),)))),)),
     'CANCELLED AT \\S+':
         ('and', (('lit', 'CANCELLED AT ', False),)),
-    'got signal: 15\\b|Signal 15 \\(SIGTERM\\)|\\bSIGTERM\\b|exitcode\\s*:\\s*-15\\b|Training interrupted \\(via signal\\)|`Termination signal` is detected by the operating system':
-        ('and', (('or', (('and', (('lit', 'got signal: 15', False),)), ('and', (('lit', 'Signal 15 (SIGTERM)', False),)), ('and', (('lit', 'SIGTERM', False),)), ('and', (('lit', 'exitcode', False), ('lit', ':', False), ('lit', '-15', False))), ('and', (('lit', 'Training interrupted (via signal)', False),)), ('and', (('lit', '`Termination signal` is detected by the operating system', False),)))),)),
     '^\\s*KeyboardInterrupt\\b|\\^C.*Traceback|Detected KeyboardInterrupt, attempting graceful shutdown':
         ('and', (('or', (('and', (('lit', 'KeyboardInterrupt', False),)), ('and', (('lit', '^C', False), ('lit', 'Traceback', False))), ('and', (('lit', 'Detected KeyboardInterrupt, attempting graceful shutdown', False),)))),)),
+    'got signal: 15\\b|Signal 15 \\(SIGTERM\\)|\\bSIGTERM\\b|exitcode\\s*:\\s*-15\\b|Training interrupted \\(via signal\\)|`Termination signal` is detected by the operating system':
+        ('and', (('or', (('and', (('lit', 'got signal: 15', False),)), ('and', (('lit', 'Signal 15 (SIGTERM)', False),)), ('and', (('lit', 'SIGTERM', False),)), ('and', (('lit', 'exitcode', False), ('lit', ':', False), ('lit', '-15', False))), ('and', (('lit', 'Training interrupted (via signal)', False),)), ('and', (('lit', '`Termination signal` is detected by the operating system', False),)))),)),
     '^[A-Za-z_][\\w.]*(?:Error|Exception|Exit)\\b:?':
         ('and', (('lit', 'E', False), ('or', (('and', (('lit', 'rror', False),)), ('and', (('lit', 'xception', False),)), ('and', (('lit', 'xit', False),)))))),
     'Traceback \\(most recent call last\\)':

@@ -108,6 +108,14 @@ _STOPWORDS = frozenset({"of", "the", "at", "per", "in", "no", "with", "a", "an",
 _NAN_IN_KEY = re.compile(r"\s+[a-z]+\b[^|,;=:]{0,40}[:=]")
 _STEP_RANK = {normalize_key(n): i for i, n in enumerate(ALIASES["step"])}
 _MAX_KEY_WORDS = 6
+#: Words after which a phrase's tail is its unit (Lightning/NeMo ``train_step_timing in s``, ``tokens
+#: per s``): ``s`` there is seconds, never llm.c's step key ``s:``.
+_UNIT_LEADS = frozenset({"in", "per"})
+#: Auxiliary verbs: a phrase that has one with words after it is a sentence, not a metric's name
+#: (ESPnet2's ``[Early stopping] valid.loss has not been improved 2 epochs continuously``: a count
+#: of epochs, never a ``valid.loss has not been improved`` evaluation). Metric names hold no verb
+#: of this kind; a trailing one (``loss is 2.3``) is left as it was.
+_AUXILIARY = frozenset({"has", "have", "had", "is", "are", "was", "were", "been", "will", "would", "should"})
 
 
 def key_phrase(gap: str, attached: bool = False) -> str | None:
@@ -128,6 +136,8 @@ def key_phrase(gap: str, attached: bool = False) -> str | None:
         return None
     if words[-1].lower() in _STOPWORDS:
         return None
+    if any(w.lower() in _AUXILIARY for w in words[:-1]):
+        return None
     return " ".join(words)
 
 
@@ -143,6 +153,8 @@ def resolve(phrase: str, fields: FieldMap) -> str:
         return full
     for i in range(1, len(words)):
         if words[i].startswith("("):  # a unit in brackets (``Time taken (s)``) names no field alone
+            continue
+        if words[i - 1].lower() in _UNIT_LEADS:  # nor a unit after ``in``/``per`` (NeMo's ``timing in s``)
             continue
         canon = fields.canonical(" ".join(words[i:]))
         if canon:

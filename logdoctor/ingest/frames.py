@@ -24,7 +24,7 @@ from logdoctor.ingest.namespaced import WANDB_INTERNAL, canonical_renames, dropp
 from logdoctor.ingest.parsers.base import ParseResult
 from logdoctor.ingest.parsers.hf_state import history_frame, state_result
 from logdoctor.ingest.parsers.records import normalize_records
-from logdoctor.model import FRAME_FORMAT, LINE_NO, RECORDS_FORMAT
+from logdoctor.model import FRAME_FORMAT, LINE_NO, LOSS, RECORDS_FORMAT
 
 #: ``RunMeta.format`` of each kind of in-memory records (a trainer state is read as its file is).
 FRAME, RECORDS, STATE = FRAME_FORMAT, RECORDS_FORMAT, "hf_trainer_state"
@@ -141,8 +141,13 @@ def _pandas_column(col: Any, name: str) -> pl.Series:
 
 
 def _pandas_nan_note(result: ParseResult, df: Any) -> ParseResult:
-    """Say that a pandas frame's NaN losses, if any, were read as missing (pandas cannot tell them apart)."""
-    missing = result.skip_reasons.get(_MISSING, 0)
+    """Say that a pandas frame's NaN losses, if any, were read as missing (pandas cannot tell them apart).
+    Counted on the frame's own loss column (the one read as ``loss``): a row whose loss is NaN beside
+    evaluation values is read as an evaluation record, not as a record without a loss (timm's
+    ``summary.csv`` once its train loss turned NaN)."""
+    source = [k for k, v in result.aliases.items() if v == LOSS and k in df.columns]
+    column = source[0] if source else (LOSS if LOSS in df.columns else None)
+    missing = int(df[column].isna().sum()) if column is not None else result.skip_reasons.get(_MISSING, 0)
     if not missing or not bool(df.isna().to_numpy().any()):
         return result
     note = (

@@ -56,7 +56,9 @@ def all_nan(rep: Report) -> None:
 
 
 def flat_plateau(rep: Report) -> None:
-    assert "LD402" in codes(rep.findings) and not codes(rep.findings, Severity.WARNING)
+    # the plateau is information; the only warning is the run's end: torchrun's SIGTERM at step 1,010
+    # of its 15,000 planned, a stop from outside before the plan (LD010, re-judged in round 13)
+    assert "LD402" in codes(rep.findings) and codes(rep.findings, Severity.WARNING) == {"LD010"}
 
 
 def resume_jumps(rep: Report) -> None:

@@ -28,12 +28,25 @@ def empty_table() -> pl.DataFrame:
     return pl.DataFrame(schema={c: getattr(pl, t) for c, t in REQUIRED_COLUMNS.items()})
 
 
+#: A line of a document, not of a program's output: a Markdown table row, list item, quote or heading,
+#: or a JSON member (``"killed_by_parent": "SIGKILL",``). A failure word there (a README describing a
+#: killed run, a run's truth file) is no failure of a run.
+_DOCUMENT_LINE = re.compile(r'^\s*(?:\||[-*>#]\s|"[^"]*"\s*:|\{)')
+
+
+def _printed_by_a_run(e: LogEvent) -> bool:
+    """True when the failure was printed by a program: a failure block (a traceback above its last
+    line), or a line that is no document's (see ``_DOCUMENT_LINE``)."""
+    return e.block_line < e.line or _DOCUMENT_LINE.match(e.text) is None
+
+
 def stopped_before_first_step(result: ParseResult, name: str, fmt: str) -> Run | None:
     """The Run of a log whose run died before its first training row (``result`` holds no row and
-    its events a failure): no row, the failure as the structure's, the ending that failure names
-    and the plan the log stated; None when the events hold no failure."""
+    its events a failure a program printed): no row, the failure as the structure's, the ending that
+    failure names and the plan the log stated; None when the events hold no such failure (the file
+    is refused as before: with no row, a failure word in a document is no evidence of a run)."""
     failure = first_failure(result.events)
-    if failure is None:
+    if failure is None or not _printed_by_a_run(failure):
         return None
     m = result.markers
     planned = result.total_steps or m.planned_steps

@@ -139,3 +139,25 @@ def test_compare_refuses_it_in_one_line(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["compare", str(healthy), str(crashed)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "stopped before its first logged step" in err
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("README.md", "# Runs\n\n| run | ending |\n|---|---|\n| `killed` | SIGKILL from the parent: exit -9 |\n"),
+        ("truth.json", '{\n  "ending": "stopped",\n  "killed_by_parent": "SIGKILL",\n  "exit_status": -9\n}\n'),
+        ("notes.md", "What we saw:\n\n- the job was Killed by the OOM killer\n"),
+    ],
+)
+def test_a_document_that_names_a_failure_is_no_run(
+    name: str, text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With no training row, a failure word in a document (a README describing a killed run, a run's
+    truth file) is no evidence that a run died: refused as a log without steps, not reported as a crash."""
+    path = tmp_path / name
+    path.write_text(text)
+    assert main(["analyze", str(path)]) == 2
+    assert "no training step" in capsys.readouterr().err
+    # the same failure printed by a program, on a line of its own, is one
+    (tmp_path / "train.log").write_text("\n".join([*BANNER, "Killed"]) + "\n")
+    assert pipeline.load(str(tmp_path / "train.log")).meta.structure.ending == "crashed"

@@ -40,7 +40,7 @@ def end_rise(s: robust.Series) -> tuple[int, float]:
 
 def main() -> None:
     """Print the runs and cuts that end with rows up, highest ratio first."""
-    hits, cuts = [], 0
+    hits, cuts, runs = [], 0, 0
     for path in healthy_logs():
         try:
             run = pipeline.load(str(path))
@@ -48,6 +48,7 @@ def main() -> None:
             continue
         for part in (run, *run.earlier):
             s = robust.series(part, LOSS)
+            runs += s.n >= 4
             for frac in [*np.arange(0.10, 1.0, 0.05), 1.0]:
                 n = round(s.n * float(frac))
                 if n < 4:
@@ -57,7 +58,7 @@ def main() -> None:
                 if k:
                     hits.append((ratio, k, n, round(float(frac), 2), path.name))
     hits.sort(reverse=True)
-    print(f"{cuts} cuts of healthy runs; {len(hits)} end with rows up (ratio, rows up, rows, cut, log):")
+    print(f"{cuts} cuts of {runs} healthy runs; {len(hits)} end with rows up (ratio, rows up, rows, cut, log):")
     for h in hits[:15]:
         print(f"  {h[0]:.2f}  {h[1]}  {h[2]}  {h[3]}  {h[4]}")
 

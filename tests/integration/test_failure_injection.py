@@ -36,8 +36,11 @@ def _here(path: Path) -> Callable[[], Path]:
 #: llm.c's ``s:N trl:X``, Megatron-DeepSpeed's ``iteration N/ T | ... | lm loss: X |``, fairseq's per-epoch
 #: ``| epoch 001 | loss X | ... | num_updates N``, Joey NMT's ``Epoch N, Step: S, Batch Loss: X``; Keras 3
 #: ``fit()`` progress bars (two rows on one line); SpeechBrain's ``train_log.txt``; HF Trainer console dicts;
-#: icefall's ``loss[...], tot_loss[...]``; mmdetection 2.x ``Epoch [1][50/500] ... loss: X``. A CSV (Lightning
-#: ``metrics.csv``) takes only the plants that change a loss value: it holds no failure line.
+#: icefall's ``loss[...], tot_loss[...]``; mmdetection 2.x ``Epoch [1][50/500] ... loss: X``; detectron2's
+#: ``log.txt`` (``iter: 19  total_loss: X``, three launches appended); PaddleDetection's
+#: ``Epoch: [0] [200/464] ... loss_class: X``; YOLOv5's console epoch table (box, obj and cls only: the
+#: reader sums them). A CSV (Lightning ``metrics.csv``) takes only the plants that change a loss value: it
+#: holds no failure line.
 BASES = [
     ("loop_random_loss", _here(FIXTURES / "realruns" / "loop_random_loss.log"), True, True),
     ("keras3_fit", _here(_WRITERS / "keras" / "healthy_verbose1" / "train.log"), True, True),
@@ -59,6 +62,9 @@ BASES = [
     ("hf_console", _blind("hf_cpt_large_adgen_windows_console_cmd.txt"), True, True),
     ("icefall", _blind("icefall_ami_lstm_transducer_4gpu_20ep_console.log"), True, True),
     ("mmdet2", _blind("mmdet2_voc_faster_x101_1epoch_healthy.log"), True, True),
+    ("detectron2", _blind("detectron2_mask2former_mgm_three_launches_log.txt"), True, True),
+    ("paddledet", _blind("paddledet_rtdetr_ssdd_72ep_finished.log"), False, True),
+    ("yolov5_stdout", _blind("yolov5_stdout_insect_cpu_10ep.txt"), True, True),
 ]
 
 
@@ -79,9 +85,11 @@ class Base:
         run = pipeline.load(str(path))
         table = _ordered(run)
         self.rows = list(zip(table["line_no"].to_list(), table["loss"].to_list(), strict=True))
-        self.spans = self._spans("loss", table["loss"].to_list())
         #: part -> (its value, where it is printed) per row; None where the row has none
         self.parts = {c: self._values_and_spans(c, table[c].cast(float).to_list()) for c in other_objectives(run)}
+        # a loss the reader sums from its parts (YOLOv5 prints box, obj and cls alone) has no span: the
+        # parts carry the plant
+        self.spans = self._spans("loss", table["loss"].to_list(), summed=self._summed())
 
     def with_loss(self, at: range, value: Callable[[float], float]) -> list[str]:
         """The lines with the loss of the rows ``at`` (indices) replaced by ``value(loss)``, and each of
@@ -89,7 +97,8 @@ class Base:
         edits: list[tuple[int, Span, str]] = []
         for i in at:
             (line_no, loss), new = self.rows[i], value(self.rows[i][1])
-            edits.append((line_no, self.spans[i], _fmt(new)))
+            if (span := self.spans[i]) is not None:
+                edits.append((line_no, span, _fmt(new)))
             for part in self.parts.values():
                 v, span = part[i]
                 if v is not None and span is not None:
@@ -114,16 +123,27 @@ class Base:
         spans = self._spans(column, values)
         return list(zip(values, spans, strict=True))
 
-    def _spans(self, column: str, values: list[float | None]) -> list[Span | None]:
+    def _summed(self) -> list[bool]:
+        """Per row: its parts are all printed and sum to its loss."""
+        out = []
+        for i, (_, loss) in enumerate(self.rows):
+            vs = [part[i] for part in self.parts.values()]
+            printed = [v for v, span in vs if v is not None and span is not None]
+            out.append(bool(printed) and len(printed) == len(vs) and _close(sum(printed), loss))
+        return out
+
+    def _spans(self, column: str, values: list[float | None], summed: list[bool] | None = None) -> list[Span | None]:
         """Where each row's ``column`` value is printed on its line: the one number there equal to it, or,
         where a line prints that value more than once (a loss and its total) or holds several rows, the
         number whose change the reader reads back as that value (each candidate marked by a sentinel)."""
         candidates = [
-            [] if v is None or v != v else [m.span() for m in _NUM.finditer(self.lines[n - 1]) if _same(m.group(), v)]
+            []
+            if v is None or v != v
+            else [m.span() for m in _NUM.finditer(self.lines[n - 1]) if _close(float(m.group()), v)]
             for (n, _), v in zip(self.rows, values, strict=True)
         ]
         for i, c in enumerate(candidates):
-            if not c and values[i] is not None and values[i] == values[i]:
+            if not c and values[i] is not None and values[i] == values[i] and not (summed and summed[i]):
                 raise ValueError(f"line {self.rows[i][0]} does not print its row's {column} {values[i]}")
         keyed = {(self.rows[i][0], c[0]) for i, c in enumerate(candidates) if c}
         if all(len(c) <= 1 for c in candidates) and len(keyed) == sum(1 for c in candidates if c):
@@ -159,8 +179,8 @@ def _ordered(run: Run) -> pl.DataFrame:
     return run.table.with_row_index("i").sort("line_no", "i")
 
 
-def _same(text: str, v: float) -> bool:
-    return abs(float(text) - v) <= 1e-6 * max(1.0, abs(v))
+def _close(a: float, v: float) -> bool:
+    return abs(a - v) <= 1e-6 * max(1.0, abs(v))
 
 
 def _fmt(v: float) -> str:

@@ -319,6 +319,8 @@ class RunStructure:
             lines (before its first row, or after its last: structure/launches.py), file order.
         planned_epochs: planned epochs the log states; planned_epochs_source: where it was read.
         last_epoch: the last epoch the log reached (as it counts them), when it counts epochs.
+        epoch_unfinished: the last row's position in its epoch (``[5200/8576]``) is more than a logging
+            interval short of the epoch's end: the epoch ``last_epoch`` labels was not completed.
     """
 
     rows: int
@@ -349,6 +351,7 @@ class RunStructure:
     planned_epochs: int | None = None
     planned_epochs_source: str | None = None
     last_epoch: float | None = None
+    epoch_unfinished: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,8 @@ def plan_phrase(st: RunStructure) -> str | None:
         unit = "epoch" if st.steps_per_epoch == 1 and st.planned_epochs == st.planned else "step"
         return f"{unit} {st.last_step:,} of {st.planned:,} ({100 * st.last_step / st.planned:.0f}%)"
     if st.planned_epochs and st.last_epoch is not None:
-        return f"epoch {st.last_epoch:g} of {st.planned_epochs:,}"
+        cut = " (left unfinished)" if st.epoch_unfinished else ""
+        return f"epoch {st.last_epoch:g}{cut} of {st.planned_epochs:,}"
     return None
 
 
@@ -45,8 +46,15 @@ SYSTEM_STOPS = ("terminated", "time_limit")
 
 
 def plan_reached(st: RunStructure) -> bool:
-    """True when the run reached its planned steps or its planned epochs."""
-    by_epochs = bool(st.planned_epochs and st.last_epoch is not None and st.last_epoch >= st.planned_epochs)
+    """True when the run reached its planned steps or its planned epochs: an epoch counter at the plan's
+    last epoch counts only when its last row was not left short of that epoch's end (``Epoch [1][5200/8576]``
+    of 1 planned has not reached its plan; structure judges the ending by the same rule)."""
+    by_epochs = bool(
+        st.planned_epochs
+        and st.last_epoch is not None
+        and st.last_epoch >= st.planned_epochs
+        and not st.epoch_unfinished
+    )
     return bool(st.finished) or by_epochs
 
 

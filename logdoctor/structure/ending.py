@@ -314,4 +314,5 @@ def with_ending(st: RunStructure, placed: Placed, plan: Plan, ending: tuple[str,
         planned_epochs=plan.epochs,
         planned_epochs_source=plan.epochs_source if plan.epochs else None,
         last_epoch=plan.last_epoch,
+        epoch_unfinished=plan.epoch_unfinished,
     )

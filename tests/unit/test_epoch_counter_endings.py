@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from logdoctor import pipeline
-from logdoctor.model import Report
+from logdoctor.model import Report, Severity
 
 
-def _mmdet(tmp_path: Path, plan_line: str, last_epoch: int, last_iter: int) -> Report:
+def _mmdet(tmp_path: Path, plan_line: str, last_epoch: int, last_iter: int, after: tuple[str, ...] = ()) -> Report:
     rng = np.random.default_rng(0)
     lines = ["2021-01-01 00:00:00,000 - mmdet - INFO - Config:", plan_line]
     k = 0
@@ -27,8 +27,33 @@ def _mmdet(tmp_path: Path, plan_line: str, last_epoch: int, last_iter: int) -> R
                 f"time: 0.500, data_time: 0.010, memory: 3000, loss_cls: {loss / 2:.4f}, loss: {loss:.4f}"
             )
     p = tmp_path / "train.log"
-    p.write_text("\n".join(lines) + "\n")
+    p.write_text("\n".join([*lines, *after]) + "\n")
     return pipeline.analyze(pipeline.load(str(p)))
+
+
+def _ld010(report: Report) -> Severity:
+    return next(f.severity for f in report.findings if f.code == "LD010")
+
+
+@pytest.mark.parametrize("epochs", [1, 12])
+def test_killed_inside_the_plans_last_epoch_is_an_error(tmp_path: Path, epochs: int) -> None:
+    # the label names the plan's last epoch, but the row [E][100/200] says it was left half done
+    report = _mmdet(tmp_path, f"total_epochs = {epochs}", epochs, 100, ("Killed",))
+    st = report.run.meta.structure
+    assert st is not None and st.ending == "crashed" and st.epoch_unfinished
+    assert _ld010(report) is Severity.ERROR
+
+
+@pytest.mark.parametrize("epochs", [1, 12])
+def test_killed_after_the_plans_last_epoch_ended_is_info(tmp_path: Path, epochs: int) -> None:
+    # must not: [E][200/200] completed the plan; a kill while saving after it costs no training
+    report = _mmdet(tmp_path, f"total_epochs = {epochs}", epochs, 200, ("Killed",))
+    assert report.run.meta.structure is not None and not report.run.meta.structure.epoch_unfinished
+    assert _ld010(report) is Severity.INFO
+
+
+def test_killed_before_the_plans_last_epoch_is_an_error(tmp_path: Path) -> None:
+    assert _ld010(_mmdet(tmp_path, "total_epochs = 12", 7, 200, ("Killed",))) is Severity.ERROR
 
 
 @pytest.mark.parametrize("plan_line", ["total_epochs = 12", "runner = dict(type='EpochBasedRunner', max_epochs=12)"])

@@ -53,8 +53,13 @@ _BARE = (
     (r"^\s*(\d+)epoch results: \[train\] .*?\[valid\] ([^\[]*?)(?:,\s*\[\w+\].*)?$", "eval | epoch $1 | $2"),
     (r"^\s*(\d+)epoch results: \[train\] .*$", "epoch $1 summary of training"),
 )
-#: An indented ``name=value`` line that belongs to the record above it (OLMo metric blocks).
-_CONT = rf"^\s{{2,}}[A-Za-z][^=]{{0,100}}=\s*{VALUE}\s*$"
+#: A clock duration as a block's value (HF's ``train_runtime = 17:52:38.15``, Python's timedelta
+#: ``1 day, 2:03:04``): a line of the block like the others, so that the block is not cut there.
+_CLOCK_VALUE = r"(?:\d+ days?, )?\d+:[0-5]\d:[0-5]\d(?:\.\d+)?"
+#: An indented ``name=value`` line that belongs to the record above it (OLMo metric blocks, HF's
+#: ``***** train metrics *****`` summary, whose ``train_runtime`` marks it a summary only if the
+#: block holds together past its clock-valued lines).
+_CONT = rf"^\s{{2,}}[A-Za-z][^=]{{0,100}}=\s*(?:{VALUE}|{_CLOCK_VALUE})\s*$"
 #: An indented ``key: value`` line under a header line (Coqui ``| > loss_mel: 19.08  (19.50)``):
 #: rewritten to ``key=value`` so that it joins the header; a running average in brackets is dropped.
 _COLON_CONT = (

@@ -16,7 +16,8 @@ from logdoctor.ingest.parsers.csvlog import UnreadableTable
 from logdoctor.ingest.parsers.events import scan_events
 from logdoctor.ingest.parsers.lines import read_lines
 from logdoctor.ingest.parsers.recordorder import BY_ORDER, continue_order
-from logdoctor.ingest.parsers.text import RESTART_MARK
+from logdoctor.ingest.parsers.text import RESTART_MARK, TextParser
+from logdoctor.ingest.parsers.textplan import BATCHES, BATCHES_TOTAL
 from logdoctor.ingest.sources import Source
 from logdoctor.model import LINE_NO, STEP
 
@@ -52,6 +53,11 @@ class ChunkParser:
         self._pre_skips: dict[str, int] | None = None
         self._last_order = 0
         self._restart_pending = False
+        #: the epoch the derived steps of the chunks read so far counted from (ParseResult.first_epoch)
+        self._first_epoch: int | None = None
+        #: the highest step of the chunks before, and whether a progress bar of theirs reached N/N
+        self._high: int | None = None
+        self._bar_full = False
 
     def sniff(self, data: bytes, head: bytes | None = None) -> Parser | None:
         """Pick the parser from ``head`` (or ``data``) unless done; None while all is blank.
@@ -76,7 +82,7 @@ class ChunkParser:
             return pl.DataFrame(), pl.DataFrame()
         pre = self._preamble_lines
         try:
-            result = require_rows(self.parser.parse(Source.from_bytes(self.source, self._preamble + data), self.fields))
+            result = require_rows(self._parse(self._preamble + data))
         except UnreadableTable as err:  # a CSV header fixes the columns: no later line can help
             raise InputError(f"{err} (the header fixes the columns: no later line can add one)") from None
         except (ParseError, InputError):  # no step, or a binary blob inside a long log
@@ -87,10 +93,12 @@ class ChunkParser:
             self.lines += n_lines
             return pl.DataFrame(), pl.DataFrame()
         self.result = result
+        self._first_epoch = result.first_epoch if result.first_epoch is not None else self._first_epoch
         self.facts.add(result, pre, self.lines - pre)
         shift = pl.col(LINE_NO) + (self.lines - pre)
         table = result.table.filter(pl.col(LINE_NO) > pre).with_columns(shift)
         table = self._restarts(data, table)
+        table = self._bar_resets(table)
         if result.step_from_order:  # numbered by record order: the count goes on across chunks
             if BY_ORDER in result.notes:
                 table = continue_order(table, self._last_order)
@@ -105,6 +113,39 @@ class ChunkParser:
         self.lines += n_lines
         self.rows += table.height
         return table, evals
+
+    def _parse(self, data: bytes) -> ParseResult:
+        """``data`` read by the sniffed parser; the text parser counts the steps it derives from a
+        progress bar's epoch from the epoch the chunks before counted from: a later chunk of a
+        Lightning console (``Epoch 1:`` on) holds no ``Epoch 0`` bar to tell that the counter
+        starts at 0, and read alone it put epoch 1's steps on epoch 0's."""
+        if self.parser is None:
+            raise InputError(f"{self.source}: no format sniffed")
+        source = Source.from_bytes(self.source, data)
+        if isinstance(self.parser, TextParser):
+            return self.parser.parse(source, self.fields, first_epoch=self._first_epoch)
+        return self.parser.parse(source, self.fields)
+
+    def _bar_resets(self, table: pl.DataFrame) -> pl.DataFrame:
+        """``table`` without the ``0/N`` drawings of a progress bar below a step the chunks before
+        wrote, as the whole read drops them (textshape.drop_bar_starts): Lightning resets its bar at
+        an epoch's end and draws ``Epoch 0: 0/40`` with the last step's values, in a chunk of its own
+        when the log is read as it grows."""
+        if self.parser is None or self.parser.name != "text" or table.height == 0 or STEP not in table.columns:
+            return table
+        if BATCHES in table.columns and BATCHES_TOTAL in table.columns:
+            self._bar_full |= bool((table[BATCHES] == table[BATCHES_TOTAL]).any())
+            if self._bar_full and self._high is not None:
+                before = pl.max_horizontal(pl.col(STEP).cum_max().shift(1), pl.lit(self._high))
+                stale = ((pl.col(BATCHES) == 0) & (pl.col(STEP) < before)).fill_null(False)
+                n = int(table.select(stale.sum()).item() or 0)
+                if n:
+                    self._skip("progress bar at 0/N", n)
+                    table = table.filter(~stale)
+        high = table[STEP].max()
+        if high is not None:
+            self._high = max(int(high), self._high or 0)  # type: ignore[arg-type]
+        return table
 
     def _restarts(self, data: bytes, table: pl.DataFrame) -> pl.DataFrame:
         """``table`` with the restart flag on its first row when a "training started" line came
@@ -149,9 +190,7 @@ class ChunkParser:
         # a chunk with steps: the preamble is final, and so is what it adds (none when the step line
         # alone does not parse: remembered too, or every later chunk would parse the probe again)
         try:
-            probe = require_rows(
-                self.parser.parse(Source.from_bytes(self.source, self._preamble + line + b"\n"), self.fields)
-            )
+            probe = require_rows(self._parse(self._preamble + line + b"\n"))
         except (ParseError, InputError):
             self._pre_skips = {}
             return self._pre_skips

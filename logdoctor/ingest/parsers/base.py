@@ -58,6 +58,10 @@ class ParseResult:
             structure stage finds them in the table itself.
         snapshot: the file is a state saved during training (a checkpoint's ``trainer_state.json``
             without the summary the trainer writes when its loop ends): it says nothing of what came after.
+        first_epoch: the epoch that steps derived from a progress bar's epoch and count (no step
+            printed: ``step = (epoch - first_epoch) x batches_total + batches``) count from, one
+            for the whole log; None when no step was derived. A reader of a growing log in chunks
+            hands it to the next chunk's parse (ingest/chunks.py).
         refusal: set on a result without a training row whose log prints a failure (the run died
             before its first logged step): the message a reader that needs rows refuses it with;
             ``pipeline.load`` reports the failure instead (structure/beforefirst.py).
@@ -85,6 +89,7 @@ class ParseResult:
     snapshot: bool = False
     stuck_counters: tuple[StuckCounter, ...] | None = None
     refusal: str | None = None
+    first_epoch: int | None = None
 
     @property
     def lines_skipped(self) -> int:

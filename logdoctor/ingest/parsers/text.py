@@ -36,7 +36,7 @@ from logdoctor.ingest.parsers.textblocks import BATCH_LINE, MSG, rewrite
 from logdoctor.ingest.parsers.textplan import BATCHES, BATCHES_TOTAL
 from logdoctor.ingest.parsers.textshape import Extracted, drop_bar_starts, extract
 from logdoctor.ingest.sources import Source
-from logdoctor.model import LINE_NO, LOSS, STEP, LogEvent
+from logdoctor.model import EPOCH, LINE_NO, LOSS, STEP, LogEvent
 
 if TYPE_CHECKING:
     from logdoctor.ingest.parsers.textfast import FastRead
@@ -88,15 +88,18 @@ def is_binary(head: bytes) -> bool:
 
 def _combine(frames: list[pl.DataFrame]) -> pl.DataFrame:
     """The rows of several line shapes in line order. Segments of one physical line (a progress bar
-    redrawn with ``\\r`` or backspaces) share its number; their order is that of the batch counter
-    where the rows hold one (a bar's count does not go back within one drawing: Keras 3 pads some
-    drawings, so one epoch's ``1/16``, ``8/16 `` and ``13/16`` are rows of different shapes)."""
+    redrawn with ``\\r`` or backspaces) share its number; their order is that of the epoch and the
+    batch counter where the rows hold them (a bar's count does not go back within one drawing of an
+    epoch: Keras 3 pads some drawings, so one epoch's ``1/16``, ``8/16 `` and ``13/16`` are rows of
+    different shapes; Lightning draws an epoch's last count again with ``val_loss`` added to its
+    postfix on the line that then draws the whole next epoch)."""
     if not frames:
         return pl.DataFrame()
     if len(frames) == 1 and frames[0][LINE_NO].is_sorted():
         return frames[0]
     rows = pl.concat(frames, how="diagonal_relaxed")
-    return rows.sort([LINE_NO, BATCHES] if BATCHES in rows.columns else LINE_NO, maintain_order=True)
+    keys = [LINE_NO, *(c for c in (EPOCH, BATCHES) if c in rows.columns and BATCHES in rows.columns)]
+    return rows.sort(keys, maintain_order=True)
 
 
 def _flag_restarts(table: pl.DataFrame, rest: pl.DataFrame) -> pl.DataFrame:
@@ -221,11 +224,14 @@ class TextParser(Parser):
             return False
         return not is_binary(source.head_bytes(_SNIFF_BYTES))
 
-    def parse(self, source: Source, fields: FieldMap) -> ParseResult:
+    def parse(self, source: Source, fields: FieldMap, first_epoch: int | None = None) -> ParseResult:
+        """Read the source; ``first_epoch``: the epoch that the steps derived from a progress bar's
+        epoch and count counted from in the lines before these (``ParseResult.first_epoch`` of
+        the chunks before, when a growing log is read in chunks)."""
         data = source.read_bytes()
         if is_binary(data[:_SNIFF_BYTES]):
             raise InputError(f"{source.name}: binary file, not a text training log")
-        read = self._read(data, source, fields)
+        read = self._read(data, source, fields, first_epoch=first_epoch)
         tags = rank_tags(data)
         if tags is None or LINE_NO not in read.table.columns:
             return read
@@ -235,18 +241,25 @@ class TextParser(Parser):
         # several ranks' metric lines: one series per rank, read once, of the lowest; every
         # rank's failure lines still read (a crash of any rank is the run's)
         kept, others = keep_rank(data, tags, with_rows[0])
-        read = self._read(kept, source, fields, others)
+        read = self._read(kept, source, fields, others, first_epoch=first_epoch)
         return dataclasses.replace(read, notes=(rank_note(tags, with_rows), *read.notes))
 
-    def _read(self, data: bytes, source: Source, fields: FieldMap, others: pl.DataFrame | None = None) -> ParseResult:
+    def _read(
+        self,
+        data: bytes,
+        source: Source,
+        fields: FieldMap,
+        others: pl.DataFrame | None = None,
+        first_epoch: int | None = None,
+    ) -> ParseResult:
         """``parse`` of ``data`` (``source``'s bytes, or one rank's lines of them); ``others``: the
         other ranks' lines, read only for failure events."""
-        out = Extracted()
+        out = Extracted(first_epoch=first_epoch)
         fast = fast_rows(data, fields, out)
         if fast is not None and has_banner(clean(fast.rest)):
             # an evaluation banner among the other lines: the result line after it may be of the
             # template the fast path read as training steps, so every line is read the general way
-            out, fast = Extracted(), None
+            out, fast = Extracted(first_epoch=first_epoch), None
         rest = read_lines(data) if fast is None else fast.rest
         lines = fast.lines if fast is not None else int(rest[LINE_NO].max() or 0)  # type: ignore[arg-type]
         records = lines if fast is not None else rest.height  # \r-split segments count apart
@@ -313,7 +326,9 @@ class TextParser(Parser):
             main = main_part(out.keys_seen) if LOSS not in fields.overrides else None
             if main is not None:  # parts that no trainer sums: the main one, as ``--map loss=<it>`` reads it
                 try:
-                    read = self.parse(source, FieldMap({**fields.overrides, LOSS: main}, shared=fields.shared))
+                    read = self.parse(
+                        source, FieldMap({**fields.overrides, LOSS: main}, shared=fields.shared), first_epoch
+                    )
                 except ParseError:
                     read = None  # the part holds no steps either: the refusal below names the choices
                 if read is not None and read.table.height:
@@ -367,4 +382,5 @@ class TextParser(Parser):
             config_facts=classes,
             step_from_order=from_order,
             planned_source="column" if total is not None else ("header" if markers.planned_steps else None),
+            first_epoch=out.first_epoch,
         )

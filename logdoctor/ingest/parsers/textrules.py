@@ -33,7 +33,11 @@ def shape_of(lines: pl.Series) -> pl.Series:
     """The shape of each line: every value (and the blanks before it) replaced by ``#``, after a
     literal ``#`` (and ``\\``) is escaped with a ``\\``. Unescaped, a tqdm bar ``|#    |`` had the
     shape of ``|8    |`` with one value fewer, and its values were read one key over (issue 28).
-    The escape runs only when some line holds a ``#`` or ``\\`` (the test is ~10x cheaper)."""
+    The escape runs only when some line holds a ``#`` or ``\\`` (the test is ~10x cheaper).
+    Blanks at the end of a line are no part of its shape: tqdm pads a drawing with them to erase a
+    longer one before it, so the two drawings of one count (the values of the batch before, then
+    of this one) were two shapes, and the first was kept as a step written again (LD005)."""
+    lines = lines.str.strip_chars_end()
     if lines.str.contains("#", literal=True).any() or lines.str.contains("\\", literal=True).any():
         lines = lines.str.replace_all("\\", "\\\\", literal=True).str.replace_all("#", "\\#", literal=True)
     return lines.str.replace_all(SHAPE_VALUE, "#")

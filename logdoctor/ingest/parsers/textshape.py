@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -68,6 +69,9 @@ class Extracted:
     epoch_position: bool = False
     #: notices for the run (a limit that bit)
     notes: list[str] = field(default_factory=list)
+    #: the epoch a derived step counts from (``first_epoch``), the same for every line shape; set
+    #: before reading to the one the lines before these counted from (a chunk of a growing log)
+    first_epoch: int | None = None
 
 
 def prefilter(fields: FieldMap) -> str:
@@ -129,8 +133,10 @@ def extract(frame: pl.DataFrame, fields: FieldMap, out: Extracted) -> None:
     if used.height == 0:
         return
     used = used.with_columns(msg.str.extract_all(VALUE).alias(_VALS))
-    for (pid,), part in used.partition_by(_PLAN, as_dict=True, maintain_order=True).items():
-        rows(part, plans[int(pid)], out, shape=shapes[int(pid)])
+    parts = [(int(pid), part) for (pid,), part in used.partition_by(_PLAN, as_dict=True, maintain_order=True).items()]
+    out.first_epoch = first_epoch([(part, plans[pid]) for pid, part in parts], out.first_epoch)
+    for pid, part in parts:
+        rows(part, plans[pid], out, shape=shapes[pid])
 
 
 def _plan_key(plan: Plan) -> tuple[object, ...]:
@@ -185,13 +191,17 @@ def drop_bar_starts(table: pl.DataFrame, skips: Counter[str]) -> pl.DataFrame:
     """Rows without the ``0/N`` drawings of a progress bar that counts completed batches (one
     that reaches ``N/N``) whose step another row writes: at 0 no batch of the epoch is done, and
     the step the count gives is the one the previous epoch's ``N/N`` wrote (read as a counter
-    reset, LD003, issue 28). Batch indices from 0 (never ``N/N``) and counters beside a global
-    step (NeMo ``iteration 0/9 | global_step: 0``: no step written twice) are left alone."""
+    reset, LD003, issue 28), or whose step is below one written before it: the bar reset at an
+    epoch's end and drawn at ``0/N`` before it takes the next epoch's number (Lightning's
+    ``Epoch 0: 0/40`` after ``Epoch 0: 40/40``, then ``Epoch 1: 0/40``), with the last step's
+    values. Batch indices from 0 (never ``N/N``) and counters beside a global step (NeMo
+    ``iteration 0/9 | global_step: 0``: no step written twice) are left alone."""
     if BATCHES not in table.columns or BATCHES_TOTAL not in table.columns:
         return table
     if not (table[BATCHES] == table[BATCHES_TOTAL]).any():
         return table
-    start = ((pl.col(BATCHES) == 0) & pl.col(STEP).is_duplicated()).fill_null(False)
+    stale = pl.col(STEP).is_duplicated() | (pl.col(STEP) < pl.col(STEP).cum_max().shift(1))
+    start = ((pl.col(BATCHES) == 0) & stale).fill_null(False)
     n = int(table.select(start.sum()).item() or 0)
     if n:
         skips["progress bar at 0/N"] += n
@@ -207,6 +217,32 @@ def list_value(i: int) -> pl.Expr:
 def _select(part: pl.DataFrame, cols: dict[str, int], value: ValueOf, cast: bool) -> pl.DataFrame:
     exprs = [numeric(value(i), name) if cast else value(i).alias(name) for name, i in cols.items()]
     return part.select(pl.col(LINE_NO), *exprs)
+
+
+def first_epoch(
+    parts: list[tuple[pl.DataFrame, Plan]],
+    carried: int | None,
+    value: ValueOf = list_value,
+    cast: bool = True,
+) -> int | None:
+    """The epoch that derived steps count from, ``step = (epoch - first) x batches_total + batches``:
+    0 for a counter from 0 (Lightning's ``Epoch 0:`` bars), 1 for one from 1 (``| epoch 1 |``),
+    the lowest epoch of every line shape that derives its step, at most 1 (a log that begins at a
+    later epoch, a resumed run, counts on from its earlier epochs), and at most ``carried``, the
+    one the log's earlier lines counted from. One value for the whole log: Lightning adds
+    ``val_loss`` to the bar's postfix from the end of the first epoch, so its first epoch and the
+    later ones are two line shapes, and a first epoch per shape put the second epoch's steps on
+    the first's. None when no line derives its step and nothing was carried."""
+    lows = [
+        _select(part, {EPOCH: plan.train[EPOCH]}, value, cast)[EPOCH].min()
+        for part, plan in parts
+        if plan.role == "train" and plan.derived_step
+    ]
+    seen = [float(x) for x in lows if x is not None and math.isfinite(float(x))]  # type: ignore[arg-type]
+    if not seen:
+        return carried
+    low = min(math.floor(min(seen)), 1)
+    return low if carried is None else min(low, carried)
 
 
 def rows(
@@ -242,8 +278,9 @@ def rows(
     table = _select(part, plan.train, value, cast)
     out.epoch_position |= BATCHES in plan.train and not plan.derived_step
     if plan.derived_step:
-        first = pl.col(EPOCH).min().clip(upper_bound=1)  # 1-based (word LM) or 0-based (Lightning)
-        step = (pl.col(EPOCH) - first) * pl.col(BATCHES_TOTAL) + pl.col(BATCHES)
+        if out.first_epoch is None:  # a caller that reads one shape alone
+            out.first_epoch = first_epoch([(part, plan)], None, value, cast)
+        step = (pl.col(EPOCH) - (out.first_epoch or 0)) * pl.col(BATCHES_TOTAL) + pl.col(BATCHES)
         table = _last_drawings(table.with_columns(step.alias(STEP)), out)
     if plan.ppl is not None:
         table = table.with_columns(pl.col(plan.ppl).log().alias(LOSS))

@@ -24,6 +24,12 @@ or their whole config in the same run folder when training starts:
   recipes: ESC50, IEMOCAP, UrbanSound8k, VoxCeleb, VoxLingua107) or ``n_classes: k`` (SpeechBrain-MOABB),
   never ``output_neurons`` (the token count of the ASR recipes: a vocabulary is no class count).
 
+- timm ``train.py`` (``with open(os.path.join(output_dir, 'args.yaml'), 'w')``: ``yaml.safe_dump`` of its
+  arguments, beside ``summary.csv``): its plan is ``create_scheduler_v2``'s ``num_epochs`` (printed as
+  ``Scheduled epochs: N``; ``timm/scheduler/scheduler_factory.py``), ``epochs`` over ``lr_cycle_limit``
+  cycles plus ``cooldown_epochs`` for the cycle schedulers (cosine, tanh, poly), plus ``warmup_epochs``
+  where ``warmup_prefix``.
+
 Only the log's own folder is looked in (for MMEngine also the work dir two folders up, only under
 ``vis_data/``), only these writer-named files, read-only and at most ``MAX_BYTES``; keys are read without
 a YAML or Python parser (no dependency). A file that holds no plan is ignored with a notice.
@@ -32,6 +38,7 @@ a YAML or Python parser (no dependency). A file that holds no plan is ignored wi
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -188,6 +195,32 @@ def _speechbrain(text: str, name: str) -> SidecarPlan:
     )
 
 
+#: timm's schedulers whose length is their cycles' (``get_cycle_length``), to which the cooldown is added.
+_TIMM_CYCLES = frozenset({"cosine", "tanh", "poly"})
+
+
+def _timm(text: str, name: str) -> SidecarPlan:
+    """timm ``train.py``'s ``args.yaml``: the epochs its scheduler plans (``Scheduled epochs``)."""
+    keys = _keys(text)
+    epochs, sched = _positive(keys.get("epochs")), keys.get("sched")
+    if epochs is None or sched is None:
+        return SidecarPlan(None, None, name, f"{name} beside the log states no 'epochs' and 'sched': ignored")
+    cooldown = _positive(keys.get("cooldown_epochs")) or 0
+    warmup = (_positive(keys.get("warmup_epochs")) or 0) if keys.get("warmup_prefix", "").lower() == "true" else 0
+    cycles = _positive(keys.get("lr_cycle_limit")) or 1
+    try:
+        mul = float(keys.get("lr_cycle_mul", "1.0"))
+    except ValueError:
+        return SidecarPlan(None, None, name, f"{name} beside the log has an unreadable lr_cycle_mul: ignored")
+    if sched in _TIMM_CYCLES:
+        length = epochs * cycles if mul == 1.0 else math.floor(-epochs * (mul**cycles - 1) / (1 - mul))
+        planned = length + cooldown + warmup
+    else:
+        planned = epochs + warmup
+    said = f"{planned} epochs ({sched} schedule of epochs {epochs}, as timm's create_scheduler_v2 counts them)"
+    return SidecarPlan(planned, None, name, f"the run's plan from {name} beside the log: {said}")
+
+
 #: (text, the file's name) -> what it states
 Reader = Callable[[str, str], SidecarPlan]
 
@@ -197,6 +230,8 @@ def _candidates(log: Path) -> list[tuple[Path, str, Reader]]:
     here = log.parent
     if log.name in ("results.csv", "results.txt"):
         return [(here / n, n, _args) for n in SIDECARS]
+    if log.name == "summary.csv":
+        return [(here / "args.yaml", "args.yaml", _timm)]
     speechbrain = (here / "hyperparams.yaml", "hyperparams.yaml", _speechbrain)
     if log.name == "metrics.json":
         return [(here / "config.yaml", "config.yaml", _detectron2)]

@@ -12,6 +12,7 @@ from logdoctor.ingest.parsers import (
     lexicon,
     lines,
     markers,
+    metereval,
     overflows,
     statedclasses,
     text,
@@ -61,6 +62,7 @@ SCREENED = (
     markers._EPOCH_NUM,
     textblocks._COCO_LITERAL,
     evalsections.HEADER.pattern,
+    metereval.METER_EVAL,
 )
 SUFFIXES = (".log", ".txt", ".out", ".md")
 REAL = REALLOGS

@@ -7,6 +7,7 @@ import re
 import polars as pl
 
 from logdoctor.ingest.parsers.lines import LINE_NO
+from logdoctor.ingest.parsers.metereval import fold_meter_evals
 from logdoctor.ingest.parsers.screen import Lines
 from logdoctor.ingest.parsers.textrules import VALUE
 
@@ -149,7 +150,8 @@ def rewrite(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
         )
     frame, folded_coco = _join_coco(frame) if Lines.of(frame[MSG]).may_match(_COCO_LITERAL) else (frame, 0)
     frame, folded = _join_blocks(frame)
-    folded += folded_coco
+    frame, folded_meter = fold_meter_evals(frame, MSG)
+    folded += folded_coco + folded_meter
     frame, folded_ckpt = _join_checkpoints(frame) if Lines.of(frame[MSG]).may_match(_CKPT) else (frame, 0)
     return frame, folded + folded_ckpt
 

@@ -10,6 +10,7 @@ import polars as pl
 from logdoctor import pipeline
 from logdoctor.ingest.parsers.base import ParseResult
 from logdoctor.structure.build import build_run
+from tests.conftest import FIXTURES
 
 _BS = "\b" * 72  # Keras 3 progbar backspaces over its previous drawing before "\r"
 _BAR = "\x1b[1m{n}/{t}\x1b[0m \x1b[32m━━━━━━━━━━━━━━━━━━━━\x1b[0m\x1b[37m\x1b[0m \x1b[1m{eta}s\x1b[0m 91ms/step - "
@@ -101,3 +102,13 @@ def test_interleaved_bars_merge_only_the_bar_end() -> None:
     assert run.meta.resumes == 0
     assert run.meta.nonmonotonic_steps == 16
     assert run.meta.overwritten_steps == 20
+
+
+def test_real_keras_checkpoint_run_writes_each_epoch_end_twice_and_reads_no_resume() -> None:
+    # fixtures/writers/keras/checkpoint_verbose1: Keras 3.15.1 (torch backend) with ModelCheckpoint(verbose=1)
+    # and 60 ms batches; this backend's two drawings carry the same training values (an exact
+    # duplicate, rule 1), the TensorFlow backend's differ (the test above): either way one step
+    run = pipeline.load(str(FIXTURES / "writers" / "keras" / "checkpoint_verbose1" / "train.log"))
+    assert (run.meta.resumes, run.meta.nonmonotonic_steps) == (0, 0)
+    assert run.meta.duplicate_steps + run.meta.overwritten_steps == 8  # one per epoch
+    assert run.n_steps == 8 * 16

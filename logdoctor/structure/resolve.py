@@ -222,7 +222,7 @@ def resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
         t, restart = t.filter(keep), restart.filter(keep)
     t, dups = _drop_duplicates(t.with_columns(restart.alias(RESTART)))
     marks = (*result.markers.run_headers, *result.markers.resume_lines)
-    t, restart, rewritten = merge_rewrites(t.drop(RESTART), t[RESTART], _jumps(t).interleaved, marks)
+    t, restart, rewritten = merge_rewrites(t.drop(RESTART), t[RESTART], lambda: _jumps(t).interleaved, marks)
     is_resume, nonmono, repeated = _classify_jumps(t, restart)
     fresh_lines = _fresh_lines(t, is_resume)
     t, resume_steps, by_resumes, resume_lines = _apply_resumes(t, is_resume)

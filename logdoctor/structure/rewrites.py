@@ -19,6 +19,8 @@ position (``batches == batches_total``: the epoch's end, which one writer draws 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import polars as pl
 
@@ -37,12 +39,17 @@ def _across_marker(t: pl.DataFrame, marks: tuple[int, ...]) -> pl.Series:
     return pl.Series(np.r_[False, at[1:] != at[:-1]])
 
 
-def rewrites(t: pl.DataFrame, restart: pl.Series, interleaved: bool, marks: tuple[int, ...] = ()) -> pl.Series:
+def rewrites(
+    t: pl.DataFrame, restart: pl.Series, interleaved: Callable[[], bool], marks: tuple[int, ...] = ()
+) -> pl.Series:
     """Per record (file order), whether it writes the step of the record just before it again
-    (``marks``: lines of restart markers, a repeat across one is no rewrite)."""
+    (``interleaved``: whether the log is, asked only when some step repeats; ``marks``: lines of
+    restart markers, a repeat across one is no rewrite)."""
     again = t.select((pl.col(STEP) == pl.col(STEP).shift(1)).fill_null(False)).to_series()
+    if not again.any():
+        return again
     again = again & ~restart & ~_across_marker(t, marks)
-    if not interleaved:
+    if not interleaved():
         return again
     if not {BATCHES, BATCHES_TOTAL} <= set(t.columns):
         return pl.Series([False] * t.height)
@@ -51,7 +58,7 @@ def rewrites(t: pl.DataFrame, restart: pl.Series, interleaved: bool, marks: tupl
 
 
 def merge_rewrites(
-    t: pl.DataFrame, restart: pl.Series, interleaved: bool, marks: tuple[int, ...] = ()
+    t: pl.DataFrame, restart: pl.Series, interleaved: Callable[[], bool], marks: tuple[int, ...] = ()
 ) -> tuple[pl.DataFrame, pl.Series, int]:
     """(table, restart flags, records merged away): each step written again by the next record is
     one record; the later write wins each column it has, the earlier fills the columns it lacks

@@ -22,6 +22,10 @@ appended runs) and the later write wins; applied to the records in file order (`
    A parser may also flag the first record after a restart marker ("Training started") with a
    ``restart`` column: that record starts a resume even when its step does not go back (a flag on
    the very first record is the initial start, not a resume).
+   A record that writes the step of the record just before it again, after no restart marker, is
+   that step written twice (``rewrites.py``): merged into one record before rule 2, neither a
+   resume nor another writer's step, unless the log is interleaved (then only a repeat at a
+   progress bar's last position is merged). Counted in ``overwritten_steps``.
 3. **The later write wins.** A resume at step ``r`` discards every earlier record with step >= ``r``
    (the final trajectory retrained those steps); they are counted in ``overwritten_steps``. A
    fresh run appended to the file (rule 2) discards every earlier record. Steps
@@ -31,11 +35,14 @@ appended runs) and the later write wins; applied to the records in file order (`
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import polars as pl
 
 from logdoctor.ingest.parsers.base import RESTART, ParseResult
 from logdoctor.model import LINE_NO, LOSS, OPTIONAL_COLUMNS, STEP, THROUGHPUT
+from logdoctor.structure.rewrites import merge_rewrites
 from logdoctor.structure.stuck import collapse_mask, find_stuck
 
 MIN_RESUME_RUN = 3
@@ -91,16 +98,36 @@ def _classify_jumps(t: pl.DataFrame, restart: pl.Series) -> tuple[pl.Series, int
     return resume, n, int((same & ~resume).sum())
 
 
-def _classify(t: pl.DataFrame, restart: pl.Series) -> tuple[pl.Series, int]:
+class _Jumps(NamedTuple):
+    """The backward jumps of a table in file order (rule 2)."""
+
+    back: pl.Series  # the record's step is not above the step before it
+    fresh: np.ndarray  # appended runs (always restarts, never interleaving)
+    seg: pl.Series  # monotonic segment id per record
+    long_after: np.ndarray  # jumps followed by a long stretch (resume candidates)
+
+    @property
+    def interleaved(self) -> bool:
+        """Short jumps outnumber long ones, or long ones are too many to be resumes."""
+        n_back = int(self.back.sum()) - int(self.fresh.sum())
+        n_long = int(self.long_after.sum())
+        return n_back - n_long > n_long or n_long > max(MAX_RESUMES, self.back.len() // 100)
+
+
+def _jumps(t: pl.DataFrame) -> _Jumps:
     back = t.select((pl.col(STEP) <= pl.col(STEP).shift(1)).fill_null(False)).to_series()
-    fresh = _fresh_starts(t)  # appended runs: always restarts, never interleaving
+    fresh = _fresh_starts(t)
     seg = back.cast(pl.Int64).cum_sum()
     seg_len = seg.to_frame("s").select(pl.len().over("s")).to_series()
     last_seg = seg == seg.max()
     long_after = (back & ((seg_len >= MIN_RESUME_RUN) | last_seg)).to_numpy() & ~fresh
+    return _Jumps(back, fresh, seg, long_after)
+
+
+def _classify(t: pl.DataFrame, restart: pl.Series) -> tuple[pl.Series, int]:
+    back, fresh, seg, long_after = jumps = _jumps(t)
     n_back = int(back.sum()) - int(fresh.sum())
-    n_long = int(long_after.sum())
-    if n_back - n_long > n_long or n_long > max(MAX_RESUMES, t.height // 100):
+    if jumps.interleaved:
         # interleaved writers: no jump is a resume, not even one back to the first step (a
         # writer flushing its first chunk after another's is no fresh run)
         # a jump flagged as a restart (a clock reset, a marker) is still a resume
@@ -194,13 +221,13 @@ def resolve(result: ParseResult) -> tuple[pl.DataFrame, dict[str, object]]:
         keep = pl.Series(collapse_mask(t[STEP].to_numpy()))
         t, restart = t.filter(keep), restart.filter(keep)
     t, dups = _drop_duplicates(t.with_columns(restart.alias(RESTART)))
-    restart = t[RESTART]
-    t = t.drop(RESTART)
+    marks = (*result.markers.run_headers, *result.markers.resume_lines)
+    t, restart, rewritten = merge_rewrites(t.drop(RESTART), t[RESTART], lambda: _jumps(t).interleaved, marks)
     is_resume, nonmono, repeated = _classify_jumps(t, restart)
     fresh_lines = _fresh_lines(t, is_resume)
     t, resume_steps, by_resumes, resume_lines = _apply_resumes(t, is_resume)
     deduped = t.unique(subset=[STEP], keep="last", maintain_order=True).sort(STEP)
-    overwritten = by_resumes + t.height - deduped.height
+    overwritten = by_resumes + t.height - deduped.height + rewritten
     counts = {
         "duplicate_steps": dups,
         "nonmonotonic_steps": nonmono,

@@ -20,7 +20,7 @@ from logdoctor.ingest.parsers import (
     textshape,
 )
 from logdoctor.ingest.parsers.screen import Lines, needs
-from logdoctor.ingest.parsers.textrules import LEVEL_PREFIX, RANK_PREFIX, WRAPPED
+from logdoctor.ingest.parsers.textrules import GLUED_RECORD, LEVEL_PREFIX, RANK_PREFIX, WRAPPED
 from tests.conftest import FIXTURES, REALLOGS
 
 #: Every pattern a parser screens before its query (see the modules' ``Lines`` uses).
@@ -35,6 +35,7 @@ SCREENED = (
     RANK_PREFIX,
     WRAPPED,
     LEVEL_PREFIX,
+    GLUED_RECORD,
     lines.DATETIME,
     markers.EPOCH_START,
     markers.EPOCH_END,

@@ -67,7 +67,8 @@ def test_adjacent_exact_duplicates_are_not_a_resume() -> None:
 def test_same_step_with_different_values_is_not_a_duplicate() -> None:
     run = build_run(_result([1, 2, 2, 3, 4, 5], [1.0, 2.0, 2.5, 3.0, 4.0, 5.0]), "x", "jsonl")
     assert run.meta.duplicate_steps == 0
-    assert run.meta.resumes == 1  # step 2 rewritten, then a long monotonic run
+    assert run.meta.resumes == 0  # step 2 written twice by consecutive records: the later wins
+    assert run.meta.overwritten_steps == 1
     assert run.table.filter(pl.col("step") == 2)["loss"].item() == 2.5
 
 

@@ -7,7 +7,7 @@ import re
 import polars as pl
 
 from logdoctor.ingest.parsers.screen import Lines
-from logdoctor.ingest.parsers.textrules import ANSI, LEVEL_PREFIX, RANK_PREFIX, WRAPPED
+from logdoctor.ingest.parsers.textrules import ANSI, GLUED_RECORD, LEVEL_PREFIX, RANK_PREFIX, WRAPPED
 
 LINE_NO = "line_no"
 LINE = "line"
@@ -85,8 +85,9 @@ DATETIME = r"\b\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?\b"
 
 def clean(frame: pl.DataFrame) -> pl.DataFrame:
     """Strip ANSI colour codes, rank prefixes (``[rank0]:``, ``0: ``), numpy/torch scalar
-    wrappers (``np.float64(2.5)`` -> ``2.5``) and log-record prefixes up to the level name, so
-    that only the message is left to read.
+    wrappers (``np.float64(2.5)`` -> ``2.5``), log-record prefixes up to the level name and a C++
+    log record glued after a message (textrules.GLUED_RECORD), so that only the message is left
+    to read.
     """
     line = pl.col(LINE)
     if frame.height == 0:  # every line was read by the fast path: keep the schema
@@ -102,6 +103,9 @@ def clean(frame: pl.DataFrame) -> pl.DataFrame:
         text = Lines.of(frame[LINE])
     message = line.str.replace(LEVEL_PREFIX, "") if text.may_match(LEVEL_PREFIX) else line  # no level name: all message
     frame = frame.with_columns(message.alias("msg"))
+    if text.contains(frame["msg"], GLUED_RECORD):
+        # a C++ log record written into a line that had no newline yet ends the line's own message
+        frame = frame.with_columns(pl.col("msg").str.replace(GLUED_RECORD, ""))
     if text.contains(frame["msg"], DATETIME):
         # a date-time inside the message (Coqui ``--> TIME: 2025-08-19 14:22:56 -- STEP``) is no
         # value: read as one it became a ``time`` column of 2025.0

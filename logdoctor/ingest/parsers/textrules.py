@@ -59,16 +59,37 @@ EVAL_MARK_RE = re.compile(
     r"(?:eval|evaluation|evaluating|valid|validate|validation|val|test|dev|cur metric(?=,))\b"
     r"(?![-_/])"
 )
+#: The record prefix of Google's C++ logging, as TensorFlow, XLA and JAX print it: absl's
+#: ``I1207 12:00:00.123456   63616 gpu_device.cc:2020] `` (abseil-cpp absl/log/internal/log_format.cc
+#: FormatBoundedFields: severity letter, month and day, time, thread id, then ``file:line] `` and
+#: ``RAW: `` for a raw log), whose time is ``0000 00:00:<unix seconds>`` before absl's time zone is
+#: loaded (``"%c0000 00:00:%02d.%06d %7d "``: the lines after TensorFlow's "All log messages before
+#: absl::InitializeLog() is called are written to STDERR"); and TensorFlow's own
+#: ``2025-12-14 13:45:04.362248: I external/local_xla/xla/service/service.cc:163] ``
+#: (tsl/platform/default/logging.cc ``"%s.%06d: %c%s %s:%d] %s\n"``: date-time, severity letter, an
+#: optional thread id, file:line).
+CPP_RECORD = (
+    r"(?:[IWEF]\d{4} (?:\d{2}:\d{2}:\d{2}|00:00:\d+)\.\d{6} +-?\d+"
+    r"|\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{6}: [IWEF](?: +\d+)?)"
+    r" [^\s\]]+:\d+\] ?(?:RAW: )?"
+)
+#: A C++ log record glued after a row's values (written while the row's line had no newline yet:
+#: ``recall: 0.91362025-12-14 13:46:06.535895: I .../subprocess_compilation.cc:346] ptxas warning``):
+#: the rest of the line is that record, never the row's; read as the row's, its ``file.cc:346``
+#: became a metric named after the file. The token the record touches goes with it: the record may
+#: have cut the row's value short (``training loss: 2.0452017-06-21 ...`` whose ``83`` follows on a
+#: later line), and a value read from it would be wrong (``loss: 12017`` read as a spike).
+GLUED_RECORD = r"\S*" + CPP_RECORD + ".*$"
 #: Log-record prefixes up to the level name (``2021-05-10 14:08 | INFO | ``), stripped first; and the
 #: absl/glog prefix ``I1207 12:00:00.123456   140 train.py:123] `` (absl/logging/__init__.py:831
 #: ``'%c%02d%02d %02d:%02d:%02d.%06d %5d %s:%d] %s'``: severity letter, date, time, thread, file:line),
-#: which JAX/clu and TensorFlow programs print. After the level name, a source tag ``[train.py:878] ``
-#: (logging's ``[%(filename)s:%(lineno)d]``) and icefall's rank tag ``(0/4) `` (icefall/utils.py
-#: setup_logger: ``[%(filename)s:%(lineno)d] ({rank}/{world_size}) %(message)s``) are prefix too: read
-#: as the message, the line number became a value and the rank tag hid the message's first key.
+#: which JAX/clu and TensorFlow programs print, and the C++ forms of ``CPP_RECORD``. After the level
+#: name, a source tag ``[train.py:878] `` (logging's ``[%(filename)s:%(lineno)d]``) and icefall's
+#: rank tag ``(0/4) `` (icefall/utils.py setup_logger: ``[%(filename)s:%(lineno)d] ({rank}/{world_size})
+#: %(message)s``) are prefix too: read as the message, the line number became a value and the rank
+#: tag hid the message's first key.
 LEVEL_PREFIX = (
-    r"^(?:[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d{6} +\d+ [^\s\]]+:\d+\] ?"
-    r"|.{0,120}?\b(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\b\]?(?:\s*[-:|]\s*|\s+)"
+    r"^(?:" + CPP_RECORD + r"|.{0,120}?\b(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\b\]?(?:\s*[-:|]\s*|\s+)"
     r"(?:\[[\w./-]+\.py:\d+\] (?:\(\d+/\d+\) )?)?)"
 )
 #: Launchers' rank tags before a line (ranks.py names them): ``[rank0]:``, torchrun's ``[default0]:``,

@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from logdoctor.errors import InputError
+from logdoctor.errors import InputError, ParseError
 from logdoctor.ingest.aliases import FieldMap
 from logdoctor.ingest.namespaced import WANDB_INTERNAL, canonical_renames, dropped
 from logdoctor.ingest.parsers.base import ParseResult
@@ -33,6 +33,9 @@ STATE_MEMBERS = ("max_steps", "global_step", "epoch")
 #: What ``parse_records`` accepts, for messages.
 EXPECTED = "a polars or pandas DataFrame, a list of dicts (a log_history) or a trainer state"
 _MISSING = "record without a training loss"
+_NAN_TAIL = "loss was NaN; a polars DataFrame or a list of dicts tells them apart"
+#: A pandas frame with no loss left: it may have held only NaN losses.
+PANDAS_NAN = f"pandas writes a missing value as NaN: the rows without a training loss may be rows whose {_NAN_TAIL}"
 
 
 def is_pandas(obj: object) -> bool:
@@ -75,7 +78,13 @@ def parse_records(obj: object, fields: FieldMap, name: str) -> tuple[ParseResult
         frame = obj if isinstance(obj, pl.DataFrame) else _from_pandas(obj, name)
         if frame.height == 0 or frame.width == 0:
             raise InputError(f"{name}: the DataFrame is empty")
-        result = _rows(frame, fields, name)
+        try:
+            result = _rows(frame, fields, name)
+        except ParseError as e:
+            if is_pandas(obj) and _has_nan(obj):
+                # every loss NaN: pandas holds it as missing, so the NaN finding cannot be made from it
+                raise ParseError(f"{e}; {PANDAS_NAN}") from None
+            raise
         return (_pandas_nan_note(result, obj) if is_pandas(obj) else result), FRAME
     frame, _ = history_frame([dict(e) for e in obj], name)  # type: ignore[attr-defined]  # is_records: dicts
     return _rows(frame, fields, name), RECORDS
@@ -140,6 +149,11 @@ def _pandas_column(col: Any, name: str) -> pl.Series:
         return pl.Series(name, text, dtype=pl.String)
 
 
+def _has_nan(df: Any) -> bool:
+    """Whether a pandas frame holds any NaN (missing) cell."""
+    return bool(df.isna().to_numpy().any())
+
+
 def _pandas_nan_note(result: ParseResult, df: Any) -> ParseResult:
     """Say that a pandas frame's NaN losses, if any, were read as missing (pandas cannot tell them apart).
     Counted on the frame's own loss column (the one read as ``loss``): a row whose loss is NaN beside
@@ -148,10 +162,7 @@ def _pandas_nan_note(result: ParseResult, df: Any) -> ParseResult:
     source = [k for k, v in result.aliases.items() if v == LOSS and k in df.columns]
     column = source[0] if source else (LOSS if LOSS in df.columns else None)
     missing = int(df[column].isna().sum()) if column is not None else result.skip_reasons.get(_MISSING, 0)
-    if not missing or not bool(df.isna().to_numpy().any()):
+    if not missing or not _has_nan(df):
         return result
-    note = (
-        f"pandas writes a missing value as NaN: {missing} rows without a training loss may be rows whose "
-        "loss was NaN; a polars DataFrame or a list of dicts tells them apart"
-    )
+    note = f"pandas writes a missing value as NaN: {missing} rows without a training loss may be rows whose {_NAN_TAIL}"
     return dataclasses.replace(result, notes=(*result.notes, note))

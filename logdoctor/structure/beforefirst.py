@@ -35,9 +35,9 @@ _DOCUMENT_LINE = re.compile(r'^\s*(?:\||[-*>#]\s|"[^"]*"\s*:|\{)')
 
 
 def _printed_by_a_run(e: LogEvent) -> bool:
-    """True when the failure was printed by a program: a failure block (a traceback above its last
-    line), or a line that is no document's (see ``_DOCUMENT_LINE``)."""
-    return e.block_line < e.line or _DOCUMENT_LINE.match(e.text) is None
+    """True when the failure's own line (a traceback's last line, a kill line) is no document's (see
+    ``_DOCUMENT_LINE``): a failure block is lines near each other, which a README's list can be too."""
+    return _DOCUMENT_LINE.match(e.text) is None
 
 
 def stopped_before_first_step(result: ParseResult, name: str, fmt: str) -> Run | None:

@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 
 import logdoctor
+from logdoctor.errors import ParseError
 from logdoctor.ingest.parsers import sniff
 from logdoctor.ingest.sources import open_source
 
@@ -115,11 +116,16 @@ def _check(path: Path, alone: Path) -> None:
     copy.write_bytes(path.read_bytes())
     expected = _without_origin(logdoctor.analyze(str(copy)).to_dict())
     for kind, held in _held(path).items():
-        report = logdoctor.analyze(held)
         if kind == "pandas" and _has_nan_loss(path):
-            notes = report.to_dict()["source"]["notes"]
+            # pandas cannot tell a NaN loss from a missing one: the report (or, with no loss left, the
+            # refusal) says so
+            try:
+                notes = logdoctor.analyze(held).to_dict()["source"]["notes"]
+            except ParseError as e:
+                notes = [str(e).split("; ", 1)[-1]]
             assert any(n.startswith("pandas writes a missing value as NaN") for n in notes)
             continue
+        report = logdoctor.analyze(held)
         assert _without_origin(report.to_dict()) == expected, kind
 
 

@@ -56,6 +56,10 @@ def all_nan(rep: Report) -> None:
 
 
 def flat_plateau(rep: Report) -> None:
+    assert "LD402" in codes(rep.findings) and not codes(rep.findings, Severity.WARNING)
+
+
+def flat_plateau_then_sigterm(rep: Report) -> None:
     # the plateau is information; the only warning is the run's end: torchrun's SIGTERM at step 1,010
     # of its 15,000 planned, a stop from outside before the plan (LD010, re-judged in round 13)
     assert "LD402" in codes(rep.findings) and codes(rep.findings, Severity.WARNING) == {"LD010"}
@@ -103,7 +107,7 @@ CASES: dict[str, Callable[[Report], None]] = {
     "megatron_bigscience_gpt2_n8_tp4_pp8.out": megatron_spike,
     "pytorch_wordlm_rnnrelu_all_nan.md": all_nan,
     "pytorch_wordlm_rnntanh_diverged.md": lr_anneal_recovery,
-    "olmo_1b_continue_from_ckpt.log": flat_plateau,
+    "olmo_1b_continue_from_ckpt.log": flat_plateau_then_sigterm,
     "llamafactory_trainer_log_luojiu7b_cpt.jsonl": flat_plateau,
     "llamafactory_trainer_log_360_pairwise_acc.jsonl": lambda rep: "LD401" not in codes(rep.findings),
     "marian_encs_bt_multi_resume.log": resume_jumps,

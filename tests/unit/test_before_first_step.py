@@ -147,6 +147,7 @@ def test_compare_refuses_it_in_one_line(tmp_path: Path, capsys: pytest.CaptureFi
         ("README.md", "# Runs\n\n| run | ending |\n|---|---|\n| `killed` | SIGKILL from the parent: exit -9 |\n"),
         ("truth.json", '{\n  "ending": "stopped",\n  "killed_by_parent": "SIGKILL",\n  "exit_status": -9\n}\n'),
         ("notes.md", "What we saw:\n\n- the job was Killed by the OOM killer\n"),
+        ("README.md", "Notes:\n- validate() prints one line per batch.\n- With non-finite losses, top-1 is 33%.\n"),
     ],
 )
 def test_a_document_that_names_a_failure_is_no_run(

@@ -151,3 +151,18 @@ def test_the_fast_path_agrees_on_a_bar_drawn_line_by_line(tmp_path: Path, monkey
     fast, slow = runs
     assert fast.table.equals(slow.table) and fast.meta == slow.meta
     assert slow.table["step"].to_list() == list(range(1, EPOCHS * STEPS + 1))
+
+
+def test_the_logger_version_in_the_bar_is_bookkeeping_not_a_metric(tmp_path: Path) -> None:
+    """Lightning's bar prints ``v_num=0`` (its logger's version) on every drawing: constant by design,
+    no column that 'carries no information' (LD007), no metric; a metric that is 0 throughout still is."""
+    from logdoctor.structure.counters import degenerate_columns
+    from logdoctor.structure.layout import metric_columns
+
+    run = pipeline.load(str(_write(tmp_path, console(EPOCHS, STEPS, seed=3))))
+    assert "v_num" in run.table.columns  # read, and kept as the log's
+    assert "v_num" not in metric_columns(run.table)
+    assert not [f for f in pipeline.analyze(run).findings if f.code == "LD007"]
+    assert not [n for n in run.meta.notes if n.startswith("v_num")]
+    both = run.table.with_columns(pl.lit(0.0).alias("aux_loss"))
+    assert degenerate_columns(both) == [("aux_loss", 0.0)]

@@ -111,3 +111,12 @@ def test_the_consoles_loss_is_the_steps_own_and_read_as_logged(name: str) -> Non
     assert "LD204" not in {f.code for f in report.findings}
     loss = report.run.table["loss"].drop_nans().drop_nulls()
     assert loss.min() >= 0  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("name", ["healthy", "nan"])
+def test_the_checkpoint_message_on_the_bars_line_makes_no_column(name: str) -> None:
+    """ModelCheckpoint's ``... saving model to '/tmp/.../x.ckpt' as top 3`` lands after the bar's ``]``:
+    read apart, its words and path are no column (it was an 'other loss' named after the path)."""
+    report, _ = _report(name, "train.log")
+    cols = report.run.table.columns
+    assert not [c for c in cols if "saving" in c or "ckpt" in c or c == "best"], cols

@@ -13,7 +13,11 @@ from logdoctor.model import ACC, EPOCH, GRAD_NORM, LINE_NO, LOSS, SEQS, STEP, TO
 COUNTER_COLUMNS: tuple[str, ...] = (TOKENS, SEQS)
 #: Columns that are broken when constant (not only when all zero).
 CONSTANT_IS_BROKEN: tuple[str, ...] = (LOSS, ACC, GRAD_NORM)
-_SKIP = (STEP, LINE_NO, EPOCH)
+#: Bookkeeping that names the run rather than measures it: Lightning's logger version ``v_num``,
+#: which its progress bar prints on every drawing (constant through a run by design, so a constant
+#: there is no broken logging). Never judged as a metric column.
+BOOKKEEPING: frozenset[str] = frozenset({"v_num"})
+_SKIP = (STEP, LINE_NO, EPOCH, *sorted(BOOKKEEPING))
 
 
 def is_cumulative(step: np.ndarray, value: np.ndarray, *, min_rows: int = 4, tol: float = 0.1) -> bool:

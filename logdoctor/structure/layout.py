@@ -30,10 +30,10 @@ import polars as pl
 
 from logdoctor.ingest.parsers.base import RESTART
 from logdoctor.model import EPOCH, LINE_NO, STEP, Restart, RunStructure
-from logdoctor.structure.counters import is_cumulative_name
+from logdoctor.structure.counters import BOOKKEEPING, is_cumulative_name
 
-#: Columns that place a row (counters), never metrics.
-_COUNTERS = frozenset({STEP, LINE_NO, EPOCH, "batches", "batches_total", RESTART})
+#: Columns that place a row (counters) or name the run (bookkeeping), never metrics.
+_COUNTERS = frozenset({STEP, LINE_NO, EPOCH, "batches", "batches_total", RESTART}) | BOOKKEEPING
 _COUNTER_SUFFIXES = ("_cumulative", "_total")
 #: Share of gaps that must equal the stride for the logging to count as regular.
 REGULAR = 0.9
@@ -41,7 +41,7 @@ REGULAR = 0.9
 #: totals, wall-clock and remaining time, progress.
 _COUNTER_NAMES = re.compile(
     r"^(?:number_of|num|n)_\w*(?:iterations|steps|skipped)|^consumed_|^(?:elapsed|remaining)(?:_time|_s)?$"
-    r"|^time_elapsed$|^eta$|^percentage$|^samples$|^train_wall$|^wall$|^\w+_ep$|^train_speed|^v_num$"
+    r"|^time_elapsed$|^eta$|^percentage$|^samples$|^train_wall$|^wall$|^\w+_ep$|^train_speed"
 )
 
 

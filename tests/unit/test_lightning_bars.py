@@ -151,3 +151,56 @@ def test_the_fast_path_agrees_on_a_bar_drawn_line_by_line(tmp_path: Path, monkey
     fast, slow = runs
     assert fast.table.equals(slow.table) and fast.meta == slow.meta
     assert slow.table["step"].to_list() == list(range(1, EPOCHS * STEPS + 1))
+
+
+def test_the_logger_version_in_the_bar_is_bookkeeping_not_a_metric(tmp_path: Path) -> None:
+    """Lightning's bar prints ``v_num=0`` (its logger's version) on every drawing: constant by design,
+    no column that 'carries no information' (LD007), no metric; a metric that is 0 throughout still is."""
+    from logdoctor.structure.counters import degenerate_columns
+    from logdoctor.structure.layout import metric_columns
+
+    run = pipeline.load(str(_write(tmp_path, console(EPOCHS, STEPS, seed=3))))
+    assert "v_num" in run.table.columns  # read, and kept as the log's
+    assert "v_num" not in metric_columns(run.table)
+    assert not [f for f in pipeline.analyze(run).findings if f.code == "LD007"]
+    assert not [n for n in run.meta.notes if n.startswith("v_num")]
+    both = run.table.with_columns(pl.lit(0.0).alias("aux_loss"))
+    assert degenerate_columns(both) == [("aux_loss", 0.0)]
+
+
+#: Lightning's ModelCheckpoint (verbose) message, as it lands on the bar's line at an epoch's end
+_CKPT = "Epoch {e}, global step {s}: 'val_loss' reached 2.68 (best 2.68), saving model to '/tmp/x/ep{e}.ckpt' as top 1"
+
+
+def test_a_message_glued_after_a_bars_closing_bracket_is_a_record_of_its_own(tmp_path: Path) -> None:
+    """The drawing ends at its ``]``: a callback's message written onto the bar's line is read apart,
+    and its words and path make no column; the steps and losses are those of the clean console."""
+    c = console(EPOCHS, STEPS, seed=3)
+    text = c.text
+    for e in range(EPOCHS):  # each epoch's last drawing at N/N, as Lightning leaves it before validation
+        last = text.rfind(f"Epoch {e}: 100%|")
+        end = text.index("]", last) + 1
+        text = text[:end] + _CKPT.format(e=e, s=(e + 1) * STEPS) + text[end:]
+    glued = tmp_path / "glued.log"
+    glued.write_text(text)
+    run, clean = pipeline.load(str(glued)), pipeline.load(str(_write(tmp_path, c)))
+    assert run.table["step"].to_list() == clean.table["step"].to_list()
+    assert np.allclose(run.table["loss"].to_numpy(), clean.table["loss"].to_numpy())
+    assert not [col for col in run.table.columns if "saving" in col or "ckpt" in col], run.table.columns
+
+
+def test_only_a_tqdm_drawing_ends_at_its_bracket() -> None:
+    """Padding after a drawing, and a ``]`` in a line that is no tqdm drawing, split nothing."""
+    from logdoctor.ingest.parsers.lines import read_lines
+
+    drawing = "Epoch 0: 100%|##########| 40/40 [00:02<00:00, 19.49it/s, train_loss=4.100]"
+    lines = [
+        drawing + "      ",  # a shorter drawing over a longer one: padding, no message
+        drawing + "\x1b[A",  # tqdm's cursor-up after a nested bar: the drawing's own
+        "[rank0] step 5 loss 2.1",  # a tag, no bar
+        "2024-01-01 [00:02<00:00] loss=1.2 then more text",  # a bracket without the pct|bar| i/N before it
+        "Epoch 1: 50%|#####     | 20/40 [00:01<00:01]done",  # a drawing with a message glued on
+    ]
+    got = read_lines("\n".join(lines).encode() + b"\n")
+    assert got["line"].to_list() == [*lines[:4], "Epoch 1: 50%|#####     | 20/40 [00:01<00:01]", "done"]
+    assert got["line_no"].to_list() == [1, 2, 3, 4, 5, 5]  # the message keeps its physical line's number

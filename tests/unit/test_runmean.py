@@ -147,3 +147,41 @@ def test_long_logs_are_judged_on_a_strided_sample() -> None:
     found = runmean.deaverage(pl.DataFrame({**base, "loss": running}), [])[1]
     assert found is not None and found.slopes[0] < -0.8
     assert runmean.deaverage(pl.DataFrame({**base, "loss": raw}), [])[1] is None
+
+
+def _shrinking_step_values(seed: int) -> np.ndarray:
+    """A step's own loss (never negative) whose noise shrinks as 1/k through each epoch: the
+    slope test alone takes it for a running mean (a fast-learning run over few epochs does this)."""
+    rng = np.random.default_rng(seed)
+    k = np.tile(np.arange(1, PER_EPOCH + 1), EPOCHS).astype(float)
+    return np.round(np.maximum(0.01, 1.0 + 3.0 * rng.standard_normal(k.size) / k), 3)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_step_values_whose_undoing_goes_negative_are_no_running_mean(seed: int) -> None:
+    values = _shrinking_step_values(seed)
+    t = _table(values)
+    k = t["batches"].to_numpy()
+    slope = runmean.noise_slope(values, k)
+    assert slope is not None and slope <= runmean.SLOPE  # the confounder: the slope alone says yes
+    assert runmean.impossible_share(values, k) > runmean.MAX_IMPOSSIBLE
+    back, found = runmean.deaverage(t, notes := [])
+    assert found is None and notes == [] and back.equals(t)
+
+
+def test_a_loss_that_goes_negative_is_not_judged_by_its_sign() -> None:
+    """A mean of values that may be negative may be negative: the sign test does not apply."""
+    values = _shrinking_step_values(0) - 1.5
+    assert runmean.impossible_share(values, np.tile(np.arange(1, PER_EPOCH + 1), EPOCHS).astype(float)) == 0.0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_rounding_near_zero_is_not_taken_for_an_impossible_mean(seed: int) -> None:
+    """A running mean of a loss near zero printed to 4 decimals undoes to slightly negative values
+    (the rounding grows by (k + j) / gap): within the bound, none is impossible."""
+    rng = np.random.default_rng(seed)
+    raw = np.abs(0.0004 * rng.standard_normal(EPOCHS * PER_EPOCH))
+    values = np.round(_running(raw), 4)
+    k = np.tile(np.arange(1, PER_EPOCH + 1), EPOCHS).astype(float)
+    assert (runmean.undo(values, k) < 0).any()  # the rounding does go below zero
+    assert runmean.impossible_share(values, k) == 0.0

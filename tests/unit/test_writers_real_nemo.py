@@ -97,3 +97,26 @@ def test_a_unit_after_in_or_per_names_no_field() -> None:
     assert resolve("tokens per s", fields) == "tokens_per_s"
     assert resolve("s", fields) == "step" and resolve("global step", fields) == "step"
     assert resolve("lm loss", fields) == "loss"
+
+
+@pytest.mark.parametrize("name", ["healthy", "nan"])
+def test_the_consoles_loss_is_the_steps_own_and_read_as_logged(name: str) -> None:
+    """Lightning 2.x's bar prints the value logged with ``prog_bar=True``: the step's own loss, no
+    running mean (the loss falls fast through the first of three short epochs, which the 1/k slope
+    alone took for one). Undoing it as a mean gave negative losses: no running mean, no LD204, and
+    the loss the analyses read is the log's."""
+    report, _ = _report(name, "train.log")
+    st = report.run.meta.structure
+    assert st is not None and st.running_mean == ()
+    assert "LD204" not in {f.code for f in report.findings}
+    loss = report.run.table["loss"].drop_nans().drop_nulls()
+    assert loss.min() >= 0  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("name", ["healthy", "nan"])
+def test_the_checkpoint_message_on_the_bars_line_makes_no_column(name: str) -> None:
+    """ModelCheckpoint's ``... saving model to '/tmp/.../x.ckpt' as top 3`` lands after the bar's ``]``:
+    read apart, its words and path are no column (it was an 'other loss' named after the path)."""
+    report, _ = _report(name, "train.log")
+    cols = report.run.table.columns
+    assert not [c for c in cols if "saving" in c or "ckpt" in c or c == "best"], cols

@@ -7,7 +7,7 @@ import re
 import polars as pl
 
 from logdoctor.ingest.parsers.screen import Lines
-from logdoctor.ingest.parsers.textrules import ANSI, GLUED_RECORD, LEVEL_PREFIX, RANK_PREFIX, WRAPPED
+from logdoctor.ingest.parsers.textrules import ANSI, BAR_GLUED, GLUED_RECORD, LEVEL_PREFIX, RANK_PREFIX, WRAPPED
 
 LINE_NO = "line_no"
 LINE = "line"
@@ -46,6 +46,9 @@ def read_lines(data: bytes) -> pl.DataFrame:
         frame = (
             frame.with_columns(pl.col(LINE).str.split("\r")).explode(LINE).filter(pl.col(LINE).str.strip_chars() != "")
         )
+    if b"%|" in data and frame[LINE].str.contains(BAR_GLUED).any():
+        glued = pl.col(LINE).str.replace(BAR_GLUED, "${1}\r${2}")
+        frame = frame.with_columns(glued.str.split("\r")).explode(LINE)
     return frame
 
 

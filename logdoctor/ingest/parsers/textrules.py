@@ -80,6 +80,15 @@ CPP_RECORD = (
 #: have cut the row's value short (``training loss: 2.0452017-06-21 ...`` whose ``83`` follows on a
 #: later line), and a value read from it would be wrong (``loss: 12017`` read as a spike).
 GLUED_RECORD = r"\S*" + CPP_RECORD + ".*$"
+#: A tqdm drawing (``Epoch 0: 100%|####| 40/40 [00:02<00:00, 19.49it/s, train_loss=4.10]``, tqdm's
+#: ``{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}{postfix}]``) with another
+#: message glued after its closing ``]`` (a callback that logs while the bar's line has no newline yet:
+#: Lightning's ModelCheckpoint ``...val_loss=3.000]Epoch 0, global step 40: 'val_loss' reached
+#: 3.00394 (best 3.00394), saving model to '/tmp/x.ckpt' as top 3``). The drawing ends at its ``]``
+#: (tqdm writes nothing after it but padding); the rest is a record of its own, read apart: read as
+#: the bar's, its words and file path became a metric column. A terminal code after the ``]`` (tqdm's
+#: cursor-up ``\x1b[A`` for nested bars) is the drawing's own. Groups: the drawing, the message.
+BAR_GLUED = r"^(.*?\d+%\|[^|]*\| *\d+/(?:\d+|\?) \[[^\[\]]*\]) *([^\s\x1b].*)$"
 #: Log-record prefixes up to the level name (``2021-05-10 14:08 | INFO | ``), stripped first; and the
 #: absl/glog prefix ``I1207 12:00:00.123456   140 train.py:123] `` (absl/logging/__init__.py:831
 #: ``'%c%02d%02d %02d:%02d:%02d.%06d %5d %s:%d] %s'``: severity letter, date, time, thread, file:line),

@@ -113,6 +113,8 @@ def _before_first_step(st: RunStructure, e: LogEvent) -> Finding:
         msg,
         severity=stop_severity(e, st),
         line=e.line,
+        # no step was logged, so no checkpoint of this run is to be resumed from (LD010's own advice)
+        hint="Fix the cause the log names, then start the run again: it stopped before its first logged step.",
         evidence={
             "kind": e.kind,
             "line": e.line,

@@ -52,6 +52,7 @@ def test_a_traceback_before_the_first_step_is_a_crash_with_its_line_and_plan(tmp
     assert (found.code, found.severity) == ("LD010", Severity.ERROR)
     assert found.message.startswith("The run stopped before its first logged step: an uncaught Python exception")
     assert f"line {st.failure.line} says `TypeError" in found.message and "planned 20 epochs" in found.message
+    assert "start the run again" in found.hint and "checkpoint" not in found.hint  # none was saved
 
 
 def test_an_oom_before_the_first_step_names_its_cause(tmp_path: Path) -> None:

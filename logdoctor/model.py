@@ -25,6 +25,10 @@ LR = "lr"
 GRAD_NORM = "grad_norm"
 THROUGHPUT = "throughput"
 EPOCH = "epoch"
+#: A per-epoch batch counter and its stated total (``epoch 3 | 200/2983 batches``, a progress bar's
+#: ``i/N``): read beside the epoch, the step is derived from them; counters, never metrics.
+BATCHES = "batches"
+BATCHES_TOTAL = "batches_total"
 SEQS = "seqs"
 TOKENS = "tokens"
 LEN_MEAN = "len_mean"

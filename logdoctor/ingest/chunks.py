@@ -17,9 +17,8 @@ from logdoctor.ingest.parsers.events import scan_events
 from logdoctor.ingest.parsers.lines import read_lines
 from logdoctor.ingest.parsers.recordorder import BY_ORDER, continue_order
 from logdoctor.ingest.parsers.text import RESTART_MARK, TextParser
-from logdoctor.ingest.parsers.textplan import BATCHES, BATCHES_TOTAL
 from logdoctor.ingest.sources import Source
-from logdoctor.model import LINE_NO, STEP
+from logdoctor.model import BATCHES, BATCHES_TOTAL, LINE_NO, STEP
 
 #: Formats written as one document (rewritten at each save), which cannot be read by appended lines.
 WHOLE_DOCUMENT = frozenset({"hf_trainer_state", "tensorboard", "mlflow"})

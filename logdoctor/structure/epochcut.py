@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from logdoctor.model import LINE_NO
+from logdoctor.model import BATCHES, BATCHES_TOTAL, LINE_NO
 
 #: The per-epoch counter and its total of two-level step lines (``Epoch [24][4700/7330]``,
 #: ``Epoch: [3][ 50/295]``; ingest/parsers/textplan.py).
-BATCHES, BATCHES_TOTAL = "batches", "batches_total"
 
 
 def unfinished_epoch(rows: pl.DataFrame) -> bool:

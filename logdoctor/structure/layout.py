@@ -29,11 +29,11 @@ import numpy as np
 import polars as pl
 
 from logdoctor.ingest.parsers.base import RESTART
-from logdoctor.model import EPOCH, LINE_NO, STEP, Restart, RunStructure
+from logdoctor.model import BATCHES, BATCHES_TOTAL, EPOCH, LINE_NO, STEP, Restart, RunStructure
 from logdoctor.structure.counters import BOOKKEEPING, is_cumulative_name
 
 #: Columns that place a row (counters) or name the run (bookkeeping), never metrics.
-_COUNTERS = frozenset({STEP, LINE_NO, EPOCH, "batches", "batches_total", RESTART}) | BOOKKEEPING
+_COUNTERS = frozenset({STEP, LINE_NO, EPOCH, BATCHES, BATCHES_TOTAL, RESTART}) | BOOKKEEPING
 _COUNTER_SUFFIXES = ("_cumulative", "_total")
 #: Share of gaps that must equal the stride for the logging to count as regular.
 REGULAR = 0.9

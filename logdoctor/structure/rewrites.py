@@ -24,9 +24,8 @@ from collections.abc import Callable
 import numpy as np
 import polars as pl
 
-from logdoctor.model import LINE_NO, STEP
+from logdoctor.model import BATCHES, BATCHES_TOTAL, LINE_NO, STEP
 
-BATCHES, BATCHES_TOTAL = "batches", "batches_total"
 _GROUP = "_rewrite_of"
 
 

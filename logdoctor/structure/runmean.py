@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from logdoctor.model import ACC, EPOCH, LOSS, STEP
+from logdoctor.model import ACC, BATCHES, EPOCH, LOSS, STEP
 from logdoctor.stats.median import median
 
 SLOPE = -0.6
@@ -45,7 +45,6 @@ MIN_PAIRS = 50
 #: and a million-row log costs no more than a 100k one.
 MAX_PAIRS = 100_000
 #: The in-epoch batch counter a parser reads from ``k/N`` progress output.
-BATCHES = "batches"
 #: Share of impossible (negative beyond rounding) undone values above which a column of values
 #: that are never negative was no running mean (null above: 0 on true running means).
 MAX_IMPOSSIBLE = 0.01

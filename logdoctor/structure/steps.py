@@ -27,11 +27,10 @@ import numpy as np
 import polars as pl
 
 from logdoctor.ingest.parsers.markers import Markers
-from logdoctor.model import EPOCH, LINE_NO, STEP
+from logdoctor.model import BATCHES, BATCHES_TOTAL, EPOCH, LINE_NO, STEP
 from logdoctor.structure.barsteps import bar_steps
 from logdoctor.structure.epochlen import EpochLength, describe_length, run_lengths
 
-BATCHES, BATCHES_TOTAL = "batches", "batches_total"
 #: Start of the note that says the user's ``--stride`` placed the rows (stride_source ``given``).
 GIVEN_NOTE = "--stride"
 

@@ -33,10 +33,9 @@ from logdoctor.ingest.parsers.screen import Lines
 from logdoctor.ingest.parsers.statedclasses import stated_classes, stated_vocab
 from logdoctor.ingest.parsers.stepless import stepless_launches
 from logdoctor.ingest.parsers.textblocks import BATCH_LINE, MSG, rewrite
-from logdoctor.ingest.parsers.textplan import BATCHES, BATCHES_TOTAL
 from logdoctor.ingest.parsers.textshape import Extracted, drop_bar_starts, extract
 from logdoctor.ingest.sources import Source
-from logdoctor.model import EPOCH, LINE_NO, LOSS, STEP, LogEvent
+from logdoctor.model import BATCHES, BATCHES_TOTAL, EPOCH, LINE_NO, LOSS, STEP, LogEvent
 
 if TYPE_CHECKING:
     from logdoctor.ingest.parsers.textfast import FastRead

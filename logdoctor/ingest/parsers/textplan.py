@@ -18,13 +18,12 @@ from logdoctor.ingest.parsers.textrules import (
     step_rank,
     value_spans,
 )
-from logdoctor.model import ACC, BATCH_FP, EPOCH, LOSS, MICRO_FP, STEP
+from logdoctor.model import ACC, BATCH_FP, BATCHES, BATCHES_TOTAL, EPOCH, LOSS, MICRO_FP, STEP
 
 Role = Literal["train", "eval", "unstepped", "source code / config", "no step", "no loss value"]
 #: Perplexity keys: cross-entropy loss is their natural log when a log prints no loss.
 PPL_KEYS = ("ppl", "train_ppl", "perplexity", "train_perplexity")
 #: ``| epoch 3 | 200/2983 batches |`` (pytorch word_language_model): step derived from these.
-BATCHES, BATCHES_TOTAL = "batches", "batches_total"
 STRING_COLUMNS = frozenset({BATCH_FP, MICRO_FP})
 #: Names a log gives its total loss when no field is called ``loss`` (Coqui TTS ``avg_loss``): read
 #: as the training loss then, and said so (text.py). Parts such as ``loss_mel`` are never picked.
